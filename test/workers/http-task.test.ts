@@ -1069,6 +1069,33 @@ describe("HTTP tasks within Cloudflare's subrequests per invocation", () => {
     expect(steps).toBeLessThanOrEqual(10 * width);
   });
 
+  it("a child start dispatched behind HTTP tasks waiting for a connection starts at once: it needs none, and is not left behind them", async () => {
+    await register({ name: "http_behind_child", tasks: [{ name: "set", taskReferenceName: "set", type: "SET_VARIABLE", inputParameters: { done: true } }] });
+    // Eight requests held by the target: six open, two waiting for a connection, then the child's start, dispatched last.
+    const branches: JsonObject[][] = Array.from({ length: 8 }, (_, i) => [httpTask(`held_${i}`, { uri: target("/hold/behind_child"), method: "GET" }, { retryCount: 0 })]);
+    branches.push([{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "http_behind_child", version: 1 } }]);
+    const joinOn = branches.map(([task]) => String(task!["taskReferenceName"]));
+    await register({ name: "http_behind_parent", tasks: [{ name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: branches }, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn }] });
+    const workflowId = await startWorkflow("http_behind_parent");
+    try {
+      // The child runs to its end while every held request is still held (none answered, so no connection came free).
+      const parent = await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "child" && task.status === "COMPLETED"), "the child's task completed");
+      expect(parent.tasks.filter((task) => task.referenceTaskName.startsWith("held_") && task.status === "IN_PROGRESS")).toHaveLength(8);
+      expect(await hits("behind_child")).toBe(6);
+    } finally {
+      // The six answered, the two others are sent and held in turn: released until the workflow ends.
+      await eventually(
+        async () => {
+          await fetch(target("/release/behind_child"));
+          return (await getWorkflow(workflowId)).status;
+        },
+        (status) => status !== "RUNNING",
+        "the held requests answered",
+      );
+    }
+    expect((await getWorkflow(workflowId)).status).toBe("COMPLETED");
+  });
+
   it("a request the runtime refuses past the invocation's count (\"Too many subrequests\", nothing sent) is sent again from the alarm, where the task failed as a refused connection", async () => {
     await register({ name: "http_refused_count", tasks: [httpTask("call", { uri: target("/count/refused_count"), method: "GET" }, { retryCount: 0 })] });
     const realFetch = globalThis.fetch;
