@@ -9,6 +9,11 @@
 export class WaitingTasks<V extends { readonly requests: number }> extends Map<string, V> {
   #withoutRequests = 0;
 
+  /** Empty: Map's constructor would `set` its entries before {@link WaitingTasks.#withoutRequests} exists, and throw. */
+  constructor() {
+    super();
+  }
+
   /** How many of the waiting tasks send no HTTP request (child starts, tasks refused a subrequest). */
   get withoutRequests(): number {
     return this.#withoutRequests;
