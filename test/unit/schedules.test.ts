@@ -80,6 +80,17 @@ describe("Spring cron expressions", () => {
     expect(next("0 30 2 * * *", "2027-03-13T12:00:00Z", 2, "America/New_York")).toEqual(["2027-03-14T07:00:00.000Z", "2027-03-15T06:30:00.000Z"]);
   });
 
+  it("fires a fixed time of day that a DST change repeats once, at its first occurrence (Spring fires both)", () => {
+    // 02:30 occurs twice in Berlin on 2026-10-25: 00:30 UTC (summer time) and 01:30 UTC (winter time).
+    expect(next("0 30 2 * * *", "2026-10-24T12:00:00Z", 2, "Europe/Berlin")).toEqual(["2026-10-25T00:30:00.000Z", "2026-10-26T01:30:00.000Z"]);
+  });
+
+  it("fires an hourly expression at every time that exists across both DST changes, as Spring does", () => {
+    // Spring's CronExpression.next, chained, gives these: both 02:00s in October, no 02:00 in March.
+    expect(next("0 0 * * * *", "2026-10-24T23:30:00Z", 4, "Europe/Berlin")).toEqual(["2026-10-25T00:00:00.000Z", "2026-10-25T01:00:00.000Z", "2026-10-25T02:00:00.000Z", "2026-10-25T03:00:00.000Z"]);
+    expect(next("0 0 * * * *", "2026-03-28T23:30:00Z", 3, "Europe/Berlin")).toEqual(["2026-03-29T00:00:00.000Z", "2026-03-29T01:00:00.000Z", "2026-03-29T02:00:00.000Z"]);
+  });
+
   it("refuses what Spring refuses, saying why", () => {
     const refusal = (expression: string) => {
       const parsed = parseCron(expression, "UTC");
