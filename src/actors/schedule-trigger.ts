@@ -14,8 +14,11 @@ export interface ArmedFire {
   fire: number;
 }
 
-/** What the last alarm started: each fire's time and the execution it started (or why none started). */
-export type FireRecord = { scheduledTime: number; executionId: string } & ({ workflowId: string } | { refused: string });
+/**
+ * What the last alarm started: each fire's time, when its start was made (the `_executedTime` its workflow's input
+ * carries) and the execution it started (or why none started).
+ */
+export type FireRecord = { scheduledTime: number; executedTime: number; executionId: string } & ({ workflowId: string } | { refused: string });
 
 /** How long after a failed alarm (D1 or a start unreachable) it runs again, with the same armed fire. */
 export const ALARM_RETRY_MS = 30_000;
@@ -147,7 +150,7 @@ export class ScheduleTrigger extends DurableObject<Env> {
       fired.push(await this.#start(schedule, fire));
     }
     // Before the next fire is armed: a failure here runs these fires again, which finds what they started.
-    if (fired.length > 0) await this.env.DB.batch(recordFireStatements(this.env.DB, schedule, fired, Date.now()));
+    if (fired.length > 0) await this.env.DB.batch(recordFireStatements(this.env.DB, schedule, fired));
     this.ctx.storage.kv.put("lastFires", fired);
     // Only if nothing re-armed or disarmed this object while the starts were awaited, nor acted on a newer read.
     if (!this.#stillArmed(armed) || !this.#actOn(read)) return;
@@ -165,9 +168,11 @@ export class ScheduleTrigger extends DurableObject<Env> {
     const { input: _input, ...start } = schedule.config.startWorkflowRequest;
     // The same for every run of this fire: a repeated alarm's start finds the execution whose input names it.
     const executionId = await fireExecutionId(schedule.name, fire);
+    // One time for the input and the fire's record, as Conductor's scheduler gives both its record's executionTime.
+    const executedTime = Date.now();
     const options: StartOptions = {
       ...start,
-      input: scheduledInput(schedule.config, { scheduleName: schedule.name, scheduledTime: fire, executedTime: Date.now(), executionId }),
+      input: scheduledInput(schedule.config, { scheduleName: schedule.name, scheduledTime: fire, executedTime, executionId }),
       idempotencyKey: fireIdempotencyKey(schedule.name, fire),
       idempotencyStrategy: "RETURN_EXISTING",
       baseUrl: schedule.baseUrl,
@@ -175,10 +180,10 @@ export class ScheduleTrigger extends DurableObject<Env> {
       createdBy: schedule.createdBy,
     };
     const outcome = await startExecution(this.env, options);
-    if (outcome.ok) return { scheduledTime: fire, executionId, workflowId: outcome.workflowId };
+    if (outcome.ok) return { scheduledTime: fire, executedTime, executionId, workflowId: outcome.workflowId };
     // A refusal is final for this fire (the definition was deleted, the input grew too large): the schedule goes on.
     console.warn(JSON.stringify({ msg: "scheduled start refused", schedule: schedule.name, fire, code: outcome.code, reason: outcome.message }));
-    return { scheduledTime: fire, executionId, refused: outcome.message };
+    return { scheduledTime: fire, executedTime, executionId, refused: outcome.message };
   }
 
   /** Arms the first fire strictly after `afterMs`, or clears the alarm when there is none (or it is paused). */

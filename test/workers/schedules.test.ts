@@ -838,6 +838,28 @@ describe("what each fire did (GET /api/scheduler/search/executions)", () => {
     expect((await search(`query=${both}`)).results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-ok"]);
   });
 
+  it("records each fire's executionTime as the _executedTime its workflow started with, also for the fires of one catch-up and a fire started again", async () => {
+    await registerQuick("sched_rec_time");
+    const name = "sched-rec-time";
+    await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_rec_time", { cronExpression: "0 * * * * ?", runCatchupScheduleInstances: true }));
+    const { armed } = await armedOf(name);
+    // As if nothing had run since the fire armed 3 minutes ago: one alarm starts 4 (or 5) fires, one after another.
+    const missedFrom = Math.floor(Date.now() / MINUTE) * MINUTE - 3 * MINUTE;
+    await rearm(name, { ...armed!, fire: missedFrom }, Date.now() + 3_600_000);
+    const fired = await runAlarm(name);
+    expect(fired.length).toBeGreaterThanOrEqual(4);
+    const query = `query=${encodeURIComponent(`scheduleName = '${name}'`)}&sort=scheduledTime:ASC`;
+    const recordedTimes = async () => (await search(query)).results.map((fire) => fire["executionTime"]);
+    const inputTimes = await Promise.all(startedIds(fired).map(async (id) => (await getWorkflow(id)).input["_executedTime"]));
+    expect(await recordedTimes()).toEqual(inputTimes);
+    // The first fire run again (an alarm cut off before it armed the next one) finds its execution and keeps its time.
+    await rearm(name, { ...armed!, fire: missedFrom }, Date.now() + 3_600_000);
+    const again = (await runAlarm(name)).filter((record) => record.scheduledTime === missedFrom);
+    expect(startedIds(again)).toEqual([startedIds(fired)[0]]);
+    expect((await recordedTimes())[0]).toBe(inputTimes[0]);
+    await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
+  });
+
   it("Conductor OSS's per-schedule routes: its latest fires (limit, 10 by default) and its next fire times (count, 5 by default)", async () => {
     await registerQuick("sched_oss");
     await apiOk("POST", "/api/scheduler/schedules", schedule("sched-oss", "sched_oss", { cronExpression: "0 0 9 * * ?", zoneId: "UTC" }));
