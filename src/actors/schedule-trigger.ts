@@ -4,6 +4,7 @@ import { ScheduleRepository, type StoredSchedule } from "../worker/schedules/sto
 import { recordFireStatements } from "../worker/schedules/executions";
 import { fireWindow, scheduledInput } from "../worker/schedules/validate";
 import { startExecution, type StartOptions } from "../worker/start-execution";
+import { retryingExecutionCall } from "../worker/executions";
 import { uuidFromDigest } from "../engine/task-id";
 
 /** The fire this object's alarm is set for, and the schedule revision it was computed from. */
@@ -180,10 +181,22 @@ export class ScheduleTrigger extends DurableObject<Env> {
       createdBy: schedule.createdBy,
     };
     const outcome = await startExecution(this.env, options);
-    if (outcome.ok) return { scheduledTime: fire, executedTime, executionId, workflowId: outcome.workflowId };
+    if (outcome.ok) {
+      // A fire started again (its alarm cut off after the start, before or after the record) finds the execution an
+      // earlier run started, whose input holds the time that run made its start: the record takes that one.
+      const started = outcome.existing ? ((await this.#executedTimeOf(outcome.workflowId)) ?? executedTime) : executedTime;
+      return { scheduledTime: fire, executedTime: started, executionId, workflowId: outcome.workflowId };
+    }
     // A refusal is final for this fire (the definition was deleted, the input grew too large): the schedule goes on.
     console.warn(JSON.stringify({ msg: "scheduled start refused", schedule: schedule.name, fire, code: outcome.code, reason: outcome.message }));
     return { scheduledTime: fire, executedTime, executionId, refused: outcome.message };
+  }
+
+  /** The `_executedTime` the input of execution `workflowId` holds, or undefined when it holds none (or is gone). */
+  async #executedTimeOf(workflowId: string): Promise<number | undefined> {
+    const json = await retryingExecutionCall(this.env, workflowId, (stub) => stub.getWorkflowJson(false));
+    const time = json === null ? undefined : (JSON.parse(json) as { input?: { _executedTime?: unknown } }).input?._executedTime;
+    return typeof time === "number" ? time : undefined;
   }
 
   /** Arms the first fire strictly after `afterMs`, or clears the alarm when there is none (or it is paused). */

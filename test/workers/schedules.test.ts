@@ -860,6 +860,36 @@ describe("what each fire did (GET /api/scheduler/search/executions)", () => {
     await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
   });
 
+  it("records a fire's executionTime as its workflow's _executedTime also when the alarm was cut off between the start and the record", async () => {
+    await registerQuick("sched_rec_cut");
+    const name = "sched-rec-cut";
+    await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_rec_cut"));
+    // The record's write fails once, as if the object were evicted after the start: the retry starts the fire again.
+    const databasePrototype = Object.getPrototypeOf(env.DB) as { batch: (this: D1Database, statements: D1PreparedStatement[]) => Promise<unknown> };
+    const { batch } = databasePrototype;
+    let cut = 0;
+    databasePrototype.batch = function (this: D1Database, statements: D1PreparedStatement[]) {
+      const sql = statements.map((statement) => String((statement as unknown as { statement?: string }).statement));
+      if (cut === 0 && sql.some((text) => text.includes("INSERT INTO schedule_executions"))) {
+        cut++;
+        return Promise.reject(new Error("evicted before the fire's record was written"));
+      }
+      return batch.call(this, statements);
+    };
+    try {
+      expect(await runAlarm(name)).toEqual([]);
+      expect(cut).toBe(1);
+    } finally {
+      databasePrototype.batch = batch;
+    }
+    const again = await runAlarm(name);
+    expect(again).toHaveLength(1);
+    const [record] = (await search(`query=${encodeURIComponent(`scheduleName = '${name}'`)}`)).results;
+    expect(record?.["workflowId"]).toBe(startedIds(again)[0]);
+    expect(record?.["executionTime"]).toBe((await getWorkflow(startedIds(again)[0]!)).input["_executedTime"]);
+    await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
+  });
+
   it("Conductor OSS's per-schedule routes: its latest fires (limit, 10 by default) and its next fire times (count, 5 by default)", async () => {
     await registerQuick("sched_oss");
     await apiOk("POST", "/api/scheduler/schedules", schedule("sched-oss", "sched_oss", { cronExpression: "0 0 9 * * ?", zoneId: "UTC" }));

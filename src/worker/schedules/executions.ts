@@ -70,8 +70,8 @@ const FIELDS: SearchFields = {
  * started again finds the execution it started the first time) and dropping all but its latest
  * {@link MAX_EXECUTIONS_PER_SCHEDULE}: for one batch. Each record's `executionTime` is when its start was made, the
  * `_executedTime` of its workflow's input, as Conductor's scheduler records it (SchedulerService builds the record with
- * the time and the start's input from it); a fire started again that finds the execution it started keeps the time
- * recorded with it, which that execution's input holds.
+ * the time and the start's input from it); a fire started again that finds the execution an earlier run started
+ * carries the time that execution's input holds (see ScheduleTrigger), so its record is rewritten with the same time.
  */
 export function recordFireStatements(db: D1Database, schedule: StoredSchedule, outcomes: readonly FireRecord[]): D1PreparedStatement[] {
   const { config } = schedule;
@@ -82,9 +82,7 @@ export function recordFireStatements(db: D1Database, schedule: StoredSchedule, o
         // schedule of its name would show them).
         `INSERT INTO schedule_executions (execution_id, schedule_name, workflow_name, scheduled_time, execution_time, state, workflow_id, reason, zone_id, start_workflow_request)
          SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 WHERE EXISTS (SELECT 1 FROM schedules WHERE name = ?2)
-         ON CONFLICT (schedule_name, scheduled_time) DO UPDATE SET execution_time = CASE
-             WHEN schedule_executions.workflow_id = excluded.workflow_id THEN schedule_executions.execution_time ELSE excluded.execution_time END,
-           state = excluded.state,
+         ON CONFLICT (schedule_name, scheduled_time) DO UPDATE SET execution_time = excluded.execution_time, state = excluded.state,
            workflow_id = excluded.workflow_id, reason = excluded.reason, workflow_name = excluded.workflow_name,
            zone_id = excluded.zone_id, start_workflow_request = excluded.start_workflow_request`,
       )
