@@ -83,6 +83,8 @@ describe("Spring cron expressions", () => {
   it("fires a fixed time of day that a DST change repeats once, at its first occurrence (Spring fires both)", () => {
     // 02:30 occurs twice in Berlin on 2026-10-25: 00:30 UTC (summer time) and 01:30 UTC (winter time).
     expect(next("0 30 2 * * *", "2026-10-24T12:00:00Z", 2, "Europe/Berlin")).toEqual(["2026-10-25T00:30:00.000Z", "2026-10-26T01:30:00.000Z"]);
+    // docs/api.md's example, the other day: 02:30 does not exist in Berlin on 2026-03-29, and 03:00 summer time is 01:00 UTC.
+    expect(next("0 30 2 * * *", "2026-03-28T12:00:00Z", 2, "Europe/Berlin")).toEqual(["2026-03-29T01:00:00.000Z", "2026-03-30T00:30:00.000Z"]);
   });
 
   it("fires an hourly expression at every time that exists across both DST changes, as Spring does", () => {
