@@ -190,6 +190,28 @@ describe("EVENT tasks (sink conductor)", () => {
     expect(taskOf(failed, "approval")).toMatchObject({ status: "FAILED", reasonForIncompletion: "declined by bob" });
   });
 
+  it("complete a task with the action's output alone, as Conductor's complete_task sets it: what earlier reports gave the task is replaced", async () => {
+    await register({ name: "ev_replace_waiter", tasks: [wait("approval")] });
+    await register({ name: "ev_replace_publisher", tasks: [eventTask("announce", "conductor:answers", { waiterId: "${workflow.input.waiterId}" })] });
+    const event = "conductor:ev_replace_publisher:answers";
+    await apiOk("POST", "/api/event", handler("ev_replace", event, [{ action: "complete_task", complete_task: { workflowId: "${waiterId}", taskRefName: "approval", output: { answer: "yes" } } }]));
+    const waiter = await startWorkflow("ev_replace_waiter");
+    await waitFor(waiter, waitingIn("approval"));
+    // An earlier report kept the task IN_PROGRESS with some output of its own.
+    await apiOk("POST", `/api/tasks/${waiter}/approval/IN_PROGRESS`, { progress: 50 });
+    const publisherId = await startWorkflow("ev_replace_publisher", { waiterId: waiter });
+    const announce = taskOf(await waitFor(publisherId, ["COMPLETED", "FAILED"]), "announce")!;
+    const done = await waitFor(waiter, ["COMPLETED", "FAILED"]);
+    expect(taskOf(done, "approval")).toMatchObject({ status: "COMPLETED" });
+    expect(taskOf(done, "approval")!.outputData).toEqual({
+      workflowId: waiter,
+      taskRefName: "approval",
+      answer: "yes",
+      "conductor.event.messageId": announce.taskId,
+      "conductor.event.name": event,
+    });
+  });
+
   it("publish to the active handlers of their event, whose condition holds: a task of another workflow completes, a workflow starts", async () => {
     await register({ name: "ev_waiter", tasks: [wait("approval")] });
     await register({ name: "ev_started", tasks: [httpTask("count", { uri: target("/count/ev-started-${workflow.input.order}"), method: "GET" })], inputParameters: ["order"] });

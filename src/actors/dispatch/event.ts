@@ -185,7 +185,7 @@ async function startWorkflow(
 }
 
 /**
- * complete_task and fail_task: the task and its output as {@link taskAction} says. The update names its action (as an
+ * complete_task and fail_task: the task and its output as {@link taskAction} says, which replaces the task's. The update names its action (as an
  * UPDATE_TASK's does), so that the same message delivered again (a publication repeated after an eviction) finds it
  * applied, and neither completes a loop's next iteration of that reference name nor fails a retry.
  */
@@ -197,7 +197,9 @@ async function updateTask(env: Env, params: TaskActionParams, status: "COMPLETED
   const found = stubOf(env, holder);
   if ("why" in found) return { done: false, why: found.why };
   const { stub } = found;
-  const from = { byTask: `event:${source.messageId}/${source.handler}/${source.index}`, replaceOutput: false, ...(status === "FAILED" && reason !== undefined ? { reason } : {}) };
+  // The output replaces the task's (what earlier IN_PROGRESS reports gave it), as Conductor's
+  // SimpleActionProcessor.completeTask sets it (`taskModel.setOutputData(replaced)`).
+  const from = { byTask: `event:${source.messageId}/${source.handler}/${source.index}`, replaceOutput: true, ...(status === "FAILED" && reason !== undefined ? { reason } : {}) };
   const updated =
     taskId !== undefined
       ? await stub.updateTask(taskId, status, output, { from, ...(from.reason === undefined ? {} : { reason: from.reason }) })
