@@ -190,6 +190,20 @@ describe("EVENT tasks (sink conductor)", () => {
     expect(taskOf(failed, "approval")).toMatchObject({ status: "FAILED", reasonForIncompletion: "declined by bob" });
   });
 
+  it("complete a task named by its id whatever workflowId they give, as Conductor's complete_task finds a task by its id alone", async () => {
+    await register({ name: "ev_id_first_waiter", tasks: [wait("approval")] });
+    await register({ name: "ev_id_first_publisher", tasks: [eventTask("announce", "conductor:by_id", { taskId: "${workflow.input.taskId}" })] });
+    // workflowId names the publisher, which does not hold the task: Conductor reads the task by its id and completes it.
+    const complete = { action: "complete_task", complete_task: { workflowId: "${workflowInstanceId}", taskId: "${taskId}", output: { done: true } } };
+    await apiOk("POST", "/api/event", handler("ev_id_first", "conductor:ev_id_first_publisher:by_id", [complete]));
+    const waiter = await startWorkflow("ev_id_first_waiter");
+    const taskId = taskOf(await waitFor(waiter, waitingIn("approval")), "approval")!.taskId;
+    await waitForIndexRow(waiter, "RUNNING", 10_000);
+    await waitFor(await startWorkflow("ev_id_first_publisher", { taskId }), ["COMPLETED", "FAILED"]);
+    const done = await waitFor(waiter, ["COMPLETED", "FAILED"]);
+    expect(taskOf(done, "approval")).toMatchObject({ status: "COMPLETED", outputData: { taskId, done: true } });
+  });
+
   it("complete a task with the action's output alone, as Conductor's complete_task sets it: what earlier reports gave the task is replaced", async () => {
     await register({ name: "ev_replace_waiter", tasks: [wait("approval")] });
     await register({ name: "ev_replace_publisher", tasks: [eventTask("announce", "conductor:answers", { waiterId: "${workflow.input.waiterId}" })] });

@@ -2,7 +2,7 @@ import type { ExecutionEvent } from "../../engine/decider";
 import { eventStamp, expandInlineJson, payloadText, taskAction, withPayload, type TaskActionParams } from "../../engine/event-params";
 import { deliveryKey, type EventMessage, type JsonObject, type JsonValue, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "../../engine/model";
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
-import { uuidFromDigest } from "../../engine/task-id";
+import { executionIdPrefix, uuidFromDigest } from "../../engine/task-id";
 import { eventName, eventPayload } from "../../engine/tasks/event";
 import { EventHandlerRepository, type EventAction, type EventHandler } from "../../worker/event-handlers";
 import { EventRecordRepository, type ActionRecord } from "../../worker/event-executions";
@@ -191,8 +191,7 @@ async function startWorkflow(
  */
 async function updateTask(env: Env, params: TaskActionParams, status: "COMPLETED" | "FAILED", payload: JsonObject, stamp: JsonObject, source: ActionSource): Promise<ActionOutcome> {
   const { workflowId, taskId, taskRefName, reason, output } = taskAction(params, payload, stamp);
-  // A task id alone names its task, as in Conductor: its workflow is found from it.
-  const holder = workflowId ?? (taskId === undefined ? undefined : (await lookUpTask(env, taskId))?.workflowId);
+  const holder = await taskHolder(env, workflowId, taskId);
   if (holder === undefined && workflowId === undefined && taskId !== undefined) return { done: false, why: `no workflow holds task ${taskId}` };
   const found = stubOf(env, holder);
   if ("why" in found) return { done: false, why: found.why };
@@ -209,6 +208,19 @@ async function updateTask(env: Env, params: TaskActionParams, status: "COMPLETED
   if (updated === undefined) return { done: false, why: "no taskRefName or taskId in the payload" };
   // Conductor's DefaultEventProcessor records what SimpleActionProcessor.completeTask gave the task as the action's output.
   return updated.ok ? { done: true, output } : { done: false, why: updated.error.message };
+}
+
+/**
+ * The workflow whose task an action updates. A task id names its task whatever `workflowId` says, as Conductor's
+ * SimpleActionProcessor.completeTask reads the task by its id alone (`getTask(taskId)`): its workflow is found from it
+ * (through the search index, see task-lookup.ts) unless `workflowId` is the one its id's prefix names, which needs no
+ * look-up. A `workflowId` the look-up cannot confirm (a task older than the prefixes, a row not written yet) is asked.
+ */
+async function taskHolder(env: Env, workflowId: string | undefined, taskId: string | undefined): Promise<string | undefined> {
+  if (taskId === undefined) return workflowId;
+  const prefix = executionIdPrefix(taskId);
+  if (workflowId !== undefined && (prefix === undefined || workflowId.toLowerCase().startsWith(prefix))) return workflowId;
+  return (await lookUpTask(env, taskId))?.workflowId ?? workflowId;
 }
 
 /** terminate_workflow and update_workflow_variables: the workflow's own command, as the API gives it. */
