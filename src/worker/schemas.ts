@@ -54,6 +54,21 @@ export const jsonData = v.pipe(
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 512;
 
 /**
+ * A start's idempotency key: a string, or a number or boolean taken as its text, as Jackson reads a JSON scalar into
+ * the String `idempotencyKey` of Conductor's StartWorkflowRequest (the Python client sends an int key as it is), and as
+ * a SUB_WORKFLOW or START_WORKFLOW task reads one (`idempotencyKeyOf`), so the same order id keys both alike. Objects
+ * and arrays stay refused, as Jackson refuses them, and so does an integer beyond 2^53, whose digits JSON.parse lost.
+ */
+const IdempotencyKey = v.pipe(
+  v.union([v.string(), v.pipe(v.number(), v.finite()), v.boolean()], "must be a string"),
+  // Past 2^53 the JSON number has already lost digits (two snowflake ids would read as one key): refused, not merged.
+  v.check((value) => typeof value !== "number" || !Number.isInteger(value) || Number.isSafeInteger(value), "must be a string when it is a number this large (its digits are lost as a JSON number)"),
+  v.transform((value) => String(value)),
+  v.minLength(1, "must not be empty"),
+  v.maxLength(MAX_IDEMPOTENCY_KEY_LENGTH, `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`),
+);
+
+/**
  * A workflow version a request asks for: 0 or more. 0 is version 0 when one is registered (the Java SDK registers and
  * starts its workflows as version 0 unless told otherwise), else the latest, as Orkes reads 0.
  */
@@ -89,7 +104,7 @@ const START_WORKFLOW_FIELDS = {
   correlationId: v.optional(CorrelationId),
   priority: jacksonInteger(Priority),
   taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
-  idempotencyKey: v.optional(v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(MAX_IDEMPOTENCY_KEY_LENGTH, `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`))),
+  idempotencyKey: v.optional(IdempotencyKey),
   idempotencyStrategy: v.optional(v.picklist(IDEMPOTENCY_STRATEGIES, "must be RETURN_EXISTING, FAIL or FAIL_ON_RUNNING")),
   // An inline definition, run instead of a registered one: validated as a registration is (see `inlineDefinition`).
   workflowDef: v.optional(v.unknown()),

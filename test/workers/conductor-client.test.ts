@@ -325,6 +325,28 @@ describe("idempotencyStrategy RETURN_EXISTING (StartWorkflowRequest)", () => {
     expect(await apiOk<string>("POST", "/api/workflow", request)).toBe(second);
     expect(await hits("client-key-removed")).toBe(2);
   });
+  it("takes a number or boolean key as its text, as Jackson reads the String field (the Python client sends an int as it is)", async () => {
+    await register({ name: "client_key_number", tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });
+    const first = await apiOk<string>("POST", "/api/workflow", { name: "client_key_number", idempotencyKey: 42 });
+    // The same key, as text or as the number again, through the body or Orkes' header.
+    expect(await apiOk<string>("POST", "/api/workflow", { name: "client_key_number", idempotencyKey: "42" })).toBe(first);
+    expect(await apiOk<string>("POST", "/api/workflow", { name: "client_key_number", idempotencyKey: 42 })).toBe(first);
+    const byHeader = await call("POST", "/api/workflow/client_key_number", { "x-api-key": ADMIN_KEY, "X-Idempotency-key": "42" }, {});
+    expect(await byHeader.text()).toBe(first);
+    expect((await waitFor(first, (workflow) => workflow.tasks.length === 1))["idempotencyKey"]).toBe("42");
+    const flagged = await apiOk<string>("POST", "/api/workflow", { name: "client_key_number", idempotencyKey: true });
+    expect(flagged).not.toBe(first);
+    expect(await apiOk<string>("POST", "/api/workflow", { name: "client_key_number", idempotencyKey: "true" })).toBe(flagged);
+    // An object or array is no key, as Jackson refuses it; nor is an integer past 2^53, which reached us without some of
+    // its digits (12345678901234567890 and …891 would be one key): a 400, nothing claimed.
+    for (const key of ['{"id":1}', "[1]", "12345678901234567890"]) {
+      const refused = await api("POST", "/api/workflow", `{"name":"client_key_number","idempotencyKey":${key}}`);
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toEqual(["idempotencyKey"]);
+    }
+    const keys = await env.DB.prepare("SELECT idempotency_key FROM idempotency_keys WHERE workflow_name = ? ORDER BY idempotency_key").bind("client_key_number").all();
+    expect(keys.results.map((row) => row["idempotency_key"])).toEqual(["42", "true"]);
+  });
 });
 
 describe("StartWorkflowRequest.workflowDef (an inline definition)", () => {
