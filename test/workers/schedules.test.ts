@@ -1,11 +1,11 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ScheduleTrigger, type ArmedFire, type FireRecord } from "../../src/actors/schedule-trigger";
+import { FIRES_PER_ALARM, ScheduleTrigger, type ArmedFire, type FireRecord } from "../../src/actors/schedule-trigger";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { ScheduleRepository } from "../../src/worker/schedules/store";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, eventually, gate, getWorkflow, register, rowCount, waitFor, waitForIndexRow, type Gate } from "./helpers";
+import { ADMIN_KEY, api, apiOk, eventually, gate, getWorkflow, register, rowCount, waitFor, waitForIndexRow, type Gate } from "./helpers";
 
 const YEARLY = "0 0 0 1 1 ?";
 const MINUTE = 60_000;
@@ -77,6 +77,21 @@ async function rearm(name: string, armed: ArmedFire, alarmAt = armed.fire): Prom
     state.storage.kv.delete("lastFires");
     await state.storage.setAlarm(alarmAt);
   });
+}
+
+/**
+ * Runs the object's alarm now (it must be set), then waits for the alarms a catch-up's further fires are armed for
+ * (due at once, which workerd runs by itself: see FIRES_PER_ALARM), and answers every fire those alarms recorded, by
+ * time, and what the first alarm started.
+ */
+async function runCatchUp(name: string): Promise<{ fired: FireRecord[]; first: FireRecord[] }> {
+  const first = await runAlarm(name);
+  await eventually(async () => (await armedOf(name)).armed?.fire ?? Infinity, (fire) => fire > Date.now(), `the end of schedule ${name}'s catch-up`, 10_000);
+  const { results } = await env.DB.prepare("SELECT scheduled_time, execution_time, execution_id, workflow_id FROM schedule_executions WHERE schedule_name = ? ORDER BY scheduled_time")
+    .bind(name)
+    .all<{ scheduled_time: number; execution_time: number; execution_id: string; workflow_id: string }>();
+  const fired = results.map((row) => ({ scheduledTime: row.scheduled_time, executedTime: row.execution_time, executionId: row.execution_id, workflowId: row.workflow_id }));
+  return { fired, first };
 }
 
 const startedIds = (records: FireRecord[]) => records.map((record) => ("workflowId" in record ? record.workflowId : `refused: ${record.refused}`));
@@ -189,14 +204,16 @@ describe("saving and firing a schedule", () => {
       const before = thisMinute();
       const missedFrom = before - (name === "sched-catchup-cap" ? 30 : 5) * MINUTE;
       await rearm(name, { ...armed!, fire: missedFrom }, Date.now() + 3_600_000);
-      const fired = await runAlarm(name);
-      // The latest fire is this minute's: the next one's when the minute turned while the alarm ran, which then adds
-      // that fire to a catch-up (below its cap).
+      // Five fires per alarm, the rest from the alarms after it.
+      const { fired, first } = await runCatchUp(name);
+      // The latest fire is this minute's: the next one's when the minute turned while the alarms ran, which then adds
+      // that fire (to the catch-up, or as the next fire, due at once).
       const last = fired.at(-1)!.scheduledTime;
       expect([before, thisMinute()], name).toContain(last);
-      const count = name === "sched-catchup" ? expected + (last - before) / MINUTE : expected;
+      const count = expected + (last - before) / MINUTE;
       expect(fired.map((record) => record.scheduledTime), name).toHaveLength(count);
       expect(new Set(startedIds(fired)).size).toBe(count);
+      expect(first.map((record) => record.scheduledTime), name).toEqual(fired.slice(0, Math.min(catchUp ? count : 1, FIRES_PER_ALARM)).map((record) => record.scheduledTime));
       if (name === "sched-catchup") expect(fired[0]!.scheduledTime).toBe(missedFrom);
       const workflow = await getWorkflow(startedIds(fired)[0]!);
       expect(workflow.input["_scheduledTime"]).toBe(fired[0]!.scheduledTime);
@@ -920,6 +937,116 @@ describe("what each fire did (GET /api/scheduler/search/executions)", () => {
     expect(fire!["startWorkflowRequest"]).not.toHaveProperty("input");
     expect((await getWorkflow(workflowId!)).input["blob"]).toHaveLength(100_000);
     await apiOk("DELETE", "/api/scheduler/schedules/sched-rec-large");
+  });
+});
+
+/**
+ * Replaces the D1 binding of schedule `name`'s object by one that notes each statement it runs, by alarm (one list per
+ * alarm, each a fresh invocation, which Cloudflare counts on its own: D1's 50 queries on Workers Free, workerd none).
+ * Only the object's own statements count: those of the executions it starts are made in their objects' invocations.
+ * `restore` puts the alarm method back.
+ */
+async function countAlarmStatements(name: string): Promise<{ alarms: string[][]; restore: () => void }> {
+  const alarms: string[][] = [];
+  const note = (sql: string) => alarms.at(-1)?.push(sql);
+  const unwrapped = new WeakMap<D1PreparedStatement, D1PreparedStatement>();
+  const counted = (statement: D1PreparedStatement): D1PreparedStatement => {
+    const proxy = new Proxy(statement, {
+      get: (target, property) => {
+        if (property === "bind") return (...values: unknown[]) => counted(target.bind(...values));
+        if (property === "first" || property === "run" || property === "all" || property === "raw") {
+          return (...args: unknown[]) => {
+            note(String((target as unknown as { statement?: string }).statement));
+            return (target[property] as (...passed: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return Reflect.get(target, property, target);
+      },
+    });
+    unwrapped.set(proxy, statement);
+    return proxy;
+  };
+  const database = new Proxy(env.DB, {
+    get: (target, property) => {
+      if (property === "prepare") return (sql: string) => counted(target.prepare(sql));
+      if (property === "batch") {
+        return async (statements: D1PreparedStatement[]) => {
+          const own = statements.map((statement) => unwrapped.get(statement) ?? statement);
+          for (const statement of own) note(String((statement as unknown as { statement?: string }).statement));
+          return target.batch(own);
+        };
+      }
+      return Reflect.get(target, property, target);
+    },
+  });
+  await runInDurableObject(trigger(name), (instance) => {
+    const object = instance as unknown as { env: Env };
+    object.env = new Proxy(object.env, { get: (target, property) => (property === "DB" ? database : Reflect.get(target, property, target)) });
+  });
+  const { alarm } = ScheduleTrigger.prototype;
+  ScheduleTrigger.prototype.alarm = async function (this: ScheduleTrigger) {
+    alarms.push([]);
+    return alarm.call(this);
+  };
+  return { alarms, restore: () => (ScheduleTrigger.prototype.alarm = alarm) };
+}
+
+describe("a catch-up within Cloudflare's D1 queries per invocation", () => {
+  it("starts at most 5 fires per alarm (FIRES_PER_ALARM), the rest from an alarm due at once: each alarm's D1 statements stay under Free's 50, cold caches and all", async () => {
+    const children = Array.from({ length: 16 }, (_, index) => `sched_budget_child_${index}`);
+    const schemaBody = { name: "sched_budget_input", data: { type: "object", properties: { a: { type: "number" } }, required: ["a"] } };
+    const flow: JsonObject = {
+      name: "sched_budget_flow",
+      inputSchema: { name: "sched_budget_input", type: "JSON" },
+      enforceSchema: true,
+      tasks: [
+        { name: "sv", taskReferenceName: "sv", type: "SET_VARIABLE", inputParameters: { region: "${workflow.env.sched_budget_region}", tier: "${workflow.env.sched_budget_tier}" } },
+        // Children named without a version, each read for its latest at a start; in a case never taken, so none starts.
+        {
+          name: "pick",
+          taskReferenceName: "pick",
+          type: "SWITCH",
+          evaluatorType: "value-param",
+          expression: "k",
+          inputParameters: { k: "none" },
+          decisionCases: { never: children.map((child) => ({ name: child, taskReferenceName: child, type: "SUB_WORKFLOW", subWorkflowParam: { name: child } })) },
+          defaultCase: [],
+        },
+      ],
+    };
+    // Registered again (each write forgets its cached copy in this isolate): the alarm starts with cold caches, as in
+    // a fresh isolate.
+    const registerAll = async () => {
+      for (const child of children) await register({ name: child, tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP" }] });
+      await apiOk("POST", "/api/schema", schemaBody);
+      for (const variable of ["sched_budget_region", "sched_budget_tier"]) {
+        expect((await call("PUT", `/api/environment/${variable}`, { "x-api-key": ADMIN_KEY, "content-type": "text/plain" }, "eu")).status).toBe(200);
+      }
+      await register(flow);
+    };
+    await registerAll();
+    const name = "sched-budget";
+    await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_budget_flow", { cronExpression: "0 * * * * ?", runCatchupScheduleInstances: true }));
+    const { armed } = await armedOf(name);
+    // As if nothing had run for 12 minutes: 10 fires due (the catch-up's cap).
+    await rearm(name, { ...armed!, fire: Math.floor(Date.now() / MINUTE) * MINUTE - 12 * MINUTE }, Date.now() + 3_600_000);
+    await registerAll();
+    const counts = await countAlarmStatements(name);
+    try {
+      expect(await runDurableObjectAlarm(trigger(name))).toBe(true);
+      // The fires left start from the alarm armed at once, which workerd runs by itself.
+      await eventually(async () => (await armedOf(name)).armed?.fire ?? 0, (fire) => fire > Date.now(), "the catch-up's end", 10_000);
+    } finally {
+      counts.restore();
+    }
+    const records = await env.DB.prepare("SELECT workflow_id FROM schedule_executions WHERE schedule_name = ? AND state = 'EXECUTED'").bind(name).all<{ workflow_id: string }>();
+    expect(new Set(records.results.map((row) => row.workflow_id)).size).toBeGreaterThanOrEqual(10);
+    // 51 statements in one alarm before (a definition read, 16 children's, the schema's, the variables', two per start
+    // for its idempotency key and eleven for the records): the 51st would have been refused on Workers Free.
+    for (const statements of counts.alarms) expect(statements.length, statements.join("\n")).toBeLessThanOrEqual(50);
+    // Here 36 and 17: the second alarm's look-ups were still cached.
+    expect(counts.alarms.length).toBeGreaterThanOrEqual(2);
+    await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
   });
 });
 
