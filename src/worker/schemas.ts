@@ -546,7 +546,7 @@ export const SaveScheduleRequest = requestObject({
   runCatchupScheduleInstances: v.optional(v.nullable(v.boolean("must be true or false")), false),
   scheduleStartTime: v.optional(ScheduleBound),
   scheduleEndTime: v.optional(ScheduleBound),
-  zoneId: v.optional(v.nullable(v.pipe(v.string("must be a string (an IANA time zone id)"), v.maxLength(64, "must be at most 64 characters"))), "UTC"),
+  zoneId: v.optional(v.nullable(v.pipe(v.string("must be a string (an IANA time zone id or a UTC offset)"), v.maxLength(64, "must be at most 64 characters"))), "UTC"),
   description: v.optional(v.nullable(v.pipe(v.string("must be a string"), v.maxLength(2048, "must be at most 2048 characters")))),
   // Conductor's several crons per schedule, which take priority over `cronExpression` there: a non-empty list is
   // refused rather than dropped (the schedule would fire on other times than asked). Clients send the empty default.

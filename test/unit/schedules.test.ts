@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/worker/http/errors";
-import { MAX_CATCHUP_FIRES, cronRefusal, dueFires, isKnownZone, nextFires, parseCron, type CronSchedule } from "../../src/worker/schedules/cron";
+import { MAX_CATCHUP_FIRES, cronRefusal, dueFires, isKnownZone, nextFires, parseCron, parseZone, type CronSchedule } from "../../src/worker/schedules/cron";
 import { checkSchedule, scheduledInput } from "../../src/worker/schedules/validate";
 import { SaveScheduleRequest, parseOrThrow } from "../../src/worker/schemas";
 
@@ -123,6 +123,28 @@ describe("Spring cron expressions", () => {
     expect(isKnownZone("")).toBe(false);
     expect(isKnownZone(" UTC")).toBe(false);
   });
+
+  it("takes the fixed offsets Java's ZoneId.of takes (Orkes reads zoneId with it), and evaluates the cron at that offset", () => {
+    const from = at("2026-01-10T00:00:00Z");
+    const nineAt = (zoneId: string) => {
+      const parsed = parseCron("0 0 9 * * ?", zoneId);
+      if (!parsed.ok) throw new Error(`${zoneId}: ${parsed.message}`);
+      return nextFires(parsed.schedule, from, 1).map(iso)[0];
+    };
+    // Java's ZoneOffset forms, alone or after UTC, GMT or UT; Z and UT alone are UTC.
+    for (const zoneId of ["Z", "UT", "UTC", "GMT", "+00:00", "UTC+0", "GMT-00"]) expect(nineAt(zoneId), zoneId).toBe("2026-01-10T09:00:00.000Z");
+    for (const zoneId of ["+2", "+02", "+02:00", "+0200", "+02:00:00", "UTC+2", "GMT+02:00", "UT+0200"]) expect(nineAt(zoneId), zoneId).toBe("2026-01-10T07:00:00.000Z");
+    expect(nineAt("-0530")).toBe("2026-01-10T14:30:00.000Z");
+    expect(nineAt("GMT+05:30")).toBe("2026-01-10T03:30:00.000Z");
+    expect(nineAt("UT-3")).toBe("2026-01-10T12:00:00.000Z");
+    expect(nineAt("+14:30")).toBe("2026-01-10T18:30:00.000Z");
+    // What Java refuses ("+2:00", "+19", "UTC+", a lower-case prefix, a space) and what croner cannot take (seconds, past ±14:30).
+    for (const zoneId of ["+2:00", "+19", "+18:30", "UTC+", "utc+2", "UTC +2", "+02:0", "+02:00:", "+0200:00", "-"]) expect(isKnownZone(zoneId), zoneId).toBe(false);
+    expect(parseZone("+02:00:30")).toEqual({ ok: false, message: expect.stringMatching(/seconds/) });
+    expect(parseZone("-15:00")).toEqual({ ok: false, message: expect.stringMatching(/beyond ±14:30/) });
+    expect(parseZone("UTC+2")).toEqual({ ok: true, zone: { utcOffset: 120 } });
+    expect(parseZone("Europe/Berlin")).toEqual({ ok: true, zone: { timezone: "Europe/Berlin" } });
+  });
 });
 
 describe("fire windows", () => {
@@ -202,6 +224,7 @@ describe("a schedule's validation", () => {
   it("refuses a bad cron, an unknown zone and a window ending before it starts, with their paths", () => {
     expect(issues({ ...valid, cronExpression: "0 0 2 * *" })).toEqual([{ path: "cronExpression", message: expect.stringMatching(/6 fields/) }]);
     expect(issues({ ...valid, zoneId: "Nowhere/City" })).toEqual([{ path: "zoneId", message: expect.stringMatching(/not a known IANA time zone/) }]);
+    expect(issues({ ...valid, zoneId: "+02:00:30" })).toEqual([{ path: "zoneId", message: expect.stringMatching(/seconds/) }]);
     expect(issues({ ...valid, scheduleStartTime: now + 10, scheduleEndTime: now })).toEqual([{ path: "scheduleEndTime", message: "must not be before scheduleStartTime" }]);
   });
 

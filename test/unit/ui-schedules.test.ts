@@ -32,6 +32,12 @@ describe("the UI's Schedules page", () => {
     expect(formatInZone(NEW_YEAR_UTC, "Europe/Berlin")).toBe("2027-01-01 01:00:00");
     expect(formatInZone(NEW_YEAR_UTC, "America/New_York")).toBe("2026-12-31 19:00:00");
     expect(formatInZone(NEW_YEAR_UTC + 1234, "UTC")).toBe("2027-01-01 00:00:01");
+    // Fixed offsets as a schedule takes them (Java's ZoneId.of forms), which browsers do not read as time zones.
+    expect(formatInZone(NEW_YEAR_UTC, "UTC+2")).toBe("2027-01-01 02:00:00");
+    expect(formatInZone(NEW_YEAR_UTC, "GMT+05:30")).toBe("2027-01-01 05:30:00");
+    expect(formatInZone(NEW_YEAR_UTC, "-0530")).toBe("2026-12-31 18:30:00");
+    expect(formatInZone(NEW_YEAR_UTC, "Z")).toBe("2027-01-01 00:00:00");
+    expect(fireTimeText(NEW_YEAR_UTC, "UT-3", "UTC")).toBe("2026-12-31 21:00:00 UT-3 (2027-01-01 00:00:00 local)");
   });
 
   it("shows a fire in the schedule's zone, with the browser's time only when its clock differs", () => {

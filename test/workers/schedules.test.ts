@@ -703,6 +703,26 @@ describe("access", () => {
 });
 
 describe("the rest of the scheduler API", () => {
+  it("takes a zoneId Java's ZoneId.of takes as a fixed offset (Z, +02:00, -0530, UTC+2, GMT+05:30), keeps it as given and fires at that offset", async () => {
+    await registerQuick("sched_offset");
+    const saved = await apiOk("POST", "/api/scheduler/schedules", schedule("sched-offset", "sched_offset", { cronExpression: "0 0 9 * * ?", zoneId: "GMT+05:30" }));
+    expect(saved["zoneId"]).toBe("GMT+05:30");
+    // 09:00 at +05:30 is 03:30 UTC.
+    const { alarm } = await armedOf("sched-offset");
+    expect(new Date(alarm!).toISOString().slice(11)).toBe("03:30:00.000Z");
+    const [fire] = await runAlarm("sched-offset");
+    expect((await getWorkflow(startedIds([fire!])[0]!)).input["_schedulerCron"]).toBe("0 0 9 * * ? GMT+05:30");
+    await apiOk("DELETE", "/api/scheduler/schedules/sched-offset");
+    const start = Date.UTC(2030, 0, 1);
+    const nextAt = async (zoneId: string) =>
+      (await apiOk<number[]>("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 9 * * ?")}&scheduleStartTime=${start}&limit=1&zoneId=${encodeURIComponent(zoneId)}`)).map((time) => new Date(time).toISOString());
+    expect(await nextAt("UTC+2")).toEqual(["2030-01-01T07:00:00.000Z"]);
+    expect(await nextAt("-0530")).toEqual(["2030-01-01T14:30:00.000Z"]);
+    expect(await nextAt("Z")).toEqual(["2030-01-01T09:00:00.000Z"]);
+    await expectRefused(await api("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 9 * * ?")}&zoneId=${encodeURIComponent("+2:00")}`), 400, "zoneId");
+    await expectRefused(await api("POST", "/api/scheduler/schedules", schedule("sched-offset-seconds", "sched_offset", { zoneId: "+02:00:30" })), 400, "zoneId");
+  });
+
   it("nextFewSchedules lists the next fires (3 unless limit, at most 5) in the window", async () => {
     const start = Date.UTC(2030, 0, 1);
     const fires = await apiOk<number[]>("GET", `/api/scheduler/nextFewSchedules?cronExpression=${encodeURIComponent("0 0 12 * * MON-FRI")}&scheduleStartTime=${start}`);

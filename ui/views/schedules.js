@@ -50,17 +50,31 @@ export function workflowText(start) {
 }
 
 /**
+ * Minutes east of UTC of a fixed-offset zone id as a schedule takes it (Java's `ZoneId.of` forms: `Z`, `UT`, `+02:00`,
+ * `-0530`, `UTC+2`, `GMT+05:30`), or undefined for any other id (an IANA one). Browsers take none of these as a time
+ * zone but `+02:00`, and that only in recent versions.
+ * @param {string} zoneId
+ */
+export function fixedOffsetMinutes(zoneId) {
+  if (zoneId === "Z" || zoneId === "UT") return 0;
+  const match = /^(?:UTC|GMT|UT)?([+-])(\d\d?)(?::?(\d\d))?(?::?(\d\d))?$/.exec(zoneId);
+  if (match === null) return undefined;
+  return (match[1] === "-" ? -1 : 1) * (Number(match[2]) * 60 + Number(match[3] ?? 0));
+}
+
+/**
  * Epoch milliseconds as the clock of `zoneId` shows them: "YYYY-MM-DD HH:MM:SS".
  * @param {number} ms
- * @param {string} zoneId an IANA time zone id
+ * @param {string} zoneId an IANA time zone id, or a fixed offset (see {@link fixedOffsetMinutes})
  */
 export function formatInZone(ms, zoneId) {
+  const offset = fixedOffsetMinutes(zoneId);
   const format = new Intl.DateTimeFormat("en-US", {
-    timeZone: zoneId, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit",
+    timeZone: offset === undefined ? zoneId : "UTC", hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit",
   });
   /** @type {Record<string, string>} */
   const parts = {};
-  for (const part of format.formatToParts(ms)) parts[part.type] = part.value;
+  for (const part of format.formatToParts(offset === undefined ? ms : ms + offset * 60_000)) parts[part.type] = part.value;
   return `${parts["year"]}-${parts["month"]}-${parts["day"]} ${parts["hour"]}:${parts["minute"]}:${parts["second"]}`;
 }
 
@@ -320,7 +334,7 @@ export async function renderScheduleEditor(container, _params, context, name) {
   },
     h("p", { className: "help" },
       "A Spring cron expression: six fields, seconds first (", h("code", {}, "0 0 * * * ?"), " is every hour on the hour), read in ",
-      h("code", {}, "zoneId"), " (an IANA time zone). ", h("code", {}, "startWorkflowRequest"), " names a registered workflow (its latest version unless ",
+      h("code", {}, "zoneId"), " (an IANA time zone, or a fixed offset such as ", h("code", {}, "+02:00"), " or ", h("code", {}, "UTC+2"), "). ", h("code", {}, "startWorkflowRequest"), " names a registered workflow (its latest version unless ",
       h("code", {}, "version"), " is given) and its input. ", h("code", {}, "scheduleStartTime"), " and ", h("code", {}, "scheduleEndTime"),
       " (epoch milliseconds) bound when it fires."),
     editor.element,

@@ -11,7 +11,7 @@ import { BulkScheduleNames, NextFewSchedulesQuery, SaveScheduleRequest, Workflow
 import { mapBounded } from "../bounded";
 import { BULK_CONCURRENCY, bulkOutcome, bulkResponse } from "./bulk";
 import { mayOnSchedule, requireOnSchedule, schedulesReadable, type ScheduleAction } from "../schedules/access";
-import { isKnownZone, nextFireAfter, nextFires, parseCron } from "../schedules/cron";
+import { nextFireAfter, nextFires, parseCron, parseZone } from "../schedules/cron";
 import { MAX_EXECUTIONS_PER_SCHEDULE, latestScheduleExecutions, searchScheduleExecutions } from "../schedules/executions";
 import { searchSchedules } from "../schedules/search";
 import { ScheduleRepository, type StoredSchedule } from "../schedules/store";
@@ -218,7 +218,8 @@ const MAX_NEXT_EXECUTION_TIMES = 100;
 /** `GET /api/scheduler/nextFewSchedules`: the next fires of a cron expression (Orkes: 3 unless `limit`, at most 5). */
 function nextFewSchedules(request: IRequest): Response {
   const query = parseOrThrow(NextFewSchedulesQuery, queryParams(request, ["cronExpression", "scheduleStartTime", "scheduleEndTime", "limit", "zoneId"]), "next schedules query");
-  if (!isKnownZone(query.zoneId)) throw validationError("Invalid next schedules query", [{ path: "zoneId", message: `"${query.zoneId}" is not a known IANA time zone id` }]);
+  const zone = parseZone(query.zoneId);
+  if (!zone.ok) throw validationError("Invalid next schedules query", [{ path: "zoneId", message: zone.message }]);
   const { scheduleStartTime: start, scheduleEndTime: end } = query;
   if (start !== undefined && end !== undefined && end < start) throw validationError("Invalid next schedules query", [{ path: "scheduleEndTime", message: "must not be before scheduleStartTime" }]);
   const parsed = parseCron(query.cronExpression, query.zoneId);

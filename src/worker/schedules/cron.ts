@@ -35,15 +35,63 @@ export interface CronSchedule {
 /** Either a schedule or why the expression (or zone) cannot be one. */
 export type CronParse = { ok: true; schedule: CronSchedule } | { ok: false; message: string };
 
-/** True when `zone` is an IANA time zone id the runtime knows (`UTC`, `Europe/Berlin`). */
-export function isKnownZone(zone: string): boolean {
-  if (zone.trim() === "" || zone !== zone.trim()) return false;
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-    return true;
-  } catch {
-    return false;
+/** The zone a schedule's cron is evaluated in, as croner takes it: an IANA id, or a fixed offset east of UTC in minutes. */
+export type CronZone = { timezone: string } | { utcOffset: number };
+
+/** The widest offset croner takes (its `utcOffset` bound, in minutes): ±14:30, beyond every offset in use. */
+const MAX_OFFSET_MINUTES = 14 * 60 + 30;
+
+/** Java's ZoneOffset.of forms after the sign: `h`, `hh`, `hh:mm`, `hhmm`, `hh:mm:ss`, `hhmmss`. */
+const JAVA_OFFSET = /^([+-])(?:(\d)|(\d\d)(?:(:?)(\d\d)(?:\4(\d\d))?)?)$/;
+
+/**
+ * The fixed offset `text` (`Z`, or a sign and one of Java's forms) names, in minutes east of UTC; undefined when it is
+ * no offset, a message when it is one croner cannot take (seconds, or beyond ±14:30) or Java refuses (past ±18:00).
+ */
+function javaOffset(text: string): number | string | undefined {
+  if (text === "Z") return 0;
+  const match = JAVA_OFFSET.exec(text);
+  if (match === null) return undefined;
+  const [, sign, oneDigitHours, hours, , minutes, seconds] = match;
+  const h = Number(oneDigitHours ?? hours);
+  const m = Number(minutes ?? 0);
+  const sec = Number(seconds ?? 0);
+  if (h > 18 || m > 59 || sec > 59 || h * 3600 + m * 60 + sec > 18 * 3600) return undefined;
+  if (sec !== 0) return "is an offset with seconds, which schedules here do not take (hours and minutes only)";
+  const total = (sign === "-" ? -1 : 1) * (h * 60 + m);
+  if (Math.abs(total) > MAX_OFFSET_MINUTES) return "is an offset beyond ±14:30, which schedules here do not take";
+  return total;
+}
+
+/**
+ * The zone `zoneId` names, read as Java's `ZoneId.of` reads it (Orkes' scheduler evaluates a schedule's cron in
+ * `ZoneId.of(zoneId)`): an IANA id the runtime knows (`UTC`, `Europe/Berlin`), or a fixed offset: `Z`, `+2`, `+02`,
+ * `+02:00`, `-0530` (Java's ZoneOffset forms), each also after `UTC`, `GMT` or `UT` (`UTC+2`, `GMT+05:30`, `UT-3`), and
+ * `UT` alone (UTC). The id itself is kept as given, as Orkes keeps it.
+ */
+export function parseZone(zoneId: string): { ok: true; zone: CronZone } | { ok: false; message: string } {
+  const unknown = { ok: false as const, message: `"${zoneId}" is not a known IANA time zone id (e.g. UTC, Europe/Berlin, America/New_York) nor a UTC offset (Z, +02:00, -0530, UTC+2, GMT+05:30)` };
+  // Java's order: a sign (or one character) is an offset; UTC, GMT or UT followed by a sign, a prefixed offset.
+  const prefixed = /^(?:UTC|GMT|UT)(?=[+-])/.exec(zoneId);
+  const offsetText = zoneId.length <= 1 || zoneId.startsWith("+") || zoneId.startsWith("-") ? zoneId : prefixed !== null ? zoneId.slice(prefixed[0].length) : zoneId === "UT" ? "Z" : undefined;
+  if (offsetText !== undefined) {
+    const offset = javaOffset(offsetText);
+    if (offset === undefined) return unknown;
+    if (typeof offset === "string") return { ok: false, message: `"${zoneId}" ${offset}` };
+    return { ok: true, zone: { utcOffset: offset } };
   }
+  if (zoneId.trim() === "" || zoneId !== zoneId.trim()) return unknown;
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zoneId });
+    return { ok: true, zone: { timezone: zoneId } };
+  } catch {
+    return unknown;
+  }
+}
+
+/** True when `zone` is a zone id {@link parseZone} takes. */
+export function isKnownZone(zone: string): boolean {
+  return parseZone(zone).ok;
 }
 
 /**
@@ -104,14 +152,16 @@ function springDaysOfWeek(field: string): { ok: true; field: string } | { ok: fa
   return { ok: true, field: [...days].sort((a, b) => a - b).join(",") };
 }
 
-/** Parses a Spring cron expression evaluated in `zoneId` (which the caller has checked with {@link isKnownZone}). */
+/** Parses a Spring cron expression evaluated in `zoneId` (see {@link parseZone}). */
 export function parseCron(expression: string, zoneId: string): CronParse {
   const pattern = springToCroner(expression);
   if (!pattern.ok) return pattern;
+  const zone = parseZone(zoneId);
+  if (!zone.ok) return zone;
   let cron: Cron;
   try {
     // AND of day-of-month and day-of-week as Spring does; `0/5` read as Spring's "from 0 every 5".
-    cron = new Cron(pattern.pattern, { mode: "6-part", domAndDow: true, sloppyRanges: true, timezone: zoneId });
+    cron = new Cron(pattern.pattern, { mode: "6-part", domAndDow: true, sloppyRanges: true, ...zone.zone });
   } catch (error) {
     return { ok: false, message: `is not a valid cron expression: ${error instanceof Error ? error.message.replace(/^CronPattern: /, "") : String(error)}` };
   }

@@ -2,7 +2,7 @@ import type { JsonObject } from "../../engine/model";
 import type { ValidationIssue } from "../../engine/validation-issue";
 import type { SaveScheduleRequest } from "../schemas";
 import type { StartOptions } from "../start-execution";
-import { cronRefusal, isKnownZone, parseCron, type CronSchedule, type FireWindow } from "./cron";
+import { cronRefusal, parseCron, parseZone, type CronSchedule, type FireWindow } from "./cron";
 
 /** The start request a schedule stores and each fire starts (input plus `_scheduledTime` and `_executedTime`). */
 export type ScheduledStart = Pick<StartOptions, "name" | "version" | "input" | "correlationId" | "priority" | "taskToDomain">;
@@ -35,8 +35,9 @@ export function checkSchedule(request: SaveScheduleRequest, nowMs: number): Chec
   const issues: ValidationIssue[] = [];
   const zoneId = request.zoneId ?? "UTC";
   let cron: CronSchedule | undefined;
-  if (!isKnownZone(zoneId)) {
-    issues.push({ path: "zoneId", message: `"${zoneId}" is not a known IANA time zone id (e.g. UTC, Europe/Berlin, America/New_York)` });
+  const zone = parseZone(zoneId);
+  if (!zone.ok) {
+    issues.push({ path: "zoneId", message: zone.message });
   } else {
     const parsed = parseCron(request.cronExpression, zoneId);
     const refusal = parsed.ok ? cronRefusal(parsed.schedule, nowMs) : parsed.message;
