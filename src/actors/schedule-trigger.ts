@@ -56,6 +56,8 @@ export async function fireExecutionId(scheduleName: string, fire: number): Promi
  * idempotency key made of the schedule name and the fire time: a repeated run gets the execution the first one
  * started instead of a second. The next fire is armed (state and alarm written together, no await between) only
  * after every due fire has started, so a run cut off before that starts the same fires again, and never skips one.
+ * With more due than {@link FIRES_PER_ALARM}, the first of those left is armed instead, once this alarm's share has
+ * started: its alarm (due at once) starts it and the fires after it.
  */
 export class ScheduleTrigger extends DurableObject<Env> {
   /**

@@ -182,6 +182,20 @@ describe("the fires an alarm starts", () => {
     expect(afterADay.map(iso).slice(-2)).toEqual(["2026-11-24T09:59:00.000Z", "2026-11-24T10:00:00.000Z"]);
   });
 
+  it("split over alarms (FIRES_PER_ALARM), a catch-up's later alarm, armed for the first fire left, starts exactly the fires left (none twice, none lost, ten over both); after another outage, the latest ten since its fire", () => {
+    const perAlarm = 5;
+    const late = at("2026-11-24T10:00:30Z");
+    const first = dueFires(everyMinute(), armed, late, true);
+    // Run at once (a few ms later), or later with the end of the window passed meanwhile: the same fires left.
+    expect(dueFires(everyMinute(), first[perAlarm]!, late + 20, true)).toEqual(first.slice(perAlarm));
+    const window = { end: first.at(-1)! };
+    expect(dueFires(everyMinute(), first[perAlarm]!, late + 5 * 60_000, true, window)).toEqual(first.slice(perAlarm));
+    // Run after another outage: the latest ten of all since the fire it is armed for, not ten more on top of them.
+    const afterAnHour = dueFires(everyMinute(), first[perAlarm]!, late + 3_600_000, true);
+    expect(afterAnHour).toHaveLength(MAX_CATCHUP_FIRES);
+    expect(afterAnHour.map(iso).at(-1)).toBe("2026-11-24T11:00:00.000Z");
+  });
+
   it("starts no fire outside the window", () => {
     const window = { end: at("2026-11-23T10:01:00Z") };
     expect(dueFires(everyMinute(), armed, at("2026-11-23T10:05:30Z"), true, window).map(iso)).toEqual(["2026-11-23T10:00:00.000Z", "2026-11-23T10:01:00.000Z"]);
