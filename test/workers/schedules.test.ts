@@ -1070,6 +1070,80 @@ describe("a catch-up within Cloudflare's D1 queries per invocation", () => {
   });
 });
 
+describe("a catch-up split over alarms (FIRES_PER_ALARM), changed between them", () => {
+  /**
+   * Holds the catch-up's second alarm (the one workerd runs by itself, at once) before it reads its armed fire, until
+   * the gate is released. `restore` puts the alarm method back and opens the gate.
+   */
+  function holdSecondAlarm(): { held: Gate; restore: () => void } {
+    const held = gate();
+    const { alarm } = ScheduleTrigger.prototype;
+    let calls = 0;
+    ScheduleTrigger.prototype.alarm = async function (this: ScheduleTrigger) {
+      if (++calls === 2) {
+        held.hit();
+        await held.released;
+      }
+      return alarm.call(this);
+    };
+    return { held, restore: () => ((ScheduleTrigger.prototype.alarm = alarm), held.release()) };
+  }
+
+  /** Saves schedule `name` every minute with catch-up, armed as if nothing had run for 12 minutes (10 fires due). */
+  async function missedTwelveMinutes(name: string, workflow: string): Promise<void> {
+    await registerQuick(workflow);
+    await apiOk("POST", "/api/scheduler/schedules", schedule(name, workflow, { cronExpression: "0 * * * * ?", runCatchupScheduleInstances: true }));
+    const { armed } = await armedOf(name);
+    // Created an hour ago, so that the missed fires are its own (a re-arm keeps no fire from before its creation).
+    await env.DB.prepare("UPDATE schedules SET create_time = create_time - 3600000 WHERE name = ?").bind(name).run();
+    const thisMinute = Math.floor(Date.now() / MINUTE) * MINUTE;
+    await rearm(name, { ...armed!, fire: thisMinute - 12 * MINUTE }, Date.now() + 3_600_000);
+  }
+
+  const firedTimes = async (name: string) =>
+    (await env.DB.prepare("SELECT scheduled_time, workflow_id FROM schedule_executions WHERE schedule_name = ? ORDER BY scheduled_time").bind(name).all<{ scheduled_time: number; workflow_id: string }>()).results;
+
+  it("an update between the two alarms keeps the fires left (each started once), a pause drops them", async () => {
+    const name = "sched-split-update";
+    await missedTwelveMinutes(name, "sched_split");
+    const { held, restore } = holdSecondAlarm();
+    let due: number[] = [];
+    try {
+      expect(await runDurableObjectAlarm(trigger(name))).toBe(true);
+      await held.reached;
+      // The latest 10 fires, the first alarm's share started: the 5 oldest (as of when it ran: the minute may turn).
+      const first = (await firedTimes(name)).map((row) => row.scheduled_time);
+      due = Array.from({ length: 10 }, (_, index) => first[0]! + index * MINUTE);
+      expect(first).toEqual(due.slice(0, FIRES_PER_ALARM));
+      // It armed the 6th, which has passed; an update now re-arms from it, not from now.
+      await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_split", { cronExpression: "0 * * * * ?", runCatchupScheduleInstances: true, description: "edited" }));
+      expect((await armedOf(name)).armed?.fire).toBe(due[FIRES_PER_ALARM]);
+    } finally {
+      restore();
+    }
+    await eventually(async () => (await armedOf(name)).armed?.fire ?? 0, (fire) => fire > Date.now(), "the catch-up's end", 10_000);
+    const rows = await firedTimes(name);
+    // The minute may have turned meanwhile: its fire is then one more.
+    expect(rows.map((row) => row.scheduled_time).slice(0, 10)).toEqual(due);
+    expect(new Set(rows.map((row) => row.workflow_id)).size).toBe(rows.length);
+    await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
+
+    const paused = "sched-split-pause";
+    await missedTwelveMinutes(paused, "sched_split");
+    const second = holdSecondAlarm();
+    try {
+      expect(await runDurableObjectAlarm(trigger(paused))).toBe(true);
+      await second.held.reached;
+      await apiOk("PUT", `/api/scheduler/schedules/${paused}/pause`);
+    } finally {
+      second.restore();
+    }
+    await eventually(async () => (await firedTimes(paused)).length, (count) => count === FIRES_PER_ALARM, "the first alarm's records", 10_000);
+    expect(await armedOf(paused)).toEqual({ armed: undefined, alarm: null });
+    await apiOk("DELETE", `/api/scheduler/schedules/${paused}`);
+  });
+});
+
 describe("every schedule at once (Orkes' /api/scheduler/admin/…)", () => {
   it("pauses every schedule and resumes them, re-arms lost alarms (requeue), and is refused to whoever may not manage them all", async () => {
     await registerQuick("sched_all_a");
