@@ -138,6 +138,9 @@ describe("Spring cron expressions", () => {
     expect(nineAt("GMT+05:30")).toBe("2026-01-10T03:30:00.000Z");
     expect(nineAt("UT-3")).toBe("2026-01-10T12:00:00.000Z");
     expect(nineAt("+14:30")).toBe("2026-01-10T18:30:00.000Z");
+    // An IANA id that looks like an offset keeps its IANA meaning (POSIX's sign: Etc/GMT+2 is two hours west of UTC).
+    expect(nineAt("Etc/GMT+2")).toBe("2026-01-10T11:00:00.000Z");
+    expect(parseZone("Etc/GMT+2")).toEqual({ ok: true, zone: { timezone: "Etc/GMT+2" } });
     // What Java refuses ("+2:00", "+19", "UTC+", a lower-case prefix, a space) and what croner cannot take (seconds, past ±14:30).
     for (const zoneId of ["+2:00", "+19", "+18:30", "UTC+", "utc+2", "UTC +2", "+02:0", "+02:00:", "+0200:00", "-"]) expect(isKnownZone(zoneId), zoneId).toBe(false);
     expect(parseZone("+02:00:30")).toEqual({ ok: false, message: expect.stringMatching(/seconds/) });
