@@ -244,8 +244,9 @@ describe("a HUMAN task assigned to a group", () => {
     expect((await admin({ fullTextQuery: `review AND ${unique("nothing")}` })).totalHits).toBe(0);
     expect((await admin({ fullTextQuery: `"review AND ${name}"` })).totalHits).toBe(0);
     expect((await admin({ fullTextQuery: `* OR ${unique("nothing")}` })).totalHits).toBe(2);
-    // Lower-case words are text: "and" in a phrase is no operator.
+    // Lower-case words are text: "and" or "or" in a phrase is no operator ("or" read as OR would find both).
     expect((await admin({ fullTextQuery: `${small} and ${large}` })).totalHits).toBe(0);
+    expect((await admin({ fullTextQuery: `${small} or ${large}` })).totalHits).toBe(0);
     expect(await apiOk<string[]>("GET", "/api/human/tasks/getTaskDisplayNames?searchType=ADMIN")).toContain(`Review ${name}`);
 
     expect((await api("DELETE", `/api/human/tasks/delete/${smallTask}`)).status).toBe(200);
