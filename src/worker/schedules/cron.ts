@@ -89,11 +89,6 @@ export function parseZone(zoneId: string): { ok: true; zone: CronZone } | { ok: 
   }
 }
 
-/** True when `zone` is a zone id {@link parseZone} takes. */
-export function isKnownZone(zone: string): boolean {
-  return parseZone(zone).ok;
-}
-
 /**
  * The expression as croner reads it with Spring's meaning, or why it is not one. Spring's `?` (no specific value,
  * day fields only) is croner's `*`; croner would read a `?` elsewhere as "the current time".
