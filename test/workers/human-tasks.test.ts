@@ -247,6 +247,12 @@ describe("a HUMAN task assigned to a group", () => {
     // Lower-case words are text: "and" or "or" in a phrase is no operator ("or" read as OR would find both).
     expect((await admin({ fullTextQuery: `${small} and ${large}` })).totalHits).toBe(0);
     expect((await admin({ fullTextQuery: `${small} or ${large}` })).totalHits).toBe(0);
+    // At most 10 texts: the 11th is a 400 naming fullTextQuery (a search, so nothing to leave unchanged).
+    const texts = (count: number) => Array.from({ length: count }, (_, index) => (index === 0 ? small : `t${index}`)).join(" OR ");
+    expect((await admin({ fullTextQuery: texts(10) })).results.map((entry) => entry.taskId)).toEqual([smallTask]);
+    const tooMany = await api("POST", "/api/human/tasks/search", { searchType: "ADMIN", fullTextQuery: texts(11) });
+    expect(tooMany.status).toBe(400);
+    expect(await tooMany.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "fullTextQuery", message: expect.stringContaining("at most 10 texts") }] });
     expect(await apiOk<string[]>("GET", "/api/human/tasks/getTaskDisplayNames?searchType=ADMIN")).toContain(`Review ${name}`);
 
     expect((await api("DELETE", `/api/human/tasks/delete/${smallTask}`)).status).toBe(200);
