@@ -53,6 +53,8 @@ export class ExecutionStore {
   #hasLogTable: boolean;
   /** Whether the payload table exists: executions stored before payloads were kept apart have the others and not it. */
   #hasPartsTable: boolean;
+  /** Whether the table of secrets handed out exists: created with the first task handed a secret's value. */
+  #hasGivenTable: boolean;
   /**
    * Whether the stored execution's payloads are in the payload table, so a save writes those that changed only. False
    * until the first save of an execution stored with its payloads in its header: that save moves them all.
@@ -61,10 +63,11 @@ export class ExecutionStore {
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
-    const tables = new Set(sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'task_logs', 'workflow_parts')`).toArray().map((row) => row.name));
+    const tables = new Set(sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'task_logs', 'workflow_parts', 'given_secrets')`).toArray().map((row) => row.name));
     this.#hasTables = tables.has("meta");
     this.#hasLogTable = tables.has("task_logs");
     this.#hasPartsTable = tables.has("workflow_parts");
+    this.#hasGivenTable = tables.has("given_secrets");
   }
 
   /** The object's storage was wiped (`deleteAll`): the tables are gone with it. */
@@ -72,6 +75,7 @@ export class ExecutionStore {
     this.#hasTables = false;
     this.#hasLogTable = false;
     this.#hasPartsTable = false;
+    this.#hasGivenTable = false;
     this.#partsApart = false;
   }
 
@@ -140,7 +144,28 @@ export class ExecutionStore {
       this.#sql.exec(`DELETE FROM tasks WHERE task_id = ?`, removed);
       // A task instance dropped from the execution (a restart, a rerun) takes its log with it.
       if (this.#hasLogTable) this.#sql.exec(`DELETE FROM task_logs WHERE task_id = ?`, removed);
+      if (this.#hasGivenTable) this.#sql.exec(`DELETE FROM given_secrets WHERE task_id = ?`, removed);
     }
+  }
+
+  /**
+   * Records that task `taskId`'s side effect (a worker's poll, a call completed from outside) was handed these secrets'
+   * values, each kept as the secrets table holds it, encrypted (never the plaintext): whoever was handed one may quote it
+   * back after the secret was replaced or deleted. Kept while the task is (see {@link save}); a value handed again adds nothing.
+   */
+  addGivenSecrets(taskId: string, sealed: ReadonlyMap<string, string>): void {
+    if (sealed.size === 0) return;
+    if (!this.#hasGivenTable) {
+      this.#sql.exec(`CREATE TABLE IF NOT EXISTS given_secrets (task_id TEXT NOT NULL, name TEXT NOT NULL, sealed TEXT NOT NULL, PRIMARY KEY (task_id, name, sealed))`);
+      this.#hasGivenTable = true;
+    }
+    for (const [name, value] of sealed) this.#sql.exec(`INSERT OR IGNORE INTO given_secrets (task_id, name, sealed) VALUES (?, ?, ?)`, taskId, name, value);
+  }
+
+  /** The encrypted values task `taskId` was handed (see {@link addGivenSecrets}). */
+  givenSecrets(taskId: string): Array<{ name: string; sealed: string }> {
+    if (!this.#hasGivenTable) return [];
+    return this.#sql.exec<{ name: string; sealed: string }>(`SELECT name, sealed FROM given_secrets WHERE task_id = ?`, taskId).toArray();
   }
 
   /**

@@ -2,6 +2,13 @@ import type { JsonValue } from "../engine/model";
 import { decryptSecret, loadKeyring } from "../worker/secrets/crypto";
 import { isValidSecretName, readEncryptedSecrets } from "../worker/secrets/store";
 
+/** The secrets a task names as read for it: their values, and the stored (encrypted) form of each that decrypted. */
+export interface SecretRead {
+  lookup: (name: string) => string | undefined;
+  /** Name to the encrypted value `lookup` gives the plaintext of: what to keep to recognise that value later. */
+  sealed: ReadonlyMap<string, string>;
+}
+
 /**
  * Where `${workflow.secrets.<name>}` values come from at dispatch (and callback verification) time:
  * exactly the names the task references, read from D1 in one query and decrypted in memory. Nothing
@@ -13,23 +20,46 @@ import { isValidSecretName, readEncryptedSecrets } from "../worker/secrets/store
  * logged by name only, never by value, so an operator can tell "missing" from "key problem".
  */
 export async function secretLookup(env: Env, names: string[]): Promise<(name: string) => string | undefined> {
+  return (await readSecrets(env, names)).lookup;
+}
+
+/** {@link secretLookup}, with the encrypted values read (see {@link SecretRead}). */
+export async function readSecrets(env: Env, names: string[]): Promise<SecretRead> {
   const wanted = [...new Set(names)].filter(isValidSecretName);
   const values = new Map<string, string>();
-  if (wanted.length === 0) return (name) => values.get(name);
+  const sealed = new Map<string, string>();
+  // A Map, not an object: a name like `__proto__` or `constructor` must not find anything inherited.
+  const read: SecretRead = { lookup: (name) => values.get(name), sealed };
+  if (wanted.length === 0) return read;
   const stored = await readEncryptedSecrets(env.DB, wanted);
-  if (stored.size === 0) return (name) => values.get(name);
+  if (stored.size === 0) return read;
   const keyring = await loadKeyring(env.SECRETS_ENCRYPTION_KEY);
   if (!keyring.ok) {
     console.error(JSON.stringify({ msg: "secrets cannot be decrypted; treated as missing", reason: keyring.problem, names: [...stored.keys()] }));
-    return (name) => values.get(name);
+    return read;
   }
   for (const [name, encrypted] of stored) {
     const plaintext = await decryptSecret(keyring.keyring, name, encrypted);
     if (plaintext === undefined) console.error(JSON.stringify({ msg: "secret could not be decrypted (wrong key or tampered value); treated as missing", name }));
-    else values.set(name, plaintext);
+    else {
+      values.set(name, plaintext);
+      sealed.set(name, encrypted);
+    }
   }
-  // A Map, not an object: a name like `__proto__` or `constructor` must not find anything inherited.
-  return (name) => values.get(name);
+  return read;
+}
+
+/**
+ * The plaintexts of values kept in their encrypted form (`sealed`, as {@link SecretRead} gives them): those a worker or
+ * a service was handed, which it may quote back after the secret was replaced or deleted. One that no longer decrypts
+ * (the key was rotated away) is left out.
+ */
+export async function unsealSecretValues(env: Env, sealed: ReadonlyArray<{ name: string; sealed: string }>): Promise<string[]> {
+  if (sealed.length === 0) return [];
+  const keyring = await loadKeyring(env.SECRETS_ENCRYPTION_KEY);
+  if (!keyring.ok) return [];
+  const values = await Promise.all(sealed.map((entry) => decryptSecret(keyring.keyring, entry.name, entry.sealed)));
+  return values.filter((value): value is string => value !== undefined);
 }
 
 /** What a redacted secret value is replaced with; the same stand-in the engine stores for secrets. */

@@ -37,7 +37,7 @@ import {
   type WorkflowTaskDef,
 } from "../engine/model";
 import { resolvedTaskInput, taskInputTemplate } from "../engine/tasks/registry";
-import { requestsPerAttempt } from "../engine/tasks/http/request";
+import { isAsyncComplete, requestsPerAttempt } from "../engine/tasks/http/request";
 import { childStartRequest, inlineChildDefinition } from "../engine/tasks/sub-workflow";
 import { inlineStartedDefinition } from "../engine/tasks/start-workflow";
 import { handOutLimits, isHeldByWorker, leftWorkerQueues, workerQueueKey, type WorkerQueueEntry, type WorkerQueueRemoval } from "../engine/tasks/simple";
@@ -79,7 +79,7 @@ import { startFailureWorkflow } from "./dispatch/failure-workflow";
 import { hasTasksFoundByRow, indexRow, indexSignature, onlyTasksChanged } from "./execution-index";
 import { expectIndexWritten, indexShardFor, indexWriterAt } from "./index-writer";
 import { EXECUTION_LOG_LINES_KEPT, ExecutionStore, TASK_LOG_LINES_KEPT, type TaskLogLine } from "./execution-store";
-import { redactSecretValues, secretLookup } from "./secrets";
+import { readSecrets, redactSecretValues, unsealSecretValues, type SecretRead } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
 import { taskQueueAt } from "./task-queue";
 import { executionLimitAt, type AdmissionAnswer } from "./execution-limit";
@@ -163,7 +163,17 @@ class UnsendableInputError extends Error {
  * A polled task's input as the worker gets it, or why its task fails instead. `text`: the input as JSON, when the poll
  * wrote it out to measure it, so that its Task JSON is built around that text rather than writing the input out again.
  */
-type PollInput = { input: JsonObject; secrets: string[]; text?: string } | MissingSecretError | UnsendableInputError;
+type PollInput = { input: JsonObject; secrets: string[]; sealed?: ReadonlyMap<string, string>; text?: string } | MissingSecretError | UnsendableInputError;
+
+/**
+ * A task's input as its side effect needs it: with the real values of the secrets it names (`secrets`), and the
+ * encrypted form of each (`sealed`, by name), kept for a task whose input goes to someone who may report it later.
+ */
+interface LiveInput {
+  input: JsonObject;
+  secrets: string[];
+  sealed: ReadonlyMap<string, string>;
+}
 
 /** A polled task's input as read before it is handed out, or the answer when it did not wait for a poll. */
 type PollRead = { outcome: "read"; live: PollInput } | Exclude<PollAnswer, { outcome: "polled" }>;
@@ -561,6 +571,11 @@ function refused(error: unknown): ActorResult<never> {
 /** The values `lookup` has for `names`, those that exist. */
 function secretValues(names: readonly string[], lookup: (name: string) => string | undefined): string[] {
   return names.map(lookup).filter((value): value is string => value !== undefined);
+}
+
+/** The encrypted values `sealed` has for `names`, those that exist, by name. */
+function sealedOf(names: readonly string[], sealed: ReadonlyMap<string, string>): Map<string, string> {
+  return new Map(names.flatMap((name) => (sealed.has(name) ? [[name, sealed.get(name)!] as const] : [])));
 }
 
 /**
@@ -1559,7 +1574,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const befores = entries.map((entry) => this.#waitingForPoll(entry.taskId));
     const named = befores.map((before) => (before.outcome === "waiting" ? this.#namedSecrets(before.execution, before.task) : undefined));
     const names = named.flatMap((secrets) => secrets?.names ?? []);
-    const lookup = names.length === 0 ? undefined : await secretLookup(this.env, names).catch((error: unknown) => ({ failed: error }));
+    const lookup = names.length === 0 ? undefined : await readSecrets(this.env, names).catch((error: unknown) => ({ failed: error }));
     // Read before the task is handed out: a missing secret fails it instead, so no worker gets a task it cannot run.
     // A read that fails (the secrets' query, a resolution that throws) holds back the tasks it was for only: the
     // others still go to this poll's worker.
@@ -1585,7 +1600,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         }
         return { outcome: "read", live: { input: before.task.inputData, secrets: [] } };
       }
-      if (typeof lookup !== "function") return unreadForPoll(before.task.taskId, lookup.failed);
+      if ("failed" in lookup) return unreadForPoll(before.task.taskId, lookup.failed);
       // Building it is pure, so a throw (a text longer than a string may be) comes again at every poll: it fails the task.
       let live: PollInput;
       try {
@@ -1658,9 +1673,11 @@ export class WorkflowExecution extends DurableObject<Env> {
    * that handed it out, so in its transaction: the place it takes in its queue is always given back. The queue's word
    * counts too: it held a place by the limits the task was queued with, which an upgrade may have dropped.
    */
-  #handedOut(entry: PollEntry, live: { input: JsonObject; text?: string }): PollAnswer {
+  #handedOut(entry: PollEntry, live: { input: JsonObject; sealed?: ReadonlyMap<string, string>; text?: string }): PollAnswer {
     const current = this.#execution!;
     const task = current.tasks.find((candidate) => candidate.taskId === entry.taskId)!;
+    // In the turn that hands it out: the worker's report, however late, is scrubbed of the values it got.
+    if (live.sealed !== undefined) this.#store.addGivenSecrets(entry.taskId, live.sealed);
     if (entry.holdsPlace === true || handOutLimits(instanceTask(current.definition, task))?.maxHeld !== undefined) {
       const owed = { queue: workerQueueKey(task.taskDefName, task.domain) };
       this.#releases.set(entry.taskId, owed);
@@ -2986,14 +3003,18 @@ export class WorkflowExecution extends DurableObject<Env> {
    * The task's input as its side effect needs it: with real secret values when it references any
    * (they exist only in memory, for this call), else the stored input.
    */
-  async #liveInput(execution: Execution, task: TaskExecution): Promise<{ input: JsonObject; secrets: string[] } | MissingSecretError> {
+  async #liveInput(execution: Execution, task: TaskExecution): Promise<LiveInput | MissingSecretError> {
     const named = this.#namedSecrets(execution, task);
-    if (!named) return { input: task.inputData, secrets: [] };
-    return this.#inputWithSecrets(execution, task, named, await secretLookup(this.env, named.names));
+    if (!named) return { input: task.inputData, secrets: [], sealed: new Map() };
+    return this.#inputWithSecrets(execution, task, named, await readSecrets(this.env, named.names));
   }
 
-  /** {@link WorkflowExecution.#liveInput} of `task`, which names the secrets of `named`, with their values as `lookup` gives them. */
-  #inputWithSecrets(execution: Execution, task: TaskExecution, named: { definition: WorkflowTaskDef; names: string[] }, lookup: (name: string) => string | undefined): { input: JsonObject; secrets: string[] } | MissingSecretError {
+  /**
+   * {@link WorkflowExecution.#liveInput} of `task`, which names the secrets of `named`, with their values as `read` gives
+   * them (`sealed`: the encrypted form of each, to keep where whoever is handed the input may quote it back later).
+   */
+  #inputWithSecrets(execution: Execution, task: TaskExecution, named: { definition: WorkflowTaskDef; names: string[] }, read: SecretRead): LiveInput | MissingSecretError {
+    const { lookup } = read;
     try {
       // As when it was scheduled: the variables may have changed since, and what is sent must match what is stored.
       const asScheduled: Execution = { ...execution, variables: task.inputVariables ?? {} };
@@ -3001,7 +3022,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       const context = evaluationContext(asScheduled, Date.now(), task.taskId, lookup);
       const input = { ...task.inputData, ...(resolvedTaskInput(named.definition, (template) => resolveValue(template, context)) as JsonObject) };
       // The values themselves, so whatever the side effect brings back can be scrubbed of them.
-      return { input, secrets: secretValues(named.names, lookup) };
+      return { input, secrets: secretValues(named.names, lookup), sealed: sealedOf(named.names, read.sealed) };
     } catch (error) {
       if (error instanceof MissingSecretError) return error;
       throw error;
@@ -3024,7 +3045,10 @@ export class WorkflowExecution extends DurableObject<Env> {
   /** The values of the secrets `task`'s input names, those that exist (none for a rerun's literal input). */
   async #secretValues(execution: Execution, task: TaskExecution): Promise<string[]> {
     const named = this.#namedSecrets(execution, task);
-    return named ? secretValues(named.names, await secretLookup(this.env, named.names)) : [];
+    const current = named ? secretValues(named.names, (await readSecrets(this.env, named.names)).lookup) : [];
+    // Those it was handed too: a secret replaced or deleted since is still what a worker (or a service) may quote back.
+    const given = await unsealSecretValues(this.env, this.#store.givenSecrets(task.taskId));
+    return given.length === 0 ? current : [...new Set([...current, ...given])];
   }
 
   /**
@@ -3210,6 +3234,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (live instanceof MissingSecretError) return failed(`Task input references an unknown secret: ${live.message}`);
     // The task may have been canceled or completed while its input was read: start nothing for it.
     if (cancel.aborted) return { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "CANCELED", output: {}, reason: "Canceled before it was dispatched" };
+    // Before the call: the service an asyncComplete HTTP task reaches reports it from outside, perhaps after the secret
+    // it was sent was replaced or deleted, and what it quotes back is scrubbed of the values it was sent.
+    if (isHttpType(task.taskType) && isAsyncComplete(definition.asyncComplete, live.input)) this.#store.addGivenSecrets(task.taskId, live.sealed);
     const event = await this.#sideEffect(task, definition, execution, live.input, cancel, failed);
     if (live.secrets.length === 0 || event.type !== "dispatchResult") return event;
     // A service may echo a credential back (or an error may quote a URL): scrub before it is stored and shown.

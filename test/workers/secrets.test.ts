@@ -542,6 +542,23 @@ describe("secrets at run time", () => {
     expectNeverAnswered(value);
   });
 
+  it("a service completing its asyncComplete HTTP task after the secret it was sent was replaced still has the value it quotes masked", async () => {
+    const value = freshValue("async-rotated");
+    await putSecret("async_rotated_token", value);
+    await register({
+      name: "secret_async_rotated",
+      tasks: [httpTask("call", { uri: target("/echo/async-rotated"), method: "GET", headers: { Authorization: "Bearer ${workflow.secrets.async_rotated_token}" } }, { asyncComplete: true })],
+    });
+    const workflowId = await start("secret_async_rotated");
+    await waitUntil(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && Object.keys(workflow.tasks[0].outputData).length > 0);
+    // Rotated while the service holds the value it was sent, which it then quotes in its report.
+    await putSecret("async_rotated_token", freshValue("async-rotated-next"));
+    expect((await call("POST", `/api/tasks/${workflowId}/call/COMPLETED`, JSON.stringify({ received: `Bearer ${value}` }))).status).toBe(200);
+    const done = await waitUntil(workflowId, finished);
+    expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { received: "Bearer ***" } });
+    expect(await storedRecords(workflowId)).not.toContain(value);
+  });
+
   // Connection and timeout failures quote the live URL (with the real value): scrubbed the same way.
   it("a failure reason quoting the URL does not expose a secret in it", async () => {
     const value = freshValue("in-url");

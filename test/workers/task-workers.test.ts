@@ -620,6 +620,31 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(JSON.stringify(done)).not.toContain("echo-s3cr3t-value");
   });
 
+  it("a worker's result and log lines echoing the value it was handed stay masked after the secret is replaced or deleted", async () => {
+    await apiOk("PUT", "/api/secrets/w_rotated_token", JSON.stringify("rotated-old-s3cr3t"));
+    await register({ name: "w_rotated", tasks: [simpleTask("w_rotated_task", "echo", { token: "${workflow.secrets.w_rotated_token}" })] });
+    const replaced = await startWorkflow("w_rotated");
+    const first = await pollOne("w_rotated_task");
+    expect(first.inputData).toEqual({ token: "rotated-old-s3cr3t" });
+    // Rotated while the worker holds the old value, which it then quotes back (in its log and its result).
+    await apiOk("PUT", "/api/secrets/w_rotated_token", JSON.stringify("rotated-new-s3cr3t"));
+    expect((await api("POST", `/api/tasks/${first.taskId}/log`, JSON.stringify("called with rotated-old-s3cr3t"))).status).toBe(200);
+    expect((await report(first, "COMPLETED", { echo: "rotated-old-s3cr3t" })).status).toBe(200);
+    const done = await waitFor(replaced, ["COMPLETED", "FAILED"]);
+    expect(done.tasks[0]!.outputData).toEqual({ echo: "***" });
+    expect(await apiOk("GET", `/api/tasks/${first.taskId}/log`)).toMatchObject([{ log: "called with ***" }]);
+
+    // Deleted while the worker holds it: its value is still what the worker may quote.
+    const deleted = await startWorkflow("w_rotated");
+    const second = await pollOne("w_rotated_task");
+    expect(second.inputData).toEqual({ token: "rotated-new-s3cr3t" });
+    await apiOk("DELETE", "/api/secrets/w_rotated_token");
+    expect((await report(second, "COMPLETED", { echo: "Bearer rotated-new-s3cr3t" })).status).toBe(200);
+    const after = await waitFor(deleted, ["COMPLETED", "FAILED"]);
+    expect(after.tasks[0]!.outputData).toEqual({ echo: "Bearer ***" });
+    expect(JSON.stringify([done, after])).not.toMatch(/rotated-(old|new)-s3cr3t/);
+  });
+
   it("refuses bad polls and bad results with the contract's error, changing nothing", async () => {
     await register({ name: "w_bad", tasks: [simpleTask("w_bad_task")] });
     const workflowId = await startWorkflow("w_bad");
