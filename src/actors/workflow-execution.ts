@@ -1735,7 +1735,12 @@ export class WorkflowExecution extends DurableObject<Env> {
     };
     const gone = noLongerWaiting();
     if (gone) return gone;
-    const { status, output, reason } = parsed.callback;
+    // The sender holds the secrets its headers were checked against: one it quotes back (a token echoed in its payload,
+    // as some services put theirs) is scrubbed before it is stored and shown, as any report from outside is.
+    const scrub = <T extends JsonValue>(value: T): T => (live.secrets.length > 0 ? redactSecretValues(value, live.secrets) : value);
+    const { status } = parsed.callback;
+    const output = scrub(parsed.callback.output);
+    const reason = parsed.callback.reason === undefined ? undefined : scrub(parsed.callback.reason);
     const event: ExecutionEvent = { type: "externalUpdate", taskId: call.taskId, status, output };
     if (reason !== undefined) event.reason = reason;
     try {

@@ -703,6 +703,23 @@ describe("secrets at run time", () => {
     expectNeverAnswered(value);
   });
 
+  it("a WAIT_FOR_WEBHOOK callback quoting the secret its header was checked against (a token echoed in its payload) is stored masked", async () => {
+    const value = freshValue("hook-echo");
+    await putSecret("hook_echo_token", value);
+    await register({ name: "secret_hook_echo", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { headers: { "X-Token": "${workflow.secrets.hook_echo_token}" } } }] });
+    const workflowId = await start("secret_hook_echo");
+    const waiting = await waitUntil(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const response = await SELF.fetch(String(waiting.tasks[0]!["callbackUrl"]), {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-token": value },
+      body: JSON.stringify({ status: "FAILED", output: { reason: `rejected for ${value}`, token: value, event: { auth: `Bearer ${value}` } } }),
+    });
+    expect(response.status).toBe(200);
+    const done = await waitUntil(workflowId, finished);
+    expect(done.tasks[0]).toMatchObject({ reasonForIncompletion: "rejected for ***", outputData: { reason: "rejected for ***", token: "***", event: { auth: "Bearer ***" } } });
+    expect(await storedRecords(workflowId)).not.toContain(value);
+  });
+
   it("rerun with taskInput sends that input as given, also when the task's definition uses a secret; a secret named in taskInput is never resolved", async () => {
     const value = freshValue("rerun");
     await putSecret("rerun_token", value);
