@@ -3,10 +3,11 @@
  * its task name and key completes it instead (no request, no worker); otherwise its output is cached once it
  * completes. The decider marks what to look up and applies what was found; the actor reads and writes the cache.
  */
-import { hasExpression, resolveValue } from "./expressions";
-import { workflowRecord } from "./evaluation";
+import { hasExpression, referencedSecrets, resolveValue } from "./expressions";
+import { evaluationContext, workflowRecord } from "./evaluation";
 import { isHttpType, type JsonObject, type JsonValue, type TaskCacheConfig, type TaskExecution, type WorkflowExecution } from "./model";
 import { instanceTask } from "./plan";
+import { resolvedTaskInput, taskInputTemplate } from "./tasks/registry";
 import { isJsonObjectValue } from "./tasks/workflow-start-fields";
 
 /** Longest key a cache key template may resolve to: a longer one caches nothing (the task simply runs). */
@@ -30,7 +31,8 @@ export function taskCacheKey(state: WorkflowExecution, task: TaskExecution, conf
   if (!hasExpression(config.key)) return config.key;
   let resolved;
   try {
-    resolved = resolveValue(config.key, { workflow: workflowRecord(state), task: (name) => inputNamed(task, name), now });
+    const input = keyInput(state, task, now);
+    resolved = resolveValue(config.key, { workflow: workflowRecord(state), task: (name) => inputNamed(task.taskType, input, name), now });
   } catch {
     return undefined;
   }
@@ -44,10 +46,26 @@ export function taskCacheKey(state: WorkflowExecution, task: TaskExecution, conf
  * `http_request` (nested winning field by field), the request's field as it is sent, so that `${uri}` names the URI
  * wherever it is written (the client builders nest it).
  */
-function inputNamed(task: TaskExecution, name: string): JsonValue | undefined {
-  const request = isHttpType(task.taskType) || task.taskType === "HTTP_POLL" ? task.inputData["http_request"] : undefined;
+function inputNamed(taskType: string, input: JsonObject, name: string): JsonValue | undefined {
+  const request = isHttpType(taskType) || taskType === "HTTP_POLL" ? input["http_request"] : undefined;
   if (isJsonObjectValue(request) && Object.hasOwn(request, name)) return request[name];
-  return Object.hasOwn(task.inputData, name) ? task.inputData[name] : undefined;
+  return Object.hasOwn(input, name) ? input[name] : undefined;
+}
+
+/**
+ * The input a key reads: the task's, except that where its template reads a secret, the reference as written
+ * (`${workflow.secrets.token_a}`) stands in the stored `***`. Every secret reads `***` there, so a key naming such
+ * input (`${uri}` with `?key=${workflow.secrets.token_a}`) would be one key for every secret, and a task of the same
+ * name sending another credential would be completed with the answer to this one. The value itself never enters a key
+ * (keys are stored). Resolved as the task was scheduled (this runs as it is scheduled), with its variables.
+ */
+function keyInput(state: WorkflowExecution, task: TaskExecution, now: number): JsonObject {
+  const definition = task.inputGiven === true ? undefined : instanceTask(state.definition, task);
+  if (definition === undefined || referencedSecrets(taskInputTemplate(definition)).length === 0) return task.inputData;
+  const asScheduled: WorkflowExecution = { ...state, variables: task.inputVariables ?? state.variables };
+  const context = evaluationContext(asScheduled, now, task.taskId, (name) => `\${workflow.secrets.${name}}`);
+  const resolved = resolvedTaskInput(definition, (template) => resolveValue(template, context));
+  return isJsonObjectValue(resolved) ? { ...task.inputData, ...resolved } : task.inputData;
 }
 
 /** The tasks waiting for their cache look-up, as `{taskId, taskName, key}`. */

@@ -34,6 +34,26 @@ describe("task output cache", () => {
     expect(await hits("toc-b")).toBe(1);
   });
 
+  it("a key naming input that holds a secret tells secrets apart: a task of the same name sending another secret calls for itself", async () => {
+    await apiOk("PUT", "/api/secrets/toc_key_a", JSON.stringify("toc-alpha-value"));
+    await apiOk("PUT", "/api/secrets/toc_key_b", JSON.stringify("toc-beta-value"));
+    for (const [name, secret] of [["toc_secret_a", "toc_key_a"], ["toc_secret_b", "toc_key_b"]] as const) {
+      await register({ name, tasks: [httpTask("toc_profile", { uri: target(`/count/\${workflow.secrets.${secret}}`), method: "GET" }, { cacheConfig: { key: "${uri}", ttlInSecond: 600 } })] });
+    }
+    const first = await outputOf("toc_secret_a", {});
+    expect(first["status"]).toBe("COMPLETED");
+    await eventually(() => rowCount("task_output_cache"), (rows) => rows >= 1, "the output cached");
+    // Stored and shown masked, the two URIs read alike; the cache must not hand one credential's answer to the other.
+    const other = await outputOf("toc_secret_b", {});
+    expect(other["_cachedResponse"]).toBeUndefined();
+    expect(await hits("toc-beta-value")).toBe(1);
+    // The same secret still finds its own.
+    expect(await outputOf("toc_secret_a", {})).toMatchObject({ _cachedResponse: true });
+    expect(await hits("toc-alpha-value")).toBe(1);
+    const keys = await env.DB.prepare("SELECT cache_key FROM task_output_cache").all<{ cache_key: string }>();
+    expect(JSON.stringify(keys.results)).not.toMatch(/toc-(alpha|beta)-value/);
+  });
+
   it("calls again once the output expired, and never caches a failure", async () => {
     await registerCounting("toc_expiring", { key: "${uri}", ttlInSecond: 1 });
     await outputOf("toc_expiring", { key: "toc-exp" });
