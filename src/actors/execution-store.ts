@@ -56,6 +56,11 @@ export class ExecutionStore {
   /** Whether the table of secrets handed out exists: created with the first task handed a secret's value. */
   #hasGivenTable: boolean;
   /**
+   * The tasks the table of secrets handed out has rows for, read from it once, when first needed (undefined until
+   * then): every report asks for its task's, and most tasks were handed none, so those are answered without a statement.
+   */
+  #givenTasks: Set<string> | undefined;
+  /**
    * Whether the stored execution's payloads are in the payload table, so a save writes those that changed only. False
    * until the first save of an execution stored with its payloads in its header: that save moves them all.
    */
@@ -76,6 +81,7 @@ export class ExecutionStore {
     this.#hasLogTable = false;
     this.#hasPartsTable = false;
     this.#hasGivenTable = false;
+    this.#givenTasks = undefined;
     this.#partsApart = false;
   }
 
@@ -144,7 +150,10 @@ export class ExecutionStore {
       this.#sql.exec(`DELETE FROM tasks WHERE task_id = ?`, removed);
       // A task instance dropped from the execution (a restart, a rerun) takes its log with it.
       if (this.#hasLogTable) this.#sql.exec(`DELETE FROM task_logs WHERE task_id = ?`, removed);
-      if (this.#hasGivenTable) this.#sql.exec(`DELETE FROM given_secrets WHERE task_id = ?`, removed);
+      if (this.#hasGiven(removed)) {
+        this.#sql.exec(`DELETE FROM given_secrets WHERE task_id = ?`, removed);
+        this.#givenTasks!.delete(removed);
+      }
     }
   }
 
@@ -158,14 +167,27 @@ export class ExecutionStore {
     if (!this.#hasGivenTable) {
       this.#sql.exec(`CREATE TABLE IF NOT EXISTS given_secrets (task_id TEXT NOT NULL, name TEXT NOT NULL, sealed TEXT NOT NULL, PRIMARY KEY (task_id, name, sealed))`);
       this.#hasGivenTable = true;
+      this.#givenTasks = new Set();
     }
     for (const [name, value] of sealed) this.#sql.exec(`INSERT OR IGNORE INTO given_secrets (task_id, name, sealed) VALUES (?, ?, ?)`, taskId, name, value);
+    this.#givenTaskIds().add(taskId);
   }
 
-  /** The encrypted values task `taskId` was handed (see {@link addGivenSecrets}). */
+  /** The encrypted values task `taskId` was handed (see {@link addGivenSecrets}); no statement for a task handed none. */
   givenSecrets(taskId: string): Array<{ name: string; sealed: string }> {
-    if (!this.#hasGivenTable) return [];
+    if (!this.#hasGiven(taskId)) return [];
     return this.#sql.exec<{ name: string; sealed: string }>(`SELECT name, sealed FROM given_secrets WHERE task_id = ?`, taskId).toArray();
+  }
+
+  /** Whether task `taskId` was handed any secret's value (see {@link addGivenSecrets}). */
+  #hasGiven(taskId: string): boolean {
+    return this.#hasGivenTable && this.#givenTaskIds().has(taskId);
+  }
+
+  /** The tasks with rows in the table of secrets handed out, which exists (see {@link ExecutionStore.#givenTasks}). */
+  #givenTaskIds(): Set<string> {
+    this.#givenTasks ??= new Set(this.#sql.exec<{ task_id: string }>(`SELECT DISTINCT task_id FROM given_secrets`).toArray().map((row) => row.task_id));
+    return this.#givenTasks;
   }
 
   /**

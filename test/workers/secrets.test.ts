@@ -1,6 +1,7 @@
 import { SELF, env, runInDurableObject } from "cloudflare:test";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
+import { ExecutionStore } from "../../src/actors/execution-store";
 import { decryptSecret, loadKeyring } from "../../src/worker/secrets/crypto";
 import { createUser, call as callWith } from "./auth-helpers";
 import { api, eventually, hits, httpTask, rowCount, target, waitForIndexRow, type TaskJson, type WorkflowJson } from "./helpers";
@@ -557,6 +558,29 @@ describe("secrets at run time", () => {
     const done = await waitUntil(workflowId, finished);
     expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { received: "Bearer ***" } });
     expect(await storedRecords(workflowId)).not.toContain(value);
+  });
+
+  it("asking which values a task was handed costs no statement for a task handed none, once the execution holds some", async () => {
+    const stub = env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(`given-${crypto.randomUUID()}`));
+    const counts = await runInDurableObject(stub, (_instance, state) => {
+      const statements: string[] = [];
+      const real = state.storage.sql;
+      const counted = { exec: (query: string, ...bindings: unknown[]) => (statements.push(query), real.exec(query, ...bindings)) } as unknown as SqlStorage;
+      const store = new ExecutionStore(counted);
+      store.addGivenSecrets("handed", new Map([["token", "v1:sealed"]]));
+      const before = statements.length;
+      // A report of each task asks: every other task of an execution where one was handed a secret.
+      for (let report = 0; report < 5; report += 1) expect(store.givenSecrets(`plain-${report % 2}`)).toEqual([]);
+      const plain = statements.length - before;
+      expect(store.givenSecrets("handed")).toEqual([{ name: "token", sealed: "v1:sealed" }]);
+      // Woken again: the rows are read back, once.
+      const woken = new ExecutionStore(counted);
+      const atWake = statements.length;
+      for (let report = 0; report < 5; report += 1) expect(woken.givenSecrets("plain")).toEqual([]);
+      expect(woken.givenSecrets("handed")).toHaveLength(1);
+      return { plain, woken: statements.length - atWake };
+    });
+    expect(counts).toEqual({ plain: 0, woken: 2 });
   });
 
   // Connection and timeout failures quote the live URL (with the real value): scrubbed the same way.
