@@ -146,6 +146,7 @@ export class ExecutionStore {
       }
       before.delete(task.taskId);
     }
+    let droppedGiven = false;
     for (const removed of before.keys()) {
       this.#sql.exec(`DELETE FROM tasks WHERE task_id = ?`, removed);
       // A task instance dropped from the execution (a restart, a rerun) takes its log with it.
@@ -153,30 +154,45 @@ export class ExecutionStore {
       if (this.#hasGiven(removed)) {
         this.#sql.exec(`DELETE FROM given_secrets WHERE task_id = ?`, removed);
         this.#givenTasks!.delete(removed);
+        droppedGiven = true;
       }
     }
+    // And the values no task it keeps was handed.
+    if (droppedGiven) this.#sql.exec(`DELETE FROM given_values WHERE id NOT IN (SELECT value_id FROM given_secrets)`);
   }
 
   /**
    * Records that task `taskId`'s side effect (a worker's poll, a call completed from outside) was handed these secrets'
    * values, each kept as the secrets table holds it, encrypted (never the plaintext): whoever was handed one may quote it
    * back after the secret was replaced or deleted. Kept while the task is (see {@link save}); a value handed again adds nothing.
+   * Each value is stored once however many tasks were handed it (a loop's every iteration is, the secret's one stored
+   * form until it is put again): a task adds a reference to it, so the table grows by the values, up to 64 KiB each, not
+   * by the tasks times the values.
    */
   addGivenSecrets(taskId: string, sealed: ReadonlyMap<string, string>): void {
     if (sealed.size === 0) return;
     if (!this.#hasGivenTable) {
-      this.#sql.exec(`CREATE TABLE IF NOT EXISTS given_secrets (task_id TEXT NOT NULL, name TEXT NOT NULL, sealed TEXT NOT NULL, PRIMARY KEY (task_id, name, sealed))`);
+      this.#sql.exec(`CREATE TABLE IF NOT EXISTS given_values (id INTEGER PRIMARY KEY, name TEXT NOT NULL, sealed TEXT NOT NULL)`);
+      // Created last: its presence tells the constructor that both exist.
+      this.#sql.exec(`CREATE TABLE IF NOT EXISTS given_secrets (task_id TEXT NOT NULL, value_id INTEGER NOT NULL, PRIMARY KEY (task_id, value_id)) WITHOUT ROWID`);
       this.#hasGivenTable = true;
       this.#givenTasks = new Set();
     }
-    for (const [name, value] of sealed) this.#sql.exec(`INSERT OR IGNORE INTO given_secrets (task_id, name, sealed) VALUES (?, ?, ?)`, taskId, name, value);
+    for (const [name, value] of sealed) {
+      // Looked up without an index (one would hold each value a second time): the table holds this execution's distinct values only.
+      const found = this.#sql.exec<{ id: number }>(`SELECT id FROM given_values WHERE name = ? AND sealed = ?`, name, value).toArray()[0];
+      const id = found?.id ?? this.#sql.exec<{ id: number }>(`INSERT INTO given_values (name, sealed) VALUES (?, ?) RETURNING id`, name, value).one().id;
+      this.#sql.exec(`INSERT OR IGNORE INTO given_secrets (task_id, value_id) VALUES (?, ?)`, taskId, id);
+    }
     this.#givenTaskIds().add(taskId);
   }
 
   /** The encrypted values task `taskId` was handed (see {@link addGivenSecrets}); no statement for a task handed none. */
   givenSecrets(taskId: string): Array<{ name: string; sealed: string }> {
     if (!this.#hasGiven(taskId)) return [];
-    return this.#sql.exec<{ name: string; sealed: string }>(`SELECT name, sealed FROM given_secrets WHERE task_id = ?`, taskId).toArray();
+    return this.#sql
+      .exec<{ name: string; sealed: string }>(`SELECT name, sealed FROM given_secrets JOIN given_values ON given_values.id = given_secrets.value_id WHERE task_id = ?`, taskId)
+      .toArray();
   }
 
   /** Whether task `taskId` was handed any secret's value (see {@link addGivenSecrets}). */

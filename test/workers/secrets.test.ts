@@ -583,6 +583,25 @@ describe("secrets at run time", () => {
     expect(counts).toEqual({ plain: 0, woken: 2 });
   });
 
+  it("a value handed to many tasks (a loop's iterations) is kept once, not once per task", async () => {
+    const stub = env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(`given-${crypto.randomUUID()}`));
+    const grown = await runInDurableObject(stub, (_instance, state) => {
+      const store = new ExecutionStore(state.storage.sql);
+      // The stored form of a secret of the largest size (64 KiB, base64 with its IV and tag), and one put after it.
+      const sealed = `v1:${"A".repeat(16)}:${"B".repeat(87_400)}`;
+      const next = `v1:${"C".repeat(16)}:${"D".repeat(87_400)}`;
+      store.addGivenSecrets("first", new Map([["key_file", sealed]]));
+      const start = state.storage.sql.databaseSize;
+      for (let iteration = 0; iteration < 200; iteration += 1) store.addGivenSecrets(`loop-${iteration}`, new Map([["key_file", sealed]]));
+      store.addGivenSecrets("loop-7", new Map([["key_file", next]]));
+      expect(store.givenSecrets("loop-199")).toEqual([{ name: "key_file", sealed }]);
+      expect(store.givenSecrets("loop-7").map((entry) => entry.sealed).sort()).toEqual([sealed, next]);
+      return state.storage.sql.databaseSize - start;
+    });
+    // 200 copies would be over 17 MB; the one value put since, and 200 references, well under 1 MB.
+    expect(grown).toBeLessThan(1_000_000);
+  });
+
   // Connection and timeout failures quote the live URL (with the real value): scrubbed the same way.
   it("a failure reason quoting the URL does not expose a secret in it", async () => {
     const value = freshValue("in-url");

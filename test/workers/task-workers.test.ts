@@ -645,6 +645,24 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(JSON.stringify([done, after])).not.toMatch(/rotated-(old|new)-s3cr3t/);
   });
 
+  it("the values a task was handed go with it: a restart drops the old task's and the values no task keeps", async () => {
+    await apiOk("PUT", "/api/secrets/w_given_dropped", JSON.stringify("dropped-s3cr3t"));
+    await register({ name: "w_given_dropped", tasks: [simpleTask("w_given_dropped_task", "echo", { token: "${workflow.secrets.w_given_dropped}" })] });
+    const workflowId = await startWorkflow("w_given_dropped");
+    const polled = await pollOne("w_given_dropped_task");
+    const given = () =>
+      runInDurableObject(executionStub(env, workflowId), (_instance, state) => ({
+        tasks: state.storage.sql.exec<{ task_id: string }>(`SELECT task_id FROM given_secrets`).toArray().map((row) => row.task_id),
+        values: state.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM given_values`).one().n,
+      }));
+    expect(await given()).toEqual({ tasks: [polled.taskId], values: 1 });
+    expect((await api("DELETE", `/api/workflow/${workflowId}?reason=stop`)).status).toBeLessThan(300);
+    expect((await api("POST", `/api/workflow/${workflowId}/restart`)).status).toBeLessThan(300);
+    await eventually(() => getWorkflow(workflowId), (workflow) => workflow.status === "RUNNING" && !workflow.tasks.some((task) => task.taskId === polled.taskId), "the restart");
+    expect(await given()).toEqual({ tasks: [], values: 0 });
+    await apiOk("DELETE", "/api/secrets/w_given_dropped");
+  });
+
   it("refuses bad polls and bad results with the contract's error, changing nothing", async () => {
     await register({ name: "w_bad", tasks: [simpleTask("w_bad_task")] });
     const workflowId = await startWorkflow("w_bad");
