@@ -6,6 +6,7 @@ import { exceedsJsonDepth, holdsNonFiniteNumber, issueMessage, MAX_JAVA_INT, MAX
 import { MAX_WORKFLOW_NAME_LENGTH } from "../engine/definition/validate";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { MAX_CORRELATION_ID_LENGTH } from "../engine/limits";
+import { hasLostDigits, LOST_DIGITS_MESSAGE } from "../engine/scalar-text";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { validationError } from "./http/errors";
 import { BOOLEAN_PARAMETER_MESSAGE, booleanQuery, booleanWord } from "./http/params";
@@ -54,16 +55,24 @@ export const jsonData = v.pipe(
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 512;
 
 /**
- * A start's idempotency key: a string, or a number or boolean taken as its text, as Jackson reads a JSON scalar into
- * the String `idempotencyKey` of Conductor's StartWorkflowRequest (the Python client sends an int key as it is), and as
- * a SUB_WORKFLOW or START_WORKFLOW task reads one (`idempotencyKeyOf`), so the same order id keys both alike. Objects
- * and arrays stay refused, as Jackson refuses them, and so does an integer beyond 2^53, whose digits JSON.parse lost.
+ * A String field of Conductor's or Orkes' models as Jackson reads it: a string, or a number or boolean taken as its
+ * text (Jackson coerces a JSON scalar into a String; the Python client sends an int as it is), `42` as `"42"`. Objects
+ * and arrays stay refused with `message`, as Jackson refuses them, and so does an integer beyond 2^53, whose digits
+ * JSON.parse has lost (see {@link hasLostDigits}).
+ */
+export const jacksonText = (message = "must be a string") =>
+  v.pipe(
+    v.union([v.string(), v.pipe(v.number(), v.finite()), v.boolean()], message),
+    v.check((value) => !hasLostDigits(value), LOST_DIGITS_MESSAGE),
+    v.transform((value) => String(value)),
+  );
+
+/**
+ * A start's idempotency key: {@link jacksonText}, as a SUB_WORKFLOW or START_WORKFLOW task reads one too
+ * (`idempotencyKeyOf`), so the same order id keys both alike.
  */
 const IdempotencyKey = v.pipe(
-  v.union([v.string(), v.pipe(v.number(), v.finite()), v.boolean()], "must be a string"),
-  // Past 2^53 the JSON number has already lost digits (two snowflake ids would read as one key): refused, not merged.
-  v.check((value) => typeof value !== "number" || !Number.isInteger(value) || Number.isSafeInteger(value), "must be a string when it is a number this large (its digits are lost as a JSON number)"),
-  v.transform((value) => String(value)),
+  jacksonText(),
   v.minLength(1, "must not be empty"),
   v.maxLength(MAX_IDEMPOTENCY_KEY_LENGTH, `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`),
 );
@@ -88,8 +97,11 @@ export const jacksonInteger = (schema: v.GenericSchema<number, number>) =>
 /** A workflow priority: 0 to 99. */
 export const Priority = v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"));
 
-/** A correlation id, wherever it is given (a body field or the `correlationId` query parameter). */
-export const CorrelationId = v.pipe(v.string("must be a string"), v.maxLength(MAX_CORRELATION_ID_LENGTH, `must be at most ${MAX_CORRELATION_ID_LENGTH} characters`));
+/**
+ * A correlation id, wherever it is given (a body field or the `correlationId` query parameter): a number or boolean is
+ * its text ({@link jacksonText}), as Jackson reads Conductor's String correlationId (clients keying by an order number).
+ */
+export const CorrelationId = v.pipe(jacksonText(), v.maxLength(MAX_CORRELATION_ID_LENGTH, `must be at most ${MAX_CORRELATION_ID_LENGTH} characters`));
 
 /** The fields of Conductor's `StartWorkflowRequest` (see {@link StartWorkflowRequest}). */
 /** Conductor's idempotency strategies of a start with an `idempotencyKey`. */

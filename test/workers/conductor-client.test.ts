@@ -8,7 +8,7 @@ import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { STALE_CLAIM_MS } from "../../src/worker/start-execution";
 import { call, createUser, orkes } from "./auth-helpers";
-import { ADMIN_KEY, api, apiOk, eventually, gate, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { ADMIN_KEY, api, apiOk, eventually, gate, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 interface ErrorBody {
   status: number;
@@ -645,6 +645,36 @@ describe("fields a client sends as null", () => {
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
     expect((await api("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromTaskId: null, workflowInput: null, taskInput: null, correlationId: null })).status).toBe(200);
     expect((await apiOk<WorkflowJson>("GET", `/api/workflow/${workflowId}`)).status).toBe("RUNNING");
+  });
+});
+
+describe("a correlationId sent as a number (Jackson reads it into Conductor's String field as its text)", () => {
+  it("is that text in a start, the execute endpoint, a test run, a rerun and the correlation lookups; an object, array or integer past 2^53 is a 400", async () => {
+    await register({ name: "client_corr_number", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }] });
+    // The Python client sends an int order number as it is.
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "client_corr_number", correlationId: 1234 });
+    expect(await apiOk<WorkflowJson>("GET", `/api/workflow/${workflowId}`)).toMatchObject({ correlationId: "1234" });
+    const executed = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/client_corr_number/1", { correlationId: 99 });
+    expect(executed.correlationId).toBe("99");
+    expect(await apiOk<WorkflowJson>("POST", "/api/workflow/test", { name: "client_corr_number", correlationId: true })).toMatchObject({ correlationId: "true" });
+    await waitForIndexRow(workflowId, "RUNNING", 10_000);
+    const found = await apiOk<Record<string, WorkflowJson[]>>("POST", "/api/workflow/client_corr_number/correlated", [1234]);
+    expect(found["1234"]!.map((workflow) => workflow.workflowId)).toEqual([workflowId]);
+    const batch = await apiOk<Record<string, WorkflowJson[]>>("POST", "/api/workflow/correlated/batch", { workflowNames: ["client_corr_number"], correlationIds: [1234] });
+    expect(batch["1234"]!.map((workflow) => workflow.workflowId)).toEqual([workflowId]);
+
+    expect((await api("DELETE", `/api/workflow/${workflowId}`)).status).toBe(200);
+    await waitFor(workflowId, ["TERMINATED"]);
+    expect(await apiOk<string>("POST", `/api/workflow/${workflowId}/rerun`, { correlationId: 5678 })).toBe(workflowId);
+    expect(await apiOk<WorkflowJson>("GET", `/api/workflow/${workflowId}`)).toMatchObject({ correlationId: "5678" });
+
+    for (const path of ["/api/workflow", "/api/workflow/execute/client_corr_number/1", "/api/workflow/test"]) {
+      for (const id of ['{"order":1}', "[1]", "12345678901234567890"]) {
+        const refused = await api("POST", path, `{"name":"client_corr_number","correlationId":${id}}`);
+        expect(refused.status).toBe(400);
+        expect(((await refused.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toEqual(["correlationId"]);
+      }
+    }
   });
 });
 

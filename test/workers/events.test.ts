@@ -118,6 +118,14 @@ describe("event handlers (/api/event)", () => {
     expect((await api("GET", "/api/event/handler/ev_wildcard")).status).toBe(404);
   });
 
+  it("read a start_workflow correlationId given as a number as its text, as Jackson reads the String field", async () => {
+    const numbered = handler("ev_corr_number", "conductor:ev_corr_number:q", [{ action: "start_workflow", start_workflow: { name: "ev_corr_child", correlationId: 1234 } }]);
+    expect((await api("POST", "/api/event", numbered)).status).toBe(200);
+    expect(await apiOk("GET", "/api/event/handler/ev_corr_number")).toMatchObject({ actions: [{ start_workflow: { name: "ev_corr_child", correlationId: "1234" } }] });
+    const refused = await api("POST", "/api/event", handler("ev_corr_object", "conductor:ev_corr_number:q", [{ action: "start_workflow", start_workflow: { name: "ev_corr_child", correlationId: { id: 1 } } }]));
+    expect(refused.status).toBe(400);
+  });
+
   it("read a field given as null as unset, as Jackson does: .NET clients write every unset field so", async () => {
     // conductor-sharp's EventHandlerDefinition (Newtonsoft, nulls written) and a generated model that writes every field.
     const sharp = {

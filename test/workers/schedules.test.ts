@@ -612,6 +612,19 @@ describe("refused saves change nothing", () => {
     expect((await apiOk<{ startWorkflowRequest: JsonObject }>("GET", "/api/scheduler/schedules/sched-python")).startWorkflowRequest).toEqual({ name: "sched_python", input: {} });
     await apiOk("DELETE", "/api/scheduler/schedules/sched-python");
   });
+
+  it("takes a correlationId given as a number as its text, as Jackson reads the String field; an object or array stays a 400", async () => {
+    await registerQuick("sched_corr_number");
+    const body = schedule("sched-corr-number", "sched_corr_number", { startWorkflowRequest: { name: "sched_corr_number", correlationId: 1234 } });
+    expect((await api("POST", "/api/scheduler/schedules", body)).status).toBe(200);
+    expect((await apiOk<{ startWorkflowRequest: JsonObject }>("GET", "/api/scheduler/schedules/sched-corr-number")).startWorkflowRequest["correlationId"]).toBe("1234");
+    for (const correlationId of [{ order: 1 }, [1]]) {
+      const refused = schedule("sched-corr-number", "sched_corr_number", { startWorkflowRequest: { name: "sched_corr_number", correlationId } });
+      await expectRefused(await api("POST", "/api/scheduler/schedules", refused), 400, "startWorkflowRequest.correlationId");
+    }
+    expect((await apiOk<{ startWorkflowRequest: JsonObject }>("GET", "/api/scheduler/schedules/sched-corr-number")).startWorkflowRequest["correlationId"]).toBe("1234");
+    await apiOk("DELETE", "/api/scheduler/schedules/sched-corr-number");
+  });
 });
 
 describe("access", () => {
