@@ -20,3 +20,6 @@ export function isTextScalar(value: unknown): value is string | number | boolean
 
 /** Why a number beyond 2^53 is not taken as text. */
 export const LOST_DIGITS_MESSAGE = "must be a string when it is a number this large (its digits are lost as a JSON number)";
+
+/** What a definition may write where a task reads text ({@link isTextScalar}): an expression is a string too. */
+export const TEXT_SCALAR_RULE = "a string, a number or a boolean (an expression is allowed; an integer beyond 2^53 only as text, since a JSON number loses its digits)";

@@ -739,7 +739,9 @@ describe("SUB_WORKFLOW tasks", () => {
     ["version", 1.5, /version must be an integer of at least 0/],
     ["priority", 100, /priority must be an integer from 0 to 99/],
     ["priority", -1, /priority must be an integer from 0 to 99/],
-    ["idempotencyKey", 5, /idempotencyKey must be a string/],
+    ["idempotencyKey", { id: 5 }, /idempotencyKey must be a string, a number or a boolean/],
+    ["idempotencyKey", [5], /idempotencyKey must be a string, a number or a boolean/],
+    ["idempotencyKey", 12345678901234567890, /idempotencyKey must be a string, a number or a boolean .*beyond 2\^53/],
     ["idempotencyStrategy", "OVERWRITE", /idempotencyStrategy must be one of RETURN_EXISTING, FAIL, FAIL_ON_RUNNING/],
     ["taskToDomain", "d", /taskToDomain must be an object/],
   ])("rejects subWorkflowParam.%s = %j", (key, value, message) => {
@@ -753,6 +755,9 @@ describe("SUB_WORKFLOW tasks", () => {
       { name: "child", version: "" },
       { name: "child", version: null, taskToDomain: null, priority: null, idempotencyKey: null, idempotencyStrategy: null },
       { name: "child", priority: "${workflow.input.priority}", idempotencyStrategy: "RETURN_EXISTING" },
+      // A key written as a number or boolean, as Jackson reads SubWorkflowParams' String field: its text as it runs.
+      { name: "child", idempotencyKey: 42 },
+      { name: "child", idempotencyKey: true },
     ]) {
       acceptedTask(subTask("c", { subWorkflowParam: param }));
     }
@@ -761,6 +766,9 @@ describe("SUB_WORKFLOW tasks", () => {
     expect(childStartRequest({ subWorkflowParam: { name: "child", version: "" } })).not.toHaveProperty("version");
     expect(childStartRequest({ subWorkflowParam: { name: "child", version: "2" } })).toMatchObject({ version: 2 });
     expect(childStartRequest({ subWorkflowParam: { name: "child", priority: 500 } })).toEqual({ invalid: expect.stringContaining("subWorkflowParam.priority") });
+    expect(childStartRequest({ subWorkflowParam: { name: "child", idempotencyKey: 42 } })).toMatchObject({ idempotencyKey: "42" });
+    // Past 2^53 the number has lost digits (…890 and …891 would be one key): refused as the API refuses it.
+    expect(childStartRequest({ subWorkflowParam: { name: "child", idempotencyKey: 12345678901234567890 } })).toEqual({ invalid: expect.stringContaining("subWorkflowParam.idempotencyKey resolved to an integer beyond 2^53") });
   });
 
   it("accepts every optional subWorkflowParam field at its bounds", () => {

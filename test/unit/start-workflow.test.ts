@@ -30,6 +30,18 @@ describe("START_WORKFLOW and NOOP", () => {
     expect(registrationErrors([startWorkflow("kick", { ...keyed, priority: 100 })])).toEqual([expect.stringMatching(/startWorkflow\.priority: .*0 to 99/)]);
     expect(startWorkflowRequest({ startWorkflow: { ...keyed, idempotencyKey: 42, priority: "7", taskToDomain: {} } })).toEqual({ name: "billing", input: {}, idempotencyKey: "42", idempotencyStrategy: "FAIL_ON_RUNNING", priority: 7 });
     expect(startWorkflowRequest({ startWorkflow: { name: "billing", idempotencyKey: { a: 1 } } })).toEqual({ invalid: expect.stringContaining("startWorkflow.idempotencyKey resolved to an object") });
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", idempotencyKey: 12345678901234567890 } })).toEqual({ invalid: expect.stringContaining("startWorkflow.idempotencyKey resolved to an integer beyond 2^53") });
+    expect(registrationErrors([startWorkflow("kick", { ...keyed, idempotencyKey: 12345678901234567890 })])).toEqual([expect.stringMatching(/startWorkflow\.idempotencyKey: .*beyond 2\^53/)]);
+  });
+
+  it("reads a correlationId given as a number or boolean as its text, as Conductor's StartWorkflow reads its StartWorkflowRequest (Jackson); an object fails the task", () => {
+    expect(registrationErrors([startWorkflow("kick", { name: "billing", correlationId: 1234 })])).toEqual([]);
+    expect(registrationErrors([startWorkflow("kick", { name: "billing", correlationId: { id: 1 } })])).toEqual([expect.stringMatching(/startWorkflow\.correlationId: correlationId must be a string, a number or a boolean/)]);
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: 1234 } })).toEqual({ name: "billing", input: {}, correlationId: "1234" });
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: false } })).toEqual({ name: "billing", input: {}, correlationId: "false" });
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: "" } })).toEqual({ name: "billing", input: {} });
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: ["a"] } })).toEqual({ invalid: expect.stringContaining("startWorkflow.correlationId resolved to an array") });
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: 12345678901234567890 } })).toEqual({ invalid: expect.stringContaining("beyond 2^53") });
   });
 
   it("START_WORKFLOW chooses the started workflow's id before its dispatch, completes with it, and a retry chooses another", () => {

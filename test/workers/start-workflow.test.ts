@@ -24,6 +24,24 @@ describe("START_WORKFLOW", () => {
     expect((await waitFor(startedId, ["COMPLETED", "FAILED"])).output).toEqual({ got: 7 });
   });
 
+  it("starts with a correlationId given as a number as its text, as Conductor's StartWorkflow reads its request (Jackson); an object fails the task", async () => {
+    await register({ name: "sw_corr_started", tasks: [wait("hold")] });
+    await register({
+      name: "sw_corr_starter",
+      tasks: [startWorkflow("kick", { name: "sw_corr_started", correlationId: "${workflow.input.order}" }), startWorkflow("literal", { name: "sw_corr_started", correlationId: 1234 })],
+      outputParameters: { started: "${kick.output.workflowId}", literal: "${literal.output.workflowId}" },
+    });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/sw_corr_starter/1", { input: { order: 77 }, correlationId: "parent-corr" });
+    expect(run.status, String(run.reasonForIncompletion)).toBe("COMPLETED");
+    // Not dropped for the starter's: the order number's text.
+    expect(await getWorkflow(String(run.output["started"]))).toMatchObject({ workflowName: "sw_corr_started", correlationId: "77" });
+    expect(await getWorkflow(String(run.output["literal"]))).toMatchObject({ workflowName: "sw_corr_started", correlationId: "1234" });
+    const refused = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/sw_corr_starter/1", { input: { order: { id: 77 } }, correlationId: "parent-corr" });
+    expect(refused.status).toBe("FAILED");
+    expect(refused.tasks[0]).toMatchObject({ referenceTaskName: "kick", status: "FAILED" });
+    expect(String(refused.tasks[0]!["reasonForIncompletion"])).toContain("startWorkflow.correlationId resolved to an object");
+  });
+
   it("starts the definition its workflowDef writes (Conductor's StartWorkflowSpec), its expressions its own, or one an expression gives, checked as it runs", async () => {
     const dynamic = { name: "sw_dynamic_wf", version: 1, schemaVersion: 2, tasks: [wait("hold")], outputParameters: { got: "${workflow.input.order}" } };
     await register({

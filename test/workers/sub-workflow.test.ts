@@ -646,6 +646,24 @@ describe("idempotent starts", () => {
     expect(parent.status).toBe("FAILED");
     expect(parent.tasks[0]!.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: null, errorCode: "INVALID_PARAMETERS" } });
     expect(parent.tasks[0]!["reasonForIncompletion"]).toContain("subWorkflowParam.idempotencyKey resolved to an object");
+    // An integer past 2^53 has lost digits on its way in (…890 and …891 would be one key, one order's child returned
+    // for another): refused as the API refuses it, the task failing as for any other key that is none.
+    const rounded = await waitFor(await startWorkflow("num_key_parent", { orderId: 12345678901234567890 }), terminal);
+    expect(rounded.status).toBe("FAILED");
+    expect(rounded.tasks[0]!.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: null, errorCode: "INVALID_PARAMETERS" } });
+    expect(rounded.tasks[0]!["reasonForIncompletion"]).toContain("subWorkflowParam.idempotencyKey resolved to an integer beyond 2^53");
+  });
+
+  it("registers a literal idempotencyKey written as a number, as Jackson reads SubWorkflowParams' String field, and keys the child by its text", async () => {
+    await register({ name: "lit_key_child", tasks: [waitTask("gate")] });
+    await register({ name: "lit_key_parent", tasks: [subTask("sub", { subWorkflowParam: { name: "lit_key_child", idempotencyKey: 4242, idempotencyStrategy: "RETURN_EXISTING" } })] });
+    // Beside the task's inputParameters, where Conductor's SubWorkflowParams types the key as a String.
+    await register({ name: "lit_key_task", tasks: [subTask("sub", {}, { subWorkflowParam: { name: "lit_key_child", idempotencyKey: 4242, idempotencyStrategy: "RETURN_EXISTING" } })] });
+    const childOf = async (id: string) => String((await waitFor(id, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined)).tasks[0]!.outputData["subWorkflowId"]);
+    const first = await childOf(await startWorkflow("lit_key_parent"));
+    expect(await childOf(await startWorkflow("lit_key_parent"))).toBe(first);
+    expect(await childOf(await startWorkflow("lit_key_task"))).toBe(first);
+    expect((await getWorkflow(first))["idempotencyKey"]).toBe("4242");
   });
 
   it("FAIL_ON_RUNNING refuses a second child while the first runs; a strategy without a key takes the parent's key (Orkes')", async () => {

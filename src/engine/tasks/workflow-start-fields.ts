@@ -1,5 +1,6 @@
 /** The fields a task that starts a workflow (SUB_WORKFLOW, START_WORKFLOW) reads from its resolved input. */
 import type { JsonObject, JsonValue } from "../model";
+import { hasLostDigits, isTextScalar } from "../scalar-text";
 
 /** True for a JSON object (not an array or null). */
 export function isJsonObjectValue(value: JsonValue | undefined): value is JsonObject {
@@ -42,16 +43,40 @@ export function taskToDomainOf(value: JsonValue | undefined): Record<string, str
 }
 
 /**
+ * `value` as text, as Jackson reads a JSON scalar into a String field of Conductor's StartWorkflowRequest (a number or
+ * boolean is its text: see {@link isTextScalar}); undefined when none is given (absent, null, ""), or why it is no text
+ * (`field` names it, `what` says what it should be): an object or array, or an integer beyond 2^53 whose digits were
+ * lost before it got here (two order ids would read as one).
+ */
+function startTextOf(value: JsonValue | undefined, field: string, what: string): string | undefined | { invalid: string } {
+  if (value === undefined || value === null || value === "") return undefined;
+  if (isTextScalar(value)) return String(value);
+  const kind = Array.isArray(value)
+    ? "an array"
+    : hasLostDigits(value)
+      ? "an integer beyond 2^53, whose digits a JSON number loses (give it as text)"
+      : typeof value === "number"
+        ? "a non-finite number"
+        : "an object";
+  return { invalid: `${field} resolved to ${kind}, not ${what}` };
+}
+
+/**
  * An idempotency key as text (`field` names it in the message). A key expression often resolves to a number (an order
- * id) or a boolean: dropping it would start a new workflow each time, so it becomes its text (42 and "42" are one key).
- * Null and "" are "not given"; an object or array cannot be a key and is refused rather than dropped.
+ * id) or a boolean: dropping it would start a new workflow each time, so it becomes its text (42 and "42" are one key),
+ * as the API reads a start's key. Null and "" are "not given"; an object or array cannot be a key and is refused rather
+ * than dropped, and so is an integer beyond 2^53 (merged with its neighbours, it would return another order's workflow).
  */
 export function idempotencyKeyOf(value: JsonValue | undefined, field: string): string | undefined | { invalid: string } {
-  if (value === undefined || value === null || value === "") return undefined;
-  if (typeof value === "string") return value;
-  if (typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))) return String(value);
-  const kind = Array.isArray(value) ? "an array" : typeof value === "number" ? "a non-finite number" : "an object";
-  return { invalid: `${field} resolved to ${kind}, not a key (a string, number or boolean)` };
+  return startTextOf(value, field, "a key (a string, number or boolean)");
+}
+
+/**
+ * A started workflow's correlation id as text, as Conductor's START_WORKFLOW reads it (Jackson's convertValue into its
+ * StartWorkflowRequest: a number is its text, an object fails the task); undefined when none is given.
+ */
+export function correlationIdOf(value: JsonValue | undefined, field: string): string | undefined | { invalid: string } {
+  return startTextOf(value, field, "a correlation id (a string, number or boolean)");
 }
 
 /** Highest priority of a workflow started by a task, as in Conductor. */

@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "../../model";
-import { idempotencyKeyOf, isJsonObjectValue, priorityOf, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
+import { correlationIdOf, idempotencyKeyOf, isJsonObjectValue, priorityOf, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
 
 /** The input parameter describing the workflow a START_WORKFLOW starts (Conductor's). */
 export const START_WORKFLOW_PARAMETER = "startWorkflow";
@@ -49,8 +49,9 @@ export function startWorkflowRequest(input: JsonObject): StartWorkflowRequest | 
     if (!isJsonObjectValue(given)) return { invalid: `${START_WORKFLOW_PARAMETER}.input must be an object (the started workflow's input)` };
     started.input = given;
   }
-  const correlationId = request["correlationId"];
-  if (typeof correlationId === "string" && correlationId !== "") started.correlationId = correlationId;
+  const correlationId = correlationIdOf(request["correlationId"], `${START_WORKFLOW_PARAMETER}.correlationId`);
+  if (typeof correlationId === "object") return correlationId;
+  if (correlationId !== undefined) started.correlationId = correlationId;
   const taskToDomain = taskToDomainOf(request["taskToDomain"]);
   // An empty map is none, as Conductor's StartWorkflow reads it: the starter's domains then apply.
   if (taskToDomain !== undefined && Object.keys(taskToDomain).length > 0) started.taskToDomain = taskToDomain;

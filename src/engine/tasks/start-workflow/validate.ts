@@ -7,6 +7,7 @@ import { isExpression, isNonEmptyString, isOneOf, isRecord, isString, mapOf, obj
 import { childPath, type ValidationIssue } from "../../validation-issue";
 import { isStartedPriority, isStartedVersion, MAX_STARTED_PRIORITY } from "../workflow-start-fields";
 import { START_IDEMPOTENCY_STRATEGIES, START_WORKFLOW_PARAMETER } from "./request";
+import { isTextScalar, TEXT_SCALAR_RULE } from "../../scalar-text";
 
 const START_WORKFLOW = objectOf(START_WORKFLOW_PARAMETER, "an object describing the workflow to start (at least its name), or an expression giving one", {
   // Not needed with a workflowDef, which names the workflow itself (see validateStartWorkflowTask).
@@ -19,10 +20,11 @@ const START_WORKFLOW = objectOf(START_WORKFLOW_PARAMETER, "an object describing 
   ),
   // Null is none, as the Python SDK's StartWorkflowTask writes its request's unset input and correlationId.
   input: v.nullish(rule<unknown>("input", "an object (the started workflow's input) or an expression", orExpression(isRecord))),
-  correlationId: v.nullish(rule<string>("correlationId", "a string (an expression is allowed)", isString)),
+  // A number or boolean is its text, as Conductor's StartWorkflow reads its StartWorkflowRequest (Jackson).
+  correlationId: v.nullish(rule<unknown>("correlationId", TEXT_SCALAR_RULE, isTextScalar)),
   taskToDomain: v.nullish(mapOf("taskToDomain", "a string (a domain name)", isString)),
   priority: v.nullish(rule<unknown>("priority", `an integer from 0 to ${MAX_STARTED_PRIORITY} (or an expression)`, orExpression(isStartedPriority))),
-  idempotencyKey: v.nullish(rule<unknown>("idempotencyKey", "a string, a number or a boolean (an expression is allowed)", (value) => typeof value === "string" || typeof value === "number" || typeof value === "boolean")),
+  idempotencyKey: v.nullish(rule<unknown>("idempotencyKey", TEXT_SCALAR_RULE, isTextScalar)),
   idempotencyStrategy: v.nullish(
     rule<unknown>("idempotencyStrategy", `one of ${START_IDEMPOTENCY_STRATEGIES.join(", ")} (or an expression)`, orExpression(isOneOf(START_IDEMPOTENCY_STRATEGIES))),
   ),

@@ -19,6 +19,7 @@ import {
 } from "../../definition/checks";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 import { START_IDEMPOTENCY_STRATEGIES } from "../start-workflow/request";
+import { isTextScalar, TEXT_SCALAR_RULE } from "../../scalar-text";
 import { isStartedPriority, isStartedVersion, MAX_STARTED_PRIORITY } from "../workflow-start-fields";
 
 /** Highest child priority, as in Conductor. */
@@ -40,7 +41,9 @@ function subWorkflowParamRules(inInput: boolean) {
     ),
     taskToDomain: v.nullish(mapOf("taskToDomain", "a string (a domain name)", isString)),
     priority: v.nullish(rule<unknown>("priority", `an integer from 0 to ${MAX_SUB_WORKFLOW_PRIORITY} (or an expression)`, orExpression(isStartedPriority))),
-    idempotencyKey: v.nullish(rule<string>("idempotencyKey", "a string", isString)),
+    // A number or boolean is its text as the child starts (idempotencyKeyOf), as Jackson reads SubWorkflowParams'
+    // String idempotencyKey: an order number written as one keys the child as the API's start would.
+    idempotencyKey: v.nullish(rule<unknown>("idempotencyKey", TEXT_SCALAR_RULE, isTextScalar)),
     idempotencyStrategy: v.nullish(rule<string>("idempotencyStrategy", `one of ${START_IDEMPOTENCY_STRATEGIES.join(", ")}${anExpression}`, orTyped(isOneOf(START_IDEMPOTENCY_STRATEGIES)))),
     // An inline child (what the SDK's ConductorWorkflow.toSubWorkflowTask() writes): checked as a definition of its
     // own by validateWorkflowDef, which holds the definition rules. Or an expression giving one as the workflow runs
