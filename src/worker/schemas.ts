@@ -229,10 +229,13 @@ export const TaskLogLine = v.pipe(v.string("must be a string"), v.maxBytes(MAX_T
  * be lost to its timeout.
  */
 const TaskExecLog = requestObject({
-  /** None (null, absent) is an entry without a line, dropped: the C# SDK's `InProgress(callbackAfterSeconds: n)` sends one. */
-  log: v.nullish(v.string("must be a string")),
+  /**
+   * None (null, absent) is an entry without a line, dropped: the C# SDK's `InProgress(callbackAfterSeconds: n)` sends one.
+   * A number or boolean is its text, as Jackson reads TaskExecLog's String `log` (a worker logging a count as it is).
+   */
+  log: v.nullish(jacksonText()),
   /** Ignored, as Conductor ignores it: the line belongs to the task the TaskResult reports. */
-  taskId: v.nullish(v.string("must be a string")),
+  taskId: v.nullish(jacksonText()),
   /** When the worker logged it (epoch milliseconds, a fraction dropped); when it is stored unless given. */
   createdTime: v.nullish(
     v.pipe(
@@ -255,7 +258,8 @@ const TASK_RESULT_STATUS = v.picklist(EXTERNAL_TASK_STATUSES, `must be one of ${
 const taskResultFields = {
   status: TASK_RESULT_STATUS,
   outputData: v.nullish(jsonData),
-  reasonForIncompletion: v.nullish(v.string("must be a string")),
+  // A number (an error code) or boolean is its text, as Jackson reads TaskResult's String field.
+  reasonForIncompletion: v.nullish(jacksonText()),
   /**
    * A SIMPLE task reported IN_PROGRESS (SCHEDULED again in its queue) is polled again after this many seconds. A fraction is dropped, not refused:
    * Conductor's TaskResult holds a `long`, which Jackson reads 0.012 into as 0 (its ACCEPT_FLOAT_AS_INT is on), and
@@ -295,8 +299,8 @@ export const TaskResultRequest = v.pipe(
     taskId: nonEmptyString,
     ...taskResultFields,
     status: v.optional(TASK_RESULT_STATUS),
-    /** The reporting worker; `update-v2` hands its next task to it. */
-    workerId: v.nullish(v.pipe(v.string("must be a string"), v.maxLength(256, "must be at most 256 characters"))),
+    /** The reporting worker; `update-v2` hands its next task to it. A numbered worker's number is its text (Jackson's String). */
+    workerId: v.nullish(v.pipe(jacksonText(), v.maxLength(256, "must be at most 256 characters"))),
     /** A heartbeat of the worker that holds the task, not a result: the rest of the TaskResult is ignored, as Conductor does. */
     extendLease: v.nullish(v.boolean("must be true or false")),
   }),

@@ -1,6 +1,6 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { JsonObject, TaskExecution } from "../../src/engine/model";
+import type { JsonObject, JsonValue, TaskExecution } from "../../src/engine/model";
 import { workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/simple";
 import { TaskQueue, taskQueueAt } from "../../src/actors/task-queue";
 import { executionStub } from "../../src/worker/executions";
@@ -28,6 +28,25 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(done.status).toBe("COMPLETED");
     expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { url: "s3://b/a.webm" }, workerId: "worker-1" });
     expect(done.tasks[1]!.inputData).toMatchObject({ uri: target("/count/w-basic-after?url=s3://b/a.webm") });
+  });
+
+  it("a TaskResult's workerId, reasonForIncompletion and log lines given as numbers are their text, as Jackson reads the String fields; an object is a 400", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_numbers", retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_numbers", tasks: [simpleTask("w_numbers", "numbers")] });
+    const workflowId = await startWorkflow("w_numbers");
+    const task = await pollOne("w_numbers");
+    const refusals: Array<[string, JsonValue]> = [["workerId", { id: 7 }], ["reasonForIncompletion", [500]], ["logs", [{ log: { n: 1 } }]]];
+    for (const [field, value] of refusals) {
+      const refused = await report(task, "FAILED", {}, { [field]: value });
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)[0]).toMatch(new RegExp(`^${field}`));
+    }
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS" });
+    // A numbered worker, an error code, a count logged as it is.
+    expect((await report(task, "FAILED", {}, { workerId: 7, reasonForIncompletion: 500, logs: [{ log: 42, createdTime: 1_700_000_000_000 }] })).status).toBe(200);
+    const failed = await waitFor(workflowId, ["FAILED"]);
+    expect(failed.tasks[0]).toMatchObject({ status: "FAILED", workerId: "7", reasonForIncompletion: "500" });
+    expect((await apiOk<Array<{ log: string }>>("GET", `/api/tasks/${task.taskId}/log`)).map((line) => line.log)).toEqual(["42"]);
   });
 
   it("the single poll answers the task, or 204 when there is none", async () => {
@@ -681,7 +700,7 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(await apiOk("POST", `/api/tasks/${task.taskId}/ack?workerid=many-threads`)).toBe(true);
     expect(JSON.stringify(await getWorkflow(workflowId))).toBe(polled);
     const before = JSON.stringify(await getWorkflow(workflowId));
-    const badExtras: JsonObject[] = [{ callbackAfterSeconds: -1 }, { callbackAfterSeconds: "soon" }, { workerId: 7 }];
+    const badExtras: JsonObject[] = [{ callbackAfterSeconds: -1 }, { callbackAfterSeconds: "soon" }, { workerId: { id: 7 } }];
     for (const extra of badExtras) {
       const response = await report(task, "IN_PROGRESS", {}, extra);
       expect(response.status, JSON.stringify(extra)).toBe(400);
