@@ -29,6 +29,11 @@ async function newKey(applicationId: string): Promise<{ id: string; secret: stri
   return apiOk("POST", `/api/applications/${applicationId}/accessKeys`);
 }
 
+/** How many assignment rows (roles and direct permissions) user `userId` has: 0 or 1. */
+async function assignmentsOf(userId: string): Promise<number> {
+  return (await env.DB.prepare(`SELECT COUNT(*) AS n FROM user_assignments WHERE user_id = ?`).bind(userId).first<{ n: number }>())!.n;
+}
+
 describe("applications", () => {
   it("creates, reads, lists, renames and deletes an application, recording who did it", async () => {
     const created = await newApplication("  billing-worker  ");
@@ -196,6 +201,56 @@ describe("applications", () => {
     const living = await newApplication("still-here");
     const key = await apiOk<{ keyId: string; keySecret: string }>("POST", `/api/security/users/app:${living.id}/api-keys`, undefined, 201);
     expect((await call("GET", "/api/token/userInfo", { "x-api-key": `${key.keyId}:${key.keySecret}` })).status).toBe(200);
+  });
+
+  it("gives no role to an application deleted while the role was being assigned: 404, nothing written", async () => {
+    const application = await newApplication("roled-while-deleted");
+    // The route read the application, then it was deleted (with its roles) before the role was written.
+    expect((await api("DELETE", `/api/applications/${application.id}`)).status).toBe(200);
+    const read = ApplicationRepository.prototype.get;
+    ApplicationRepository.prototype.get = async function (this: ApplicationRepository, id: string) {
+      return id === application.id ? application : read.call(this, id);
+    };
+    let late: Response;
+    try {
+      late = await api("POST", `/api/applications/${application.id}/roles/METADATA_MANAGER`);
+    } finally {
+      ApplicationRepository.prototype.get = read;
+    }
+    expect(late.status, await late.clone().text()).toBe(404);
+    expect(await late.json()).toMatchObject({ error: "NOT_FOUND", message: expect.stringContaining(application.id) });
+    expect(await assignmentsOf(`app:${application.id}`)).toBe(0);
+  });
+
+  it("assigns no roles through the security API to an application's user with no application: 404, nothing written; others unchanged", async () => {
+    const application = await newApplication("gone-before-roles");
+    expect((await api("DELETE", `/api/applications/${application.id}`)).status).toBe(200);
+    for (const userId of [`app:${application.id}`, `app:never-${crypto.randomUUID()}`]) {
+      const refused = await api("PUT", `/api/security/users/${userId}/roles`, { roles: ["METADATA_MANAGER"], directPermissions: [] });
+      expect(refused.status, await refused.clone().text()).toBe(404);
+      expect(await refused.json()).toMatchObject({ error: "NOT_FOUND", message: expect.stringContaining(userId) });
+      expect(await assignmentsOf(userId)).toBe(0);
+    }
+    const living = await newApplication("roled-here");
+    expect((await api("PUT", `/api/security/users/app:${living.id}/roles`, { roles: ["METADATA_MANAGER"], directPermissions: [] })).status).toBe(200);
+    expect((await apiOk<{ roles: string[] }>("GET", `/api/security/users/app:${living.id}`)).roles).toEqual(["METADATA_MANAGER"]);
+    const person = `person-${crypto.randomUUID().slice(0, 8)}`;
+    expect((await api("PUT", `/api/security/users/${person}/roles`, { roles: ["METADATA_MANAGER"], directPermissions: [] })).status).toBe(200);
+  });
+
+  it("gives no per-resource access to an application's user with no application: 404, nothing written; an application's user with one gets it", async () => {
+    const access = (id: string) => ({ subject: { type: "USER", id }, target: { type: "WORKFLOW_DEF", id: "some-flow" }, access: ["READ"] });
+    const application = await newApplication("gone-before-access");
+    expect((await api("DELETE", `/api/applications/${application.id}`)).status).toBe(200);
+    for (const userId of [`app:${application.id}`, `app:never-${crypto.randomUUID()}`]) {
+      const refused = await api("POST", "/api/auth/authorization", access(userId));
+      expect(refused.status, await refused.clone().text()).toBe(404);
+      expect(await refused.json()).toMatchObject({ error: "NOT_FOUND", message: expect.stringContaining(userId) });
+      expect(await assignmentsOf(userId)).toBe(0);
+    }
+    const living = await newApplication("granted-here");
+    expect((await api("POST", "/api/auth/authorization", access(`app:${living.id}`))).status).toBe(200);
+    expect(await assignmentsOf(`app:${living.id}`)).toBe(1);
   });
 
   it("a key made as its application is being deleted, and used meanwhile in this isolate, stops with the deletion", async () => {

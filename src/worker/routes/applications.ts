@@ -9,8 +9,8 @@ import { decodedPathParam } from "../http/params";
 import { parseOrThrow, requestObject } from "../schemas";
 import { APPLICATION_USER_PREFIX, ApplicationRepository, applicationExists, applicationUserId, type Application } from "../security/applications";
 import { MAX_ASSIGNED_ROLES } from "../security/schemas";
-import { ALWAYS, SecurityStore, type ApiKeyState, type WriteCondition } from "../security/store";
-import { authorizeRoles, changedMeanwhile } from "../security/users";
+import { ALWAYS, SecurityStore, allHold, type ApiKeyState, type WriteCondition } from "../security/store";
+import { assignmentRefused, authorizeRoles, changedMeanwhile } from "../security/users";
 import { MAX_TAGS_PER_TARGET, TagListSchema, type Tag } from "../tags";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
@@ -53,7 +53,7 @@ async function accessKeyOf(store: SecurityStore, application: Application, keyId
 /**
  * Changes the role list of `application`'s user as `change` does, from its assignment now; `authorize` first sees the
  * roles it adds (to refuse handing out what the caller does not hold) and says what the write must still find true.
- * 409 when the assignment, or what `authorize` checked, changed meanwhile.
+ * 409 when the assignment, or what `authorize` checked, changed meanwhile; 404 when the application was deleted meanwhile.
  */
 async function changeRoles(env: Env, application: Application, change: (roles: string[]) => string[], authorize: (added: string[]) => Promise<WriteCondition> = async () => ALWAYS): Promise<void> {
   const store = new SecurityStore(env.DB);
@@ -66,8 +66,11 @@ async function changeRoles(env: Env, application: Application, change: (roles: s
   if (roles.length > MAX_ASSIGNED_ROLES && roles.length > held.length) {
     throw validationError("Too many roles", [{ path: "role", message: `application ${application.id} would hold ${roles.length} roles; at most ${MAX_ASSIGNED_ROLES}` }]);
   }
-  const unchanged = await authorize(roles.filter((role) => !held.includes(role)));
-  if (!(await store.putAssignment({ userId, roles, directPermissions: previous?.directPermissions ?? [] }, previous, [], unchanged))) throw changedMeanwhile(`the roles of application ${application.id}`);
+  // Written only while the application exists: one deleted meanwhile took its roles with it, and would not take these.
+  const unchanged = allHold(await authorize(roles.filter((role) => !held.includes(role))), applicationExists(userId) ?? ALWAYS);
+  if (!(await store.putAssignment({ userId, roles, directPermissions: previous?.directPermissions ?? [] }, previous, [], unchanged))) {
+    throw await assignmentRefused(env.DB, userId, `the roles of application ${application.id}`);
+  }
 }
 
 /** Changes `application`'s tags as `change` does; 409 when they changed meanwhile. */

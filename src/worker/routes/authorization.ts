@@ -11,7 +11,7 @@ import { GroupRepository } from "../security/groups";
 import { ACCESS, AuthorizationRequestSchema, TARGET_TYPES, accessGiven, grantedAccess, grantsOf, requiredFor, scopeOf, TargetRefSchema, targetTypeName, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
 import { NAME_PATTERN } from "../security/schemas";
 import { SecurityStore } from "../security/store";
-import { authorizeAssignment, changedMeanwhile } from "../security/users";
+import { assignmentRefused, authorizeAssignment, changedMeanwhile } from "../security/users";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
 
@@ -53,7 +53,7 @@ async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, c
     if (!previous && directPermissions.length === 0) return;
     const assignment = { userId: subject.id, roles: previous?.roles ?? [], directPermissions };
     const unchanged = await authorizeAssignment(holder, store, assignment, previous);
-    if (!(await store.putAssignment(assignment, previous, [], unchanged))) throw changedMeanwhile(`the assignment of ${subject.id}`);
+    if (!(await store.putAssignment(assignment, previous, [], unchanged))) throw await assignmentRefused(env.DB, subject.id, `the assignment of ${subject.id}`);
     return;
   }
   if (subject.type === "ROLE") {

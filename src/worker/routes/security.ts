@@ -17,7 +17,7 @@ import { AccessRuleSchema, AssignmentSchema, NAME_PATTERN, RoleSchema, RoleUpdat
 import { APPLICATION_USER_PREFIX, ApplicationRepository, applicationExists } from "../security/applications";
 import { GroupRepository } from "../security/groups";
 import { SecurityStore } from "../security/store";
-import { authorizeAssignment, changedMeanwhile, conductorUser } from "../security/users";
+import { assignmentRefused, authorizeAssignment, changedMeanwhile, conductorUser } from "../security/users";
 
 type Args = [Env, ExecutionContext];
 
@@ -158,7 +158,7 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     const assignment = { userId, roles: body.roles, directPermissions: body.directPermissions };
     const previous = await store.getAssignment(userId);
     const unchanged = await authorizeAssignment(principalOf(request).grants, store, assignment, previous);
-    if (!(await store.putAssignment(assignment, previous, [], unchanged))) throw changedMeanwhile(`the assignment of ${userId} (or a role it gives)`);
+    if (!(await store.putAssignment(assignment, previous, [], unchanged))) throw await assignmentRefused(env.DB, userId, `the assignment of ${userId} (or a role it gives)`);
     return Response.json(assignment);
   });
   router.get("/api/security/users", async (_request, env) => Response.json(await new SecurityStore(env.DB).listUsers()));

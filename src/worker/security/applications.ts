@@ -25,7 +25,7 @@ export const APPLICATION_USER_PREFIX = "app:";
 
 /**
  * The condition that the application whose user is `userId` (`app:<id>`) exists, for a write that gives that user a
- * credential: an application deleted meanwhile (or never created) gets none. Undefined for a user id of no application.
+ * credential, roles or grants: an application deleted meanwhile (or never created) gets none. Undefined for a user id of no application.
  */
 export function applicationExists(userId: string): WriteCondition | undefined {
   if (!userId.startsWith(APPLICATION_USER_PREFIX)) return undefined;
@@ -63,6 +63,11 @@ export class ApplicationRepository {
   async list(): Promise<Application[]> {
     const { results } = await this.#db.prepare(`SELECT ${COLUMNS} FROM applications ORDER BY create_time, id`).all<ApplicationRow>();
     return results.map(fromRow);
+  }
+
+  /** Whether application `id` exists (read alone, without its tags). */
+  async exists(id: string): Promise<boolean> {
+    return (await this.#db.prepare(`SELECT 1 FROM applications WHERE id = ?`).bind(id).first()) !== null;
   }
 
   async get(id: string): Promise<Application | null> {

@@ -1,19 +1,35 @@
 import { addedGrants, authorizeHandingOut } from "../auth/delegation";
 import type { Grant } from "../auth/permissions";
-import { ApiError } from "../http/errors";
-import { APPLICATION_USER_PREFIX } from "./applications";
+import { ApiError, notFound } from "../http/errors";
+import { APPLICATION_USER_PREFIX, ApplicationRepository, applicationExists } from "./applications";
 import type { Group } from "./groups";
-import { ALWAYS, rolesUnchanged, type Role, type SecurityStore, type UserAssignment, type WriteCondition } from "./store";
+import { ALWAYS, allHold, rolesUnchanged, type Role, type SecurityStore, type UserAssignment, type WriteCondition } from "./store";
 
 /**
  * Throws 403 unless the caller holds every grant an assignment gives anew: direct permissions and the
  * permissions of roles the user did not have before. Keeping what a user already has is not handing it out. Returns
- * the condition for the write (see `SecurityStore.putAssignment`): the roles added still grant what was checked.
+ * the condition for the write (see `SecurityStore.putAssignment`): the roles added still grant what was checked, and,
+ * for an application's user (`app:<id>`), the application exists (see {@link assignmentRefused} for the answer).
  */
 export async function authorizeAssignment(holder: readonly Grant[], store: SecurityStore, assignment: UserAssignment, previous: UserAssignment | null): Promise<WriteCondition> {
   authorizeHandingOut(holder, addedGrants(previous?.directPermissions ?? [], assignment.directPermissions), `the direct permissions of ${assignment.userId}`);
   const addedRoles = assignment.roles.filter((role) => !(previous?.roles ?? []).includes(role));
-  return authorizeRoles(holder, store, addedRoles, `assigning ${addedRoles.join(", ")}`);
+  const rolesChecked = await authorizeRoles(holder, store, addedRoles, `assigning ${addedRoles.join(", ")}`);
+  // No roles or grants for an application deleted meanwhile (or never made): inert, listed, and alive again were its id reused.
+  return allHold(rolesChecked, applicationExists(assignment.userId) ?? ALWAYS);
+}
+
+/**
+ * The error for an assignment write its condition refused, nothing written: 404 when `userId` is an application's user
+ * (`app:<id>`) whose application does not exist (deleted while the request was checked, or never made), otherwise the
+ * 409 of {@link changedMeanwhile} for `what`. Read after the refusal, so it decides only the answer, not the write.
+ */
+export async function assignmentRefused(db: D1Database, userId: string, what: string): Promise<ApiError> {
+  if (userId.startsWith(APPLICATION_USER_PREFIX)) {
+    const applicationId = userId.slice(APPLICATION_USER_PREFIX.length);
+    if (!(await new ApplicationRepository(db).exists(applicationId))) return notFound(`No application with id ${applicationId}: ${userId} is an application's user`);
+  }
+  return changedMeanwhile(what);
 }
 
 /**
