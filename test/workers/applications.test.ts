@@ -253,6 +253,17 @@ describe("applications", () => {
     expect(await assignmentsOf(`app:${living.id}`)).toBe(1);
   });
 
+  it("still takes roles away from an application's user whose application is gone (leftovers trimmed), while giving one is a 404", async () => {
+    const userId = `app:gone-${crypto.randomUUID()}`;
+    // A leftover from before roles needed the application: written as the old code did.
+    const previous = await new SecurityStore(env.DB).getAssignment(userId);
+    expect(await new SecurityStore(env.DB).putAssignment({ userId, roles: ["METADATA_MANAGER"], directPermissions: [] }, previous)).toBe(true);
+    expect((await api("PUT", `/api/security/users/${userId}/roles`, { roles: ["METADATA_MANAGER", "USER_READ_ONLY"], directPermissions: [] })).status).toBe(404);
+    const trimmed = await api("PUT", `/api/security/users/${userId}/roles`, { roles: [], directPermissions: [] });
+    expect(trimmed.status, await trimmed.clone().text()).toBe(200);
+    expect((await new SecurityStore(env.DB).getAssignment(userId))?.roles ?? []).toEqual([]);
+  });
+
   it("a key made as its application is being deleted, and used meanwhile in this isolate, stops with the deletion", async () => {
     const application = await newApplication("keyed-while-deleted");
     const userId = `app:${application.id}`;

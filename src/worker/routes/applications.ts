@@ -9,8 +9,8 @@ import { decodedPathParam } from "../http/params";
 import { parseOrThrow, requestObject } from "../schemas";
 import { APPLICATION_USER_PREFIX, ApplicationRepository, applicationExists, applicationUserId, type Application } from "../security/applications";
 import { MAX_ASSIGNED_ROLES } from "../security/schemas";
-import { ALWAYS, SecurityStore, allHold, type ApiKeyState, type WriteCondition } from "../security/store";
-import { assignmentRefused, authorizeRoles, changedMeanwhile } from "../security/users";
+import { ALWAYS, SecurityStore, type ApiKeyState, type WriteCondition } from "../security/store";
+import { assignmentRefused, authorizeRoles, changedMeanwhile, whileApplicationExists } from "../security/users";
 import { MAX_TAGS_PER_TARGET, TagListSchema, type Tag } from "../tags";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
@@ -66,8 +66,10 @@ async function changeRoles(env: Env, application: Application, change: (roles: s
   if (roles.length > MAX_ASSIGNED_ROLES && roles.length > held.length) {
     throw validationError("Too many roles", [{ path: "role", message: `application ${application.id} would hold ${roles.length} roles; at most ${MAX_ASSIGNED_ROLES}` }]);
   }
-  // Written only while the application exists: one deleted meanwhile took its roles with it, and would not take these.
-  const unchanged = allHold(await authorize(roles.filter((role) => !held.includes(role))), applicationExists(userId) ?? ALWAYS);
+  const added = roles.filter((role) => !held.includes(role));
+  const checked = await authorize(added);
+  // Roles added only while the application exists: one deleted meanwhile took its roles with it, and would not take these.
+  const unchanged = added.length > 0 ? whileApplicationExists(userId, checked) : checked;
   if (!(await store.putAssignment({ userId, roles, directPermissions: previous?.directPermissions ?? [] }, previous, [], unchanged))) {
     throw await assignmentRefused(env.DB, userId, `the roles of application ${application.id}`);
   }

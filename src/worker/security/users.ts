@@ -12,11 +12,20 @@ import { ALWAYS, allHold, rolesUnchanged, type Role, type SecurityStore, type Us
  * for an application's user (`app:<id>`), the application exists (see {@link assignmentRefused} for the answer).
  */
 export async function authorizeAssignment(holder: readonly Grant[], store: SecurityStore, assignment: UserAssignment, previous: UserAssignment | null): Promise<WriteCondition> {
-  authorizeHandingOut(holder, addedGrants(previous?.directPermissions ?? [], assignment.directPermissions), `the direct permissions of ${assignment.userId}`);
+  const addedDirect = addedGrants(previous?.directPermissions ?? [], assignment.directPermissions);
+  authorizeHandingOut(holder, addedDirect, `the direct permissions of ${assignment.userId}`);
   const addedRoles = assignment.roles.filter((role) => !(previous?.roles ?? []).includes(role));
   const rolesChecked = await authorizeRoles(holder, store, addedRoles, `assigning ${addedRoles.join(", ")}`);
-  // No roles or grants for an application deleted meanwhile (or never made): inert, listed, and alive again were its id reused.
-  return allHold(rolesChecked, applicationExists(assignment.userId) ?? ALWAYS);
+  return addedRoles.length > 0 || addedDirect.length > 0 ? whileApplicationExists(assignment.userId, rolesChecked) : rolesChecked;
+}
+
+/**
+ * `condition`, and for an application's user (`app:<id>`) that the application exists: a write that gives roles or
+ * grants gives none to an application deleted meanwhile (or never made), where they would be inert, listed, and alive
+ * again were its id reused. A write that only takes away is not held to it, so leftovers can still be trimmed.
+ */
+export function whileApplicationExists(userId: string, condition: WriteCondition): WriteCondition {
+  return allHold(condition, applicationExists(userId) ?? ALWAYS);
 }
 
 /**
