@@ -29,6 +29,27 @@ async function newKey(applicationId: string): Promise<{ id: string; secret: stri
   return apiOk("POST", `/api/applications/${applicationId}/accessKeys`);
 }
 
+/**
+ * Runs `request` as if `application`, deleted already, were still there when its route reads it: the race of a request
+ * that read the application just before a DELETE took it (and what it held) away.
+ */
+async function whileStillRead(application: Application, request: () => Promise<Response>): Promise<Response> {
+  const read = ApplicationRepository.prototype.get;
+  ApplicationRepository.prototype.get = async function (this: ApplicationRepository, id: string) {
+    return id === application.id ? application : read.call(this, id);
+  };
+  try {
+    return await request();
+  } finally {
+    ApplicationRepository.prototype.get = read;
+  }
+}
+
+/** How many access keys user `userId` has. */
+async function keysOf(userId: string): Promise<number> {
+  return (await env.DB.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE user_id = ?`).bind(userId).first<{ n: number }>())!.n;
+}
+
 /** How many assignment rows (roles and direct permissions) user `userId` has: 0 or 1. */
 async function assignmentsOf(userId: string): Promise<number> {
   return (await env.DB.prepare(`SELECT COUNT(*) AS n FROM user_assignments WHERE user_id = ?`).bind(userId).first<{ n: number }>())!.n;
@@ -171,25 +192,15 @@ describe("applications", () => {
     expect((await api("DELETE", `/api/applications/${application.id}`)).status).toBe(200);
     expect((await call("GET", "/api/metadata/workflow", orkes(session.token))).status).toBe(401);
     expect((await call("POST", "/api/token", {}, { keyId: second.id, keySecret: second.secret })).status).toBe(401);
-    expect(await env.DB.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE user_id = ?`).bind(`app:${application.id}`).first<{ n: number }>()).toEqual({ n: 0 });
+    expect(await keysOf(`app:${application.id}`)).toBe(0);
     expect(await apiOk("GET", `/api/security/users/app:${application.id}`)).toEqual({ userId: `app:${application.id}`, roles: [], directPermissions: [], groups: [] });
   });
 
   it("gives no key to an application deleted while the key was being made, nor to an application's user with no application: 404, nothing written", async () => {
-    const keysOf = async (userId: string) => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE user_id = ?`).bind(userId).first<{ n: number }>())!.n;
     const application = await newApplication("deleted-meanwhile");
     // The route read the application, then it was deleted (with its keys) before the key was written.
     expect((await api("DELETE", `/api/applications/${application.id}`)).status).toBe(200);
-    const read = ApplicationRepository.prototype.get;
-    ApplicationRepository.prototype.get = async function (this: ApplicationRepository, id: string) {
-      return id === application.id ? application : read.call(this, id);
-    };
-    let late: Response;
-    try {
-      late = await api("POST", `/api/applications/${application.id}/accessKeys`);
-    } finally {
-      ApplicationRepository.prototype.get = read;
-    }
+    const late = await whileStillRead(application, () => api("POST", `/api/applications/${application.id}/accessKeys`));
     expect(late.status, await late.clone().text()).toBe(404);
     expect(await keysOf(`app:${application.id}`)).toBe(0);
 
@@ -207,16 +218,7 @@ describe("applications", () => {
     const application = await newApplication("roled-while-deleted");
     // The route read the application, then it was deleted (with its roles) before the role was written.
     expect((await api("DELETE", `/api/applications/${application.id}`)).status).toBe(200);
-    const read = ApplicationRepository.prototype.get;
-    ApplicationRepository.prototype.get = async function (this: ApplicationRepository, id: string) {
-      return id === application.id ? application : read.call(this, id);
-    };
-    let late: Response;
-    try {
-      late = await api("POST", `/api/applications/${application.id}/roles/METADATA_MANAGER`);
-    } finally {
-      ApplicationRepository.prototype.get = read;
-    }
+    const late = await whileStillRead(application, () => api("POST", `/api/applications/${application.id}/roles/METADATA_MANAGER`));
     expect(late.status, await late.clone().text()).toBe(404);
     expect(await late.json()).toMatchObject({ error: "NOT_FOUND", message: expect.stringContaining(application.id) });
     expect(await assignmentsOf(`app:${application.id}`)).toBe(0);
