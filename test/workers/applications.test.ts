@@ -55,6 +55,12 @@ async function assignmentsOf(userId: string): Promise<number> {
   return (await env.DB.prepare(`SELECT COUNT(*) AS n FROM user_assignments WHERE user_id = ?`).bind(userId).first<{ n: number }>())!.n;
 }
 
+/** The members of group `groupId`, by user id. */
+async function membersOf(groupId: string): Promise<string[]> {
+  const { results } = await env.DB.prepare(`SELECT user_id FROM group_members WHERE group_id = ? ORDER BY user_id`).bind(groupId).all<{ user_id: string }>();
+  return results.map((row) => row.user_id);
+}
+
 describe("applications", () => {
   it("creates, reads, lists, renames and deletes an application, recording who did it", async () => {
     const created = await newApplication("  billing-worker  ");
@@ -264,6 +270,31 @@ describe("applications", () => {
     const trimmed = await api("PUT", `/api/security/users/${userId}/roles`, { roles: [], directPermissions: [] });
     expect(trimmed.status, await trimmed.clone().text()).toBe(200);
     expect((await new SecurityStore(env.DB).getAssignment(userId))?.roles ?? []).toEqual([]);
+  });
+
+  it("makes no application's user with no application a group member, alone or in a bulk add: 404, nothing written; leftovers still removed", async () => {
+    const groupId = `app-members-${crypto.randomUUID().slice(0, 8)}`;
+    await apiOk("PUT", `/api/groups/${groupId}`, { description: "", roles: ["METADATA_MANAGER"], defaultAccess: {} });
+    const gone = await newApplication("gone-before-joining");
+    expect((await api("DELETE", `/api/applications/${gone.id}`)).status).toBe(200);
+    const never = `app:never-${crypto.randomUUID()}`;
+    const person = `person-${crypto.randomUUID().slice(0, 8)}`;
+    for (const userId of [`app:${gone.id}`, never]) {
+      const refused = await api("POST", `/api/groups/${groupId}/users/${userId}`);
+      expect(refused.status, await refused.clone().text()).toBe(404);
+      expect(await refused.json()).toMatchObject({ error: "NOT_FOUND", message: expect.stringContaining(userId) });
+    }
+    // The bulk form: one missing application refuses the whole list, the person in it included.
+    const bulk = await api("POST", `/api/groups/${groupId}/users`, [person, never]);
+    expect(bulk.status, await bulk.clone().text()).toBe(404);
+    expect(await membersOf(groupId)).toEqual([]);
+    const living = await newApplication("joining-here");
+    expect((await api("POST", `/api/groups/${groupId}/users`, [person, `app:${living.id}`])).status).toBe(200);
+    expect(await membersOf(groupId)).toEqual([`app:${living.id}`, person].sort());
+    // A leftover membership (written as before the check) is still taken away.
+    await env.DB.prepare(`INSERT INTO group_members (group_id, user_id) VALUES (?, ?)`).bind(groupId, never).run();
+    expect((await api("DELETE", `/api/groups/${groupId}/users/${never}`)).status).toBe(200);
+    expect(await membersOf(groupId)).not.toContain(never);
   });
 
   it("a key made as its application is being deleted, and used meanwhile in this isolate, stops with the deletion", async () => {

@@ -3,11 +3,12 @@ import * as v from "valibot";
 import { authorizeHandingOut } from "../auth/delegation";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
 import { principalOf } from "../guard";
-import { notFound, validationError } from "../http/errors";
+import { notFound, validationError, type ApiError } from "../http/errors";
 import { parseOrThrow, requestObject } from "../schemas";
 import { GroupRepository, type Group } from "../security/groups";
 import { OrkesRolesSchema, UserIdSchema } from "../security/schemas";
-import { ALWAYS, SecurityStore, type WriteCondition } from "../security/store";
+import { ALWAYS, SecurityStore, allHold, type WriteCondition } from "../security/store";
+import { ApplicationRepository, applicationIdsOf, applicationUserId, applicationsExist } from "../security/applications";
 import { authorizeRoles, changedMeanwhile, conductorGroup, conductorUser } from "../security/users";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
@@ -64,7 +65,22 @@ async function changeMembers(request: IRequest, env: Env, group: Group, added: r
   const members = await repository.members(group.id);
   const newMembers = added.filter((userId) => !members.includes(userId));
   const rolesChecked = newMembers.length > 0 ? await authorizeJoining(request, env, [group], `adding ${newMembers.join(", ")} to group ${group.id}`) : ALWAYS;
-  if (!(await repository.changeMembers(group, newMembers, removed, rolesChecked))) throw changedMeanwhile(`group ${group.id} (or a role it gives)`);
+  // New members only while their applications exist (for app:<id> users): a deleted application's memberships went with
+  // it, and one added after would be inert, listed, and alive again were the id reused. Removing is not held to it.
+  const unchanged = allHold(rolesChecked, applicationsExist(newMembers));
+  if (!(await repository.changeMembers(group, newMembers, removed, unchanged))) throw await membersRefused(env.DB, group, newMembers);
+}
+
+/**
+ * The error for a membership change its condition refused, nothing written: 404 naming the applications' users among
+ * `added` whose application does not exist (read after the refusal, so it decides only the answer), else the 409.
+ */
+async function membersRefused(db: D1Database, group: Group, added: readonly string[]): Promise<ApiError> {
+  const applications = new ApplicationRepository(db);
+  const missing: string[] = [];
+  for (const id of applicationIdsOf(added)) if (!(await applications.exists(id))) missing.push(applicationUserId(id));
+  if (missing.length > 0) return notFound(`No application for ${missing.join(", ")}: an application's user joins a group only while its application exists`);
+  return changedMeanwhile(`group ${group.id} (or a role it gives)`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Tag } from "../tags";
-import type { WriteCondition } from "./store";
+import { ALWAYS, type WriteCondition } from "./store";
 
 /**
  * Orkes' application: a non-human identity (a service, a task worker, a CI job) with access keys and roles. It acts as
@@ -30,6 +30,21 @@ export const APPLICATION_USER_PREFIX = "app:";
 export function applicationExists(userId: string): WriteCondition | undefined {
   if (!userId.startsWith(APPLICATION_USER_PREFIX)) return undefined;
   return { sql: `EXISTS (SELECT 1 FROM applications WHERE id = ?)`, binds: [userId.slice(APPLICATION_USER_PREFIX.length)] };
+}
+
+/**
+ * The condition that the application of every application's user (`app:<id>`) among `userIds` exists, for a write that
+ * makes them members of a group (one parameter however many: D1 takes at most 100 per statement). ALWAYS when none is.
+ */
+export function applicationsExist(userIds: readonly string[]): WriteCondition {
+  const ids = applicationIdsOf(userIds);
+  if (ids.length === 0) return ALWAYS;
+  return { sql: `NOT EXISTS (SELECT 1 FROM json_each(?) AS wanted WHERE NOT EXISTS (SELECT 1 FROM applications WHERE id = wanted.value))`, binds: [JSON.stringify(ids)] };
+}
+
+/** The ids of the applications whose users (`app:<id>`) are among `userIds`, each once. */
+export function applicationIdsOf(userIds: readonly string[]): string[] {
+  return [...new Set(userIds.filter((userId) => userId.startsWith(APPLICATION_USER_PREFIX)).map((userId) => userId.slice(APPLICATION_USER_PREFIX.length)))];
 }
 
 interface ApplicationRow {

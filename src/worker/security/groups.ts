@@ -110,7 +110,8 @@ export class GroupRepository {
   /**
    * Adds `added` to group `group` and removes `removed` from it, in one transaction, only while the group's roles and
    * permissions are still those of `group` and `rolesChecked` holds (its roles still grant what was checked: what the
-   * caller's right to hand them out was checked against); false when it is gone or they changed.
+   * caller's right to hand them out was checked against; and whatever else the caller requires, such as the applications
+   * of the `app:<id>` users added existing); false when it is gone or they changed.
    */
   async changeMembers(group: Group, added: readonly string[], removed: readonly string[], rolesChecked: WriteCondition = ALWAYS): Promise<boolean> {
     // Numbered parameters first; the condition's own `?`s take the numbers after them.
