@@ -117,13 +117,12 @@ export interface TaskActionParams {
 
 /**
  * The task a complete_task or fail_task acts on, and the output it gives it: as Conductor writes it, the action's
- * parameters and its `output`'s, the payload's values put in, with the message's stamp.
+ * parameters and its `output`'s, the payload's values put in, with the message's stamp. `workflowId`, `taskId` and
+ * `taskRefName` are always in it, null when not given, as Conductor's SimpleActionProcessor.completeTask puts the three
+ * into the output map whatever they are (its maps keep null values in JSON).
  */
 export function taskAction(params: TaskActionParams, payload: JsonObject, stamp: JsonObject): { workflowId?: string; taskId?: string; taskRefName?: string; reason?: string; output: JsonObject } {
-  const given: JsonObject = {};
-  if (params.workflowId !== undefined) given["workflowId"] = params.workflowId;
-  if (params.taskRefName !== undefined) given["taskRefName"] = params.taskRefName;
-  if (params.taskId !== undefined) given["taskId"] = params.taskId;
+  const given: JsonObject = { workflowId: params.workflowId ?? null, taskId: params.taskId ?? null, taskRefName: params.taskRefName ?? null };
   const output: JsonObject = { ...(withPayload({ ...given, ...(params.output ?? {}) }, payload) as JsonObject), ...stamp };
   const target: { workflowId?: string; taskId?: string; taskRefName?: string; reason?: string } = {};
   const reason = params.reasonForIncompletion === undefined ? undefined : payloadText(withPayload(params.reasonForIncompletion, payload));

@@ -66,8 +66,11 @@ describe("event handler actions' parameters", () => {
     expect(taskAction({ workflowId: "${workflowInstanceId}", taskRefName: "approval", output: { order: "${order.id}" } }, payload, stamp)).toEqual({
       workflowId: "wf-9",
       taskRefName: "approval",
-      output: { workflowId: "wf-9", taskRefName: "approval", order: 7, "conductor.event.messageId": "task-1", "conductor.event.name": "conductor:orders:q" },
+      output: { workflowId: "wf-9", taskRefName: "approval", taskId: null, order: 7, "conductor.event.messageId": "task-1", "conductor.event.name": "conductor:orders:q" },
     });
+    // The three are in the output whether given or not (null when not, or when the payload lacks them), as Conductor's.
+    expect(taskAction({ taskId: "${order.id}" }, payload, stamp).output).toEqual({ workflowId: null, taskRefName: null, taskId: 7, ...stamp });
+    expect(taskAction({ workflowId: "${missing}", taskRefName: "approval" }, payload, stamp).output).toMatchObject({ workflowId: null, taskId: null, taskRefName: "approval" });
     // A workflow id the payload lacks names no workflow.
     expect(taskAction({ workflowId: "${missing}", taskId: "${order.id}" }, payload, stamp)).toMatchObject({ taskId: "7" });
     expect(taskAction({ workflowId: "${missing}", taskId: "t" }, payload, stamp)).not.toHaveProperty("workflowId");
