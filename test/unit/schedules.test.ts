@@ -169,8 +169,12 @@ describe("the fires an alarm starts", () => {
     expect(dueFires(everyMinute(), armed, armed - 3_600_000, true).map(iso)).toEqual(["2026-11-23T10:00:00.000Z"]);
   });
 
-  it("without catch-up, a late alarm starts only the latest fire that passed", () => {
-    expect(dueFires(everyMinute(), armed, at("2026-11-23T10:05:30Z"), false).map(iso)).toEqual(["2026-11-23T10:05:00.000Z"]);
+  it("without catch-up, a late alarm starts only the oldest fire that passed (the armed one), as Conductor's scheduler starts the run time it stored", () => {
+    expect(dueFires(everyMinute(), armed, at("2026-11-23T10:05:30Z"), false).map(iso)).toEqual(["2026-11-23T10:00:00.000Z"]);
+    // A retry of that alarm later still (it failed) picks the same fire, which its idempotency key finds started.
+    expect(dueFires(everyMinute(), armed, at("2026-11-23T10:06:10Z"), false).map(iso)).toEqual(["2026-11-23T10:00:00.000Z"]);
+    // The armed fire outside the window (the window's start moved past it): the oldest missed fire inside.
+    expect(dueFires(everyMinute(), armed, at("2026-11-23T10:05:30Z"), false, { start: at("2026-11-23T10:02:00Z") }).map(iso)).toEqual(["2026-11-23T10:02:00.000Z"]);
   });
 
   it("with catch-up, a late alarm starts each missed fire, oldest first, at most the latest ten", () => {
@@ -202,7 +206,7 @@ describe("the fires an alarm starts", () => {
   it("starts no fire outside the window", () => {
     const window = { end: at("2026-11-23T10:01:00Z") };
     expect(dueFires(everyMinute(), armed, at("2026-11-23T10:05:30Z"), true, window).map(iso)).toEqual(["2026-11-23T10:00:00.000Z", "2026-11-23T10:01:00.000Z"]);
-    expect(dueFires(everyMinute(), armed, at("2026-11-23T10:05:30Z"), false, window).map(iso)).toEqual(["2026-11-23T10:01:00.000Z"]);
+    expect(dueFires(everyMinute(), armed, at("2026-11-23T10:05:30Z"), false, window).map(iso)).toEqual(["2026-11-23T10:00:00.000Z"]);
   });
 });
 

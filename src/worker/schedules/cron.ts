@@ -199,8 +199,10 @@ export const MAX_CATCHUP_FIRES = 10;
  * The fires an alarm set for `armedFire` starts when it runs at `nowMs`. The armed fire is due whenever its alarm
  * runs (an alarm never runs before its time in production; tests run it early). Fires since then that also passed
  * (the alarm ran late: nothing ran while the service was down or the object was busy) are missed: with `catchUp`,
- * each of the latest {@link MAX_CATCHUP_FIRES} is due, oldest first; without, only the latest fire is, so a late
- * alarm still starts one execution and the schedule goes on from there.
+ * each of the latest {@link MAX_CATCHUP_FIRES} is due, oldest first; without, only the oldest fire is (the armed one,
+ * when in the window), so a late alarm still starts one execution and the schedule goes on from there. The oldest, as
+ * Conductor's scheduler starts the run time it stored (its `_scheduledTime`) however late, then arms the next fire
+ * after now; and a retry of a failed alarm, later, picks the same fire again (its start found by its idempotency key).
  */
 export function dueFires(schedule: CronSchedule, armedFire: number, nowMs: number, catchUp: boolean, window: FireWindow = {}): number[] {
   const inWindow = (fire: number) => (window.start === undefined || fire >= window.start) && (window.end === undefined || fire <= window.end);
@@ -214,5 +216,5 @@ export function dueFires(schedule: CronSchedule, armedFire: number, nowMs: numbe
       : [];
   const due = [armedFire, ...missed].filter(inWindow);
   if (catchUp) return due.slice(-MAX_CATCHUP_FIRES);
-  return due.slice(-1);
+  return due.slice(0, 1);
 }
