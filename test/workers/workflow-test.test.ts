@@ -174,6 +174,16 @@ describe("POST /api/workflow/test (Conductor's testWorkflow)", () => {
     expect(await hits("wt-named-test")).toBe(1);
   });
 
+  it("takes an idempotencyKey as a start does (Orkes documents it on this endpoint): a later start with the key finds the test run", async () => {
+    await register({ name: "wt_keyed", tasks: [simple("lookup", "wt_keyed_lookup")] });
+    const run = await testRun({ name: "wt_keyed", idempotencyKey: "wt-key-1", taskRefToMockOutput: { lookup: [{ status: "COMPLETED", output: {} }] } });
+    expect(run.status).toBe("COMPLETED");
+    // The key is the workflow name's, whoever claimed it: a real start with it is the test run (RETURN_EXISTING).
+    const started = await api("POST", "/api/workflow", { name: "wt_keyed", idempotencyKey: "wt-key-1" });
+    expect(await started.text()).toBe(run.workflowId);
+    expect((await testRun({ name: "wt_keyed", idempotencyKey: "wt-key-1", taskRefToMockOutput: {} })).workflowId).toBe(run.workflowId);
+  });
+
   it("refuses a request it cannot run with a 400 naming the field, and runs nothing", async () => {
     await register({ name: "wt_refused", tasks: [counted("a", "wt-refused")] });
     expect(await validationPaths(await api("POST", "/api/workflow/test", { name: "wt_refused", taskRefToMockOutput: { a: [{ status: "DONE" }] } }))).toEqual(["taskRefToMockOutput.a[0].status"]);
