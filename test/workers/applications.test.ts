@@ -297,6 +297,34 @@ describe("applications", () => {
     expect(await membersOf(groupId)).not.toContain(never);
   });
 
+  it("names the missing applications of a refused bulk addition in one query, not one per user (Workers Free allows an invocation 50 D1 queries)", async () => {
+    const groupId = `app-bulk-${crypto.randomUUID().slice(0, 8)}`;
+    await apiOk("PUT", `/api/groups/${groupId}`, { description: "", roles: [], defaultAccess: {} });
+    const living = await newApplication("bulk-joining");
+    const missing = Array.from({ length: 30 }, (_, i) => `app:bulk-missing-${i}-${crypto.randomUUID().slice(0, 8)}`);
+    // Counted where the queries are made: the D1 binding's prepare, whose class the router's binding shares.
+    const database = Object.getPrototypeOf(env.DB) as { prepare: (this: unknown, query: string) => unknown };
+    const { prepare } = database;
+    let queries = 0;
+    database.prepare = function (this: unknown, query: string) {
+      queries++;
+      return prepare.call(this, query);
+    };
+    let refused: Response;
+    try {
+      refused = await api("POST", `/api/groups/${groupId}/users`, [`app:${living.id}`, ...missing]);
+    } finally {
+      database.prepare = prepare;
+    }
+    expect(refused.status, await refused.clone().text()).toBe(404);
+    const { message } = (await refused.json()) as { message: string };
+    for (const userId of missing) expect(message).toContain(userId);
+    expect(message).not.toContain(`app:${living.id}`);
+    // The write is one statement per user added (and its check); reading the answer adds a few, whatever the count.
+    expect(queries).toBeLessThan(missing.length + 1 + 10);
+    expect(await membersOf(groupId)).toEqual([]);
+  });
+
   it("a key made as its application is being deleted, and used meanwhile in this isolate, stops with the deletion", async () => {
     const application = await newApplication("keyed-while-deleted");
     const userId = `app:${application.id}`;
