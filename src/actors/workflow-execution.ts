@@ -42,7 +42,7 @@ import { childStartRequest, inlineChildDefinition } from "../engine/tasks/sub-wo
 import { inlineStartedDefinition } from "../engine/tasks/start-workflow";
 import { handOutLimits, isHeldByWorker, leftWorkerQueues, workerQueueKey, type WorkerQueueEntry, type WorkerQueueRemoval } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
-import { statusPublication, type StatusPublication } from "../engine/status-listener";
+import { statusPublications, type StatusPublication } from "../engine/status-listener";
 import { applyTestMocks } from "../engine/test-run";
 import { limitChanges, type LimitEntry } from "../engine/rate-limit";
 import { removalDueAt } from "../engine/retention";
@@ -665,7 +665,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   #failureStarts: FailureWorkflowStart[];
   /**
-   * Endings of this execution its status listener has not published yet (see `statusPublication`), each stored under
+   * Endings of this execution its status listener has not published yet (see `statusPublications`), each stored under
    * its own meta key ({@link STATUS_PUBLICATION_META} and its message id) in the transaction of the decision that ended it.
    */
   #statusPublications: StatusPublication[];
@@ -2076,7 +2076,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     // Ended, nothing can take them any more (pushes are refused from now on): Conductor deletes the queue then.
     if (TERMINAL_WORKFLOW_STATUSES.has(decision.state.status) && !(previous && TERMINAL_WORKFLOW_STATUSES.has(previous.status))) this.#messages.clear();
     this.#recordObligations(decision.effects, leftWorkerQueues(previous, decision.state));
-    this.#oweStatusPublication(statusPublication(previous, decision.state));
+    for (const publication of statusPublications(previous, decision.state)) this.#oweStatusPublication(publication);
     this.#oweLimitChanges(previous, decision.state);
     this.#owePlaceLeaves(leftPlaces(previous, decision.state));
     this.#owePlaceTakes(retakenPlaces(previous, decision.state));

@@ -9,6 +9,12 @@ import { summaryRowOf, toWorkflowSummary } from "./view";
 export const SUCCESS_STATUS_QUEUE = "_callbackSuccessQueue";
 /** Conductor's queue of executions that failed, timed out or were terminated, when the definition names no sink. */
 export const FAILURE_STATUS_QUEUE = "_callbackFailureQueue";
+/**
+ * Conductor's queue of every execution that ended, whatever its status, when the definition names no sink: its queue
+ * publisher's `finalizeQueue` (ConductorQueueStatusPublisher.onWorkflowFinalized), told besides the success or failure
+ * queue once the ending is complete (its failure workflow named in the output).
+ */
+export const FINALIZE_STATUS_QUEUE = "_callbackFinalizeQueue";
 
 const CONDUCTOR_SINK = "conductor";
 
@@ -32,11 +38,31 @@ function statusEvent(execution: WorkflowExecution): string {
 }
 
 /**
- * The publication owed as `next` is decided from `previous`: one when it has just ended (it was not ended, or ended
- * otherwise: a retried or rerun execution that ends again publishes again) and its definition enables the listener.
- * The message id names the ending, so a publication repeated after an eviction is the same message.
+ * The publication owed as `next` is decided from `previous` to the success or failure queue (or the sink): one when it
+ * has just ended (it was not ended, or ended otherwise: a retried or rerun execution that ends again publishes again)
+ * and its definition enables the listener. The message id names the ending, so a publication repeated after an
+ * eviction is the same message. {@link statusPublications} gives the finalize queue's too.
  */
 export function statusPublication(previous: WorkflowExecution | null, next: WorkflowExecution): StatusPublication | undefined {
+  return statusPublications(previous, next)[0];
+}
+
+/**
+ * Every publication owed as `next` is decided from `previous` (see {@link statusPublication}): the success or failure
+ * queue's (or the sink's), then, without a sink, the finalize queue's, as Conductor's queue publisher tells both
+ * (onWorkflowCompleted or onWorkflowTerminated, then onWorkflowFinalized). A sink names the one queue told.
+ */
+export function statusPublications(previous: WorkflowExecution | null, next: WorkflowExecution): StatusPublication[] {
+  const ending = endingPublication(previous, next);
+  if (ending === undefined) return [];
+  const sink = next.definition.workflowStatusListenerSink;
+  if (typeof sink === "string" && sink !== CONDUCTOR_SINK) return [ending];
+  // Its own message id: the publication is stored and its handlers' progress kept under it.
+  return [ending, { ...ending, event: `${CONDUCTOR_SINK}:${FINALIZE_STATUS_QUEUE}`, messageId: `${ending.messageId}:FINALIZED` }];
+}
+
+/** See {@link statusPublication}. */
+function endingPublication(previous: WorkflowExecution | null, next: WorkflowExecution): StatusPublication | undefined {
   if (next.definition.workflowStatusListenerEnabled !== true || !TERMINAL_WORKFLOW_STATUSES.has(next.status)) return undefined;
   if (previous !== null && previous.status === next.status && previous.endTime === next.endTime) return undefined;
   const payload = toWorkflowSummary(summaryRowOf(next));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createExecution } from "../../src/engine/decider";
 import type { WorkflowDef, WorkflowExecution } from "../../src/engine/model";
-import { FAILURE_STATUS_QUEUE, SUCCESS_STATUS_QUEUE, isStatusListenerSink, statusPublication } from "../../src/engine/status-listener";
+import { FAILURE_STATUS_QUEUE, FINALIZE_STATUS_QUEUE, SUCCESS_STATUS_QUEUE, isStatusListenerSink, statusPublication, statusPublications } from "../../src/engine/status-listener";
 
 function execution(definition: Partial<WorkflowDef> = {}): WorkflowExecution {
   const full: WorkflowDef = { name: "orders", version: 2, schemaVersion: 2, tasks: [{ name: "a", taskReferenceName: "a", type: "NOOP", inputParameters: {} }], ...definition };
@@ -34,6 +34,24 @@ describe("statusPublication: what a workflow status listener publishes", () => {
     for (const off of [execution(), execution({ workflowStatusListenerEnabled: false, workflowStatusListenerSink: "conductor:done" })]) {
       expect(statusPublication(off, ended(off, "COMPLETED", 2_000))).toBeUndefined();
     }
+  });
+
+  it("tells Conductor's finalize queue of every ending too, after the success or failure queue, unless a sink names its queue", () => {
+    for (const sink of [undefined, "conductor"]) {
+      const running = execution({ workflowStatusListenerEnabled: true, ...(sink === undefined ? {} : { workflowStatusListenerSink: sink }) });
+      for (const [status, queue] of [["COMPLETED", SUCCESS_STATUS_QUEUE], ["FAILED", FAILURE_STATUS_QUEUE], ["TERMINATED", FAILURE_STATUS_QUEUE]] as const) {
+        const [ending, finalized, ...more] = statusPublications(running, ended(running, status, 2_000));
+        expect([ending?.event, finalized?.event, more]).toEqual([`conductor:${queue}`, `conductor:${FINALIZE_STATUS_QUEUE}`, []]);
+        // A message of its own (stored and tracked under its id), with the same summary.
+        expect(finalized).toMatchObject({ messageId: `wf-1:${status}:2000:FINALIZED`, payload: ending!.payload });
+      }
+    }
+    const sunk = execution({ workflowStatusListenerEnabled: true, workflowStatusListenerSink: "conductor:done" });
+    expect(statusPublications(sunk, ended(sunk, "FAILED", 2_000)).map((publication) => publication.event)).toEqual(["conductor:orders:done"]);
+    const quiet = execution();
+    expect(statusPublications(quiet, ended(quiet, "COMPLETED", 2_000))).toEqual([]);
+    const enabled = ended(execution({ workflowStatusListenerEnabled: true }), "COMPLETED", 2_000);
+    expect(statusPublications(enabled, { ...enabled })).toEqual([]);
   });
 
   it("takes conductor and conductor:<queue> as sinks, nothing else", () => {

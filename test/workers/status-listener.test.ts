@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { FAILURE_STATUS_QUEUE, SUCCESS_STATUS_QUEUE } from "../../src/engine/status-listener";
+import { FAILURE_STATUS_QUEUE, FINALIZE_STATUS_QUEUE, SUCCESS_STATUS_QUEUE } from "../../src/engine/status-listener";
 import { api, apiOk, eventually, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
 
 /** Orkes' event message as `GET /api/event/message/{event}` answers it. */
@@ -44,6 +44,11 @@ describe("workflowStatusListenerEnabled", () => {
     await waitFor(failed, ["FAILED"]);
     const [failure] = await messagesAbout(`conductor:${FAILURE_STATUS_QUEUE}`, failed, 1);
     expect(failure!.fullPayload).toMatchObject({ workflowId: failed, status: "FAILED", failedReferenceTaskNames: "call" });
+    // Conductor's queue publisher tells its finalize queue of every ending besides (onWorkflowFinalized).
+    for (const [workflowId, status] of [[completed, "COMPLETED"], [failed, "FAILED"]] as const) {
+      const [finalized] = await messagesAbout(`conductor:${FINALIZE_STATUS_QUEUE}`, workflowId, 1);
+      expect(finalized!.fullPayload).toMatchObject({ workflowId, workflowType: "sl_flow", status });
+    }
 
     // The handlers acted: each started the recorder with what the summary said.
     const recorded = await eventually(
@@ -72,7 +77,8 @@ describe("workflowStatusListenerEnabled", () => {
     expect(new Set(messages.map((message) => message.id)).size).toBe(2);
     // Nothing reaches the default queues when a sink is named.
     const defaults = await apiOk<Message[]>("GET", `/api/event/message/${encodeURIComponent(`conductor:${SUCCESS_STATUS_QUEUE}`)}`);
-    expect(defaults.some((message) => message.fullPayload["workflowId"] === workflowId)).toBe(false);
+    const finalized = await apiOk<Message[]>("GET", `/api/event/message/${encodeURIComponent(`conductor:${FINALIZE_STATUS_QUEUE}`)}`);
+    expect([...defaults, ...finalized].some((message) => message.fullPayload["workflowId"] === workflowId)).toBe(false);
   });
 
   it("publishes nothing for a definition without it, and refuses a sink it cannot publish to", async () => {
