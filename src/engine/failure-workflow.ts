@@ -47,9 +47,12 @@ export function planFailureWorkflow(state: WorkflowExecution, failedTask: TaskEx
   return { start };
 }
 
-/** What the failed execution's output says when its failure workflow could not start (Conductor's wording). */
+/**
+ * What the failed execution's output says when its failure workflow could not start: Conductor's wording, to the two
+ * spaces before `reason` (WorkflowExecutor.terminateWorkflow), so a check written against Conductor's text holds here.
+ */
 export function notStartedText(name: string, reason: string): string {
-  return `Error workflow ${name} failed to start. reason: ${reason}`;
+  return `Error workflow ${name} failed to start.  reason: ${reason}`;
 }
 
 /**

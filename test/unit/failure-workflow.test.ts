@@ -132,7 +132,7 @@ describe("failureWorkflow: what a failed execution starts", () => {
     const notAName = failCall(started({ failureWorkflow: "${workflow.input.onFailure}" }, { input: { onFailure: { name: "page_oncall" } } }));
     expect(startsOf(notAName.effects)).toEqual([]);
     expect(notAName.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe(
-      'Error workflow ${workflow.input.onFailure} failed to start. reason: failureWorkflow ${workflow.input.onFailure} resolved to {"name":"page_oncall"}, not a workflow name',
+      'Error workflow ${workflow.input.onFailure} failed to start.  reason: failureWorkflow ${workflow.input.onFailure} resolved to {"name":"page_oncall"}, not a workflow name',
     );
   });
 
@@ -165,7 +165,7 @@ describe("failureWorkflow: what a failed execution starts", () => {
     const [start] = startsOf(failed.effects);
     const event = { type: "failureWorkflowNotStarted", workflowId: start!.workflowId, name: "orders_cleanup", reason: "No workflow definition named orders_cleanup" } as const;
     const reported = decide(failed.state, event, env(3_000));
-    expect(reported.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe("Error workflow orders_cleanup failed to start. reason: No workflow definition named orders_cleanup");
+    expect(reported.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe("Error workflow orders_cleanup failed to start.  reason: No workflow definition named orders_cleanup");
     expect(reported.effects).toEqual([]);
     // Retried and failed again before the first answer came: the output names the second one, which stays.
     const retried = decide(failed.state, { type: "retry" }, env(2_500)).state;
