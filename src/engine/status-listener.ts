@@ -12,7 +12,8 @@ export const FAILURE_STATUS_QUEUE = "_callbackFailureQueue";
 /**
  * Conductor's queue of every execution that ended, whatever its status, when the definition names no sink: its queue
  * publisher's `finalizeQueue` (ConductorQueueStatusPublisher.onWorkflowFinalized), told besides the success or failure
- * queue once the ending is complete (its failure workflow named in the output).
+ * queue, with the same summary. Not after it: each publication is its own background job, and Conductor has no one
+ * order either (conductor-oss's terminateWorkflow finalizes before it tells the failure queue, a completion after).
  */
 export const FINALIZE_STATUS_QUEUE = "_callbackFinalizeQueue";
 
@@ -49,8 +50,9 @@ export function statusPublication(previous: WorkflowExecution | null, next: Work
 
 /**
  * Every publication owed as `next` is decided from `previous` (see {@link statusPublication}): the success or failure
- * queue's (or the sink's), then, without a sink, the finalize queue's, as Conductor's queue publisher tells both
- * (onWorkflowCompleted or onWorkflowTerminated, then onWorkflowFinalized). A sink names the one queue told.
+ * queue's (or the sink's) and, without a sink, the finalize queue's, as Conductor's queue publisher tells both
+ * (onWorkflowCompleted or onWorkflowTerminated, and onWorkflowFinalized); they are made independently, in no set
+ * order. A sink names the one queue told.
  */
 export function statusPublications(previous: WorkflowExecution | null, next: WorkflowExecution): StatusPublication[] {
   const ending = endingPublication(previous, next);
