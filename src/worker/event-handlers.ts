@@ -108,7 +108,7 @@ export const EventHandlerSchema = clientRequestObject({
     v.string("must be a string"),
     v.regex(
       /^conductor:[^:]+(:.+)?$/,
-      "must be a Conductor internal event: conductor:<workflow name>:<queue or task reference name> (what EVENT tasks and status listeners with a sink publish) or conductor:<queue> (the status listeners' _callbackSuccessQueue and _callbackFailureQueue); this service has no sqs, kafka or other queues",
+      "must be a Conductor internal event: conductor:<workflow name>:<queue or task reference name> (what EVENT tasks and status listeners with a sink publish) or conductor:<queue> (the status listeners' _callbackSuccessQueue, _callbackFailureQueue and _callbackFinalizeQueue); this service has no sqs, kafka or other queues",
     ),
     v.maxLength(1024, "must be at most 1024 characters"),
   ),

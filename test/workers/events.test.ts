@@ -107,6 +107,8 @@ describe("event handlers (/api/event)", () => {
     expect(body.error).toBe("VALIDATION_ERROR");
     expect(body.validationErrors.map((issue) => issue.path)).toEqual(["name", "event", "actions[0].action", "actions[1]", "actions[2]", "actions[3].update_workflow_variables.appendArray"]);
     expect(body.validationErrors[1]!.message).toContain("conductor:<workflow name>");
+    // It names every queue the status listener publishes to, the finalize queue among them.
+    for (const queue of ["_callbackSuccessQueue", "_callbackFailureQueue", "_callbackFinalizeQueue"]) expect(body.validationErrors[1]!.message).toContain(queue);
     expect((await api("PUT", "/api/event", { ...good, name: "ev_never_added" })).status).toBe(404);
     expect((await api("DELETE", "/api/event/ev_never_added")).status).toBe(404);
     expect((await apiOk<Array<{ name: string; event: string }>>("GET", "/api/event")).some((h) => h.name === "ev bad" || h.event === "sqs:orders")).toBe(false);
