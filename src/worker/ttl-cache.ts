@@ -109,4 +109,64 @@ export class TtlCache<V> {
       if (this.#loading.get(key) === loading) this.#loading.delete(key);
     }
   }
+
+  /**
+   * The values of `keys`, as {@link TtlCache.getOrLoad} would give each, but with one `load` for all the keys neither
+   * cached nor being loaded: a start looking up many names makes one D1 statement, not one per name (Workers Free allows
+   * 50 an invocation). `load` is given those keys and must answer a value for each. Keys being loaded by another caller
+   * share that load, as with getOrLoad (bounded by {@link SHARED_LOAD_WAIT_MS}); a key a write clears while its load
+   * runs is answered but not cached.
+   */
+  async getOrLoadMany(keys: readonly string[], load: (missing: readonly string[]) => Promise<ReadonlyMap<string, V>>): Promise<Map<string, V>> {
+    const values = new Map<string, V>();
+    const shared: Array<[string, Promise<V>]> = [];
+    const missing: string[] = [];
+    for (const key of new Set(keys)) {
+      const cached = this.get(key);
+      const underway = cached === undefined ? this.#loading.get(key) : undefined;
+      if (cached !== undefined) values.set(key, cached);
+      else if (underway !== undefined) shared.push([key, underway]);
+      else missing.push(key);
+    }
+    const late: string[] = [];
+    const joined = async ([key, underway]: [string, Promise<V>]): Promise<void> => {
+      const settled = await settledWithin(underway, SHARED_LOAD_WAIT_MS);
+      if (settled === undefined) {
+        // As getOrLoad: a load not settled in time is forgotten, and its keys loaded afresh below.
+        if (this.#loading.get(key) === underway) this.#loading.delete(key);
+        late.push(key);
+      } else if ("error" in settled) throw settled.error;
+      else values.set(key, settled.value);
+    };
+    const [loaded] = await Promise.all([missing.length === 0 ? new Map<string, V>() : this.#loadTogether(missing, load), Promise.all(shared.map(joined))]);
+    for (const [key, value] of loaded) values.set(key, value);
+    if (late.length > 0) for (const [key, value] of await this.getOrLoadMany(late, load)) values.set(key, value);
+    return values;
+  }
+
+  /**
+   * One load of `keys`, each registered as being loaded (so callers asking meanwhile share it, and a write meanwhile
+   * keeps it from being cached), each value cached unless a write cleared its key while it ran.
+   */
+  async #loadTogether(keys: readonly string[], load: (missing: readonly string[]) => Promise<ReadonlyMap<string, V>>): Promise<Map<string, V>> {
+    const loading = load(keys);
+    const each = new Map(keys.map((key) => [key, loading.then((found) => found.get(key) as V)]));
+    for (const [key, promise] of each) {
+      // Awaited only by callers that join it: a failure nobody joined is still the caller's own, thrown below.
+      promise.catch(() => undefined);
+      this.#loading.set(key, promise);
+    }
+    try {
+      const found = await loading;
+      const values = new Map<string, V>();
+      for (const key of keys) {
+        const value = found.get(key) as V;
+        values.set(key, value);
+        if (this.#loading.get(key) === each.get(key)) this.set(key, value);
+      }
+      return values;
+    } finally {
+      for (const [key, promise] of each) if (this.#loading.get(key) === promise) this.#loading.delete(key);
+    }
+  }
 }

@@ -86,3 +86,93 @@ describe("TtlCache.getOrLoad", () => {
     }
   });
 });
+
+/** Loads of many keys that end when told to (`settle(i, …)`: the i-th started), noting the keys each was given. */
+function controlledManyLoads(): { load: (keys: readonly string[]) => Promise<Map<string, string>>; asked: string[][]; settle: (index: number, outcome: Error | "values") => void } {
+  const pending: Array<{ keys: readonly string[]; resolve: (value: Map<string, string>) => void; reject: (error: Error) => void }> = [];
+  return {
+    load: (keys) => new Promise((resolve, reject) => pending.push({ keys, resolve, reject })),
+    get asked() {
+      return pending.map((each) => [...each.keys]);
+    },
+    settle: (index, outcome) => {
+      const load = pending[index]!;
+      if (outcome instanceof Error) load.reject(outcome);
+      else load.resolve(new Map(load.keys.map((key) => [key, `${key}#${index}`])));
+    },
+  };
+}
+
+describe("TtlCache.getOrLoadMany", () => {
+  it("loads every key neither cached nor being loaded with one load, joins the loads under way, and caches what it loaded", async () => {
+    const cache = new TtlCache<string>(60_000);
+    cache.set("a", "cached");
+    const single = controlledLoads<string>();
+    const loadingB = cache.getOrLoad("b", single.load);
+    const loads = controlledManyLoads();
+    const many = cache.getOrLoadMany(["a", "b", "c", "d", "c"], loads.load);
+    // One load, of the keys neither cached nor being loaded, each once.
+    expect(loads.asked).toEqual([["c", "d"]]);
+    // Asked meanwhile, one by one or together: they join it.
+    const joined = [cache.getOrLoad("c", single.load), cache.getOrLoadMany(["d", "e"], loads.load)];
+    expect(single.started()).toBe(1);
+    expect(loads.asked).toEqual([["c", "d"], ["e"]]);
+    loads.settle(0, "values");
+    loads.settle(1, "values");
+    single.settle(0, "b-single");
+    expect(Object.fromEntries(await many)).toEqual({ a: "cached", b: "b-single", c: "c#0", d: "d#0" });
+    expect(await joined[0]).toBe("c#0");
+    expect(Object.fromEntries((await joined[1]) as Map<string, string>)).toEqual({ d: "d#0", e: "e#1" });
+    expect(await loadingB).toBe("b-single");
+    expect([cache.get("c"), cache.get("d"), cache.get("e")]).toEqual(["c#0", "d#0", "e#1"]);
+  });
+
+  it("does not keep a key that a write cleared while it was loaded (the others are kept)", async () => {
+    const cache = new TtlCache<string>(60_000);
+    const loads = controlledManyLoads();
+    const before = cache.getOrLoadMany(["orders", "billing"], loads.load);
+    cache.delete("orders");
+    // Asked after the write: loaded afresh, not joined to the load that may have read what the write replaced.
+    const after = cache.getOrLoadMany(["orders", "billing"], loads.load);
+    expect(loads.asked).toEqual([["orders", "billing"], ["orders"]]);
+    loads.settle(0, "values");
+    expect(Object.fromEntries(await before)).toEqual({ orders: "orders#0", billing: "billing#0" });
+    expect([cache.get("orders"), cache.get("billing")]).toEqual([undefined, "billing#0"]);
+    loads.settle(1, "values");
+    expect(Object.fromEntries(await after)).toEqual({ orders: "orders#1", billing: "billing#0" });
+    expect(cache.get("orders")).toBe("orders#1");
+  });
+
+  it("lets the caller and those who joined see a failed load, and loads again on the next call", async () => {
+    const cache = new TtlCache<string>(60_000);
+    const loads = controlledManyLoads();
+    const asked = [cache.getOrLoadMany(["orders", "billing"], loads.load), cache.getOrLoad("billing", () => Promise.resolve("never"))];
+    loads.settle(0, new Error("D1 unavailable"));
+    for (const outcome of await Promise.allSettled(asked)) expect(outcome).toMatchObject({ status: "rejected", reason: { message: "D1 unavailable" } });
+    const again = cache.getOrLoadMany(["orders"], loads.load);
+    expect(loads.asked).toEqual([["orders", "billing"], ["orders"]]);
+    loads.settle(1, "values");
+    expect(Object.fromEntries(await again)).toEqual({ orders: "orders#1" });
+  });
+
+  it("does not hold a caller for good behind a load that never settles: after a bound it loads those keys itself", async () => {
+    vi.useFakeTimers();
+    try {
+      const cache = new TtlCache<string>(60_000);
+      const single = controlledLoads<string>();
+      // The first load's caller was canceled mid-read: its load is never settled.
+      void cache.getOrLoad("orders", single.load);
+      const loads = controlledManyLoads();
+      const waiting = cache.getOrLoadMany(["orders", "billing"], loads.load);
+      expect(loads.asked).toEqual([["billing"]]);
+      loads.settle(0, "values");
+      await vi.advanceTimersByTimeAsync(SHARED_LOAD_WAIT_MS);
+      expect(loads.asked).toEqual([["billing"], ["orders"]]);
+      loads.settle(1, "values");
+      expect(Object.fromEntries(await waiting)).toEqual({ orders: "orders#1", billing: "billing#0" });
+      expect(cache.get("orders")).toBe("orders#1");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

@@ -1,0 +1,141 @@
+// What a start reads from D1 (src/worker/task-defs.ts withTaskDefs): the latest version of each child named without
+// one, the task definitions its tasks follow and the schemas they enforce, each set in one statement whatever its size.
+// D1 allows 50 queries per Worker invocation on Workers Free (developers.cloudflare.com/d1/platform/limits/).
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { DefinitionRepository } from "../../src/worker/definitions";
+import { SchemaRepository } from "../../src/worker/json-schemas";
+import { TaskDefRepository } from "../../src/worker/task-defs";
+import { apiOk, register } from "./helpers";
+
+type Methods = Record<string, (...args: unknown[]) => unknown>;
+
+/**
+ * The D1 statements run in this isolate while `run` runs, each by its SQL (a batch's each): counted where they are run,
+ * on the classes of the D1 binding, which the router and the objects share.
+ */
+async function statementsOf(run: () => Promise<unknown>): Promise<string[]> {
+  const database = Object.getPrototypeOf(env.DB) as Methods;
+  const statement = Object.getPrototypeOf(env.DB.prepare("SELECT 1")) as Methods;
+  const seen: string[] = [];
+  const saved: Array<[Methods, string, Methods[string]]> = [];
+  const note = (target: Methods, method: string, sqlOf: (self: unknown, args: unknown[]) => string[]) => {
+    const original = target[method]!;
+    saved.push([target, method, original]);
+    target[method] = function (this: unknown, ...args: unknown[]) {
+      seen.push(...sqlOf(this, args));
+      return original.apply(this, args);
+    };
+  };
+  const sql = (each: unknown) => String((each as { statement?: string }).statement);
+  for (const method of ["first", "all", "run", "raw"]) note(statement, method, (self) => [sql(self)]);
+  note(database, "batch", (_self, [list]) => (list as unknown[]).map(sql));
+  try {
+    await run();
+  } finally {
+    for (const [target, method, original] of saved) target[method] = original;
+  }
+  return seen;
+}
+
+const noop = [{ name: "n", taskReferenceName: "n", type: "NOOP" }];
+
+describe("a start's look-ups in D1", () => {
+  it("reads the latest versions of 60 children named without one, 12 task definitions and their 12 enforced schemas in a few statements, cold caches and all (one statement a child and a schema before: 75, past Workers Free's 50)", async () => {
+    const children = Array.from({ length: 60 }, (_, index) => `sl_child_${index}`);
+    const taskNames = Array.from({ length: 12 }, (_, index) => `sl_task_${index}`);
+    const definition: JsonObject = {
+      name: "sl_flow",
+      tasks: [
+        {
+          name: "pick",
+          taskReferenceName: "pick",
+          type: "SWITCH",
+          evaluatorType: "value-param",
+          expression: "k",
+          inputParameters: { k: "none" },
+          // Never taken: nothing starts, only the start's look-ups are counted. sl_unregistered has no definition.
+          decisionCases: {
+            never: [
+              ...[...children, "sl_unregistered"].map((child) => ({ name: child, taskReferenceName: child, type: "SUB_WORKFLOW", subWorkflowParam: { name: child } })),
+              { name: "pinned", taskReferenceName: "pinned", type: "SUB_WORKFLOW", subWorkflowParam: { name: "sl_child_0", version: 1 } },
+              ...taskNames.map((name) => ({ name, taskReferenceName: name, type: "SIMPLE" })),
+            ],
+          },
+          defaultCase: [],
+        },
+      ],
+    };
+    const schemas = () => taskNames.map((name) => ({ name: `${name}_in`, data: { type: "object" } }));
+    for (const child of children) await register({ name: child, tasks: noop });
+    await register({ name: "sl_child_0", version: 2, tasks: noop });
+    await apiOk("POST", "/api/schema", schemas());
+    await apiOk("POST", "/api/metadata/taskdefs", taskNames.map((name) => ({ name, ownerEmail: "t@example.com", enforceSchema: true, inputSchema: { name: `${name}_in` } })));
+    // Written again, each write forgetting what this isolate cached of it (the registrations above read the schemas
+    // and task definitions): the start finds every cache cold, as in a fresh isolate.
+    for (const child of children.slice(1)) await register({ name: child, tasks: noop });
+    await register({ name: "sl_child_0", version: 2, tasks: noop });
+    await apiOk("POST", "/api/metadata/taskdefs", taskNames.map((name) => ({ name, ownerEmail: "t@example.com", enforceSchema: true, inputSchema: { name: `${name}_in` } })));
+    await apiOk("POST", "/api/schema", schemas());
+    await register(definition);
+
+    let workflowId = "";
+    const statements = await statementsOf(async () => (workflowId = await apiOk<string>("POST", "/api/workflow/sl_flow", {})));
+    // The definition, the children's latest versions, the task definitions, the schemas: 4 here (the caller's key read
+    // too in a fresh isolate). Before: the definition, 61 children, the task definitions and 12 schemas, 75.
+    expect(statements.length, statements.join("\n")).toBeLessThanOrEqual(6);
+
+    // Each child named without a version runs its latest (sl_child_0's 2); one pinned stays so; one not registered stays unversioned.
+    const started = await apiOk<JsonObject>("GET", `/api/workflow/${workflowId}`);
+    const cases = ((started["workflowDefinition"] as JsonObject)["tasks"] as JsonObject[])[0]!["decisionCases"] as Record<string, JsonObject[]>;
+    const versions = Object.fromEntries(cases["never"]!.filter((task) => task["type"] === "SUB_WORKFLOW").map((task) => [task["taskReferenceName"], (task["subWorkflowParam"] as JsonObject)["version"]]));
+    expect(versions).toEqual({ ...Object.fromEntries(children.map((child) => [child, 1])), sl_child_0: 2, sl_unregistered: undefined, pinned: 1 });
+  });
+});
+
+describe("the repositories' look-ups of many names in one statement", () => {
+  it("DefinitionRepository.findLatestMany answers what find answers of each name: its latest version, none for a name not registered", async () => {
+    await register({ name: "sl_many_a", version: 1, tasks: noop });
+    await register({ name: "sl_many_a", version: 3, tasks: noop });
+    await register({ name: "sl_many_b", version: 2, tasks: noop });
+    const repository = new DefinitionRepository(env.DB);
+    const found = await repository.findLatestMany(["sl_many_a", "sl_many_b", "sl_many_none", "sl_many_a"]);
+    expect(Object.fromEntries([...found].map(([name, definition]) => [name, definition.version]))).toEqual({ sl_many_a: 3, sl_many_b: 2 });
+    // Cached as find caches it: the same object, read again without D1.
+    expect(await statementsOf(async () => expect(await repository.find("sl_many_a")).toBe(found.get("sl_many_a")))).toEqual([]);
+    expect(await statementsOf(async () => expect(await repository.find("sl_many_none")).toBeNull())).toEqual([]);
+    // A registration forgets it: the next look-up reads the new latest.
+    await register({ name: "sl_many_b", version: 4, tasks: noop });
+    expect((await repository.findLatestMany(["sl_many_b"])).get("sl_many_b")?.version).toBe(4);
+  });
+
+  it("SchemaRepository.findMany answers each reference's schema: its version, or the latest without one; null for one not registered", async () => {
+    await apiOk("POST", "/api/schema", { name: "sl_schema", version: 1, data: { title: "one" } });
+    await apiOk("POST", "/api/schema", { name: "sl_schema", version: 2, data: { title: "two" } });
+    await apiOk("POST", "/api/schema", { name: "sl_other", version: 5, data: { title: "five" } });
+    const found = await new SchemaRepository(env.DB).findMany([
+      { name: "sl_schema", version: 1 },
+      { name: "sl_schema" },
+      { name: "sl_other" },
+      { name: "sl_other", version: 4 },
+      { name: "sl_nowhere" },
+    ]);
+    expect(Object.fromEntries([...found].map(([key, schema]) => [key, schema === null ? null : [schema.version, schema.data["title"]]]))).toEqual({
+      "sl_schema@1": [1, "one"],
+      "sl_schema@latest": [2, "two"],
+      "sl_other@latest": [5, "five"],
+      "sl_other@4": null,
+      "sl_nowhere@latest": null,
+    });
+  });
+
+  it("TaskDefRepository.findMany reads 150 names (past D1's 100 bound parameters a statement) in one statement", async () => {
+    const names = Array.from({ length: 150 }, (_, index) => `sl_many_task_${index}`);
+    await apiOk("POST", "/api/metadata/taskdefs", names.slice(0, 2).map((name) => ({ name, ownerEmail: "t@example.com" })));
+    let found = new Map<string, unknown>();
+    const statements = await statementsOf(async () => (found = await new TaskDefRepository(env.DB).findMany(names)));
+    expect(statements).toHaveLength(1);
+    expect([...found.keys()]).toEqual(names.slice(0, 2));
+  });
+});
