@@ -139,3 +139,35 @@ describe("the repositories' look-ups of many names in one statement", () => {
     expect([...found.keys()]).toEqual(names.slice(0, 2));
   });
 });
+
+describe("a registration's look-ups in D1", () => {
+  it("reads the schemas named by 60 task definitions registered together, or by 60 workflow definitions, in one statement, cold caches and all (one per schema before: 60 and more, past Workers Free's 50)", async () => {
+    const names = Array.from({ length: 60 }, (_, index) => `sl_reg_${index}`);
+    await apiOk("POST", "/api/schema", names.map((name) => ({ name: `${name}_in`, data: { type: "object" } })));
+    const taskDefs = names.map((name) => ({ name, ownerEmail: "t@example.com", enforceSchema: true, inputSchema: { name: `${name}_in` } }));
+    const taskStatements = await statementsOf(() => apiOk("POST", "/api/metadata/taskdefs", taskDefs));
+    expect(taskStatements.filter((sql) => sql.includes("json_schemas")), taskStatements.join("\n")).toHaveLength(1);
+
+    // Saved again: a schema write clears the schema cache.
+    await apiOk("POST", "/api/schema", names.map((name) => ({ name: `${name}_in`, data: { type: "object" } })));
+    const definitions = names.map((name) => ({ name: `${name}_flow`, version: 1, schemaVersion: 2, ownerEmail: "t@example.com", inputSchema: { name: `${name}_in` }, tasks: noop }));
+    const flowStatements = await statementsOf(() => apiOk("PUT", "/api/metadata/workflow", definitions));
+    expect(flowStatements.filter((sql) => sql.includes("json_schemas")), flowStatements.join("\n")).toHaveLength(1);
+
+    // What is missing is still named at its place, one problem each.
+    const refused = await apiOk<{ validationErrors: Array<{ path: string; message: string }> }>(
+      "POST",
+      "/api/metadata/taskdefs",
+      [taskDefs[0], { ...taskDefs[1], outputSchema: { name: "sl_reg_nowhere" } }, { ...taskDefs[2], inputSchema: { name: "sl_reg_nowhere", version: 2 } }],
+      400,
+    );
+    expect(refused.validationErrors.map((issue) => issue.path)).toEqual(["[1].outputSchema", "[2].inputSchema"]);
+    const refusedFlows = await apiOk<{ validationErrors: Array<{ path: string; message: string }> }>(
+      "PUT",
+      "/api/metadata/workflow",
+      [definitions[0], { ...definitions[1], outputSchema: { name: "sl_reg_nowhere" } }, { ...definitions[2], inputSchema: { name: "sl_reg_nowhere" } }],
+      400,
+    );
+    expect(refusedFlows.validationErrors.map((issue) => issue.path)).toEqual(["[1].outputSchema", "[2].inputSchema"]);
+  });
+});
