@@ -84,15 +84,17 @@ export class DefinitionRepository {
     const keyOf = (name: string) => `${name}\u0000latest`;
     const byKey = await DefinitionRepository.#cache.getOrLoadMany(names.map(keyOf), async (keys) => {
       const wanted = keys.map((key) => key.slice(0, -"\u0000latest".length));
+      // Each row by its name's place in the list, not by the name read back: D1 keeps a lone surrogate's bytes, which
+      // match the name asked for but read back as replacement characters.
       const { results } = await this.#db
         .prepare(
-          `SELECT name, definition FROM workflow_defs AS def WHERE name IN (SELECT value FROM json_each(?)) ` +
-            `AND version = (SELECT MAX(version) FROM workflow_defs WHERE name = def.name)`,
+          `SELECT wanted.key AS place, def.definition FROM json_each(?) AS wanted JOIN workflow_defs AS def ON def.name = wanted.value ` +
+            `AND def.version = (SELECT MAX(version) FROM workflow_defs WHERE name = wanted.value)`,
         )
         .bind(JSON.stringify(wanted))
-        .all<{ name: string; definition: string }>();
-      const loaded = new Map<string, WorkflowDef | null>(wanted.map((name) => [keyOf(name), null]));
-      for (const row of results) loaded.set(keyOf(row.name), JSON.parse(row.definition) as WorkflowDef);
+        .all<{ place: number; definition: string }>();
+      const loaded = new Map<string, WorkflowDef | null>(keys.map((key) => [key, null]));
+      for (const row of results) loaded.set(keys[row.place]!, JSON.parse(row.definition) as WorkflowDef);
       return loaded;
     });
     const found = new Map<string, WorkflowDef>();

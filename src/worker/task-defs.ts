@@ -32,12 +32,14 @@ export class TaskDefRepository {
    */
   async findMany(names: readonly string[]): Promise<Map<string, TaskDef>> {
     const loaded = await TaskDefRepository.#cache.getOrLoadMany(names, async (missing) => {
+      // Each row by its name's place in the list, not by the name read back: D1 keeps a lone surrogate's bytes, which
+      // match the name asked for but read back as replacement characters.
       const { results } = await this.#db
-        .prepare(`SELECT name, definition FROM task_defs WHERE name IN (SELECT value FROM json_each(?))`)
+        .prepare(`SELECT wanted.key AS place, task_defs.definition FROM json_each(?) AS wanted JOIN task_defs ON task_defs.name = wanted.value`)
         .bind(JSON.stringify(missing))
-        .all<{ name: string; definition: string }>();
+        .all<{ place: number; definition: string }>();
       const found = new Map<string, TaskDef | null>(missing.map((name) => [name, null]));
-      for (const row of results) found.set(row.name, JSON.parse(row.definition) as TaskDef);
+      for (const row of results) found.set(missing[row.place]!, JSON.parse(row.definition) as TaskDef);
       return found;
     });
     const found = new Map<string, TaskDef>();

@@ -171,3 +171,21 @@ describe("a registration's look-ups in D1", () => {
     expect(refusedFlows.validationErrors.map((issue) => issue.path)).toEqual(["[1].outputSchema", "[2].inputSchema"]);
   });
 });
+
+describe("names D1 stores otherwise than they were given", () => {
+  it("a start finds the task definition and the latest child version of a name holding a lone surrogate, as one look-up a name found them (D1 stores the name's bytes, read back as replacement characters)", async () => {
+    // "\ud800" in a JSON body is a lone surrogate, which a name may hold (Conductor asks only that it is not empty).
+    const odd = "sl_odd_\ud800";
+    await register({ name: odd, tasks: noop });
+    await register({ name: "sl_odd_flow", tasks: [{ name: odd, taskReferenceName: "simple", type: "SIMPLE" }, { name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: odd } }] });
+    // Written after the parent, each write forgetting what this isolate cached of it: the start reads both from D1.
+    await register({ name: odd, version: 2, tasks: noop });
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: odd, ownerEmail: "t@example.com", retryCount: 7 }]);
+
+    const workflowId = await apiOk<string>("POST", "/api/workflow/sl_odd_flow", {});
+    const started = await apiOk<JsonObject>("GET", `/api/workflow/${workflowId}`);
+    const [simple, child] = (started["workflowDefinition"] as JsonObject)["tasks"] as JsonObject[];
+    expect((simple!["taskDefinition"] as JsonObject | undefined)?.["retryCount"]).toBe(7);
+    expect((child!["subWorkflowParam"] as JsonObject)["version"]).toBe(2);
+  });
+});
