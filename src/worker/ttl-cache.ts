@@ -128,6 +128,8 @@ export class TtlCache<V> {
       else if (underway !== undefined) shared.push([key, underway]);
       else missing.push(key);
     }
+    // All cached (a warm start's usual case): answered without the machinery of loads below.
+    if (shared.length === 0 && missing.length === 0) return values;
     const late: string[] = [];
     const joined = async ([key, underway]: [string, Promise<V>]): Promise<void> => {
       const settled = await settledWithin(underway, SHARED_LOAD_WAIT_MS);

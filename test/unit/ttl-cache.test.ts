@@ -127,6 +127,18 @@ describe("TtlCache.getOrLoadMany", () => {
     expect([cache.get("c"), cache.get("d"), cache.get("e")]).toEqual(["c#0", "d#0", "e#1"]);
   });
 
+  it("answers keys all cached as soon as getOrLoad answers a cached key (a warm start's look-ups, on every start, take no load machinery)", async () => {
+    const cache = new TtlCache<string | null>(60_000);
+    cache.set("http_step1", null);
+    cache.set("http_step2", "registered");
+    const answered: string[] = [];
+    const load = () => Promise.reject(new Error("not loaded: all cached"));
+    const many = cache.getOrLoadMany(["http_step1", "http_step2"], load).then((values) => answered.push(`many ${JSON.stringify([...values])}`));
+    const one = cache.getOrLoad("http_step2", load).then((value) => answered.push(`one ${value}`));
+    await Promise.all([many, one]);
+    expect(answered).toEqual([`many [["http_step1",null],["http_step2","registered"]]`, "one registered"]);
+  });
+
   it("does not keep a key that a write cleared while it was loaded (the others are kept)", async () => {
     const cache = new TtlCache<string>(60_000);
     const loads = controlledManyLoads();
