@@ -109,27 +109,33 @@ export class SchemaRepository {
    */
   async save(schemas: ReadonlyArray<{ name: string; version: number; data: JsonObject; externalRef?: string }>, newVersion: boolean, by: string | undefined): Promise<void> {
     const now = Date.now();
-    SchemaRepository.#cache.clear();
-    await this.#db.batch(
-      schemas.map((schema) =>
-        this.#db
-          .prepare(
-            `INSERT INTO json_schemas (name, version, type, data, external_ref, create_time, update_time, created_by, updated_by)
-             VALUES (?1, CASE WHEN ?6 THEN COALESCE((SELECT MAX(version) FROM json_schemas WHERE name = ?1), 0) + 1 ELSE ?7 END, 'JSON', ?2, ?3, ?4, ?4, ?5, ?5)
-             ON CONFLICT (name, version) DO UPDATE SET data = excluded.data, external_ref = excluded.external_ref, update_time = excluded.update_time, updated_by = excluded.updated_by`,
-          )
-          .bind(schema.name, JSON.stringify(schema.data), schema.externalRef ?? null, now, by ?? null, newVersion ? 1 : 0, schema.version),
-      ),
-    );
+    try {
+      await this.#db.batch(
+        schemas.map((schema) =>
+          this.#db
+            .prepare(
+              `INSERT INTO json_schemas (name, version, type, data, external_ref, create_time, update_time, created_by, updated_by)
+               VALUES (?1, CASE WHEN ?6 THEN COALESCE((SELECT MAX(version) FROM json_schemas WHERE name = ?1), 0) + 1 ELSE ?7 END, 'JSON', ?2, ?3, ?4, ?4, ?5, ?5)
+               ON CONFLICT (name, version) DO UPDATE SET data = excluded.data, external_ref = excluded.external_ref, update_time = excluded.update_time, updated_by = excluded.updated_by`,
+            )
+            .bind(schema.name, JSON.stringify(schema.data), schema.externalRef ?? null, now, by ?? null, newVersion ? 1 : 0, schema.version),
+        ),
+      );
+    } finally {
+      // Forgotten once the write is done (the reads under way too): cleared before it only, a read made while it ran
+      // (a start's, a GET's) kept what it replaced for the cache's time.
+      SchemaRepository.#cache.clear();
+    }
   }
 
   /** Deletes one version, or every version of the name; a 404 when there was none. */
   async delete(name: string, version?: number): Promise<void> {
-    SchemaRepository.#cache.clear();
-    const result =
+    const statement =
       version === undefined
-        ? await this.#db.prepare(`DELETE FROM json_schemas WHERE name = ?`).bind(name).run()
-        : await this.#db.prepare(`DELETE FROM json_schemas WHERE name = ? AND version = ?`).bind(name, version).run();
+        ? this.#db.prepare(`DELETE FROM json_schemas WHERE name = ?`).bind(name)
+        : this.#db.prepare(`DELETE FROM json_schemas WHERE name = ? AND version = ?`).bind(name, version);
+    // Forgotten once the deletion is done, as after a save.
+    const result = await statement.run().finally(() => SchemaRepository.#cache.clear());
     if (result.meta.changes === 0) throw new ApiError(404, "NOT_FOUND", version === undefined ? `No schema named ${name}` : `No schema ${name} version ${version}`);
   }
 }

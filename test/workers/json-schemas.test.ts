@@ -2,6 +2,7 @@
  * Orkes' schema registry (`/api/schema`) and a workflow definition's `inputSchema`: starts whose input does not match
  * are refused. Through the real router, objects and D1.
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
@@ -65,6 +66,38 @@ describe("the schema registry (/api/schema)", () => {
     );
     expect(found.map((issue) => issue.path)).toEqual(["[1].type", "[2].data", "[3].data", "[4].data", "[5].name"]);
     expect((await api("GET", "/api/schema/js_fine")).status).toBe(404);
+  });
+
+  it("answers what a save or a deletion wrote once it returns, when a read of the schema ran while it was written (that read is not kept)", async () => {
+    type Methods = Record<string, (...args: unknown[]) => Promise<unknown>>;
+    /** Runs `write` with `read` made just before its D1 call `method` of `target` on json_schemas goes out. */
+    const readingDuring = async (target: Methods, method: string, read: () => Promise<unknown>, write: () => Promise<unknown>) => {
+      const original = target[method]!;
+      target[method] = async function (this: unknown, ...args: unknown[]) {
+        const statements = method === "batch" ? (args[0] as unknown[]) : [this];
+        if (statements.some((each) => String((each as { statement?: string }).statement).includes("json_schemas"))) {
+          target[method] = original;
+          await read();
+        }
+        return original.apply(this, args);
+      };
+      try {
+        await write();
+      } finally {
+        target[method] = original;
+      }
+    };
+    await apiOk("POST", "/api/schema", { name: "js_racing", version: 1, data: { title: "one" } });
+    let during: JsonObject = {};
+    const read = async () => (during = await apiOk("GET", "/api/schema/js_racing"));
+    await readingDuring(Object.getPrototypeOf(env.DB) as Methods, "batch", read, () => apiOk("POST", "/api/schema", { name: "js_racing", version: 1, data: { title: "two" } }));
+    expect(during).toMatchObject({ data: { title: "one" } });
+    expect(await apiOk("GET", "/api/schema/js_racing")).toMatchObject({ data: { title: "two" } });
+
+    const statement = Object.getPrototypeOf(env.DB.prepare("SELECT 1")) as Methods;
+    await readingDuring(statement, "run", read, () => apiOk("DELETE", "/api/schema/js_racing"));
+    expect(during).toMatchObject({ data: { title: "two" } });
+    expect((await api("GET", "/api/schema/js_racing")).status).toBe(404);
   });
 
   it("is read by readers of definitions and written by metadata admins only", async () => {
