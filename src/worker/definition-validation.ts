@@ -74,23 +74,38 @@ function schemasNamed(definition: WorkflowDef): SchemaReference[] {
 }
 
 /**
- * {@link validateWorkflowDef}, and when that finds problems, again with the `inputTemplate`s of the registered task
- * definitions its HTTP and JSON_JQ_TRANSFORM tasks follow: one may hold what such a task requires. Read only then, so a
- * valid definition costs no read.
+ * The names of `input`'s HTTP and JSON_JQ_TRANSFORM tasks without an inline `taskDefinition`, as received: the
+ * `inputTemplate` of a registered task definition of that name may hold what such a task requires.
  */
-async function validatedWithTemplates(input: unknown, env: Env): Promise<DefinitionResult> {
-  const result = validateWorkflowDef(input);
-  if (result.ok || !isRecord(input) || !Array.isArray(input["tasks"])) return result;
+function templateTaskNames(input: unknown): string[] {
+  if (!isRecord(input) || !Array.isArray(input["tasks"])) return [];
   const names = new Set<string>();
   for (const { task } of rawTaskEntries(input["tasks"], "tasks")) {
     if (isRecord(task) && TEMPLATE_COMPLETED_TYPES.has(task["type"]) && typeof task["name"] === "string" && task["taskDefinition"] == null) names.add(task["name"]);
   }
-  if (names.size === 0) return result;
-  const templates = new Map<string, JsonObject>();
-  for (const [name, taskDef] of await new TaskDefRepository(env.DB).findMany([...names])) {
-    if (taskDef.inputTemplate !== undefined && Object.keys(taskDef.inputTemplate).length > 0) templates.set(name, taskDef.inputTemplate);
-  }
-  return templates.size === 0 ? result : validateWorkflowDef(input, { registeredInputTemplates: templates });
+  return [...names];
+}
+
+/**
+ * {@link validateWorkflowDef} of each input, and for one with problems, again with the `inputTemplate`s of the
+ * registered task definitions its HTTP and JSON_JQ_TRANSFORM tasks follow: one may hold what such a task requires.
+ * Read only then, so valid definitions cost no read, and for all the inputs at once: one read per definition passed
+ * Workers Free's 50 queries an invocation with some 50 registered together that each rely on a template.
+ */
+async function validatedWithTemplates(inputs: readonly unknown[], env: Env): Promise<DefinitionResult[]> {
+  const results = inputs.map((input) => validateWorkflowDef(input));
+  const namesOf = results.map((result, index) => (result.ok ? [] : templateTaskNames(inputs[index])));
+  const wanted = [...new Set(namesOf.flat())];
+  if (wanted.length === 0) return results;
+  const taskDefs = await new TaskDefRepository(env.DB).findMany(wanted);
+  return results.map((result, index) => {
+    const templates = new Map<string, JsonObject>();
+    for (const name of namesOf[index]!) {
+      const template = taskDefs.get(name)?.inputTemplate;
+      if (template !== undefined && Object.keys(template).length > 0) templates.set(name, template);
+    }
+    return templates.size === 0 ? result : validateWorkflowDef(inputs[index], { registeredInputTemplates: templates });
+  });
 }
 
 /**
@@ -101,8 +116,7 @@ async function validatedWithTemplates(input: unknown, env: Env): Promise<Definit
 export async function validateDefinitions(inputs: readonly unknown[], env: Env, at: (index: number) => string = () => ""): Promise<WorkflowDef[]> {
   const definitions: WorkflowDef[] = [];
   const problems: ValidationIssue[] = [];
-  const results: DefinitionResult[] = [];
-  for (const input of inputs) results.push(await validatedWithTemplates(input, env));
+  const results = await validatedWithTemplates(inputs, env);
   // The schemas every definition names, read in one D1 statement before each definition's check finds them cached: one
   // read per definition passed Workers Free's 50 queries an invocation with some 50 definitions registered together.
   await new SchemaRepository(env.DB).findMany(results.flatMap((result) => (result.ok ? schemasNamed(result.value) : [])));

@@ -172,6 +172,26 @@ describe("a registration's look-ups in D1", () => {
   });
 });
 
+describe("a registration's look-ups of task definition templates", () => {
+  it("reads the task definitions whose inputTemplate 60 workflow definitions registered together rely on in one statement (one a definition before, past Workers Free's 50)", async () => {
+    const names = Array.from({ length: 60 }, (_, index) => `sl_tpl_${index}`);
+    // Each HTTP task's request is in its task definition's inputTemplate (Conductor's WorkflowTaskTypeConstraint reads it there).
+    await apiOk("POST", "/api/metadata/taskdefs", names.map((name) => ({ name, ownerEmail: "t@example.com", inputTemplate: { http_request: { uri: "https://example.com/", method: "GET" } } })));
+    const definitions = names.map((name) => ({ name: `${name}_flow`, version: 1, schemaVersion: 2, ownerEmail: "t@example.com", tasks: [{ name, taskReferenceName: "fetch", type: "HTTP", inputParameters: {} }] }));
+    const statements = await statementsOf(() => apiOk("PUT", "/api/metadata/workflow", definitions));
+    expect(statements.filter((sql) => sql.includes("task_defs")), statements.join("\n")).toHaveLength(1);
+
+    // One whose template does not hold the request is still refused at its place.
+    const refused = await apiOk<{ validationErrors: Array<{ path: string }> }>(
+      "PUT",
+      "/api/metadata/workflow",
+      [definitions[0], { ...definitions[1], tasks: [{ name: "sl_tpl_none", taskReferenceName: "fetch", type: "HTTP", inputParameters: {} }] }],
+      400,
+    );
+    expect(new Set(refused.validationErrors.map((issue) => issue.path.split(".")[0]))).toEqual(new Set(["[1]"]));
+  });
+});
+
 describe("names D1 stores otherwise than they were given", () => {
   it("a start finds the task definition and the latest child version of a name holding a lone surrogate, as one look-up a name found them (D1 stores the name's bytes, read back as replacement characters)", async () => {
     // "\ud800" in a JSON body is a lone surrogate, which a name may hold (Conductor asks only that it is not empty).
