@@ -340,6 +340,21 @@ describe("paths", () => {
     expect(ev("$.workflow.input.count > 2 && $['workflow'].input.flag")).toBe(true);
     expect(resolveValue("id-${$.workflow.correlationId}", ctx)).toBe("id-corr-9");
   });
+
+  it("reads a step holding $ after a dot as a key, as Conductor's JsonPath does (${workflow.variables.$ref}, json-path/JsonPath#766)", () => {
+    const context = makeContext({ workflow: { workflowId: "wf-1", input: { schema: { $ref: "#/defs/a", $id: "x" }, "price$": 3, "a$b": { $: 1 } }, variables: { $count: 2 } } });
+    expect(ev("workflow.variables.$count", context)).toBe(2);
+    expect(ev("workflow.input.schema.$ref", context)).toBe("#/defs/a");
+    expect(ev("$.workflow.input.schema.$id", context)).toBe("x");
+    expect(ev("workflow.input.price$", context)).toBe(3);
+    expect(ev("workflow.input.a$b.$", context)).toBe(1);
+    expect(ev("workflow.input..$ref", context)).toEqual(["#/defs/a"]);
+    expect(ev("workflow.variables.$count > 1", context)).toBe(true);
+    expect(resolveValue("n=${workflow.variables.$count}", context)).toBe("n=2");
+    // A `${` still opens a nested expression inside a name: `item_${…}` writes the value into the step.
+    expect(ev("workflow.input.schema.$${workflow.input.k}", makeContext({ workflow: { workflowId: "wf-1", input: { k: "ref", schema: { $ref: 5 } } } }))).toBe(5);
+    expect(findTemplateErrors("${workflow.variables.$count} ${a.output.$ref.b}", "p")).toEqual([]);
+  });
 });
 
 describe("empty expressions", () => {
@@ -822,7 +837,7 @@ describe("syntax errors", () => {
     ["${a = 'b'}", 4, "unexpected character '='; did you mean '=='?"],
     ["${a & b}", 4, "did you mean '&&'?"],
     ["${a | b}", 4, "did you mean '||'?"],
-    ["${a.$b}", 4, "unexpected character '$'"],
+    ["${a.#b}", 4, "unexpected character '#'"],
     ["${a == 'b}", 7, "unterminated string literal"],
     ['${a == "b}', 7, "unterminated string literal"],
     ["${'abc\\", 2, "unterminated string literal"],

@@ -134,6 +134,16 @@ describe("SET_VARIABLE", () => {
     expect(done.tasks[0]).toMatchObject({ taskType: "SET_VARIABLE", status: "COMPLETED", inputData: { stage: "shipped", attempts: 2 }, outputData: {} });
     expect(done.tasks[1]!.inputData["uri"]).toBe(target("/count/set-vars-after?stage=shipped&owner=ops"));
   });
+
+  it("a variable whose name holds $ registers and is read after a dot, as Conductor's JsonPath reads ${workflow.variables.$ref}", async () => {
+    await register({
+      name: "set_vars_dollar",
+      tasks: [systemTask("set", "SET_VARIABLE", { $ref: "#/defs/order", "total$": 7 })],
+      outputParameters: { ref: "${workflow.variables.$ref}", total: "${workflow.variables.total$}", text: "at ${workflow.variables.$ref}" },
+    });
+    const done = await waitFor(await startWorkflow("set_vars_dollar"), ["COMPLETED", "FAILED"]);
+    expect(done).toMatchObject({ status: "COMPLETED", variables: { $ref: "#/defs/order", total$: 7 }, output: { ref: "#/defs/order", total: 7, text: "at #/defs/order" } });
+  });
 });
 
 describe("SET_CORRELATION_ID", () => {

@@ -88,6 +88,16 @@ function isNameChar(c: string): boolean {
   return isLetter(c) || isDigit(c) || c === "_" || c === "-";
 }
 
+/**
+ * Whether the character at `at` continues a path step after `.`: a name character, or a `$` that opens no nested
+ * `${`. Conductor's JsonPath (Jayway) reads a dotted step up to the next `.`, `[` or `(`, so `$` is part of a name there
+ * (`${workflow.variables.$ref}`, `${task.output.price$}`), as it is in JSON Schema's `$ref` and `$id`.
+ */
+function isStepChar(source: string, at: number): boolean {
+  const c = source.charAt(at);
+  return isNameChar(c) || (c === "$" && source.charAt(at + 1) !== "{");
+}
+
 function isWhitespace(c: string): boolean {
   return c === " " || c === "\t" || c === "\n" || c === "\r";
 }
@@ -131,8 +141,8 @@ export function tokenize(source: string, start: number, mode: LexMode): LexResul
       continue;
     }
 
-    if (afterDot && isNameChar(c)) {
-      while (i < source.length && isNameChar(source.charAt(i))) i++;
+    if (afterDot && (isNameChar(c) || (c === "$" && isStepChar(source, i + 1)))) {
+      while (i < source.length && isStepChar(source, i)) i++;
       tokens.push({ kind: "word", value: source.slice(tokenStart, i), start: tokenStart, end: i });
       afterDot = false;
       continue;
