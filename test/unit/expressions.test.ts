@@ -355,6 +355,22 @@ describe("paths", () => {
     expect(ev("workflow.input.schema.$${workflow.input.k}", makeContext({ workflow: { workflowId: "wf-1", input: { k: "ref", schema: { $ref: 5 } } } }))).toBe(5);
     expect(findTemplateErrors("${workflow.variables.$count} ${a.output.$ref.b}", "p")).toEqual([]);
   });
+
+  it("reads a step holding @, # or letters beyond ASCII after a dot as a key, as Conductor's JsonPath does (${body.@type}, ${workflow.variables.größe})", () => {
+    const context = makeContext({ workflow: { workflowId: "wf-1", input: { doc: { "@type": "Person", "#text": "hi", "e@x#y": 1 } }, variables: { größe: 42, 名前: "太郎", "😀": "smile" } } });
+    expect(ev("workflow.input.doc.@type", context)).toBe("Person");
+    expect(ev("workflow.input.doc.#text", context)).toBe("hi");
+    expect(ev("workflow.input.doc.e@x#y", context)).toBe(1);
+    expect(ev("workflow.variables.größe", context)).toBe(42);
+    expect(ev("workflow.variables.名前", context)).toBe("太郎");
+    expect(ev("workflow.variables.😀", context)).toBe("smile");
+    expect(ev("workflow.input.doc.@type == 'Person' ? workflow.variables.größe : 0", context)).toBe(42);
+    expect(ev("workflow.input..@type", context)).toEqual(["Person"]);
+    expect(findTemplateErrors("${workflow.variables.größe} ${a.output.@id}", "p")).toEqual([]);
+    // Whitespace is no part of a step (a no-break space stays refused), and the filter's own `@` is still the value tested.
+    expect(syntaxErrorOf(() => ev("workflow.variables.größe\u00a0x", context)).message).toContain("unexpected character");
+    expect(ev("workflow.input.list[?(@ > 15)]")).toEqual([20, 30]);
+  });
 });
 
 describe("empty expressions", () => {
@@ -837,7 +853,7 @@ describe("syntax errors", () => {
     ["${a = 'b'}", 4, "unexpected character '='; did you mean '=='?"],
     ["${a & b}", 4, "did you mean '&&'?"],
     ["${a | b}", 4, "did you mean '||'?"],
-    ["${a.#b}", 4, "unexpected character '#'"],
+    ["${a.%b}", 4, "unexpected character '%'"],
     ["${a == 'b}", 7, "unterminated string literal"],
     ['${a == "b}', 7, "unterminated string literal"],
     ["${'abc\\", 2, "unterminated string literal"],

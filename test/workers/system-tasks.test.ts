@@ -144,6 +144,16 @@ describe("SET_VARIABLE", () => {
     const done = await waitFor(await startWorkflow("set_vars_dollar"), ["COMPLETED", "FAILED"]);
     expect(done).toMatchObject({ status: "COMPLETED", variables: { $ref: "#/defs/order", total$: 7 }, output: { ref: "#/defs/order", total: 7, text: "at #/defs/order" } });
   });
+
+  it("a variable whose name holds @, # or letters beyond ASCII registers and is read after a dot, as Conductor's JsonPath reads it", async () => {
+    await register({
+      name: "set_vars_letters",
+      tasks: [systemTask("set", "SET_VARIABLE", { größe: 42, "@type": "Order", "#text": "note", 名前: "太郎" })],
+      outputParameters: { size: "${workflow.variables.größe}", type: "${workflow.variables.@type}", text: "${workflow.variables.#text}", name: "${workflow.variables.名前}" },
+    });
+    const done = await waitFor(await startWorkflow("set_vars_letters"), ["COMPLETED", "FAILED"]);
+    expect(done).toMatchObject({ status: "COMPLETED", output: { size: 42, type: "Order", text: "note", name: "太郎" } });
+  });
 });
 
 describe("SET_CORRELATION_ID", () => {

@@ -89,13 +89,23 @@ function isNameChar(c: string): boolean {
 }
 
 /**
- * Whether the character at `at` continues a path step after `.`: a name character, or a `$` that opens no nested
- * `${`. Conductor's JsonPath (Jayway) reads a dotted step up to the next `.`, `[` or `(`, so `$` is part of a name there
- * (`${workflow.variables.$ref}`, `${task.output.price$}`), as it is in JSON Schema's `$ref` and `$id`.
+ * Whether the character at `at` continues a path step after `.`: a name character, one the grammar gives no meaning
+ * to ({@link isStepOnlyChar}), or a `$` that opens no nested `${`. Conductor's JsonPath (Jayway) reads a dotted step up
+ * to the next `.`, `[` or `(`, so `$` is part of a name there (`${workflow.variables.$ref}`, `${task.output.price$}`),
+ * as it is in JSON Schema's `$ref` and `$id`.
  */
 function isStepChar(source: string, at: number): boolean {
   const c = source.charAt(at);
-  return isNameChar(c) || (c === "$" && source.charAt(at + 1) !== "{");
+  return isNameChar(c) || isStepOnlyChar(c) || (c === "$" && source.charAt(at + 1) !== "{");
+}
+
+/**
+ * Characters the grammar gives no meaning to, which a step after `.` may hold as Conductor's JsonPath reads them:
+ * `@` (JSON-LD's `@type`), `#` (`#text`) and any character beyond ASCII but whitespace (`größe`, `名前`). A UTF-16
+ * surrogate half counts as one of these, so a character outside the BMP does too.
+ */
+function isStepOnlyChar(c: string): boolean {
+  return c === "@" || c === "#" || (c > "\x7f" && !/\s/u.test(c));
 }
 
 function isWhitespace(c: string): boolean {
@@ -141,7 +151,7 @@ export function tokenize(source: string, start: number, mode: LexMode): LexResul
       continue;
     }
 
-    if (afterDot && (isNameChar(c) || (c === "$" && isStepChar(source, i + 1)))) {
+    if (afterDot && (isNameChar(c) || isStepOnlyChar(c) || (c === "$" && isStepChar(source, i + 1)))) {
       while (i < source.length && isStepChar(source, i)) i++;
       tokens.push({ kind: "word", value: source.slice(tokenStart, i), start: tokenStart, end: i });
       afterDot = false;
