@@ -144,6 +144,19 @@ describe("failureWorkflow: what a failed execution starts", () => {
     expect(startsOf(named.effects).map((start) => start.name)).toEqual(["page_oncall"]);
   });
 
+  it("reads the older form's input key whatever it holds but a dot, as Conductor splits the text on '.' ($workflow.input.on-failure, .größe, .$ref, .it's)", () => {
+    for (const key of ["on-failure", "größe", "$ref", "@type", "it's", "a\\b", "x}y"]) {
+      const checked = validateWorkflowDef({ name: "orders", tasks: [call], failureWorkflow: ` $workflow.input.${key} ` });
+      if (!checked.ok) throw new Error(JSON.stringify(checked.errors));
+      const named = failCall(started({ failureWorkflow: checked.value.failureWorkflow! }, { input: { [key]: "page_oncall" } }));
+      expect(startsOf(named.effects).map((start) => start.name), `${key}: ${checked.value.failureWorkflow}`).toEqual(["page_oncall"]);
+    }
+    // A plain name keeps the dotted form; a key with a dot is no key of the older form, a name as given.
+    expect((validateWorkflowDef({ name: "orders", tasks: [call], failureWorkflow: "$workflow.input.on_failure" }) as { value: WorkflowDef }).value.failureWorkflow).toBe("${workflow.input.on_failure}");
+    expect((validateWorkflowDef({ name: "orders", tasks: [call], failureWorkflow: "$workflow.input.a.b" }) as { value: WorkflowDef }).value.failureWorkflow).toBe("$workflow.input.a.b");
+    expect((validateWorkflowDef({ name: "orders", tasks: [call], failureWorkflow: "$workflow.input.${workflow.input.k}" }) as { value: WorkflowDef }).value.failureWorkflow).toBe("$workflow.input.${workflow.input.k}");
+  });
+
   it("an input too large for the failed Workflow JSON with its tasks carries it without them (as includeTasks=false shows it), then not at all", () => {
     // The failed Workflow JSON repeats the workflow's input, and with its tasks their inputs too.
     const big = "x".repeat(Math.ceil(DEFAULT_ENGINE_CONFIG.maxPayloadBytes * 0.3));

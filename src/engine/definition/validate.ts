@@ -869,13 +869,26 @@ function withoutBlankFields(input: Record<string, unknown>): Record<string, unkn
 }
 
 /**
- * The definition with Conductor's older `failureWorkflow` form, `$workflow.input.<name>` (the name the input gives,
- * which Conductor's own integration tests use), written as the expression it stands for, `${workflow.input.<name>}`.
+ * Conductor's older `failureWorkflow` form, `$workflow.input.<key>`: Conductor splits the text on `.` and reads the input
+ * key after `input` (WorkflowExecutor.terminate), so the key may hold anything but a dot (`on-failure`, `größe`, `$ref`).
+ */
+const LEGACY_FAILURE_WORKFLOW = /^\s*\$workflow\.input\.([^.]+?)\s*$/;
+
+/** A key a dotted step writes as it is: any other is written as a bracket's quoted key, which reads any text. */
+const PLAIN_INPUT_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The definition with Conductor's older `failureWorkflow` form, `$workflow.input.<key>` (the name the input gives,
+ * which Conductor's own integration tests use), written as the expression it stands for: `${workflow.input.<key>}`, or
+ * `${workflow.input['<key>']}` for a key that is not a plain name.
  */
 function withFailureWorkflowExpression(input: Record<string, unknown>): Record<string, unknown> {
   const failureWorkflow = input["failureWorkflow"];
-  const legacy = typeof failureWorkflow === "string" ? /^\s*\$workflow\.input\.([A-Za-z_][A-Za-z0-9_]*)\s*$/.exec(failureWorkflow) : null;
-  return legacy === null ? input : { ...input, failureWorkflow: `\${workflow.input.${legacy[1]}}` };
+  // A `${` makes it a template (`$workflow.input.${…}`), resolved as one, as before this form was read more widely.
+  const key = typeof failureWorkflow === "string" && !hasExpression(failureWorkflow) ? LEGACY_FAILURE_WORKFLOW.exec(failureWorkflow)?.[1] : undefined;
+  if (key === undefined) return input;
+  const step = PLAIN_INPUT_KEY.test(key) ? `.${key}` : `['${key.replace(/[\\']/g, "\\$&")}']`;
+  return { ...input, failureWorkflow: `\${workflow.input${step}}` };
 }
 
 /**
