@@ -1,7 +1,7 @@
 import { waitForWebhookTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
 import type { JsonObject, WorkflowTaskDef } from "../../src/engine/model";
-import { eventMatchKey, eventMeets, parseMatchesKey, parseMatchPath, valueAt, waitingMatch, writtenMatches } from "../../src/engine/tasks/wait-for-webhook/matches";
+import { eventMatchKey, eventMeets, parseMatchesKey, parseMatchPath, parseWebhookKeyPath, valueAt, waitingMatch, writtenMatches } from "../../src/engine/tasks/wait-for-webhook/matches";
 import { registrationErrors, startedWith, taskDefNamed } from "./engine-env";
 
 // Orkes' webhook matches (src/engine/tasks/wait-for-webhook/matches.ts): the engine alone.
@@ -16,6 +16,19 @@ describe("webhook match paths", () => {
     expect(valueAt({ data: {} }, ["data", "missing"])).toBeUndefined();
     // Own fields only.
     expect(valueAt({}, ["constructor"])).toBeUndefined();
+  });
+
+  it("name after a dot what a workflow expression's dotted step reads, as Jayway JsonPath reads a property up to '.', '[' or '(': $, @, #, letters beyond ASCII", () => {
+    expect(parseMatchPath("$.data.@type")).toEqual(["data", "@type"]);
+    expect(parseMatchPath("$.größe.#text")).toEqual(["größe", "#text"]);
+    expect(parseMatchPath("$.schema.$ref.名前[0]")).toEqual(["schema", "$ref", "名前", 0]);
+    expect(parseMatchPath("$.😀.e@x#y")).toEqual(["😀", "e@x#y"]);
+    expect(parseMatchesKey("@type")).toEqual(["@type"]);
+    // A webhook's idempotencyKey written as an expression names the key the workflow's expressions read.
+    expect(parseWebhookKeyPath("${workflow.input.@id}")).toEqual(["@id"]);
+    expect(parseWebhookKeyPath("${workflow.input.bestellung.größe}")).toEqual(["bestellung", "größe"]);
+    // Whitespace (ASCII or not) and the characters a dotted step refuses still need a bracket.
+    for (const bad of ["$.a b", "$.a\u00a0b", "$.\u3000", "$.a/b", "$.a+b", "$.a%b", "$.a*"]) expect(parseMatchPath(JSON.parse(`"${bad}"`))).toBeInstanceOf(Error);
   });
 
   it("as matches keys, may leave out the $ (Conductor's docs write field names: event, data.id), read from the top of the event", () => {

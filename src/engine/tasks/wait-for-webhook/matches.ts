@@ -23,7 +23,13 @@ const MAX_PATH_LENGTH = 256;
 /** A path into a payload: object keys and array indexes, outermost first. */
 export type PayloadPath = ReadonlyArray<string | number>;
 
-const NAME = /^[A-Za-z_$][A-Za-z0-9_$-]*/;
+/**
+ * A name after `.`: what a workflow expression's dotted step reads (src/engine/expressions/lexer.ts), so that a key read
+ * as `${workflow.input.@id}` there is named so here too. Jayway JsonPath, which Conductor reads these paths with, reads
+ * a dotted property up to the next `.`, `[` or `(` (PathCompiler.readPropertyOrFunctionToken): `$`, `@`, `#` and
+ * characters beyond ASCII but whitespace (`größe`, `名前`) are part of it; other characters need a bracket.
+ */
+const NAME = /^(?:[A-Za-z_$@#]|[^\0-\x7f\s])(?:[A-Za-z0-9_$@#-]|[^\0-\x7f\s])*/u;
 
 /**
  * The segments of a JSONPath key (`$`, then `.name`, `['name']`, `["name"]` or `[0]`, any number of them), or why it is
