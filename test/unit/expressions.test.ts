@@ -369,6 +369,11 @@ describe("paths", () => {
     expect(findTemplateErrors("${workflow.variables.größe} ${a.output.@id}", "p")).toEqual([]);
     // Whitespace is no part of a step (a no-break space stays refused), and the filter's own `@` is still the value tested.
     expect(syntaxErrorOf(() => ev("workflow.variables.größe\u00a0x", context)).message).toContain("unexpected character");
+    for (const space of ["\u2028", "\u3000", "\ufeff"]) expect(syntaxErrorOf(() => ev(`workflow.variables.größe${space}x`, context)).message).toContain("unexpected character");
+    // Any other character beyond ASCII is part of the step, a symbol as a letter (docs/api.md), a lone surrogate half too.
+    const symbols = makeContext({ workflow: { workflowId: "wf-1", input: { "x≥1": "key", x: 0, "\ud800": "lone" } } });
+    expect(ev("workflow.input.x≥1", symbols)).toBe("key");
+    expect(ev("workflow.input.\ud800", symbols)).toBe("lone");
     expect(ev("workflow.input.list[?(@ > 15)]")).toEqual([20, 30]);
   });
 });
