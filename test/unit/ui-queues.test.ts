@@ -10,11 +10,12 @@ interface PollData {
 }
 interface QueuesModule {
   ACTIVE_WORKER_MS: number;
+  polledQueueName(poll: PollData): string;
   queueRows(sizes: Record<string, number>, polls: PollData[], now: number): Array<{ queueName: string; taskName: string; domain: string | null; waiting: number; activeWorkers: number; lastPollTime?: number }>;
 }
 
 // By URL: the modules are plain JavaScript without type declarations, so TypeScript must not resolve them.
-const { ACTIVE_WORKER_MS, queueRows } = (await import(/* @vite-ignore */ new URL("../../ui/views/queues.js", import.meta.url).href)) as QueuesModule;
+const { ACTIVE_WORKER_MS, polledQueueName, queueRows } = (await import(/* @vite-ignore */ new URL("../../ui/views/queues.js", import.meta.url).href)) as QueuesModule;
 
 describe("the UI's Worker queues page", () => {
   const now = Date.UTC(2027, 0, 1);
@@ -25,7 +26,8 @@ describe("the UI's Worker queues page", () => {
       [
         { queueName: "encode", workerId: "w1", lastPollTime: now - 2_000 },
         { queueName: "encode", workerId: "w2", lastPollTime: now - ACTIVE_WORKER_MS - 1 },
-        { queueName: "gpu:encode", domain: "gpu", workerId: "g1", lastPollTime: now - ACTIVE_WORKER_MS },
+        // A poll's queueName is its task name in every domain, as Conductor's PollData names it.
+        { queueName: "encode", domain: "gpu", workerId: "g1", lastPollTime: now - ACTIVE_WORKER_MS },
       ],
       now,
     );
@@ -37,8 +39,13 @@ describe("the UI's Worker queues page", () => {
   });
 
   it("keeps a queue known only from a poll, and reads a task name holding a colon by the poll's domain", () => {
-    const rows = queueRows({}, [{ queueName: "eu:ns:task", domain: "eu", workerId: "w", lastPollTime: now - 60_000 }], now);
+    const rows = queueRows({}, [{ queueName: "ns:task", domain: "eu", workerId: "w", lastPollTime: now - 60_000 }], now);
     expect(rows).toEqual([{ queueName: "eu:ns:task", taskName: "ns:task", domain: "eu", waiting: 0, activeWorkers: 0, lastPollTime: now - 60_000 }]);
     expect(queueRows({}, [], now)).toEqual([]);
+  });
+
+  it("shows a worker's queue by Conductor's queue name, the domain before its task name", () => {
+    expect(polledQueueName({ queueName: "encode", domain: "gpu", workerId: "g1", lastPollTime: now })).toBe("gpu:encode");
+    expect(polledQueueName({ queueName: "encode", workerId: "w1", lastPollTime: now })).toBe("encode");
   });
 });

@@ -4,13 +4,24 @@ import { h, replaceChildren } from "../lib/dom.js";
 import { pollAgeText } from "./task-defs.js";
 
 /**
- * @typedef {{ queueName: string, domain?: string, workerId: string, lastPollTime: number }} PollData the default domain's has no domain
+ * @typedef {{ queueName: string, domain?: string, workerId: string, lastPollTime: number }} PollData `queueName` is the
+ *   task name in every domain (Conductor's PollData); the default domain's has no domain
  * @typedef {{ queueName: string, taskName: string, domain: string | null, waiting: number, activeWorkers: number,
  *   lastPollTime: number | undefined }} QueueRow
  */
 
 /** A worker is active when it polled this recently (the service's rule for fallback domains, Conductor's default). */
 export const ACTIVE_WORKER_MS = 10_000;
+
+/**
+ * The queue a poll was of, by Conductor's queue name (`taskType`, `domain:taskType`, as `/api/tasks/queue/all` names
+ * it): a poll's `queueName` is its task name whatever the domain.
+ * @param {PollData} poll
+ * @returns {string}
+ */
+export function polledQueueName(poll) {
+  return poll.domain === undefined ? poll.queueName : `${poll.domain}:${poll.queueName}`;
+}
 
 /**
  * One row per queue: what waits in it, how many workers polled it within {@link ACTIVE_WORKER_MS} of `now`, and its
@@ -36,7 +47,7 @@ export function queueRows(sizes, polls, now) {
     return found;
   };
   for (const poll of polls) {
-    const found = row(poll.queueName, poll.domain ?? null);
+    const found = row(polledQueueName(poll), poll.domain ?? null);
     if (now - poll.lastPollTime <= ACTIVE_WORKER_MS) found.activeWorkers += 1;
     if (found.lastPollTime === undefined || poll.lastPollTime > found.lastPollTime) found.lastPollTime = poll.lastPollTime;
   }
@@ -107,7 +118,7 @@ export async function renderQueues(container, _params, context) {
           h("thead", {}, h("tr", {}, ["Worker", "Queue", "Last poll", "State"].map((title) => h("th", { scope: "col" }, title)))),
           h("tbody", {}, polls.map((poll) => h("tr", {},
             h("td", {}, poll.workerId),
-            h("td", {}, h("code", {}, poll.queueName)),
+            h("td", {}, h("code", {}, polledQueueName(poll))),
             h("td", { title: new Date(poll.lastPollTime).toISOString() }, pollAgeText(poll.lastPollTime, now)),
             h("td", {}, now - poll.lastPollTime <= ACTIVE_WORKER_MS ? "active" : "idle")))))));
   }

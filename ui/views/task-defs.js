@@ -7,7 +7,7 @@ import { entityEditor } from "../lib/entity-editor.js";
  * @typedef {{ name: string, description?: string, retryCount: number, retryLogic: string, retryDelaySeconds: number,
  *   timeoutSeconds: number, timeoutPolicy: string, concurrentExecLimit?: number, rateLimitPerFrequency?: number,
  *   rateLimitFrequencyInSeconds?: number, tags?: Array<{ key: string, value: string }> }} TaskDef
- * @typedef {{ queueName: string, domain?: string, workerId: string, lastPollTime: number }} PollData the default domain's has no domain
+ * @typedef {{ queueName: string, domain?: string, workerId: string, lastPollTime: number }} PollData `queueName` is the task name in every domain; the default domain's has no domain
  */
 
 /** Most task types one queue-size request names (the service's limit). */

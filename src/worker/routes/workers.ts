@@ -95,11 +95,14 @@ function conductorQueueName(taskName: string, domain: string | undefined): strin
 }
 
 /**
- * Conductor's PollData of a poll of task type `taskName`. The default domain's has no `domain` key, as Conductor's JSON
- * leaves nulls out: its UI finds a task's worker by `task.domain ? row.domain === task.domain : row.domain === undefined`.
+ * Conductor's PollData of a poll of task type `taskName`. Its `queueName` is the task type whatever the domain, as
+ * every Conductor store writes it (`new PollData(taskDefName, domain, workerId, now)` in updateLastPollData) and Orkes
+ * documents it ("the task definition name"): the domain is in `domain` only, so a client matching rows by task type
+ * finds a domain's workers too. The default domain's has no `domain` key, as Conductor's JSON leaves nulls out: its UI
+ * finds a task's worker by `task.domain ? row.domain === task.domain : row.domain === undefined`.
  */
 function pollDataView(taskName: string, poll: PollData): { queueName: string; domain?: string; workerId: string; lastPollTime: number } {
-  const view: { queueName: string; domain?: string; workerId: string; lastPollTime: number } = { queueName: conductorQueueName(taskName, poll.domain), workerId: poll.workerId, lastPollTime: poll.lastPollTime };
+  const view: { queueName: string; domain?: string; workerId: string; lastPollTime: number } = { queueName: taskName, workerId: poll.workerId, lastPollTime: poll.lastPollTime };
   if (poll.domain !== undefined) view.domain = poll.domain;
   return view;
 }
