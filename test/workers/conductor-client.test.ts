@@ -90,6 +90,9 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/tasks/queue/py_queue_task", undefined, "GET /api/tasks/search?query=taskType="],
     ["DELETE", "/api/tasks/queue/4f1c2a9e-0000-4000-8000-000000000001", undefined, "no route takes a task out of its queue"],
     ["DELETE", "/api/tasks/queue/py_queue_task/4f1c2a9e-0000-4000-8000-000000000001", undefined, "no route takes a task out of its queue"],
+    // Conductor 3.0's release notes list both among its removed APIs; 2.x's Java client and the Ruby SDK call the first.
+    ["GET", "/api/tasks/in_progress/py_queue_task", undefined, "GET /api/tasks/search?query=taskType="],
+    ["POST", "/api/tasks/queue/requeue", undefined, "nothing needs requeueing"],
   ])("%s %s, an older Conductor route 3.x removed, answers 501 saying so and naming what replaces it", async (method, path, body, replacement) => {
     const error = await errorOf(method, path, body);
     expect(error).toMatchObject({ httpStatus: 501, status: 501, error: "NOT_IMPLEMENTED" });

@@ -69,8 +69,11 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
 /**
  * Task queue routes of older Conductor versions that Conductor 3.x no longer serves (conductor-oss/conductor
  * TaskResource maps only `GET /tasks/queue/sizes`, `…/size`, `…/all`, `…/all/verbose`, `…/polldata`, `…/polldata/all`
- * and `POST …/requeue/{taskType}` under `/tasks/queue`), still sent by Netflix's Python client (polyglot-clients/python
- * conductor.py: `getTaskQueueSizes`, `getTasksInQueue`, `removeTaskFromQueue`), with what replaces each. Answered 501
+ * and `POST …/requeue/{taskType}` under `/tasks/queue`; Conductor 3.0's release notes list `GET
+ * /tasks/in_progress/{tasktype}` and `POST /tasks/queue/requeue` among its removed APIs), still sent by Netflix's Python
+ * client (polyglot-clients/python conductor.py: `getTaskQueueSizes`, `getTasksInQueue`, `removeTaskFromQueue`), the
+ * Java client of 2.x (`getPendingTasksByType`) and SDKs generated from older specifications (the Ruby SDK's
+ * `get_pending_task_for_task_type`, the Rust client's `get_tasks_in_progress`), with what replaces each. Answered 501
  * as the other unsupported routes are, but saying the route is gone rather than "not supported yet", which would
  * suggest waiting for it. Before {@link UNSUPPORTED_CONDUCTOR_ENDPOINTS}, whose `/api/tasks/queue/*` would take them.
  */
@@ -80,6 +83,11 @@ export const REMOVED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [method: "GET" 
   // The served names (`sizes`, `size`, `all`, `polldata`) are registered before these (routes/workers.ts).
   ["GET", "/api/tasks/queue/:taskType", "list a task type's waiting tasks with GET /api/tasks/search?query=taskType='…' AND status='SCHEDULED' (Conductor 3.x's GET /api/admin/task/{taskType} is not served here either)"],
   ["DELETE", "/api/tasks/queue/*", "no route takes a task out of its queue: it leaves it once a worker polls it, or once it is completed (POST /api/tasks) or canceled (its workflow terminated)"],
+  // A task type's pending tasks (2.x's getPendingTasksByType). One segment: a workflow's pending task by reference name,
+  // GET /api/tasks/in_progress/{workflowId}/{taskRefName}, is served (routes/tasks.ts).
+  ["GET", "/api/tasks/in_progress/:taskType", "list a task type's pending tasks with GET /api/tasks/search?query=taskType='…' AND status IN (SCHEDULED,IN_PROGRESS)"],
+  // Requeueing every running workflow's pending tasks: an execution pushes each of its waiting tasks until the queue has it.
+  ["POST", "/api/tasks/queue/requeue", "nothing needs requeueing: each execution puts its waiting tasks in their queues itself, again until the queue has them (PUT /api/workflow/decide/{workflowId} hurries one execution's)"],
 ];
 
 /**
