@@ -1181,7 +1181,8 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Refuses a removal while a parent has not heard that this execution finished, a canceled child is not terminated
-   * yet, its failure workflow is not started yet or a limited task's place is not given back to its queue yet.
+   * yet, its failure workflow is not started yet, a limited task's place is not given back to its queue yet or a
+   * canceled task is not taken out of its worker queue yet.
    */
   #owedWorkRefusal(execution: Execution): EngineError | undefined {
     const finished = finishSignature(execution);
@@ -1203,6 +1204,11 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#releases.size > 0) {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still giving its tasks' places back to their worker queues; try again shortly`);
     }
+    // A removed execution no longer takes its canceled tasks out of their queues, whose sizes would count them until a
+    // worker's poll came to them (Conductor's removeWorkflow takes each task out of its queue).
+    if (this.#queuePushes.size > 0) {
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still taking its tasks out of their worker queues; try again shortly`);
+    }
     if (this.#limitLeaves.size > 0) {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still giving its place back to its rate limit; try again shortly`);
     }
@@ -1213,7 +1219,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * Tries owed notices to parents, terminations of children and starts of failure workflows now (joining any attempt already running), and waits
+   * Tries owed notices to parents, terminations of children, starts of failure workflows and worker-queue changes now (joining any attempt already running), and waits
    * for them: a second round for the finish notices that waited for a parent's reopen delivered in the first.
    */
   async #deliverOwedWork(execution: Execution): Promise<void> {
@@ -1226,6 +1232,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#syncFailureStarts();
       this.#syncStatusPublications();
       this.#syncReleases(current);
+      this.#syncQueuePushes();
       this.#syncExecutionLimit();
       this.#syncTaskPlaces(current);
       const owedJob = (key: string) =>
@@ -1236,7 +1243,8 @@ export class WorkflowExecution extends DurableObject<Env> {
         key.startsWith("terminate:") ||
         key.startsWith(FAILURE_START_META) ||
         key.startsWith(STATUS_PUBLICATION_META) ||
-        key.startsWith(RELEASE_META);
+        key.startsWith(RELEASE_META) ||
+        key.startsWith(QUEUE_PUSH_META);
       const owed = [...this.#jobs].filter(([key]) => owedJob(key)).map(([, settled]) => settled);
       if (owed.length === 0) return;
       await Promise.all(owed);

@@ -393,6 +393,33 @@ describe("task workers: one queue's size (Conductor's /api/tasks/queue/size, the
     expect([asked.status, await asked.json()]).toEqual([200, 2]);
     expect((await call("GET", "/api/tasks/queue/size?taskType=w_size_task", orkes(other.token))).status).toBe(403);
   });
+
+  it("a removed workflow's task leaves its queue's size: the removal waits (409) while taking it out is still owed", async () => {
+    await register({ name: "w_size_removed", tasks: [simpleTask("w_size_removed")] });
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "w_size_removed", taskToDomain: { w_size_removed: "gpu" } });
+    const size = () => apiOk<number>("GET", "/api/tasks/queue/size?taskType=w_size_removed&domain=gpu");
+    await eventually(size, (n) => n === 1, "the task queued");
+    const { remove } = TaskQueue.prototype;
+    TaskQueue.prototype.remove = async function () {
+      throw new Error("queue unreachable (test)");
+    };
+    try {
+      expect((await api("DELETE", `/api/workflow/${workflowId}?reason=done`)).status).toBe(200);
+      // The terminated workflow owes its queue the task's removal; removed now, nobody would make it (it answered 200
+      // and the queue counted the task until a worker's poll came to it). Conductor's removeWorkflow takes each task
+      // out of its queue.
+      const refused = await api("DELETE", `/api/workflow/${workflowId}/remove`);
+      expect(refused.status).toBe(409);
+      expect(((await refused.json()) as { message: string }).message).toContain("still taking its tasks out of their worker queues");
+      expect(await size()).toBe(1);
+    } finally {
+      TaskQueue.prototype.remove = remove;
+    }
+    // Tried again by the removal itself: the task leaves the queue, then the workflow goes.
+    expect((await api("DELETE", `/api/workflow/${workflowId}/remove`)).status).toBe(200);
+    expect(await size()).toBe(0);
+    expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
+  });
 });
 
 describe("task workers: poll data", () => {
