@@ -776,10 +776,11 @@ describe("SUB_WORKFLOW tasks", () => {
     expect(acceptedTask(subTask("c", { subWorkflowParam: param })).subWorkflowParam).toEqual(param);
   });
 
-  it("reports a non-string taskToDomain value at its key", () => {
-    expect(only(subTask("c", { subWorkflowParam: { name: "child", taskToDomain: { a: 1 } } }), "tasks[0].subWorkflowParam.taskToDomain.a")).toMatch(
-      /must be a string/,
-    );
+  it("reads taskToDomain as Jackson reads SubWorkflowParams' Map<String, String>: a number or boolean domain is its text, a null one none; an object or array is reported at its key", () => {
+    acceptedTask(subTask("c", { subWorkflowParam: { name: "child", taskToDomain: { a: 1, b: true, c: null, "*": "${workflow.input.region}" } } }));
+    expect(only(subTask("c", { subWorkflowParam: { name: "child", taskToDomain: { a: { zone: 1 } } } }), "tasks[0].subWorkflowParam.taskToDomain.a")).toMatch(/must be a domain: a string/);
+    // As it runs: an expression that gave a region number is that domain's name, a null one leaves the task to `*`.
+    expect(childStartRequest({ subWorkflowParam: { name: "child", taskToDomain: { a: 3, b: false, c: null, d: "gpu" } } })).toMatchObject({ taskToDomain: { a: "3", b: "false", d: "gpu" } });
   });
 
   it("rejects waitForCompletion that is not a boolean, in either placement", () => {

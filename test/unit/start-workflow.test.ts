@@ -44,6 +44,20 @@ describe("START_WORKFLOW and NOOP", () => {
     expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: 12345678901234567890 } })).toEqual({ invalid: expect.stringContaining("beyond 2^53") });
   });
 
+  it("reads taskToDomain as Conductor's StartWorkflow does (Jackson into a Map<String, String>): an expression may give the map, a number or boolean domain is its text, a null one none; anything else fails the task", () => {
+    expect(registrationErrors([startWorkflow("kick", { name: "billing", taskToDomain: "${workflow.input.domains}" })])).toEqual([]);
+    expect(registrationErrors([startWorkflow("kick", { name: "billing", taskToDomain: { "*": "${workflow.input.region}", encode: 3, resize: null } })])).toEqual([]);
+    expect(registrationErrors([startWorkflow("kick", { name: "billing", taskToDomain: "gpu" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.startWorkflow\.taskToDomain: /)]);
+    expect(registrationErrors([startWorkflow("kick", { name: "billing", taskToDomain: { encode: ["gpu"] } })])).toEqual([expect.stringMatching(/startWorkflow\.taskToDomain\.encode: taskToDomain value for "encode" must be a domain/)]);
+    // The map an expression gave, a region number among its domains.
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", taskToDomain: { "*": "eu", encode: 3, resize: true, thumb: null } } })).toEqual({ name: "billing", input: {}, taskToDomain: { "*": "eu", encode: "3", resize: "true" } });
+    // A map naming a task, if only to give it no domain, is the started workflow's own (Conductor's isEmpty() counts it).
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", taskToDomain: { encode: null } } })).toEqual({ name: "billing", input: {}, taskToDomain: {} });
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", taskToDomain: null } })).toEqual({ name: "billing", input: {} });
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", taskToDomain: "gpu" } })).toEqual({ invalid: expect.stringContaining('startWorkflow.taskToDomain resolved to "gpu", not an object') });
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", taskToDomain: { encode: { zone: "eu" } } } })).toEqual({ invalid: expect.stringContaining("startWorkflow.taskToDomain.encode resolved to an object") });
+  });
+
   it("START_WORKFLOW chooses the started workflow's id before its dispatch, completes with it, and a retry chooses another", () => {
     let state = startedWith("starter", [{ ...startWorkflow("kick", { name: "billing" }), retryCount: 1 }, noop("after")]).state;
     const kick = latestNamed(state, "kick");

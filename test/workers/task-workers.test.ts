@@ -390,6 +390,18 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await waitFor(parentId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
   });
 
+  it("a START_WORKFLOW's taskToDomain may be an expression giving the map, and a domain a number (its text), as Conductor's StartWorkflow reads its request", async () => {
+    await register({ name: "w_dom_started", tasks: [simpleTask("w_dom_started_task"), simpleTask("w_dom_started_other")] });
+    const kick = (ref: string, taskToDomain: JsonValue): JsonObject => ({ name: ref, taskReferenceName: ref, type: "START_WORKFLOW", inputParameters: { startWorkflow: { name: "w_dom_started", taskToDomain } } });
+    await register({ name: "w_dom_starter", tasks: [kick("passed", "${workflow.input.domains}"), kick("numbered", { w_dom_started_task: "${workflow.input.shard}" })] });
+    const starterId = await apiOk<string>("POST", "/api/workflow", { name: "w_dom_starter", input: { domains: { w_dom_started_task: "tenant-a" }, shard: 7 } });
+    expect((await waitFor(starterId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    expect(await pollOne("w_dom_started_task", { domain: "tenant-a" })).toMatchObject({ domain: "tenant-a" });
+    // The shard number is the domain "7": the task waits there, not in the default queue its workers would take it from.
+    expect(await pollOne("w_dom_started_task", { domain: "7" })).toMatchObject({ domain: "7" });
+    expect(await poll("w_dom_started_task")).toEqual([]);
+  });
+
   it("a synchronous execute waits for the worker's result, not just for its poll", async () => {
     await register({ name: "w_exec", tasks: [simpleTask("w_exec_task")] });
     const executed = apiOk<WorkflowJson>("POST", "/api/workflow/execute/w_exec?waitForSeconds=10", { input: {} });

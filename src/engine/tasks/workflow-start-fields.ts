@@ -36,10 +36,43 @@ export function isStartedPriority(value: unknown): boolean {
   return typeof number === "number" && Number.isInteger(number) && number >= 0 && number <= MAX_STARTED_PRIORITY;
 }
 
-/** The string entries of a `taskToDomain` object (others dropped); undefined when `value` is no object. */
+/** What a definition may write as a domain of a `taskToDomain` it gives a started workflow (see {@link isDomainValue}). */
+export const DOMAIN_RULE = "a domain: a string (an expression is allowed), a number or a boolean (its text), or null (no domain for that task)";
+
+/** True for a domain a definition may write in a `taskToDomain` (see {@link taskToDomainOf}): text, or null for none. */
+export function isDomainValue(value: unknown): boolean {
+  return value === null || isTextScalar(value);
+}
+
+/**
+ * The domains of a resolved `taskToDomain` object, read as Jackson reads Conductor's `Map<String, String>`: a number or
+ * boolean domain is its text (`3` is domain `"3"`, as an expression giving a region or shard number resolves), a null
+ * one is no mapping for that task (its `*` applies). Other values (objects, arrays, integers beyond 2^53) are no
+ * domain: dropped. Undefined when `value` is no object (a SUB_WORKFLOW's child then takes its parent's domains, as
+ * Conductor's SubWorkflowTaskMapper ignores anything but a map).
+ */
 export function taskToDomainOf(value: JsonValue | undefined): Record<string, string> | undefined {
   if (!isJsonObjectValue(value)) return undefined;
-  return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
+  return Object.fromEntries(Object.entries(value).flatMap(([task, domain]) => (isTextScalar(domain) ? [[task, String(domain)]] : [])));
+}
+
+/**
+ * A START_WORKFLOW's `taskToDomain` (`field` names it in the messages) as Conductor's StartWorkflow reads it (Jackson's
+ * convertValue into its StartWorkflowRequest's `Map<String, String>`): undefined when none is given (absent, null, "");
+ * the map of {@link taskToDomainOf} otherwise, with `given` telling whether it named any task (a null domain included:
+ * Conductor's `isEmpty()` counts it, so such a map is the started workflow's, not its starter's); or why it is none,
+ * which fails the task as Jackson's refusal does: a value that is no object, or a domain that is an object or array (or
+ * an integer beyond 2^53), rather than sending that task to another queue than the one meant.
+ */
+export function startedTaskToDomainOf(value: JsonValue | undefined, field: string): { map: Record<string, string>; given: boolean } | undefined | { invalid: string } {
+  if (value === undefined || value === null || value === "") return undefined;
+  if (!isJsonObjectValue(value)) return { invalid: `${field} resolved to ${Array.isArray(value) ? "an array" : JSON.stringify(value)}, not an object of task names to domains` };
+  for (const [task, domain] of Object.entries(value)) {
+    if (domain === null || isTextScalar(domain)) continue;
+    const problem = startTextOf(domain, `${field}.${task}`, "a domain (a string)");
+    if (problem !== undefined && typeof problem === "object") return problem;
+  }
+  return { map: taskToDomainOf(value)!, given: Object.keys(value).length > 0 };
 }
 
 /**

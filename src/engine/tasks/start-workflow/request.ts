@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "../../model";
-import { correlationIdOf, idempotencyKeyOf, isJsonObjectValue, priorityOf, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
+import { correlationIdOf, idempotencyKeyOf, isJsonObjectValue, priorityOf, startedTaskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
 
 /** The input parameter describing the workflow a START_WORKFLOW starts (Conductor's). */
 export const START_WORKFLOW_PARAMETER = "startWorkflow";
@@ -52,9 +52,10 @@ export function startWorkflowRequest(input: JsonObject): StartWorkflowRequest | 
   const correlationId = correlationIdOf(request["correlationId"], `${START_WORKFLOW_PARAMETER}.correlationId`);
   if (typeof correlationId === "object") return correlationId;
   if (correlationId !== undefined) started.correlationId = correlationId;
-  const taskToDomain = taskToDomainOf(request["taskToDomain"]);
+  const taskToDomain = startedTaskToDomainOf(request["taskToDomain"], `${START_WORKFLOW_PARAMETER}.taskToDomain`);
+  if (taskToDomain !== undefined && "invalid" in taskToDomain) return taskToDomain;
   // An empty map is none, as Conductor's StartWorkflow reads it: the starter's domains then apply.
-  if (taskToDomain !== undefined && Object.keys(taskToDomain).length > 0) started.taskToDomain = taskToDomain;
+  if (taskToDomain !== undefined && taskToDomain.given) started.taskToDomain = taskToDomain.map;
   const priority = priorityOf(request["priority"], `${START_WORKFLOW_PARAMETER}.priority`);
   if (typeof priority === "object") return priority;
   if (priority !== undefined) started.priority = priority;

@@ -3,9 +3,9 @@
  * workflow it starts.
  */
 import * as v from "valibot";
-import { isExpression, isNonEmptyString, isOneOf, isRecord, isString, mapOf, objectOf, orExpression, rule, secretUseIssues, validateWith, type UnknownRecord } from "../../definition/checks";
+import { isExpression, isNonEmptyString, isOneOf, isRecord, mapOf, objectOf, orExpression, rule, secretUseIssues, validateWith, type UnknownRecord } from "../../definition/checks";
 import { childPath, type ValidationIssue } from "../../validation-issue";
-import { isStartedPriority, isStartedVersion, MAX_STARTED_PRIORITY } from "../workflow-start-fields";
+import { DOMAIN_RULE, isDomainValue, isStartedPriority, isStartedVersion, MAX_STARTED_PRIORITY } from "../workflow-start-fields";
 import { START_IDEMPOTENCY_STRATEGIES, START_WORKFLOW_PARAMETER } from "./request";
 import { isTextScalar, TEXT_SCALAR_RULE } from "../../scalar-text";
 
@@ -22,7 +22,9 @@ const START_WORKFLOW = objectOf(START_WORKFLOW_PARAMETER, "an object describing 
   input: v.nullish(rule<unknown>("input", "an object (the started workflow's input) or an expression", orExpression(isRecord))),
   // A number or boolean is its text, as Conductor's StartWorkflow reads its StartWorkflowRequest (Jackson).
   correlationId: v.nullish(rule<unknown>("correlationId", TEXT_SCALAR_RULE, isTextScalar)),
-  taskToDomain: v.nullish(mapOf("taskToDomain", "a string (a domain name)", isString)),
+  // Read as Conductor's StartWorkflow reads it (Jackson's convertValue after the input is resolved): the map may be an
+  // expression giving it, and a domain a number or boolean (its text) or null (none for that task).
+  taskToDomain: v.nullish(mapOf("taskToDomain", DOMAIN_RULE, isDomainValue, { wholeExpression: true })),
   priority: v.nullish(rule<unknown>("priority", `an integer from 0 to ${MAX_STARTED_PRIORITY} (or an expression)`, orExpression(isStartedPriority))),
   idempotencyKey: v.nullish(rule<unknown>("idempotencyKey", TEXT_SCALAR_RULE, isTextScalar)),
   idempotencyStrategy: v.nullish(

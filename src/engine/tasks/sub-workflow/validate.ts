@@ -8,7 +8,6 @@ import {
   isNonEmptyString,
   isOneOf,
   isRecord,
-  isString,
   mapOf,
   objectOf,
   orExpression,
@@ -20,7 +19,7 @@ import {
 import { childPath, type ValidationIssue } from "../../validation-issue";
 import { START_IDEMPOTENCY_STRATEGIES } from "../start-workflow/request";
 import { isTextScalar, TEXT_SCALAR_RULE } from "../../scalar-text";
-import { isStartedPriority, isStartedVersion, MAX_STARTED_PRIORITY } from "../workflow-start-fields";
+import { DOMAIN_RULE, isDomainValue, isStartedPriority, isStartedVersion, MAX_STARTED_PRIORITY } from "../workflow-start-fields";
 
 /** Highest child priority, as in Conductor. */
 export const MAX_SUB_WORKFLOW_PRIORITY = MAX_STARTED_PRIORITY;
@@ -39,7 +38,9 @@ function subWorkflowParamRules(inInput: boolean) {
     version: v.optional(
       rule<unknown>("version", `an integer of at least 0 or its digits as text${anExpression}; leave it out for the latest version (0: version 0 when one is registered, else the latest)`, orTyped(isStartedVersion)),
     ),
-    taskToDomain: v.nullish(mapOf("taskToDomain", "a string (a domain name)", isString)),
+    // Conductor's SubWorkflowParams.taskToDomain, a Map<String, String>: Jackson takes a number or boolean domain as its
+    // text, and a null one (none for that task).
+    taskToDomain: v.nullish(mapOf("taskToDomain", DOMAIN_RULE, isDomainValue)),
     priority: v.nullish(rule<unknown>("priority", `an integer from 0 to ${MAX_SUB_WORKFLOW_PRIORITY} (or an expression)`, orExpression(isStartedPriority))),
     // A number or boolean is its text as the child starts (idempotencyKeyOf), as Jackson reads SubWorkflowParams'
     // String idempotencyKey: an order number written as one keys the child as the API's start would.
