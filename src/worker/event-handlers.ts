@@ -4,7 +4,7 @@ import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
 import type { JsonValue } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { ApiError, notFound, validationError } from "./http/errors";
-import { clientRequestObject, CorrelationId, issuesToValidationErrors, jacksonInteger, jsonData, parseOrThrow, Priority, WorkflowVersion } from "./schemas";
+import { clientRequestObject, CorrelationId, issuesToValidationErrors, jacksonInteger, jsonData, parseOrThrow, Priority, TaskToDomain, WorkflowVersion } from "./schemas";
 
 /** Longest event handler name. */
 const MAX_HANDLER_NAME_LENGTH = 255;
@@ -50,7 +50,7 @@ const StartWorkflow = clientRequestObject({
   version: jacksonInteger(WorkflowVersion),
   input: v.optional(jsonData),
   correlationId: v.optional(CorrelationId),
-  taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
+  taskToDomain: v.optional(TaskToDomain),
   priority: v.optional(Priority),
   idempotencyKey: optionalText("an idempotency key or a ${...} of the payload"),
   // A message delivered again must find what it started: only RETURN_EXISTING answers so.

@@ -68,6 +68,17 @@ export const jacksonText = (message = "must be a string") =>
   );
 
 /**
+ * Conductor's `taskToDomain` (task name to domain, comma-separated fallbacks) as Jackson reads its `Map<String, String>`:
+ * a domain given as a number or boolean is its text ({@link jacksonText}: a Python client keying domains by a shard or
+ * region number sends `{"*": 7}`, which Conductor routes to domain "7"), and a null one is no mapping for that task
+ * (Conductor's setTaskDomains skips it, so `*` applies): left out. An object or array is refused, as Jackson refuses it.
+ */
+export const TaskToDomain = v.pipe(
+  v.record(v.string(), v.nullable(jacksonText("must map task names to domain strings"))),
+  v.transform((domains) => Object.fromEntries(Object.entries(domains).filter((entry): entry is [string, string] => entry[1] !== null))),
+);
+
+/**
  * A start's idempotency key: {@link jacksonText}, as a SUB_WORKFLOW or START_WORKFLOW task reads one too
  * (`idempotencyKeyOf`), so the same order id keys both alike.
  */
@@ -115,7 +126,7 @@ const START_WORKFLOW_FIELDS = {
   input: v.optional(jsonData),
   correlationId: v.optional(CorrelationId),
   priority: jacksonInteger(Priority),
-  taskToDomain: v.optional(v.record(v.string(), v.string("must map task names to domain strings"))),
+  taskToDomain: v.optional(TaskToDomain),
   idempotencyKey: v.optional(IdempotencyKey),
   idempotencyStrategy: v.optional(v.picklist(IDEMPOTENCY_STRATEGIES, "must be RETURN_EXISTING, FAIL or FAIL_ON_RUNNING")),
   // An inline definition, run instead of a registered one: validated as a registration is (see `inlineDefinition`).
@@ -538,7 +549,7 @@ export const ScheduleStartRequest = requestObject({
   input: absentWhenNull(jsonData),
   correlationId: absentWhenNull(CorrelationId),
   priority: jacksonInteger(Priority),
-  taskToDomain: absentWhenNull(v.record(v.string(), v.string("must map task names to domain strings"))),
+  taskToDomain: absentWhenNull(TaskToDomain),
   idempotencyKey: v.pipe(
     v.nullish(v.custom<never>(() => false, "is not supported in a schedule: each fire starts with its own key (schedule name and fire time)")),
     v.transform(() => undefined),

@@ -128,6 +128,14 @@ describe("event handlers (/api/event)", () => {
     expect(refused.status).toBe(400);
   });
 
+  it("read a start_workflow taskToDomain domain given as a number as its text and a null one as no mapping, as Jackson reads the Map<String, String>", async () => {
+    const numbered = handler("ev_domain_number", "conductor:ev_domain_number:q", [{ action: "start_workflow", start_workflow: { name: "ev_domain_child", taskToDomain: { "*": 7, other: null } } }]);
+    expect((await api("POST", "/api/event", numbered)).status).toBe(200);
+    expect(await apiOk("GET", "/api/event/handler/ev_domain_number")).toMatchObject({ actions: [{ start_workflow: { name: "ev_domain_child", taskToDomain: { "*": "7" } } }] });
+    const refused = await api("POST", "/api/event", handler("ev_domain_object", "conductor:ev_domain_number:q", [{ action: "start_workflow", start_workflow: { name: "ev_domain_child", taskToDomain: { "*": ["eu"] } } }]));
+    expect(refused.status).toBe(400);
+  });
+
   it("read a field given as null as unset, as Jackson does: .NET clients write every unset field so", async () => {
     // conductor-sharp's EventHandlerDefinition (Newtonsoft, nulls written) and a generated model that writes every field.
     const sharp = {

@@ -624,6 +624,14 @@ describe("refused saves change nothing", () => {
     await apiOk("DELETE", "/api/scheduler/schedules/sched-python");
   });
 
+  it("takes a taskToDomain domain given as a number as its text and a null one as no mapping, as Jackson reads the Map<String, String>", async () => {
+    await registerQuick("sched_domain_number");
+    const body = schedule("sched-domain-number", "sched_domain_number", { startWorkflowRequest: { name: "sched_domain_number", taskToDomain: { "*": 7, other: null } } });
+    expect((await api("POST", "/api/scheduler/schedules", body)).status).toBe(200);
+    expect((await apiOk<{ startWorkflowRequest: JsonObject }>("GET", "/api/scheduler/schedules/sched-domain-number")).startWorkflowRequest["taskToDomain"]).toEqual({ "*": "7" });
+    await apiOk("DELETE", "/api/scheduler/schedules/sched-domain-number");
+  });
+
   it("takes a correlationId given as a number as its text, as Jackson reads the String field; an object or array stays a 400", async () => {
     await registerQuick("sched_corr_number");
     const body = schedule("sched-corr-number", "sched_corr_number", { startWorkflowRequest: { name: "sched_corr_number", correlationId: 1234 } });

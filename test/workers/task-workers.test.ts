@@ -390,6 +390,20 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await waitFor(parentId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
   });
 
+  it("a start's taskToDomain takes a domain given as a number or boolean as its text and a null one as no mapping, as Jackson reads Conductor's Map<String, String>; an object is a 400", async () => {
+    await register({ name: "w_dom_number", tasks: [simpleTask("w_dom_number_task"), simpleTask("w_dom_number_other", "other_ref")] });
+    // A Python client keying its domains by a shard number; the null one leaves its task to `*`.
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "w_dom_number", taskToDomain: { "*": "eu", w_dom_number_task: 7, w_dom_number_other: null } });
+    expect((await getWorkflow(workflowId))["taskToDomain"]).toEqual({ "*": "eu", w_dom_number_task: "7" });
+    const task = await pollOne("w_dom_number_task", { domain: "7" });
+    expect(task).toMatchObject({ workflowInstanceId: workflowId, domain: "7" });
+    await report(task, "COMPLETED");
+    expect(await pollOne("w_dom_number_other", { domain: "eu" })).toMatchObject({ workflowInstanceId: workflowId, domain: "eu" });
+    const refused = await api("POST", "/api/workflow", { name: "w_dom_number", taskToDomain: { w_dom_number_task: { zone: "eu" } } });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toEqual(["taskToDomain.w_dom_number_task"]);
+  });
+
   it("a START_WORKFLOW's taskToDomain may be an expression giving the map, and a domain a number (its text), as Conductor's StartWorkflow reads its request", async () => {
     await register({ name: "w_dom_started", tasks: [simpleTask("w_dom_started_task"), simpleTask("w_dom_started_other")] });
     const kick = (ref: string, taskToDomain: JsonValue): JsonObject => ({ name: ref, taskReferenceName: ref, type: "START_WORKFLOW", inputParameters: { startWorkflow: { name: "w_dom_started", taskToDomain } } });
