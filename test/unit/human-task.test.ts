@@ -266,6 +266,20 @@ describe("triggers", () => {
     expect(registrationErrors([human({ taskTriggers: [{ triggerType: "COMPLETED", startWorkflowRequest: { name: "${workflow.input.followUp}" } }] })])).toEqual([]);
   });
 
+  it("read a trigger's taskToDomain as Jackson reads Orkes' StartWorkflowRequest (a Map<String, String>): a number or boolean domain is its text, a null one none", () => {
+    const domains = { "*": "${workflow.input.shard}", encode: 7, resize: true, thumb: null };
+    const trigger = { triggerType: "PENDING", startWorkflowRequest: { name: "notify", taskToDomain: domains } };
+    expect(registrationErrors([human({ ...chain, taskTriggers: [trigger] })])).toEqual([]);
+    // As it runs: the shard number an expression gave is its text (domain "3"); the task is not failed for it.
+    const started = startedWith("refunds", [human({ ...chain, taskTriggers: [trigger] })], { shard: 3 }, 1_000);
+    expect(latestNamed(started.state, "approve").status).toBe("IN_PROGRESS");
+    expect(starts(started)).toEqual([expect.objectContaining({ name: "notify", taskToDomain: { "*": "3", encode: "7", resize: "true" } })]);
+    // An object or array is no domain: refused at registration, at its trigger.
+    expect(registrationErrors([human({ ...chain, taskTriggers: [{ ...trigger, startWorkflowRequest: { name: "notify", taskToDomain: { encode: ["gpu"] } } }] })])).toEqual([
+      expect.stringMatching(/^tasks\[0\]\.inputParameters\.__humanTaskDefinition\.taskTriggers\[0\]\.startWorkflowRequest\.taskToDomain: /),
+    ]);
+  });
+
   it("take a trigger left as Orkes' UI writes a new one (in Orkes' own example) as none, and a version of \"\" or 0", () => {
     const unfilled = { triggerType: "", startWorkflowRequest: { name: "", version: "" } };
     expect(registrationErrors([human({ taskTriggers: [unfilled] })])).toEqual([]);

@@ -6,6 +6,7 @@
  */
 import type { JsonObject, JsonValue } from "../../model";
 import { childPath, type ValidationIssue } from "../../validation-issue";
+import { isDomainValue, taskToDomainOf } from "../workflow-start-fields";
 
 /** Where a HUMAN task's input keeps its settings (Orkes' key). */
 export const HUMAN_SETTINGS_KEY = "__humanTaskDefinition";
@@ -189,13 +190,16 @@ class SettingsReader {
     if (!inputOk) this.problem(childPath(requestPath, "input"), "an object", input);
     const correlationOk = correlationId === undefined || correlationId === null || typeof correlationId === "string";
     if (!correlationOk) this.problem(childPath(requestPath, "correlationId"), "a string", correlationId);
-    const domainsOk = taskToDomain === undefined || taskToDomain === null || this.later(taskToDomain) || (isRecord(taskToDomain) && Object.values(taskToDomain).every((domain) => typeof domain === "string"));
-    if (!domainsOk) this.problem(childPath(requestPath, "taskToDomain"), "an object of task name to domain (strings)", taskToDomain);
+    // Orkes' trigger holds a StartWorkflowRequest, whose Map<String, String> Jackson fills with a number's or boolean's
+    // text and a null (no domain for that task), as a start's taskToDomain is read (taskToDomainOf).
+    const domainsOk = taskToDomain === undefined || taskToDomain === null || this.later(taskToDomain) || (isRecord(taskToDomain) && Object.values(taskToDomain).every(isDomainValue));
+    if (!domainsOk) this.problem(childPath(requestPath, "taskToDomain"), "an object of task name to domain, each a string (an expression is allowed), a number or a boolean (its text), or null (none for that task)", taskToDomain);
     if (!typeOk || !nameOk || !versionOk || !inputOk || !correlationOk || !domainsOk || this.deferred) return undefined;
     const trigger: HumanTrigger = { triggerType: type as HumanTriggerType, name: name as string, input: (input ?? {}) as JsonObject };
     if (typeof version === "number") trigger.version = version;
     if (typeof correlationId === "string") trigger.correlationId = correlationId;
-    if (isRecord(taskToDomain)) trigger.taskToDomain = taskToDomain as Record<string, string>;
+    const domains = taskToDomainOf(taskToDomain as JsonValue | undefined);
+    if (domains !== undefined) trigger.taskToDomain = domains;
     return trigger;
   }
 
