@@ -1409,6 +1409,14 @@ describe("definitions as the Go SDK's client writes them (every field, \"\" or n
     expect(acceptedTask(subTask("c", { subWorkflowParam: { name: "child", version: "" } })).subWorkflowParam).toEqual({ name: "child" });
   });
 
+  it("stores a task-level subWorkflowParam.taskToDomain's number or boolean domains as their text, as Jackson reads SubWorkflowParams' Map<String, String> (the Go client's map[string]string takes no number)", () => {
+    const param = acceptedTask(subTask("c", { subWorkflowParam: { name: "child", taskToDomain: { a: 7, b: true, c: null, "*": "${workflow.input.region}" } } })).subWorkflowParam;
+    expect(param).toEqual({ name: "child", taskToDomain: { a: "7", b: "true", c: null, "*": "${workflow.input.region}" } });
+    // Inside inputParameters it is the task's input, a map of any values: kept as written, read as it runs.
+    const inInput = acceptedTask(subTask("c", { inputParameters: { subWorkflowParam: { name: "child", taskToDomain: { a: 7 } } } }));
+    expect((inInput.inputParameters as Json)["subWorkflowParam"]).toEqual({ name: "child", taskToDomain: { a: 7 } });
+  });
+
   it("registers an inline child whose unset maps are null and whose unset timeoutPolicy is \"\"", () => {
     const child = { name: "inline_child", version: 1, tasks: [httpTask("c1")], inputParameters: null, outputParameters: null, variables: null, inputTemplate: null, timeoutPolicy: "" };
     const param = acceptedTask(subTask("c", { subWorkflowParam: { name: "inline_child", version: 1, taskToDomain: null, workflowDefinition: child } })).subWorkflowParam as Json;

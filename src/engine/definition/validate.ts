@@ -446,7 +446,7 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
   if (task.type === "SUB_WORKFLOW") {
     // Only this type reads the task-level placements; for others they are dropped like other unknown keys.
     if (isJsonObject(subWorkflowParam)) {
-      const typed = withTypedVersion(subWorkflowParam);
+      const typed = withTextDomains(withTypedVersion(subWorkflowParam));
       task.subWorkflowParam = inlineChild?.definition === undefined ? typed : { ...typed, workflowDefinition: inlineChild.definition as unknown as JsonObject };
     }
     const waitForCompletion = raw["waitForCompletion"];
@@ -851,6 +851,20 @@ function withTypedVersion(param: JsonObject): JsonObject {
   if (typeof version !== "string") return param;
   const { version: _text, ...rest } = param;
   return version.trim() === "" ? rest : { ...rest, version: Number(version.trim()) };
+}
+
+/**
+ * A task's own `subWorkflowParam` with the domains of its `taskToDomain` stored as Conductor reads them into
+ * SubWorkflowParams' `Map<String, String>`: a number or boolean as its text (`7` as `"7"`, as Jackson coerces it). Kept
+ * as a number, it failed the Go client's read of the definition and of every execution showing it (its `map[string]string`
+ * takes no number). Null domains (none for that task) stay as they are.
+ */
+function withTextDomains(param: JsonObject): JsonObject {
+  const domains = param["taskToDomain"];
+  if (!isJsonObject(domains)) return param;
+  const entries = Object.entries(domains);
+  if (!entries.some(([, domain]) => typeof domain === "number" || typeof domain === "boolean")) return param;
+  return { ...param, taskToDomain: Object.fromEntries(entries.map(([task, domain]) => [task, typeof domain === "number" || typeof domain === "boolean" ? String(domain) : domain])) };
 }
 
 /**
