@@ -280,6 +280,21 @@ describe("triggers", () => {
     ]);
   });
 
+  it("read a trigger's correlationId as Jackson reads Orkes' StartWorkflowRequest's String: a number or boolean is its text", () => {
+    const trigger = { triggerType: "PENDING", startWorkflowRequest: { name: "notify", correlationId: "${workflow.input.orderId}" } };
+    // An order number an expression gives: its text, the task not failed for it.
+    const started = startedWith("refunds", [human({ ...chain, taskTriggers: [trigger] })], { orderId: 4711 }, 1_000);
+    expect(latestNamed(started.state, "approve").status).toBe("IN_PROGRESS");
+    expect(starts(started)).toEqual([expect.objectContaining({ name: "notify", correlationId: "4711" })]);
+    expect(registrationErrors([human({ ...chain, taskTriggers: [{ ...trigger, startWorkflowRequest: { name: "notify", correlationId: 42 } }] })])).toEqual([]);
+    // An object, or an integer whose digits a JSON number lost, is no correlation id.
+    for (const correlationId of [{ id: 1 }, 12345678901234567890]) {
+      expect(registrationErrors([human({ ...chain, taskTriggers: [{ ...trigger, startWorkflowRequest: { name: "notify", correlationId } }] })])).toEqual([
+        expect.stringMatching(/^tasks\[0\]\.inputParameters\.__humanTaskDefinition\.taskTriggers\[0\]\.startWorkflowRequest\.correlationId: /),
+      ]);
+    }
+  });
+
   it("take a trigger left as Orkes' UI writes a new one (in Orkes' own example) as none, and a version of \"\" or 0", () => {
     const unfilled = { triggerType: "", startWorkflowRequest: { name: "", version: "" } };
     expect(registrationErrors([human({ taskTriggers: [unfilled] })])).toEqual([]);

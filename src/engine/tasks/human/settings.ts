@@ -7,6 +7,7 @@
 import type { JsonObject, JsonValue } from "../../model";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 import { isDomainValue, taskToDomainOf } from "../workflow-start-fields";
+import { isTextScalar, TEXT_SCALAR_RULE } from "../../scalar-text";
 
 /** Where a HUMAN task's input keeps its settings (Orkes' key). */
 export const HUMAN_SETTINGS_KEY = "__humanTaskDefinition";
@@ -188,8 +189,9 @@ class SettingsReader {
     if (!versionOk) this.problem(childPath(requestPath, "version"), "a whole number of at least 0 (absent or \"\": the latest; 0: version 0 when one is registered, else the latest)", version);
     const inputOk = input === undefined || input === null || this.later(input) || isRecord(input);
     if (!inputOk) this.problem(childPath(requestPath, "input"), "an object", input);
-    const correlationOk = correlationId === undefined || correlationId === null || typeof correlationId === "string";
-    if (!correlationOk) this.problem(childPath(requestPath, "correlationId"), "a string", correlationId);
+    // A String of Orkes' StartWorkflowRequest: Jackson takes a number or boolean (an order number) as its text.
+    const correlationOk = correlationId === undefined || correlationId === null || isTextScalar(correlationId);
+    if (!correlationOk) this.problem(childPath(requestPath, "correlationId"), TEXT_SCALAR_RULE, correlationId);
     // Orkes' trigger holds a StartWorkflowRequest, whose Map<String, String> Jackson fills with a number's or boolean's
     // text and a null (no domain for that task), as a start's taskToDomain is read (taskToDomainOf).
     const domainsOk = taskToDomain === undefined || taskToDomain === null || this.later(taskToDomain) || (isRecord(taskToDomain) && Object.values(taskToDomain).every(isDomainValue));
@@ -197,7 +199,7 @@ class SettingsReader {
     if (!typeOk || !nameOk || !versionOk || !inputOk || !correlationOk || !domainsOk || this.deferred) return undefined;
     const trigger: HumanTrigger = { triggerType: type as HumanTriggerType, name: name as string, input: (input ?? {}) as JsonObject };
     if (typeof version === "number") trigger.version = version;
-    if (typeof correlationId === "string") trigger.correlationId = correlationId;
+    if (isTextScalar(correlationId)) trigger.correlationId = String(correlationId);
     const domains = taskToDomainOf(taskToDomain as JsonValue | undefined);
     if (domains !== undefined) trigger.taskToDomain = domains;
     return trigger;
