@@ -1417,6 +1417,15 @@ describe("definitions as the Go SDK's client writes them (every field, \"\" or n
     expect((inInput.inputParameters as Json)["subWorkflowParam"]).toEqual({ name: "child", taskToDomain: { a: 7 } });
   });
 
+  it("stores a task-level subWorkflowParam.idempotencyKey given as a number or boolean as its text, as Jackson reads SubWorkflowParams' String (the Go client's IdempotencyKey is a string)", () => {
+    expect(acceptedTask(subTask("c", { subWorkflowParam: { name: "child", idempotencyKey: 42 } })).subWorkflowParam).toEqual({ name: "child", idempotencyKey: "42" });
+    expect(acceptedTask(subTask("c", { subWorkflowParam: { name: "child", idempotencyKey: true } })).subWorkflowParam).toEqual({ name: "child", idempotencyKey: "true" });
+    expect(acceptedTask(subTask("c", { subWorkflowParam: { name: "child", idempotencyKey: "${workflow.input.orderId}" } })).subWorkflowParam).toEqual({ name: "child", idempotencyKey: "${workflow.input.orderId}" });
+    // Inside inputParameters it is the task's input, a map of any values: kept as written, read as it runs.
+    const inInput = acceptedTask(subTask("c", { inputParameters: { subWorkflowParam: { name: "child", idempotencyKey: 42 } } }));
+    expect((inInput.inputParameters as Json)["subWorkflowParam"]).toEqual({ name: "child", idempotencyKey: 42 });
+  });
+
   it("registers an inline child whose unset maps are null and whose unset timeoutPolicy is \"\"", () => {
     const child = { name: "inline_child", version: 1, tasks: [httpTask("c1")], inputParameters: null, outputParameters: null, variables: null, inputTemplate: null, timeoutPolicy: "" };
     const param = acceptedTask(subTask("c", { subWorkflowParam: { name: "inline_child", version: 1, taskToDomain: null, workflowDefinition: child } })).subWorkflowParam as Json;

@@ -27,6 +27,7 @@ import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
 import { MAX_MASKED_FIELD_LENGTH, MAX_MASKED_FIELDS } from "../masking";
 import { MAX_RETENTION_SECONDS } from "../retention";
 import { childPath, type ValidationIssue } from "../validation-issue";
+import { isTextScalar } from "../scalar-text";
 import {
   describeValue,
   exceedsJsonDepth,
@@ -446,7 +447,7 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
   if (task.type === "SUB_WORKFLOW") {
     // Only this type reads the task-level placements; for others they are dropped like other unknown keys.
     if (isJsonObject(subWorkflowParam)) {
-      const typed = withTextDomains(withTypedVersion(subWorkflowParam));
+      const typed = withTextIdempotencyKey(withTextDomains(withTypedVersion(subWorkflowParam)));
       task.subWorkflowParam = inlineChild?.definition === undefined ? typed : { ...typed, workflowDefinition: inlineChild.definition as unknown as JsonObject };
     }
     const waitForCompletion = raw["waitForCompletion"];
@@ -865,6 +866,17 @@ function withTextDomains(param: JsonObject): JsonObject {
   const entries = Object.entries(domains);
   if (!entries.some(([, domain]) => typeof domain === "number" || typeof domain === "boolean")) return param;
   return { ...param, taskToDomain: Object.fromEntries(entries.map(([task, domain]) => [task, typeof domain === "number" || typeof domain === "boolean" ? String(domain) : domain])) };
+}
+
+/**
+ * A task's own `subWorkflowParam` with its `idempotencyKey` stored as Conductor reads it into SubWorkflowParams'
+ * String: a number or boolean as its text (`42` as `"42"`, as Jackson coerces it, and as the child is keyed when it
+ * starts: idempotencyKeyOf). Kept as a number, it failed the Go client's read of the definition and of every execution
+ * showing it (its SubWorkflowParams.IdempotencyKey is a string).
+ */
+function withTextIdempotencyKey(param: JsonObject): JsonObject {
+  const key = param["idempotencyKey"];
+  return typeof key !== "string" && isTextScalar(key) ? { ...param, idempotencyKey: String(key) } : param;
 }
 
 /**
