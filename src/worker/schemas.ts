@@ -7,6 +7,7 @@ import { MAX_WORKFLOW_NAME_LENGTH } from "../engine/definition/validate";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { MAX_CORRELATION_ID_LENGTH } from "../engine/limits";
 import { hasLostDigits, LOST_DIGITS_MESSAGE } from "../engine/scalar-text";
+import { DOMAIN_LENGTH_MESSAGE, overlongDomainOf } from "../engine/tasks/workflow-start-fields";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { validationError } from "./http/errors";
 import { BOOLEAN_PARAMETER_MESSAGE, booleanQuery, booleanWord } from "./http/params";
@@ -71,10 +72,15 @@ export const jacksonText = (message = "must be a string") =>
  * Conductor's `taskToDomain` (task name to domain, comma-separated fallbacks) as Jackson reads its `Map<String, String>`:
  * a domain given as a number or boolean is its text ({@link jacksonText}: a Python client keying domains by a shard or
  * region number sends `{"*": 7}`, which Conductor routes to domain "7"), and a null one is no mapping for that task
- * (Conductor's setTaskDomains skips it, so `*` applies): left out. An object or array is refused, as Jackson refuses it.
+ * (Conductor's setTaskDomains skips it, so `*` applies): left out. An object or array is refused, as Jackson refuses it,
+ * and so is a domain (of a comma-separated list) longer than a poll may name ({@link overlongDomainOf}): its tasks would
+ * wait in a queue no worker can poll.
  */
 export const TaskToDomain = v.pipe(
-  v.record(v.string(), v.nullable(jacksonText("must map task names to domain strings"))),
+  v.record(
+    v.string(),
+    v.nullable(v.pipe(jacksonText("must map task names to domain strings"), v.check((domain) => overlongDomainOf(domain) === undefined, DOMAIN_LENGTH_MESSAGE))),
+  ),
   v.transform((domains) => Object.fromEntries(Object.entries(domains).filter((entry): entry is [string, string] => entry[1] !== null))),
 );
 

@@ -783,6 +783,15 @@ describe("SUB_WORKFLOW tasks", () => {
     expect(childStartRequest({ subWorkflowParam: { name: "child", taskToDomain: { a: 3, b: false, c: null, d: "gpu" } } })).toMatchObject({ taskToDomain: { a: "3", b: "false", d: "gpu" } });
   });
 
+  it("refuses a subWorkflowParam.taskToDomain domain longer than a poll may name (256 characters), written or as it resolves", () => {
+    const long = "d".repeat(257);
+    acceptedTask(subTask("c", { subWorkflowParam: { name: "child", taskToDomain: { a: "d".repeat(256), b: `gpu, ${"d".repeat(256)} ,NO_DOMAIN` } } }));
+    expect(only(subTask("c", { subWorkflowParam: { name: "child", taskToDomain: { a: long } } }), "tasks[0].subWorkflowParam.taskToDomain.a")).toMatch(/at most 256 characters/);
+    expect(only(subTask("c", { subWorkflowParam: { name: "child", taskToDomain: { a: `gpu,${long}` } } }), "tasks[0].subWorkflowParam.taskToDomain.a")).toMatch(/at most 256 characters/);
+    // As it runs, a resolved one is no domain, as an object is: that task takes the map's `*`.
+    expect(childStartRequest({ subWorkflowParam: { name: "child", taskToDomain: { "*": "eu", a: long, b: `gpu,${long}` } } })).toMatchObject({ taskToDomain: { "*": "eu" } });
+  });
+
   it("rejects waitForCompletion that is not a boolean, in either placement", () => {
     expect(only(subTask("c", { subWorkflowParam: { name: "x" }, waitForCompletion: "no" }), "tasks[0].waitForCompletion")).toMatch(
       /waitForCompletion must be a boolean/,

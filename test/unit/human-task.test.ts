@@ -280,6 +280,18 @@ describe("triggers", () => {
     ]);
   });
 
+  it("refuse a trigger's domain longer than a poll may name (256 characters): written, at registration; resolved, the task fails as for its other settings", () => {
+    const long = "d".repeat(257);
+    const trigger = (taskToDomain: Record<string, string>) => ({ triggerType: "PENDING", startWorkflowRequest: { name: "notify", taskToDomain } });
+    expect(registrationErrors([human({ ...chain, taskTriggers: [trigger({ encode: "d".repeat(256) })] })])).toEqual([]);
+    expect(registrationErrors([human({ ...chain, taskTriggers: [trigger({ encode: `gpu,${long}` })] })])).toEqual([
+      expect.stringMatching(/^tasks\[0\]\.inputParameters\.__humanTaskDefinition\.taskTriggers\[0\]\.startWorkflowRequest\.taskToDomain: .*at most 256 characters/),
+    ]);
+    const failed = startedWith("refunds", [human({ ...chain, taskTriggers: [trigger({ encode: "${workflow.input.domain}" })] })], { domain: long }, 1_000);
+    expect(latestNamed(failed.state, "approve")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("startWorkflowRequest.taskToDomain") });
+    expect(starts(failed)).toEqual([]);
+  });
+
   it("read a trigger's correlationId as Jackson reads Orkes' StartWorkflowRequest's String: a number or boolean is its text", () => {
     const trigger = { triggerType: "PENDING", startWorkflowRequest: { name: "notify", correlationId: "${workflow.input.orderId}" } };
     // An order number an expression gives: its text, the task not failed for it.

@@ -58,6 +58,15 @@ describe("START_WORKFLOW and NOOP", () => {
     expect(startWorkflowRequest({ startWorkflow: { name: "billing", taskToDomain: { encode: { zone: "eu" } } } })).toEqual({ invalid: expect.stringContaining("startWorkflow.taskToDomain.encode resolved to an object") });
   });
 
+  it("refuses a taskToDomain domain longer than a poll may name (256 characters): written, at registration; resolved, the task fails", () => {
+    const long = "d".repeat(257);
+    expect(registrationErrors([startWorkflow("kick", { name: "billing", taskToDomain: { encode: "d".repeat(256), "*": "${workflow.input.region}" } })])).toEqual([]);
+    expect(registrationErrors([startWorkflow("kick", { name: "billing", taskToDomain: { encode: `gpu,${long}` } })])).toEqual([expect.stringMatching(/startWorkflow\.taskToDomain\.encode: .*at most 256 characters/)]);
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", taskToDomain: { encode: "d".repeat(256) } } })).toEqual({ name: "billing", input: {}, taskToDomain: { encode: "d".repeat(256) } });
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", taskToDomain: { encode: long } } })).toEqual({ invalid: expect.stringContaining("startWorkflow.taskToDomain.encode resolved to a domain of 257 characters") });
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", taskToDomain: { encode: `gpu, ${long}` } } })).toEqual({ invalid: expect.stringContaining("over the 256") });
+  });
+
   it("START_WORKFLOW chooses the started workflow's id before its dispatch, completes with it, and a retry chooses another", () => {
     let state = startedWith("starter", [{ ...startWorkflow("kick", { name: "billing" }), retryCount: 1 }, noop("after")]).state;
     const kick = latestNamed(state, "kick");

@@ -404,6 +404,22 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(((await refused.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toEqual(["taskToDomain.w_dom_number_task"]);
   });
 
+  it("a start's taskToDomain naming a domain longer than a poll may name (256 characters) is a 400 at its entry, in a fallback list too; one of 256 is polled", async () => {
+    await register({ name: "w_dom_long", tasks: [simpleTask("w_dom_long_task")] });
+    const long = "d".repeat(257);
+    for (const taskToDomain of [{ "*": long }, { w_dom_long_task: `gpu, ${long}` }]) {
+      const refused = await api("POST", "/api/workflow", { name: "w_dom_long", taskToDomain });
+      expect(refused.status).toBe(400);
+      const issues = ((await refused.json()) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors;
+      expect(issues).toEqual([{ path: `taskToDomain.${Object.keys(taskToDomain)[0]}`, message: expect.stringContaining("at most 256 characters") }]);
+    }
+    // The poll's own limit, the same both ways.
+    expect((await api("GET", `/api/tasks/poll/w_dom_long_task?domain=${long}`)).status).toBe(400);
+    const longest = "d".repeat(256);
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "w_dom_long", taskToDomain: { "*": longest } });
+    expect(await pollOne("w_dom_long_task", { domain: longest })).toMatchObject({ workflowInstanceId: workflowId, domain: longest });
+  });
+
   it("a START_WORKFLOW's taskToDomain may be an expression giving the map, and a domain a number (its text), as Conductor's StartWorkflow reads its request", async () => {
     await register({ name: "w_dom_started", tasks: [simpleTask("w_dom_started_task"), simpleTask("w_dom_started_other")] });
     const kick = (ref: string, taskToDomain: JsonValue): JsonObject => ({ name: ref, taskReferenceName: ref, type: "START_WORKFLOW", inputParameters: { startWorkflow: { name: "w_dom_started", taskToDomain } } });

@@ -1,6 +1,7 @@
 /** The fields a task that starts a workflow (SUB_WORKFLOW, START_WORKFLOW) reads from its resolved input. */
 import type { JsonObject, JsonValue } from "../model";
 import { hasLostDigits, isTextScalar } from "../scalar-text";
+import { hasExpression } from "../expressions/template";
 
 /** True for a JSON object (not an array or null). */
 export function isJsonObjectValue(value: JsonValue | undefined): value is JsonObject {
@@ -36,24 +37,53 @@ export function isStartedPriority(value: unknown): boolean {
   return typeof number === "number" && Number.isInteger(number) && number >= 0 && number <= MAX_STARTED_PRIORITY;
 }
 
-/** What a definition may write as a domain of a `taskToDomain` it gives a started workflow (see {@link isDomainValue}). */
-export const DOMAIN_RULE = "a domain: a string (an expression is allowed), a number or a boolean (its text), or null (no domain for that task)";
+/**
+ * Longest domain a task may be queued in: the longest a poll may name (its `domain` query), so that every queue a start
+ * can fill is one a worker can poll. Conductor's SQL stores hold no longer one either (`poll_data.domain` and the
+ * `domain:taskType` queue name are varchar(255) in its Postgres and MySQL schemas).
+ */
+export const MAX_DOMAIN_LENGTH = 256;
 
-/** True for a domain a definition may write in a `taskToDomain` (see {@link taskToDomainOf}): text, or null for none. */
+/** Why a `taskToDomain` value naming a longer domain than {@link MAX_DOMAIN_LENGTH} is refused. */
+export const DOMAIN_LENGTH_MESSAGE = `must name domains of at most ${MAX_DOMAIN_LENGTH} characters each (the longest a poll's domain may be: a task queued in a longer one is one no worker could poll)`;
+
+/**
+ * The first domain of a `taskToDomain` value longer than {@link MAX_DOMAIN_LENGTH}, read as a task is placed: comma-separated
+ * fallbacks, each trimmed (as Conductor's getActiveDomain trims them); undefined when none is.
+ */
+export function overlongDomainOf(value: string): string | undefined {
+  if (value.length <= MAX_DOMAIN_LENGTH) return undefined;
+  return value.split(",").map((domain) => domain.trim()).find((domain) => domain.length > MAX_DOMAIN_LENGTH);
+}
+
+/** What a definition may write as a domain of a `taskToDomain` it gives a started workflow (see {@link isDomainValue}). */
+export const DOMAIN_RULE = `a domain: a string (an expression is allowed), a number or a boolean (its text), or null (no domain for that task); each domain of a comma-separated list at most ${MAX_DOMAIN_LENGTH} characters`;
+
+/**
+ * True for a domain a definition may write in a `taskToDomain` (see {@link taskToDomainOf}): text, or null for none. A
+ * written domain longer than a poll may name is refused; one an expression gives is checked as it resolves.
+ */
 export function isDomainValue(value: unknown): boolean {
-  return value === null || isTextScalar(value);
+  if (value === null) return true;
+  if (!isTextScalar(value)) return false;
+  return typeof value !== "string" || hasExpression(value) || overlongDomainOf(value) === undefined;
+}
+
+/** True for a resolved domain a started workflow's tasks can be queued in: text naming no domain too long to poll. */
+function isQueueableDomain(value: JsonValue): value is string | number | boolean {
+  return isTextScalar(value) && (typeof value !== "string" || overlongDomainOf(value) === undefined);
 }
 
 /**
  * The domains of a resolved `taskToDomain` object, read as Jackson reads Conductor's `Map<String, String>`: a number or
  * boolean domain is its text (`3` is domain `"3"`, as an expression giving a region or shard number resolves), a null
- * one is no mapping for that task (its `*` applies). Other values (objects, arrays, integers beyond 2^53) are no
- * domain: dropped. Undefined when `value` is no object (a SUB_WORKFLOW's child then takes its parent's domains, as
+ * one is no mapping for that task (its `*` applies). Other values (objects, arrays, integers beyond 2^53, text naming a
+ * domain longer than {@link MAX_DOMAIN_LENGTH}) are no domain: dropped. Undefined when `value` is no object (a SUB_WORKFLOW's child then takes its parent's domains, as
  * Conductor's SubWorkflowTaskMapper ignores anything but a map).
  */
 export function taskToDomainOf(value: JsonValue | undefined): Record<string, string> | undefined {
   if (!isJsonObjectValue(value)) return undefined;
-  return Object.fromEntries(Object.entries(value).flatMap(([task, domain]) => (isTextScalar(domain) ? [[task, String(domain)]] : [])));
+  return Object.fromEntries(Object.entries(value).flatMap(([task, domain]) => (isQueueableDomain(domain) ? [[task, String(domain)]] : [])));
 }
 
 /**
@@ -62,12 +92,15 @@ export function taskToDomainOf(value: JsonValue | undefined): Record<string, str
  * the map of {@link taskToDomainOf} otherwise, with `given` telling whether it named any task (a null domain included:
  * Conductor's `isEmpty()` counts it, so such a map is the started workflow's, not its starter's); or why it is none,
  * which fails the task as Jackson's refusal does: a value that is no object, or a domain that is an object or array (or
- * an integer beyond 2^53), rather than sending that task to another queue than the one meant.
+ * an integer beyond 2^53, or longer than {@link MAX_DOMAIN_LENGTH}: a queue no poll reaches), rather than sending that
+ * task to another queue than the one meant.
  */
 export function startedTaskToDomainOf(value: JsonValue | undefined, field: string): { map: Record<string, string>; given: boolean } | undefined | { invalid: string } {
   if (value === undefined || value === null || value === "") return undefined;
   if (!isJsonObjectValue(value)) return { invalid: `${field} resolved to ${Array.isArray(value) ? "an array" : JSON.stringify(value)}, not an object of task names to domains` };
   for (const [task, domain] of Object.entries(value)) {
+    const overlong = typeof domain === "string" ? overlongDomainOf(domain) : undefined;
+    if (overlong !== undefined) return { invalid: `${field}.${task} resolved to a domain of ${overlong.length} characters, over the ${MAX_DOMAIN_LENGTH} a poll's domain may have (no worker could poll its queue)` };
     if (domain === null || isTextScalar(domain)) continue;
     const problem = startTextOf(domain, `${field}.${task}`, "a domain (a string)");
     if (problem !== undefined && typeof problem === "object") return problem;

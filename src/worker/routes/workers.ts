@@ -3,6 +3,7 @@ import type { PollAnswer, PollShare } from "../../actors/workflow-execution";
 import { taskQueueAt, MAX_POLL_WAIT_MS, type AnsweredTask, type LeasedTask, type TaskQueue } from "../../actors/task-queue";
 import type { PollData } from "../../actors/poll-log";
 import { workerQueueKey } from "../../engine/tasks/simple";
+import { MAX_DOMAIN_LENGTH } from "../../engine/tasks/workflow-start-fields";
 import { serviceConfig } from "../config";
 import { executionStub } from "../executions";
 import { jsonTextResponse, readJsonBody } from "../http/body";
@@ -77,7 +78,8 @@ function pollRequest(request: IRequest, batch: boolean): PollRequest {
     count: batch ? Math.min(integerQuery(request, "count", 1, Number.MAX_SAFE_INTEGER) ?? 1, MAX_POLL_COUNT) : 1,
     waitMs: batch ? Math.min(integerQuery(request, "timeout", 0, Number.MAX_SAFE_INTEGER) ?? DEFAULT_POLL_WAIT_MS, MAX_POLL_WAIT_MS) : 0,
   };
-  const domain = nameQuery(request, "domain");
+  // The same limit a start's taskToDomain is held to (TaskToDomain, schemas.ts), so every queue a start fills is pollable.
+  const domain = nameQuery(request, "domain", MAX_DOMAIN_LENGTH);
   const workerId = nameQuery(request, "workerid");
   if (domain !== undefined && domain !== "NO_DOMAIN") poll.domain = domain;
   if (workerId !== undefined) poll.workerId = workerId;
@@ -274,7 +276,7 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/tasks/queue/size", async (request, env) => {
     const name = nameQuery(request, "taskType");
     if (name === undefined) throw validationError("Missing query parameter taskType", [{ path: "taskType", message: "is required: the task type whose queue to size" }]);
-    const domain = nameQuery(request, "domain");
+    const domain = nameQuery(request, "domain", MAX_DOMAIN_LENGTH);
     requireReadableQueues(request, [name]);
     return Response.json(await readQueue(env, name, domain === "NO_DOMAIN" ? undefined : domain, async (stub) => await stub.size()));
   });

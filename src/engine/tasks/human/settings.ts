@@ -6,7 +6,7 @@
  */
 import type { JsonObject, JsonValue } from "../../model";
 import { childPath, type ValidationIssue } from "../../validation-issue";
-import { isDomainValue, taskToDomainOf } from "../workflow-start-fields";
+import { isDomainValue, MAX_DOMAIN_LENGTH, taskToDomainOf } from "../workflow-start-fields";
 import { isTextScalar, TEXT_SCALAR_RULE } from "../../scalar-text";
 
 /** Where a HUMAN task's input keeps its settings (Orkes' key). */
@@ -195,7 +195,7 @@ class SettingsReader {
     // Orkes' trigger holds a StartWorkflowRequest, whose Map<String, String> Jackson fills with a number's or boolean's
     // text and a null (no domain for that task), as a start's taskToDomain is read (taskToDomainOf).
     const domainsOk = taskToDomain === undefined || taskToDomain === null || this.later(taskToDomain) || (isRecord(taskToDomain) && Object.values(taskToDomain).every(isDomainValue));
-    if (!domainsOk) this.problem(childPath(requestPath, "taskToDomain"), "an object of task name to domain, each a string (an expression is allowed), a number or a boolean (its text), or null (none for that task)", taskToDomain);
+    if (!domainsOk) this.problem(childPath(requestPath, "taskToDomain"), `an object of task name to domain, each a string (an expression is allowed), a number or a boolean (its text), or null (none for that task); each domain of a comma-separated list at most ${MAX_DOMAIN_LENGTH} characters`, taskToDomain);
     if (!typeOk || !nameOk || !versionOk || !inputOk || !correlationOk || !domainsOk || this.deferred) return undefined;
     const trigger: HumanTrigger = { triggerType: type as HumanTriggerType, name: name as string, input: (input ?? {}) as JsonObject };
     if (typeof version === "number") trigger.version = version;
