@@ -230,7 +230,7 @@ describe("the JSON examples of docs/api.md", () => {
   });
 });
 
-/** A curl command of a shell block: where it is, its method and path (after `$API`/`$BASE`), its single-quoted body. */
+/** A curl command of a shell block: where it is, its method and path (after `$API`), its single-quoted body. */
 interface CurlCommand {
   where: string;
   heading: string;
@@ -352,10 +352,11 @@ function toCurl(words: Word[], where: string, heading: string): CurlCommand {
       data = true;
       const value = words[++i];
       if (value?.quoted !== undefined) body = value.quoted;
-    } else if (url === undefined && /^\$(API|BASE)\//.test(w.text)) url = w.text;
+    } else if (url === undefined && /^\$API\//.test(w.text)) url = w.text;
   }
-  if (url === undefined) throw new Error(`${where}: a curl command without a $API or $BASE URL`);
-  return { where, heading, headers, method: method ?? (data ? "POST" : "GET"), path: url.replace(/^\$(API|BASE)/, "").replace(/\)$/, ""), body };
+  // The README exports $API (and $KEY), and docs/api.md says its examples use them: another name would be unset.
+  if (url === undefined) throw new Error(`${where}: a curl command without a $API URL (the README's variable; not $BASE)`);
+  return { where, heading, headers, method: method ?? (data ? "POST" : "GET"), path: url.replace(/^\$API/, "").replace(/\)$/, ""), body };
 }
 
 /** Routes whose curl bodies are definitions: each is sent, in the order of the docs, and must be accepted. */
