@@ -23,6 +23,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `GET /jwks.json`       → the JSON Web Key Set given (a local OAuth issuer's public keys)
  *  - `ANY /redirect?to=<url>&status=302` → a redirect there (to itself without `to`)
  *  - `GET /headers?<name>=<value>…` → 200 with each query parameter as a response header
+ *  - `ANY /readme/echo…`    → 200 {method, url, body} as the README's worked example's echo server answers: `url` the
+ *    path and query after `/readme/echo`, `body` the JSON received (null when none)
+ *  - `GET /readme/health`   → 200 {"status": "ok"}, as the service's own `GET /health` (the worked example's first call)
  */
 /** The request's headers by lower-case name; Node's `req.headers` leaves out one named `__proto__`. */
 function echoedHeaders(req: IncomingMessage): Record<string, string | string[] | undefined> {
@@ -107,6 +110,13 @@ export function createTargetServer(options: { jwks?: unknown } = {}): Server {
         case "headers":
           for (const [name, value] of url.searchParams) res.setHeader(name, value);
           return json(res, 200, {});
+        case "readme":
+          if (segments[1] === "health") return json(res, 200, { status: "ok" });
+          try {
+            return json(res, 200, { method: req.method, url: (req.url ?? "").slice("/readme/echo".length) || "/", body: body ? (JSON.parse(body) as unknown) : null });
+          } catch {
+            return json(res, 400, { error: "the README's echo server takes JSON bodies only" });
+          }
         case "jwks.json":
           return json(res, options.jwks ? 200 : 404, options.jwks ?? { error: "no JWKS" });
         case "meet": {

@@ -433,3 +433,91 @@ describe("the curl sessions of docs/api.md that need nothing outside the service
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"])).status).toBe("COMPLETED");
   });
 });
+
+/** The README's worked example: its section, its curl commands and what its `# →` comment says the execution shows. */
+const WORKED_EXAMPLE = "A worked example with curl";
+/** Where the worked example's HTTP tasks call (the service's own health, the echo server on port 9000), and where here. */
+const WORKED_EXAMPLE_HOSTS: Array<[string, string]> = [
+  ["http://127.0.0.1:9000", "/readme/echo"],
+  ["http://127.0.0.1:8787", "/readme"],
+];
+
+/** The `"output": {…}` of the README's `# → {...}` comment in its worked example (the rest of that line is elided). */
+function workedExampleOutput(): JsonObject {
+  const section = readme.slice(readme.indexOf(`## ${WORKED_EXAMPLE}`));
+  const shown = /^# → .*"output":(\{[^{}]*\})/m.exec(section)?.[1];
+  if (shown === undefined) throw new Error(`README.md, ${WORKED_EXAMPLE}: no "# → {…"output":{…}…}" comment`);
+  return JSON.parse(shown) as JsonObject;
+}
+
+/** The worked example's curl commands, in the order printed. */
+function workedExampleSession(): CurlCommand[] {
+  return curls.filter((curl) => curl.where.startsWith("README.md") && curl.heading === WORKED_EXAMPLE);
+}
+
+/** Registers the worked example's definition, its calls sent to the loopback target (as the service's health and the echo server). */
+async function registerWorkedExample(register: CurlCommand): Promise<void> {
+  const definition = WORKED_EXAMPLE_HOSTS.reduce((text, [host, path]) => text.replaceAll(host, target(path)), register.body ?? "");
+  const registered = await api("POST", `${register.path}?overwrite=true`, definition, register.headers);
+  expect(registered.status, `${register.where}: ${await registered.text()}`).toBe(200);
+}
+
+/** The body of the README's "More to try" row `what` (its first `{…}` in backticks). */
+function moreToTryBody(what: string): { where: string; body: string } {
+  const lines = readme.split("\n");
+  const index = lines.findIndex((line) => line.startsWith(`| ${what} |`));
+  const body = /`(\{.*?\})`/.exec(lines[index] ?? "")?.[1];
+  if (body === undefined) throw new Error(`README.md: no "More to try" row "${what}" with a JSON body`);
+  return { where: `README.md:${index + 1}`, body };
+}
+
+describe("the README's worked example", () => {
+  it("More to try: the test run with mocked results answers the finished Workflow with the worked example's output", async () => {
+    const [register] = workedExampleSession() as [CurlCommand];
+    await registerWorkedExample(register);
+    const { where, body } = moreToTryBody("test a definition with mocked results");
+    const answer = await api("POST", "/api/workflow/test", body);
+    const workflow = (await answer.json()) as WorkflowJson;
+    const tasks = Object.fromEntries(workflow.tasks.map((task) => [task.referenceTaskName, task.status]));
+    expect({ code: answer.status, status: workflow.status, output: workflow.output, tasks }, `${where}: ${JSON.stringify(workflow).slice(0, 3000)}`).toEqual({
+      code: 200,
+      status: "COMPLETED",
+      output: workedExampleOutput(),
+      tasks: { health: "COMPLETED", post: "COMPLETED", read: "COMPLETED" },
+    });
+  });
+
+  it("runs as printed: the execution shows the output the README gives, and execute answers it for Grace", async () => {
+    const session = workedExampleSession();
+    expect(session.map((curl) => `${curl.method} ${curl.path}`)).toEqual([
+      "POST /api/metadata/workflow",
+      "POST /api/workflow/greeting",
+      "GET /api/workflow/$ID",
+      "POST /api/workflow/execute/greeting",
+    ]);
+    const [register, start, read, execute] = session as [CurlCommand, CurlCommand, CurlCommand, CurlCommand];
+    await registerWorkedExample(register);
+
+    const started = await SELF.fetch(`https://conductor.test${start.path}`, { method: start.method, headers: start.headers, body: start.body ?? null });
+    const workflowId = await started.text();
+    expect(started.status, `${start.where}: ${workflowId}`).toBe(200);
+    await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
+    const shown = await SELF.fetch(`https://conductor.test${read.path.replace("$ID", workflowId)}`, { headers: read.headers });
+    const workflow = (await shown.json()) as WorkflowJson;
+    const expected = workedExampleOutput();
+    expect({ status: workflow.status, output: workflow.output }, `${read.where}: ${JSON.stringify(workflow).slice(0, 3000)}`).toEqual({ status: "COMPLETED", output: expected });
+    // The post task sent what the README's definition says: the name, and the status the health task read.
+    const post = workflow.tasks.find((task) => task.referenceTaskName === "post");
+    expect(post?.outputData["response"], register.where).toMatchObject({ body: { method: "POST", url: "/greet", body: { who: "Ada", status: "ok" } } });
+
+    const answer = await SELF.fetch(`https://conductor.test${execute.path}`, { method: execute.method, headers: execute.headers, body: execute.body ?? null });
+    const executed = (await answer.json()) as WorkflowJson;
+    const name = String(((JSON.parse(execute.body ?? "{}") as JsonObject)["input"] as JsonObject)["name"]);
+    const forName = JSON.parse(JSON.stringify(expected).replaceAll("Ada", name)) as JsonObject;
+    expect({ code: answer.status, status: executed.status, output: executed.output }, `${execute.where}: ${JSON.stringify(executed).slice(0, 3000)}`).toEqual({
+      code: 200,
+      status: "COMPLETED",
+      output: forName,
+    });
+  });
+});
