@@ -68,6 +68,19 @@ export class PollLog {
     return [...polls.values()].sort((a, b) => b.lastPollTime - a.lastPollTime);
   }
 
+  /**
+   * Forgets every worker's poll of `domain` (a test run's own domain, see `TaskQueue.delist`): no worker will poll it
+   * again, and its rows would only crowd the poll data of the task name.
+   */
+  forgetDomain(domain: string): void {
+    this.#sql.exec(`DELETE FROM polls WHERE domain = ?`, domain);
+    for (const [key, poll] of this.#recent) {
+      if (poll.domain !== domain) continue;
+      this.#recent.delete(key);
+      this.#written.delete(key);
+    }
+  }
+
   /** Keeps the table (and memory) to {@link MAX_POLLERS} workers: many short-lived worker ids would grow it forever. */
   #forgetOldest(): void {
     const over = this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM polls`).one().n - MAX_POLLERS;

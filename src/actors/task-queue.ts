@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { ACTIVE_WORKER_POLL_MS, chooseWorkerDomain, type HandOutLimits, type WorkerQueueEntry } from "../engine/tasks/simple";
+import { ACTIVE_WORKER_POLL_MS, chooseWorkerDomain, workerQueueKey, type HandOutLimits, type WorkerQueueEntry } from "../engine/tasks/simple";
 import { admitted, HandOutLedger } from "./hand-out-ledger";
 import { PollLog, type PollData } from "./poll-log";
 import { WakeSignal } from "./wake-signal";
@@ -56,7 +56,13 @@ export class TaskQueue extends DurableObject<Env> {
   readonly #polls: PollLog;
   /** Set once this queue is in D1's `worker_queues` (see {@link TaskQueue.#list}): remembered in its SQLite too. */
   #listed: boolean;
+  /** The listing (or delisting, see {@link TaskQueue.delist}) of this queue in D1 on its way. */
   #listing: Promise<void> | undefined;
+  /**
+   * Set while a delisting is on its way (see {@link TaskQueue.delist}): true once the queue was used meanwhile, when
+   * it is listed again as soon as the deletion is done (sent before that, the listing could arrive first and be lost).
+   */
+  #usedWhileDelisting: boolean | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -83,24 +89,76 @@ export class TaskQueue extends DurableObject<Env> {
    * the background: the call that uses it does not wait for D1. A failure (or an eviction) leaves it to the next use.
    */
   #list(): void {
-    if (this.#listed || this.#listing !== undefined) return;
-    const key = this.ctx.id.name;
-    if (key === undefined) return;
-    const [domain, taskName] = JSON.parse(key) as [string | null, string];
+    if (this.#listed) return;
+    if (this.#listing !== undefined) {
+      if (this.#usedWhileDelisting !== undefined) this.#usedWhileDelisting = true;
+      return;
+    }
+    const queue = this.#queue();
+    if (queue === undefined) return;
     this.#listing = this.env.DB.prepare(`INSERT OR IGNORE INTO worker_queues (task_name, domain) VALUES (?, ?)`)
-      .bind(taskName, domain ?? "")
+      .bind(queue.taskName, queue.domain ?? "")
       .run()
       .then(
         () => {
           this.#sql.exec(`INSERT INTO listing (listed) VALUES (1)`);
           this.#listed = true;
         },
-        (error: unknown) => console.error(JSON.stringify({ msg: "could not list a worker queue; will try again on its next use", queue: key, error: String(error) })),
+        (error: unknown) => console.error(JSON.stringify({ msg: "could not list a worker queue; will try again on its next use", queue: this.ctx.id.name, error: String(error) })),
       )
       .catch(ignoreResetObject)
       .finally(() => {
         this.#listing = undefined;
       });
+  }
+
+  /** This queue's task name and domain (null: the default one), from its object's name (see `workerQueueKey`). */
+  #queue(): { taskName: string; domain: string | null } | undefined {
+    const key = this.ctx.id.name;
+    if (key === undefined) return undefined;
+    const [domain, taskName] = JSON.parse(key) as [string | null, string];
+    return { taskName, domain };
+  }
+
+  /**
+   * Takes this queue out of D1's `worker_queues` once test run `workflowId`, which ended, no longer needs it: the queue
+   * is one of the run's own random domain (see `WorkflowTestPlan.domain`), which no real worker polls, so left listed it
+   * would crowd the listings (`/api/tasks/queue/all`, the metrics) forever. Any entry of the run still here goes (an
+   * ended run has no task waiting). A queue still holding another execution's entries (a child sharing the domain)
+   * stays listed: that execution's own ending delists it. The poll data of the domain, held by the task name's default
+   * queue, is forgotten too. Its next use (a later run of the execution: a retry, a rerun) lists it again. Never acts
+   * on a default queue. Throws when D1 or the default queue could not be reached: the execution tries again.
+   */
+  async delist(workflowId: string): Promise<void> {
+    const queue = this.#queue();
+    if (queue === undefined || queue.domain === null) return;
+    this.#sql.exec(`DELETE FROM entries WHERE workflow_id = ?`, workflowId);
+    // A listing on its way would put the row back after the deletion.
+    while (this.#listing !== undefined) await this.#listing;
+    if (this.#sql.exec(`SELECT 1 FROM entries LIMIT 1`).toArray().length > 0) return;
+    // Forgotten here first: should the deletion fail, the next use lists the queue again (INSERT OR IGNORE).
+    this.#listed = false;
+    this.#sql.exec(`DELETE FROM listing`);
+    this.#usedWhileDelisting = false;
+    const deletion = this.env.DB.prepare(`DELETE FROM worker_queues WHERE task_name = ? AND domain = ?`).bind(queue.taskName, queue.domain).run();
+    this.#listing = deletion.then(
+      () => undefined,
+      () => undefined,
+    );
+    try {
+      await deletion;
+    } finally {
+      const used = this.#usedWhileDelisting;
+      this.#usedWhileDelisting = undefined;
+      this.#listing = undefined;
+      if (used) this.#list();
+    }
+    await taskQueueAt(this.env, workerQueueKey(queue.taskName, undefined)).forgetPolls(queue.domain);
+  }
+
+  /** Forgets the workers' polls of `domain` (this is a task name's default queue: see {@link TaskQueue.delist}). */
+  async forgetPolls(domain: string): Promise<void> {
+    this.#polls.forgetDomain(domain);
   }
 
   /** Adds tasks, or moves a task already here to its new `visibleAt` (a pushed entry replaces a lease). */

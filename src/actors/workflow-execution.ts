@@ -43,7 +43,7 @@ import { inlineStartedDefinition } from "../engine/tasks/start-workflow";
 import { handOutLimits, isHeldByWorker, leftWorkerQueues, workerQueueKey, type WorkerQueueEntry, type WorkerQueueRemoval } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import { statusPublications, type StatusPublication } from "../engine/status-listener";
-import { applyTestMocks } from "../engine/test-run";
+import { applyTestMocks, ownTestQueues } from "../engine/test-run";
 import { limitChanges, type LimitEntry } from "../engine/rate-limit";
 import { removalDueAt } from "../engine/retention";
 import type { ValidationIssue } from "../engine/validation-issue";
@@ -81,7 +81,7 @@ import { expectIndexWritten, indexShardFor, indexWriterAt } from "./index-writer
 import { EXECUTION_LOG_LINES_KEPT, ExecutionStore, TASK_LOG_LINES_KEPT, type TaskLogLine } from "./execution-store";
 import { readSecrets, redactSecretValues, unsealSecretValues, type SecretRead } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
-import { taskQueueAt } from "./task-queue";
+import { taskQueueAt, type TaskQueue } from "./task-queue";
 import { executionLimitAt, type AdmissionAnswer } from "./execution-limit";
 import { taskLimitAt, type PlaceAnswer } from "./task-limit";
 import { asksForPlaces, awaitedPlaces, countsRate, leftPlaces, placeState, retakenPlaces, type TaskPlace } from "../engine/task-places";
@@ -450,6 +450,9 @@ const TOMBSTONE_KEEP_MS = 60 * 60 * 1000;
 /** Prefix of the meta keys of owed worker-queue pushes (see {@link WorkflowExecution.#queuePushes}). */
 const QUEUE_PUSH_META = "queuePush:";
 
+/** Prefix of the meta keys of the worker queues of a test run's own domain (see {@link WorkflowExecution.#testQueues}). */
+const TEST_QUEUE_META = "testQueue:";
+
 /** Prefix of the meta keys of owed releases of limited tasks (see {@link WorkflowExecution.#releases}). */
 const RELEASE_META = "release:";
 
@@ -676,6 +679,14 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   readonly #queuePushes: Map<string, QueueChange>;
   /**
+   * The worker queues of this test run's own random domain (see `ownTestQueues`) it has put tasks in, each stored under
+   * its own meta key ({@link TEST_QUEUE_META} and the queue's key) in the transaction of the decision that queued the
+   * first. Once the run has ended, each is owed its delisting (`TaskQueue.delist`), made by the queue's push job after
+   * the changes owed to it, and then forgotten; a run reopened meanwhile keeps them for its next ending. Always empty
+   * outside test runs.
+   */
+  readonly #testQueues: Set<string>;
+  /**
    * SIMPLE tasks handed out to workers whose task definitions limit how many a queue's workers hold at once, by task
    * id, with their queue's key; each stored under its own meta key ({@link RELEASE_META} and the task id) in the
    * transaction that handed it out. Once no worker holds the task (it ended, timed out, was canceled or queued again,
@@ -782,6 +793,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#queuePushes = new Map(
       [...meta].filter(([key]) => key.startsWith(QUEUE_PUSH_META)).map(([key, value]) => [key.slice(QUEUE_PUSH_META.length), JSON.parse(value) as QueueChange]),
     );
+    this.#testQueues = new Set([...meta.keys()].filter((key) => key.startsWith(TEST_QUEUE_META)).map((key) => key.slice(TEST_QUEUE_META.length)));
     this.#releases = new Map(
       [...meta].filter(([key]) => key.startsWith(RELEASE_META)).map(([key, queue]) => [key.slice(RELEASE_META.length), { queue }]),
     );
@@ -1209,6 +1221,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#queuePushes.size > 0) {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still taking its tasks out of their worker queues; try again shortly`);
     }
+    if (this.#testQueues.size > 0) {
+      return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still taking its test run's worker queues out of the queue listings; try again shortly`);
+    }
     if (this.#limitLeaves.size > 0) {
       return new EngineError("CONFLICT", `Cannot remove workflow ${execution.workflowId} yet: it is still giving its place back to its rate limit; try again shortly`);
     }
@@ -1235,6 +1250,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#syncQueuePushes();
       this.#syncExecutionLimit();
       this.#syncTaskPlaces(current);
+      // A test run's queues are delisted by their push jobs (see #testQueues), waited for with the other pushes.
       const owedJob = (key: string) =>
         key === LIMIT_JOB ||
         key === TASK_PLACE_JOB ||
@@ -1310,6 +1326,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#failureStarts = [];
     this.#statusPublications = [];
     this.#queuePushes.clear();
+    this.#testQueues.clear();
     this.#releases.clear();
     this.#limitLeaves.clear();
     this.#limitEntry = undefined;
@@ -2084,6 +2101,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     // Ended, nothing can take them any more (pushes are refused from now on): Conductor deletes the queue then.
     if (TERMINAL_WORKFLOW_STATUSES.has(decision.state.status) && !(previous && TERMINAL_WORKFLOW_STATUSES.has(previous.status))) this.#messages.clear();
     this.#recordObligations(decision.effects, leftWorkerQueues(previous, decision.state));
+    if (decision.state.test?.domain !== undefined) this.#noteTestQueues(ownTestQueues(decision.state, decision.effects));
     for (const publication of statusPublications(previous, decision.state)) this.#oweStatusPublication(publication);
     this.#oweLimitChanges(previous, decision.state);
     this.#owePlaceLeaves(leftPlaces(previous, decision.state));
@@ -2172,6 +2190,15 @@ export class WorkflowExecution extends DurableObject<Env> {
     }
     this.#store.setMeta("childTerminations", JSON.stringify(this.#childTerminations));
     this.#store.setMeta("childrenLetGo", JSON.stringify(this.#childrenLetGo));
+  }
+
+  /** Writes down, in the decision's transaction, the queues of its own domain a test run put tasks in (see {@link WorkflowExecution.#testQueues}). */
+  #noteTestQueues(queues: readonly string[]): void {
+    for (const queue of queues) {
+      if (this.#testQueues.has(queue)) continue;
+      this.#testQueues.add(queue);
+      this.#store.setMeta(TEST_QUEUE_META + queue, "1");
+    }
   }
 
   /** Writes down, in the decision's transaction, the publication of an ending the status listener owes (if any). */
@@ -2341,6 +2368,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (indexSignature(execution) !== this.#indexedSignature) return true;
     if (Object.keys(this.#childTerminations).length > 0) return true;
     if (this.#failureStarts.length > 0 || this.#statusPublications.length > 0 || this.#queuePushes.size > 0) return true;
+    if (this.#owedTestQueues(execution).length > 0) return true;
     if (this.#dueReleases(execution).length > 0) return true;
     if (this.#limitLeaves.size > 0 || this.#limitEntry !== undefined || this.#cacheWrites.size > 0) return true;
     if (this.#placeLeaves.size > 0 || this.#placeTakes.size > 0 || this.#unaskedPlaces(execution).length > 0) return true;
@@ -2548,7 +2576,9 @@ export class WorkflowExecution extends DurableObject<Env> {
    * meanwhile is pushed by the next one (pushes of one task never overtake each other).
    */
   #syncQueuePushes(): void {
-    for (const queue of new Set([...this.#queuePushes.values()].map((change) => change.queue))) {
+    const queues = new Set([...this.#queuePushes.values()].map((change) => change.queue));
+    if (this.#testQueues.size > 0 && this.#execution !== null) for (const queue of this.#owedTestQueues(this.#execution)) queues.add(queue);
+    for (const queue of queues) {
       this.#runJob(QUEUE_PUSH_META + queue, async () => {
         const owed = [...this.#queuePushes].filter(([, change]) => change.queue === queue);
         const stub = taskQueueAt(this.env, queue);
@@ -2562,8 +2592,33 @@ export class WorkflowExecution extends DurableObject<Env> {
           this.#queuePushes.delete(taskId);
           this.#store.deleteMeta(QUEUE_PUSH_META + taskId);
         }
+        if (this.#testQueues.has(queue)) await this.#delistTestQueue(queue, stub);
       });
     }
+  }
+
+  /**
+   * The queues of this test run's own domain owed their delisting now: all of them once it has ended and owes them no
+   * other change (what a push job sends first), none while it runs (see {@link WorkflowExecution.#testQueues}).
+   */
+  #owedTestQueues(execution: Execution): string[] {
+    if (this.#testQueues.size === 0 || !TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return [];
+    return [...this.#testQueues];
+  }
+
+  /**
+   * Delists `queue`, one of this ended test run's own (see {@link WorkflowExecution.#testQueues}), once no change is
+   * owed to it, and forgets it unless the run was reopened (and may have queued a task there again) meanwhile.
+   */
+  async #delistTestQueue(queue: string, stub: DurableObjectStub<TaskQueue>): Promise<void> {
+    const owesChange = () => [...this.#queuePushes.values()].some((change) => change.queue === queue);
+    const execution = this.#execution;
+    if (execution === null || !this.#owedTestQueues(execution).includes(queue) || owesChange()) return;
+    await stub.delist(execution.workflowId);
+    const current = this.#execution;
+    if (current === null || !TERMINAL_WORKFLOW_STATUSES.has(current.status) || owesChange()) return;
+    this.#testQueues.delete(queue);
+    this.#store.deleteMeta(TEST_QUEUE_META + queue);
   }
 
   /**

@@ -686,6 +686,12 @@ export interface TaskMock {
 export interface WorkflowTestPlan {
   taskMocks: Array<{ taskReferenceName: string; mocks: TaskMock[] }>;
   subWorkflows: Array<{ taskReferenceName: string; plan: WorkflowTestPlan }>;
+  /**
+   * The random domain the test request gave the run's SIMPLE tasks (its `taskToDomain` `*`), on the run it was made for
+   * and on its children that kept it: the worker queues of that domain are the run's own, taken out of the queue
+   * listings once it ends (see `ownTestQueues`). Absent on runs started before it was recorded. Never a user's domain.
+   */
+  domain?: string;
 }
 
 /**

@@ -108,12 +108,41 @@ export function applyTestMocks(decision: Decision, env: DecideEnv): Decision {
   return mocked ? { state, effects: effects.filter((effect) => stillDue(effect, state)) } : decision;
 }
 
-/** The plan of the child SUB_WORKFLOW task `task` of test run `parent` starts (an empty one when none is given); undefined outside test runs. */
-export function childTestPlan(parent: WorkflowExecution, task: TaskExecution): WorkflowTestPlan | undefined {
+/**
+ * The plan of the child SUB_WORKFLOW task `task` of test run `parent` starts (an empty one when none is given); undefined
+ * outside test runs. A child whose tasks go to its parent's own domain (`childDomains`, its `taskToDomain`, keeps the
+ * parent's `*`) shares that domain's queues, so it takes them out of the listings too when it ends (see
+ * {@link ownTestQueues}); a child given domains of its own (`subWorkflowParam.taskToDomain`) owns none.
+ */
+export function childTestPlan(parent: WorkflowExecution, task: TaskExecution, childDomains: Readonly<Record<string, string>> = {}): WorkflowTestPlan | undefined {
   if (parent.test === undefined) return undefined;
-  for (const name of [task.referenceTaskName, definitionReferenceName(parent.definition, task)]) {
-    const entry = parent.test.subWorkflows.find((candidate) => candidate.taskReferenceName === name);
+  const domain = parent.test.domain;
+  const plan = namedChildPlan(parent.test, parent.definition, task);
+  return domain !== undefined && Object.hasOwn(childDomains, "*") && childDomains["*"] === domain ? { ...plan, domain } : plan;
+}
+
+/** The plan `test` names for the child of `task` (by its reference name, else its definition's), or an empty one. */
+function namedChildPlan(test: WorkflowTestPlan, definition: WorkflowDef, task: TaskExecution): WorkflowTestPlan {
+  for (const name of [task.referenceTaskName, definitionReferenceName(definition, task)]) {
+    const entry = test.subWorkflows.find((candidate) => candidate.taskReferenceName === name);
     if (entry !== undefined) return entry.plan;
   }
   return EMPTY_TEST_PLAN;
+}
+
+/**
+ * The worker queues of test run `state`'s own random domain (see `WorkflowTestPlan.domain`) that `effects` put tasks
+ * in: the queues it must take out of the listings when it ends. None for any other execution, nor for a task that went
+ * to a domain the run was given by its caller (a `taskToDomain` entry of the task's own name).
+ */
+export function ownTestQueues(state: WorkflowExecution, effects: readonly Effect[]): string[] {
+  const domain = state.test?.domain;
+  if (domain === undefined) return [];
+  const queues = new Set<string>();
+  for (const effect of effects) {
+    if (effect.kind !== "queueTask") continue;
+    const task = state.tasks.find((candidate) => candidate.taskId === effect.entry.taskId);
+    if (task?.domain === domain) queues.add(effect.entry.queue);
+  }
+  return [...queues];
 }

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { createExecution, isBlocked, type Decision } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import type { TaskMock, WorkflowExecution, WorkflowTaskDef, WorkflowTestPlan } from "../../src/engine/model";
-import { applyTestMocks, childTestPlan, EMPTY_TEST_PLAN } from "../../src/engine/test-run";
+import { applyTestMocks, childTestPlan, EMPTY_TEST_PLAN, ownTestQueues } from "../../src/engine/test-run";
+import { workerQueueKey } from "../../src/engine/tasks/simple";
 import { env, httpGet } from "./engine-env";
 
 const simple = (ref: string): WorkflowTaskDef => ({ name: `w_${ref}`, taskReferenceName: ref, type: "SIMPLE", inputParameters: {} });
@@ -77,4 +78,42 @@ describe("applyTestMocks: a test run's tasks take their mocked results", () => {
     const plain = testRun([sub], undefined).state;
     expect(childTestPlan(plain, plain.tasks[0]!)).toBeUndefined();
   });
+
+  it("gives a child its parent's own domain only when the child's tasks go there (its taskToDomain keeps the parent's *)", () => {
+    const sub: WorkflowTaskDef = { name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", inputParameters: {}, subWorkflowParam: { name: "kid", version: 1 } };
+    const parent = testRun([sub], { ...EMPTY_TEST_PLAN, domain: "d-1" }).state;
+    expect(childTestPlan(parent, parent.tasks[0]!, { "*": "d-1", w_x: "gpu" })).toEqual({ ...EMPTY_TEST_PLAN, domain: "d-1" });
+    // Domains of its own (subWorkflowParam.taskToDomain): a user's, never delisted by the run.
+    expect(childTestPlan(parent, parent.tasks[0]!, { "*": "users-own" })).toEqual(EMPTY_TEST_PLAN);
+    expect(childTestPlan(parent, parent.tasks[0]!, {})).toEqual(EMPTY_TEST_PLAN);
+    const older = testRun([sub], EMPTY_TEST_PLAN).state;
+    expect(childTestPlan(older, older.tasks[0]!, { "*": "d-1" })).toEqual(EMPTY_TEST_PLAN);
+  });
+});
+
+describe("ownTestQueues: the queues of a test run's own domain", () => {
+  /** A test run of two SIMPLE tasks, `a` in the run's own domain, `b` in one its caller gave. */
+  function started(test: WorkflowTestPlan | undefined): Decision {
+    const tasks: WorkflowTaskDef[] = [
+      { type: "FORK_JOIN", name: "fork", taskReferenceName: "fork", inputParameters: {}, forkTasks: [[simple("a")], [simple("b")]] },
+      { type: "JOIN", name: "join", taskReferenceName: "join", inputParameters: {}, joinOn: ["a", "b"] },
+    ];
+    const definition = { name: "tested", version: 1, schemaVersion: 2, tasks };
+    const taskToDomain = { "*": "d-1", w_b: "users-own" };
+    return decide(createExecution({ workflowId: "wf-1", definition, input: {}, taskToDomain, ...(test === undefined ? {} : { test }) }, 1_000), { type: "start" }, env(1_000));
+  }
+
+  it("names the queues its tasks went to in its own domain, never one its caller gave", () => {
+    const run = started({ ...EMPTY_TEST_PLAN, domain: "d-1" });
+    expect(run.effects.filter((effect) => effect.kind === "queueTask")).toHaveLength(2);
+    expect(ownTestQueues(run.state, run.effects)).toEqual([workerQueueKey("w_a", "d-1")]);
+  });
+
+  it("names none for a run without a domain of its own (an older test run, or no test run)", () => {
+    for (const test of [EMPTY_TEST_PLAN, undefined]) {
+      const run = started(test);
+      expect(ownTestQueues(run.state, run.effects)).toEqual([]);
+    }
+  });
+
 });

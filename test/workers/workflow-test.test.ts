@@ -3,9 +3,12 @@
  * tasks take their results instead of running; everything else runs as it always does.
  */
 import { describe, expect, it } from "vitest";
+import { ExecutionStore } from "../../src/actors/execution-store";
+import { TaskQueue } from "../../src/actors/task-queue";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
-import { ADMIN_KEY, api, apiOk, hits, httpTask, register, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
+import { ADMIN_KEY, api, apiOk, eventually, hits, httpTask, register, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
+import { poll, report } from "./task-worker-helpers";
 
 const simple = (ref: string, name = `wt_${ref}`, inputParameters: JsonObject = {}): JsonObject => ({ name, taskReferenceName: ref, type: "SIMPLE", inputParameters });
 const counted = (ref: string, key: string): JsonObject => httpTask(ref, { uri: target(`/count/${key}`), method: "GET" });
@@ -112,6 +115,86 @@ describe("POST /api/workflow/test (Conductor's testWorkflow)", () => {
     expect((await waitFor(run.workflowId, ["COMPLETED"])).tasks[1]!.outputData).toEqual({ by: "hand" });
   });
 
+  it("takes the queues of its own domain out of queue/all and polldata/all once it ends (a user's domain stays), and lists them again when it runs again", async () => {
+    await register({ name: "wt_listed", tasks: [simple("work", "wt_listed_work"), simple("mine", "wt_listed_mine")] });
+    interface PollDataJson {
+      queueName: string;
+      domain?: string;
+      workerId: string;
+    }
+    const queues = () => apiOk<Record<string, number>>("GET", "/api/tasks/queue/all");
+    const pollData = () => apiOk<PollDataJson[]>("GET", "/api/tasks/queue/polldata/all");
+    // Its task `mine` goes to a domain the caller gave it, the other to the run's own random domain.
+    const run = await testRun({ name: "wt_listed", taskToDomain: { wt_listed_mine: "wt-own" } });
+    const domain = String(run.tasks[0]!["domain"]);
+    expect(domain).toMatch(/^[0-9a-f-]{36}$/);
+    const own = `${domain}:wt_listed_work`;
+    // Someone standing in for a worker takes the task from the run's domain (a poll of it is poll data).
+    const [task] = await eventually(() => poll("wt_listed_work", { domain, workerid: "wt-stand-in" }), (tasks) => tasks.length === 1, "the run's task to poll");
+    expect((await report(task!, "COMPLETED")).status).toBe(200);
+    await eventually(queues, (sizes) => sizes[own] === 0 && sizes["wt-own:wt_listed_mine"] === 1, "both queues listed");
+    await eventually(pollData, (polls) => polls.some((entry) => entry.queueName === own && entry.workerId === "wt-stand-in"), "the stand-in's poll listed");
+
+    await apiOk("DELETE", `/api/workflow/${run.workflowId}`);
+    await eventually(queues, (sizes) => !(own in sizes), "the run's own queue delisted");
+    await eventually(pollData, (polls) => !polls.some((entry) => entry.domain === domain), "the run's domain gone from the poll data");
+    // The domain its caller gave a task is a real one: listed still (its task, canceled, left it).
+    expect((await queues())["wt-own:wt_listed_mine"]).toBe(0);
+
+    // Retried, it queues its canceled task again in the caller's domain, and a rerun puts its first back in its own: listed again.
+    await apiOk("POST", `/api/workflow/${run.workflowId}/rerun`, {});
+    await eventually(queues, (sizes) => sizes[own] === 1, "the run's own queue listed again");
+    // Removed while it runs (terminated first), it takes its queue out again before it goes.
+    expect((await api("DELETE", `/api/workflow/${run.workflowId}/remove`)).status).toBe(200);
+    await eventually(queues, (sizes) => !(own in sizes), "the run's own queue delisted on its removal");
+    expect((await queues())["wt-own:wt_listed_mine"]).toBe(0);
+  });
+
+  it("tries the delisting of its queues again until it is done: it is work its ending owes", async () => {
+    await register({ name: "wt_delist_retry", tasks: [simple("work", "wt_delist_retry_work")] });
+    const run = await testRun({ name: "wt_delist_retry" });
+    const own = `${String(run.tasks[0]!["domain"])}:wt_delist_retry_work`;
+    const queues = () => apiOk<Record<string, number>>("GET", "/api/tasks/queue/all");
+    await eventually(queues, (sizes) => sizes[own] === 1, "the run's queue listed");
+    const { delist } = TaskQueue.prototype;
+    let calls = 0;
+    TaskQueue.prototype.delist = async function (this: TaskQueue, workflowId: string) {
+      calls++;
+      if (calls === 1) throw new Error("D1 unreachable");
+      return delist.call(this, workflowId);
+    };
+    try {
+      await apiOk("DELETE", `/api/workflow/${run.workflowId}`);
+      await eventually(queues, (sizes) => !(own in sizes), "the run's queue delisted on the retry", 10_000);
+    } finally {
+      TaskQueue.prototype.delist = delist;
+    }
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect((await api("DELETE", `/api/workflow/${run.workflowId}/remove`)).status).toBe(200);
+  });
+
+  it("leaves an ordinary execution's queues listed, a domain its caller named * included, and writes nothing more for them", async () => {
+    await register({ name: "wt_plain_listed", tasks: [simple("work", "wt_plain_listed_work")] });
+    const written: string[] = [];
+    const { setMeta } = ExecutionStore.prototype;
+    ExecutionStore.prototype.setMeta = function (this: ExecutionStore, key: string, value: string) {
+      if (key.startsWith("testQueue:")) written.push(key);
+      return setMeta.call(this, key, value);
+    };
+    const queues = () => apiOk<Record<string, number>>("GET", "/api/tasks/queue/all");
+    try {
+      const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "wt_plain_listed", taskToDomain: { "*": "wt-real" } });
+      await eventually(queues, (sizes) => sizes["wt-real:wt_plain_listed_work"] === 1, "its queue listed");
+      await apiOk("DELETE", `/api/workflow/${workflowId}`);
+      await eventually(queues, (sizes) => sizes["wt-real:wt_plain_listed_work"] === 0, "its task taken out of its queue");
+      expect((await api("DELETE", `/api/workflow/${workflowId}/remove`)).status).toBe(200);
+    } finally {
+      ExecutionStore.prototype.setMeta = setMeta;
+    }
+    expect(written).toEqual([]);
+    expect((await queues())["wt-real:wt_plain_listed_work"]).toBe(0);
+  });
+
   it("mocks WAIT tasks too, and shows a mock's executionTime and queueWaitTime in the task's times", async () => {
     await register({ name: "wt_wait", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: { duration: "1 hour" } }, simple("work")] });
     const run = await testRun({ name: "wt_wait", taskRefToMockOutput: { hold: [{ output: {} }], work: [{ output: { done: true }, executionTime: 1500, queueWaitTime: 400 }] } });
@@ -143,6 +226,14 @@ describe("POST /api/workflow/test (Conductor's testWorkflow)", () => {
     const waiting = await testRun({ name: "wt_parent" });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(statuses(waiting)).toEqual(["child:IN_PROGRESS"]);
+    // The child's task waits in the run's own domain, which the child shares: its ending (terminated with its parent)
+    // takes that queue out of the listings too.
+    const shared = `${String((waiting["taskToDomain"] as Record<string, string>)["*"])}:wt_inner`;
+    const queues = () => apiOk<Record<string, number>>("GET", "/api/tasks/queue/all");
+    await eventually(queues, (sizes) => sizes[shared] === 1, "the child's task queued in the run's domain");
+    await apiOk("DELETE", `/api/workflow/${waiting.workflowId}`);
+    await waitFor(String(waiting.tasks[0]!["subWorkflowId"]), ["TERMINATED"]);
+    await eventually(queues, (sizes) => !(shared in sizes), "the child's queue delisted");
   });
 
   it("keys mocks of a loop's task by its reference name (every iteration) or by an iteration's own (ping__2)", async () => {

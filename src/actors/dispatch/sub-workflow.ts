@@ -64,6 +64,8 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
     return result("FAILED_WITH_TERMINAL_ERROR", failure.output, { reason: failure.reason });
   }
 
+  // As Conductor's SubWorkflow task: the parent's domains, unless subWorkflowParam gives the child its own.
+  const taskToDomain = request.taskToDomain ?? parent.taskToDomain;
   const started = await startExecution(env, {
     name: request.name,
     version: request.version,
@@ -72,8 +74,7 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
     input: request.input,
     correlationId: parent.correlationId,
     priority: request.priority ?? parent.priority,
-    // As Conductor's SubWorkflow task: the parent's domains, unless subWorkflowParam gives the child its own.
-    taskToDomain: request.taskToDomain ?? parent.taskToDomain,
+    taskToDomain,
     // Orkes: a strategy without a key of its own takes the parent's key (keys are per workflow name: no clash with it).
     idempotencyKey: request.idempotencyKey ?? (request.idempotencyStrategy === undefined ? undefined : parent.idempotencyKey),
     idempotencyStrategy: request.idempotencyStrategy,
@@ -86,7 +87,7 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
     startScopes: parent.startScopes,
     ...(parent.createdBy === undefined ? {} : { createdBy: parent.createdBy }),
     // A test run's child is one too, answered by the plan its parent's test request gave it.
-    test: childTestPlan(parent, task),
+    test: childTestPlan(parent, task, taskToDomain),
   });
   if (!started.ok) return fail(childStartErrorCode(started.code), started.message);
   const output: JsonObject = { subWorkflowId: started.workflowId };

@@ -234,9 +234,11 @@ async function synchronousAnswer(request: IRequest, env: Env, outcome: StartOutc
 async function startTestRun(request: IRequest, env: Env, wait: SynchronousWait): Promise<StartOutcome & { ok: true }> {
   const body = parseOrThrow(WorkflowTestRequest, (await bodyValue(request, env)) ?? {}, "workflow test request");
   const { taskRefToMockOutput: _mocks, subWorkflowTestRequest: _children, ...startRequest } = body;
-  const test = testPlan(env, body, "", 0);
   // As Conductor: its SIMPLE tasks go to a domain of their own, so that no real worker takes one a mock does not answer.
-  const taskToDomain = { ...(startRequest.taskToDomain ?? {}), "*": crypto.randomUUID() };
+  // The plan records it as the run's own: its queues leave the listings when the run ends (see `ownTestQueues`).
+  const domain = crypto.randomUUID();
+  const test = { ...testPlan(env, body, "", 0), domain };
+  const taskToDomain = { ...(startRequest.taskToDomain ?? {}), "*": domain };
   return start(env, request, { ...startRequest, name: startedName(startRequest), taskToDomain, test }, wait);
 }
 
