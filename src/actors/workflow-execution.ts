@@ -2368,7 +2368,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (indexSignature(execution) !== this.#indexedSignature) return true;
     if (Object.keys(this.#childTerminations).length > 0) return true;
     if (this.#failureStarts.length > 0 || this.#statusPublications.length > 0 || this.#queuePushes.size > 0) return true;
-    if (this.#owedTestQueues(execution).length > 0) return true;
+    if (this.#owesDelistings(execution)) return true;
     if (this.#dueReleases(execution).length > 0) return true;
     if (this.#limitLeaves.size > 0 || this.#limitEntry !== undefined || this.#cacheWrites.size > 0) return true;
     if (this.#placeLeaves.size > 0 || this.#placeTakes.size > 0 || this.#unaskedPlaces(execution).length > 0) return true;
@@ -2602,8 +2602,15 @@ export class WorkflowExecution extends DurableObject<Env> {
    * other change (what a push job sends first), none while it runs (see {@link WorkflowExecution.#testQueues}).
    */
   #owedTestQueues(execution: Execution): string[] {
-    if (this.#testQueues.size === 0 || !TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return [];
-    return [...this.#testQueues];
+    return this.#owesDelistings(execution) ? [...this.#testQueues] : [];
+  }
+
+  /**
+   * True once this test run has ended with queues of its own domain still listed (see {@link WorkflowExecution.#owedTestQueues}).
+   * Allocates nothing: {@link WorkflowExecution.#owesBackgroundWork} asks it at every change of every execution.
+   */
+  #owesDelistings(execution: Execution): boolean {
+    return this.#testQueues.size > 0 && TERMINAL_WORKFLOW_STATUSES.has(execution.status);
   }
 
   /**
