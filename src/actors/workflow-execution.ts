@@ -44,6 +44,7 @@ import { handOutLimits, isHeldByWorker, leftWorkerQueues, workerQueueKey, type W
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import { statusPublications, type StatusPublication } from "../engine/status-listener";
 import { applyTestMocks, ownTestQueues } from "../engine/test-run";
+import { ownTestDomain } from "../engine/test-domain";
 import { limitChanges, type LimitEntry } from "../engine/rate-limit";
 import { removalDueAt } from "../engine/retention";
 import type { ValidationIssue } from "../engine/validation-issue";
@@ -683,7 +684,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    * its own meta key ({@link TEST_QUEUE_META} and the queue's key) in the transaction of the decision that queued the
    * first. Once the run has ended, each is owed its delisting (`TaskQueue.delist`), made by the queue's push job after
    * the changes owed to it, and then forgotten; a run reopened meanwhile keeps them for its next ending. Always empty
-   * outside test runs.
+   * outside test runs and the executions they start that keep their domain (see `ownTestDomain`).
    */
   readonly #testQueues: Set<string>;
   /**
@@ -2101,7 +2102,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     // Ended, nothing can take them any more (pushes are refused from now on): Conductor deletes the queue then.
     if (TERMINAL_WORKFLOW_STATUSES.has(decision.state.status) && !(previous && TERMINAL_WORKFLOW_STATUSES.has(previous.status))) this.#messages.clear();
     this.#recordObligations(decision.effects, leftWorkerQueues(previous, decision.state));
-    if (decision.state.test?.domain !== undefined) this.#noteTestQueues(ownTestQueues(decision.state, decision.effects));
+    if (ownTestDomain(decision.state) !== undefined) this.#noteTestQueues(ownTestQueues(decision.state, decision.effects));
     for (const publication of statusPublications(previous, decision.state)) this.#oweStatusPublication(publication);
     this.#oweLimitChanges(previous, decision.state);
     this.#owePlaceLeaves(leftPlaces(previous, decision.state));

@@ -285,6 +285,8 @@ export interface NewExecution {
   event?: string;
   /** A test run's plan (see {@link WorkflowExecution.test}). */
   test?: WorkflowTestPlan;
+  /** See {@link WorkflowExecution.testRunDomain}. */
+  testRunDomain?: string;
   /** See {@link WorkflowExecution.environment}. */
   environment?: Record<string, string>;
 }
@@ -319,6 +321,7 @@ export function createExecution(params: NewExecution, now: number): WorkflowExec
   if (params.createdBy !== undefined) execution.createdBy = params.createdBy;
   if (params.event !== undefined) execution.event = params.event;
   if (params.test !== undefined) execution.test = params.test;
+  if (params.testRunDomain !== undefined) execution.testRunDomain = params.testRunDomain;
   if (params.environment !== undefined && Object.keys(params.environment).length > 0) execution.environment = params.environment;
   const deadline = workflowDeadline(params.definition, now);
   if (deadline !== undefined) execution.deadline = deadline;

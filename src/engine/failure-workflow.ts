@@ -8,6 +8,7 @@ import { evaluationContext, maskedSecrets } from "./evaluation";
 import { hasExpression, resolveValue } from "./expressions";
 import { cutText, oversize, oversizeReason } from "./limits";
 import type { FailureWorkflowStart, JsonObject, TaskExecution, WorkflowExecution } from "./model";
+import { keptTestDomain } from "./test-domain";
 import { toWorkflowView } from "./view";
 
 /** The output key of a failed execution that holds its failure workflow's id, or why none started (as in Conductor). */
@@ -44,6 +45,9 @@ export function planFailureWorkflow(state: WorkflowExecution, failedTask: TaskEx
   if (state.baseUrl !== undefined) start.baseUrl = state.baseUrl;
   if (state.startScopes !== undefined) start.startScopes = state.startScopes;
   if (state.createdBy !== undefined) start.createdBy = state.createdBy;
+  // A test run's failure workflow runs its SIMPLE tasks in the run's domain, as Conductor's: it delists those queues too.
+  const testRunDomain = keptTestDomain(state, state.taskToDomain);
+  if (testRunDomain !== undefined) start.testRunDomain = testRunDomain;
   return { start };
 }
 

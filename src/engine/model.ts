@@ -732,6 +732,8 @@ export interface FailureWorkflowStart {
   startScopes?: string[];
   /** The failed execution's `createdBy`. */
   createdBy?: string;
+  /** The test run domain the failure workflow keeps (see `WorkflowExecution.testRunDomain`). */
+  testRunDomain?: string;
 }
 
 /** A workflow execution (Conductor's `Workflow`), with the definition it runs. */
@@ -811,6 +813,13 @@ export interface WorkflowExecution {
    * as tasks reach them (see `applyTestMocks`). Never shown by the API.
    */
   test?: WorkflowTestPlan;
+  /**
+   * Set on an execution that is no test run but was started by one (its failure workflow, a START_WORKFLOW's workflow,
+   * or a child of such an execution) and kept its random domain (its `taskToDomain` `*`, see `WorkflowTestPlan.domain`):
+   * the worker queues of that domain it puts tasks in leave the queue listings once it ends, as the run's own do (see
+   * `ownTestDomain`). Never a user's domain. Never shown by the API.
+   */
+  testRunDomain?: string;
   /**
    * How many changes its tasks have had (a new instance, a status, an output...), counted by the decision that made
    * them: the search index's task rows are written again when it moves. Absent (0) before the first. Never shown.

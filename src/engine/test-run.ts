@@ -7,6 +7,7 @@ import { decide, isPending, type Decision, type Effect } from "./decider";
 import { EngineError } from "./errors";
 import type { TaskExecution, TaskMock, TaskType, WorkflowDef, WorkflowExecution, WorkflowTestPlan } from "./model";
 import { definitionReferenceName } from "./plan";
+import { keptTestDomain, ownTestDomain } from "./test-domain";
 
 /**
  * Task types a test run never mocks, as Conductor's WorkflowTestService: they do what they always do (a SUB_WORKFLOW's
@@ -116,9 +117,9 @@ export function applyTestMocks(decision: Decision, env: DecideEnv): Decision {
  */
 export function childTestPlan(parent: WorkflowExecution, task: TaskExecution, childDomains: Readonly<Record<string, string>> = {}): WorkflowTestPlan | undefined {
   if (parent.test === undefined) return undefined;
-  const domain = parent.test.domain;
+  const domain = keptTestDomain(parent, childDomains);
   const plan = namedChildPlan(parent.test, parent.definition, task);
-  return domain !== undefined && Object.hasOwn(childDomains, "*") && childDomains["*"] === domain ? { ...plan, domain } : plan;
+  return domain !== undefined ? { ...plan, domain } : plan;
 }
 
 /** The plan `test` names for the child of `task` (by its reference name, else its definition's), or an empty one. */
@@ -131,12 +132,13 @@ function namedChildPlan(test: WorkflowTestPlan, definition: WorkflowDef, task: T
 }
 
 /**
- * The worker queues of test run `state`'s own random domain (see `WorkflowTestPlan.domain`) that `effects` put tasks
- * in: the queues it must take out of the listings when it ends. None for any other execution, nor for a task that went
- * to a domain the run was given by its caller (a `taskToDomain` entry of the task's own name).
+ * The worker queues of test run `state`'s own random domain (see `WorkflowTestPlan.domain`; or of the test run that
+ * started it: see `ownTestDomain`) that `effects` put tasks in: the queues it must take out of the listings when it
+ * ends. None for any other execution, nor for a task that went to a domain the run was given by its caller (a
+ * `taskToDomain` entry of the task's own name).
  */
 export function ownTestQueues(state: WorkflowExecution, effects: readonly Effect[]): string[] {
-  const domain = state.test?.domain;
+  const domain = ownTestDomain(state);
   if (domain === undefined) return [];
   const queues = new Set<string>();
   for (const effect of effects) {

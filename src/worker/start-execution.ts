@@ -47,6 +47,8 @@ export interface StartOptions {
   event?: string;
   /** Makes it a test run (`POST /api/workflow/test`, and the children of one): see `WorkflowExecution.test`. */
   test?: WorkflowTestPlan;
+  /** Set on an execution a test run starts that keeps its random domain: see `WorkflowExecution.testRunDomain`. */
+  testRunDomain?: string;
   /** Wait up to this long for the execution to finish or block, and answer its Workflow JSON (execute endpoint). */
   waitMs?: number;
   /** With `waitMs`: stop waiting, too, once a task of one of these reference names has completed (`waitUntilTaskRef`). */

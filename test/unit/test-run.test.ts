@@ -4,6 +4,7 @@ import { decide } from "./frozen-decide";
 import type { TaskMock, WorkflowExecution, WorkflowTaskDef, WorkflowTestPlan } from "../../src/engine/model";
 import { applyTestMocks, childTestPlan, EMPTY_TEST_PLAN, ownTestQueues } from "../../src/engine/test-run";
 import { workerQueueKey } from "../../src/engine/tasks/simple";
+import { keptTestDomain } from "../../src/engine/test-domain";
 import { env, httpGet } from "./engine-env";
 
 const simple = (ref: string): WorkflowTaskDef => ({ name: `w_${ref}`, taskReferenceName: ref, type: "SIMPLE", inputParameters: {} });
@@ -93,19 +94,25 @@ describe("applyTestMocks: a test run's tasks take their mocked results", () => {
 
 describe("ownTestQueues: the queues of a test run's own domain", () => {
   /** A test run of two SIMPLE tasks, `a` in the run's own domain, `b` in one its caller gave. */
-  function started(test: WorkflowTestPlan | undefined): Decision {
+  function started(test: WorkflowTestPlan | undefined, testRunDomain?: string): Decision {
     const tasks: WorkflowTaskDef[] = [
       { type: "FORK_JOIN", name: "fork", taskReferenceName: "fork", inputParameters: {}, forkTasks: [[simple("a")], [simple("b")]] },
       { type: "JOIN", name: "join", taskReferenceName: "join", inputParameters: {}, joinOn: ["a", "b"] },
     ];
     const definition = { name: "tested", version: 1, schemaVersion: 2, tasks };
     const taskToDomain = { "*": "d-1", w_b: "users-own" };
-    return decide(createExecution({ workflowId: "wf-1", definition, input: {}, taskToDomain, ...(test === undefined ? {} : { test }) }, 1_000), { type: "start" }, env(1_000));
+    const params = { workflowId: "wf-1", definition, input: {}, taskToDomain, ...(test === undefined ? {} : { test }), ...(testRunDomain === undefined ? {} : { testRunDomain }) };
+    return decide(createExecution(params, 1_000), { type: "start" }, env(1_000));
   }
 
   it("names the queues its tasks went to in its own domain, never one its caller gave", () => {
     const run = started({ ...EMPTY_TEST_PLAN, domain: "d-1" });
     expect(run.effects.filter((effect) => effect.kind === "queueTask")).toHaveLength(2);
+    expect(ownTestQueues(run.state, run.effects)).toEqual([workerQueueKey("w_a", "d-1")]);
+  });
+
+  it("names those of an execution a test run started that kept its domain (a failure workflow, a START_WORKFLOW's), as the run's own", () => {
+    const run = started(undefined, "d-1");
     expect(ownTestQueues(run.state, run.effects)).toEqual([workerQueueKey("w_a", "d-1")]);
   });
 
@@ -115,5 +122,19 @@ describe("ownTestQueues: the queues of a test run's own domain", () => {
       expect(ownTestQueues(run.state, run.effects)).toEqual([]);
     }
   });
+});
 
+describe("keptTestDomain: the test run domain an execution's start keeps", () => {
+  const plain = (extra: Partial<WorkflowExecution>): WorkflowExecution => ({ ...createExecution({ workflowId: "wf-1", definition: { name: "w", version: 1, schemaVersion: 2, tasks: [] }, input: {} }, 1_000), ...extra });
+
+  it("is the starter's own domain when the started execution's * is that domain, else none", () => {
+    for (const starter of [plain({ test: { ...EMPTY_TEST_PLAN, domain: "d-1" } }), plain({ testRunDomain: "d-1" })]) {
+      expect(keptTestDomain(starter, { "*": "d-1", w_x: "gpu" })).toBe("d-1");
+      // Domains of its own (a START_WORKFLOW's or subWorkflowParam's taskToDomain): a user's, never delisted.
+      expect(keptTestDomain(starter, { "*": "users-own" })).toBeUndefined();
+      expect(keptTestDomain(starter, { w_x: "d-1" })).toBeUndefined();
+    }
+    expect(keptTestDomain(plain({}), { "*": "d-1" })).toBeUndefined();
+    expect(keptTestDomain(plain({ test: EMPTY_TEST_PLAN }), { "*": "d-1" })).toBeUndefined();
+  });
 });

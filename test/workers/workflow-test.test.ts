@@ -195,6 +195,30 @@ describe("POST /api/workflow/test (Conductor's testWorkflow)", () => {
     expect((await queues())["wt-real:wt_plain_listed_work"]).toBe(0);
   });
 
+  it("takes the queues its failure workflow and its START_WORKFLOW's workflow use in its domain out of queue/all when they end (not one given its own)", async () => {
+    // As Conductor's, they are no test runs but take the run's taskToDomain, so their SIMPLE tasks wait in its domain too.
+    await register({ name: "wt_fw", tasks: [simple("fwork", "wt_fw_work")] });
+    await register({ name: "wt_started", tasks: [simple("swork", "wt_started_work")] });
+    const kick = (ref: string, request: JsonObject): JsonObject => ({ name: ref, taskReferenceName: ref, type: "START_WORKFLOW", inputParameters: { startWorkflow: request } });
+    await register({
+      name: "wt_starter",
+      failureWorkflow: "wt_fw",
+      tasks: [kick("kick", { name: "wt_started" }), kick("kick_own", { name: "wt_started", taskToDomain: { "*": "wt-started-own" } }), simple("work", "wt_starter_work")],
+    });
+    const run = await testRun({ name: "wt_starter", taskRefToMockOutput: { work: [{ status: "FAILED", output: {} }] } });
+    expect(run.status).toBe("FAILED");
+    const domain = String((run["taskToDomain"] as Record<string, string>)["*"]);
+    const started = [String(run.output["conductor.failure_workflow"]), String(run.tasks[0]!.outputData["workflowId"]), String(run.tasks[1]!.outputData["workflowId"])];
+    const [failureQueue, startedQueue] = [`${domain}:wt_fw_work`, `${domain}:wt_started_work`];
+    const queues = () => apiOk<Record<string, number>>("GET", "/api/tasks/queue/all");
+    await eventually(queues, (sizes) => sizes[failureQueue] === 1 && sizes[startedQueue] === 1 && sizes["wt-started-own:wt_started_work"] === 1, "their tasks queued");
+    for (const workflowId of started) await apiOk("DELETE", `/api/workflow/${workflowId}`);
+    await eventually(queues, (sizes) => !(failureQueue in sizes) && !(startedQueue in sizes), "their queues in the run's domain delisted");
+    // The domain its START_WORKFLOW gave the other one is a real one: listed still.
+    expect((await queues())["wt-started-own:wt_started_work"]).toBe(0);
+    for (const workflowId of [run.workflowId, ...started]) expect((await api("DELETE", `/api/workflow/${workflowId}/remove`)).status).toBe(200);
+  });
+
   it("mocks WAIT tasks too, and shows a mock's executionTime and queueWaitTime in the task's times", async () => {
     await register({ name: "wt_wait", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: { duration: "1 hour" } }, simple("work")] });
     const run = await testRun({ name: "wt_wait", taskRefToMockOutput: { hold: [{ output: {} }], work: [{ output: { done: true }, executionTime: 1500, queueWaitTime: 400 }] } });

@@ -31,6 +31,7 @@ export async function startFailureWorkflow(env: Env, start: FailureWorkflowStart
     workflowId: start.workflowId,
     startScopes: start.startScopes,
     ...(start.createdBy === undefined ? {} : { createdBy: start.createdBy }),
+    ...(start.testRunDomain === undefined ? {} : { testRunDomain: start.testRunDomain }),
   });
   if (outcome.ok || outcome.code === "ALREADY_STARTED") return { started: true };
   return { started: false, reason: outcome.message };

@@ -4,6 +4,7 @@ import { isJsonObjectValue } from "../../engine/tasks/workflow-start-fields";
 import { runtimeDefinition } from "./runtime-definition";
 import { startOnBehalfDenial } from "../../worker/auth/access-rules";
 import { startExecution } from "../../worker/start-execution";
+import { keptTestDomain } from "../../engine/test-domain";
 import { resultOf, type DispatchResult } from "./result";
 
 /**
@@ -29,19 +30,23 @@ export async function dispatchStartWorkflow(env: Env, starter: WorkflowExecution
   }
   const denied = startOnBehalfDenial(starter.startScopes, starter.workflowName, request.name);
   if (denied !== undefined) return result("FAILED_WITH_TERMINAL_ERROR", {}, `Workflow ${request.name} could not start: ${denied}`);
+  const taskToDomain = request.taskToDomain ?? starter.taskToDomain;
+  // Started by a test run with its domains, it runs its SIMPLE tasks in the run's random domain: it delists those queues too.
+  const testRunDomain = keptTestDomain(starter, taskToDomain);
   const started = await startExecution(env, {
     name: request.name,
     version: request.version,
     ...(definition === undefined ? {} : { definition }),
     input: request.input,
     correlationId: request.correlationId ?? starter.correlationId,
-    taskToDomain: request.taskToDomain ?? starter.taskToDomain,
+    taskToDomain,
     baseUrl: starter.baseUrl ?? "",
     workflowId: String(task.outputData["workflowId"]),
     startedByTask: `${starter.workflowId}/${task.taskId}`,
     // It can do no more than the starter's own starter, and is shown as theirs.
     startScopes: starter.startScopes,
     ...(starter.createdBy === undefined ? {} : { createdBy: starter.createdBy }),
+    ...(testRunDomain === undefined ? {} : { testRunDomain }),
     ...(request.priority === undefined ? {} : { priority: request.priority }),
     // A repeated dispatch finds its own start by the task's chosen id; a key makes other starts with it find it too.
     ...(request.idempotencyKey === undefined ? {} : { idempotencyKey: request.idempotencyKey, idempotencyStrategy: request.idempotencyStrategy ?? "RETURN_EXISTING" }),

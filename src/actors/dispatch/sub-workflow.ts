@@ -2,6 +2,7 @@ import type { ExecutionEvent } from "../../engine/decider";
 import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../engine/model";
 import { childStartRequest, shownChildVersion, subWorkflowFailure, type ChildStartErrorCode } from "../../engine/tasks/sub-workflow";
 import { childTestPlan } from "../../engine/test-run";
+import { keptTestDomain } from "../../engine/test-domain";
 import { startOnBehalfDenial } from "../../worker/auth/access-rules";
 import { startExecution, type StartRefusalCode } from "../../worker/start-execution";
 import { isJsonObjectValue } from "../../engine/tasks/workflow-start-fields";
@@ -66,6 +67,8 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
 
   // As Conductor's SubWorkflow task: the parent's domains, unless subWorkflowParam gives the child its own.
   const taskToDomain = request.taskToDomain ?? parent.taskToDomain;
+  // The child of an execution a test run started (a test run's own child is one too: its plan has the domain) keeps it.
+  const testRunDomain = parent.test === undefined ? keptTestDomain(parent, taskToDomain) : undefined;
   const started = await startExecution(env, {
     name: request.name,
     version: request.version,
@@ -88,6 +91,7 @@ export async function dispatchSubWorkflow(env: Env, parent: WorkflowExecution, t
     ...(parent.createdBy === undefined ? {} : { createdBy: parent.createdBy }),
     // A test run's child is one too, answered by the plan its parent's test request gave it.
     test: childTestPlan(parent, task, taskToDomain),
+    ...(testRunDomain === undefined ? {} : { testRunDomain }),
   });
   if (!started.ok) return fail(childStartErrorCode(started.code), started.message);
   const output: JsonObject = { subWorkflowId: started.workflowId };
