@@ -1,7 +1,8 @@
 import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { TaskQueue } from "../../src/actors/task-queue";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 const stubFor = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
 
@@ -123,6 +124,31 @@ describe("eviction", () => {
     expect(workflow.status).toBe("TIMED_OUT");
     expect(workflow["reasonForIncompletion"]).toBe("Workflow timed out after 1 seconds");
     expect(workflow.tasks[0]!.status).toBe("CANCELED");
+  });
+
+  it("a test run's queue still to delist when its object is evicted is delisted by the alarm", async () => {
+    await register({ name: "evict_test_queue", tasks: [{ name: "evict_test_queue_work", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
+    const run = await apiOk<{ workflowId: string; tasks: JsonObject[] }>("POST", "/api/workflow/test", { name: "evict_test_queue" });
+    const own = `${String(run.tasks[0]!["domain"])}:evict_test_queue_work`;
+    const queues = () => apiOk<Record<string, number>>("GET", "/api/tasks/queue/all");
+    await eventually(queues, (sizes) => sizes[own] === 1, "the run's queue listed");
+    // The delisting its ending owes fails until the object is evicted: only what it stored is left to make it.
+    const { delist } = TaskQueue.prototype;
+    let calls = 0;
+    TaskQueue.prototype.delist = async function () {
+      calls++;
+      throw new Error("D1 unreachable");
+    };
+    try {
+      await apiOk("DELETE", `/api/workflow/${run.workflowId}`);
+      await eventually(async () => calls, (n) => n >= 1, "a delisting tried");
+      await abortAllDurableObjects();
+    } finally {
+      TaskQueue.prototype.delist = delist;
+    }
+    expect((await queues())[own]).toBe(0);
+    expect(await runDurableObjectAlarm(stubFor(run.workflowId))).toBe(true);
+    await eventually(queues, (sizes) => !(own in sizes), "the run's queue delisted by the alarm");
   });
 });
 
