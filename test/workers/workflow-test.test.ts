@@ -133,7 +133,7 @@ describe("POST /api/workflow/test (Conductor's testWorkflow)", () => {
     const [task] = await eventually(() => poll("wt_listed_work", { domain, workerid: "wt-stand-in" }), (tasks) => tasks.length === 1, "the run's task to poll");
     expect((await report(task!, "COMPLETED")).status).toBe(200);
     await eventually(queues, (sizes) => sizes[own] === 0 && sizes["wt-own:wt_listed_mine"] === 1, "both queues listed");
-    await eventually(pollData, (polls) => polls.some((entry) => entry.queueName === own && entry.workerId === "wt-stand-in"), "the stand-in's poll listed");
+    await eventually(pollData, (polls) => polls.some((entry) => entry.queueName === "wt_listed_work" && entry.domain === domain && entry.workerId === "wt-stand-in"), "the stand-in's poll listed");
 
     await apiOk("DELETE", `/api/workflow/${run.workflowId}`);
     await eventually(queues, (sizes) => !(own in sizes), "the run's own queue delisted");
