@@ -77,6 +77,36 @@ describe("external OAuth 2.0 / OIDC access tokens", () => {
   });
 });
 
+/** The local issuer's env, its keys fetched from `jwksUrl` instead (each URL is a key set of its own in the isolate). */
+function issuerEnvWithKeysAt(jwksUrl: string): Env {
+  return { ...env, OAUTH_JWKS_URL: jwksUrl } as unknown as Env;
+}
+
+/** How many requests the target server saw under `key`. */
+async function targetHits(key: string): Promise<number> {
+  return ((await (await fetch(`${env.TARGET_URL}/hits/${key}`)).json()) as { hits: number }).hits;
+}
+
+describe("the issuer's keys (JWKS) fetched", () => {
+  it("answers 503 with Retry-After while they cannot be fetched, fetching them once for many requests", async () => {
+    const key = `jwks-down-${crypto.randomUUID()}`;
+    const down = issuerEnvWithKeysAt(`${env.TARGET_URL}/flaky/${key}?fail=1000`);
+    const token = await issuerToken({ sub: "u" });
+    for (let i = 0; i < 4; i++) {
+      const request = new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${token}` } });
+      // The token was never checked: a client told 401 would drop a token that may be good.
+      await expect(oauthProvider.authenticate(request, down)).rejects.toMatchObject({ status: 503, code: "UNAVAILABLE", headers: { "Retry-After": "5" }, message: expect.stringContaining("could not be fetched") });
+    }
+    // jose's cooldown counts only from a successful fetch: without one after a failure each request fetched again.
+    expect(await targetHits(key)).toBe(1);
+  });
+
+  it("still refuses with 401 a token whose key id the issuer's keys do not hold", async () => {
+    const madeUp = await issuerToken({ sub: "u" }, { kid: `made-up-${crypto.randomUUID()}` });
+    expect(await get("/api/metadata/workflow", { authorization: `Bearer ${madeUp}` })).toMatchObject({ status: 401, body: { error: "INVALID_TOKEN" } });
+  });
+});
+
 describe("custom provider (service binding to examples/custom-auth-worker)", () => {
   it("asks the auth Worker who the request is; its roles apply; unknown requests are refused", async () => {
     await apiOk("POST", "/api/security/roles", { name: "deployers", permissions: [{ action: "METADATA_ADMIN", scope: "*" }] }, 201);

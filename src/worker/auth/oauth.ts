@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, decodeJwt, errors, jwtVerify, type JWTPayload } from "jose";
+import { createRemoteJWKSet, customFetch, decodeJwt, errors, jwtVerify, type JWTPayload } from "jose";
 import { ApiError } from "../http/errors";
 import { bearerToken } from "./bearer";
 import { grantsFor } from "./grants";
@@ -8,16 +8,75 @@ import type { AuthProvider } from "./provider";
 /** Algorithms accepted from an external issuer: asymmetric only, so a public key can never act as an HMAC secret. */
 const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"];
 
-const jwksByUrl = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+/**
+ * How long after a failed fetch of the issuer's keys no other fetch is made (and `Retry-After`): jose's cooldown
+ * (`cooldownDuration`) counts only from a successful fetch, so while the issuer's JWKS endpoint is down or slow every
+ * request bearing a token of that issuer (a forged one too: the issuer is read before any check) would fetch again
+ * and wait up to jose's 5 s timeout, turning a flood of requests into a flood on the issuer.
+ */
+export const JWKS_RETRY_AFTER_SECONDS = 5;
 
-function jwks(url: string): ReturnType<typeof createRemoteJWKSet> {
-  let set = jwksByUrl.get(url);
-  if (!set) {
-    // jose caches the keys and refetches on an unknown kid (rotation), with a cooldown against floods.
-    set = createRemoteJWKSet(new URL(url));
-    jwksByUrl.set(url, set);
+/** The issuer's keys could not be fetched (unreachable, slow, not 200, not a key set). */
+class IssuerKeysUnavailable extends Error {
+  constructor(reason: string, options?: { cause: unknown }) {
+    super(reason, options);
+    this.name = "IssuerKeysUnavailable";
   }
-  return set;
+}
+
+/** One JWKS URL's keys (jose's cache and rotation) and when a fetch may next be tried after one failed. */
+interface IssuerKeys {
+  readonly set: ReturnType<typeof createRemoteJWKSet>;
+  retryAt: number;
+}
+
+const jwksByUrl = new Map<string, IssuerKeys>();
+
+/**
+ * The fetch jose uses for the JWKS: a failure (not 200, not a key set, or no answer within jose's timeout) is logged
+ * (never the token) and holds further fetches back for {@link JWKS_RETRY_AFTER_SECONDS}.
+ */
+function jwksFetch(keys: () => IssuerKeys, url: string): (input: string, init: RequestInit) => Promise<Response> {
+  return async (input, init) => {
+    const entry = keys();
+    if (Date.now() < entry.retryAt) throw new IssuerKeysUnavailable("a fetch failed moments ago");
+    try {
+      const response = await fetch(input, init);
+      if (response.status !== 200) {
+        await response.body?.cancel();
+        throw new IssuerKeysUnavailable(`HTTP ${response.status}`);
+      }
+      const body = await response.text();
+      const parsed: unknown = JSON.parse(body);
+      if (typeof parsed !== "object" || parsed === null || !Array.isArray((parsed as { keys?: unknown }).keys)) throw new IssuerKeysUnavailable("not a JSON Web Key Set");
+      return new Response(body, { status: 200, headers: { "content-type": "application/json" } });
+    } catch (error) {
+      entry.retryAt = Date.now() + JWKS_RETRY_AFTER_SECONDS * 1000;
+      const reason = error instanceof IssuerKeysUnavailable ? error.message : error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      console.error(JSON.stringify({ msg: "OAuth issuer keys could not be fetched", url, reason }));
+      throw error instanceof IssuerKeysUnavailable ? error : new IssuerKeysUnavailable(reason, { cause: error });
+    }
+  };
+}
+
+function jwks(url: string): IssuerKeys {
+  let entry = jwksByUrl.get(url);
+  if (!entry) {
+    // jose caches the keys and refetches on an unknown kid (rotation), with a cooldown against floods after a success;
+    // jwksFetch adds one after a failure.
+    const created: IssuerKeys = { set: createRemoteJWKSet(new URL(url), { [customFetch]: jwksFetch(() => created, url) }), retryAt: 0 };
+    entry = created;
+    jwksByUrl.set(url, entry);
+  }
+  return entry;
+}
+
+/**
+ * True when verification failed because the issuer's keys could not be had, not because of the token: then the token
+ * was never checked, and the client is told to retry (503) rather than to drop a token that may be good (401).
+ */
+function keysUnavailable(error: unknown): boolean {
+  return error instanceof IssuerKeysUnavailable || error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid;
 }
 
 /** Reads a claim by dotted path (`realm_access.roles`). */
@@ -54,10 +113,13 @@ export const oauthProvider: AuthProvider = {
     if (!audience) throw new ApiError(401, "INVALID_TOKEN", `Tokens of ${issuer} are refused: the service is configured without OAUTH_AUDIENCE, so it cannot tell a token meant for it from one the issuer made for another client`);
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, jwks(jwksUrl), { issuer, audience, algorithms: ALGORITHMS, requiredClaims: ["exp"] }));
+      ({ payload } = await jwtVerify(token, jwks(jwksUrl).set, { issuer, audience, algorithms: ALGORITHMS, requiredClaims: ["exp"] }));
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw new ApiError(401, "EXPIRED_TOKEN", `Token expired: get a new one from ${issuer}`);
-      throw new ApiError(401, "INVALID_TOKEN", `Invalid token: signature, algorithm, audience or expiry check failed against ${issuer}; check the token's audience and expiry and that the issuer's keys are reachable`);
+      if (keysUnavailable(error)) {
+        throw new ApiError(503, "UNAVAILABLE", `The keys of ${issuer} could not be fetched, so the token was not checked: try again in ${JWKS_RETRY_AFTER_SECONDS} s`, undefined, { "Retry-After": String(JWKS_RETRY_AFTER_SECONDS) });
+      }
+      throw new ApiError(401, "INVALID_TOKEN", `Invalid token: signature, algorithm, audience or expiry check failed against ${issuer}; check the token's audience and expiry`);
     }
     const userId = claim(payload, env.OAUTH_USER_CLAIM || "sub");
     if (typeof userId !== "string" || userId === "") throw new ApiError(401, "INVALID_TOKEN", `Invalid token: no ${env.OAUTH_USER_CLAIM || "sub"} claim naming the user`);
