@@ -20,7 +20,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `ANY /hold/<key>`      → holds the request (counted as a hit) until `/release/<key>`, then 200 {key, released: true};
  *    one held 30 s answers {key, released: false}
  *  - `ANY /release/<key>`   → answers every request held under that key; 200 {key, released: <how many>}
- *  - `GET /jwks.json`       → the JSON Web Key Set given (a local OAuth issuer's public keys)
+ *  - `GET /jwks.json[?pad=N]` → the JSON Web Key Set given (a local OAuth issuer's public keys), with a member of N
+ *    characters added
  *  - `ANY /redirect?to=<url>&status=302` → a redirect there (to itself without `to`)
  *  - `GET /headers?<name>=<value>…` → 200 with each query parameter as a response header
  *  - `ANY /readme/echo…`    → 200 {method, url, body} as the README's worked example's echo server answers: `url` the
@@ -117,8 +118,12 @@ export function createTargetServer(options: { jwks?: unknown } = {}): Server {
           } catch {
             return json(res, 400, { error: "the README's echo server takes JSON bodies only" });
           }
-        case "jwks.json":
-          return json(res, options.jwks ? 200 : 404, options.jwks ?? { error: "no JWKS" });
+        case "jwks.json": {
+          // ?pad=N adds a member of N characters (a JWKS may carry members beyond `keys`): a key set of any size.
+          const pad = Number(url.searchParams.get("pad") ?? 0);
+          const jwks = options.jwks && pad > 0 ? { ...(options.jwks as object), pad: "x".repeat(pad) } : options.jwks;
+          return json(res, jwks ? 200 : 404, jwks ?? { error: "no JWKS" });
+        }
         case "meet": {
           const key = segments[1] ?? "";
           count(key);

@@ -101,6 +101,15 @@ describe("the issuer's keys (JWKS) fetched", () => {
     expect(await targetHits(key)).toBe(1);
   });
 
+  it("reads a key set up to 256 KiB: a larger one is refused unread (503), as one that could not be fetched", async () => {
+    const token = await issuerToken({ sub: "oidc-user-size" });
+    const request = () => new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${token}` } });
+    const padded = issuerEnvWithKeysAt(`${env.TARGET_URL}/jwks.json?pad=200000&set=${crypto.randomUUID()}`);
+    expect(await oauthProvider.authenticate(request(), padded)).toMatchObject({ userId: "oidc-user-size", method: "oauth" });
+    const huge = issuerEnvWithKeysAt(`${env.TARGET_URL}/jwks.json?pad=300000&set=${crypto.randomUUID()}`);
+    await expect(oauthProvider.authenticate(request(), huge)).rejects.toMatchObject({ status: 503, code: "UNAVAILABLE" });
+  });
+
   it("still refuses with 401 a token whose key id the issuer's keys do not hold", async () => {
     const madeUp = await issuerToken({ sub: "u" }, { kid: `made-up-${crypto.randomUUID()}` });
     expect(await get("/api/metadata/workflow", { authorization: `Bearer ${madeUp}` })).toMatchObject({ status: 401, body: { error: "INVALID_TOKEN" } });

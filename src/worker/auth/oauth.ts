@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, customFetch, decodeJwt, errors, jwtVerify, type JWTPayload } from "jose";
+import { readBounded } from "../http/body";
 import { ApiError } from "../http/errors";
 import { bearerToken } from "./bearer";
 import { grantsFor } from "./grants";
@@ -15,8 +16,10 @@ const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256
  * and wait up to jose's 5 s timeout, turning a flood of requests into a flood on the issuer.
  */
 export const JWKS_RETRY_AFTER_SECONDS = 5;
+/** Largest JWKS document read: a key set is a few KiB; more is refused before it is buffered or parsed. */
+export const JWKS_MAX_BYTES = 256 * 1024;
 
-/** The issuer's keys could not be fetched (unreachable, slow, not 200, not a key set). */
+/** The issuer's keys could not be fetched (unreachable, slow, not 200, over JWKS_MAX_BYTES, not a key set). */
 class IssuerKeysUnavailable extends Error {
   constructor(reason: string, options?: { cause: unknown }) {
     super(reason, options);
@@ -33,8 +36,9 @@ interface IssuerKeys {
 const jwksByUrl = new Map<string, IssuerKeys>();
 
 /**
- * The fetch jose uses for the JWKS: a failure (not 200, not a key set, or no answer within jose's timeout) is logged
- * (never the token) and holds further fetches back for {@link JWKS_RETRY_AFTER_SECONDS}.
+ * The fetch jose uses for the JWKS: the body is read up to {@link JWKS_MAX_BYTES} (jose reads any length whole), and a
+ * failure (not 200, too large, not a key set, or no answer within jose's timeout) is logged (never the token) and holds
+ * further fetches back for {@link JWKS_RETRY_AFTER_SECONDS}.
  */
 function jwksFetch(keys: () => IssuerKeys, url: string): (input: string, init: RequestInit) => Promise<Response> {
   return async (input, init) => {
@@ -46,8 +50,9 @@ function jwksFetch(keys: () => IssuerKeys, url: string): (input: string, init: R
         await response.body?.cancel();
         throw new IssuerKeysUnavailable(`HTTP ${response.status}`);
       }
-      const body = await response.text();
-      const parsed: unknown = JSON.parse(body);
+      const body = await readBounded(response.body, JWKS_MAX_BYTES);
+      if (body === "too-large") throw new IssuerKeysUnavailable(`the key set is over ${JWKS_MAX_BYTES} bytes`);
+      const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
       if (typeof parsed !== "object" || parsed === null || !Array.isArray((parsed as { keys?: unknown }).keys)) throw new IssuerKeysUnavailable("not a JSON Web Key Set");
       return new Response(body, { status: 200, headers: { "content-type": "application/json" } });
     } catch (error) {
@@ -63,7 +68,7 @@ function jwks(url: string): IssuerKeys {
   let entry = jwksByUrl.get(url);
   if (!entry) {
     // jose caches the keys and refetches on an unknown kid (rotation), with a cooldown against floods after a success;
-    // jwksFetch adds one after a failure.
+    // jwksFetch adds one after a failure, and the size bound.
     const created: IssuerKeys = { set: createRemoteJWKSet(new URL(url), { [customFetch]: jwksFetch(() => created, url) }), retryAt: 0 };
     entry = created;
     jwksByUrl.set(url, entry);
