@@ -2,6 +2,7 @@ import { SELF, env } from "cloudflare:test";
 import { SignJWT, generateKeyPair, importJWK, type JWK } from "jose";
 import { describe, expect, it } from "vitest";
 import { apiOk } from "./helpers";
+import { customProvider } from "../../src/worker/auth/custom";
 import { oauthProvider } from "../../src/worker/auth/oauth";
 
 /** Signs an access token as the local OAuth issuer of the tests (its JWKS is served by the target). */
@@ -124,6 +125,18 @@ describe("custom provider (service binding to examples/custom-auth-worker)", () 
     expect((await get("/api/metadata/workflow", { "x-team-token": "team-token-1" })).status).toBe(200);
     expect(await get("/api/metadata/workflow", { "x-team-token": "wrong" })).toMatchObject({ status: 401, body: { error: "UNAUTHENTICATED" } });
     expect(await get("/api/metadata/workflow", {})).toMatchObject({ status: 401, body: { error: "UNAUTHENTICATED" } });
+  });
+
+  it("answers 503 with Retry-After when the auth Worker fails (5xx) or does not answer in time: the request was not checked", async () => {
+    // The binding stubbed at the network boundary: each call goes to the loopback target's route instead.
+    const providerAt = (path: string) => ({ ...env, AUTH_SERVICE: { fetch: (_input: RequestInfo, init?: RequestInit) => fetch(`${env.TARGET_URL}${path}`, { signal: init?.signal ?? null }) } }) as unknown as Env;
+    const request = () => new Request("https://conductor.test/api/metadata/workflow", { headers: { "x-team-token": "team-token-1" } });
+    const unavailable = { status: 503, code: "UNAVAILABLE", headers: { "Retry-After": "5" }, message: expect.stringContaining("did not answer") };
+    await expect(customProvider.authenticate(request(), providerAt("/status/502"))).rejects.toMatchObject(unavailable);
+    // A provider that hangs held the request for as long as the client waited.
+    await expect(customProvider.authenticate(request(), providerAt("/hang"))).rejects.toMatchObject(unavailable);
+    // A 4xx other than 401 is a refusal, as before.
+    await expect(customProvider.authenticate(request(), providerAt("/status/403"))).rejects.toMatchObject({ status: 401, code: "INVALID_TOKEN" });
   });
 
   it("does not take a browser's request from another site to it (its credentials may be the user's cookies: CSRF)", async () => {

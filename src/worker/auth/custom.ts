@@ -5,6 +5,15 @@ import { grantsFor } from "./grants";
 import type { Principal } from "./principal";
 import type { AuthProvider } from "./provider";
 
+/**
+ * Longest the custom provider is waited for (its answer and its body together). A service binding's call has no time
+ * limit of its own, and the provider is asked on every request without built-in credentials: a provider that hung
+ * would hold each of them, and the client, for as long as it waited.
+ */
+export const AUTH_SERVICE_TIMEOUT_MS = 5_000;
+/** `Retry-After` (seconds) when the custom provider could not answer. */
+const AUTH_SERVICE_RETRY_AFTER_SECONDS = 5;
+
 /** What the custom provider answers for a recognised request. */
 interface CustomIdentity {
   userId?: unknown;
@@ -24,10 +33,56 @@ function crossSiteBrowserRequest(request: Request, cors: CorsPolicy): boolean {
   return origin !== undefined && origin !== new URL(request.url).origin.toLowerCase();
 }
 
+/** The provider answered nothing usable in time or failed (5xx, unreachable): the request was not checked. */
+function providerUnavailable(reason: string): ApiError {
+  console.error(JSON.stringify({ msg: "custom auth provider unavailable", reason }));
+  return new ApiError(503, "UNAVAILABLE", `The authentication service did not answer, so the request was not checked: try again in ${AUTH_SERVICE_RETRY_AFTER_SECONDS} s`, undefined, {
+    "Retry-After": String(AUTH_SERVICE_RETRY_AFTER_SECONDS),
+  });
+}
+
+/** What the provider answered: its status and its body parsed (undefined when not JSON). */
+interface ProviderAnswer {
+  status: number;
+  identity: CustomIdentity | undefined;
+}
+
+/** Why the provider gave no answer in time (unreachable, a 5xx, slower than {@link AUTH_SERVICE_TIMEOUT_MS}). */
+interface ProviderFailure {
+  failed: string;
+}
+
+/** Asks the provider, its answer and body within {@link AUTH_SERVICE_TIMEOUT_MS}. */
+async function askProvider(service: Fetcher, body: string): Promise<ProviderAnswer | ProviderFailure> {
+  const signal = AbortSignal.timeout(AUTH_SERVICE_TIMEOUT_MS);
+  const tooSlow = `no answer within ${AUTH_SERVICE_TIMEOUT_MS} ms`;
+  const exchange = (async (): Promise<ProviderAnswer | ProviderFailure> => {
+    const response = await service.fetch("https://auth-service/authenticate", { method: "POST", headers: { "content-type": "application/json" }, body, signal });
+    if (response.status >= 500) {
+      await response.body?.cancel();
+      return { failed: `HTTP ${response.status}` };
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      return { status: response.status, identity: undefined };
+    }
+    return { status: response.status, identity: (await response.json().catch(() => undefined)) as CustomIdentity | undefined };
+  })().catch((error: unknown): ProviderFailure => ({ failed: signal.aborted ? tooSlow : error instanceof Error ? `${error.name}: ${error.message}` : String(error) }));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // Raced as well as signalled: the time limit holds even where a binding or a body read does not heed the signal.
+  const late = new Promise<ProviderFailure>((resolve) => (timer = setTimeout(() => resolve({ failed: tooSlow }), AUTH_SERVICE_TIMEOUT_MS)));
+  try {
+    return await Promise.race([exchange, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * A custom authentication provider: another Worker bound as `AUTH_SERVICE` is asked who a request
  * is. It receives `POST /authenticate` with `{method, url, headers}` (never the body) and answers
- * 200 `{userId, roles?}`, 401 when it does not know the request, or anything else on failure.
+ * 200 `{userId, roles?}`, 401 when it does not know the request, or anything else on failure: a 5xx, no answer
+ * within {@link AUTH_SERVICE_TIMEOUT_MS} or a failed call is a 503 (the request was not checked), another status a 401.
  * It is asked only when no built-in credentials (API key, this service's or the OAuth issuer's
  * tokens) were recognised. See examples/custom-auth-worker.
  */
@@ -41,17 +96,14 @@ export const customProvider: AuthProvider = {
     }
     // fromEntries defines each name as its own key: assignment would drop one named __proto__.
     const headers = Object.fromEntries(request.headers) as Record<string, string>;
-    const response = await service.fetch("https://auth-service/authenticate", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ method: request.method, url: request.url, headers }),
-    });
-    if (response.status === 401) return undefined;
-    if (!response.ok) {
-      console.error(JSON.stringify({ msg: "custom auth provider failed", status: response.status }));
+    const answer = await askProvider(service, JSON.stringify({ method: request.method, url: request.url, headers }));
+    if ("failed" in answer) throw providerUnavailable(answer.failed);
+    if (answer.status === 401) return undefined;
+    if (answer.status < 200 || answer.status >= 300) {
+      console.error(JSON.stringify({ msg: "custom auth provider failed", status: answer.status }));
       throw new ApiError(401, "INVALID_TOKEN", "The authentication service could not identify this request; check the credentials it expects");
     }
-    const identity = (await response.json().catch(() => ({}))) as CustomIdentity;
+    const identity = answer.identity ?? {};
     if (typeof identity.userId !== "string" || identity.userId === "") {
       console.error(JSON.stringify({ msg: "custom auth provider answered without a userId" }));
       throw new ApiError(401, "INVALID_TOKEN", "The authentication service could not identify this request; check the credentials it expects");
