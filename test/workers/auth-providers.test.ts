@@ -139,6 +139,13 @@ describe("custom provider (service binding to examples/custom-auth-worker)", () 
     await expect(customProvider.authenticate(request(), providerAt("/status/403"))).rejects.toMatchObject({ status: 401, code: "INVALID_TOKEN" });
   });
 
+  it("reads at most 64 KiB of the auth Worker's answer: a larger one names no one (401)", async () => {
+    const answering = (body: unknown) => ({ ...env, AUTH_SERVICE: { fetch: async () => Response.json(body) } }) as unknown as Env;
+    const request = () => new Request("https://conductor.test/api/metadata/workflow", { headers: { "x-team-token": "team-token-1" } });
+    expect(await customProvider.authenticate(request(), answering({ userId: "sized-bot", pad: "x".repeat(60_000) }))).toMatchObject({ userId: "sized-bot", method: "custom" });
+    await expect(customProvider.authenticate(request(), answering({ userId: "sized-bot", pad: "x".repeat(70_000) }))).rejects.toMatchObject({ status: 401, code: "INVALID_TOKEN" });
+  });
+
   it("does not take a browser's request from another site to it (its credentials may be the user's cookies: CSRF)", async () => {
     const crossSite = await get("/api/metadata/workflow", { "x-team-token": "team-token-1", "sec-fetch-site": "cross-site" });
     expect(crossSite).toMatchObject({ status: 401, body: { error: "UNAUTHENTICATED", message: expect.stringContaining("another site") } });

@@ -1,5 +1,6 @@
 import { serviceConfig } from "../config";
 import type { CorsPolicy } from "../http/headers";
+import { readBounded } from "../http/body";
 import { ApiError } from "../http/errors";
 import { grantsFor } from "./grants";
 import type { Principal } from "./principal";
@@ -11,6 +12,8 @@ import type { AuthProvider } from "./provider";
  * would hold each of them, and the client, for as long as it waited.
  */
 export const AUTH_SERVICE_TIMEOUT_MS = 5_000;
+/** Largest answer of the custom provider read: `{userId, roles}` is small; a larger one is refused unread (401). */
+export const AUTH_SERVICE_MAX_ANSWER_BYTES = 64 * 1024;
 /** `Retry-After` (seconds) when the custom provider could not answer. */
 const AUTH_SERVICE_RETRY_AFTER_SECONDS = 5;
 
@@ -52,7 +55,16 @@ interface ProviderFailure {
   failed: string;
 }
 
-/** Asks the provider, its answer and body within {@link AUTH_SERVICE_TIMEOUT_MS}. */
+/** `text` parsed as JSON, or undefined when it is not JSON. */
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Asks the provider, its answer and body within {@link AUTH_SERVICE_TIMEOUT_MS}, reading at most {@link AUTH_SERVICE_MAX_ANSWER_BYTES}. */
 async function askProvider(service: Fetcher, body: string): Promise<ProviderAnswer | ProviderFailure> {
   const signal = AbortSignal.timeout(AUTH_SERVICE_TIMEOUT_MS);
   const tooSlow = `no answer within ${AUTH_SERVICE_TIMEOUT_MS} ms`;
@@ -66,7 +78,12 @@ async function askProvider(service: Fetcher, body: string): Promise<ProviderAnsw
       await response.body?.cancel();
       return { status: response.status, identity: undefined };
     }
-    return { status: response.status, identity: (await response.json().catch(() => undefined)) as CustomIdentity | undefined };
+    const answer = await readBounded(response.body, AUTH_SERVICE_MAX_ANSWER_BYTES);
+    if (answer === "too-large") {
+      console.error(JSON.stringify({ msg: "custom auth provider answered over the limit", limit: AUTH_SERVICE_MAX_ANSWER_BYTES }));
+      return { status: response.status, identity: undefined };
+    }
+    return { status: response.status, identity: jsonOrUndefined(new TextDecoder().decode(answer)) as CustomIdentity | undefined };
   })().catch((error: unknown): ProviderFailure => ({ failed: signal.aborted ? tooSlow : error instanceof Error ? `${error.name}: ${error.message}` : String(error) }));
   let timer: ReturnType<typeof setTimeout> | undefined;
   // Raced as well as signalled: the time limit holds even where a binding or a body read does not heed the signal.
