@@ -111,6 +111,16 @@ describe("the issuer's keys (JWKS) fetched", () => {
     await expect(oauthProvider.authenticate(request(), huge)).rejects.toMatchObject({ status: 503, code: "UNAVAILABLE" });
   });
 
+  it("refuses to fetch them in the clear: OAUTH_JWKS_URL not https (but to localhost), or no URL, is a 409 saying what to fix", async () => {
+    const token = await issuerToken({ sub: "u" });
+    const request = () => new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${token}` } });
+    for (const jwksUrl of ["http://issuer.example/jwks.json", "ftp://issuer.example/jwks.json", "issuer.example/jwks.json"]) {
+      await expect(oauthProvider.authenticate(request(), issuerEnvWithKeysAt(jwksUrl))).rejects.toMatchObject({ status: 409, code: "CONFLICT", message: expect.stringContaining("OAUTH_JWKS_URL") });
+    }
+    // The tests' issuer is http://127.0.0.1 (a loopback host), as an issuer run locally may be.
+    expect(await oauthProvider.authenticate(request(), env as unknown as Env)).toMatchObject({ userId: "u" });
+  });
+
   it("still refuses with 401 a token whose key id the issuer's keys do not hold", async () => {
     const madeUp = await issuerToken({ sub: "u" }, { kid: `made-up-${crypto.randomUUID()}` });
     expect(await get("/api/metadata/workflow", { authorization: `Bearer ${madeUp}` })).toMatchObject({ status: 401, body: { error: "INVALID_TOKEN" } });

@@ -76,6 +76,28 @@ function jwks(url: string): IssuerKeys {
   return entry;
 }
 
+/** Hosts an `http:` JWKS URL may name: this machine only, for an issuer run locally in development. */
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * Refuses an `OAUTH_JWKS_URL` that is no URL, or that is not `https:` (outside a loopback host): keys fetched in the
+ * clear can be swapped on the way by anyone on the path, who could then sign tokens the service takes for the issuer's
+ * (FAPI 2.0 Security Profile: a jwks_uri is served over TLS only). A 409 as a malformed JWT_SIGNING_KEYS is: the
+ * configuration refuses the request, saying what to fix, where a 500 would tell the operator nothing.
+ */
+function checkedJwksUrl(jwksUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(jwksUrl);
+  } catch {
+    throw new ApiError(409, "CONFLICT", "OAuth is not configured: OAUTH_JWKS_URL is not a URL; set it to the issuer's jwks_uri (https://…)");
+  }
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname))) {
+    throw new ApiError(409, "CONFLICT", "OAuth is not configured: OAUTH_JWKS_URL must be an https:// URL (http:// only to localhost), so the issuer's keys cannot be swapped on the way");
+  }
+  return url.href;
+}
+
 /**
  * True when verification failed because the issuer's keys could not be had, not because of the token: then the token
  * was never checked, and the client is told to retry (503) rather than to drop a token that may be good (401).
@@ -116,9 +138,10 @@ export const oauthProvider: AuthProvider = {
     }
     const audience = env.OAUTH_AUDIENCE;
     if (!audience) throw new ApiError(401, "INVALID_TOKEN", `Tokens of ${issuer} are refused: the service is configured without OAUTH_AUDIENCE, so it cannot tell a token meant for it from one the issuer made for another client`);
+    const keysUrl = checkedJwksUrl(jwksUrl);
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, jwks(jwksUrl).set, { issuer, audience, algorithms: ALGORITHMS, requiredClaims: ["exp"] }));
+      ({ payload } = await jwtVerify(token, jwks(keysUrl).set, { issuer, audience, algorithms: ALGORITHMS, requiredClaims: ["exp"] }));
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw new ApiError(401, "EXPIRED_TOKEN", `Token expired: get a new one from ${issuer}`);
       if (keysUnavailable(error)) {
