@@ -46,6 +46,13 @@ describe("external OAuth 2.0 / OIDC access tokens", () => {
     expect((await get("/api/metadata/workflow", { authorization: `Bearer ${token}` })).status).toBe(403);
   });
 
+  it("takes the issuer's token until its exp: revoking it here answers 200 (RFC 7009) and changes nothing, as documented", async () => {
+    const token = await issuerToken({ sub: "oidc-revoked" });
+    const revoke = await SELF.fetch("https://conductor.test/api/security/token/revoke", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token }) });
+    expect(revoke.status).toBe(200);
+    expect(await get("/api/security/permissions", { authorization: `Bearer ${token}` })).toMatchObject({ status: 200, body: { userId: "oidc-revoked" } });
+  });
+
   it("refuses expired tokens, another audience, a foreign key, an HS256 token made with the public key, and alg none", async () => {
     const expired = await issuerToken({ sub: "u" }, { expiresIn: Math.floor(Date.now() / 1000) - 60 });
     expect(await get("/api/metadata/workflow", { authorization: `Bearer ${expired}` })).toMatchObject({ status: 401, body: { error: "EXPIRED_TOKEN" } });
