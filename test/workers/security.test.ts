@@ -1,6 +1,6 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { SignJWT, decodeJwt, generateKeyPair } from "jose";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { matchApiPath } from "../../src/worker/auth/access-rules";
 import { verifyAccessToken } from "../../src/worker/auth/tokens";
 import type { IRequest } from "itty-router";
@@ -99,6 +99,21 @@ describe("tokens", () => {
     const tamperedPayload = btoa(JSON.stringify({ ...JSON.parse(atob(payload!.replace(/-/g, "+").replace(/_/g, "/"))), sub: "someone" })).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(`${header}.${tamperedPayload}.${good.split(".")[2]}`)), 401, "INVALID_TOKEN");
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer("not-a-jwt")), 401, "INVALID_TOKEN");
+  });
+
+  it("a token verified in its last second is not taken from the isolate's cache after its exp", async () => {
+    const exp = Math.floor(Date.now() / 1000) + 60;
+    const token = await new SignJWT({ fam: crypto.randomUUID() }).setProtectedHeader({ alg: "HS256", kid: "test-1" }).setSubject("cache-expiry-user").setIssuer("edge-conductor").setAudience("edge-conductor").setExpirationTime(exp).setJti(crypto.randomUUID()).sign(TEST_KEY);
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(exp * 1000 - 400);
+      expect(await verifyAccessToken(env, token)).toMatchObject({ userId: "cache-expiry-user" });
+      // Within the cache's second from that check, but past exp.
+      vi.setSystemTime(exp * 1000 + 100);
+      await expect(verifyAccessToken(env, token)).rejects.toMatchObject({ status: 401, code: "EXPIRED_TOKEN" });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("refresh rotates the refresh token; reusing an old one revokes the whole session", async () => {

@@ -24,8 +24,17 @@ interface SigningKey {
 const encoder = new TextEncoder();
 const keysByEnv = new WeakMap<object, Promise<SigningKey[]>>();
 const markersByEnv = new WeakMap<object, Promise<string | undefined>>();
+/** What a verified access token holds: `expiresAt` its `exp` in ms, checked again on every use of the cached entry. */
+interface VerifiedToken {
+  userId: string;
+  jti: string;
+  family: string;
+  bootstrapKey: unknown;
+  expiresAt: number;
+}
+
 /** Verified access tokens, briefly: a revocation made in this isolate clears it at once. */
-const verifiedCache = new TtlCache<{ userId: string; jti: string; family: string; bootstrapKey: unknown }>(1_000);
+const verifiedCache = new TtlCache<VerifiedToken>(1_000);
 
 /** How the key id of a bootstrap admin session starts (API key ids are UUIDs, so never like this). */
 const BOOTSTRAP_MARKER_PREFIX = "bootstrap:";
@@ -191,12 +200,19 @@ export async function verifyAccessToken(env: Env, token: string): Promise<{ user
   // Loaded through the cache, not set after: a revocation in this isolate clears the cache while a check may be reading
   // revoked_tokens, and what that check read (before the revocation) must not be kept for the requests after it.
   const verified = await verifiedCache.getOrLoad(token, () => verifySignedToken(env, token));
+  // The cache keeps an entry for its TTL from when it was verified: one verified in its last second must not outlive exp.
+  if (verified.expiresAt <= Date.now()) throw expiredToken();
   // Checked on every request, not cached: the configuration may differ between requests of one isolate.
   if (verified.userId === BOOTSTRAP_ADMIN_USER && verified.bootstrapKey !== (await bootstrapKeyMarker(env))) throw new ApiError(401, "INVALID_TOKEN", ROTATED);
   return { userId: verified.userId, jti: verified.jti, family: verified.family };
 }
 
-async function verifySignedToken(env: Env, token: string): Promise<{ userId: string; jti: string; family: string; bootstrapKey: unknown }> {
+/** The 401 of one of our access tokens past its `exp`. */
+function expiredToken(): ApiError {
+  return new ApiError(401, "EXPIRED_TOKEN", "Token expired: request a new one with POST /api/security/token or refresh it with POST /api/security/token/refresh");
+}
+
+async function verifySignedToken(env: Env, token: string): Promise<VerifiedToken> {
   let kid: string | undefined;
   try {
     kid = decodeProtectedHeader(token).kid;
@@ -205,14 +221,14 @@ async function verifySignedToken(env: Env, token: string): Promise<{ userId: str
   }
   const key = (await signingKeys(env)).find((candidate) => candidate.kid === kid);
   if (!key) throw new ApiError(401, "INVALID_TOKEN", `Invalid token: unknown signing key; ${INVALID_HINT}`);
-  let claims: { sub?: string; jti?: string; fam?: unknown; [BOOTSTRAP_CLAIM]?: unknown };
+  let claims: { sub?: string; jti?: string; exp?: number; fam?: unknown; [BOOTSTRAP_CLAIM]?: unknown };
   try {
     ({ payload: claims } = await jwtVerify(token, key.secret, { algorithms: ["HS256"], issuer: TOKEN_ISSUER, audience: TOKEN_ISSUER, requiredClaims: ["sub", "jti", "exp"] }));
   } catch (error) {
-    if (error instanceof errors.JWTExpired) throw new ApiError(401, "EXPIRED_TOKEN", "Token expired: request a new one with POST /api/security/token or refresh it with POST /api/security/token/refresh");
+    if (error instanceof errors.JWTExpired) throw expiredToken();
     throw new ApiError(401, "INVALID_TOKEN", `Invalid token: signature, algorithm, issuer or audience check failed; ${INVALID_HINT}`);
   }
-  const verified = { userId: claims.sub!, jti: claims.jti!, family: typeof claims.fam === "string" ? claims.fam : "", bootstrapKey: claims[BOOTSTRAP_CLAIM] };
+  const verified = { userId: claims.sub!, jti: claims.jti!, family: typeof claims.fam === "string" ? claims.fam : "", bootstrapKey: claims[BOOTSTRAP_CLAIM], expiresAt: claims.exp! * 1000 };
   const revoked = await env.DB.prepare(`SELECT 1 FROM revoked_tokens WHERE id IN (?, ?) LIMIT 1`).bind(verified.jti, verified.family).first();
   if (revoked) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
   return verified;
