@@ -11,7 +11,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const { publicKey, privateKey } = await generateKeyPair("RS256", { extractable: true });
   const publicJwk = { ...(await exportJWK(publicKey)), kid: "issuer-key-1", alg: "RS256", use: "sig" };
   project.provide("oauthPrivateJwk", JSON.stringify({ ...(await exportJWK(privateKey)), kid: "issuer-key-1", alg: "RS256" }));
-  const server = createTargetServer({ jwks: { keys: [publicJwk] } });
+  // A key of the same type the issuer never signs with, served first by /jwks.json?decoy=1.
+  const decoy = await generateKeyPair("RS256", { extractable: true });
+  const decoyJwk = { ...(await exportJWK(decoy.publicKey)), kid: "decoy-key-1", alg: "RS256", use: "sig" };
+  const server = createTargetServer({ jwks: { keys: [publicJwk] }, decoyJwk });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
   project.provide("targetPort", typeof address === "object" && address ? address.port : 0);

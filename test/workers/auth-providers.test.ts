@@ -128,6 +128,23 @@ describe("the issuer's keys (JWKS) fetched", () => {
     expect(await oauthProvider.authenticate(request(), env as unknown as Env)).toMatchObject({ userId: "u" });
   });
 
+  it("takes a token without kid when the set holds several keys of its type: each is tried", async () => {
+    const jwk = JSON.parse(env.OAUTH_TEST_PRIVATE_JWK) as JWK;
+    const withoutKid = await new SignJWT({ sub: "oidc-no-kid" })
+      .setProtectedHeader({ alg: "RS256" })
+      .setIssuer("https://issuer.test")
+      .setAudience("edge-conductor-api")
+      .setExpirationTime("5m")
+      .sign((await importJWK(jwk, "RS256")) as CryptoKey);
+    const rotating = issuerEnvWithKeysAt(`${env.TARGET_URL}/jwks.json?decoy=1&set=${crypto.randomUUID()}`);
+    const request = (token: string) => new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${token}` } });
+    expect(await oauthProvider.authenticate(request(withoutKid), rotating)).toMatchObject({ userId: "oidc-no-kid" });
+    // Signed by neither key: still refused.
+    const { privateKey } = await generateKeyPair("RS256");
+    const foreign = await new SignJWT({ sub: "u" }).setProtectedHeader({ alg: "RS256" }).setIssuer("https://issuer.test").setAudience("edge-conductor-api").setExpirationTime("5m").sign(privateKey);
+    await expect(oauthProvider.authenticate(request(foreign), rotating)).rejects.toMatchObject({ status: 401, code: "INVALID_TOKEN" });
+  });
+
   it("still refuses with 401 a token whose key id the issuer's keys do not hold", async () => {
     const madeUp = await issuerToken({ sub: "u" }, { kid: `made-up-${crypto.randomUUID()}` });
     expect(await get("/api/metadata/workflow", { authorization: `Bearer ${madeUp}` })).toMatchObject({ status: 401, body: { error: "INVALID_TOKEN" } });

@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, customFetch, decodeJwt, errors, jwtVerify, type JWTPayload } from "jose";
+import { createRemoteJWKSet, customFetch, decodeJwt, errors, jwtVerify, type JWTPayload, type JWTVerifyOptions } from "jose";
 import { readBounded } from "../http/body";
 import { ApiError } from "../http/errors";
 import { bearerToken } from "./bearer";
@@ -106,6 +106,27 @@ function keysUnavailable(error: unknown): boolean {
   return error instanceof IssuerKeysUnavailable || error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid;
 }
 
+/**
+ * Verifies `token` against the issuer's keys. A token without `kid` (or one naming a kid the set holds twice) matches
+ * every key of its algorithm's type, and jose's key set then refuses to choose (JWKSMultipleMatchingKeys, "Exactly one
+ * key must match"): as its documentation shows, each matching key is tried, the token taken if one of them signed it.
+ */
+async function verifyWithIssuerKeys(token: string, keys: IssuerKeys, options: JWTVerifyOptions): Promise<JWTPayload> {
+  try {
+    return (await jwtVerify(token, keys.set, options)).payload;
+  } catch (error) {
+    if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error;
+    for await (const key of error) {
+      try {
+        return (await jwtVerify(token, key, options)).payload;
+      } catch (inner) {
+        if (!(inner instanceof errors.JWSSignatureVerificationFailed)) throw inner;
+      }
+    }
+    throw new errors.JWSSignatureVerificationFailed();
+  }
+}
+
 /** Reads a claim by dotted path (`realm_access.roles`). */
 function claim(payload: JWTPayload, path: string): unknown {
   let value: unknown = payload;
@@ -141,7 +162,7 @@ export const oauthProvider: AuthProvider = {
     const keysUrl = checkedJwksUrl(jwksUrl);
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, jwks(keysUrl).set, { issuer, audience, algorithms: ALGORITHMS, requiredClaims: ["exp"] }));
+      payload = await verifyWithIssuerKeys(token, jwks(keysUrl), { issuer, audience, algorithms: ALGORITHMS, requiredClaims: ["exp"] });
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw new ApiError(401, "EXPIRED_TOKEN", `Token expired: get a new one from ${issuer}`);
       if (keysUnavailable(error)) {
