@@ -35,6 +35,8 @@ interface Env {
   /** Claim naming the user (default `sub`) and claim listing role names (optional); dotted paths allowed. */
   OAUTH_USER_CLAIM?: string;
   OAUTH_ROLES_CLAIM?: string;
+  /** The `typ` header the issuer's access tokens must carry (`at+jwt`, RFC 9068), when set; unchecked by default. */
+  OAUTH_TOKEN_TYPE?: string;
   /** A Worker asked who a request is when no built-in credentials are recognised (service binding). */
   AUTH_SERVICE?: Fetcher;
   REFRESH_TOKEN_TTL_SECONDS?: string;

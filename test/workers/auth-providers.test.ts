@@ -145,6 +145,26 @@ describe("the issuer's keys (JWKS) fetched", () => {
     await expect(oauthProvider.authenticate(request(foreign), rotating)).rejects.toMatchObject({ status: 401, code: "INVALID_TOKEN" });
   });
 
+  it("with OAUTH_TOKEN_TYPE=at+jwt takes only tokens typed so (RFC 9068), telling an access token from an ID token", async () => {
+    const jwk = JSON.parse(env.OAUTH_TEST_PRIVATE_JWK) as JWK;
+    const typed = async (typ: string | undefined) =>
+      new SignJWT({ sub: "oidc-typed" })
+        .setProtectedHeader(typ === undefined ? { alg: "RS256", kid: "issuer-key-1" } : { alg: "RS256", kid: "issuer-key-1", typ })
+        .setIssuer("https://issuer.test")
+        .setAudience("edge-conductor-api")
+        .setExpirationTime("5m")
+        .sign((await importJWK(jwk, "RS256")) as CryptoKey);
+    const request = (token: string) => new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${token}` } });
+    const strict = { ...env, OAUTH_TOKEN_TYPE: "at+jwt" } as unknown as Env;
+    expect(await oauthProvider.authenticate(request(await typed("at+jwt")), strict)).toMatchObject({ userId: "oidc-typed" });
+    expect(await oauthProvider.authenticate(request(await typed("application/at+jwt")), strict)).toMatchObject({ userId: "oidc-typed" });
+    for (const typ of ["JWT", undefined]) {
+      await expect(oauthProvider.authenticate(request(await typed(typ)), strict)).rejects.toMatchObject({ status: 401, code: "INVALID_TOKEN" });
+    }
+    // Unset (the default), the type is not read.
+    expect(await oauthProvider.authenticate(request(await typed("JWT")), env as unknown as Env)).toMatchObject({ userId: "oidc-typed" });
+  });
+
   it("still refuses with 401 a token whose key id the issuer's keys do not hold", async () => {
     const madeUp = await issuerToken({ sub: "u" }, { kid: `made-up-${crypto.randomUUID()}` });
     expect(await get("/api/metadata/workflow", { authorization: `Bearer ${madeUp}` })).toMatchObject({ status: 401, body: { error: "INVALID_TOKEN" } });

@@ -162,7 +162,10 @@ export const oauthProvider: AuthProvider = {
     const keysUrl = checkedJwksUrl(jwksUrl);
     let payload: JWTPayload;
     try {
-      payload = await verifyWithIssuerKeys(token, jwks(keysUrl), { issuer, audience, algorithms: ALGORITHMS, requiredClaims: ["exp"] });
+      // RFC 9068's explicit type (at+jwt) tells an access token from an ID token of the same issuer and audience; many
+      // issuers still send "JWT", so it is checked only when configured (jose compares it without "application/").
+      const typ = env.OAUTH_TOKEN_TYPE?.trim() || undefined;
+      payload = await verifyWithIssuerKeys(token, jwks(keysUrl), { issuer, audience, algorithms: ALGORITHMS, requiredClaims: ["exp"], ...(typ ? { typ } : {}) });
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw new ApiError(401, "EXPIRED_TOKEN", `Token expired: get a new one from ${issuer}`);
       if (keysUnavailable(error)) {
