@@ -11,7 +11,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const { publicKey, privateKey } = await generateKeyPair("RS256", { extractable: true });
   const publicJwk = { ...(await exportJWK(publicKey)), kid: "issuer-key-1", alg: "RS256", use: "sig" };
   project.provide("oauthPrivateJwk", JSON.stringify({ ...(await exportJWK(privateKey)), kid: "issuer-key-1", alg: "RS256" }));
-  // A key of the same type the issuer never signs with, served first by /jwks.json?decoy=1.
+  // A key of the same type the issuer never signs with, served first by /jwks.json?decoy=N (N times, under other kids).
   const decoy = await generateKeyPair("RS256", { extractable: true });
   const decoyJwk = { ...(await exportJWK(decoy.publicKey)), kid: "decoy-key-1", alg: "RS256", use: "sig" };
   const server = createTargetServer({ jwks: { keys: [publicJwk] }, decoyJwk });

@@ -20,8 +20,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `ANY /hold/<key>`      → holds the request (counted as a hit) until `/release/<key>`, then 200 {key, released: true};
  *    one held 30 s answers {key, released: false}
  *  - `ANY /release/<key>`   → answers every request held under that key; 200 {key, released: <how many>}
- *  - `GET /jwks.json[?pad=N][&decoy=1]` → the JSON Web Key Set given (a local OAuth issuer's public keys), with a member of
- *    N characters added, and with `decoy=1` another RS256 key (not the issuer's) listed first
+ *  - `GET /jwks.json[?pad=N][&decoy=N]` → the JSON Web Key Set given (a local OAuth issuer's public keys), with a member
+ *    of N characters added, and with `decoy=N` N other RS256 keys (not the issuer's) listed first
  *  - `ANY /redirect?to=<url>&status=302` → a redirect there (to itself without `to`)
  *  - `GET /headers?<name>=<value>…` → 200 with each query parameter as a response header
  *  - `ANY /readme/echo…`    → 200 {method, url, body} as the README's worked example's echo server answers: `url` the
@@ -121,8 +121,9 @@ export function createTargetServer(options: { jwks?: { keys: unknown[] }; decoyJ
         case "jwks.json": {
           // ?pad=N adds a member of N characters (a JWKS may carry members beyond `keys`): a key set of any size.
           const pad = Number(url.searchParams.get("pad") ?? 0);
-          // ?decoy=1 puts another key of the same type first (a set during a rotation), for tokens without a kid.
-          const decoy = url.searchParams.get("decoy") === "1" && options.decoyJwk ? [options.decoyJwk] : [];
+          // ?decoy=N puts N other keys of the same type first (a set during a rotation), for tokens without a kid.
+          const decoys = options.decoyJwk ? Number(url.searchParams.get("decoy") ?? 0) : 0;
+          const decoy = Array.from({ length: decoys }, (_, i) => (i === 0 ? options.decoyJwk : { ...(options.decoyJwk as object), kid: `decoy-key-${i + 1}` }));
           const jwks = options.jwks ? { ...options.jwks, keys: [...decoy, ...options.jwks.keys], ...(pad > 0 ? { pad: "x".repeat(pad) } : {}) } : undefined;
           return json(res, jwks ? 200 : 404, jwks ?? { error: "no JWKS" });
         }

@@ -3,7 +3,7 @@ import { SignJWT, generateKeyPair, importJWK, type JWK } from "jose";
 import { describe, expect, it } from "vitest";
 import { apiOk } from "./helpers";
 import { customProvider } from "../../src/worker/auth/custom";
-import { oauthProvider } from "../../src/worker/auth/oauth";
+import { MAX_KEYS_TRIED_WITHOUT_KID, oauthProvider } from "../../src/worker/auth/oauth";
 
 /** Signs an access token as the local OAuth issuer of the tests (its JWKS is served by the target). */
 async function issuerToken(claims: Record<string, unknown>, options: { issuer?: string; audience?: string; expiresIn?: string | number; key?: CryptoKey | Uint8Array; alg?: string; kid?: string } = {}): Promise<string> {
@@ -143,6 +143,23 @@ describe("the issuer's keys (JWKS) fetched", () => {
     const { privateKey } = await generateKeyPair("RS256");
     const foreign = await new SignJWT({ sub: "u" }).setProtectedHeader({ alg: "RS256" }).setIssuer("https://issuer.test").setAudience("edge-conductor-api").setExpirationTime("5m").sign(privateKey);
     await expect(oauthProvider.authenticate(request(foreign), rotating)).rejects.toMatchObject({ status: 401, code: "INVALID_TOKEN" });
+  });
+
+  it("checks a token without kid against the first few keys of its type only, not every key a large set holds", async () => {
+    const jwk = JSON.parse(env.OAUTH_TEST_PRIVATE_JWK) as JWK;
+    const withoutKid = await new SignJWT({ sub: "oidc-no-kid-bounded" })
+      .setProtectedHeader({ alg: "RS256" })
+      .setIssuer("https://issuer.test")
+      .setAudience("edge-conductor-api")
+      .setExpirationTime("5m")
+      .sign((await importJWK(jwk, "RS256")) as CryptoKey);
+    const request = () => new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${withoutKid}` } });
+    // The issuer's key after three others is among the first four tried.
+    const three = issuerEnvWithKeysAt(`${env.TARGET_URL}/jwks.json?decoy=${MAX_KEYS_TRIED_WITHOUT_KID - 1}&set=${crypto.randomUUID()}`);
+    expect(await oauthProvider.authenticate(request(), three)).toMatchObject({ userId: "oidc-no-kid-bounded" });
+    // After four others it is not reached: each key tried is a signature check a made-up token costs.
+    const four = issuerEnvWithKeysAt(`${env.TARGET_URL}/jwks.json?decoy=${MAX_KEYS_TRIED_WITHOUT_KID}&set=${crypto.randomUUID()}`);
+    await expect(oauthProvider.authenticate(request(), four)).rejects.toMatchObject({ status: 401, code: "INVALID_TOKEN" });
   });
 
   it("with OAUTH_TOKEN_TYPE=at+jwt takes only tokens typed so (RFC 9068), telling an access token from an ID token", async () => {

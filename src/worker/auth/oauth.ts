@@ -107,16 +107,27 @@ function keysUnavailable(error: unknown): boolean {
 }
 
 /**
+ * Most keys a token without `kid` is checked against (the set's first of its algorithm's type). Anyone can send a
+ * token naming the issuer, so each try is a signature check paid by a request nobody authenticated: with no bound a set
+ * of many keys (up to {@link JWKS_MAX_BYTES}: a thousand EC keys) made each made-up token a thousand checks. Issuers
+ * that leave `kid` out publish one key, or two during a rotation.
+ */
+export const MAX_KEYS_TRIED_WITHOUT_KID = 4;
+
+/**
  * Verifies `token` against the issuer's keys. A token without `kid` (or one naming a kid the set holds twice) matches
  * every key of its algorithm's type, and jose's key set then refuses to choose (JWKSMultipleMatchingKeys, "Exactly one
- * key must match"): as its documentation shows, each matching key is tried, the token taken if one of them signed it.
+ * key must match"): as its documentation shows, each matching key is tried, the token taken if one of them signed it,
+ * up to {@link MAX_KEYS_TRIED_WITHOUT_KID} of them.
  */
 async function verifyWithIssuerKeys(token: string, keys: IssuerKeys, options: JWTVerifyOptions): Promise<JWTPayload> {
   try {
     return (await jwtVerify(token, keys.set, options)).payload;
   } catch (error) {
     if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw error;
+    let tried = 0;
     for await (const key of error) {
+      if (++tried > MAX_KEYS_TRIED_WITHOUT_KID) break;
       try {
         return (await jwtVerify(token, key, options)).payload;
       } catch (inner) {
