@@ -20,8 +20,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *  - `ANY /hold/<key>`      → holds the request (counted as a hit) until `/release/<key>`, then 200 {key, released: true};
  *    one held 30 s answers {key, released: false}
  *  - `ANY /release/<key>`   → answers every request held under that key; 200 {key, released: <how many>}
- *  - `GET /jwks.json[?pad=N][&decoy=N]` → the JSON Web Key Set given (a local OAuth issuer's public keys), with a member
- *    of N characters added, and with `decoy=N` N other RS256 keys (not the issuer's) listed first
+ *  - `GET /jwks.json[?pad=N][&decoy=N][&hit=<key>][&garbage=1]` → the JSON Web Key Set given (a local OAuth issuer's
+ *    public keys), with a member of N characters added, and with `decoy=N` N other RS256 keys (not the issuer's) listed
+ *    first; `hit` counts the fetch under that key; `garbage=1` answers 200 `{keys: [1, "two"]}` instead
  *  - `ANY /redirect?to=<url>&status=302` → a redirect there (to itself without `to`)
  *  - `GET /headers?<name>=<value>…` → 200 with each query parameter as a response header
  *  - `ANY /readme/echo…`    → 200 {method, url, body} as the README's worked example's echo server answers: `url` the
@@ -121,6 +122,11 @@ export function createTargetServer(options: { jwks?: { keys: unknown[] }; decoyJ
         case "jwks.json": {
           // ?pad=N adds a member of N characters (a JWKS may carry members beyond `keys`): a key set of any size.
           const pad = Number(url.searchParams.get("pad") ?? 0);
+          // ?hit=<key> counts the fetch under that key (read with /hits/<key>).
+          const hit = url.searchParams.get("hit");
+          if (hit) count(hit);
+          // ?garbage=1: a 200 whose `keys` is an array of no keys at all (a broken issuer's answer).
+          if (url.searchParams.get("garbage") === "1") return json(res, 200, { keys: [1, "two"] });
           // ?decoy=N puts N other keys of the same type first (a set during a rotation), for tokens without a kid.
           const decoys = options.decoyJwk ? Number(url.searchParams.get("decoy") ?? 0) : 0;
           const decoy = Array.from({ length: decoys }, (_, i) => (i === 0 ? options.decoyJwk : { ...(options.decoyJwk as object), kid: `decoy-key-${i + 1}` }));

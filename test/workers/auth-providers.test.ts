@@ -109,6 +109,17 @@ describe("the issuer's keys (JWKS) fetched", () => {
     expect(await targetHits(key)).toBe(1);
   });
 
+  it("holds fetches back after a 200 that is no key set ({keys: [1]}) too: 503s, fetched once for many requests", async () => {
+    const key = `jwks-garbage-${crypto.randomUUID()}`;
+    const garbage = issuerEnvWithKeysAt(`${env.TARGET_URL}/jwks.json?garbage=1&hit=${key}`);
+    const token = await issuerToken({ sub: "u" });
+    for (let i = 0; i < 4; i++) {
+      const request = new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${token}` } });
+      await expect(oauthProvider.authenticate(request, garbage)).rejects.toMatchObject({ status: 503, code: "UNAVAILABLE", headers: { "Retry-After": "5" } });
+    }
+    expect(await targetHits(key)).toBe(1);
+  });
+
   it("reads a key set up to 256 KiB: a larger one is refused unread (503), as one that could not be fetched", async () => {
     const token = await issuerToken({ sub: "oidc-user-size" });
     const request = () => new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${token}` } });

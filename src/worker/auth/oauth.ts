@@ -35,6 +35,19 @@ interface IssuerKeys {
 
 const jwksByUrl = new Map<string, IssuerKeys>();
 
+/** A plain JSON object (not an array, not null). */
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * True for what jose's key set takes (`{keys: [object…]}`, its isJwkSet): one it refuses is refused here, where the
+ * failure holds further fetches back, not after this fetch counted as a success (then each request fetched it again).
+ */
+function isKeySet(value: unknown): boolean {
+  return isJsonObject(value) && Array.isArray(value.keys) && value.keys.every(isJsonObject);
+}
+
 /**
  * The fetch jose uses for the JWKS: the body is read up to {@link JWKS_MAX_BYTES} (jose reads any length whole), and a
  * failure (not 200, too large, not a key set, or no answer within jose's timeout) is logged (never the token) and holds
@@ -52,8 +65,7 @@ function jwksFetch(keys: () => IssuerKeys, url: string): (input: string, init: R
       }
       const body = await readBounded(response.body, JWKS_MAX_BYTES);
       if (body === "too-large") throw new IssuerKeysUnavailable(`the key set is over ${JWKS_MAX_BYTES} bytes`);
-      const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
-      if (typeof parsed !== "object" || parsed === null || !Array.isArray((parsed as { keys?: unknown }).keys)) throw new IssuerKeysUnavailable("not a JSON Web Key Set");
+      if (!isKeySet(JSON.parse(new TextDecoder().decode(body)))) throw new IssuerKeysUnavailable("not a JSON Web Key Set");
       return new Response(body, { status: 200, headers: { "content-type": "application/json" } });
     } catch (error) {
       entry.retryAt = Date.now() + JWKS_RETRY_AFTER_SECONDS * 1000;
