@@ -1,6 +1,6 @@
 import { SELF, env } from "cloudflare:test";
 import { SignJWT, generateKeyPair, importJWK, type JWK } from "jose";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { apiOk } from "./helpers";
 import { customProvider } from "../../src/worker/auth/custom";
 import { MAX_KEYS_TRIED_WITHOUT_KID, oauthProvider } from "../../src/worker/auth/oauth";
@@ -134,6 +134,15 @@ describe("the issuer's keys (JWKS) fetched", () => {
     const request = () => new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${token}` } });
     for (const jwksUrl of ["http://issuer.example/jwks.json", "ftp://issuer.example/jwks.json", "issuer.example/jwks.json"]) {
       await expect(oauthProvider.authenticate(request(), issuerEnvWithKeysAt(jwksUrl))).rejects.toMatchObject({ status: 409, code: "CONFLICT", message: expect.stringContaining("OAUTH_JWKS_URL") });
+    }
+    // Logged for the operator once per value, not on every token: two more requests with one value log it once.
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const once = issuerEnvWithKeysAt(`http://issuer-${crypto.randomUUID()}.example/jwks.json`);
+      for (let i = 0; i < 2; i++) await expect(oauthProvider.authenticate(request(), once)).rejects.toMatchObject({ status: 409 });
+      expect(logged.mock.calls.filter(([line]) => String(line).includes("OAUTH_JWKS_URL refused"))).toHaveLength(1);
+    } finally {
+      logged.mockRestore();
     }
     // The tests' issuer is http://127.0.0.1 (a loopback host), as an issuer run locally may be.
     expect(await oauthProvider.authenticate(request(), env as unknown as Env)).toMatchObject({ userId: "u" });

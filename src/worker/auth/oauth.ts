@@ -98,16 +98,33 @@ const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
  * configuration refuses the request, saying what to fix, where a 500 would tell the operator nothing.
  */
 function checkedJwksUrl(jwksUrl: string): string {
+  let checked = checkedJwksUrls.get(jwksUrl);
+  if (checked === undefined) {
+    checked = jwksUrlProblem(jwksUrl);
+    // Told to the operator once per isolate and value, not on every token of the issuer: the answer's message goes to
+    // the client holding the token, who is not the one who can fix the setting.
+    if ("problem" in checked) console.error(JSON.stringify({ msg: "OAUTH_JWKS_URL refused", reason: checked.problem }));
+    checkedJwksUrls.set(jwksUrl, checked);
+  }
+  if ("problem" in checked) throw new ApiError(409, "CONFLICT", `OAuth is not configured: ${checked.problem}`);
+  return checked.href;
+}
+
+/** What {@link checkedJwksUrl} found for each `OAUTH_JWKS_URL` value seen in this isolate. */
+const checkedJwksUrls = new Map<string, { href: string } | { problem: string }>();
+
+/** The URL to fetch the issuer's keys from, or what is wrong with the setting. */
+function jwksUrlProblem(jwksUrl: string): { href: string } | { problem: string } {
   let url: URL;
   try {
     url = new URL(jwksUrl);
   } catch {
-    throw new ApiError(409, "CONFLICT", "OAuth is not configured: OAUTH_JWKS_URL is not a URL; set it to the issuer's jwks_uri (https://…)");
+    return { problem: "OAUTH_JWKS_URL is not a URL; set it to the issuer's jwks_uri (https://…)" };
   }
   if (url.protocol !== "https:" && !(url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname))) {
-    throw new ApiError(409, "CONFLICT", "OAuth is not configured: OAUTH_JWKS_URL must be an https:// URL (http:// only to localhost), so the issuer's keys cannot be swapped on the way");
+    return { problem: "OAUTH_JWKS_URL must be an https:// URL (http:// only to localhost), so the issuer's keys cannot be swapped on the way" };
   }
-  return url.href;
+  return { href: url.href };
 }
 
 /**
