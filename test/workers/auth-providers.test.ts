@@ -109,6 +109,23 @@ describe("the issuer's keys (JWKS) fetched", () => {
     expect(await targetHits(key)).toBe(1);
   });
 
+  it("shares a fetch under way between the requests needing the keys: a slow issuer is asked once, not once per request", async () => {
+    const key = `jwks-slow-${crypto.randomUUID()}`;
+    const slow = issuerEnvWithKeysAt(`${env.TARGET_URL}/hold/${key}`);
+    const token = await issuerToken({ sub: "u" });
+    const attempt = () => oauthProvider.authenticate(new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${token}` } }), slow).then(() => undefined, (error: unknown) => error);
+    const first = attempt();
+    await vi.waitFor(async () => expect(await targetHits(key)).toBe(1));
+    // Two more while the first fetch is held by the issuer: nothing before the fetch waits on I/O, so a task's turn
+    // brings each to it.
+    const others = [attempt(), attempt()];
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await fetch(`${env.TARGET_URL}/release/${key}`);
+    // The held answer is no key set: each request is a 503, and the issuer saw one fetch.
+    for (const outcome of await Promise.all([first, ...others])) expect(outcome).toMatchObject({ status: 503, code: "UNAVAILABLE" });
+    expect(await targetHits(key)).toBe(1);
+  });
+
   it("holds fetches back after a 200 that is no key set ({keys: [1]}) too: 503s, fetched once for many requests", async () => {
     const key = `jwks-garbage-${crypto.randomUUID()}`;
     const garbage = issuerEnvWithKeysAt(`${env.TARGET_URL}/jwks.json?garbage=1&hit=${key}`);

@@ -31,7 +31,15 @@ class IssuerKeysUnavailable extends Error {
 interface IssuerKeys {
   readonly set: ReturnType<typeof createRemoteJWKSet>;
   retryAt: number;
+  /** The fetch under way in this isolate, which requests needing the keys meanwhile wait for instead of fetching too. */
+  pending: { body: Promise<Uint8Array>; since: number } | undefined;
 }
+
+/**
+ * How long a fetch under way is waited for by other requests before one of them fetches on its own: jose's timeout
+ * (5 s) bounds a fetch, so one older than this belongs to a request that was canceled and will never settle.
+ */
+const JWKS_PENDING_STALE_MS = 6_000;
 
 const jwksByUrl = new Map<string, IssuerKeys>();
 
@@ -48,31 +56,70 @@ function isKeySet(value: unknown): boolean {
   return isJsonObject(value) && Array.isArray(value.keys) && value.keys.every(isJsonObject);
 }
 
+/** The issuer's key set, read up to {@link JWKS_MAX_BYTES} and checked to be one jose takes. */
+async function fetchKeySet(input: string, init: RequestInit): Promise<Uint8Array> {
+  const response = await fetch(input, init);
+  if (response.status !== 200) {
+    await response.body?.cancel();
+    throw new IssuerKeysUnavailable(`HTTP ${response.status}`);
+  }
+  const body = await readBounded(response.body, JWKS_MAX_BYTES);
+  if (body === "too-large") throw new IssuerKeysUnavailable(`the key set is over ${JWKS_MAX_BYTES} bytes`);
+  if (!isKeySet(JSON.parse(new TextDecoder().decode(body)))) throw new IssuerKeysUnavailable("not a JSON Web Key Set");
+  return body;
+}
+
+/** {@link fetchKeySet}, a failure logged (never the token) and holding further fetches back. */
+async function fetchKeySetOrHold(entry: IssuerKeys, url: string, input: string, init: RequestInit): Promise<Uint8Array> {
+  try {
+    return await fetchKeySet(input, init);
+  } catch (error) {
+    entry.retryAt = Date.now() + JWKS_RETRY_AFTER_SECONDS * 1000;
+    const reason = error instanceof IssuerKeysUnavailable ? error.message : error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    console.error(JSON.stringify({ msg: "OAuth issuer keys could not be fetched", url, reason }));
+    throw error instanceof IssuerKeysUnavailable ? error : new IssuerKeysUnavailable(reason, { cause: error });
+  }
+}
+
+/** `body`, or a failure once `signal` (this request's own jose timeout) aborts first. */
+async function waitedFor(body: Promise<Uint8Array>, signal: AbortSignal | null | undefined): Promise<Uint8Array> {
+  if (!signal) return body;
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new IssuerKeysUnavailable("no answer in time to the fetch under way"));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([body, aborted]);
+  } finally {
+    signal.removeEventListener("abort", onAbort!);
+  }
+}
+
 /**
  * The fetch jose uses for the JWKS: the body is read up to {@link JWKS_MAX_BYTES} (jose reads any length whole), and a
  * failure (not 200, too large, not a key set, or no answer within jose's timeout) is logged (never the token) and holds
- * further fetches back for {@link JWKS_RETRY_AFTER_SECONDS}.
+ * further fetches back for {@link JWKS_RETRY_AFTER_SECONDS}. Requests needing the keys while a fetch is under way wait
+ * for it: jose shares no fetch between requests on Workers, so while an issuer was slow to fail each request fetched.
  */
 function jwksFetch(keys: () => IssuerKeys, url: string): (input: string, init: RequestInit) => Promise<Response> {
   return async (input, init) => {
     const entry = keys();
     if (Date.now() < entry.retryAt) throw new IssuerKeysUnavailable("a fetch failed moments ago");
-    try {
-      const response = await fetch(input, init);
-      if (response.status !== 200) {
-        await response.body?.cancel();
-        throw new IssuerKeysUnavailable(`HTTP ${response.status}`);
+    let body: Uint8Array;
+    if (entry.pending && Date.now() - entry.pending.since < JWKS_PENDING_STALE_MS) {
+      body = await waitedFor(entry.pending.body, init.signal);
+    } else {
+      const pending = { body: fetchKeySetOrHold(entry, url, input, init), since: Date.now() };
+      entry.pending = pending;
+      try {
+        body = await pending.body;
+      } finally {
+        if (entry.pending === pending) entry.pending = undefined;
       }
-      const body = await readBounded(response.body, JWKS_MAX_BYTES);
-      if (body === "too-large") throw new IssuerKeysUnavailable(`the key set is over ${JWKS_MAX_BYTES} bytes`);
-      if (!isKeySet(JSON.parse(new TextDecoder().decode(body)))) throw new IssuerKeysUnavailable("not a JSON Web Key Set");
-      return new Response(body, { status: 200, headers: { "content-type": "application/json" } });
-    } catch (error) {
-      entry.retryAt = Date.now() + JWKS_RETRY_AFTER_SECONDS * 1000;
-      const reason = error instanceof IssuerKeysUnavailable ? error.message : error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      console.error(JSON.stringify({ msg: "OAuth issuer keys could not be fetched", url, reason }));
-      throw error instanceof IssuerKeysUnavailable ? error : new IssuerKeysUnavailable(reason, { cause: error });
     }
+    return new Response(body.slice(), { status: 200, headers: { "content-type": "application/json" } });
   };
 }
 
@@ -81,7 +128,7 @@ function jwks(url: string): IssuerKeys {
   if (!entry) {
     // jose caches the keys and refetches on an unknown kid (rotation), with a cooldown against floods after a success;
     // jwksFetch adds one after a failure, and the size bound.
-    const created: IssuerKeys = { set: createRemoteJWKSet(new URL(url), { [customFetch]: jwksFetch(() => created, url) }), retryAt: 0 };
+    const created: IssuerKeys = { set: createRemoteJWKSet(new URL(url), { [customFetch]: jwksFetch(() => created, url) }), retryAt: 0, pending: undefined };
     entry = created;
     jwksByUrl.set(url, entry);
   }
