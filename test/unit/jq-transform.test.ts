@@ -184,6 +184,25 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.compileError("-")).toEqual(expect.stringContaining("expected an operand after -"));
   });
 
+  it("takes only false and null as false, as jq does: select(.n) keeps 0 and \"\", and/or stop at their left's answer", () => {
+    const input = { items: [{ n: 0 }, { n: null }, { n: "" }, { n: false }], tree: { x: 1, y: [2, { x: 3 }] } };
+    expect(jqRunner.run("[.items[] | select(.n)] | length", input)).toEqual({ ok: true, values: [2] });
+    expect(jqRunner.run('[0, "", [], {}, null, false] | map(if . then 1 else 0 end), map(not), any, all', {})).toEqual({
+      ok: true,
+      values: [[1, 1, 1, 1, 0, 0], [false, false, false, false, true, true], true, false],
+    });
+    // has would raise an error on the numbers .. reaches: and must not run its right on a false left.
+    expect(jqRunner.run('[.tree | .. | select(type == "object" and has("x")) | .x]', input)).toEqual({ ok: true, values: [[1, 3]] });
+    expect(jqRunner.run('null and error("x"), true or error("x"), [(true, false) and (true, false)], [(true, false) or (true, false)]', {})).toEqual({
+      ok: true,
+      values: [false, true, [true, false, false], [true, true, false]],
+    });
+    expect(jqRunner.run("[if (true, false) then 1 elif (false, true) then 2 else 3 end], [0 | until(. >= 3; . + 1)], [0 | while(. < 3; . + 1)]", {})).toEqual({
+      ok: true,
+      values: [[1, 3, 2], [3], [0, 1, 2]],
+    });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

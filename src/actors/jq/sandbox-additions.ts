@@ -637,6 +637,127 @@ function __withFormat(convert, notAString) {
     }, {params: [{label: 'format'}]})
 }
 
+// --- Truth: jq's false and null are false, and every other value true (0, "", [] and {} too); jqjs took JavaScript's,
+// so select(.count) dropped a count of 0 and if .name then … took "" as false. and/or stop at their left's answer, as
+// jq's do: select(type == "object" and has("x")) over .. no longer raises has's error on a number. A condition giving
+// several values runs a branch for each, as jq does. ---
+
+function __truthy(v) {
+    return v !== false && v !== null
+}
+
+AndOperator.prototype.apply = function*(input, conf) {
+    for (const l of this.l.apply(input, conf)) {
+        if (!__truthy(l)) {
+            yield false
+            continue
+        }
+        for (const r of this.r.apply(input, conf))
+            yield __truthy(r)
+    }
+}
+
+OrOperator.prototype.apply = function*(input, conf) {
+    for (const l of this.l.apply(input, conf)) {
+        if (__truthy(l)) {
+            yield true
+            continue
+        }
+        for (const r of this.r.apply(input, conf))
+            yield __truthy(r)
+    }
+}
+
+// if c_i then t_i elif … else e end from the i-th condition on: each value of c_i picks t_i or what follows.
+function* __ifFrom(node, i, input, conf) {
+    if (i == node.conditions.length) {
+        if (node.elseBranch)
+            yield* node.elseBranch.apply(input, conf)
+        else
+            yield input
+        return
+    }
+    for (const c of node.conditions[i].apply(input, conf)) {
+        if (__truthy(c))
+            yield* node.thens[i].apply(input, conf)
+        else
+            yield* __ifFrom(node, i + 1, input, conf)
+    }
+}
+
+IfNode.prototype.apply = function(input, conf) {
+    return __ifFrom(this, 0, input, conf)
+}
+
+// The values any/all look at: an array's or an object's, as jq's reduce .[] reads them.
+function __iterated(input, name) {
+    const t = nameType(input)
+    if (t == 'array')
+        return input
+    if (t == 'object')
+        return Object.values(input)
+    throw 'Cannot iterate over ' + t + ' (' + name + ')'
+}
+
+// any/all with a generator and a condition: stop at the first value that decides.
+function* __anyAll(values, cond, conf, want) {
+    for (const v of values)
+        for (const c of cond ? cond.apply(v, conf) : [v])
+            if (__truthy(c) == want)
+                return yield want
+    yield !want
+}
+
+Object.assign(functions, {
+    'not/0': function*(input) {
+        yield !__truthy(input)
+    },
+    'any/0': function*(input, conf) {
+        yield* __anyAll(__iterated(input, 'any'), null, conf, true)
+    },
+    'all/0': function*(input, conf) {
+        yield* __anyAll(__iterated(input, 'all'), null, conf, false)
+    },
+    'any/1': Object.assign(function*(input, conf, args) {
+        yield* __anyAll(__iterated(input, 'any'), args[0], conf, true)
+    }, {params: [{mode: 'defer'}]}),
+    'all/1': Object.assign(function*(input, conf, args) {
+        yield* __anyAll(__iterated(input, 'all'), args[0], conf, false)
+    }, {params: [{mode: 'defer'}]}),
+    'any/2': function*(input, conf, args) {
+        yield* __anyAll(args[0].apply(input, conf), args[1], conf, true)
+    },
+    'all/2': function*(input, conf, args) {
+        yield* __anyAll(args[0].apply(input, conf), args[1], conf, false)
+    },
+    // jq's while and until, with a queue rather than recursion (as jqjs's), so that a long loop needs no deep stack.
+    'while/2': function*(input, conf, args) {
+        const queue = [input]
+        while (queue.length) {
+            const v = queue.shift()
+            for (const c of args[0].apply(v, conf)) {
+                if (!__truthy(c))
+                    continue
+                yield v
+                queue.unshift(...args[1].apply(v, conf))
+            }
+        }
+    },
+    'until/2': function*(input, conf, args) {
+        const queue = [input]
+        while (queue.length) {
+            const v = queue.shift()
+            for (const c of args[0].apply(v, conf)) {
+                if (__truthy(c)) {
+                    yield v
+                    continue
+                }
+                queue.unshift(...args[1].apply(v, conf))
+            }
+        }
+    },
+})
+
 // --- Builtins: jq's, missing from jqjs or wrong there ---
 
 Object.assign(functions, {
