@@ -203,6 +203,14 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     });
   });
 
+  it("orders an array before a longer one it begins, as jq does: sort, unique, group_by and min tell [1] from [1, 0]", () => {
+    expect(jqRunner.run("[1] < [1, 0], ([[1, 0], [1]] | sort), ([[1], [1, 0], [1]] | unique), ([[1, 0], [1]] | min), ([{a: 2}, {a: 1, b: 0}, {b: 1}] | sort)", {})).toEqual({
+      ok: true,
+      values: [true, [[1], [1, 0]], [[1], [1, 0]], [1], [{ a: 2 }, { a: 1, b: 0 }, { b: 1 }]],
+    });
+    expect(jqRunner.run(".rows | group_by(.tags) | map(length)", { rows: [{ tags: ["a"] }, { tags: ["a", "b"] }, { tags: ["a"] }] })).toEqual({ ok: true, values: [[2, 1]] });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -214,6 +214,14 @@ const FIXES: readonly SourceFix[] = [
       "    * apply(input, conf) {\n        if (Object.hasOwn(conf.variables, this.name))\n            return yield conf.variables[this.name]\n        if (this.name == 'ENV')\n            return yield {}\n        if (this.name == '__loc__')\n            return yield {file: '<top-level>', line: 1}\n        throw '$' + this.name + ' is not defined'\n    }",
   },
   {
+    // jqjs compared arrays over the left one's length only, so [1] and [1, 0] were equal: sort, unique, group_by, min
+    // and max took them as the same value, and objects whose keys are a prefix of another's ({a} and {a, b}) were then
+    // ordered by their values. jq orders a prefix first, as jackson-jq (JsonNodeComparator) does.
+    why: "an array that is a prefix of another sorts before it",
+    find: "            let c = compareValues(v1, v2)\n            if (c != 0) return c\n        }\n        return 0\n    } else if (at == 'object') {",
+    replace: "            let c = compareValues(v1, v2)\n            if (c != 0) return c\n        }\n        return a.length - b.length\n    } else if (at == 'object') {",
+  },
+  {
     why: "`add` adds an object's values, as jq's does",
     find: "    'add/0': function*(input, conf) {\n        if (nameType(input) != 'array')",
     replace: "    'add/0': function*(input, conf) {\n        if (nameType(input) == 'object')\n            input = Object.values(input)\n        if (nameType(input) != 'array')",
