@@ -211,6 +211,16 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run(".rows | group_by(.tags) | map(length)", { rows: [{ tags: ["a"] }, { tags: ["a", "b"] }, { tags: ["a"] }] })).toEqual({ ok: true, values: [[2, 1]] });
   });
 
+  it("runs a function's arguments in the scope they were written in, as jq does: def f: …; map(f) and with_entries(w)", () => {
+    // map's own parameter is named f, with_entries' w: the argument found the parameter itself and recursed for good.
+    expect(jqRunner.run("def f: . * 2; .xs | map(f)", { xs: [1, 2] })).toEqual({ ok: true, values: [[2, 4]] });
+    expect(jqRunner.run("def w: .value |= . + 1; with_entries(w)", { a: 1 })).toEqual({ ok: true, values: [{ a: 2 }] });
+    expect(jqRunner.run("def g(f): [.[] | f]; def f: 10; .xs | g(f)", { xs: [1, 2] })).toEqual({ ok: true, values: [[10, 10]] });
+    // A variable in an argument is the caller's, not one of the same name the callee binds.
+    expect(jqRunner.run("1 as $x | def g(f): 2 as $x | f; g($x)", {})).toEqual({ ok: true, values: [1] });
+    expect(jqRunner.run("def addvalue(f): f as $x | map(. + $x); .xs | addvalue(.[0])", { xs: [[1, 2], [10, 20]] })).toEqual({ ok: true, values: [[[1, 2, 1, 2], [10, 20, 1, 2]]] });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -637,6 +637,75 @@ function __withFormat(convert, notAString) {
     }, {params: [{label: 'format'}]})
 }
 
+// --- Closures: a function's arguments run in the scope of the call that passed them ---
+
+// Runs start()'s iterator with conf's function arguments and variables set to scope's during each of its steps, and
+// puts the current ones back between steps (the consumer of a value runs in its own scope). Closes the iterator when
+// its consumer stops early, so that its own restoring (finally) runs in its scope.
+function* __inScope(conf, scope, start) {
+    // Inline rather than through a helper: each frame here is one more per nested call, and the stack is small.
+    let args = conf.userFuncArgs
+    let vars = conf.variables
+    conf.userFuncArgs = scope.args
+    conf.variables = scope.vars
+    let it
+    try {
+        it = start()
+    } finally {
+        conf.userFuncArgs = args
+        conf.variables = vars
+    }
+    let finished = false
+    try {
+        for (;;) {
+            args = conf.userFuncArgs
+            vars = conf.variables
+            conf.userFuncArgs = scope.args
+            conf.variables = scope.vars
+            let r
+            try {
+                r = it.next()
+            } finally {
+                conf.userFuncArgs = args
+                conf.variables = vars
+            }
+            if (r.done) {
+                finished = true
+                return
+            }
+            yield r.value
+        }
+    } finally {
+        if (!finished) {
+            args = conf.userFuncArgs
+            vars = conf.variables
+            conf.userFuncArgs = scope.args
+            conf.variables = scope.vars
+            try {
+                it.return()
+            } finally {
+                conf.userFuncArgs = args
+                conf.variables = vars
+            }
+        }
+    }
+}
+
+// A call of a function defined in jq (a def, or a builtin jqjs defines in jq): its body runs with its parameters
+// bound to the arguments, each a closure over the caller's function arguments and variables as they were at the call.
+function __callUserFunction(params, body, input, conf, args) {
+    const caller = {args: conf.userFuncArgs, vars: Object.assign({}, conf.variables)}
+    const own = Object.create(caller.args)
+    for (let i = 0; i < params.length; i++) {
+        const arg = args[i]
+        own[params[i] + '/0'] = {
+            apply: (x, c) => __inScope(c, caller, () => arg.apply(x, c)),
+            paths: (x, c) => __inScope(c, caller, () => arg.paths(x, c)),
+        }
+    }
+    return __inScope(conf, {args: own, vars: conf.variables}, () => body(input, conf))
+}
+
 // --- Truth: jq's false and null are false, and every other value true (0, "", [] and {} too); jqjs took JavaScript's,
 // so select(.count) dropped a count of 0 and if .name then … took "" as false. and/or stop at their left's answer, as
 // jq's do: select(type == "object" and has("x")) over .. no longer raises has's error on a number. A condition giving

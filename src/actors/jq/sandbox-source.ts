@@ -222,6 +222,15 @@ const FIXES: readonly SourceFix[] = [
     replace: "            let c = compareValues(v1, v2)\n            if (c != 0) return c\n        }\n        return a.length - b.length\n    } else if (at == 'object') {",
   },
   {
+    // jqjs looked a function's argument up by name in the callee's scope while it ran: in `def f: . * 2; map(f)` the
+    // argument `f` found map's own parameter `f` (itself) and recursed until the stack overflowed, and a user's
+    // function named like any builtin's parameter (f, w, p, …) could not be passed to it. jq's arguments are closures:
+    // they run in the scope they were written in (see __callUserFunction).
+    why: "a function's arguments run in their caller's scope",
+    find: "    let ret = function*(input, conf, args) {\n        let origArgs = conf.userFuncArgs\n        conf.userFuncArgs = Object.create(origArgs)\n        for (let i = 0; i < params.length; i++) {\n            let pn = params[i]\n            let pv = args[i]\n            conf.userFuncArgs[pn + '/0'] = pv\n        }\n        yield* f(input, conf)\n        conf.userFuncArgs = origArgs\n    }",
+    replace: "    let ret = function(input, conf, args) {\n        return __callUserFunction(params, f, input, conf, args)\n    }",
+  },
+  {
     why: "`add` adds an object's values, as jq's does",
     find: "    'add/0': function*(input, conf) {\n        if (nameType(input) != 'array')",
     replace: "    'add/0': function*(input, conf) {\n        if (nameType(input) == 'object')\n            input = Object.values(input)\n        if (nameType(input) != 'array')",
