@@ -221,6 +221,11 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("def addvalue(f): f as $x | map(. + $x); .xs | addvalue(.[0])", { xs: [[1, 2], [10, 20]] })).toEqual({ ok: true, values: [[[1, 2, 1, 2], [10, 20, 1, 2]]] });
   });
 
+  it("transposes as jq does: a row per column, however many rows, with nulls where a row is short", () => {
+    expect(jqRunner.run(".rows | transpose", { rows: [[3, "c"], [1, "a"], [2, "b"]] })).toEqual({ ok: true, values: [[[3, 1, 2], ["c", "a", "b"]]] });
+    expect(jqRunner.run("[[1], [2, 3]] | transpose", {})).toEqual({ ok: true, values: [[[1, 2], [null, 3]]] });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -1005,6 +1005,21 @@ Object.assign(functions, {
             yield paths.some(path => path.length == 0) ? null : paths.length == 0 ? input : __deletePaths(input, paths)
         }
     }, {params: [{label: 'paths'}]}),
+    // jq's def transpose: a row per column of the longest row, nulls where a row is shorter; jqjs made a square of the
+    // longest row's length, so three rows of two gave two rows of two.
+    'transpose/0': function*(input) {
+        if (nameType(input) != 'array')
+            throw 'Cannot iterate over ' + nameType(input)
+        const width = Math.max(0, ...input.map(row => {
+            if (row !== null && !Array.isArray(row))
+                throw 'Cannot index ' + nameType(row) + ' with number'
+            return row === null ? 0 : row.length
+        }))
+        const out = []
+        for (let j = 0; j < width; j++)
+            out.push(input.map(row => row === null || row[j] === undefined ? null : row[j]))
+        yield out
+    },
     'strftime/1': __withFormat(__strftime, 'strftime/1 requires a string format'),
     'strptime/1': __withFormat(__strptime, 'strptime/1 requires string inputs and arguments'),
 })
