@@ -226,6 +226,16 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("[[1], [2, 3]] | transpose", {})).toEqual({ ok: true, values: [[[1, 2], [null, 3]]] });
   });
 
+  it("makes paths as jq does: del(.. | .x?) skips the numbers and strings .. passes through, a key deleted whole wins", () => {
+    const input = { x: 1, y: { x: 2, z: 3, w: [{ x: 4 }, "s"] } };
+    expect(jqRunner.run("del(.. | .x?)", input)).toEqual({ ok: true, values: [{ y: { z: 3, w: [{}, "s"] } }] });
+    expect(jqRunner.run("[path(.. | .x?)]", input)).toEqual({ ok: true, values: [[["x"], ["y", "x"], ["y", "w", 0, "x"]]] });
+    expect(jqRunner.run('try path(.y.z.a) catch ., ({a: 1} | delpaths([["a"], ["a", "b"]]))', input)).toEqual({ ok: true, values: ['Cannot index number with "a"', {}] });
+    // A chain's later steps index what the earlier ones reached, not the input.
+    expect(jqRunner.run(".list[0].a |= 5 | .list", { list: [{ a: 1 }] })).toEqual({ ok: true, values: [[{ a: 5 }]] });
+    expect(jqRunner.run("{} | [.__proto__, .constructor, .toString]", {})).toEqual({ ok: true, values: [[null, null, null]] });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -399,8 +399,10 @@ function __deletePaths(value, paths) {
     if (t == 'object')
         for (const k of Object.keys(value))
             __setKey(out, k, value[k])
+    // A key deleted whole is not looked into: delpaths([["a"], ["a", "b"]]) on {"a": 1} is {}, not an error on 1.
+    const deletedWhole = k => whole.some(w => w === k || (typeof w == 'number' && t == 'array' && Math.floor(w < 0 ? w + out.length : w) === k))
     for (const [key, rest] of inner)
-        if (Object.hasOwn(out, key) && out[key] !== null)
+        if (Object.hasOwn(out, key) && out[key] !== null && !deletedWhole(key))
             out[key] = __deletePaths(out[key], rest)
     if (t == 'object') {
         for (const key of whole) {
@@ -431,6 +433,80 @@ function __deletePaths(value, paths) {
             throw 'Cannot delete ' + nameType(key) + ' element of array'
     }
     return out.filter((_, k) => !gone.has(k))
+}
+
+// --- Paths: a path expression indexes as its value would (path(.a) on a number is an error, which ? catches), so
+// del(.. | .x?) deletes the x of every object and skips the numbers and strings .. passes through; jqjs made paths
+// through them and delpaths then failed ("Cannot delete fields from number") ---
+
+function __checkPathStep(value, key) {
+    const t = nameType(value)
+    if (t == 'null')
+        return
+    const shown = typeof key == 'string' ? JSON.stringify(key) : nameType(key)
+    if (t == 'object' ? typeof key != 'string' : t == 'array' ? typeof key != 'number' && nameType(key) != 'object' : true)
+        throw 'Cannot index ' + t + ' with ' + shown
+}
+
+// .[i] on a value of type t: jqjs gave null for .a on a number, a string or a boolean, where jq raises "Cannot index
+// number with "a"" (which ?, try and // then catch); and an object's own key only (jqjs read inherited ones, so
+// {} | .constructor was Object's constructor and .__proto__ the sandbox's Object.prototype, where jq answers null).
+function __indexValue(value, t, i) {
+    if (t != 'array' && t != 'object')
+        throw 'Cannot index ' + t + ' with ' + JSON.stringify(i)
+    if (t == 'array' && nameType(i) != 'number')
+        throw 'Cannot index array with ' + nameType(i) + ' ' + JSON.stringify(i)
+    if (t == 'object' && nameType(i) != 'string')
+        throw 'Cannot index object with ' + nameType(i) + ' ' + JSON.stringify(i)
+    const found = t == 'array' ? value[i < 0 ? value.length + i : i] : Object.hasOwn(value, i) ? value[i] : undefined
+    return found === undefined ? null : found
+}
+
+GenericIndex.prototype.apply = function*(input, conf) {
+    const t = nameType(input)
+    if (t == 'null')
+        return yield null
+    for (const i of this.index.apply(input, conf))
+        yield __indexValue(input, t, i)
+}
+
+IndexNode.prototype.apply = function*(input, conf) {
+    for (const l of this.lhs.apply(input, conf)) {
+        const t = nameType(l)
+        for (const i of this.index.apply(input, conf))
+            yield t == 'null' ? null : __indexValue(l, t, i)
+    }
+}
+
+// A chain (.a.b, .[0].a): each step's paths are read on the value the steps before reached, as a pipe's are; jqjs
+// read them on the chain's input.
+FilterNode.prototype.paths = function*(input, conf) {
+    if (!this.filter)
+        return
+    const values = this.source.apply(input, conf)
+    for (const path of this.source.paths(input, conf)) {
+        const value = values.next().value
+        for (const rest of this.filter.paths(value, conf))
+            yield path.concat(rest)
+    }
+}
+
+GenericIndex.prototype.paths = function*(input, conf) {
+    for (const key of this.index.apply(input, conf)) {
+        __checkPathStep(input, key)
+        yield [key]
+    }
+}
+
+IndexNode.prototype.paths = function*(input, conf) {
+    const values = this.lhs.apply(input, conf)
+    for (const path of this.lhs.paths(input, conf)) {
+        const value = values.next().value
+        for (const key of this.index.apply(input, conf)) {
+            __checkPathStep(value, key)
+            yield path.concat([key])
+        }
+    }
 }
 
 // --- Unary minus: -E negates each value of E, up to the next binary operator (-.a * 2 is (-.a) * 2) ---

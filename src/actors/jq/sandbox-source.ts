@@ -68,20 +68,6 @@ const FIXES: readonly SourceFix[] = [
       "    * apply(input, conf) {\n        try {\n            for (let o of this.inner.apply(input, conf))\n                yield o\n        } catch (e) {\n            caughtJqError(e)\n        }\n    }\n    * paths(input, conf) {\n        try {\n            yield* this.inner.paths(input, conf)\n        } catch (e) {\n            caughtJqError(e)\n        }\n    }",
   },
   {
-    // jqjs gave null for `.a` on a number, a string or a boolean; jq raises "Cannot index number with "a"" (which `?`,
-    // `try` and `//` then catch).
-    why: "indexing what is not an object, an array or null is an error",
-    find: "        if (t == 'null') return yield null;\n        for (let i of this.index.apply(input, conf)) {\n",
-    replace:
-      "        if (t == 'null') return yield null;\n        for (let i of this.index.apply(input, conf)) {\n            if (t != 'array' && t != 'object')\n                throw 'Cannot index ' + t + ' with ' + JSON.stringify(i)\n",
-  },
-  {
-    why: "indexing the result of an expression the same way",
-    find: "            let t = nameType(l)\n            for (let i of this.index.apply(input, conf)) {\n",
-    replace:
-      "            let t = nameType(l)\n            for (let i of this.index.apply(input, conf)) {\n                if (t == 'null') {\n                    yield null\n                    continue\n                }\n                if (t != 'array' && t != 'object')\n                    throw 'Cannot index ' + t + ' with ' + JSON.stringify(i)\n",
-  },
-  {
     // `label $name | body`: the body runs to the end of the enclosing pipe, as the right of `as` does.
     why: "`label $name | …` and `break $name` parse",
     find: "            if (t.value == 'true' || t.value == 'false')\n                ret.push(new BooleanNode(t.value == 'true'))",
