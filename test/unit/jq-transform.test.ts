@@ -236,6 +236,11 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("{} | [.__proto__, .constructor, .toString]", {})).toEqual({ ok: true, values: [[null, null, null]] });
   });
 
+  it('builds objects from variables and quoted keys alone, as jq does: {$a, $b} and {"b c"}', () => {
+    expect(jqRunner.run('.a as $x | .["b c"] as $y | {$x, $y}, {$x, k: 1}', { a: 1, "b c": 2 })).toEqual({ ok: true, values: [{ x: 1, y: 2 }, { x: 1, k: 1 }] });
+    expect(jqRunner.run('{"a", "b c"}', { a: 1, "b c": 2 })).toEqual({ ok: true, values: [{ a: 1, "b c": 2 }] });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -217,6 +217,19 @@ const FIXES: readonly SourceFix[] = [
     replace: "    let ret = function(input, conf, args) {\n        return __callUserFunction(params, f, input, conf, args)\n    }",
   },
   {
+    // jqjs tested the token after `$x` for the type ',' (a comma's type is 'comma'), so `{$a, $b}` and `{$a, b: 1}` were
+    // refused ("unexpected comma, expected colon"): only a last `$x` was read as `x: $x`.
+    why: "`{$a, $b}` is `{a: $a, b: $b}`",
+    find: "            } else if (tokens[i].type == ',' || tokens[i].type == 'right-brace') {\n                // variable key-value: { $x } -> { \"x\": $x }",
+    replace: "            } else if (tokens[i].type == 'comma' || tokens[i].type == 'right-brace') {\n                // variable key-value: { $x } -> { \"x\": $x }",
+  },
+  {
+    // jq reads `{"a b"}` as `{"a b": .["a b"]}`, as it reads `{a}`; jqjs wanted a colon.
+    why: "`{\"key\"}` is `{\"key\": .key}`",
+    find: "            // quoted-string key: \"x\" : val\n            let ident = tokens[i++]\n            if (tokens[i].type == 'colon') {",
+    replace: "            // quoted-string key: \"x\" : val\n            let ident = tokens[i++]\n            if (tokens[i].type == 'comma' || tokens[i].type == 'right-brace') {\n                fields.push({\n                    key: new StringNode(ident.value),\n                    value: new IdentifierIndex(ident.value),\n                })\n                i--\n            } else if (tokens[i].type == 'colon') {",
+  },
+  {
     why: "`add` adds an object's values, as jq's does",
     find: "    'add/0': function*(input, conf) {\n        if (nameType(input) != 'array')",
     replace: "    'add/0': function*(input, conf) {\n        if (nameType(input) == 'object')\n            input = Object.values(input)\n        if (nameType(input) != 'array')",
