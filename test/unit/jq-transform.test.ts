@@ -241,6 +241,11 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('{"a", "b c"}', { a: 1, "b c": 2 })).toEqual({ ok: true, values: [{ a: 1, "b c": 2 }] });
   });
 
+  it("splits as jq does: an empty string into no parts, and by an empty separator into characters, an emoji whole", () => {
+    expect(jqRunner.run('.tags | split(",") | length', { tags: "" })).toEqual({ ok: true, values: [0] });
+    expect(jqRunner.run('.s | split(""), split(",")', { s: "a,😀" })).toEqual({ ok: true, values: [["a", ",", "😀"], ["a", "😀"]] });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -1096,6 +1096,15 @@ Object.assign(functions, {
             out.push(input.map(row => row === null || row[j] === undefined ? null : row[j]))
         yield out
     },
+    // jq's split/1: an empty string splits into no parts (jqjs gave [""], so "" | split(",") | length was 1), and an
+    // empty separator into characters (code points: jqjs cut an emoji into its two UTF-16 halves).
+    'split/1': Object.assign(function*(input, conf, args) {
+        for (const sep of args[0].apply(input, conf)) {
+            if (typeof input != 'string' || typeof sep != 'string')
+                throw 'split input and separator must be strings'
+            yield input == '' ? [] : sep == '' ? Array.from(input) : input.split(sep)
+        }
+    }, {params: [{label: 'separator'}]}),
     'strftime/1': __withFormat(__strftime, 'strftime/1 requires a string format'),
     'strptime/1': __withFormat(__strptime, 'strptime/1 requires string inputs and arguments'),
 })
