@@ -1105,6 +1105,32 @@ Object.assign(functions, {
             yield input == '' ? [] : sep == '' ? Array.from(input) : input.split(sep)
         }
     }, {params: [{label: 'separator'}]}),
+    // jq's length: a string's in characters (code points; jqjs counted UTF-16 units, so an emoji was 2) and a number's
+    // absolute value (jqjs raised an error).
+    'length/0': function*(input) {
+        const t = nameType(input)
+        if (t == 'string') {
+            let n = 0
+            for (const _ of input)
+                n++
+            return yield n
+        }
+        if (t == 'array')
+            return yield input.length
+        if (t == 'object')
+            return yield Object.keys(input).length
+        if (t == 'null')
+            return yield 0
+        if (t == 'number')
+            return yield Math.abs(input)
+        throw t + ' (' + JSON.stringify(input) + ') has no length'
+    },
+    // Code points, as jq's explode gives them (jqjs gave an emoji's two UTF-16 halves).
+    'explode/0': function*(input) {
+        if (typeof input != 'string')
+            throw 'explode input must be a string'
+        yield Array.from(input, c => c.codePointAt(0))
+    },
     'strftime/1': __withFormat(__strftime, 'strftime/1 requires a string format'),
     'strptime/1': __withFormat(__strptime, 'strptime/1 requires string inputs and arguments'),
 })
