@@ -251,6 +251,17 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run(".s | explode, (explode | implode)", { s: "ü😀B" })).toEqual({ ok: true, values: [[252, 128512, 66], "ü😀B"] });
   });
 
+  it("matches and captures as jq does: a group that took no part is null, capture takes g, offsets count characters", () => {
+    expect(jqRunner.run('.s | capture("(?<area>\\\\d{3})?-?(?<num>\\\\d{4})")', { s: "5551" })).toEqual({ ok: true, values: [{ area: null, num: "5551" }] });
+    expect(jqRunner.run('[.s | capture("(?<k>\\\\w+)=(?<v>\\\\w*)"; "g")]', { s: "a=1&b=&c=3" })).toEqual({
+      ok: true,
+      values: [[{ k: "a", v: "1" }, { k: "b", v: "" }, { k: "c", v: "3" }]],
+    });
+    expect(jqRunner.run('.s | match("(a)|(b)") | .captures | map(.string)', { s: "b" })).toEqual({ ok: true, values: [[null, "b"]] });
+    expect(jqRunner.run('.s | [match("x"; "g").offset], ([match(""; "g")] | length)', { s: "😀x" })).toEqual({ ok: true, values: [[1], 2] });
+    expect(jqRunner.run('.s | match("(?<a>o)(o)") | .captures | map([.offset, .name])', { s: "foo" })).toEqual({ ok: true, values: [[[1, "a"], [2, null]]] });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

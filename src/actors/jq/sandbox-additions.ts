@@ -782,6 +782,113 @@ function __callUserFunction(params, body, input, conf, args) {
     return __inScope(conf, {args: own, vars: conf.variables}, () => body(input, conf))
 }
 
+// --- Regular expressions: match and capture as jq's (Oniguruma) give them ---
+
+// The names of source's capture groups, in order (null for an unnamed one): JavaScript's match does not say which
+// group a name belongs to when two groups matched the same text, or when a group did not take part.
+function __groupNames(source) {
+    const names = []
+    let inClass = false
+    for (let i = 0; i < source.length; i++) {
+        const c = source[i]
+        if (c == '\\') {
+            i++
+        } else if (inClass) {
+            if (c == ']')
+                inClass = false
+        } else if (c == '[') {
+            inClass = true
+        } else if (c == '(') {
+            if (source[i + 1] != '?')
+                names.push(null)
+            else if (source[i + 2] == '<' && source[i + 3] != '=' && source[i + 3] != '!') {
+                const end = source.indexOf('>', i)
+                names.push(source.slice(i + 3, end))
+            }
+        }
+    }
+    return names
+}
+
+// Code points in text before UTF-16 index at.
+function __codePoints(text, at) {
+    let n = 0
+    for (let i = 0; i < at; i++) {
+        const c = text.charCodeAt(i)
+        if (c < 0xd800 || c > 0xdbff || i + 1 >= at)
+            n++
+    }
+    return n
+}
+
+// jq's match(re; flags) on input: every match with "g", else the first. Offsets and lengths in code points; a group
+// that did not take part is {offset: -1, length: 0, string: null}; an empty match moves on by one character.
+function* __matches(input, re, flags) {
+    if (Array.isArray(re)) {
+        flags = re[1] ?? flags
+        re = re[0]
+    }
+    if (typeof input != 'string')
+        throw nameType(input) + ' (' + JSON.stringify(input) + ') cannot be matched, as it is not a string'
+    if (typeof re != 'string')
+        throw nameType(re) + ' (' + JSON.stringify(re) + ') cannot be matched, as it is not a string'
+    if (flags !== null && flags !== undefined && typeof flags != 'string')
+        throw nameType(flags) + ' (' + JSON.stringify(flags) + ') is not a string'
+    const global = (flags || '').includes('g')
+    const regexp = new RegExp(re, makeFlagString((flags || '').replace(/g/g, '')) + 'gd')
+    const names = __groupNames(re)
+    let match
+    while ((match = regexp.exec(input)) !== null) {
+        const captures = []
+        for (let i = 1; i < match.length; i++) {
+            const name = names[i - 1] ?? null
+            if (match[i] === undefined)
+                captures.push({offset: -1, length: 0, string: null, name})
+            else
+                captures.push({offset: __codePoints(input, match.indices[i][0]), length: __codePoints(match[i], match[i].length), string: match[i], name})
+        }
+        yield {offset: __codePoints(input, match.index), length: __codePoints(match[0], match[0].length), string: match[0], captures}
+        // As jq 1.6's f_match: the next match starts where this one ended (a character on after an empty one), and
+        // none starts at the end of the input.
+        if (match[0] === '')
+            regexp.lastIndex += input.codePointAt(regexp.lastIndex) > 0xffff ? 2 : 1
+        if (!global || regexp.lastIndex >= input.length)
+            return
+    }
+}
+
+// jq's def capture(re; mods): match(re; mods) | [.captures | .[] | select(.name != null) | {key: .name, value: .string}] | from_entries
+function __captured(m) {
+    const out = {}
+    for (const c of m.captures)
+        if (c.name !== null)
+            __setKey(out, c.name, c.string)
+    return out
+}
+
+Object.assign(functions, {
+    'match/1': Object.assign(function*(input, conf, args) {
+        for (const re of args[0].apply(input, conf))
+            yield* __matches(input, re, null)
+    }, {params: [{label: 'regex'}]}),
+    'match/2': Object.assign(function*(input, conf, args) {
+        for (const flags of args[1].apply(input, conf))
+            for (const re of args[0].apply(input, conf))
+                yield* __matches(input, re, flags)
+    }, {params: [{label: 'regex'}, {label: 'flags'}]}),
+    'capture/1': Object.assign(function*(input, conf, args) {
+        for (const re of args[0].apply(input, conf))
+            for (const m of __matches(input, re, null))
+                yield __captured(m)
+    }, {params: [{label: 'regex'}]}),
+    'capture/2': Object.assign(function*(input, conf, args) {
+        for (const flags of args[1].apply(input, conf))
+            for (const re of args[0].apply(input, conf))
+                for (const m of __matches(input, re, flags))
+                    yield __captured(m)
+    }, {params: [{label: 'regex'}, {label: 'flags'}]}),
+})
+
 // --- Truth: jq's false and null are false, and every other value true (0, "", [] and {} too); jqjs took JavaScript's,
 // so select(.count) dropped a count of 0 and if .name then … took "" as false. and/or stop at their left's answer, as
 // jq's do: select(type == "object" and has("x")) over .. no longer raises has's error on a number. A condition giving
