@@ -262,6 +262,10 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('.s | match("(?<a>o)(o)") | .captures | map([.offset, .name])', { s: "foo" })).toEqual({ ok: true, values: [[[1, "a"], [2, null]]] });
   });
 
+  it("slices as jq does: null gives null, the bounds round outwards, a string's slice keeps an emoji whole", () => {
+    expect(jqRunner.run(".missing[1:], (.l | .[1.5:3.5]), (.s | .[0:1])", { l: [0, 1, 2, 3, 4], s: "😀b" })).toEqual({ ok: true, values: [null, [1, 2, 3], "😀"] });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -478,6 +478,33 @@ IndexNode.prototype.apply = function*(input, conf) {
     }
 }
 
+// .[from:to] as jq 1.6 takes it: null for null (jqjs failed: "cannot read property 'slice' of null"), the start rounded
+// down and the end up, a string's in characters (jqjs could cut an emoji in two), an error on anything else.
+function __slice(value, from, to) {
+    const t = nameType(value)
+    if (t == 'null')
+        return null
+    if (t != 'array' && t != 'string')
+        throw 'Cannot index ' + t + ' with object'
+    const chars = t == 'string' && /[\ud800-\udfff]/.test(value) ? Array.from(value) : value
+    const {start, end} = __sliceBounds({start: from, end: to}, chars.length)
+    const part = chars.slice(start, end)
+    return chars === value || t == 'array' ? part : part.join('')
+}
+
+GenericSlice.prototype.apply = function*(input, conf) {
+    for (const from of this.from.apply(input, conf))
+        for (const to of this.to.apply(input, conf))
+            yield __slice(input, from, to)
+}
+
+SliceNode.prototype.apply = function*(input, conf) {
+    for (const l of this.lhs.apply(input, conf))
+        for (const from of this.from.apply(input, conf))
+            for (const to of this.to.apply(input, conf))
+                yield __slice(l, from, to)
+}
+
 // A chain (.a.b, .[0].a): each step's paths are read on the value the steps before reached, as a pipe's are; jqjs
 // read them on the chain's input.
 FilterNode.prototype.paths = function*(input, conf) {
