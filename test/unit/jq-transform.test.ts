@@ -266,6 +266,13 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run(".missing[1:], (.l | .[1.5:3.5]), (.s | .[0:1])", { l: [0, 1, 2, 3, 4], s: "😀b" })).toEqual({ ok: true, values: [null, [1, 2, 3], "😀"] });
   });
 
+  it("stops limit's generator once it has its values, as jq does, and takes every value for a negative count", () => {
+    expect(jqRunner.run('[limit(2; .xs[] | if . > 2 then error("too big") else . end)], [limit(-1; 1, 2)], [limit(0; 1, 2)]', { xs: [1, 2, 3] })).toEqual({
+      ok: true,
+      values: [[1, 2], [1, 2], []],
+    });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -1265,6 +1265,26 @@ Object.assign(functions, {
             throw 'explode input must be a string'
         yield Array.from(input, c => c.codePointAt(0))
     },
+    // jq's limit stops f once it has given n values, without asking it for one more (jqjs did: limit(1; .[] | f)
+    // ran f on the second element, and failed on its error); a negative n takes every value, as jq's does.
+    'limit/2': Object.assign(function*(input, conf, args) {
+        for (const n of args[0].apply(input, conf)) {
+            if (typeof n != 'number')
+                throw 'Invalid limit: ' + nameType(n)
+            if (n < 0) {
+                yield* args[1].apply(input, conf)
+                continue
+            }
+            if (n == 0)
+                continue
+            let count = 0
+            for (const v of args[1].apply(input, conf)) {
+                yield v
+                if (++count >= n)
+                    break
+            }
+        }
+    }, {params: [{label: 'n'}, {label: 'expr'}]}),
     'strftime/1': __withFormat(__strftime, 'strftime/1 requires a string format'),
     'strptime/1': __withFormat(__strptime, 'strptime/1 requires string inputs and arguments'),
 })
