@@ -124,7 +124,7 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("[range(5; 0; -2)], [range(0; 3; 0)], [range(0; 5; 2)]", {})).toEqual({ ok: true, values: [[5, 3, 1], [], [0, 2, 4]] });
     expect(jqRunner.run('getpath(["a", "b"]), (.x | getpath(["y"])), getpath(["list", -1]), getpath(["missing", 0, "z"])', { a: null, x: null, list: [1, 2] })).toEqual({ ok: true, values: [null, null, 2, null] });
     expect(jqRunner.run('getpath(["n", "m"])', { n: 1 })).toEqual({ ok: false, error: expect.stringContaining('Cannot index number with "m"') });
-    expect(jqRunner.run('.s | test(["^AB", "i"]), test("^AB"), test("^ab"; "x")?', { s: "abc" })).toEqual({ ok: true, values: [true, false] });
+    expect(jqRunner.run('.s | test(["^AB", "i"]), test("^AB"), test("^ab"; "x")?', { s: "abc" })).toEqual({ ok: true, values: [true, false, true] });
     expect(jqRunner.run('.n | test("1")', { n: 1 })).toEqual({ ok: false, error: expect.stringContaining("cannot be matched, as it is not a string") });
   });
 
@@ -271,6 +271,15 @@ describe("the jq runner (jqjs in QuickJS)", () => {
       ok: true,
       values: [[1, 2], [1, 2], []],
     });
+  });
+
+  it("reads regular expressions and their flags as jq (Oniguruma) does: m lets . match a newline, x, (?i), \\A, \\w beyond ASCII", () => {
+    const text = { s: "line1\nline2", name: "José Núñez", code: "AB 12" };
+    expect(jqRunner.run('.s | test("1.line"; "m"), test("1.line"; "s"), test("^line2"; "m")', text)).toEqual({ ok: true, values: [true, false, false] });
+    expect(jqRunner.run('.code | test("(?i)ab"), test("ab \\\\s \\\\d+ # letters, a space, digits"; "xi"), test("\\\\AAB"), test("12\\\\z")', text)).toEqual({ ok: true, values: [true, true, true, true] });
+    expect(jqRunner.run('.name | test("^[\\\\w ]+$"), [match("\\\\w+"; "g").string], test("^[[:alpha:] ]+$")', text)).toEqual({ ok: true, values: [true, ["José", "Núñez"], true] });
+    // split by a regex gives the parts between the matches only, and an empty match moves on.
+    expect(jqRunner.run('.code | split("( )"; null), gsub("x*"; "-"), gsub("^\\\\s+|\\\\s+$"; "")', text)).toEqual({ ok: true, values: [["AB", "12"], "-A-B- -1-2-", "AB 12"] });
   });
 
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {

@@ -811,6 +811,84 @@ function __callUserFunction(params, body, input, conf, args) {
 
 // --- Regular expressions: match and capture as jq's (Oniguruma) give them ---
 
+// A jq regex and its flags as a JavaScript RegExp (with 'u', and extra's flags). jq (Oniguruma, Perl syntax) and
+// jackson-jq (joni) read flags otherwise than jqjs did: "m" lets . match a newline (JavaScript's s; jqjs made ^ and $
+// match at every line, which neither does), "s" is single-line mode (^ and $ at the ends only, as JavaScript's are
+// already; jqjs let . match a newline), "p" is both, "x" ignores whitespace and # comments in the regex (jqjs refused
+// it), "n" and "l" change which of several matches is taken and are read as none. A leading (?i), (?x), (?s) or (?m),
+// as Java and Perl write them, applies to the whole regex (JavaScript has no such group). Outside JavaScript's syntax
+// too: \A and \z (the input's ends), \Z (the end, or before a last newline), and POSIX brackets ([[:alpha:]], [[:digit:]], …); \d and \w match any script's digits and letters, as in Oniguruma.
+const __POSIX_CLASSES = {alpha: '\\p{Alphabetic}', digit: '\\p{Nd}', alnum: '\\p{Alphabetic}\\p{Nd}', upper: '\\p{Uppercase}',
+    lower: '\\p{Lowercase}', space: '\\s', blank: ' \\t', punct: '\\p{P}', xdigit: '0-9A-Fa-f', word: '\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}',
+    cntrl: '\\p{Cc}', print: '\\P{C}', graph: '\\p{L}\\p{M}\\p{N}\\p{P}\\p{S}'}
+const __WORD = '\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}'
+
+function __jqRegExp(source, flags, extra) {
+    if (typeof source != 'string')
+        throw nameType(source) + ' (' + JSON.stringify(source) + ') cannot be matched, as it is not a string'
+    if (flags !== null && flags !== undefined && typeof flags != 'string')
+        throw nameType(flags) + ' (' + JSON.stringify(flags) + ') is not a string'
+    let js = 'u' + (extra || '')
+    let extended = false
+    const inline = /^\(\?([imsx]+)\)/.exec(source)
+    if (inline) {
+        source = source.slice(inline[0].length)
+        for (const f of inline[1])
+            if (f == 'x') extended = true
+            else if (!js.includes(f)) js += f
+    }
+    for (const f of flags || '') {
+        const mapped = f == 'm' || f == 'p' ? 's' : f == 'i' ? 'i' : ''
+        if (mapped) {
+            if (!js.includes(mapped)) js += mapped
+        } else if (f == 'x') {
+            extended = true
+        } else if (f != 'g' && f != 's' && f != 'n' && f != 'l') {
+            throw flags + ' is not a valid modifier string'
+        }
+    }
+    let out = ''
+    let inClass = false
+    for (let i = 0; i < source.length; i++) {
+        const c = source[i]
+        if (c == '\\') {
+            const e = source[i + 1]
+            i++
+            if (e === undefined) out += '\\'
+            else if (e == 'd') out += '\\p{Nd}'
+            else if (e == 'D') out += '\\P{Nd}'
+            else if (e == 'w') out += inClass ? __WORD : '[' + __WORD + ']'
+            else if (e == 'W') out += inClass ? '\\W' : '[^' + __WORD + ']'
+            else if (!inClass && e == 'A') out += '(?<![\\s\\S])'
+            else if (!inClass && e == 'z') out += '(?![\\s\\S])'
+            else if (!inClass && e == 'Z') out += '(?=\\n?(?![\\s\\S]))'
+            else out += '\\' + e
+        } else if (inClass) {
+            const posix = c == '[' ? /^\[:(\^?)([a-z]+):\]/.exec(source.slice(i)) : null
+            if (posix && Object.hasOwn(__POSIX_CLASSES, posix[2]) && posix[1] == '') {
+                out += __POSIX_CLASSES[posix[2]]
+                i += posix[0].length - 1
+            } else {
+                if (c == ']')
+                    inClass = false
+                out += c
+            }
+        } else if (c == '[') {
+            inClass = true
+            out += c
+            if (source[i + 1] == '^') { out += '^'; i++ }
+            if (source[i + 1] == ']') { out += '\\]'; i++ }
+        } else if (extended && /\s/.test(c)) {
+            // dropped
+        } else if (extended && c == '#') {
+            while (i + 1 < source.length && source[i + 1] != '\n') i++
+        } else {
+            out += c
+        }
+    }
+    return new RegExp(out, js)
+}
+
 // The names of source's capture groups, in order (null for an unnamed one): JavaScript's match does not say which
 // group a name belongs to when two groups matched the same text, or when a group did not take part.
 function __groupNames(source) {
@@ -857,12 +935,8 @@ function* __matches(input, re, flags) {
     }
     if (typeof input != 'string')
         throw nameType(input) + ' (' + JSON.stringify(input) + ') cannot be matched, as it is not a string'
-    if (typeof re != 'string')
-        throw nameType(re) + ' (' + JSON.stringify(re) + ') cannot be matched, as it is not a string'
-    if (flags !== null && flags !== undefined && typeof flags != 'string')
-        throw nameType(flags) + ' (' + JSON.stringify(flags) + ') is not a string'
+    const regexp = __jqRegExp(re, flags, 'gd')
     const global = (flags || '').includes('g')
-    const regexp = new RegExp(re, makeFlagString((flags || '').replace(/g/g, '')) + 'gd')
     const names = __groupNames(re)
     let match
     while ((match = regexp.exec(input)) !== null) {
@@ -884,6 +958,77 @@ function* __matches(input, re, flags) {
     }
 }
 
+// jq's split($re; flags): the parts between the matches of re (jqjs split with JavaScript's String.split, which puts
+// the groups' text between the parts), and splits, its parts one by one.
+function __splitByRegex(input, re, flags) {
+    if (typeof input != 'string')
+        throw 'split input must be a string'
+    const parts = []
+    let from = 0
+    const chars = Array.from(input)
+    for (const m of __matches(input, re, 'g' + (flags || ''))) {
+        parts.push(chars.slice(from, m.offset).join(''))
+        from = m.offset + m.length
+    }
+    parts.push(chars.slice(from).join(''))
+    return parts
+}
+
+// jqjs's sub (which sub/2, sub/3, gsub/2 and gsub/3 call) with jq's regex reading (__jqRegExp), and an empty match
+// moving on by one character (jqjs repeated it until the budget ran out: gsub(""; "-"), gsub("\\s*"; "")).
+sub = function*(input, conf, regexpExpr, replacementExpr, flags = '') {
+    if (typeof input != 'string')
+        throw nameType(input) + ' (' + JSON.stringify(input) + ') cannot be matched, as it is not a string'
+    for (const regexp of regexpExpr.apply(input, conf)) {
+        const re = __jqRegExp(regexp, flags, 'g')
+        const global = (flags || '').includes('g')
+        const names = __groupNames(regexp)
+        const bits = []
+        let lastIndex = 0
+        let match
+        while ((match = re.exec(input)) !== null) {
+            const groups = {}
+            for (let i = 1; i < match.length; i++)
+                if (names[i - 1])
+                    __setKey(groups, names[i - 1], match[i] === undefined ? null : match[i])
+            bits.push(input.slice(lastIndex, match.index), groups)
+            lastIndex = match.index + match[0].length
+            if (match[0] === '')
+                re.lastIndex += input.codePointAt(re.lastIndex) > 0xffff ? 2 : 1
+            if (!global || re.lastIndex > input.length)
+                break
+        }
+        if (bits.length == 0) {
+            yield input
+            continue
+        }
+        const finalPiece = input.slice(lastIndex)
+        const results = []
+        for (let i = 0; i < bits.length; i += 2) {
+            const these = []
+            for (const replacement of replacementExpr.apply(bits[i + 1], conf)) {
+                if (typeof replacement != 'string')
+                    throw nameType(replacement) + ' (' + JSON.stringify(replacement) + ') cannot be added to a string'
+                these.push(bits[i] + replacement)
+            }
+            results.push(these)
+        }
+        // As jqjs: the n-th output joins each match's n-th replacement.
+        for (let index = 0; ; index++) {
+            let r = ''
+            let any = false
+            for (const these of results) {
+                if (these[index] !== undefined)
+                    any = true
+                r += these[index] ?? ''
+            }
+            if (!any)
+                break
+            yield r + finalPiece
+        }
+    }
+}
+
 // jq's def capture(re; mods): match(re; mods) | [.captures | .[] | select(.name != null) | {key: .name, value: .string}] | from_entries
 function __captured(m) {
     const out = {}
@@ -902,6 +1047,20 @@ Object.assign(functions, {
         for (const flags of args[1].apply(input, conf))
             for (const re of args[0].apply(input, conf))
                 yield* __matches(input, re, flags)
+    }, {params: [{label: 'regex'}, {label: 'flags'}]}),
+    'split/2': Object.assign(function*(input, conf, args) {
+        for (const flags of args[1].apply(input, conf))
+            for (const re of args[0].apply(input, conf))
+                yield __splitByRegex(input, re, flags)
+    }, {params: [{label: 'regex'}, {label: 'flags'}]}),
+    'splits/1': Object.assign(function*(input, conf, args) {
+        for (const re of args[0].apply(input, conf))
+            yield* __splitByRegex(input, re, null)
+    }, {params: [{label: 'regex'}]}),
+    'splits/2': Object.assign(function*(input, conf, args) {
+        for (const flags of args[1].apply(input, conf))
+            for (const re of args[0].apply(input, conf))
+                yield* __splitByRegex(input, re, flags)
     }, {params: [{label: 'regex'}, {label: 'flags'}]}),
     'capture/1': Object.assign(function*(input, conf, args) {
         for (const re of args[0].apply(input, conf))
@@ -1110,7 +1269,7 @@ Object.assign(functions, {
     'test/2': Object.assign(function*(input, conf, args) {
         for (let flags of args[1].apply(input, conf))
             for (let regexp of args[0].apply(input, conf))
-                yield new RegExp(regexp, makeFlagString(flags || '')).test(input)
+                yield __jqRegExp(regexp, flags, '').test(input)
     }, {params: [{label: 'regex'}, {label: 'flags'}]}),
     // jq takes the flags in an array too (test(["^a", "i"])), and matches strings only; jqjs took the array as the regex.
     'test/1': Object.assign(function*(input, conf, args) {
@@ -1118,7 +1277,7 @@ Object.assign(functions, {
             if (typeof input != 'string')
                 throw nameType(input) + ' (' + JSON.stringify(input) + ') cannot be matched, as it is not a string'
             const [regexp, flags] = Array.isArray(re) ? [re[0], re[1] || ''] : [re, '']
-            yield new RegExp(regexp, makeFlagString(flags)).test(input)
+            yield __jqRegExp(regexp, flags, '').test(input)
         }
     }, {params: [{label: 'regex'}]}),
     // jq 1.7's: counts down with a negative step and gives nothing for a step of 0; jqjs only counted up.
@@ -1145,7 +1304,7 @@ Object.assign(functions, {
     'scan/2': Object.assign(function*(input, conf, args) {
         for (let re of args[0].apply(input, conf)) {
             for (let flags of args[1].apply(input, conf)) {
-                let regexp = new RegExp(re, makeFlagString((flags || '').replace(/g/g, '')) + 'g')
+                let regexp = __jqRegExp(re, flags, 'g')
                 let match
                 while (null !== (match = regexp.exec(input))) {
                     yield match.length > 1 ? match.slice(1) : match[0]
