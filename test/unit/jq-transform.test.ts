@@ -54,7 +54,7 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run(".rows | sort_by(.a, .b) | map([.a, .b])", { rows })).toEqual({ ok: true, values: [[[1, 1], [1, 2], [2, 1]]] });
     expect(jqRunner.run('@html "<a href=\\"\\(.u)\\">\\(.t)</a>"', { u: "x?a=1&b=2", t: "Tom & 'Jerry' <3" })).toEqual({
       ok: true,
-      values: ['<a href="x?a=1&amp;b=2">Tom &amp; &#39;Jerry&#39; &lt;3</a>'],
+      values: ['<a href="x?a=1&amp;b=2">Tom &amp; &apos;Jerry&apos; &lt;3</a>'],
     });
     expect(jqRunner.run(".s | @sh", { s: "it's" })).toEqual({ ok: true, values: ["'it'\\''s'"] });
     expect(jqRunner.run("add", { a: 1, b: 2 })).toEqual({ ok: true, values: [3] });

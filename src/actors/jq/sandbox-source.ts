@@ -160,10 +160,11 @@ const FIXES: readonly SourceFix[] = [
     replace: "        let r = input.map(v => ({\n            key: Array.from(key.apply(v, conf)),\n            value: v\n        }))\n        r.sort((a, b) => compareValues(a.key, b.key))\n        yield r.map(a => a.value)",
   },
   {
-    // jqjs escaped `<` before `&`, so `&lt;` became `&amp;lt;`; jq writes an apostrophe as `&#39;`.
+    // jqjs escaped `<` before `&`, so `&lt;` became `&amp;lt;`. An apostrophe stays `&apos;`, as jq 1.6 and jackson-jq
+    // (AtHtmlFunction) write it (jq 1.7 writes `&#39;`).
     why: "`@html` escapes each character once",
     find: "        return v.replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(\n            /&/g, '&amp;').replace(/'/g, '&apos;').replace(/\"/g, '&quot;')",
-    replace: "        return v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(\n            /'/g, '&#39;').replace(/\"/g, '&quot;')",
+    replace: "        return v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(\n            /'/g, '&apos;').replace(/\"/g, '&quot;')",
   },
   {
     why: "`@sh` quotes the string, not its type's name",
