@@ -282,6 +282,13 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('.code | split("( )"; null), gsub("x*"; "-"), gsub("^\\\\s+|\\\\s+$"; "")', text)).toEqual({ ok: true, values: [["AB", "12"], "-A-B- -1-2-", "AB 12"] });
   });
 
+  it("subtracts arrays by jq's equality: objects and arrays equal to one on the right are removed", () => {
+    expect(jqRunner.run(".items - [{sku: \"A1\", qty: 2}], ([[1], [2], 1] - [[1], 1])", { items: [{ sku: "A1", qty: 2 }, { sku: "B2", qty: 1 }] })).toEqual({
+      ok: true,
+      values: [[{ sku: "B2", qty: 1 }], [[2]]],
+    });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -536,6 +536,16 @@ IndexNode.prototype.paths = function*(input, conf) {
     }
 }
 
+// --- a - b on arrays removes every element of a equal to one of b (jq's equality: [1] equals [1], {"a": 1} equals
+// {"a": 1}); jqjs compared with JavaScript's identity, so only numbers, strings, booleans and null were ever removed ---
+
+const __jqjsSubtract = SubtractionOperator.prototype.combine
+SubtractionOperator.prototype.combine = function(l, r, lt, rt) {
+    if (lt == 'array' && rt == 'array')
+        return l.filter(x => !r.some(y => compareValues(x, y) == 0))
+    return __jqjsSubtract.call(this, l, r, lt, rt)
+}
+
 // --- Unary minus: -E negates each value of E, up to the next binary operator (-.a * 2 is (-.a) * 2) ---
 
 class __NegationNode extends ParseNode {
