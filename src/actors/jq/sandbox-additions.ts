@@ -1310,18 +1310,14 @@ Object.assign(functions, {
             yield __getPath(input, path)
         }
     }, {params: [{label: 'paths'}]}),
-    // jqjs logged each match to a console the sandbox does not have, and called a missing String.gsub for "g".
+    // jqjs logged each match to a console the sandbox does not have, and called a missing String.gsub for "g". jq's
+    // def scan(re; $flags): match(re; "g" + $flags) | if (.captures | length > 0) then [.captures | .[] | .string]
+    // else .string end (so no empty match at the input's end, as in match).
     'scan/2': Object.assign(function*(input, conf, args) {
-        for (let re of args[0].apply(input, conf)) {
-            for (let flags of args[1].apply(input, conf)) {
-                let regexp = __jqRegExp(re, flags, 'g')
-                let match
-                while (null !== (match = regexp.exec(input))) {
-                    yield match.length > 1 ? match.slice(1) : match[0]
-                    if (match[0] === '') regexp.lastIndex++
-                }
-            }
-        }
+        for (let re of args[0].apply(input, conf))
+            for (let flags of args[1].apply(input, conf))
+                for (const m of __matches(input, re, 'g' + (flags || '')))
+                    yield m.captures.length > 0 ? m.captures.map(c => c.string) : m.string
     }, {params: [{label: 'regex'}, {label: 'flags'}]}),
     // gsub replaces every match whatever its flags; with "i", jqjs replaced the first only.
     'gsub/3': Object.assign(function*(input, conf, args) {
