@@ -293,6 +293,10 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('.s | [scan("x*")], [scan("(a)|b")]', { s: "ab" })).toEqual({ ok: true, values: [["", ""], [["a"], [null]]] });
   });
 
+  it("writes a string's tab, return, backspace and form feed in tojson as jq does: \\t, \\r, \\b, \\f", () => {
+    expect(jqRunner.run(".s | tojson, ([.] | tostring)", { s: "a\tb\r\n\u0001" })).toEqual({ ok: true, values: ['"a\\tb\\r\\n\\u0001"', '["a\\tb\\r\\n\\u0001"]'] });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

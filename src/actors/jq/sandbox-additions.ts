@@ -536,6 +536,15 @@ IndexNode.prototype.paths = function*(input, conf) {
     }
 }
 
+// --- tojson, tostring and @json write a string's control characters as jq and jackson-jq do: \b, \t, \f and \r short,
+// as \n already was (jqjs wrote a tab as \u0009, so "a\tb" | tojson differed in text from Conductor's) ---
+
+const __SHORT_ESCAPES = {'\b': '\\b', '\t': '\\t', '\n': '\\n', '\f': '\\f', '\r': '\\r'}
+
+escapeString = function(s) {
+    return s.replace(/[\\"\x00-\x1f]/g, c => c == '\\' ? '\\\\' : c == '"' ? '\\"' : __SHORT_ESCAPES[c] ?? '\\u00' + c.charCodeAt(0).toString(16).padStart(2, '0'))
+}
+
 // --- a - b on arrays removes every element of a equal to one of b (jq's equality: [1] equals [1], {"a": 1} equals
 // {"a": 1}); jqjs compared with JavaScript's identity, so only numbers, strings, booleans and null were ever removed ---
 
