@@ -297,6 +297,12 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run(".s | tojson, ([.] | tostring)", { s: "a\tb\r\n\u0001" })).toEqual({ ok: true, values: ['"a\\tb\\r\\n\\u0001"', '["a\\tb\\r\\n\\u0001"]'] });
   });
 
+  it("reads fromdate's string as jq's %Y-%m-%dT%H:%M:%SZ only, and fails on any other instead of giving null", () => {
+    expect(jqRunner.run(".at | fromdate, fromdateiso8601", { at: "2024-03-15T10:20:30Z" })).toEqual({ ok: true, values: [1710498030, 1710498030] });
+    for (const at of ["not a date", "2024-03-15", "2024-03-15T10:20:30.123Z", "2024-03-15T10:20:30+01:00"])
+      expect(jqRunner.run(".at | fromdate", { at }), at).toEqual({ ok: false, error: `The jq filter failed: date "${at}" does not match format "%Y-%m-%dT%H:%M:%SZ"` });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -1459,6 +1459,18 @@ Object.assign(functions, {
             }
         }
     }, {params: [{label: 'n'}, {label: 'expr'}]}),
+    // jq's def fromdateiso8601: strptime("%Y-%m-%dT%H:%M:%SZ") | mktime, and fromdate the same: jqjs read the string
+    // with JavaScript's Date, so a string that is no date gave NaN (null in the output) instead of an error, and other
+    // forms (a date alone, an offset, a local time) were read where jq and jackson-jq (Instant.parse of at most 20
+    // characters) refuse them.
+    'fromdateiso8601/0': function*(input) {
+        if (typeof input != 'string')
+            throw 'strptime/1 requires string inputs and arguments'
+        yield Math.floor(__secondsOf(__strptime(input, '%Y-%m-%dT%H:%M:%SZ'), 'mktime'))
+    },
+    'fromdate/0': function*(input) {
+        yield* functions['fromdateiso8601/0'](input)
+    },
     'strftime/1': __withFormat(__strftime, 'strftime/1 requires a string format'),
     'strptime/1': __withFormat(__strptime, 'strptime/1 requires string inputs and arguments'),
 })
