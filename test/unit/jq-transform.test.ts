@@ -303,6 +303,11 @@ describe("the jq runner (jqjs in QuickJS)", () => {
       expect(jqRunner.run(".at | fromdate", { at }), at).toEqual({ ok: false, error: `The jq filter failed: date "${at}" does not match format "%Y-%m-%dT%H:%M:%SZ"` });
   });
 
+  it("keeps a recursive function's $parameters apart per call, as jq does: def f($n): $n + f($n - 1)", () => {
+    expect(jqRunner.run("def sum($n): if $n > 0 then $n + sum($n - 1) else 0 end; sum(10)", {})).toEqual({ ok: true, values: [55] });
+    expect(jqRunner.run("def fib($n): if $n < 2 then $n else fib($n - 1) + fib($n - 2) end; fib(15)", {})).toEqual({ ok: true, values: [610] });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -814,7 +814,8 @@ function* __inScope(conf, scope, start) {
 }
 
 // A call of a function defined in jq (a def, or a builtin jqjs defines in jq): its body runs with its parameters
-// bound to the arguments, each a closure over the caller's function arguments and variables as they were at the call.
+// bound to the arguments, each a closure over the caller's function arguments and variables as they were at the call,
+// and with variables of its own.
 function __callUserFunction(params, body, input, conf, args) {
     const caller = {args: conf.userFuncArgs, vars: Object.assign({}, conf.variables)}
     const own = Object.create(caller.args)
@@ -825,7 +826,9 @@ function __callUserFunction(params, body, input, conf, args) {
             paths: (x, c) => __inScope(c, caller, () => arg.paths(x, c)),
         }
     }
-    return __inScope(conf, {args: own, vars: conf.variables}, () => body(input, conf))
+    // The body binds its variables (its $parameters too) in a copy of its own: in the one object the caller shares,
+    // def f($n): $n + f($n - 1) read the inner call's $n on the left of + once the inner call had given its value.
+    return __inScope(conf, {args: own, vars: Object.assign({}, conf.variables)}, () => body(input, conf))
 }
 
 // --- Regular expressions: match and capture as jq's (Oniguruma) give them ---
