@@ -262,6 +262,17 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('.s | match("(?<a>o)(o)") | .captures | map([.offset, .name])', { s: "foo" })).toEqual({ ok: true, values: [[[1, "a"], [2, null]]] });
   });
 
+  it("matches with g over a long text within the budget, its offsets in characters (a filter over a few thousand matches)", () => {
+    const text = { plain: "a1 ".repeat(5000), emoji: "😀1 ".repeat(3000) };
+    expect(jqRunner.run('[.plain | match("\\\\d"; "g")] | length, .[-1].offset', text)).toEqual({ ok: true, values: [5000, 14998] });
+    expect(jqRunner.run('[.emoji | match("(?<=(😀))\\\\d"; "g")] | length, (.[-1] | .offset, .captures[0].offset)', text)).toEqual({
+      ok: true,
+      values: [3000, 8998, 8997],
+    });
+    expect(jqRunner.run('.emoji | [scan("1")] | length', text)).toEqual({ ok: true, values: [3000] });
+    expect(jqRunner.run('.emoji | [splits(" ")] | length', text)).toEqual({ ok: true, values: [3001] });
+  });
+
   it("slices as jq does: null gives null, the bounds round outwards, a string's slice keeps an emoji whole", () => {
     expect(jqRunner.run(".missing[1:], (.l | .[1.5:3.5]), (.s | .[0:1])", { l: [0, 1, 2, 3, 4], s: "😀b" })).toEqual({ ok: true, values: [null, [1, 2, 3], "😀"] });
   });

@@ -937,15 +937,28 @@ function __groupNames(source) {
     return names
 }
 
-// Code points in text before UTF-16 index at.
-function __codePoints(text, at) {
-    let n = 0
-    for (let i = 0; i < at; i++) {
+// Code points in text before a UTF-16 index, as a counter that moves from where it last stopped: the matches of "g"
+// come in order, so their offsets cost the input's length once in all (counting from the start for each made
+// [match("\\d"; "g")] over a few thousand characters run past the budget). Text without surrogates counts as its index.
+function __codePointCounter(text) {
+    if (!/[\ud800-\udfff]/.test(text))
+        return at => at
+    // A unit that starts a character: all but the low half of a pair.
+    const starts = i => {
         const c = text.charCodeAt(i)
-        if (c < 0xd800 || c > 0xdbff || i + 1 >= at)
-            n++
+        return c < 0xdc00 || c > 0xdfff || i == 0 || (text.charCodeAt(i - 1) & 0xfc00) != 0xd800
     }
-    return n
+    let index = 0
+    let points = 0
+    return at => {
+        for (; index < at; index++)
+            if (starts(index))
+                points++
+        while (index > at)
+            if (starts(--index))
+                points--
+        return points
+    }
 }
 
 // jq's match(re; flags) on input: every match with "g", else the first. Offsets and lengths in code points; a group
@@ -960,6 +973,7 @@ function* __matches(input, re, flags) {
     const regexp = __jqRegExp(re, flags, 'gd')
     const global = (flags || '').includes('g')
     const names = __groupNames(re)
+    const codePoints = __codePointCounter(input)
     let match
     while ((match = regexp.exec(input)) !== null) {
         const captures = []
@@ -967,10 +981,13 @@ function* __matches(input, re, flags) {
             const name = names[i - 1] ?? null
             if (match[i] === undefined)
                 captures.push({offset: -1, length: 0, string: null, name})
-            else
-                captures.push({offset: __codePoints(input, match.indices[i][0]), length: __codePoints(match[i], match[i].length), string: match[i], name})
+            else {
+                const offset = codePoints(match.indices[i][0])
+                captures.push({offset, length: codePoints(match.indices[i][1]) - offset, string: match[i], name})
+            }
         }
-        yield {offset: __codePoints(input, match.index), length: __codePoints(match[0], match[0].length), string: match[0], captures}
+        const offset = codePoints(match.index)
+        yield {offset, length: codePoints(match.index + match[0].length) - offset, string: match[0], captures}
         // As jq 1.6's f_match: the next match starts where this one ended (a character on after an empty one), and
         // none starts at the end of the input.
         if (match[0] === '')
