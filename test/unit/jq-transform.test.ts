@@ -262,6 +262,18 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('.s | match("(?<a>o)(o)") | .captures | map([.offset, .name])', { s: "foo" })).toEqual({ ok: true, values: [[[1, "a"], [2, null]]] });
   });
 
+  it("reads a regex's literal braces and escaped punctuation as jq does: gsub(\"{{name}}\"; …), \\-, \\@, a lone ] or {", () => {
+    expect(jqRunner.run('.t | gsub("{{name}}"; "Ada"), test("^\\\\d{3}\\\\-\\\\d{4}$"), test("\\\\@"), test("a{,2}"), test("]")', { t: "Hi {{name}}" })).toEqual({
+      ok: true,
+      values: ["Hi Ada", false, false, false, false],
+    });
+    expect(jqRunner.run('.p | test("^\\\\d{3}\\\\-\\\\d{4}$"), test("^[\\\\p{Lu}\\\\-]+$"; "x"), [scan("\\\\{[a-z]+}")]', { p: "555-1234" })).toEqual({
+      ok: true,
+      values: [true, false, []],
+    });
+    expect(jqRunner.run('[.e | test("\\\\@"), test("a{,2}"), test("x]"), test("^\\\\p{L}+")]', { e: "a{,2}@x]" })).toEqual({ ok: true, values: [[true, true, true, true]] });
+  });
+
   it("matches with g over a long text within the budget, its offsets in characters (a filter over a few thousand matches)", () => {
     const text = { plain: "a1 ".repeat(5000), emoji: "😀1 ".repeat(3000) };
     expect(jqRunner.run('[.plain | match("\\\\d"; "g")] | length, .[-1].offset', text)).toEqual({ ok: true, values: [5000, 14998] });

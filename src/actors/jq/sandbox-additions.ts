@@ -845,6 +845,17 @@ const __POSIX_CLASSES = {alpha: '\\p{Alphabetic}', digit: '\\p{Nd}', alnum: '\\p
     cntrl: '\\p{Cc}', print: '\\P{C}', graph: '\\p{L}\\p{M}\\p{N}\\p{P}\\p{S}'}
 const __WORD = '\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}'
 
+const __QUANTIFIER = /\{\d+(?:,\d*)?\}/y
+
+// \e in a jq regex, for JavaScript's u mode, which refuses to escape what is not its syntax: Oniguruma takes \-, \@,
+// \#, \' or \  as the character itself (JavaScript without u did too), and JavaScript's u refused them ("invalid escape").
+// Letters and digits (\n, \s, \b, \1, \x41, \p{L}…) stay escapes.
+function __escapedLiteral(e, inClass) {
+    if (/[A-Za-z0-9]/.test(e) || '^$\\.*+?()[]{}|/'.includes(e) || (inClass && e == '-'))
+        return '\\' + e
+    return e
+}
+
 function __jqRegExp(source, flags, extra) {
     if (typeof source != 'string')
         throw nameType(source) + ' (' + JSON.stringify(source) + ') cannot be matched, as it is not a string'
@@ -884,7 +895,12 @@ function __jqRegExp(source, flags, extra) {
             else if (!inClass && e == 'A') out += '(?<![\\s\\S])'
             else if (!inClass && e == 'z') out += '(?![\\s\\S])'
             else if (!inClass && e == 'Z') out += '(?=\\n?(?![\\s\\S]))'
-            else out += '\\' + e
+            else if ((e == 'p' || e == 'P') && source[i + 1] == '{' && source.indexOf('}', i) > 0) {
+                // A property (\p{L}) as it is: its braces are no quantifier's.
+                const end = source.indexOf('}', i)
+                out += '\\' + source.slice(i, end + 1)
+                i = end
+            } else out += __escapedLiteral(e, inClass)
         } else if (inClass) {
             const posix = c == '[' ? /^\[:(\^?)([a-z]+):\]/.exec(source.slice(i)) : null
             if (posix && Object.hasOwn(__POSIX_CLASSES, posix[2]) && posix[1] == '') {
@@ -900,6 +916,14 @@ function __jqRegExp(source, flags, extra) {
             out += c
             if (source[i + 1] == '^') { out += '^'; i++ }
             if (source[i + 1] == ']') { out += '\\]'; i++ }
+        } else if (c == '{') {
+            // A quantifier ({2}, {2,}, {2,5}) as it is; any other brace is itself, as in Oniguruma ({{name}}, {,2}).
+            __QUANTIFIER.lastIndex = i
+            const quantifier = __QUANTIFIER.exec(source)
+            out += quantifier ? quantifier[0] : '\\{'
+            if (quantifier) i += quantifier[0].length - 1
+        } else if (c == '}' || c == ']') {
+            out += '\\' + c
         } else if (extended && /\s/.test(c)) {
             // dropped
         } else if (extended && c == '#') {
