@@ -274,6 +274,14 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('[.e | test("\\\\@"), test("a{,2}"), test("x]"), test("^\\\\p{L}+")]', { e: "a{,2}@x]" })).toEqual({ ok: true, values: [[true, true, true, true]] });
   });
 
+  it("deletes whole items and fields of the others in one del over a few thousand items within the budget", () => {
+    const items = Array.from({ length: 6000 }, (_, i) => ({ sku: `S${i}`, qty: i % 2, tmp: true }));
+    expect(jqRunner.run('.items | del((.[] | select(.qty == 0)), .[].tmp) | length, .[0], .[-1]', { items })).toEqual({
+      ok: true,
+      values: [3000, { sku: "S1", qty: 1 }, { sku: "S5999", qty: 1 }],
+    });
+  });
+
   it("matches with g over a long text within the budget, its offsets in characters (a filter over a few thousand matches)", () => {
     const text = { plain: "a1 ".repeat(5000), emoji: "😀1 ".repeat(3000) };
     expect(jqRunner.run('[.plain | match("\\\\d"; "g")] | length, .[-1].offset', text)).toEqual({ ok: true, values: [5000, 14998] });
