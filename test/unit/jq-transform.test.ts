@@ -320,6 +320,15 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     });
   });
 
+  it("subtracts a few thousand ids from as many within the budget, a NaN staying as in jq", () => {
+    const all = Array.from({ length: 6000 }, (_, i) => `id-${i}`);
+    const done = all.filter((_, i) => i % 2 === 0);
+    expect(jqRunner.run('(.all - .done | length, .[0]), ([1, 1.0, -0, "1", true, null, [0], [nan]] - [1, 0, "1", null, [0], [nan]] | length)', { all, done })).toEqual({
+      ok: true,
+      values: [3000, "id-1", 2],
+    });
+  });
+
   it("scans as jq's def scan over match does: no empty match at the end, a group that took no part is null", () => {
     expect(jqRunner.run('.s | [scan("x*")], [scan("(a)|b")]', { s: "ab" })).toEqual({ ok: true, values: [["", ""], [["a"], [null]]] });
   });
