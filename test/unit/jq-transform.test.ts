@@ -320,6 +320,18 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     });
   });
 
+  it("compares arrays and objects with != as jq does: select(.old != .new) keeps the changed, an object may hold any key", () => {
+    const rows = [
+      { id: 1, old: { status: "A", tags: ["x"] }, new: { status: "A", tags: ["x"] } },
+      { id: 2, old: { status: "A", tags: ["x"] }, new: { status: "B", tags: ["x"] } },
+    ];
+    expect(jqRunner.run('[.rows[] | select(.old != .new) | .id], [[1] != [1], [1] != [2], [[1]] != [[1]], {"a": 1} != {"a": 2}]', { rows })).toEqual({
+      ok: true,
+      values: [[2], [false, true, false, true]],
+    });
+    expect(jqRunner.run(".a == .b, .a != .b", { a: { hasOwnProperty: 1 }, b: { hasOwnProperty: 1 } })).toEqual({ ok: true, values: [true, false] });
+  });
+
   it("subtracts a few thousand ids from as many within the budget, a NaN staying as in jq", () => {
     const all = Array.from({ length: 6000 }, (_, i) => `id-${i}`);
     const done = all.filter((_, i) => i % 2 === 0);

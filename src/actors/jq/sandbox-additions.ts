@@ -570,6 +570,33 @@ function __subtractArrays(l, r) {
     return l.filter(x => x !== null && typeof x == 'object' ? !composites.some(y => compareValues(x, y) == 0) : !scalars.has(x))
 }
 
+// --- a == b and a != b compare arrays and objects element by element, as jq does. jqjs's != negated ==, whose recursion
+// into arrays and objects called this.combine, != itself: each element was compared the wrong way round, so
+// [1] != [1] and {"a": 1} != {"a": 1} were true and [1] != [2] false (select(.old != .new) kept the unchanged). And ==
+// read r.hasOwnProperty, so an object with that key failed the task ("not a function"). ---
+
+function __equal(l, r) {
+    const lt = nameType(l)
+    if (lt != nameType(r))
+        return false
+    if (lt == 'array')
+        return l.length == r.length && l.every((v, i) => __equal(v, r[i]))
+    if (lt == 'object') {
+        const keys = Object.keys(l)
+        return keys.length == Object.keys(r).length && keys.every(k => Object.hasOwn(r, k) && __equal(l[k], r[k]))
+    }
+    // NaN is equal to nothing, as in jq.
+    return l === r
+}
+
+EqualsOperator.prototype.combine = function(l, r) {
+    return __equal(l, r)
+}
+
+NotEqualsOperator.prototype.combine = function(l, r) {
+    return !__equal(l, r)
+}
+
 // --- Unary minus: -E negates each value of E, up to the next binary operator (-.a * 2 is (-.a) * 2) ---
 
 class __NegationNode extends ParseNode {
