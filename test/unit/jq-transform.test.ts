@@ -332,6 +332,15 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run(".a == .b, .a != .b", { a: { hasOwnProperty: 1 }, b: { hasOwnProperty: 1 } })).toEqual({ ok: true, values: [true, false] });
   });
 
+  it("merges objects with * into new objects, as jq does: a variable's nested objects stay as they were", () => {
+    const input: JsonObject = { defaults: { retry: { count: 3 } }, items: [{ retry: { delay: 1 } }, { retry: { backoff: "linear" } }] };
+    expect(jqRunner.run(".defaults as $d | [.items[] | $d * .], $d", input)).toEqual({
+      ok: true,
+      values: [[{ retry: { count: 3, delay: 1 } }, { retry: { count: 3, backoff: "linear" } }], { retry: { count: 3 } }],
+    });
+    expect(jqRunner.run('. * {"hasOwnProperty": {"b": 1}}', { hasOwnProperty: { c: 1 } })).toEqual({ ok: true, values: [{ hasOwnProperty: { c: 1, b: 1 } }] });
+  });
+
   it("subtracts a few thousand ids from as many within the budget, a NaN staying as in jq", () => {
     const all = Array.from({ length: 6000 }, (_, i) => `id-${i}`);
     const done = all.filter((_, i) => i % 2 === 0);

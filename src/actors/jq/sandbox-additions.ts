@@ -597,6 +597,28 @@ NotEqualsOperator.prototype.combine = function(l, r) {
     return !__equal(l, r)
 }
 
+// --- a * b on objects merges into new objects, as jq does: jqjs copied the top level only and wrote b's nested keys
+// into a's own nested objects, so a value bound to a variable changed (map($defaults * .) gave each item the nested
+// keys of every item before it), and it read l.hasOwnProperty and assigned __proto__ as a key. ---
+
+function __merge(l, r) {
+    const out = {}
+    for (const k of Object.keys(l))
+        __setKey(out, k, l[k])
+    for (const k of Object.keys(r)) {
+        const both = Object.hasOwn(out, k) && nameType(out[k]) == 'object' && nameType(r[k]) == 'object'
+        __setKey(out, k, both ? __merge(out[k], r[k]) : r[k])
+    }
+    return out
+}
+
+const __jqjsMultiply = MultiplicationOperator.prototype.combine
+MultiplicationOperator.prototype.combine = function(l, r, lt, rt) {
+    if (lt == 'object' && rt == 'object')
+        return __merge(l, r)
+    return __jqjsMultiply.call(this, l, r, lt, rt)
+}
+
 // --- Unary minus: -E negates each value of E, up to the next binary operator (-.a * 2 is (-.a) * 2) ---
 
 class __NegationNode extends ParseNode {
