@@ -1,6 +1,7 @@
 import type { RateLimitConfig, WorkflowDef } from "../engine/model";
 import { ApiError } from "./http/errors";
 import { TtlCache } from "./ttl-cache";
+import { valuesByPlace, type PlacedRow } from "./rows-by-place";
 import { forgetTaggedDefinitions } from "./auth/tag-grants";
 
 /** How long a definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
@@ -84,18 +85,14 @@ export class DefinitionRepository {
     const keyOf = (name: string) => `${name}\u0000latest`;
     const byKey = await DefinitionRepository.#cache.getOrLoadMany(names.map(keyOf), async (keys) => {
       const wanted = keys.map((key) => key.slice(0, -"\u0000latest".length));
-      // Each row by its name's place in the list, not by the name read back: D1 keeps a lone surrogate's bytes, which
-      // match the name asked for but read back as replacement characters.
-      const { results } = await this.#db
-        .prepare(
-          `SELECT wanted.key AS place, def.definition FROM json_each(?) AS wanted JOIN workflow_defs AS def ON def.name = wanted.value ` +
-            `AND def.version = (SELECT MAX(version) FROM workflow_defs WHERE name = wanted.value)`,
-        )
-        .bind(JSON.stringify(wanted))
-        .all<{ place: number; definition: string }>();
-      const loaded = new Map<string, WorkflowDef | null>(keys.map((key) => [key, null]));
-      for (const row of results) loaded.set(keys[row.place]!, JSON.parse(row.definition) as WorkflowDef);
-      return loaded;
+      return valuesByPlace(
+        this.#db,
+        `SELECT wanted.key AS place, def.definition FROM json_each(?) AS wanted JOIN workflow_defs AS def ON def.name = wanted.value ` +
+          `AND def.version = (SELECT MAX(version) FROM workflow_defs WHERE name = wanted.value)`,
+        wanted,
+        keys,
+        (row: PlacedRow & { definition: string }) => JSON.parse(row.definition) as WorkflowDef,
+      );
     });
     const found = new Map<string, WorkflowDef>();
     for (const name of names) {

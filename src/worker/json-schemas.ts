@@ -8,6 +8,7 @@ import { keptSchemaReferences, schemaKey } from "../engine/json-schema";
 import type { JsonObject, JsonValue, SchemaReference, WorkflowDef } from "../engine/model";
 import { ApiError } from "./http/errors";
 import { TtlCache } from "./ttl-cache";
+import { valuesByPlace, type PlacedRow } from "./rows-by-place";
 
 /** A registered schema (Orkes' SchemaDef): a JSON schema (`data`) by name and version. */
 export interface SchemaDef {
@@ -75,17 +76,15 @@ export class SchemaRepository {
     const byCacheKey = new Map(references.map((reference) => [`${reference.name}\u0000${reference.version ?? "latest"}`, reference]));
     const cached = await SchemaRepository.#cache.getOrLoadMany([...byCacheKey.keys()], async (keys) => {
       const wanted = keys.map((key) => byCacheKey.get(key)!);
-      // Each wanted one's row (by its place in the list): its version, or the latest of its name without one (as find).
-      const { results } = await this.#db
-        .prepare(
-          `SELECT stored.*, wanted.key AS place FROM json_each(?) AS wanted JOIN json_schemas AS stored ON stored.name = json_extract(wanted.value, '$[0]') ` +
-            `AND stored.version = COALESCE(json_extract(wanted.value, '$[1]'), (SELECT MAX(version) FROM json_schemas WHERE name = json_extract(wanted.value, '$[0]')))`,
-        )
-        .bind(JSON.stringify(wanted.map((reference) => [reference.name, reference.version ?? null])))
-        .all<SchemaRow & { place: number }>();
-      const loaded = new Map<string, SchemaDef | null>(keys.map((key) => [key, null]));
-      for (const row of results) loaded.set(keys[row.place]!, fromRow(row));
-      return loaded;
+      // Each wanted one's row: its version, or the latest of its name without one (as find).
+      return valuesByPlace(
+        this.#db,
+        `SELECT stored.*, wanted.key AS place FROM json_each(?) AS wanted JOIN json_schemas AS stored ON stored.name = json_extract(wanted.value, '$[0]') ` +
+          `AND stored.version = COALESCE(json_extract(wanted.value, '$[1]'), (SELECT MAX(version) FROM json_schemas WHERE name = json_extract(wanted.value, '$[0]')))`,
+        wanted.map((reference) => [reference.name, reference.version ?? null]),
+        keys,
+        (row: SchemaRow & PlacedRow) => fromRow(row),
+      );
     });
     return new Map([...byCacheKey].map(([key, reference]) => [schemaKey(reference), cached.get(key) ?? null]));
   }

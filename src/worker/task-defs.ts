@@ -4,6 +4,7 @@ import type { TaskDef, WorkflowDef } from "../engine/model";
 import { withKeptSchemas } from "./json-schemas";
 import { DefinitionRepository } from "./definitions";
 import { TtlCache } from "./ttl-cache";
+import { valuesByPlace, type PlacedRow } from "./rows-by-place";
 import { unversionedChildNames, withChildVersions } from "../engine/tasks/sub-workflow/versions";
 
 /** How long a task definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
@@ -31,17 +32,15 @@ export class TaskDefRepository {
    * statements an invocation, and D1 100 bound parameters a statement.
    */
   async findMany(names: readonly string[]): Promise<Map<string, TaskDef>> {
-    const loaded = await TaskDefRepository.#cache.getOrLoadMany(names, async (missing) => {
-      // Each row by its name's place in the list, not by the name read back: D1 keeps a lone surrogate's bytes, which
-      // match the name asked for but read back as replacement characters.
-      const { results } = await this.#db
-        .prepare(`SELECT wanted.key AS place, task_defs.definition FROM json_each(?) AS wanted JOIN task_defs ON task_defs.name = wanted.value`)
-        .bind(JSON.stringify(missing))
-        .all<{ place: number; definition: string }>();
-      const found = new Map<string, TaskDef | null>(missing.map((name) => [name, null]));
-      for (const row of results) found.set(missing[row.place]!, JSON.parse(row.definition) as TaskDef);
-      return found;
-    });
+    const loaded = await TaskDefRepository.#cache.getOrLoadMany(names, (missing) =>
+      valuesByPlace(
+        this.#db,
+        `SELECT wanted.key AS place, task_defs.definition FROM json_each(?) AS wanted JOIN task_defs ON task_defs.name = wanted.value`,
+        missing,
+        missing,
+        (row: PlacedRow & { definition: string }) => JSON.parse(row.definition) as TaskDef,
+      ),
+    );
     const found = new Map<string, TaskDef>();
     for (const name of names) {
       const taskDef = loaded.get(name);
