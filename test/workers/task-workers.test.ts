@@ -5,7 +5,7 @@ import { workerQueueKey, type WorkerQueueEntry } from "../../src/engine/tasks/si
 import { TaskQueue, taskQueueAt } from "../../src/actors/task-queue";
 import { executionStub } from "../../src/worker/executions";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
-import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type TaskJson, type WorkflowJson } from "./helpers";
 import { poll, pollOne, queueSize, report, simpleTask } from "./task-worker-helpers";
 
 describe("task workers: SIMPLE tasks polled and reported over the API", () => {
@@ -418,6 +418,10 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     const longest = "d".repeat(256);
     const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "w_dom_long", taskToDomain: { "*": longest } });
     expect(await pollOne("w_dom_long_task", { domain: longest })).toMatchObject({ workflowInstanceId: workflowId, domain: longest });
+    // The refused starts started nothing: once the accepted one is in the search index, it is the name's only execution.
+    await waitForIndexRow(workflowId, "RUNNING");
+    const started = await env.DB.prepare("SELECT workflow_id FROM executions WHERE workflow_name = ?").bind("w_dom_long").all<{ workflow_id: string }>();
+    expect(started.results.map((row) => row.workflow_id)).toEqual([workflowId]);
   });
 
   it("a START_WORKFLOW's taskToDomain may be an expression giving the map, and a domain a number (its text), as Conductor's StartWorkflow reads its request", async () => {
