@@ -177,3 +177,11 @@ export function searchRow(workflowId: string, overrides: Partial<IndexRow> = {})
     ...overrides,
   };
 }
+
+/**
+ * A SWITCH (ref `pick`) whose one case, `never`, is never taken: a start still reads what its tasks name (children's
+ * latest versions, task definitions, their schemas), but none of them runs. For counting a start's look-ups.
+ */
+export function neverTakenSwitch(tasks: JsonObject[]): JsonObject {
+  return { name: "pick", taskReferenceName: "pick", type: "SWITCH", evaluatorType: "value-param", expression: "k", inputParameters: { k: "none" }, decisionCases: { never: tasks }, defaultCase: [] };
+}

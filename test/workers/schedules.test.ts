@@ -5,7 +5,7 @@ import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { ScheduleRepository } from "../../src/worker/schedules/store";
 import { call, createUser, orkes } from "./auth-helpers";
-import { ADMIN_KEY, api, apiOk, eventually, gate, getWorkflow, register, rowCount, waitFor, waitForIndexRow, type Gate } from "./helpers";
+import { ADMIN_KEY, api, apiOk, eventually, gate, getWorkflow, neverTakenSwitch, register, rowCount, waitFor, waitForIndexRow, type Gate } from "./helpers";
 
 const YEARLY = "0 0 0 1 1 ?";
 const MINUTE = 60_000;
@@ -1054,16 +1054,7 @@ describe("a catch-up within Cloudflare's D1 queries per invocation", () => {
       tasks: [
         { name: "sv", taskReferenceName: "sv", type: "SET_VARIABLE", inputParameters: { region: "${workflow.env.sched_budget_region}", tier: "${workflow.env.sched_budget_tier}" } },
         // Children named without a version, each read for its latest at a start; in a case never taken, so none starts.
-        {
-          name: "pick",
-          taskReferenceName: "pick",
-          type: "SWITCH",
-          evaluatorType: "value-param",
-          expression: "k",
-          inputParameters: { k: "none" },
-          decisionCases: { never: children.map((child) => ({ name: child, taskReferenceName: child, type: "SUB_WORKFLOW", subWorkflowParam: { name: child } })) },
-          defaultCase: [],
-        },
+        neverTakenSwitch(children.map((child) => ({ name: child, taskReferenceName: child, type: "SUB_WORKFLOW", subWorkflowParam: { name: child } }))),
       ],
     };
     // Registered again (each write forgets its cached copy in this isolate): the alarm starts with cold caches, as in

@@ -7,7 +7,7 @@ import type { JsonObject } from "../../src/engine/model";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { SchemaRepository } from "../../src/worker/json-schemas";
 import { TaskDefRepository } from "../../src/worker/task-defs";
-import { apiOk, register } from "./helpers";
+import { apiOk, neverTakenSwitch, register } from "./helpers";
 
 type Methods = Record<string, (...args: unknown[]) => unknown>;
 
@@ -47,24 +47,13 @@ describe("a start's look-ups in D1", () => {
     const taskNames = Array.from({ length: 12 }, (_, index) => `sl_task_${index}`);
     const definition: JsonObject = {
       name: "sl_flow",
+      // Never taken: nothing starts, only the start's look-ups are counted. sl_unregistered has no definition.
       tasks: [
-        {
-          name: "pick",
-          taskReferenceName: "pick",
-          type: "SWITCH",
-          evaluatorType: "value-param",
-          expression: "k",
-          inputParameters: { k: "none" },
-          // Never taken: nothing starts, only the start's look-ups are counted. sl_unregistered has no definition.
-          decisionCases: {
-            never: [
-              ...[...children, "sl_unregistered"].map((child) => ({ name: child, taskReferenceName: child, type: "SUB_WORKFLOW", subWorkflowParam: { name: child } })),
-              { name: "pinned", taskReferenceName: "pinned", type: "SUB_WORKFLOW", subWorkflowParam: { name: "sl_child_0", version: 1 } },
-              ...taskNames.map((name) => ({ name, taskReferenceName: name, type: "SIMPLE" })),
-            ],
-          },
-          defaultCase: [],
-        },
+        neverTakenSwitch([
+          ...[...children, "sl_unregistered"].map((child) => ({ name: child, taskReferenceName: child, type: "SUB_WORKFLOW", subWorkflowParam: { name: child } })),
+          { name: "pinned", taskReferenceName: "pinned", type: "SUB_WORKFLOW", subWorkflowParam: { name: "sl_child_0", version: 1 } },
+          ...taskNames.map((name) => ({ name, taskReferenceName: name, type: "SIMPLE" })),
+        ]),
       ],
     };
     const schemas = () => taskNames.map((name) => ({ name: `${name}_in`, data: { type: "object" } }));
