@@ -1,5 +1,6 @@
 import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from "../engine/config";
 import { EgressConfigError, parseEgressPolicy, type EgressPolicy } from "../engine/tasks/http/egress";
+import { MAX_RETENTION_SECONDS } from "../engine/retention";
 import { DURATION_FORMAT, parseWaitDuration } from "../engine/tasks/wait/schedule";
 import type { CredentialLimits } from "./auth/throttle";
 import { parseCorsPolicy, type CorsPolicy } from "./http/headers";
@@ -52,15 +53,21 @@ export interface ServiceConfig {
   executionRetentionMs: number | undefined;
 }
 
+/** What `EXECUTION_RETENTION` may be, for the log line of one that is not. */
+const RETENTION_FORMAT = `a duration longer than nothing and at most a hundred years (${MAX_RETENTION_SECONDS / 86_400}d): ${DURATION_FORMAT}`;
+
 /**
- * `EXECUTION_RETENTION` in ms: a duration as a WAIT task reads one ("30d", "12h", "1d 12h"), longer than nothing.
- * Anything else keeps executions (the safe reading of a typo) and says so in the log, once per isolate.
+ * `EXECUTION_RETENTION` in ms: a duration as a WAIT task reads one ("30d", "12h", "1d 12h"), longer than nothing and
+ * at most a hundred years, the bound a definition's `retentionSeconds` has: the removal's alarm is set for the end plus
+ * this, and Cloudflare's `setAlarm` refuses a date after 2189 (the refusal only shows as a rejected promise, so such an
+ * execution showed a `removalTime` thousands of years away and kept no alarm for it). Anything else keeps executions
+ * (the safe reading of a typo) and says so in the log, once per isolate.
  */
 function executionRetention(raw: string | undefined): number | undefined {
   if (raw === undefined || raw.trim() === "") return undefined;
   const ms = parseWaitDuration(raw);
-  if (ms !== undefined && ms > 0) return ms;
-  console.error(JSON.stringify({ msg: "EXECUTION_RETENTION ignored: executions are kept until removed", expected: DURATION_FORMAT, received: raw }));
+  if (ms !== undefined && ms > 0 && ms <= MAX_RETENTION_SECONDS * 1000) return ms;
+  console.error(JSON.stringify({ msg: "EXECUTION_RETENTION ignored: executions are kept until removed", expected: RETENTION_FORMAT, received: raw }));
   return undefined;
 }
 

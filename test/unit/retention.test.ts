@@ -74,21 +74,25 @@ describe("EXECUTION_RETENTION", () => {
     expect(retentionOf("30d")).toBe(30 * DAY_MS);
     expect(retentionOf("1d 12h")).toBe(1.5 * DAY_MS);
     expect(retentionOf("90 seconds")).toBe(90_000);
+    expect(retentionOf("36500d")).toBe(MAX_RETENTION_SECONDS * 1000);
     expect(retentionOf(undefined)).toBeUndefined();
     expect(retentionOf(" ")).toBeUndefined();
   });
 
-  it("keeps executions, and says so in the log, when it is not a duration longer than nothing", () => {
+  it("keeps executions, and says so in the log, when it is not a duration longer than nothing and at most a hundred years", () => {
     const logged: string[] = [];
     const original = console.error;
     console.error = (line: string) => void logged.push(line);
     try {
       expect(retentionOf("30 days please")).toBeUndefined();
       expect(retentionOf("0s")).toBeUndefined();
+      // Longer than a definition's retentionSeconds may be: its alarm would fall after 2189, which setAlarm refuses.
+      expect(retentionOf("36501d")).toBeUndefined();
+      expect(retentionOf("99999999d")).toBeUndefined();
     } finally {
       console.error = original;
     }
-    expect(logged).toHaveLength(2);
+    expect(logged).toHaveLength(4);
     expect(JSON.parse(logged[0]!)).toMatchObject({ msg: "EXECUTION_RETENTION ignored: executions are kept until removed", received: "30 days please" });
   });
 });
