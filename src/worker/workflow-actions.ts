@@ -7,6 +7,7 @@ import { executionStub, unwrap } from "./executions";
 import { ApiError } from "./http/errors";
 import { booleanQuery, queryValue } from "./http/params";
 import { principalOf } from "./guard";
+import { isSubrequestLimitError } from "./subrequest-limit";
 
 /** What the caller may start: the snapshot a start, retry, restart or rerun stores with the execution. */
 export function callerStartScopes(request: IRequest): string[] {
@@ -56,17 +57,33 @@ const terminate: WorkflowAction = {
 };
 
 /**
+ * Why a removal stopped between its two calls: its terminate was done (the execution no longer runs), and the runtime
+ * refused the removal past the request's subrequests (see `isSubrequestLimitError`). Said so, and not "not acted on":
+ * whoever reads a bulk answer learns the execution has ended, and that sending its id again removes it.
+ */
+export const TERMINATED_NOT_REMOVED =
+  "Terminated, not removed: this request reached Cloudflare's limit of subrequests per request after the workflow's terminate; send its id again, in a smaller request, to remove it";
+
+/**
  * Terminates the execution with `command` when it is still running or paused, then removes it. One that has already
- * ended is removed as it is (its terminate's 409 is no refusal here).
+ * ended is removed as it is (its terminate's 409 is no refusal here). A removal the runtime refuses past the request's
+ * subrequests after the terminate was done is a 503 saying {@link TERMINATED_NOT_REMOVED}.
  */
 async function terminateThenRemove(env: Env, workflowId: string, command: WorkflowCommand): Promise<void> {
   const stub = executionStub(env, workflowId);
+  let terminated = true;
   try {
     unwrap(await stub.command(command));
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 409)) throw error;
+    terminated = false;
   }
-  unwrap(await stub.remove());
+  try {
+    unwrap(await stub.remove());
+  } catch (error) {
+    if (terminated && isSubrequestLimitError(error)) throw new ApiError(503, "UNAVAILABLE", TERMINATED_NOT_REMOVED);
+    throw error;
+  }
 }
 
 /**

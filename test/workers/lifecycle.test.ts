@@ -2,6 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { executionStub } from "../../src/worker/executions";
+import { TERMINATED_NOT_REMOVED } from "../../src/worker/workflow-actions";
 import { MAX_JSON_DEPTH } from "../../src/engine/definition/checks";
 import type { JsonObject } from "../../src/engine/model";
 import { BULK_CONCURRENCY, BULK_SEARCH_MAX_CHARS, SUBREQUEST_LIMIT_REFUSAL } from "../../src/worker/routes/bulk";
@@ -561,6 +562,36 @@ describe("bulk operations (Conductor's WorkflowBulkResource)", () => {
     // In the order asked for.
     const shownIds = found.bulkSuccessfulResults.map((workflow) => String(workflow["workflowId"]));
     expect(shownIds).toEqual(ids.filter((id) => shownIds.includes(id)));
+  });
+
+  it("a removal whose terminate was done but whose removal the runtime refused past the request's subrequests says the workflow was terminated, not that nothing was done; one that had ended is not acted on; sent again, each is removed", async () => {
+    await registerWaiting("bulk_remove_refused", "bulk-remove-refused-after");
+    await register({ name: "bulk_remove_refused_done", tasks: [httpTask("a", { uri: target("/echo/bulk-remove-refused-done"), method: "GET" })] });
+    const [running, removed] = [await startWaiting("bulk_remove_refused"), await startWaiting("bulk_remove_refused")];
+    const ended = await startWorkflow("bulk_remove_refused_done");
+    await waitFor(ended, (workflow) => workflow.status === "COMPLETED");
+    const refused = [running, ended].map((id) => env.WORKFLOW_EXECUTION.idFromName(id));
+    const { remove } = WorkflowExecution.prototype;
+    // The refusal a deployed router meets past its count, injected where the removal lands (the terminate before it is not refused).
+    WorkflowExecution.prototype.remove = function (this: WorkflowExecution) {
+      const id = (this as unknown as { ctx: DurableObjectState }).ctx.id;
+      if (refused.some((one) => one.equals(id))) return Promise.reject(new Error("Too many API requests by single Worker invocation."));
+      return remove.apply(this);
+    };
+    let answer: BulkResponse;
+    try {
+      answer = await bulk("DELETE", "terminate-remove", [running, removed, ended], "?reason=cleanup");
+    } finally {
+      WorkflowExecution.prototype.remove = remove;
+    }
+    expect(answer.bulkSuccessfulResults).toEqual([removed]);
+    expect(answer.bulkErrorResults).toEqual({ [running]: TERMINATED_NOT_REMOVED, [ended]: SUBREQUEST_LIMIT_REFUSAL });
+    const stopped = await getWorkflow(running);
+    expect({ status: stopped.status, reason: stopped["reasonForIncompletion"] }).toEqual({ status: "TERMINATED", reason: "cleanup" });
+    expect((await getWorkflow(ended)).status).toBe("COMPLETED");
+    expect(await bulk("DELETE", "terminate-remove", [running, ended])).toEqual({ bulkErrorResults: {}, bulkSuccessfulResults: [running, ended] });
+    for (const id of [running, removed, ended]) await expectError("GET", `/api/workflow/${id}`, 404, "NOT_FOUND");
+    expect(await hits("bulk-remove-refused-after")).toBe(0);
   });
 
   it("Conductor's newer remove and terminate-remove (DELETE, in bulk and for one id) remove ended executions, and terminate running ones first", async () => {
