@@ -202,9 +202,10 @@ export type ExecutionEvent =
    * Orkes' jump: a RUNNING or PAUSED execution goes on from its top-level task `taskReferenceName`, run with
    * `taskInput` as given (resolved from its step as usual when absent). Back to a task it ran: that task runs again and
    * the tasks scheduled after it are discarded, as by a rerun from it. Forward to one not reached yet: what is pending
-   * ends SKIPPED, and every task between (in each running branch too) is SKIPPED as the workflow reaches it.
+   * ends SKIPPED, and every task between (in each running branch too) is SKIPPED as the workflow reaches it. Without
+   * `taskReferenceName` it goes on from its beginning (its first task), as Orkes documents a jump to a null task.
    */
-  | ({ type: "jump"; taskReferenceName: string; taskInput?: JsonObject } & EnvironmentRead)
+  | ({ type: "jump"; taskReferenceName?: string; taskInput?: JsonObject } & EnvironmentRead)
   /**
    * Conductor's resetCallbacksForWorkflow: SIMPLE tasks waiting out a `callbackAfterSeconds` in their queue (a worker's
    * IN_PROGRESS report's, a startDelay, a retry's delay) may be polled at once. A finished workflow refuses it.
@@ -2135,7 +2136,8 @@ function applySkipTask(draft: Draft, event: Extract<ExecutionEvent, { type: "ski
  */
 function applyJump(draft: Draft, event: Extract<ExecutionEvent, { type: "jump" }>, env: DecideEnv, effects: Effect[]): void {
   const state = draft.state;
-  const reference = event.taskReferenceName;
+  // No task named: from the beginning, the definition's first task (a definition has at least one, and it is top-level).
+  const reference = event.taskReferenceName ?? state.definition.tasks[0]!.taskReferenceName;
   requireStatus(state, ["RUNNING", "PAUSED"], `jump to task ${reference} in`);
   const index = planIndexOf(state.definition, reference);
   if (index < 0) {

@@ -107,6 +107,14 @@ describe("jumping back to a task that ran", () => {
     const done = attemptEnds(attemptEnds(attemptEnds(again, "l1", 3_100).state, "r1", 3_200).state, "end", 3_300).state;
     expect(done.status).toBe("COMPLETED");
   });
+
+  it("without a task named: back to the first task, as Orkes documents a null taskReferenceName (from the beginning)", () => {
+    let state = startedWith("jumps", [httpGet("a"), httpGet("b"), httpGet("c")]).state;
+    state = attemptEnds(attemptEnds(state, "a", 1_100).state, "b", 1_200).state;
+    const jumped = decide(state, { type: "jump" }, env(2_000)).state;
+    expect(lines(jumped)).toEqual(["a IN_PROGRESS"]);
+    expect(latestNamed(jumped, "a")).toMatchObject({ reruns: 1 });
+  });
 });
 
 describe("a jump refused, changing nothing", () => {

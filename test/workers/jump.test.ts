@@ -53,14 +53,30 @@ describe("jumping to a task (POST /api/workflow/{workflowId}/jump/{taskReference
 
   it("takes the task from the taskReferenceName query parameter, as the Python, Go and JavaScript clients send it with the path's placeholder unfilled", async () => {
     const workflowId = await startedAtGate("jmp-query");
-    // Without a name anywhere, nothing happens.
-    const unnamed = await api("POST", `/api/workflow/${workflowId}/jump/%7BtaskReferenceName%7D`, {});
-    expect(unnamed.status).toBe(400);
-    expect(await unnamed.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "taskReferenceName" }] });
-    expect(statuses(await getWorkflow(workflowId))).toEqual(["gate IN_PROGRESS"]);
     await apiOk("POST", `/api/workflow/${workflowId}/jump/%7BtaskReferenceName%7D?taskReferenceName=last`, {});
     expect(statuses(await waitFor(workflowId, ["COMPLETED"]))).toEqual(["gate SKIPPED", "middle SKIPPED", "last COMPLETED"]);
     expect([await hits("jmp-query-middle"), await hits("jmp-query-last")]).toEqual([0, 1]);
+  });
+
+  it("without a task named, in the path or the query (the clients' default), goes on from the beginning, as Orkes documents a null taskReferenceName", async () => {
+    await register({
+      name: "jmp-start",
+      tasks: [
+        httpTask("first", { uri: target("/count/jmp-start-first"), method: "GET" }),
+        httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true }),
+      ],
+    });
+    const workflowId = await startWorkflow("jmp-start");
+    const atGate = (workflow: WorkflowJson) => workflow.tasks[1]?.status === "IN_PROGRESS" && (workflow.tasks[1]!.outputData as { statusCode?: number }).statusCode === 200;
+    const before = await waitFor(workflowId, atGate);
+    // The Python, Go and JavaScript clients leave the placeholder in the path; an empty query parameter names nothing either.
+    await apiOk("POST", `/api/workflow/${workflowId}/jump/%7BtaskReferenceName%7D?taskReferenceName=`, {});
+    const again = await waitFor(workflowId, (workflow) => atGate(workflow) && workflow.tasks[0]!["endTime"] !== before.tasks[0]!["endTime"]);
+    expect(statuses(again)).toEqual(["first COMPLETED", "gate IN_PROGRESS"]);
+    expect(again.tasks[0]!.taskId).toBe(before.tasks[0]!.taskId);
+    expect(await hits("jmp-start-first")).toBe(2);
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
+    expect(statuses(await waitFor(workflowId, ["COMPLETED"]))).toEqual(["first COMPLETED", "gate COMPLETED"]);
   });
 
   it("refuses, changing nothing: an unknown task, a bad body, a caller without WORKFLOW_ADMIN on the workflow", async () => {

@@ -520,13 +520,13 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   });
 
   // Orkes' jumpToTask: void, so 200 with no body. The body is the task's input; absent or empty, its input is resolved
-  // from its definition as when the workflow reaches it.
+  // from its definition as when the workflow reaches it. No task named: from the beginning (see jumpTarget).
   router.post("/api/workflow/:workflowId/jump/:taskReferenceName", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");
     const taskReferenceName = jumpTarget(request);
     const taskInput = parseOrThrow(JsonObjectBody, await bodyOrEmpty(request, env), "task input");
     checkInputSize(env, "The task input", taskInput);
-    const command: WorkflowCommand = { type: "jump", taskReferenceName };
+    const command: WorkflowCommand = taskReferenceName === undefined ? { type: "jump" } : { type: "jump", taskReferenceName };
     if (Object.keys(taskInput).length > 0) command.taskInput = taskInput;
     unwrap(await executionStub(env, workflowId).command(command));
     return new Response(null, { status: 200 });
@@ -552,12 +552,13 @@ const JUMP_PLACEHOLDER = "{taskReferenceName}";
 
 /**
  * The task a jump names: Orkes reads the `taskReferenceName` query parameter, which the Python, Go and JavaScript clients
- * send while leaving the path's placeholder unfilled; else the path's segment.
+ * send while leaving the path's placeholder unfilled; else the path's segment. Undefined when neither names one (those
+ * clients' default, and the C# client's `taskReferenceName = null`): Orkes' jump docs say a null task reference name
+ * runs the workflow from the beginning, which the engine takes an absent name for.
  */
-function jumpTarget(request: IRequest): string {
+function jumpTarget(request: IRequest): string | undefined {
   const queried = queryValue(request, "taskReferenceName")?.trim();
   if (queried !== undefined && queried !== "") return queried;
   const inPath = decodedPathParam(request, "taskReferenceName");
-  if (inPath === JUMP_PLACEHOLDER) throw validationError("Invalid jump", [{ path: "taskReferenceName", message: "must name the task to jump to, in the path or the taskReferenceName query parameter" }]);
-  return inPath;
+  return inPath === JUMP_PLACEHOLDER ? undefined : inPath;
 }
