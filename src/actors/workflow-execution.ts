@@ -413,6 +413,11 @@ interface ChildView {
   output: JsonObject;
   reasonForIncompletion?: string;
   endTime: number;
+  /**
+   * False when it ended before any task was scheduled (it waited for its rate limit's place): there is no failed task
+   * to retry in it. Absent from an object that does not tell (read as true).
+   */
+  started?: boolean;
 }
 
 /** How a child ended, as its parent's task takes it. */
@@ -910,7 +915,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#recover();
     const execution = this.#execution;
     if (!execution || this.#removing) return null;
-    const view: ChildView = { workflowName: execution.workflowName, status: execution.status, output: execution.output, endTime: execution.endTime };
+    const view: ChildView = { workflowName: execution.workflowName, status: execution.status, output: execution.output, endTime: execution.endTime, started: execution.tasks.length > 0 };
     if (execution.reasonForIncompletion !== undefined) view.reasonForIncompletion = execution.reasonForIncompletion;
     return JSON.stringify(view);
   }
@@ -2902,7 +2907,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     const child = executionStub(this.env, last.subWorkflowId);
     // Asked before this execution reopens to wait for it: a child that is gone (removed) would never tell.
     const view = await this.#childView(last.subWorkflowId);
-    if (view === null || !RETRYABLE_WORKFLOW_STATUSES.has(view.status)) return undefined;
+    // A child that ended before it ran any task has none to retry (its own retry refuses it): as Conductor's
+    // findLastFailedSubWorkflowIfAny, which finds no failed task in it, the task is retried with a new child.
+    if (view === null || !RETRYABLE_WORKFLOW_STATUSES.has(view.status) || view.started === false) return undefined;
     if (startScopes !== undefined && !mayStartWorkflow(startScopes, view.workflowName)) return undefined;
     return this.#resumeChild(last, view, { startScopes, tellParent, environment }, () => child.command({ type: "retry", resumeSubworkflowTasks: true, startScopes, byParent: true }));
   }

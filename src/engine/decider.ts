@@ -1137,6 +1137,12 @@ function joinWaitsFor(state: WorkflowExecution, join: TaskExecution, target: Tas
 function applyRetry(draft: Draft, env: DecideEnv): void {
   const state = draft.state;
   requireStatus(state, [...RETRYABLE_WORKFLOW_STATUSES], "retry");
+  // Ended before any task was scheduled (terminated or timed out while it waited for its rate limit's place): nothing
+  // failed to run again, and reopened it would start afresh, which is a restart's work. Conductor's
+  // WorkflowExecutor.retry refuses such a workflow ("Workflow has not started yet").
+  if (state.tasks.length === 0) {
+    throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it has not started yet (it ended before any task was scheduled); restart it to run it`);
+  }
   const heads = laneHeads(state);
   // Nothing failed to try again: reopened, the workflow would run the tasks its TERMINATE meant to skip (Conductor refuses too).
   // A DO_WHILE heading its lane stands for its loop, whose last task may be that TERMINATE.

@@ -94,6 +94,19 @@ describe("an execution under a rate limit", () => {
     expect(decide(terminated, { type: "admitted" }, env(3_000)).state).toBe(terminated);
   });
 
+  it("ended while it waited (no task scheduled), it refuses a retry, as Conductor's retry refuses a workflow not started yet; a restart or rerun runs it", () => {
+    const waiting = started(limited({ concurrentExecLimit: 1 }, { timeoutSeconds: 10 }));
+    const ended = [decide(waiting, { type: "terminate", reason: "no longer needed" }, env(2_000)).state, decide(waiting, { type: "tick", liveTaskIds: new Set() }, env(11_000)).state];
+    expect(ended.map((state) => state.status)).toEqual(["TERMINATED", "TIMED_OUT"]);
+    for (const state of ended) {
+      const refused = refusal(state, { type: "retry" }, 20_000);
+      expect(refused.kind).toBe("CONFLICT");
+      expect(refused.message).toMatch(/has not started yet.*restart it/);
+      expect(decide(state, { type: "restart" }, env(20_000)).state).toMatchObject({ status: "RUNNING", rateLimited: true, tasks: [] });
+      expect(decide(state, { type: "rerun" }, env(20_000)).state).toMatchObject({ status: "RUNNING", rateLimited: true, tasks: [] });
+    }
+  });
+
   it("paused while waiting, it is admitted but runs only once resumed", () => {
     const paused = decide(started(limited({ concurrentExecLimit: 1 })), { type: "pause" }, env(1_500)).state;
     const admitted = decide(paused, { type: "admitted" }, env(2_000)).state;

@@ -98,6 +98,35 @@ describe("workflow rate limits", () => {
     await waitFor(parents[children.indexOf(order[1]!)]!, ["COMPLETED"]);
   });
 
+  it("a child ended while it waited has no task to retry: its own retry is a 409, its parent's retry?resumeSubworkflowTasks=true starts a new child (Conductor's retry)", async () => {
+    await registerLimited("wrl_unstarted_child", { concurrentExecLimit: 1 });
+    await register({ name: "wrl_unstarted_parent", tasks: [{ name: "wrl_unstarted_child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "wrl_unstarted_child", version: 1 } }] });
+    const holder = await startWorkflow("wrl_unstarted_child");
+    await waitFor(holder, running);
+    const parent = await startWorkflow("wrl_unstarted_parent");
+    const child = String((await waitFor(parent, (workflow) => workflow.tasks[0]?.["subWorkflowId"] !== undefined)).tasks[0]!["subWorkflowId"]);
+    await limitOf("wrl_unstarted_child", (limit) => limit.waiting.includes(child), "the child waiting");
+    expect((await api("DELETE", `/api/workflow/${parent}`)).status).toBe(200);
+    expect(await waitFor(child, ["TERMINATED"])).toMatchObject({ tasks: [] });
+
+    // Nothing ran in it: Conductor's retry refuses a workflow that has not started yet.
+    const refused = await api("POST", `/api/workflow/${child}/retry`);
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { message: string }).message).toMatch(/has not started yet/);
+    expect(await getWorkflow(child)).toMatchObject({ status: "TERMINATED", tasks: [] });
+
+    // Nor is there a failed task to resume in it: the parent's task is retried with a new child, which waits its turn.
+    expect((await api("POST", `/api/workflow/${parent}/retry?resumeSubworkflowTasks=true`)).status).toBe(204);
+    const retried = await waitFor(parent, (workflow) => workflow.tasks.length === 2 && workflow.tasks[1]?.["subWorkflowId"] !== undefined);
+    expect(retried).toMatchObject({ status: "RUNNING" });
+    const newChild = String(retried.tasks[1]!["subWorkflowId"]);
+    expect(newChild).not.toBe(child);
+    expect(await getWorkflow(child)).toMatchObject({ status: "TERMINATED", tasks: [] });
+    await completeHold(holder);
+    await completeHold(newChild);
+    await waitFor(parent, ["COMPLETED"]);
+  });
+
   it("counts each key apart: a key from the correlation id limits each caller on its own", async () => {
     await registerLimited("wrl_keyed", { rateLimitKey: "wrl-${workflow.correlationId}", concurrentExecLimit: 1 });
     const a1 = await startWorkflow("wrl_keyed", {}, "?correlationId=a");
