@@ -1154,6 +1154,12 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   if (terminate !== undefined && !endedEarlier) {
     throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${terminate.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
   }
+  // Failed as it completed (its output over the size limit or not matching its schema), every task having ended well:
+  // reopened, it would only complete and fail so again, its failure workflow and parent told twice. Conductor's retry
+  // refuses a workflow with no task to retry but a TIMED_OUT one ("There are no retryable tasks!").
+  if (state.status === "FAILED" && !heads.some(isUnfinished) && permissiveFailures(state).length === 0) {
+    throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: no task failed (it failed as it completed: ${state.reasonForIncompletion ?? "no reason given"}); restart or rerun it to run it again`);
+  }
   // The output it ended with (outputAtEnd's) is not this run's: it is given anew as the retry ends.
   draft.patch({ ...reopened(state, env), output: {}, lastRetriedTime: env.now });
   // A lane that went on past a permissive task's failure runs again from the first such task: left failed, it would
@@ -1242,13 +1248,18 @@ function laneHeads(state: WorkflowExecution, except?: string): TaskExecution[] {
   return activeLanes(state).flatMap((lane) => (lane.head === undefined || lane.head.taskId === except ? [] : [lane.head]));
 }
 
+/** Whether a lane's latest instance did not end well (failed, timed out, canceled): a retry runs it again. */
+function isUnfinished(head: TaskExecution): boolean {
+  return !SUCCESSFUL_TASK_STATUSES.has(head.status) && !isPending(head);
+}
+
 /**
  * Runs again the task of every lane whose latest instance (of `heads`) did not end well: the one that failed, and
  * those canceled with it (Conductor's retry too). A lane still running is left as it is.
  */
 function retryUnfinishedLanes(draft: Draft, heads: readonly TaskExecution[], env: DecideEnv): void {
   for (const head of heads) {
-    if (SUCCESSFUL_TASK_STATUSES.has(head.status) || isPending(head)) continue;
+    if (!isUnfinished(head)) continue;
     // A JOIN canceled with its workflow waits again where it stood, as Conductor's retry sets it back IN_PROGRESS: a
     // second instance would leave the canceled one first under its name. So does one that failed for a permissive
     // task it joins on (which runs again), as in Conductor; one whose join script failed it is scheduled again.

@@ -195,6 +195,24 @@ describe("failureWorkflow: what a failed execution starts", () => {
     expect(secondStart!.workflowId).not.toBe(firstStart!.workflowId);
     expect(again.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe(secondStart!.workflowId);
   });
+
+  it("one that failed as it completed (its output over the size limit), every task done, refuses a retry, which would only fail it again and start the failure workflow twice (Conductor's \"no retryable tasks\"); a rerun runs it", () => {
+    const small = (now: number) => ({ ...env(now), config: { ...DEFAULT_ENGINE_CONFIG, maxPayloadBytes: 1_024 } });
+    const state = started({ failureWorkflow: "orders_cleanup", outputParameters: { body: "${call.output.body}", again: "${call.output.body}" } });
+    const task = state.tasks[0]!;
+    const failed = decide(state, { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "COMPLETED", output: { body: "x".repeat(600) } }, small(2_000));
+    expect(failed.state).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringMatching(/^The workflow output is \d+ bytes/) });
+    expect(failed.state.tasks.map((each) => each.status)).toEqual(["COMPLETED"]);
+    expect(startsOf(failed.effects)).toHaveLength(1);
+    let refused: unknown;
+    try {
+      decide(failed.state, { type: "retry" }, small(3_000));
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toMatchObject({ kind: "CONFLICT", message: expect.stringMatching(/no task failed \(it failed as it completed: The workflow output is .*\); restart or rerun it/) });
+    expect(decide(failed.state, { type: "rerun", fromTaskId: task.taskId }, small(3_000)).state).toMatchObject({ status: "RUNNING" });
+  });
 });
 
 describe("failureWorkflow in a definition", () => {

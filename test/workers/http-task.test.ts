@@ -529,10 +529,16 @@ describe("payload limits", () => {
       ],
       outputParameters: { a: "${a.output.body}", b: "${b.output.body}", again: "${a.output.response.body}" },
     });
-    const workflow = await waitFor(await startWorkflow("too_big_output"), ["COMPLETED", "FAILED"]);
+    const workflowId = await startWorkflow("too_big_output");
+    const workflow = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(workflow.status).toBe("FAILED");
     expect(workflow["reasonForIncompletion"]).toMatch(/^The workflow output is \d+ bytes, over the limit of \d+ bytes/);
     expect(workflow.tasks.map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED"]);
+    // No task failed: a retry could only fail it again (Conductor's "There are no retryable tasks!"), so it is a 409.
+    const retry = await api("POST", `/api/workflow/${workflowId}/retry`);
+    expect(retry.status).toBe(409);
+    expect(((await retry.json()) as { message: string }).message).toMatch(/no task failed \(it failed as it completed: The workflow output is/);
+    expect(await getWorkflow(workflowId)).toEqual(workflow);
   });
 
   it("a task input resolved too large fails the task; a too-large completion or start input is refused", async () => {
