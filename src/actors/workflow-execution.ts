@@ -11,6 +11,7 @@ import {
   isInFlight,
   isPending,
   nextDeadline,
+  retryRefusal,
   settleOverdue,
   type Decision,
   type Effect,
@@ -414,10 +415,10 @@ interface ChildView {
   reasonForIncompletion?: string;
   endTime: number;
   /**
-   * False when it ended before any task was scheduled (it waited for its rate limit's place): there is no failed task
-   * to retry in it. Absent from an object that does not tell (read as true).
+   * False when it has ended with no task to retry (see `retryRefusal`: it ended before any task was scheduled, or no
+   * task failed): its own retry is refused. Absent from an object that does not tell (read as true).
    */
-  started?: boolean;
+  retryable?: boolean;
 }
 
 /** How a child ended, as its parent's task takes it. */
@@ -915,7 +916,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#recover();
     const execution = this.#execution;
     if (!execution || this.#removing) return null;
-    const view: ChildView = { workflowName: execution.workflowName, status: execution.status, output: execution.output, endTime: execution.endTime, started: execution.tasks.length > 0 };
+    const view: ChildView = { workflowName: execution.workflowName, status: execution.status, output: execution.output, endTime: execution.endTime };
+    if (TERMINAL_WORKFLOW_STATUSES.has(execution.status)) view.retryable = RETRYABLE_WORKFLOW_STATUSES.has(execution.status) && retryRefusal(execution) === undefined;
     if (execution.reasonForIncompletion !== undefined) view.reasonForIncompletion = execution.reasonForIncompletion;
     return JSON.stringify(view);
   }
@@ -2907,9 +2909,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     const child = executionStub(this.env, last.subWorkflowId);
     // Asked before this execution reopens to wait for it: a child that is gone (removed) would never tell.
     const view = await this.#childView(last.subWorkflowId);
-    // A child that ended before it ran any task has none to retry (its own retry refuses it): as Conductor's
-    // findLastFailedSubWorkflowIfAny, which finds no failed task in it, the task is retried with a new child.
-    if (view === null || !RETRYABLE_WORKFLOW_STATUSES.has(view.status) || view.started === false) return undefined;
+    // A child with no task to retry (it ended before any was scheduled, or none failed) refuses its own retry: as
+    // Conductor's findLastFailedSubWorkflowIfAny, which finds no failed task in it, the task is retried with a new child.
+    if (view === null || !RETRYABLE_WORKFLOW_STATUSES.has(view.status) || view.retryable === false) return undefined;
     if (startScopes !== undefined && !mayStartWorkflow(startScopes, view.workflowName)) return undefined;
     return this.#resumeChild(last, view, { startScopes, tellParent, environment }, () => child.command({ type: "retry", resumeSubworkflowTasks: true, startScopes, byParent: true }));
   }

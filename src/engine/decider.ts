@@ -1134,14 +1134,17 @@ function joinWaitsFor(state: WorkflowExecution, join: TaskExecution, target: Tas
   });
 }
 
-function applyRetry(draft: Draft, env: DecideEnv): void {
-  const state = draft.state;
-  requireStatus(state, [...RETRYABLE_WORKFLOW_STATUSES], "retry");
-  // Ended before any task was scheduled (terminated or timed out while it waited for its rate limit's place): nothing
-  // failed to run again, and reopened it would start afresh, which is a restart's work. Conductor's
-  // WorkflowExecutor.retry refuses such a workflow ("Workflow has not started yet").
+/**
+ * Why a retry of ended `state` (FAILED, TIMED_OUT or TERMINATED) is refused though its status allows one: it has no task
+ * to run again, as Conductor's WorkflowExecutor.retry refuses such a workflow; undefined when it has one. A parent's
+ * `retry?resumeSubworkflowTasks=true` then retries its SUB_WORKFLOW task with a new child, as Conductor's
+ * findLastFailedSubWorkflowIfAny finds no failed task in that child.
+ */
+export function retryRefusal(state: WorkflowExecution): EngineError | undefined {
+  // Ended before any task was scheduled (terminated or timed out while it waited for its rate limit's place): reopened,
+  // it would start afresh, which is a restart's work (Conductor: "Workflow has not started yet").
   if (state.tasks.length === 0) {
-    throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it has not started yet (it ended before any task was scheduled); restart it to run it`);
+    return new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it has not started yet (it ended before any task was scheduled); restart it to run it`);
   }
   const heads = laneHeads(state);
   // Nothing failed to try again: reopened, the workflow would run the tasks its TERMINATE meant to skip (Conductor refuses too).
@@ -1152,14 +1155,23 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   // failed task again), where a 409 said that no task failed.
   const endedEarlier = terminate !== undefined && terminate.endTime < state.endTime && permissiveFailures(state).length > 0;
   if (terminate !== undefined && !endedEarlier) {
-    throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${terminate.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
+    return new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${terminate.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
   }
   // Failed as it completed (its output over the size limit or not matching its schema), every task having ended well:
-  // reopened, it would only complete and fail so again, its failure workflow and parent told twice. Conductor's retry
-  // refuses a workflow with no task to retry but a TIMED_OUT one ("There are no retryable tasks!").
+  // reopened, it would only complete and fail so again, its failure workflow and parent told twice (Conductor: "There
+  // are no retryable tasks!", for any status but TIMED_OUT).
   if (state.status === "FAILED" && !heads.some(isUnfinished) && permissiveFailures(state).length === 0) {
-    throw new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: no task failed (it failed as it completed: ${state.reasonForIncompletion ?? "no reason given"}); restart or rerun it to run it again`);
+    return new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: no task failed (it failed as it completed: ${state.reasonForIncompletion ?? "no reason given"}); restart or rerun it to run it again`);
   }
+  return undefined;
+}
+
+function applyRetry(draft: Draft, env: DecideEnv): void {
+  const state = draft.state;
+  requireStatus(state, [...RETRYABLE_WORKFLOW_STATUSES], "retry");
+  const refused = retryRefusal(state);
+  if (refused !== undefined) throw refused;
+  const heads = laneHeads(state);
   // The output it ended with (outputAtEnd's) is not this run's: it is given anew as the retry ends.
   draft.patch({ ...reopened(state, env), output: {}, lastRetriedTime: env.now });
   // A lane that went on past a permissive task's failure runs again from the first such task: left failed, it would

@@ -832,6 +832,25 @@ describe("rerun and retry across levels", () => {
     expect(await hits("removed-child")).toBe(2);
   });
 
+  it("retry with resumeSubworkflowTasks of a child that failed as it completed (no task failed, its own retry a 409) retries the SUB_WORKFLOW task with a new child, as Conductor finds no failed task in it", async () => {
+    const huge = (ref: string) => httpTask(ref, { uri: target(`/huge?bytes=${300 * 1024}`), method: "GET", accept: "text/plain" });
+    await register({ name: "output_failed_child", tasks: [huge("a"), huge("b")], outputParameters: { a: "${a.output.body}", b: "${b.output.body}", again: "${a.output.response.body}" } });
+    await register({ name: "parent_of_output_failed_child", tasks: [subTask("to_child", { subWorkflowParam: { name: "output_failed_child" } })] });
+    const parentId = await startWorkflow("parent_of_output_failed_child");
+    const failed = await waitFor(parentId, terminal);
+    expect(failed.status).toBe("FAILED");
+    const childId = String(failed.tasks[0]!["subWorkflowId"]);
+    const child = await getWorkflow(childId);
+    expect(child).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringMatching(/^The workflow output is/) });
+    expect((await api("POST", `/api/workflow/${childId}/retry`)).status).toBe(409);
+
+    await apiOk("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`, undefined, 204);
+    const again = await waitFor(parentId, (workflow) => workflow.tasks.length === 2 && terminal.includes(workflow.status));
+    expect(again.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["to_child", "FAILED"], ["to_child", "FAILED"]]);
+    expect(again.tasks[1]!["subWorkflowId"]).not.toBe(childId);
+    expect(await getWorkflow(childId)).toEqual(child);
+  });
+
   /** A parent whose child waits at `gate` and then failed there, failing the parent; answers both ids and the failed parent. */
   async function failedParentAndChild(prefix: string, after?: JsonObject) {
     await register({ name: `${prefix}_child`, tasks: [waitTask(`${prefix}_gate`)] });
