@@ -851,6 +851,27 @@ describe("rerun and retry across levels", () => {
     expect(await getWorkflow(childId)).toEqual(child);
   });
 
+  it("retry with resumeSubworkflowTasks of a child a TERMINATE ended FAILED (no task failed, its own retry a 409) retries the SUB_WORKFLOW task with a new child, as Conductor finds no failed task in it", async () => {
+    await register({ name: "terminated_child", tasks: [httpTask("a", { uri: target("/count/terminated-child"), method: "GET" }), { name: "stop", taskReferenceName: "stop", type: "TERMINATE", inputParameters: { terminationStatus: "FAILED" } }] });
+    await register({ name: "parent_of_terminated_child", tasks: [subTask("to_child", { subWorkflowParam: { name: "terminated_child" } })] });
+    const parentId = await startWorkflow("parent_of_terminated_child");
+    const failed = await waitFor(parentId, terminal);
+    expect(failed.status).toBe("FAILED");
+    const childId = String(failed.tasks[0]!["subWorkflowId"]);
+    const child = await getWorkflow(childId);
+    expect(child.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["a", "COMPLETED"], ["stop", "COMPLETED"]]);
+    const refused = await api("POST", `/api/workflow/${childId}/retry`);
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { message: string }).message).toContain("ended by its TERMINATE task stop");
+
+    await apiOk("POST", `/api/workflow/${parentId}/retry?resumeSubworkflowTasks=true`, undefined, 204);
+    const again = await waitFor(parentId, (workflow) => workflow.tasks.length === 2 && terminal.includes(workflow.status));
+    expect(again.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["to_child", "FAILED"], ["to_child", "FAILED"]]);
+    expect(again.tasks[1]!["subWorkflowId"]).not.toBe(childId);
+    expect(await getWorkflow(childId)).toEqual(child);
+    expect(await hits("terminated-child")).toBe(2);
+  });
+
   /** A parent whose child waits at `gate` and then failed there, failing the parent; answers both ids and the failed parent. */
   async function failedParentAndChild(prefix: string, after?: JsonObject) {
     await register({ name: `${prefix}_child`, tasks: [waitTask(`${prefix}_gate`)] });
