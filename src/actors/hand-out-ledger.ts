@@ -17,7 +17,9 @@ export interface HandOutRoom {
  * confirmed hand-out counts as held until its execution releases it, which it does once the task is no longer
  * with a worker (ended, timed out, canceled, queued again). A reservation whose answer never came (the poll died)
  * stops counting when its lease ends: that may let one task too many through, never stop the queue for good.
- * Hand-outs stay recorded for the longest rate window of the queue's tasks, to count what that window saw.
+ * Hand-outs stay recorded for the longest rate window of the queue's tasks, to count what that window saw: a task
+ * handed out again (put back in its queue by an IN_PROGRESS report, then polled anew) keeps its earlier hand-out
+ * counting in the windows beside the new one, as Conductor's Redis rate limit adds an entry for every task a poll admits.
  */
 export class HandOutLedger {
   readonly #sql: SqlStorage;
@@ -31,6 +33,8 @@ export class HandOutLedger {
       answer_due INTEGER,
       keep_until INTEGER NOT NULL
     )`);
+    // Confirmed hand-outs of a task that was handed out again since: they count in the rate windows only.
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS earlier_hand_outs (handed_out_at INTEGER NOT NULL, keep_until INTEGER NOT NULL)`);
   }
 
   /** How the queue stands at `now` (reservations past their due answer no longer count). */
@@ -43,7 +47,14 @@ export class HandOutLedger {
       let counted = windows.get(windowMs);
       if (counted === undefined) {
         counted = this.#sql
-          .exec<{ n: number; oldest: number | null }>(`SELECT COUNT(*) AS n, MIN(handed_out_at) AS oldest FROM hand_outs WHERE ${live} AND handed_out_at > ?2`, now, now - windowMs)
+          .exec<{ n: number; oldest: number | null }>(
+            `SELECT COUNT(*) AS n, MIN(handed_out_at) AS oldest FROM (
+               SELECT handed_out_at FROM hand_outs WHERE ${live} AND handed_out_at > ?2
+               UNION ALL SELECT handed_out_at FROM earlier_hand_outs WHERE handed_out_at > ?2
+             )`,
+            now,
+            now - windowMs,
+          )
           .one();
         windows.set(windowMs, counted);
       }
@@ -66,6 +77,13 @@ export class HandOutLedger {
    */
   reserve(tasks: ReadonlyArray<{ taskId: string; limits: HandOutLimits }>, now: number, answerDue: number): void {
     for (const { taskId, limits } of tasks) {
+      // The task's earlier hand-out, confirmed, still counts in its windows; an earlier reservation never answered (its
+      // poll died: the entry is visible again only once its lease ended) counts for nothing, and is simply replaced.
+      this.#sql.exec(
+        `INSERT INTO earlier_hand_outs (handed_out_at, keep_until) SELECT handed_out_at, keep_until FROM hand_outs WHERE task_id = ? AND answer_due IS NULL AND keep_until > ?`,
+        taskId,
+        now,
+      );
       this.#sql.exec(
         `INSERT INTO hand_outs (task_id, handed_out_at, held, answer_due, keep_until) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT (task_id) DO UPDATE SET handed_out_at = ?2, held = ?3, answer_due = ?4, keep_until = ?5`,
@@ -99,6 +117,7 @@ export class HandOutLedger {
   /** Forgets hand-outs that count for nothing at `now`: not held (or never answered) and out of their rate window. */
   prune(now: number): void {
     this.#sql.exec(`DELETE FROM hand_outs WHERE (held = 0 OR answer_due <= ?1) AND keep_until <= ?1`, now);
+    this.#sql.exec(`DELETE FROM earlier_hand_outs WHERE keep_until <= ?`, now);
   }
 }
 

@@ -232,6 +232,18 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     expect(await queueSize("w_lim_rate")).toBe(1);
   });
 
+  it("a task handed out again (put back IN_PROGRESS, polled anew) counts again in the rate window, as each hand-out does in Conductor's", async () => {
+    const [a] = await startLimited("w_lim_again", { rateLimitPerFrequency: 2, rateLimitFrequencyInSeconds: 60 }, 1);
+    const first = await pollOne("w_lim_again");
+    expect((await report(first, "IN_PROGRESS", {}, { callbackAfterSeconds: 0 })).status).toBe(200);
+    const again = await pollOne("w_lim_again");
+    expect(again).toMatchObject({ taskId: first.taskId, workflowInstanceId: a, pollCount: 2 });
+    const [b] = await startLimitedMore("w_lim_again", 1);
+    // Two hand-outs within the minute already, of one task: the next task waits for the window.
+    expect(await poll("w_lim_again", { count: "5" })).toEqual([]);
+    expect((await getWorkflow(b!)).tasks[0]).toMatchObject({ status: "SCHEDULED", pollCount: 0 });
+  });
+
   it("a poll held back by a rate window gets the task once the window has room", async () => {
     await startLimited("w_lim_window", { rateLimitPerFrequency: 1, rateLimitFrequencyInSeconds: 1 }, 2);
     expect(await poll("w_lim_window", { count: "5" })).toHaveLength(1);
