@@ -123,19 +123,26 @@ export class HandOutLedger {
 
 /**
  * How many of `candidates` (in the queue's order) may be handed out now: each in turn while its own limits, with
- * those before it counted in, allow one more. The first that may not stops the rest, so a limited task is not
- * overtaken by later ones (the order is the queue's: priority as Orkes ranks it, then age). `reopensAt` is when a rate window that
- * stopped it frees a place (undefined: only a release or a push can).
+ * those before it counted in as the ledger will count them, allow one more. The first that may not stops the rest, so
+ * a limited task is not overtaken by later ones (the order is the queue's: priority as Orkes ranks it, then age).
+ * `reopensAt` is when a rate window that stopped it frees a place (undefined: only a release or a push can).
  */
 export function admitted(candidates: ReadonlyArray<HandOutLimits | undefined>, room: HandOutRoom): { count: number; reopensAt?: number } {
   let count = 0;
+  // Those taken before, as {@link HandOutLedger.reserve} records them: every limited task in the rate windows, one
+  // bounding the tasks held among them; a task without limits is recorded nowhere (as in Conductor, which counts a task
+  // against a limit only when its own definition sets one), so it takes no place from those behind it.
+  let held = 0;
+  let inWindows = 0;
   for (const limits of candidates) {
-    if (limits?.maxHeld !== undefined && room.held + count >= limits.maxHeld) return { count };
-    if (limits?.maxPerWindow !== undefined && limits.windowMs !== undefined && room.inWindow(limits.windowMs) + count >= limits.maxPerWindow) {
+    if (limits?.maxHeld !== undefined && room.held + held >= limits.maxHeld) return { count };
+    if (limits?.maxPerWindow !== undefined && limits.windowMs !== undefined && room.inWindow(limits.windowMs) + inWindows >= limits.maxPerWindow) {
       const freesAt = room.windowFreesAt(limits.windowMs);
       return freesAt === undefined ? { count } : { count, reopensAt: freesAt };
     }
     count++;
+    if (limits !== undefined) inWindows++;
+    if (limits?.maxHeld !== undefined) held++;
   }
   return { count };
 }

@@ -560,4 +560,13 @@ describe("SIMPLE tasks: limits on handing them out", () => {
     expect(admitted([{ maxPerWindow: 2, windowMs: 1_000 }, { maxPerWindow: 2, windowMs: 1_000 }], room(0, 1, 5_000))).toEqual({ count: 1, reopensAt: 6_000 });
     expect(admitted([{ maxHeld: 1, maxPerWindow: 9, windowMs: 1_000 }], room(1, 0))).toEqual({ count: 0 });
   });
+
+  it("a task without limits taken before a limited one takes none of its places (the ledger records it nowhere)", () => {
+    const room = (held: number, inWindow: number): HandOutRoom => ({ held, inWindow: () => inWindow, windowFreesAt: () => undefined });
+    expect(admitted([undefined, { maxHeld: 1 }], room(0, 0))).toEqual({ count: 2 });
+    expect(admitted([undefined, undefined, { maxPerWindow: 1, windowMs: 1_000 }], room(0, 0))).toEqual({ count: 3 });
+    // A limited task counts in the rate windows whatever its limits, as the ledger records it; held only under a maxHeld.
+    expect(admitted([{ maxPerWindow: 5, windowMs: 1_000 }, { maxHeld: 1 }], room(0, 0))).toEqual({ count: 2 });
+    expect(admitted([{ maxHeld: 5 }, { maxPerWindow: 1, windowMs: 1_000 }], room(0, 0))).toEqual({ count: 1 });
+  });
 });

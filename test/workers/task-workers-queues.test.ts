@@ -266,6 +266,21 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     expect(await poll("w_lim_free", { count: "5" })).toHaveLength(2);
   });
 
+  it("a batch poll hands out a limited task behind one without limits (its own taskDefinition sets none): that one takes no place", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_lim_mixed", retryCount: 0, responseTimeoutSeconds: 60, concurrentExecLimit: 1, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_lim_mixed_free", tasks: [simpleTask("w_lim_mixed", "free", {}, { taskDefinition: { responseTimeoutSeconds: 60 } })] });
+    await register({ name: "w_lim_mixed", tasks: [simpleTask("w_lim_mixed")] });
+    const free = await startWorkflow("w_lim_mixed_free");
+    const limited = await startWorkflow("w_lim_mixed");
+    await eventually(() => queueSize("w_lim_mixed"), (size) => size === 2, "both tasks queued");
+    const tasks = await poll("w_lim_mixed", { count: "5" });
+    expect(tasks.map((task) => task["workflowInstanceId"])).toEqual([free, limited]);
+    // The limited one holds the only place now.
+    const [another] = await startLimitedMore("w_lim_mixed", 1);
+    expect(await poll("w_lim_mixed", { count: "5" })).toEqual([]);
+    expect((await getWorkflow(another!)).tasks[0]).toMatchObject({ status: "SCHEDULED", pollCount: 0 });
+  });
+
   it("a paused workflow's limited task does not keep a place while the workflow is paused", async () => {
     const [paused, other] = await startLimited("w_lim_paused", { concurrentExecLimit: 1 }, 2);
     expect((await api("PUT", `/api/workflow/${paused}/pause`)).status).toBeLessThan(300);
