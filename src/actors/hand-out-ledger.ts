@@ -41,6 +41,10 @@ export class HandOutLedger {
   room(now: number): HandOutRoom {
     // A reservation counts until its answer is due; a confirmed hand-out (no answer due) until it is released.
     const live = `(answer_due IS NULL OR answer_due > ?1)`;
+    // A hand-out counts in the rate windows only within its own (kept until its end): one of a task without a rate limit
+    // (kept until its own hand-out) in none, held or not, as Conductor's poll checks, and so records, a task against the
+    // rate limit only when the task has one.
+    const inOwnWindow = `keep_until > ?1`;
     const held = this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM hand_outs WHERE held = 1 AND ${live}`, now).one().n;
     const windows = new Map<number, { n: number; oldest: number | null }>();
     const window = (windowMs: number) => {
@@ -49,7 +53,7 @@ export class HandOutLedger {
         counted = this.#sql
           .exec<{ n: number; oldest: number | null }>(
             `SELECT COUNT(*) AS n, MIN(handed_out_at) AS oldest FROM (
-               SELECT handed_out_at FROM hand_outs WHERE ${live} AND handed_out_at > ?2
+               SELECT handed_out_at FROM hand_outs WHERE ${live} AND ${inOwnWindow} AND handed_out_at > ?2
                UNION ALL SELECT handed_out_at FROM earlier_hand_outs WHERE handed_out_at > ?2
              )`,
             now,
@@ -73,7 +77,7 @@ export class HandOutLedger {
   /**
    * Records limited tasks just taken by a poll at `now`, counted until `answerDue` unless the poll's answer comes
    * first: as held when their limits bound the tasks held (their executions will release them), and in the rate
-   * windows up to their own.
+   * windows up to their own (a task without a rate limit in none).
    */
   reserve(tasks: ReadonlyArray<{ taskId: string; limits: HandOutLimits }>, now: number, answerDue: number): void {
     for (const { taskId, limits } of tasks) {
@@ -129,9 +133,10 @@ export class HandOutLedger {
  */
 export function admitted(candidates: ReadonlyArray<HandOutLimits | undefined>, room: HandOutRoom): { count: number; reopensAt?: number } {
   let count = 0;
-  // Those taken before, as {@link HandOutLedger.reserve} records them: every limited task in the rate windows, one
-  // bounding the tasks held among them; a task without limits is recorded nowhere (as in Conductor, which counts a task
-  // against a limit only when its own definition sets one), so it takes no place from those behind it.
+  // Those taken before, as {@link HandOutLedger.reserve} records them: one with a rate limit in the rate windows (it is in
+  // all of them now), one bounding the tasks held among the held; a task without limits is recorded nowhere (as in
+  // Conductor, which counts a task against a limit only when its own definition sets one), so it takes no place from
+  // those behind it, nor does one with a concurrentExecLimit alone in a rate window.
   let held = 0;
   let inWindows = 0;
   for (const limits of candidates) {
@@ -141,7 +146,7 @@ export function admitted(candidates: ReadonlyArray<HandOutLimits | undefined>, r
       return freesAt === undefined ? { count } : { count, reopensAt: freesAt };
     }
     count++;
-    if (limits !== undefined) inWindows++;
+    if (limits?.windowMs !== undefined) inWindows++;
     if (limits?.maxHeld !== undefined) held++;
   }
   return { count };

@@ -565,8 +565,14 @@ describe("SIMPLE tasks: limits on handing them out", () => {
     const room = (held: number, inWindow: number): HandOutRoom => ({ held, inWindow: () => inWindow, windowFreesAt: () => undefined });
     expect(admitted([undefined, { maxHeld: 1 }], room(0, 0))).toEqual({ count: 2 });
     expect(admitted([undefined, undefined, { maxPerWindow: 1, windowMs: 1_000 }], room(0, 0))).toEqual({ count: 3 });
-    // A limited task counts in the rate windows whatever its limits, as the ledger records it; held only under a maxHeld.
+    // A limited task counts as the ledger records it: held only under a maxHeld, in the rate windows only under a rate limit.
     expect(admitted([{ maxPerWindow: 5, windowMs: 1_000 }, { maxHeld: 1 }], room(0, 0))).toEqual({ count: 2 });
-    expect(admitted([{ maxHeld: 5 }, { maxPerWindow: 1, windowMs: 1_000 }], room(0, 0))).toEqual({ count: 1 });
+    expect(admitted([{ maxPerWindow: 5, windowMs: 60_000 }, { maxPerWindow: 1, windowMs: 1_000 }], room(0, 0))).toEqual({ count: 1 });
+  });
+
+  it("a task with a concurrentExecLimit alone takes no place in a rate window, as Conductor's poll checks a task against the rate limit only when it has one", () => {
+    const room = (held: number, inWindow: number): HandOutRoom => ({ held, inWindow: () => inWindow, windowFreesAt: () => undefined });
+    expect(admitted([{ maxHeld: 5 }, { maxPerWindow: 1, windowMs: 1_000 }], room(0, 0))).toEqual({ count: 2 });
+    expect(admitted([{ maxHeld: 5 }, { maxHeld: 5 }, { maxPerWindow: 2, windowMs: 1_000 }, { maxPerWindow: 2, windowMs: 1_000 }, { maxPerWindow: 2, windowMs: 1_000 }], room(0, 0))).toEqual({ count: 4 });
   });
 });

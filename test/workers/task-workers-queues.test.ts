@@ -281,6 +281,28 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     expect((await getWorkflow(another!)).tasks[0]).toMatchObject({ status: "SCHEDULED", pollCount: 0 });
   });
 
+  it("a task with a concurrentExecLimit alone takes no place in the rate window of those with a rate limit, held or taken in the same batch, as in Conductor's poll", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_lim_split", retryCount: 0, responseTimeoutSeconds: 60, rateLimitPerFrequency: 2, rateLimitFrequencyInSeconds: 60, ownerEmail: "t@example.com" }]);
+    // Tasks of one name in one queue, one workflow's with an inline taskDefinition setting a concurrentExecLimit alone.
+    await register({ name: "w_lim_split_held", tasks: [simpleTask("w_lim_split", "held", {}, { taskDefinition: { responseTimeoutSeconds: 60, concurrentExecLimit: 5 } })] });
+    await register({ name: "w_lim_split", tasks: [simpleTask("w_lim_split")] });
+    const queued = async (workflow: string, size: number) => {
+      const id = await startWorkflow(workflow);
+      await eventually(() => queueSize("w_lim_split"), (now) => now === size, `${size} w_lim_split tasks queued`);
+      return id;
+    };
+    const first = await queued("w_lim_split_held", 1);
+    expect(await pollOne("w_lim_split")).toMatchObject({ workflowInstanceId: first });
+    // It is held now; then one more of it and two with the rate limit, taken by one poll.
+    const ids = [await queued("w_lim_split_held", 1), await queued("w_lim_split", 2), await queued("w_lim_split", 3)];
+    const tasks = await poll("w_lim_split", { count: "5" });
+    expect(tasks.map((task) => task["workflowInstanceId"])).toEqual(ids);
+    // The two with the rate limit fill its window: the next waits.
+    const [next] = await startLimitedMore("w_lim_split", 1);
+    expect(await poll("w_lim_split", { count: "5" })).toEqual([]);
+    expect((await getWorkflow(next!)).tasks[0]).toMatchObject({ status: "SCHEDULED", pollCount: 0 });
+  });
+
   it("a paused workflow's limited task does not keep a place while the workflow is paused", async () => {
     const [paused, other] = await startLimited("w_lim_paused", { concurrentExecLimit: 1 }, 2);
     expect((await api("PUT", `/api/workflow/${paused}/pause`)).status).toBeLessThan(300);
