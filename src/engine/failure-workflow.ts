@@ -37,7 +37,9 @@ export function planFailureWorkflow(state: WorkflowExecution, failedTask: TaskEx
     name,
     input: input.value,
     triggeringWorkflowId: state.workflowId,
-    priority: state.priority,
+    // Not the failed execution's: Conductor's terminateWorkflow copies its correlationId and taskToDomain into the
+    // StartWorkflowInput but no priority, which StartWorkflowOperation then starts at 0.
+    priority: 0,
     taskToDomain: state.taskToDomain,
     depth: (state.depth ?? 0) + 1,
   };

@@ -723,6 +723,7 @@ export interface FailureWorkflowStart {
   /** The failed execution's id. */
   triggeringWorkflowId: string;
   correlationId?: string;
+  /** 0, as Conductor starts it (starts recorded before that carry the failed execution's priority). */
   priority: number;
   taskToDomain: Record<string, string>;
   /** One more than the failed execution's, so that failure workflows failing in turn cannot go on for ever. */

@@ -10,7 +10,7 @@ import { env, taskDefNamed } from "./engine-env";
 const call: WorkflowTaskDef = { name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: { uri: "http://a.test/", method: "GET" } };
 const hook: WorkflowTaskDef = { name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} };
 
-function started(definition: Partial<WorkflowDef>, extra: { input?: WorkflowExecution["input"]; correlationId?: string; startScopes?: string[]; depth?: number } = {}): WorkflowExecution {
+function started(definition: Partial<WorkflowDef>, extra: { input?: WorkflowExecution["input"]; correlationId?: string; priority?: number; startScopes?: string[]; depth?: number } = {}): WorkflowExecution {
   const full: WorkflowDef = { name: "orders", version: 1, schemaVersion: 2, tasks: [call], ...definition };
   const execution = createExecution({ workflowId: "wf-1", definition: full, input: extra.input ?? { orderId: 7 }, ...extra }, 1_000);
   return decide(execution, { type: "start" }, env(1_000)).state;
@@ -28,7 +28,7 @@ function startsOf(effects: Effect[]): FailureWorkflowStart[] {
 
 describe("failureWorkflow: what a failed execution starts", () => {
   it("a failed task starts the failure workflow with Conductor's input, and the output names its id", () => {
-    const state = started({ failureWorkflow: "orders_cleanup" }, { correlationId: "order-7", startScopes: ["workflow:*"] });
+    const state = started({ failureWorkflow: "orders_cleanup" }, { correlationId: "order-7", priority: 9, startScopes: ["workflow:*"] });
     const failed = failCall(state);
     expect(failed.state.status).toBe("FAILED");
     const [start, ...more] = startsOf(failed.effects);
@@ -37,6 +37,8 @@ describe("failureWorkflow: what a failed execution starts", () => {
       name: "orders_cleanup",
       triggeringWorkflowId: "wf-1",
       correlationId: "order-7",
+      // Conductor's terminateWorkflow copies no priority into the failure workflow's start: it runs at 0.
+      priority: 0,
       depth: 1,
       startScopes: ["workflow:*"],
       input: {
