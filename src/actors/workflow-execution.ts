@@ -79,7 +79,7 @@ import type { ExecutionReach } from "./dispatch/execution-reach";
 import { dispatchUpdateTask } from "./dispatch/update-task";
 import { startFailureWorkflow } from "./dispatch/failure-workflow";
 import { hasTasksFoundByRow, indexRow, indexSignature, onlyTasksChanged } from "./execution-index";
-import { expectIndexWritten, indexShardFor, indexWriterAt } from "./index-writer";
+import { expectIndexWritten, indexShardFor, indexWriterAt, type ExecutionIndexWriter } from "./index-writer";
 import { EXECUTION_LOG_LINES_KEPT, ExecutionStore, TASK_LOG_LINES_KEPT, type TaskLogLine } from "./execution-store";
 import { readSecrets, redactSecretValues, unsealSecretValues, type SecretRead } from "./secrets";
 import { verifyCallback } from "./webhook-verification";
@@ -1290,6 +1290,21 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.ctx.storage.deleteAlarm().catch(ignoreResetObject);
   }
 
+  /**
+   * Writes the search row a removal finds still owed (a write that failed and waits for its retry, which the removal
+   * stops), before the row is deleted: the writer counts the metrics from the rows it writes, so a row never written
+   * leaves the execution's start or ending uncounted, where the metrics keep a removed execution counted. A failure
+   * fails the removal, which is tried again (through the same writer, so the delete that follows is ordered after it).
+   */
+  async #writeOwedRow(writer: DurableObjectStub<ExecutionIndexWriter>): Promise<void> {
+    const execution = this.#execution!;
+    const signature = indexSignature(execution);
+    if (signature === this.#indexedSignature) return;
+    expectIndexWritten(await writer.upsert(indexRow(execution, this.#indexedSignature === undefined)), "writing the owed search row");
+    this.#indexedSignature = signature;
+    this.#store.setMeta("indexed", signature);
+  }
+
   /** Runs the begun removal, once at a time; a failure leaves it owed and the alarm tries it again. */
   #finishRemoval(): Promise<void> {
     this.#removal ??= this.#deleteEverything().catch((error: unknown) => {
@@ -1313,7 +1328,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     // A row write still on its way goes first: calls through two stubs are not ordered, and a write arriving after the
     // deletion would put the row back (and count the execution in the metrics again).
     await this.#jobs.get("index")?.catch(() => undefined);
-    expectIndexWritten(await indexWriterAt(this.env, this.#indexWriterShard(workflowId)).delete(workflowId, held), "deleting the search row");
+    const writer = indexWriterAt(this.env, this.#indexWriterShard(workflowId));
+    await this.#writeOwedRow(writer);
+    expectIndexWritten(await writer.delete(workflowId, held), "deleting the search row");
     // The alarm goes with the storage, in the one call (compatibility date 2026-02-24 on): no eviction can come
     // between the two and leave a flagged removal with no alarm to finish it.
     await this.ctx.storage.deleteAll();

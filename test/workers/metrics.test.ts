@@ -5,11 +5,11 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { IndexRow } from "../../src/actors/execution-index";
-import { indexBatchStatements } from "../../src/actors/index-writer";
+import { ExecutionIndexWriter, indexBatchStatements } from "../../src/actors/index-writer";
 import type { JsonObject } from "../../src/engine/model";
 import { DURATION_BUCKETS_SECONDS } from "../../src/worker/metrics/histogram";
 import { call, createUser } from "./auth-helpers";
-import { ADMIN_KEY, apiOk, eventually, register, searchRow, startWorkflow, waitFor, waitForIndexRow } from "./helpers";
+import { ADMIN_KEY, api, apiOk, eventually, gate, register, searchRow, startWorkflow, waitFor, waitForIndexRow } from "./helpers";
 
 /** The samples of a scrape, by their line's name and labels as written (`name{a="1",b="2"}`). */
 type Scrape = Map<string, number>;
@@ -159,6 +159,38 @@ describe("GET /api/metrics", () => {
     await writeRows(row(crypto.randomUUID()), row(crypto.randomUUID()));
     expect((await counted())["workflow_started"]).toEqual([["", 0, 3, 0]]);
     expect((await counted())["workflow_completed"]).toContainEqual(["COMPLETED", bucketOf(0.5), 3, 900]);
+  });
+
+  it("counts an execution removed while its search row's write waits for its retry: the removal writes the row first", async () => {
+    await register({ name: "mt_owed_row", tasks: [simple("work", "mt_owed_row_worker")] });
+    // The writer refuses this execution's rows until the removal is asked for: its last row (TERMINATED) waits for a
+    // retry, and none was written before it. RPC finds the writer's methods on its class: patched there for this test.
+    let workflowId = "";
+    let refusing = true;
+    const refusedEnd = gate();
+    const { upsert } = ExecutionIndexWriter.prototype;
+    ExecutionIndexWriter.prototype.upsert = async function (this: ExecutionIndexWriter, written) {
+      if (written.workflowId !== workflowId || !refusing) return upsert.call(this, written);
+      if (written.status === "TERMINATED") refusedEnd.hit();
+      return { ok: false, error: "refused by the test" };
+    };
+    try {
+      workflowId = await startWorkflow("mt_owed_row");
+      await apiOk("DELETE", `/api/workflow/${workflowId}?reason=enough`);
+      await refusedEnd.reached;
+      refusing = false;
+      await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
+      expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
+    } finally {
+      ExecutionIndexWriter.prototype.upsert = upsert;
+    }
+    const { results } = await env.DB.prepare(`SELECT metric, status, count FROM metric_counts WHERE name = 'mt_owed_row' ORDER BY metric, status`).all<{ metric: string; status: string; count: number }>();
+    // Its start and its ending are counted, and its row is gone with it.
+    expect(results.map(({ metric, status, count }) => [metric, status, count])).toEqual([
+      ["workflow_completed", "TERMINATED", 1],
+      ["workflow_started", "", 1],
+    ]);
+    expect(await env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first()).toBeNull();
   });
 
   it("shows each caller the workflows and task types it may read, and refuses callers without either", async () => {
