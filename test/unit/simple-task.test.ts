@@ -146,6 +146,23 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(queued(choose(reset.state).effects).map((entry) => entry.visibleAt)).toEqual([3_500]);
   });
 
+  it("a task run again by a workflow retry or a rerun chooses among its fallback domains again (deliberate: Conductor's keep the domain it had)", () => {
+    const first = started(encode, { taskToDomain: { encode: "gpu,NO_DOMAIN" } }).state;
+    const chosen = decide(first, { type: "workerDomainsChosen", domains: { [first.tasks[0]!.taskId]: "gpu" } }, env(1_500)).state;
+    const polled = poll(chosen, 2_000);
+    expect(polled.tasks[0]!.domain).toBe("gpu");
+    const failed = decide(polled, { type: "externalUpdate", taskId: polled.tasks[0]!.taskId, status: "FAILED", output: {} }, env(3_000)).state;
+    expect(failed.status).toBe("FAILED");
+    const retried = decide(failed, { type: "retry" }, env(4_000));
+    expect(retried.state.tasks[1]).toMatchObject({ status: "SCHEDULED", domainChoices: ["gpu", "NO_DOMAIN"] });
+    expect(retried.state.tasks[1]!.domain).toBeUndefined();
+    expect(queued(retried.effects)).toEqual([]);
+    const rerun = decide(failed, { type: "rerun", fromTaskId: failed.tasks[0]!.taskId }, env(4_000));
+    expect(rerun.state.tasks[0]).toMatchObject({ status: "SCHEDULED", domainChoices: ["gpu", "NO_DOMAIN"] });
+    expect(rerun.state.tasks[0]!.domain).toBeUndefined();
+    expect(queued(rerun.effects)).toEqual([]);
+  });
+
   it("takes startDelay as Conductor does: a worker's task only, 0 being none; a negative one is refused", () => {
     const kept = (task: WorkflowTaskDef) => {
       const result = validateWorkflowDef({ name: "media", version: 1, schemaVersion: 2, tasks: [task] });
