@@ -1293,14 +1293,23 @@ export class WorkflowExecution extends DurableObject<Env> {
   /**
    * Writes the search row a removal finds still owed (a write that failed and waits for its retry, which the removal
    * stops), before the row is deleted: the writer counts the metrics from the rows it writes, so a row never written
-   * leaves the execution's start or ending uncounted, where the metrics keep a removed execution counted. A failure
-   * fails the removal, which is tried again (through the same writer, so the delete that follows is ordered after it).
+   * leaves the execution's start or ending uncounted, where the metrics keep a removed execution counted. Through the
+   * same writer, so the delete that follows is ordered after it.
+   *
+   * A refusal does not stop the removal: the delete that follows decides. When D1 is failing, it fails too, and the
+   * removal (this write with it) is tried again; when it goes through, D1 refused this row alone (its content, such as
+   * a text past D1's 2 MB limit), which every retry would send again: the removal then completes, the row uncounted,
+   * rather than never.
    */
   async #writeOwedRow(writer: DurableObjectStub<ExecutionIndexWriter>): Promise<void> {
     const execution = this.#execution!;
     const signature = indexSignature(execution);
     if (signature === this.#indexedSignature) return;
-    expectIndexWritten(await writer.upsert(indexRow(execution, this.#indexedSignature === undefined)), "writing the owed search row");
+    const outcome = await writer.upsert(indexRow(execution, this.#indexedSignature === undefined));
+    if (!outcome.ok) {
+      console.error(JSON.stringify({ msg: "owed search row refused; removing without it", workflowId: execution.workflowId, error: outcome.error }));
+      return;
+    }
     this.#indexedSignature = signature;
     this.#store.setMeta("indexed", signature);
   }

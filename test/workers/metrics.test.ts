@@ -193,6 +193,32 @@ describe("GET /api/metrics", () => {
     expect(await env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first()).toBeNull();
   });
 
+  it("removes an execution whose owed search row the writer refuses for good: the row goes uncounted, the execution still goes", async () => {
+    await register({ name: "mt_refused_row", tasks: [simple("work", "mt_refused_row_worker")] });
+    // The writer refuses every row of this execution (as D1 refuses a row past its limits, at every retry) but not
+    // its deletion: a removal that waited for the row would be refused for ever, and its retention would never end it.
+    let workflowId = "";
+    const refusedEnd = gate();
+    const { upsert } = ExecutionIndexWriter.prototype;
+    ExecutionIndexWriter.prototype.upsert = async function (this: ExecutionIndexWriter, written) {
+      if (written.workflowId !== workflowId) return upsert.call(this, written);
+      if (written.status === "TERMINATED") refusedEnd.hit();
+      return { ok: false, error: "refused by the test" };
+    };
+    try {
+      workflowId = await startWorkflow("mt_refused_row");
+      await apiOk("DELETE", `/api/workflow/${workflowId}?reason=enough`);
+      await refusedEnd.reached;
+      await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
+      expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
+    } finally {
+      ExecutionIndexWriter.prototype.upsert = upsert;
+    }
+    expect(await env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first()).toBeNull();
+    const { results } = await env.DB.prepare(`SELECT metric FROM metric_counts WHERE name = 'mt_refused_row'`).all();
+    expect(results).toEqual([]);
+  });
+
   it("shows each caller the workflows and task types it may read, and refuses callers without either", async () => {
     await register({ name: "mt_seen", tasks: [{ name: "noop", taskReferenceName: "noop", type: "NOOP", inputParameters: {} }] });
     await register({ name: "mt_hidden", tasks: [{ name: "noop", taskReferenceName: "noop", type: "NOOP", inputParameters: {} }] });
