@@ -4,7 +4,7 @@ import type { IndexRow } from "../../src/actors/execution-index";
 import { ExecutionIndexWriter, INDEX_MAX_BATCH, indexShardFor, indexWriterAt } from "../../src/actors/index-writer";
 import { serviceConfig } from "../../src/worker/config";
 import { executionStub } from "../../src/worker/executions";
-import { api, apiOk, eventually, gate, getWorkflow, httpTask, register, searchRow, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, eventually, gate, getWorkflow, httpTask, register, searchRow, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
 
 function row(workflowId: string, overrides: Partial<IndexRow> = {}): IndexRow {
   return searchRow(workflowId, { workflowName: "batched", ...overrides });
@@ -61,47 +61,51 @@ describe("the search-row writer", () => {
     expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
   });
 
-  it("an execution completed and removed while its first (RUNNING) row is still being written does not reappear in search", async () => {
+  it("a removal waits for the row write on its way, then writes the row still owed, then deletes: nothing reappears, the execution is counted", async () => {
     await register({ name: "removed_while_first_row", tasks: [httpTask("gate", { uri: target("/echo/removed-while-first-row"), method: "GET" }, { asyncComplete: true })] });
     const workflowId = await startWorkflow("removed_while_first_row");
     await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
-    // The writer commits the first row but holds its answer until the removal's delete is through, so that row's
-    // write is still in flight (as when it shares a batch with the delete) while the execution ends and is removed.
+    // The writer holds its answer to the first (RUNNING) row, then refuses it: the execution completes and its removal
+    // begins while that write is on its way, and the removal finds the COMPLETED row still owed once it has failed.
     const firstRow = gate();
+    const calls: string[] = [];
     // RPC finds the writer's methods on its class: patched there for this test only, and only for this execution.
     const { upsert, delete: remove } = ExecutionIndexWriter.prototype;
     ExecutionIndexWriter.prototype.upsert = async function (this: ExecutionIndexWriter, written) {
-      const outcome = await upsert.call(this, written);
-      // The first row only: the COMPLETED row the removal writes when it finds it still owed goes through.
-      if (written.workflowId === workflowId && written.status === "RUNNING") {
-        firstRow.hit();
-        await firstRow.released;
-      }
-      return outcome;
+      if (written.workflowId !== workflowId) return upsert.call(this, written);
+      calls.push(`upsert ${written.status}`);
+      if (written.status !== "RUNNING") return upsert.call(this, written);
+      firstRow.hit();
+      await firstRow.released;
+      return { ok: false, error: "refused by the test" };
     };
-    ExecutionIndexWriter.prototype.delete = async function (this: ExecutionIndexWriter, id) {
-      const outcome = await remove.call(this, id);
-      if (id === workflowId) {
-        // In a shared batch the row's answer leaves before the delete's: let it.
-        firstRow.release();
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      return outcome;
+    ExecutionIndexWriter.prototype.delete = async function (this: ExecutionIndexWriter, id, key) {
+      if (id === workflowId) calls.push("delete");
+      return remove.call(this, id, key);
     };
     try {
       await firstRow.reached;
       await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
-      await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
-      // Once a later write is through the same writer, any row the execution sent after its removal is too.
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      await indexWriterFor(workflowId).delete(crypto.randomUUID());
-      expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
-      expect(await storedStatus(workflowId)).toBeUndefined();
+      const removal = apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
+      // The removal is flagged in the turn that goes on to wait for the write on its way: nothing was deleted yet.
+      await eventually(() => storedByExecutionObject(workflowId), (stored) => stored.metaKeys.includes("removing"), "the removal begun", 5_000);
+      expect(calls).toEqual(["upsert RUNNING"]);
+      firstRow.release();
+      await removal;
+      // The COMPLETED row (the execution's first, counting its start and its ending) goes before the delete.
+      expect(calls).toEqual(["upsert RUNNING", "upsert COMPLETED", "delete"]);
     } finally {
       ExecutionIndexWriter.prototype.upsert = upsert;
       ExecutionIndexWriter.prototype.delete = remove;
       firstRow.release();
     }
+    expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
+    expect(await storedStatus(workflowId)).toBeUndefined();
+    const { results } = await env.DB.prepare(`SELECT metric, status, count FROM metric_counts WHERE name = 'removed_while_first_row' AND metric LIKE 'workflow_%' ORDER BY metric`).all();
+    expect(results).toEqual([
+      { metric: "workflow_completed", status: "COMPLETED", count: 1 },
+      { metric: "workflow_started", status: "", count: 1 },
+    ]);
   });
 
   it("a pause, resume and pause while the first pause's row is on its way leave the row with the workflow's last updateTime", async () => {
