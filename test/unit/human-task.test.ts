@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
+import { createExecution, settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import type { JsonObject, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { humanTaskEntry } from "../../src/engine/tasks/human/entry";
@@ -228,7 +228,14 @@ describe("the form", () => {
 describe("triggers", () => {
   const notify = (triggerType: string) => ({ triggerType, startWorkflowRequest: { name: "notify", version: 2, input: { channel: "#refunds" }, correlationId: "c-1" } });
   const starts = (decision: { effects: Array<{ kind: string }> }) =>
-    decision.effects.flatMap((effect) => (effect.kind === "startFailureWorkflow" && "start" in effect ? [(effect as { start: { trigger?: string; name: string; input: JsonObject } }).start] : []));
+    decision.effects.flatMap((effect) => (effect.kind === "startFailureWorkflow" && "start" in effect ? [(effect as { start: { trigger?: string; name: string; input: JsonObject; priority: number } }).start] : []));
+
+  it("start at priority 0, as the execution's failure workflow would, whatever the execution's priority", () => {
+    const definition = { name: "refunds", version: 1, schemaVersion: 2, tasks: [human({ ...chain, taskTriggers: [notify("ASSIGNED")] })] };
+    const started = decide(createExecution({ workflowId: "wf-1", definition, input: {}, priority: 9 }, 1_000), { type: "start" }, env(1_000));
+    expect(started.state.priority).toBe(9);
+    expect(starts(started).map((start) => start.priority)).toEqual([0]);
+  });
 
   it("start the workflow a trigger names as the task enters its state or changes hands, with what happened", () => {
     const settings = { ...chain, taskTriggers: ["PENDING", "ASSIGNED", "IN_PROGRESS", "COMPLETED", "ASSIGNEE_CHANGED", "CLAIMANT_CHANGED"].map(notify) };

@@ -58,7 +58,9 @@ export function triggerStarts(execution: WorkflowExecution, before: TaskExecutio
           name: trigger.name,
           input: "humanTask" in trigger.input ? trigger.input : { ...trigger.input, humanTask: context },
           triggeringWorkflowId: execution.workflowId,
-          priority: execution.priority,
+          // As the failure workflow's start: the trigger's startWorkflowRequest (Orkes' StartWorkflowRequest, whose priority
+          // is 0 unless given; a trigger here names none) starts at 0, whatever the execution's priority.
+          priority: 0,
           taskToDomain: trigger.taskToDomain ?? {},
           depth: (execution.depth ?? 0) + 1,
           trigger: `human task ${after.referenceTaskName} (${after.taskId}) ${type}`,
