@@ -98,6 +98,19 @@ describe("DYNAMIC at run time", () => {
     expect(latestNamed(inline, "d")).toMatchObject({ taskType: "INLINE", outputData: { result: 42 } });
   });
 
+  it("runs an EVENT whose sink its input parameter sink gives, as Conductor's Event reads it from the task's input; one it cannot publish to is refused", () => {
+    const decision = started([dynamic("d", { sink: "conductor:${workflow.input.queue}", orderId: 7 }), after], { run: "EVENT", queue: "approvals" });
+    const task = latestNamed(decision.state, "d");
+    expect(task).toMatchObject({ taskType: "EVENT", status: "IN_PROGRESS", inputData: { sink: "conductor:approvals", orderId: 7 } });
+    expect(dispatched(decision)).toEqual([task.taskId]);
+    // A literal sink this service has no queue for: a 400 at registration when the DYNAMIC names EVENT as it is, and a
+    // failure for good when an expression names it.
+    const sqs = { ...dynamic("d", { sink: "sqs:orders" }), inputParameters: { taskToExecute: "EVENT", sink: "sqs:orders" } };
+    expect(registrationErrors([sqs])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.taskToExecute: input sink: sink "sqs:orders" is not supported/)]);
+    const failed = latestNamed(started([dynamic("d", { sink: "sqs:orders" })], { run: "EVENT" }).state, "d");
+    expect(failed).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining('input sink: sink "sqs:orders" is not supported') });
+  });
+
   it("runs a sub workflow named by subWorkflowName and subWorkflowVersion, its input the other parameters", () => {
     const decision = started([dynamic("d", { subWorkflowName: "${workflow.input.child}", subWorkflowVersion: 2, order: 7 })], { run: "SUB_WORKFLOW", child: "billing" });
     const task = latestNamed(decision.state, "d");

@@ -412,6 +412,16 @@ describe("EVENT tasks (sink conductor)", () => {
     expect((await api("GET", "/api/metadata/workflow/ev_sqs")).status).toBe(404);
   });
 
+  it("published by a DYNAMIC running an EVENT, its sink the DYNAMIC's input parameter sink (Conductor's Event reads it from the task's input): the handler acts on it", async () => {
+    const dynamicEvent = { name: "d", taskReferenceName: "announce", type: "DYNAMIC", dynamicTaskNameParam: "taskToExecute", inputParameters: { taskToExecute: "EVENT", sink: "conductor:${workflow.input.queue}", orderId: "${workflow.input.orderId}" } };
+    await register({ name: "ev_dynamic", tasks: [dynamicEvent, wait("reply")] });
+    await apiOk("POST", "/api/event", handler("ev_dynamic_reply", "conductor:ev_dynamic:approvals", [{ action: "complete_task", complete_task: { workflowId: "${workflowInstanceId}", taskRefName: "reply", output: { order: "${orderId}" } } }]));
+    const done = await waitFor(await startWorkflow("ev_dynamic", { queue: "approvals", orderId: 42 }), ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(taskOf(done, "announce")).toMatchObject({ taskType: "EVENT", status: "COMPLETED", outputData: { event_produced: "conductor:ev_dynamic:approvals", orderId: 42 } });
+    expect(taskOf(done, "reply")).toMatchObject({ status: "COMPLETED", outputData: { order: 42 } });
+  });
+
   it("a sink resolved at run time to one this service has no queue for fails the task for good", async () => {
     await register({ name: "ev_dynamic_sink", tasks: [eventTask("out", "${workflow.input.sink}")] });
     const failed = await waitFor(await startWorkflow("ev_dynamic_sink", { sink: "kafka:orders" }), ["COMPLETED", "FAILED"]);

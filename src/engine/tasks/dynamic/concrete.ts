@@ -31,6 +31,9 @@ export const SUB_WORKFLOW_VERSION_PARAM = "subWorkflowVersion";
  */
 export const SUB_WORKFLOW_DEFINITION_PARAM = "subWorkflowDefinition";
 
+/** The input parameter a DYNAMIC that runs an EVENT gives its sink in, as Conductor's Event task reads it from its input. */
+export const EVENT_SINK_PARAM = "sink";
+
 /**
  * The child definition DYNAMIC `dynamic` writes in place in its input (`subWorkflowDefinition`, checked and normalised
  * at registration), undefined when it gives none or an expression giving one.
@@ -82,6 +85,7 @@ export function dynamicTaskAs(dynamic: WorkflowTaskDef, type: TaskType, name: st
 function concreteTask(dynamic: WorkflowTaskDef, type: TaskType, name: string): WorkflowTaskDef {
   const { dynamicTaskNameParam, ...common } = dynamic;
   const task: WorkflowTaskDef = { ...common, type, name };
+  if (type === "EVENT") return withInputSink(task);
   if (type !== "SUB_WORKFLOW") return task;
   // The child is named by two input parameters, or given by a third; the child's input is the others, the task's name
   // among them left out.
@@ -105,4 +109,15 @@ function concreteTask(dynamic: WorkflowTaskDef, type: TaskType, name: string): W
   }
   if (dynamicTaskNameParam !== undefined) delete input[dynamicTaskNameParam];
   return { ...task, inputParameters: input, subWorkflowParam };
+}
+
+/**
+ * An EVENT a DYNAMIC runs, its `sink` its input parameter `sink`: Conductor's DynamicTaskMapper gives the task the
+ * DYNAMIC's whole input, from which its Event task reads `sink` (an EVENT's mapper puts its task-level `sink` there).
+ * Here an EVENT reads the task-level field, so the input's is lifted to it (its `${...}`, if any, resolved as the task
+ * starts); without one, the DYNAMIC's own task-level `sink` stays.
+ */
+function withInputSink(task: WorkflowTaskDef): WorkflowTaskDef {
+  const sink = task.inputParameters?.[EVENT_SINK_PARAM];
+  return typeof sink === "string" ? { ...task, sink } : task;
 }

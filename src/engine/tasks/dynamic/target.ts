@@ -1,6 +1,8 @@
 import { describeValue, isExpression, isRecord } from "../../definition/checks";
 import { TASK_TYPES, type TaskType } from "../../model";
-import { DYNAMIC_TARGET_TYPES, SUB_WORKFLOW_DEFINITION_PARAM, SUB_WORKFLOW_NAME_PARAM } from "./concrete";
+import { hasExpression } from "../../expressions";
+import { eventName, sinkProblem } from "../event";
+import { DYNAMIC_TARGET_TYPES, EVENT_SINK_PARAM, SUB_WORKFLOW_DEFINITION_PARAM, SUB_WORKFLOW_NAME_PARAM } from "./concrete";
 
 /** The task a DYNAMIC runs: its type (SIMPLE for a worker's task) and name. */
 export interface DynamicTarget {
@@ -36,6 +38,7 @@ export function dynamicTarget(name: unknown, param: string): DynamicTarget | { i
 /** Why a DYNAMIC with input parameters `input` cannot run its `target`; undefined when it can. */
 export function dynamicTargetIssue(target: DynamicTarget | { invalid: string }, input: Readonly<Record<string, unknown>>): string | undefined {
   if ("invalid" in target) return target.invalid;
+  if (target.type === "EVENT") return dynamicSinkIssue(input[EVENT_SINK_PARAM]);
   if (target.type !== "SUB_WORKFLOW") return undefined;
   const definition = input[SUB_WORKFLOW_DEFINITION_PARAM];
   if (definition !== undefined && definition !== null && !isRecord(definition) && !isExpression(definition)) {
@@ -48,4 +51,14 @@ export function dynamicTargetIssue(target: DynamicTarget | { invalid: string }, 
     return `a DYNAMIC running a SUB_WORKFLOW whose child definition an expression gives (${SUB_WORKFLOW_DEFINITION_PARAM}) names the child in input parameter ${SUB_WORKFLOW_NAME_PARAM} too, as a SUB_WORKFLOW's subWorkflowParam.name (the definition's own name wins when the child starts)`;
   }
   return `a DYNAMIC running a SUB_WORKFLOW names the child workflow in input parameter ${SUB_WORKFLOW_NAME_PARAM} (and its version in subWorkflowVersion), or gives its definition in ${SUB_WORKFLOW_DEFINITION_PARAM}`;
+}
+
+/**
+ * Why input parameter `sink` of a DYNAMIC running an EVENT names nothing it can publish to; undefined when it can, or
+ * when it is an expression (checked once resolved) or not given (the DYNAMIC's own `sink` field may give it, checked
+ * with the task it runs).
+ */
+function dynamicSinkIssue(sink: unknown): string | undefined {
+  if (sink === undefined || sink === null || (typeof sink === "string" && hasExpression(sink))) return undefined;
+  return "invalid" in eventName(sink, "", "") ? `input ${EVENT_SINK_PARAM}: ${sinkProblem(sink)}` : undefined;
 }
