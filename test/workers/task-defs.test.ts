@@ -104,6 +104,17 @@ describe("registering task definitions", () => {
     expect((await api("POST", "/api/metadata/taskdefs", JSON.stringify("td_post_single"))).status).toBe(400);
   });
 
+  it("holds a registered ownerEmail to an address as Conductor's TaskDef does (blank meaning none); an inline one is not", async () => {
+    // conductor-oss TaskDef.ownerEmail: @Email(message = "ownerEmail should be valid email address"); "" passes it.
+    const bad = await refused(await api("PUT", "/api/metadata/taskdefs", { name: "td_owner_put", ownerEmail: "not-an-address" }), 400, "VALIDATION_ERROR");
+    expect(bad.validationErrors?.map((issue) => issue.path)).toEqual(["ownerEmail"]);
+    await refused(await api("GET", "/api/metadata/taskdefs/td_owner_put"), 404, "NOT_FOUND");
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "td_owner_ok", ownerEmail: "test@test" }, { name: "td_owner_blank", ownerEmail: "" }]);
+    expect(await apiOk("GET", "/api/metadata/taskdefs/td_owner_ok")).toMatchObject({ ownerEmail: "test@test" });
+    // Conductor validates none of a workflow task's own taskDefinition (WorkflowTask's field has no @Valid).
+    await register({ name: "td_owner_inline_flow", tasks: [{ name: "td_owner_inline", taskReferenceName: "w", type: "SIMPLE", taskDefinition: { ownerEmail: "team" } }] });
+  });
+
   it("accepts what the official client's taskDefinition() builder sends", async () => {
     const built = {
       name: "td_sdk_built",
@@ -143,6 +154,7 @@ describe("registering task definitions", () => {
     ["a broken expression in inputTemplate", [{ name: "td_bad_template", inputTemplate: { a: "${workflow.input" } }], "[0].inputTemplate.a", /./],
     ["a secret in inputTemplate", [{ name: "td_bad_secret", inputTemplate: { token: "${workflow.secrets.apiKey}" } }], "[0].inputTemplate", /must not use secrets \(apiKey\)/],
     ["the same name twice", [{ name: "td_bad_twice" }, { name: "td_bad_twice" }], "(body)", /appears twice/],
+    ["an ownerEmail that is no address (Conductor's TaskDef @Email)", [{ name: "td_bad_owner_ok" }, { name: "td_bad_owner", ownerEmail: "payments team" }], "[1].ownerEmail", /ownerEmail must be an e-mail address/],
   ])("refuses %s with a 400 naming the field, and stores nothing", async (_what, body, path, message) => {
     const before = await rowCount("task_defs");
     const error = await refused(await api("POST", "/api/metadata/taskdefs", body), 400, "VALIDATION_ERROR");

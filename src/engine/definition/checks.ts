@@ -94,6 +94,23 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return isRecord(value) && isJsonValue(value);
 }
 
+const EMAIL_LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uFFFF-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uFFFF-]+)*$/;
+const EMAIL_DOMAIN_LABEL = /^[A-Za-z0-9\u0080-\uFFFF](?:[A-Za-z0-9\u0080-\uFFFF-]*[A-Za-z0-9\u0080-\uFFFF])?$/;
+
+/**
+ * An e-mail address as Conductor's `@Email` (Hibernate Validator's) takes it: a domain needs no dot, so `test@test`, which
+ * the Python SDK's own tests register with, and `dev@localhost` are addresses; so is an IP literal (`x@[127.0.0.1]`).
+ */
+export function isEmailAddress(value: string): boolean {
+  const at = value.lastIndexOf("@");
+  if (at <= 0 || at > 64 || value.length - at - 1 > 255) return false;
+  const local = value.slice(0, at);
+  const domain = value.slice(at + 1);
+  if (!EMAIL_LOCAL_PART.test(local)) return false;
+  if (/^\[[0-9A-Fa-f:.]+\]$/.test(domain)) return true;
+  return domain !== "" && domain.split(".").every((label) => label.length <= 63 && EMAIL_DOMAIN_LABEL.test(label));
+}
+
 /**
  * Deepest nesting accepted in a definition's JSON values (a top-level object is depth 1). Those
  * values are later walked recursively (template checks, run-time resolution), so a limit turns a

@@ -10,7 +10,7 @@ import { RETRY_LOGICS, TIMEOUT_POLICIES, type JsonObject, type RetryLogic, type 
 import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
 import { allTasks, mapTasks } from "../plan";
 import { childPath, type ValidationIssue } from "../validation-issue";
-import { describeValue, exceedsJsonDepth, fieldsOf, isBoundedJsonObject, isIntegerIn, isJsonObject, isOneOf, isRecord, isString, MAX_JAVA_INT, MAX_JSON_DEPTH, rule, schemaReference, toIssues } from "./checks";
+import { describeValue, exceedsJsonDepth, fieldsOf, isBoundedJsonObject, isEmailAddress, isIntegerIn, isJsonObject, isOneOf, isRecord, isString, MAX_JAVA_INT, MAX_JSON_DEPTH, rule, schemaReference, toIssues } from "./checks";
 
 /** Longest task definition name, as for workflow names. */
 export const MAX_TASK_DEF_NAME_LENGTH = 255;
@@ -63,7 +63,7 @@ const SETTINGS = {
   inputTemplate: v.optional(jsonObject("inputTemplate")),
   inputKeys: names("inputKeys"),
   outputKeys: names("outputKeys"),
-  // The official clients send "" when no owner is given.
+  // The official clients send "" when no owner is given (held to an address only when registered: see REGISTERED).
   ownerEmail: v.optional(rule<string>("ownerEmail", "a string", isString)),
   // Conductor's Auditable field, kept and shown as given.
   ownerApp: v.optional(rule<string>("ownerApp", "a string", isString)),
@@ -81,7 +81,22 @@ const SETTINGS = {
   enforceSchema: v.optional(rule<boolean>("enforceSchema", "a boolean", (value) => typeof value === "boolean")),
 };
 
-const REGISTERED = fieldsOf({ name: TASK_DEF_NAME, ...SETTINGS });
+/**
+ * A registered definition's `ownerEmail`: an e-mail address, as Conductor's TaskDef holds it (`@Email`, "ownerEmail should
+ * be valid email address"), or blank for none ("" passes `@Email`; the official clients send it when no owner is given).
+ */
+const REGISTERED_OWNER_EMAIL = v.optional(
+  v.pipe(
+    rule<string>("ownerEmail", "an e-mail address such as owner@example.com", isString),
+    v.check(
+      (value: string) => value.trim() === "" || isEmailAddress(value),
+      (issue) => `ownerEmail must be an e-mail address such as owner@example.com, but received ${describeValue(issue.input)}`,
+    ),
+  ),
+);
+
+// A workflow task's own taskDefinition (INLINE) is not held to the address: Conductor validates none of its fields.
+const REGISTERED = fieldsOf({ name: TASK_DEF_NAME, ...SETTINGS, ownerEmail: REGISTERED_OWNER_EMAIL });
 const INLINE = fieldsOf({
   name: v.optional(TASK_DEF_NAME),
   ...SETTINGS,
