@@ -204,6 +204,36 @@ describe("registering definitions", () => {
     }
   });
 
+  it("lists with Orkes' access the definitions the caller holds that access to, READ when absent; an unknown access is a 400", async () => {
+    await apiOk("PUT", "/api/metadata/workflow", [valid("defs_access_a", 1), valid("defs_access_a", 2), valid("defs_access_b", 1), valid("defs_access_c", 1)]);
+    // Orkes' docs (Get All Workflow Definitions): access, "the access level being requested", READ, CREATE, UPDATE,
+    // EXECUTE or DELETE, default READ. EXECUTE of a workflow definition is WORKFLOW_ADMIN on it here.
+    const caller = await createUser("defs-access-caller", {
+      directPermissions: [
+        { action: "WORKFLOW_READ", scope: "workflow:defs_access_*" },
+        { action: "WORKFLOW_WRITE", scope: "workflow:defs_access_a" },
+        { action: "WORKFLOW_ADMIN", scope: "workflow:defs_access_b" },
+      ],
+    });
+    const listed = async (query: string) => {
+      const response = await call("GET", `/api/metadata/workflow${query}`, orkes(caller.token));
+      expect(response.status, query).toBe(200);
+      return ((await response.json()) as WorkflowDef[]).map((definition) => `${definition.name}/${definition.version}`).sort();
+    };
+    const all = ["defs_access_a/1", "defs_access_a/2", "defs_access_b/1", "defs_access_c/1"];
+    expect(await listed("")).toEqual(all);
+    expect(await listed("?access=READ&metadata=false")).toEqual(all);
+    expect(await listed("?access=")).toEqual(all);
+    for (const write of ["CREATE", "UPDATE", "DELETE"]) expect(await listed(`?access=${write}`), write).toEqual(["defs_access_a/1", "defs_access_a/2"]);
+    expect(await listed("?access=EXECUTE")).toEqual(["defs_access_b/1"]);
+    expect(await listed("?access=UPDATE&name=defs_access_b")).toEqual([]);
+    // An admin of metadata writes every definition.
+    const admin = (await apiOk<WorkflowDef[]>("GET", "/api/metadata/workflow?access=UPDATE")).map((definition) => definition.name);
+    expect([...new Set(admin.filter((name) => name.startsWith("defs_access_")))].sort()).toEqual(["defs_access_a", "defs_access_b", "defs_access_c"]);
+    const unknown = await refused(await call("GET", "/api/metadata/workflow?access=WRITE", orkes(caller.token)), 400, "VALIDATION_ERROR");
+    expect(unknown.validationErrors?.map((issue) => issue.path)).toEqual(["access"]);
+  });
+
   it("lets a writer of some workflows replace their definitions with PUT (as the UI's Edit saves), all or nothing", async () => {
     await apiOk("PUT", "/api/metadata/workflow", [valid("defs_w_a", 1), valid("defs_other_w", 1)]);
     const writer = await createUser("defs-scoped-writer", { directPermissions: [{ action: "WORKFLOW_WRITE", scope: "workflow:defs_w_*" }] });

@@ -202,6 +202,27 @@ describe("registering task definitions", () => {
     await refused(await api("GET", "/api/metadata/taskdefs/td_scoped_a", undefined, { "x-api-key": executor }), 403, "PERMISSION_DENIED");
   });
 
+  it("lists with Orkes' access the task definitions the caller holds that access to, READ when absent", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "td_access_a" }, { name: "td_access_b" }, { name: "td_access_c" }]);
+    const caller = await createUser("td-access-caller", {
+      directPermissions: [
+        { action: "TASK_READ", scope: "task:td_access_*" },
+        { action: "TASK_WRITE", scope: "task:td_access_a" },
+        { action: "TASK_EXECUTE", scope: "task:td_access_b" },
+      ],
+    });
+    const listed = async (query: string) => {
+      const response = await call("GET", `/api/metadata/taskdefs${query}`, orkes(caller.token));
+      expect(response.status, query).toBe(200);
+      return ((await response.json()) as JsonObject[]).map((taskDef) => taskDef["name"]).sort();
+    };
+    expect(await listed("?access=READ")).toEqual(["td_access_a", "td_access_b", "td_access_c"]);
+    expect(await listed("?access=UPDATE")).toEqual(["td_access_a"]);
+    expect(await listed("?access=CREATE&metadata=true")).toEqual(["td_access_a"]);
+    expect(await listed("?access=EXECUTE")).toEqual(["td_access_b"]);
+    await refused(await call("GET", "/api/metadata/taskdefs?access=ALL", orkes(caller.token)), 400, "VALIDATION_ERROR");
+  });
+
   it("lets a writer of some tasks (TASK_WRITE on task:<name>, the spec's right to create and modify them) write those only, all or nothing", async () => {
     await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_other_w", retryCount: 1 });
     const writer = await apiKeyWith("td-scoped-writer", [{ action: "TASK_WRITE", scope: "task:td_w_*" }, { action: "TASK_READ", scope: "task:td_w_*" }]);

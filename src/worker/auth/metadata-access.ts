@@ -1,4 +1,5 @@
 import { ApiError } from "../http/errors";
+import { requiredFor, type Access } from "../security/resource-grants";
 import { grantsAllow, type Grant } from "./permissions";
 
 /**
@@ -39,6 +40,21 @@ export function mayWriteWorkflowDef(grants: readonly Grant[], name: string): boo
  */
 export function mayWriteTaskDef(grants: readonly Grant[], name: string): boolean {
   return grantsAllow(grants, "METADATA_ADMIN", "*") || grantsAllow(grants, "WORKFLOW_WRITE", "*") || grantsAllow(grants, "TASK_WRITE", `task:${name}`);
+}
+
+/**
+ * True when `grants` give their holder Orkes' `access` to the workflow (`kind` "workflow") or task definition `name`, as
+ * the listings' `access` parameter asks: READ and the writes (CREATE, UPDATE, DELETE) as the routes check them (see
+ * {@link mayReadWorkflowDef}, {@link mayWriteWorkflowDef} and the task ones), EXECUTE as Orkes' grant of it is held here
+ * (WORKFLOW_ADMIN on `workflow:<name>`, TASK_EXECUTE on `task:<name>`: see `security/resource-grants.ts`).
+ */
+export function mayAccessDefinition(grants: readonly Grant[], kind: "workflow" | "task", name: string, access: Access): boolean {
+  if (access === "READ") return kind === "workflow" ? mayReadWorkflowDef(grants, name) : mayReadTaskDef(grants, name);
+  if (access === "EXECUTE") {
+    const required = requiredFor({ type: kind === "workflow" ? "WORKFLOW_DEF" : "TASK_DEF", id: name }, "EXECUTE");
+    return grantsAllow(grants, required.action, required.scope);
+  }
+  return kind === "workflow" ? mayWriteWorkflowDef(grants, name) : mayWriteTaskDef(grants, name);
 }
 
 /**

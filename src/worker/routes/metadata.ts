@@ -1,5 +1,6 @@
 import type { IRequest, RouterType } from "itty-router";
-import { givenNames, mayReadWorkflowDef, requireWritable } from "../auth/metadata-access";
+import { givenNames, mayAccessDefinition, mayReadWorkflowDef, requireWritable } from "../auth/metadata-access";
+import { ACCESS, type Access } from "../security/resource-grants";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { serviceConfig } from "../config";
 import { DefinitionRepository, type StoredUpdateTime } from "../definitions";
@@ -54,6 +55,18 @@ export function tagListingOptions(request: IRequest): { tagKey: string | undefin
   const tagValue = queryValue(request, "tagValue");
   if (tagKey === undefined && tagValue !== undefined && tagValue !== "") throw validationError("Invalid query", [{ path: "tagValue", message: "needs tagKey" }]);
   return { tagKey, tagValue: tagKey === undefined ? undefined : tagValue, metadata: booleanQuery(request, "metadata", false) };
+}
+
+/**
+ * Orkes' `access` of a listing of definitions (READ, CREATE, UPDATE, EXECUTE or DELETE; READ when absent or empty): the
+ * listing keeps the definitions its caller holds that access to (among those it may read).
+ */
+export function accessQuery(request: IRequest): Access {
+  const given = queryValue(request, "access")?.trim();
+  if (given === undefined || given === "") return "READ";
+  const access = ACCESS.find((kind) => kind === given.toUpperCase());
+  if (access === undefined) throw validationError("Invalid query parameter access", [{ path: "access", message: `must be one of ${ACCESS.join(", ")}` }]);
+  return access;
 }
 
 /** `definition` with its `tags` when the request asks for them (`metadata=true`, Orkes' `getWorkflowDef(name, version, true)`). */
@@ -165,8 +178,11 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
 
   router.get("/api/metadata/workflow", async (request, env) => {
     // Orkes' `name` lists the versions of one workflow; `short=true` leaves out their tasks (Orkes' docs: "tasks": []);
-    // `access` changes nothing here.
-    const readable = readableBy(request, await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined));
+    // `access` keeps those the caller holds that access to (Orkes' docs: "The access level being requested").
+    const access = accessQuery(request);
+    const { grants } = principalOf(request);
+    const listed = await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined);
+    const readable = readableBy(request, listed.filter((definition) => mayAccessDefinition(grants, "workflow", definition.name, access)));
     const definitions = booleanQuery(request, "short", false) ? readable.map((definition) => ({ ...definition, tasks: [] })) : readable;
     return Response.json(await withTagOptions(env.DB, "WORKFLOW_DEF", definitions, tagListingOptions(request)));
   });

@@ -9,8 +9,8 @@ import { TaskDefRepository } from "../task-defs";
 import { describeSchema, unregisteredSchemas } from "../json-schemas";
 import { schemaKey } from "../../engine/json-schema";
 import { principalOf } from "../guard";
-import { givenNames, mayReadTaskDef, requireTemplateWriter, requireWritable } from "../auth/metadata-access";
-import { definitionList, registrationTagStatements, requiredBody, tagListingOptions, withOwnTags } from "./metadata";
+import { givenNames, mayAccessDefinition, mayReadTaskDef, requireTemplateWriter, requireWritable } from "../auth/metadata-access";
+import { accessQuery, definitionList, registrationTagStatements, requiredBody, tagListingOptions, withOwnTags } from "./metadata";
 import { TagRepository, registeredTags, withTagOptions } from "../tags";
 import { handOutLimits } from "../../engine/tasks/simple";
 import { taskLimitAt } from "../../actors/task-limit";
@@ -120,7 +120,10 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
   });
 
   router.get("/api/metadata/taskdefs", async (request, env) => {
-    const readable = (await new TaskDefRepository(env.DB).list()).filter((taskDef) => mayReadTaskDef(principalOf(request).grants, taskDef.name));
+    // Orkes' `access` keeps those the caller holds that access to, among those it may read.
+    const access = accessQuery(request);
+    const { grants } = principalOf(request);
+    const readable = (await new TaskDefRepository(env.DB).list()).filter((taskDef) => mayReadTaskDef(grants, taskDef.name) && mayAccessDefinition(grants, "task", taskDef.name, access));
     return Response.json(await withTagOptions(env.DB, "TASK_DEF", readable.map(shownTaskDef), tagListingOptions(request)));
   });
 
