@@ -738,7 +738,7 @@ describe("the official Conductor TypeScript client", () => {
     await executor.terminate(started, "done with it");
 
     await metadata.unregisterTask(name);
-    expect(await sdkError(metadata.getTask(name))).toMatch(/No task definition named/);
+    expect(await sdkError(metadata.getTask(name))).toMatch(/No such taskType found by name/);
   });
 
   it("MetadataClient's tag methods add, set, read and delete tags of workflow and task definitions", async () => {

@@ -60,7 +60,9 @@ describe("registering task definitions", () => {
     expect(replaced["updateTime"] as number).toBeGreaterThan(first["updateTime"] as number);
 
     await apiOk("DELETE", "/api/metadata/taskdefs/td_crud_a");
-    await refused(await api("GET", "/api/metadata/taskdefs/td_crud_a"), 404, "NOT_FOUND");
+    // Conductor's message (MetadataServiceImpl.getTaskDef), which the Python SDK's integration test and the Java
+    // client's tests compare whole, and code deciding whether to register a task definition looks for.
+    expect((await refused(await api("GET", "/api/metadata/taskdefs/td_crud_a"), 404, "NOT_FOUND")).message).toBe("No such taskType found by name: td_crud_a");
     await refused(await api("DELETE", "/api/metadata/taskdefs/td_crud_a"), 404, "NOT_FOUND");
     expect(await apiOk("GET", "/api/metadata/taskdefs/td_crud_b")).toMatchObject({ retryCount: 0 });
   });

@@ -130,7 +130,9 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
   router.get("/api/metadata/taskdefs/:name", async (request, env) => {
     const name = decodedPathParam(request, "name");
     const taskDef = await new TaskDefRepository(env.DB).find(name);
-    if (!taskDef) throw notFound(`No task definition named ${name}`);
+    // Conductor's words (MetadataServiceImpl.getTaskDef): its clients' tests, and code deciding whether to register a
+    // task definition, look for them.
+    if (!taskDef) throw notFound(`No such taskType found by name: ${name}`);
     return Response.json(await withOwnTags(env.DB, request, "TASK_DEF", shownTaskDef(taskDef)));
   });
 
