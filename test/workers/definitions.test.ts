@@ -110,6 +110,16 @@ describe("registering definitions", () => {
     expect(short.map((definition) => [definition["name"], definition["tasks"]])).toEqual([["defs_next_new", []]]);
   });
 
+  it("refuses newVersion=true after version 2147483647 (Java's int, every version's bound) with a 400, storing nothing", async () => {
+    await apiOk("POST", "/api/metadata/workflow", valid("defs_next_max", 2147483647));
+    const single = await refused(await api("POST", "/api/metadata/workflow?newVersion=true", valid("defs_next_max", 1)), 400, "VALIDATION_ERROR");
+    expect(single.validationErrors?.map((issue) => issue.path)).toEqual(["version"]);
+    const listed = await refused(await api("PUT", "/api/metadata/workflow?newVersion=true", [valid("defs_next_max_other", 1), valid("defs_next_max", 1)]), 400, "VALIDATION_ERROR");
+    expect(listed.validationErrors?.map((issue) => issue.path)).toEqual(["[1].version"]);
+    expect((await apiOk<JsonObject[]>("GET", "/api/metadata/workflow?name=defs_next_max")).map((definition) => definition["version"])).toEqual([2147483647]);
+    expect(await apiOk<JsonObject[]>("GET", "/api/metadata/workflow?name=defs_next_max_other")).toEqual([]);
+  });
+
   it("PUT takes one definition alone too (Orkes' docs' curl), its problems named without an index", async () => {
     await apiOk("PUT", "/api/metadata/workflow", { ...valid("defs_put_single", 2), description: "one" });
     expect((await apiOk("GET", "/api/metadata/workflow/defs_put_single?version=2"))["description"]).toBe("one");

@@ -7,7 +7,8 @@ import { DefinitionRepository, type StoredUpdateTime } from "../definitions";
 import { tellLimitChanges, type LimitChange } from "../limit-changes";
 import { registeredLimits } from "../../engine/rate-limit";
 import { shownWorkflowDef, workflowDefListItem } from "../../engine/view";
-import { isRecord } from "../../engine/definition/checks";
+import { isRecord, MAX_JAVA_INT } from "../../engine/definition/checks";
+import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { validateRateLimitConfig } from "../../engine/definition/rate-limit-config";
 import type { RateLimitConfig, WorkflowDef } from "../../engine/model";
 import { BATCH_PATHS, validateDefinitions } from "../definition-validation";
@@ -104,13 +105,21 @@ function limitChanges(definitions: readonly WorkflowDef[], stored: readonly Stor
  * `definitions` as new versions (Orkes' `newVersion=true`): each the version after the latest registered of its name
  * (1 for a new name), whatever version it gives; a name given twice takes the next two.
  */
-async function asNewVersions(env: Env, definitions: WorkflowDef[]): Promise<WorkflowDef[]> {
+async function asNewVersions(env: Env, definitions: WorkflowDef[], single: boolean): Promise<WorkflowDef[]> {
   const latest = await new DefinitionRepository(env.DB).latestVersionNumbers(definitions.map((definition) => definition.name));
-  return definitions.map((definition) => {
+  const problems: ValidationIssue[] = [];
+  const numbered = definitions.map((definition, index) => {
     const version = (latest.get(definition.name) ?? 0) + 1;
     latest.set(definition.name, version);
+    // A version is a Java int in Conductor's models (the bound registration holds every version to): one past it would
+    // be stored and then fail every Java client's read of a listing holding it.
+    if (version > MAX_JAVA_INT) {
+      problems.push({ path: childPath(single ? "" : childPath("", index), "version"), message: `${definition.name} has version ${MAX_JAVA_INT}, the highest a version may be: no new version can follow it` });
+    }
     return { ...definition, version };
   });
+  if (problems.length > 0) throw validationError("Invalid workflow definition", problems);
+  return numbered;
 }
 
 /**
@@ -134,7 +143,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     const overwrite = !newVersion && booleanQuery(request, "overwrite", false);
     const body = await requiredBody(request, env);
     const validated = await validateDefinitions([body], env);
-    const [definition] = newVersion ? await asNewVersions(env, validated) : validated;
+    const [definition] = newVersion ? await asNewVersions(env, validated, true) : validated;
     authorizeSecretUse(principalOf(request).grants, [definition!]);
     const tags = await new TagRepository(env.DB).registrationStatements({ type: "WORKFLOW_DEF", name: definition!.name }, registeredTags(body, ""));
     const stored = await new DefinitionRepository(env.DB).save([definition!], overwrite, tags, principalOf(request).userId);
@@ -160,7 +169,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     requireWritable(principalOf(request).grants, "workflow", givenNames(body));
     const validated = await validateDefinitions(body, env, single ? undefined : BATCH_PATHS);
     requireWritable(principalOf(request).grants, "workflow", validated.map((definition) => definition.name));
-    const definitions = newVersion ? await asNewVersions(env, validated) : validated;
+    const definitions = newVersion ? await asNewVersions(env, validated, single) : validated;
     const names = new Set<string>();
     for (const definition of definitions) {
       const key = `${definition.name}@${definition.version}`;
