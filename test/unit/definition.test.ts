@@ -274,6 +274,19 @@ describe("validateWorkflowDef: workflow fields", () => {
     expect(accepted(def({ ownerEmail })).ownerEmail).toBe(ownerEmail);
   });
 
+  // Hibernate Validator's AbstractEmailValidator takes quoted words in the local part, and its DomainNameUtil RFC 5322's
+  // atext (`_` among it) in a domain's labels and `[IPv6:…]` literals: a definition Conductor stores with one is taken.
+  const HIBERNATE_ADDRESSES = [['"john doe"@example.com'], ['"ops@night"@example.com'], ['first."x\\"y".last@example.com'], ["ops@build_host.internal"], ["x@[IPv6:2001:db8::1]"], ["x@[IPv6:::ffff:10.0.0.1]"]];
+  it.each(HIBERNATE_ADDRESSES)("accepts the ownerEmail %j as Hibernate's @Email does, in a workflow and a task definition", (ownerEmail) => {
+    expect(accepted(def({ ownerEmail })).ownerEmail).toBe(ownerEmail);
+    expect(validateTaskDef({ name: "owned", ownerEmail })).toMatchObject({ ok: true, value: { ownerEmail } });
+  });
+
+  it.each([['"unclosed@example.com'], ['"a"b@example.com'], ["x@[::1]"], ["x@[1.2.3]"], ["x@[IPv6:1::2::3]"], ["x@[IPv6:1:2:3:4:5:6:7]"], ["a@b.com "], ["a@b."]])("rejects the ownerEmail %j, as Hibernate's @Email does", (ownerEmail) => {
+    expect(onlyError(def({ ownerEmail }), "ownerEmail")).toMatch(/e-mail address/);
+    expect(validateTaskDef({ name: "owned", ownerEmail }).ok).toBe(false);
+  });
+
   it.each([[[]], [{}], ["tasks"]])("rejects tasks given as %j", (tasks) => {
     expect(onlyError({ name: "n", tasks }, "tasks")).toMatch(/non-empty array of task definitions/);
   });

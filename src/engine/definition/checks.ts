@@ -94,21 +94,52 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return isRecord(value) && isJsonValue(value);
 }
 
-const EMAIL_LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uFFFF-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uFFFF-]+)*$/;
-const EMAIL_DOMAIN_LABEL = /^[A-Za-z0-9\u0080-\uFFFF](?:[A-Za-z0-9\u0080-\uFFFF-]*[A-Za-z0-9\u0080-\uFFFF])?$/;
+/** A character of an unquoted word of an address's local part (RFC 5322's atext, and any non-ASCII one). */
+const EMAIL_ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~\\u0080-\\uFFFF-]";
+/** A character of a quoted word of an address's local part: an atom's, or a space, `.`, `(`, `)`, `,`, `<`, `>`, `[`, `]`, `:`, `;`, `@`, or an escaped `\\` or `"`. */
+const EMAIL_QUOTED = "(?:[A-Za-z0-9!#$%&'*.(),<>\\[\\]:; @+/=?^_`{|}~\\u0080-\\uFFFF-]|\\\\\\\\|\\\\\")";
+const EMAIL_WORD = `(?:${EMAIL_ATOM}+|"${EMAIL_QUOTED}+")`;
+const EMAIL_LOCAL_PART = new RegExp(`^${EMAIL_WORD}(?:\\.${EMAIL_WORD})*$`);
+/** A character of a domain label other than `-`: Hibernate's takes RFC 5322's atext there too (`my_host`). */
+const EMAIL_DOMAIN_CHAR = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~\\u0080-\\uFFFF]";
+const EMAIL_DOMAIN_LABEL = new RegExp(`^${EMAIL_DOMAIN_CHAR}+(?:-+${EMAIL_DOMAIN_CHAR}+)*$`);
+const IPV4_LITERAL = /^\[\d{1,3}(?:\.\d{1,3}){3}\]$/;
+const IPV6_LITERAL = /^\[IPv6:([0-9A-Fa-f:.]+)\]$/i;
 
 /**
- * An e-mail address as Conductor's `@Email` (Hibernate Validator's) takes it: a domain needs no dot, so `test@test`, which
- * the Python SDK's own tests register with, and `dev@localhost` are addresses; so is an IP literal (`x@[127.0.0.1]`).
+ * An e-mail address as Conductor's `@Email` (Hibernate Validator's AbstractEmailValidator and DomainNameUtil) takes it:
+ * a local part of at most 64 characters of dot-separated words, each plain (`first.last+tag`) or quoted (`"john doe"`,
+ * where a space, `@` and escaped quotes are allowed); a domain that needs no dot, so `test@test`, which the Python SDK's
+ * own tests register with, and `dev@localhost` are addresses, whose labels may hold `_` (`ops@build_host.internal`), or an
+ * IP literal (`x@[127.0.0.1]`, `x@[IPv6:2001:db8::1]`).
  */
 export function isEmailAddress(value: string): boolean {
   const at = value.lastIndexOf("@");
-  if (at <= 0 || at > 64 || value.length - at - 1 > 255) return false;
-  const local = value.slice(0, at);
-  const domain = value.slice(at + 1);
-  if (!EMAIL_LOCAL_PART.test(local)) return false;
-  if (/^\[[0-9A-Fa-f:.]+\]$/.test(domain)) return true;
-  return domain !== "" && domain.split(".").every((label) => label.length <= 63 && EMAIL_DOMAIN_LABEL.test(label));
+  if (at <= 0 || at > 64) return false;
+  return EMAIL_LOCAL_PART.test(value.slice(0, at)) && isEmailDomain(value.slice(at + 1));
+}
+
+/** An address's domain: a host name of at most 255 characters whose labels have at most 63, or an IP literal. */
+function isEmailDomain(domain: string): boolean {
+  if (IPV4_LITERAL.test(domain)) return true;
+  const ipv6 = IPV6_LITERAL.exec(domain);
+  if (ipv6) return isIpv6Address(ipv6[1]!);
+  if (domain === "" || domain.length > 255) return false;
+  return domain.split(".").every((label) => label.length <= 63 && EMAIL_DOMAIN_LABEL.test(label));
+}
+
+/** An IPv6 address: eight groups of 1 to 4 hex digits, `::` standing once for one or more zero groups, the last two as an IPv4 address if wanted. */
+function isIpv6Address(text: string): boolean {
+  const halves = text.split("::");
+  if (halves.length > 2) return false;
+  const groups = halves.flatMap((half) => (half === "" ? [] : half.split(":")));
+  const last = groups.at(-1);
+  const embedded = last !== undefined && last.includes(".");
+  if (embedded && !/^\d{1,3}(?:\.\d{1,3}){3}$/.test(last)) return false;
+  const hex = embedded ? groups.slice(0, -1) : groups;
+  if (!hex.every((group) => /^[0-9A-Fa-f]{1,4}$/.test(group))) return false;
+  const count = hex.length + (embedded ? 2 : 0);
+  return halves.length === 2 ? count <= 7 : count === 8;
 }
 
 /**
