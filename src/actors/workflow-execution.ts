@@ -3372,7 +3372,7 @@ export class WorkflowExecution extends DurableObject<Env> {
           engine: this.#config.engine,
           maxResponseBytes: this.#config.httpMaxResponseBytes,
           // A poll's answer is always the poll's: it never waits to be completed from outside.
-          asyncCompleteAtTaskLevel: isHttpType(task.taskType) ? definition.asyncComplete : false,
+          asyncComplete: isHttpType(task.taskType) && isAsyncComplete(definition.asyncComplete, input),
           cancel,
           egress: this.#config.egress,
         });

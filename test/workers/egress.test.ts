@@ -51,7 +51,7 @@ describe("egress policy of HTTP tasks", () => {
   describe("the dispatcher with other policies (real requests to the target server)", () => {
     const task = { taskId: crypto.randomUUID(), attempt: 1 } as TaskExecution;
     const dispatch = (uri: string, egress: Parameters<typeof dispatchHttp>[2]["egress"]) =>
-      dispatchHttp({ ...task, inputData: { uri, method: "GET" } }, { uri, method: "GET" }, { engine: DEFAULT_ENGINE_CONFIG, maxResponseBytes: 1 << 20, asyncCompleteAtTaskLevel: undefined, cancel: new AbortController().signal, egress });
+      dispatchHttp({ ...task, inputData: { uri, method: "GET" } }, { uri, method: "GET" }, { engine: DEFAULT_ENGINE_CONFIG, maxResponseBytes: 1 << 20, asyncComplete: false, cancel: new AbortController().signal, egress });
 
     it("an allow list admits only what it names; private addresses are denied by default", async () => {
       const onlyPartner = parseEgressPolicy({ allow: "*.partner.example", allowPrivate: true });

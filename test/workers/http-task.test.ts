@@ -442,6 +442,29 @@ describe("asyncComplete", () => {
     expect(done.status).toBe("FAILED");
     expect(done.tasks[0]!["reasonForIncompletion"]).toBe("rejected by reviewer");
   });
+
+  it("the input flag survives a definition read back and registered again, which shows the task-level asyncComplete: false every Conductor WorkflowTask carries", async () => {
+    await register({ name: "http_async_round_trip", tasks: [httpTask("wait", { uri: target("/echo/x"), method: "GET", asyncComplete: true }), httpTask("next", { uri: target("/echo/next"), method: "GET" })] });
+    const exported = await apiOk<JsonObject>("GET", "/api/metadata/workflow/http_async_round_trip");
+    expect((exported["tasks"] as JsonObject[])[0]).toMatchObject({ asyncComplete: false, inputParameters: { asyncComplete: true } });
+    await apiOk("POST", "/api/metadata/workflow?overwrite=true", exported);
+    const workflowId = await startWorkflow("http_async_round_trip");
+    // Answered: waiting for its completion, or (without the input flag) completed.
+    await waitFor(workflowId, (workflow) => (workflow.tasks[0]?.outputData as JsonObject)?.["statusCode"] === 200);
+    // Nothing completes it by itself, and the next task is not scheduled.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await getWorkflow(workflowId)).tasks.map((task) => task.status)).toEqual(["IN_PROGRESS"]);
+    await apiOk("POST", `/api/tasks/${workflowId}/wait/COMPLETED`, {});
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
+  it("a task-level asyncComplete: true wins over an input flag of false", async () => {
+    await register({ name: "http_async_task_wins", tasks: [httpTask("wait", { uri: target("/echo/x"), method: "GET", asyncComplete: false }, { asyncComplete: true })] });
+    const workflowId = await startWorkflow("http_async_task_wins");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && (workflow.tasks[0]?.outputData as JsonObject)?.["statusCode"] === 200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+  });
 });
 
 describe("HTTP_SYNC (Conductor OSS's synchronous HTTP task)", () => {

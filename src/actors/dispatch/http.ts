@@ -1,7 +1,7 @@
 import type { EngineConfig } from "../../engine/config";
 import type { ExecutionEvent } from "../../engine/decider";
 import { deliveryKey, type JsonObject, type TaskExecution } from "../../engine/model";
-import { buildHttpRequest, httpOutcome, isAsyncComplete, type HttpRequestSpec } from "../../engine/tasks/http";
+import { buildHttpRequest, httpOutcome, type HttpRequestSpec } from "../../engine/tasks/http";
 import { admitsEverything, checkEgress, type EgressPolicy } from "../../engine/tasks/http/egress";
 import { readBounded } from "../../worker/http/body";
 import { isSubrequestLimitError } from "../../worker/subrequest-limit";
@@ -10,8 +10,8 @@ import { isSubrequestLimitError } from "../../worker/subrequest-limit";
 export interface HttpDispatchOptions {
   engine: EngineConfig;
   maxResponseBytes: number;
-  /** Task-level asyncComplete flag from the definition. */
-  asyncCompleteAtTaskLevel: boolean | undefined;
+  /** Whether the task waits to be completed from outside after its answer (see `isAsyncComplete`; never for a poll). */
+  asyncComplete: boolean;
   /** Aborted when the task is canceled while its request is in flight. */
   cancel: AbortSignal;
   /** Which hosts may be called; a configuration error fails every HTTP task with its message. */
@@ -94,7 +94,7 @@ export async function dispatchHttp(task: TaskExecution, input: JsonObject, optio
   if ("error" in options.egress) return result("FAILED_WITH_TERMINAL_ERROR", {}, `The egress policy is misconfigured: ${options.egress.error}`);
   const policy = options.egress;
 
-  const send = (hedge: AbortSignal) => sendOnce(request, shown, policy, options, isAsyncComplete(options.asyncCompleteAtTaskLevel, input), hedge, result);
+  const send = (hedge: AbortSignal) => sendOnce(request, shown, policy, options, options.asyncComplete, hedge, result);
   const attempts = request.hedgingAttempts ?? 1;
   if (attempts === 1) return send(new AbortController().signal);
   return hedged(attempts, send);

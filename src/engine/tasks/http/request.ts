@@ -51,12 +51,14 @@ export function httpRequestFields(input: JsonObject): JsonObject {
 }
 
 /**
- * Whether the task completes asynchronously. The task-level flag wins over the input one when both
- * are given (the spec leaves precedence open; task level is where Conductor's own examples put it).
+ * Whether the task completes asynchronously: the task-level flag or the input one (the spec shows both). A task-level
+ * `true` wins over an input `false` (the spec leaves precedence open; task level is where Conductor's own examples put
+ * it), but a task-level `false` does not turn an input `true` off: it is the default every Conductor WorkflowTask
+ * carries (a field that defaults to false and is always written, as this service's read-back writes it too), so it
+ * cannot tell "given false" from "not given", and a definition read back and registered again must not change.
  */
 export function isAsyncComplete(taskLevel: boolean | undefined, input: JsonObject): boolean {
-  if (taskLevel !== undefined) return taskLevel;
-  return httpRequestFields(input)["asyncComplete"] === true;
+  return taskLevel === true || httpRequestFields(input)["asyncComplete"] === true;
 }
 
 /**
