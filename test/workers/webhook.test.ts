@@ -207,6 +207,19 @@ describe("WAIT_FOR_WEBHOOK", () => {
     expect(task.reasonForIncompletion).toMatch(/signature\.header "X Signature" .*must be a token \(RFC 7230/);
   });
 
+  it("a timeoutSeconds that resolves to something other than a whole number of seconds fails the task when it starts, where it waited forever; digits as text still time out", async () => {
+    await register({ name: "hook_bad_timeout", tasks: [hookTask("hook", { timeoutSeconds: "${workflow.input.wait}" })] });
+    for (const wait of ["soon", -5, 2.5, true]) {
+      const workflowId = await startWorkflow("hook_bad_timeout", { wait });
+      const workflow = await waitFor(workflowId, (candidate) => candidate.status !== "RUNNING" || candidate.tasks[0]?.status === "IN_PROGRESS");
+      const task = workflow.tasks[0]! as TaskJson & { reasonForIncompletion?: string };
+      expect([workflow.status, task.status], JSON.stringify(wait)).toEqual(["FAILED", "FAILED_WITH_TERMINAL_ERROR"]);
+      expect(task.reasonForIncompletion).toBe(`WAIT_FOR_WEBHOOK timeoutSeconds resolved to ${JSON.stringify(wait)}, not a whole number of seconds of at least 0 (0 waits forever)`);
+    }
+    const timed = await waitFor(await startWorkflow("hook_bad_timeout", { wait: "1" }), ["FAILED", "COMPLETED"], 5_000);
+    expect(timed.tasks[0]!.outputData).toMatchObject({ error: "WEBHOOK_TIMEOUT", details: { timeoutSeconds: 1 } });
+  });
+
   it("of two concurrent callbacks exactly one wins; the other gets 409", async () => {
     await register({ name: "hook_race", tasks: [hookTask("hook", { headers: { "X-Key": "k" } })] });
     const { workflowId, hook } = await startWaiting("hook_race");

@@ -7,10 +7,31 @@ import { webhookConfigProblem } from "./callback";
 /** The error code of a webhook task that waited in vain (spec section 7). */
 export const WEBHOOK_TIMEOUT = "WEBHOOK_TIMEOUT";
 
-function timeoutSeconds(input: JsonObject): number {
+/**
+ * The seconds a webhook task waits (0: forever), or undefined when its resolved `timeoutSeconds` is none: a whole
+ * number of at least 0, or its digits as text; absent or null is the spec's default, 0. Registration refuses any
+ * other literal; one from an expression is only known now.
+ */
+function timeoutSecondsOf(input: JsonObject): number | undefined {
   const raw: JsonValue | undefined = input["timeoutSeconds"];
+  if (raw === undefined || raw === null) return 0;
   const value = typeof raw === "string" && /^\d+$/.test(raw.trim()) ? Number(raw) : raw;
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/** The seconds of a started webhook task, whose `timeoutSeconds` was checked as it started. */
+function timeoutSeconds(input: JsonObject): number {
+  return timeoutSecondsOf(input) ?? 0;
+}
+
+/**
+ * Why a resolved `timeoutSeconds` cannot be waited for, or undefined. Such a value once meant "no timeout": a task
+ * meant to give up waited forever, its workflow with it, as WAIT fails a duration it cannot read.
+ */
+function timeoutProblem(input: JsonObject): string | undefined {
+  if (timeoutSecondsOf(input) !== undefined) return undefined;
+  const shown = JSON.stringify(input["timeoutSeconds"]).slice(0, 60);
+  return `WAIT_FOR_WEBHOOK timeoutSeconds resolved to ${shown}, not a whole number of seconds of at least 0 (0 waits forever)`;
 }
 
 /** The path of a webhook task's callback; with the base URL in front, its callback URL. */
@@ -46,6 +67,10 @@ export const waitForWebhookTask: TaskTypeModule = {
       // No callback could ever be verified: fail now rather than wait for one that would answer 401.
       const reason = `WAIT_FOR_WEBHOOK input cannot be checked: ${problem}`;
       return { task: { ...task, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason, startTime: env.now, endTime: env.now, updateTime: env.now }, dispatch: false };
+    }
+    const badTimeout = timeoutProblem(task.inputData);
+    if (badTimeout !== undefined) {
+      return { task: { ...task, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: badTimeout, startTime: env.now, endTime: env.now, updateTime: env.now }, dispatch: false };
     }
     const seconds = timeoutSeconds(task.inputData);
     // The spec's defaults, shown in the task's input so the callback URL can be read off it.
