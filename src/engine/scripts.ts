@@ -64,7 +64,7 @@ export function taskScript(task: unknown): { source: string; field: string } | u
   }
   const condition = task["loopCondition"];
   // A DO_WHILE's (or WHILE's) condition is javascript when no evaluatorType is given, as in Conductor OSS.
-  const loopEvaluator = task["evaluatorType"] ?? "javascript";
+  const loopEvaluator = givenEvaluatorType(task) ?? "javascript";
   if (isLoopType(task["type"]) && isScriptEvaluator(loopEvaluator) && typeof condition === "string" && condition.trim() !== "") return { source: condition, field: "loopCondition" };
   return undefined;
 }
@@ -109,9 +109,19 @@ export const JOIN_EVALUATOR_TYPES = ["js", "javascript", "graaljs"] as const;
 export function joinScript(task: unknown): string | undefined {
   if (!isRecord(task) || task["type"] !== "JOIN") return undefined;
   const expression = task["expression"];
-  const evaluatorType = task["evaluatorType"] ?? "js";
+  const evaluatorType = givenEvaluatorType(task) ?? "js";
   if (typeof expression !== "string" || expression.trim() === "") return undefined;
   return (JOIN_EVALUATOR_TYPES as readonly unknown[]).includes(evaluatorType) ? expression : undefined;
+}
+
+/**
+ * A task's own `evaluatorType` as received, undefined when it has none: absent, null, or "" (the Go SDK's client writes
+ * every unset text field as ""; registration reads it as absent, see BLANK_MEANS_UNSET), so that the script checked at
+ * registration is the one that runs.
+ */
+function givenEvaluatorType(task: Readonly<Record<string, unknown>>): unknown {
+  const evaluatorType = task["evaluatorType"];
+  return evaluatorType === "" || evaluatorType === null ? undefined : evaluatorType;
 }
 
 function isScriptEvaluator(evaluatorType: unknown): boolean {

@@ -471,6 +471,11 @@ describe("DO_WHILE at registration", () => {
     const definition = { name: "loops", tasks: [{ name: "l", taskReferenceName: "l", type: "DO_WHILE", loopCondition: "$.l.iteration <", loopOver: body }] };
     expect(definitionScripts(definition)).toEqual([{ source: "$.l.iteration <", path: "tasks[0].loopCondition" }]);
     expect(definitionScripts({ name: "loops", tasks: [{ ...definition.tasks[0], evaluatorType: "value-param", loopCondition: "go" }] })).toEqual([]);
+    // The Go SDK's client writes an unset evaluatorType as "", which registration reads as none (javascript): its
+    // condition runs as a script, so it is checked as one. A JOIN's join script likewise.
+    expect(definitionScripts({ name: "loops", tasks: [{ ...definition.tasks[0], evaluatorType: "" }] })).toEqual([{ source: "$.l.iteration <", path: "tasks[0].loopCondition" }]);
+    const join = { name: "j", taskReferenceName: "j", type: "JOIN", joinOn: ["a"], evaluatorType: "", expression: "$.joinOn.length >" };
+    expect(definitionScripts({ name: "joins", tasks: [join] })).toEqual([{ source: "$.joinOn.length >", path: "tasks[0].expression" }]);
     expect(planOf(definitionOf([loop("l", [http("a")], "true")])).usesScripts).toBe(true);
     expect(planOf(definitionOf([loop("l", [http("a")], "go", { evaluatorType: "value-param" })])).usesScripts).toBe(false);
   });

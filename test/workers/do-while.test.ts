@@ -202,11 +202,13 @@ describe("DO_WHILE through the router", () => {
       tasks: [
         doWhile("broken", body, "$.broken.iteration <"),
         doWhile("empty", [], "false"),
+        // As the Go SDK's client writes it: an unset evaluatorType as "", read as none (javascript), checked as such.
+        { ...doWhile("go_sdk", [httpTask("go_call", { uri: target("/count/dw-never"), method: "GET" })], "$.go_sdk.iteration <"), evaluatorType: "" },
       ],
     });
     expect(response.status).toBe(400);
     const errors = ((await response.json()) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors;
-    expect(errors.map((issue) => issue.path).sort()).toEqual(["tasks[0].loopCondition", "tasks[1].loopOver"]);
+    expect(errors.map((issue) => issue.path).sort()).toEqual(["tasks[0].loopCondition", "tasks[1].loopOver", "tasks[2].loopCondition"]);
     expect(errors.find((issue) => issue.path === "tasks[0].loopCondition")?.message).toMatch(/^the script does not parse as JavaScript: SyntaxError/);
     expect((await api("GET", "/api/metadata/workflow/dw_bad")).status).toBe(404);
     expect(await hits("dw-never")).toBe(0);
