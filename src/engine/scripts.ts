@@ -84,10 +84,12 @@ export function conditionScripts(task: unknown): Array<{ source: string; field: 
 
 /**
  * The script LAMBDA runs for `scriptExpression`: Conductor's LAMBDA takes a function body (`if ($.a) { return 1 }`),
- * so it runs as the body of a function called at once, its return value the result.
+ * so it runs as the body of a function called at once, its return value the result. The body starts on the script's
+ * first line, so that an error's line is the body's own; it ends on a line of its own, so that a comment ending the
+ * body leaves the call alone.
  */
 export function lambdaScript(scriptExpression: string): string {
-  return `(function () {\n${scriptExpression}\n})()`;
+  return `(function () {${scriptExpression}\n})()`;
 }
 
 /** An HTTP_POLL's terminationCondition as written: in `http_request` (which wins) or flat in its input. */

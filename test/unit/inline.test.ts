@@ -65,6 +65,18 @@ describe("the QuickJS script runner", () => {
     expect(scriptRunner.run("10n", {})).toEqual({ ok: false, error: expect.stringContaining("not JSON") });
   });
 
+  it("names the line an error happened on in a script of more than one line, as Conductor's ScriptEvaluator does (\"at line 3\")", () => {
+    // The innermost frame of the script: inside a function a builtin called.
+    const script = "(function () {\n  return $.items.map(function (item) {\n    return item.price.amount;\n  });\n})()";
+    expect(scriptRunner.run(script, { items: [{}] })).toEqual({ ok: false, error: "TypeError: cannot read property 'amount' of undefined (at line 3)" });
+    expect(scriptRunner.run("var total = 0;\n\nthrow new Error('no stock');", {})).toEqual({ ok: false, error: "Error: no stock (at line 3)" });
+    expect(scriptRunner.syntaxError("var a = 1;\nif (a > 0 {\n  a = 2;\n}")).toMatch(/^SyntaxError: .* \(at line 2\)$/);
+    expect(scriptRunner.run("var a = 1;\n\na +", {})).toEqual({ ok: false, error: expect.stringMatching(/^SyntaxError: .* \(at line 3\)$/) });
+    // A one-line script's is line 1, which says nothing; a thrown value that is no Error has no line.
+    expect(scriptRunner.run("throw new Error('no stock')", {})).toEqual({ ok: false, error: "Error: no stock" });
+    expect(scriptRunner.run("1;\nthrow 'plain'", {})).toEqual({ ok: false, error: "plain" });
+  });
+
   it("stops a script that loops forever, recurses without end or allocates without end, and runs the next one fine", () => {
     expect(scriptRunner.run("while (true) {}", {})).toEqual({ ok: false, error: expect.stringContaining("ran too long"), stopped: true });
     expect(scriptRunner.run("function f() { return f() + 1; } f()", {})).toEqual({ ok: false, error: "InternalError: stack overflow" });

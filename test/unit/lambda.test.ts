@@ -17,6 +17,9 @@ describe("LAMBDA (Conductor's older INLINE)", () => {
   it("fails the task when its script throws", () => {
     const state = startedWith("lambda", [lambda("return $.value.missing.deeper;") as never], { value: 5 }).state;
     expect(latestNamed(state, "calc")).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringMatching(/^The LAMBDA script failed: /) });
+    // The line named is the body's own, as written.
+    const lines = startedWith("lambda", [lambda("var v = $.value;\nreturn v.missing.deeper;") as never], { value: 5 }).state;
+    expect(latestNamed(lines, "calc").reasonForIncompletion).toBe("The LAMBDA script failed: TypeError: cannot read property 'deeper' of undefined (at line 2)");
   });
 
   it("refuses a missing script and secrets at registration, and finds its script for the syntax check, as a function body", () => {

@@ -48,6 +48,24 @@ describe("INLINE through the router", () => {
     expect(await hits("inline-throws-after")).toBe(0);
   });
 
+  it("names the line of a script of more than one line that fails, as Conductor does: at run time in the reason, at registration in the 400", async () => {
+    // As Orkes' UI writes a script: one statement a line.
+    const script = "(function () {\n  var order = $.order;\n  return order.lines.length;\n})();";
+    await register({ name: "inline_line", tasks: [inline("count", script, { order: "${workflow.input.order}" })] });
+    const failed = await waitFor(await startWorkflow("inline_line", { order: {} }), ["FAILED"]);
+    expect(failed.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "The INLINE script failed: TypeError: cannot read property 'length' of undefined (at line 3)" });
+    const response = await api("POST", "/api/metadata/workflow", {
+      name: "inline_line_syntax",
+      version: 1,
+      schemaVersion: 2,
+      ownerEmail: "test@example.com",
+      tasks: [inline("count", "(function () {\n  var order = $.order;\n  return order.lines.length;;;\n  if (order {\n})();")],
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { validationErrors: Array<{ path: string; message: string }> };
+    expect(body.validationErrors).toEqual([{ path: "tasks[0].inputParameters.expression", message: expect.stringMatching(/^the script does not parse as JavaScript: SyntaxError: .* \(at line 4\)$/) }]);
+  });
+
   it("a script that breaks the interpreter (or replaces JSON.stringify) fails its task; later scripts run on a fresh interpreter", async () => {
     await register({
       name: "inline_breaks",

@@ -22,12 +22,37 @@ const MAX_STACK_BYTES = 256 * 1024;
  */
 const INTERRUPT_BUDGET = 200;
 
-/** What a script ran into when it did not complete. */
-function describeError(context: QuickJSContext, handle: QuickJSHandle): string {
+/** The name QuickJS gives a script's text, which its errors' locations name (`script.js:3:10`). */
+const SCRIPT_FILE = "script.js";
+
+/** The first place in the script's own text an error's stack names (`    at f (script.js:3:10)`): its line. */
+const SCRIPT_LOCATION = /\bscript\.js:(\d+)/;
+
+/**
+ * The line of the script an error happened on, when it has one: a syntax error's, or the innermost frame of the script
+ * in a runtime error's stack (a thrown value that is no Error has none).
+ */
+function errorLine(dumped: object): number | undefined {
+  const { lineNumber, stack } = dumped as { lineNumber?: unknown; stack?: unknown };
+  if (typeof lineNumber === "number") return lineNumber;
+  const found = typeof stack === "string" ? SCRIPT_LOCATION.exec(stack) : null;
+  return found ? Number(found[1]) : undefined;
+}
+
+/**
+ * What a script ran into when it did not complete. For a script of more than one line, with the line it happened on
+ * (`TypeError: cannot read property 'id' of undefined (at line 3)`), as Conductor's ScriptEvaluator names it ("Error
+ * evaluating the script `...` at line 3"): the only way to find it in a long script.
+ */
+function describeError(context: QuickJSContext, handle: QuickJSHandle, source?: string): string {
   const dumped: unknown = context.dump(handle);
   if (typeof dumped === "object" && dumped !== null) {
     const { name, message } = dumped as { name?: unknown; message?: unknown };
-    if (typeof message === "string") return typeof name === "string" && name !== "" ? `${name}: ${message}` : message;
+    if (typeof message === "string") {
+      const described = typeof name === "string" && name !== "" ? `${name}: ${message}` : message;
+      const line = source !== undefined && source.includes("\n") ? errorLine(dumped) : undefined;
+      return line === undefined ? described : `${described} (at line ${line})`;
+    }
   }
   return String(dumped);
 }
@@ -89,12 +114,12 @@ export function quickJsScriptRunner(initial: QuickJSWASMModule, reload?: () => P
     syntaxError(source) {
       return withContext(
         (context) => {
-          const compiled = context.evalCode(source, "script.js", { compileOnly: true });
+          const compiled = context.evalCode(source, SCRIPT_FILE, { compileOnly: true });
           if (!compiled.error) {
             compiled.value.dispose();
             return undefined;
           }
-          const error = describeError(context, compiled.error);
+          const error = describeError(context, compiled.error, source);
           compiled.error.dispose();
           return error;
         },
@@ -143,9 +168,9 @@ function runInContext(context: QuickJSContext, source: string, input: JsonObject
   }
   const stringify = bound.value;
   try {
-    const ran = context.evalCode(source, "script.js");
+    const ran = context.evalCode(source, SCRIPT_FILE);
     if (ran.error) {
-      const error = describeError(context, ran.error);
+      const error = describeError(context, ran.error, source);
       ran.error.dispose();
       if (interrupted()) return { ok: false, error: "The script ran too long and was stopped (a script may take about a million loop iterations)", stopped: true };
       return { ok: false, error };
