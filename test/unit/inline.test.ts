@@ -56,6 +56,20 @@ describe("the QuickJS script runner", () => {
     expect(scriptRunner.run("({ a: undefined, b: [undefined] })", {})).toEqual({ ok: true, value: { b: [null] } });
   });
 
+  it("answers a Map in the result, at any depth, as an object of its entries, as Conductor's ScriptEvaluator reads a JavaScript Map (its hash entries)", () => {
+    const tally = "const byKind = new Map(); for (const item of $.items) byKind.set(item.kind, (byKind.get(item.kind) || 0) + 1); byKind";
+    expect(scriptRunner.run(tally, { items: [{ kind: "a" }, { kind: "b" }, { kind: "a" }] })).toEqual({ ok: true, value: { a: 2, b: 1 } });
+    expect(scriptRunner.run("({ n: new Map([[1, [new Map([['deep', true]])]]]), same: [new Map([['k', 1]])] })", {})).toEqual({ ok: true, value: { n: { "1": [{ deep: true }] }, same: [{ k: 1 }] } });
+    // A key "__proto__" is an ordinary key; a symbol key is left out, as JSON.stringify leaves out an object's.
+    expect(scriptRunner.run("new Map([['__proto__', 1], [Symbol('s'), 2]])", {})).toEqual({ ok: true, value: JSON.parse('{"__proto__":1}') });
+    // A Map holding itself is a cycle, refused as any; inside the script JSON.stringify stays the language's own.
+    expect(scriptRunner.run("const m = new Map(); m.set('self', m); m", {})).toEqual({ ok: false, error: expect.stringContaining("not JSON") });
+    expect(scriptRunner.run("JSON.stringify(new Map([['a', 1]]))", {})).toEqual({ ok: true, value: "{}" });
+    // A Set has no entries of the kind: {} (as GraalJS's members of one); a script that froze Map's prototype keeps {}.
+    expect(scriptRunner.run("new Set([1])", {})).toEqual({ ok: true, value: {} });
+    expect(scriptRunner.run("Object.freeze(Map.prototype); [new Map([['a', 1]]), 1]", {})).toEqual({ ok: true, value: [{}, 1] });
+  });
+
   it("fails, without throwing, on a thrown error, a syntax error and a result JSON cannot hold", () => {
     expect(scriptRunner.run("throw new Error('no stock')", {})).toEqual({ ok: false, error: "Error: no stock" });
     expect(scriptRunner.run("throw 'plain'", {})).toEqual({ ok: false, error: "plain" });

@@ -48,6 +48,13 @@ describe("INLINE through the router", () => {
     expect(await hits("inline-throws-after")).toBe(0);
   });
 
+  it("completes with a Map the script returns as an object of its entries, as Conductor's GraalJS result does", async () => {
+    const tally = "(function () { const byKind = new Map(); $.items.forEach(function (item) { byKind.set(item.kind, (byKind.get(item.kind) || 0) + 1); }); return { byKind: byKind }; })()";
+    await register({ name: "inline_map", tasks: [inline("tally", tally, { items: "${workflow.input.items}" }, "graaljs")] });
+    const done = await waitFor(await startWorkflow("inline_map", { items: [{ kind: "a" }, { kind: "b" }, { kind: "a" }] }), ["COMPLETED"]);
+    expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { result: { byKind: { a: 2, b: 1 } } } });
+  });
+
   it("names the line of a script of more than one line that fails, as Conductor does: at run time in the reason, at registration in the 400", async () => {
     // As Orkes' UI writes a script: one statement a line.
     const script = "(function () {\n  var order = $.order;\n  return order.lines.length;\n})();";

@@ -152,6 +152,25 @@ const JAVA_COLLECTIONS =
   " containsKey: { value(k) { return Object.hasOwn(this, k); } }, keySet: { value() { return Object.keys(this); } } });" +
   " const __javaCollections = (key, value) => { if (value !== null && typeof value === 'object') Object.setPrototypeOf(value, Array.isArray(value) ? __javaList : __javaMap); return value; };";
 
+/**
+ * The function that turns the script's result into JSON, made before the script runs from the language's own
+ * JSON.stringify and the builtins it needs (the script may replace the globals). A `Map` in the result (at any depth)
+ * becomes an object of its entries, as Conductor's ScriptEvaluator reads a JavaScript Map (GraalJS gives its hash
+ * entries); plain JSON.stringify writes `{}` and the entries would be lost. The conversion is a `toJSON` added to Map's
+ * prototype once the script has run, so that values which are no Map cost nothing; each Map is converted once, so a
+ * Map holding itself is a cycle JSON.stringify refuses, not an endless one.
+ */
+const RESULT_SERIALISER =
+  "(() => { const stringify = JSON.stringify, define = Object.defineProperty, apply = Reflect.apply, mapProto = Map.prototype," +
+  " forEach = Map.prototype.forEach, Cache = WeakMap, cacheGet = WeakMap.prototype.get, cacheSet = WeakMap.prototype.set;" +
+  " return (value) => { const converted = new Cache();" +
+  " const toJSON = function () { let entries = apply(cacheGet, converted, [this]); if (entries !== undefined) return entries; entries = {};" +
+  " apply(cacheSet, converted, [this, entries]);" +
+  " apply(forEach, this, [(item, key) => { if (typeof key !== 'symbol') define(entries, '' + key, { value: item, enumerable: true, writable: true, configurable: true }); }]);" +
+  " return entries; };" +
+  // A script that froze Map's prototype keeps its Maps as JSON.stringify writes them.
+  " try { define(mapProto, 'toJSON', { value: toJSON, writable: true, configurable: true }); } catch {} return stringify(value); }; })()";
+
 function runInContext(context: QuickJSContext, source: string, input: JsonObject, interrupted: () => boolean): ScriptOutcome {
   // `$` is parsed inside the interpreter from JSON, so it holds plain data only, and the result leaves it as JSON. The
   // language's own JSON.stringify is kept aside first: the script may replace the global one, or the global object's
@@ -160,7 +179,7 @@ function runInContext(context: QuickJSContext, source: string, input: JsonObject
   // Java list as an array; `$`'s lists are arrays already). Their output goes nowhere (a task's log is its worker's).
   const json = JSON.stringify(JSON.stringify(input));
   const parse = JAVA_COLLECTION_CALL.test(source) ? `${JAVA_COLLECTIONS} globalThis.$ = JSON.parse(${json}, __javaCollections);` : `globalThis.$ = JSON.parse(${json});`;
-  const bound = context.evalCode(`${ENGINE_GLOBALS} ${parse} JSON.stringify;`, "input.js");
+  const bound = context.evalCode(`${ENGINE_GLOBALS} ${parse} ${RESULT_SERIALISER};`, "input.js");
   if (bound.error) {
     const error = describeError(context, bound.error);
     bound.error.dispose();
