@@ -39,6 +39,10 @@ describe("the QuickJS script runner", () => {
         input,
       ),
     ).toEqual({ ok: true, value: [2, false, true, true, 1, null, true, ["a", "b"], 2, "data", 7] });
+    // A Java Map's keySet() and values() are collections answering size() and contains(x); getOrDefault(k, d).
+    expect(
+      scriptRunner.run("[$.map.keySet().size(), $.map.keySet().contains('b'), $.map.values().size(), $.map.values().contains(1), $.map.getOrDefault('zz', 'none'), $.map.getOrDefault('a', 0)]", input),
+    ).toEqual({ ok: true, value: [2, true, 2, true, "none", 1] });
     // Nothing of the data changes: its keys, its JSON, and what the script returns of it.
     expect(scriptRunner.run("$.list.size(); [Object.keys($.map), JSON.stringify($), Array.isArray($.list), $]", input)).toEqual({
       ok: true,

@@ -138,7 +138,7 @@ const ENGINE_GLOBALS =
  * engines `$` is a Java Map whose lists and maps answer them, and its own tests call them. Only a script that may call
  * one has `$` parsed with {@link JAVA_COLLECTIONS}: the others pay nothing for it.
  */
-const JAVA_COLLECTION_CALL = /\.\s*(?:get|size|isEmpty|contains|containsKey|keySet)\s*\(/;
+const JAVA_COLLECTION_CALL = /\.\s*(?:get|getOrDefault|size|isEmpty|contains|containsKey|keySet|values)\s*\(/;
 
 /**
  * A JSON.parse reviver giving `$`'s lists and maps those methods, on prototypes of their own: not enumerable (the data,
@@ -149,7 +149,9 @@ const JAVA_COLLECTIONS =
   " size: { value() { return this.length; } }, isEmpty: { value() { return this.length === 0; } }, contains: { value(x) { return this.includes(x); } } });" +
   " const __javaMap = Object.create(Object.prototype, { get: { value(k) { return Object.hasOwn(this, k) ? this[k] : null; } }," +
   " size: { value() { return Object.keys(this).length; } }, isEmpty: { value() { return Object.keys(this).length === 0; } }," +
-  " containsKey: { value(k) { return Object.hasOwn(this, k); } }, keySet: { value() { return Object.keys(this); } } });" +
+  " getOrDefault: { value(k, d) { return Object.hasOwn(this, k) ? this[k] : d; } }, containsKey: { value(k) { return Object.hasOwn(this, k); } }," +
+  // A Java Map's keySet() and values() are collections that answer size(), contains(x)…: lists of the same kind here.
+  " keySet: { value() { return Object.setPrototypeOf(Object.keys(this), __javaList); } }, values: { value() { return Object.setPrototypeOf(Object.values(this), __javaList); } } });" +
   " const __javaCollections = (key, value) => { if (value !== null && typeof value === 'object') Object.setPrototypeOf(value, Array.isArray(value) ? __javaList : __javaMap); return value; };";
 
 /**
