@@ -102,6 +102,14 @@ describe("the QuickJS script runner", () => {
     expect(scriptRunner.run("$.x * 2", { x: 21 })).toEqual({ ok: true, value: 42 });
   });
 
+  it("stops, as a script that ran too long, one whose result used up the budget as it was written (a getter, a large Map converted)", () => {
+    const stopped = { ok: false, error: expect.stringContaining("ran too long"), stopped: true };
+    expect(scriptRunner.run("({ get total() { for (;;) {} } })", {})).toEqual(stopped);
+    // The script ends within its budget (450,000 iterations); converting its Map's entries then uses up the rest.
+    expect(scriptRunner.run("const m = new Map(); for (let i = 0; i < 450000; i++) m.set(i, 0); m", {})).toEqual(stopped);
+    expect(scriptRunner.run("$.x * 2", { x: 21 })).toEqual({ ok: true, value: 42 });
+  });
+
   it("gives a script nothing of the host: no fetch, no require, no state left by an earlier script", () => {
     expect(scriptRunner.run("typeof fetch + ',' + typeof require + ',' + typeof process + ',' + typeof globalThis.caches", {})).toEqual({
       ok: true,

@@ -22,6 +22,9 @@ const MAX_STACK_BYTES = 256 * 1024;
  */
 const INTERRUPT_BUDGET = 200;
 
+/** What a run stopped by {@link INTERRUPT_BUDGET} answers, whether the script or the writing of its result used it up. */
+const STOPPED_ERROR = "The script ran too long and was stopped (a script may take about a million loop iterations)";
+
 /** The name QuickJS gives a script's text, which its errors' locations name (`script.js:3:10`). */
 const SCRIPT_FILE = "script.js";
 
@@ -193,7 +196,7 @@ function runInContext(context: QuickJSContext, source: string, input: JsonObject
     if (ran.error) {
       const error = describeError(context, ran.error, source);
       ran.error.dispose();
-      if (interrupted()) return { ok: false, error: "The script ran too long and was stopped (a script may take about a million loop iterations)", stopped: true };
+      if (interrupted()) return { ok: false, error: STOPPED_ERROR, stopped: true };
       return { ok: false, error };
     }
     // JSON.stringify answers undefined for undefined, functions and symbols: null, as Conductor's result would be.
@@ -202,6 +205,9 @@ function runInContext(context: QuickJSContext, source: string, input: JsonObject
     if (serialised.error) {
       const error = describeError(context, serialised.error);
       serialised.error.dispose();
+      // Writing the result runs on the script's budget (its getters and toJSON, the conversion of its Maps): one that
+      // used it up was stopped, as the script would have been, not a result JSON cannot hold.
+      if (interrupted()) return { ok: false, error: STOPPED_ERROR, stopped: true };
       return { ok: false, error: `The script's result is not JSON: ${error}` };
     }
     const json = context.typeof(serialised.value) === "string" ? context.getString(serialised.value) : "null";
