@@ -43,6 +43,11 @@ describe("the QuickJS script runner", () => {
     expect(
       scriptRunner.run("[$.map.keySet().size(), $.map.keySet().contains('b'), $.map.values().size(), $.map.values().contains(1), $.map.getOrDefault('zz', 'none'), $.map.getOrDefault('a', 0)]", input),
     ).toEqual({ ok: true, value: [2, true, 2, true, "none", 1] });
+    // Object.values(x) is the language's own: $ is parsed plainly, as for a script that calls none; a field named
+    // Object is data like any other.
+    expect(scriptRunner.run("[Object.values($.map), Object.getPrototypeOf($.map) === Object.prototype]", input)).toEqual({ ok: true, value: [[1, null], true] });
+    expect(scriptRunner.run("var v = Object .values($.map);\nObject.getPrototypeOf($.map) === Object.prototype", input)).toEqual({ ok: true, value: true });
+    expect(scriptRunner.run("$.Object.values()", { Object: { a: 1 } })).toEqual({ ok: true, value: [1] });
     // Nothing of the data changes: its keys, its JSON, and what the script returns of it.
     expect(scriptRunner.run("$.list.size(); [Object.keys($.map), JSON.stringify($), Array.isArray($.list), $]", input)).toEqual({
       ok: true,

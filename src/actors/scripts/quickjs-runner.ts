@@ -139,9 +139,10 @@ const ENGINE_GLOBALS =
 /**
  * A call of a Java collection's method (`$.list.get(i)`, `$.list.size()`, `$.map.containsKey('k')`): in Conductor's
  * engines `$` is a Java Map whose lists and maps answer them, and its own tests call them. Only a script that may call
- * one has `$` parsed with {@link JAVA_COLLECTIONS}: the others pay nothing for it.
+ * one has `$` parsed with {@link JAVA_COLLECTIONS}: the others pay nothing for it. `Object.values(x)`, common in scripts,
+ * is the language's own (the global `Object`, not a field named so: `$.Object.values()` is a call), and costs nothing.
  */
-const JAVA_COLLECTION_CALL = /\.\s*(?:get|getOrDefault|size|isEmpty|contains|containsKey|keySet|values)\s*\(/;
+const JAVA_COLLECTION_CALL = /(?<!(?<![\w$.])\s*Object\s*)\.\s*(?:get|getOrDefault|size|isEmpty|contains|containsKey|keySet|values)\s*\(/;
 
 /**
  * A JSON.parse reviver giving `$`'s lists and maps those methods, on prototypes of their own: not enumerable (the data,
