@@ -98,6 +98,9 @@ describe("the QuickJS script runner", () => {
     // A one-line script's is line 1, which says nothing; a thrown value that is no Error has no line.
     expect(scriptRunner.run("throw new Error('no stock')", {})).toEqual({ ok: false, error: "Error: no stock" });
     expect(scriptRunner.run("1;\nthrow 'plain'", {})).toEqual({ ok: false, error: "plain" });
+    // The line is where the error happened, not a lineNumber the script gave its error (a parser's own, say).
+    expect(scriptRunner.run("var row = 57;\nthrow Object.assign(new Error('bad csv'), { lineNumber: row })", {})).toEqual({ ok: false, error: "Error: bad csv (at line 2)" });
+    expect(scriptRunner.run("1;\nthrow { message: 'bad csv', lineNumber: 57 }", {})).toEqual({ ok: false, error: "bad csv" });
   });
 
   it("stops a script that loops forever, recurses without end or allocates without end, and runs the next one fine", () => {

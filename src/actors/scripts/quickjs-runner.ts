@@ -32,12 +32,13 @@ const SCRIPT_FILE = "script.js";
 const SCRIPT_LOCATION = /\bscript\.js:(\d+)/;
 
 /**
- * The line of the script an error happened on, when it has one: a syntax error's, or the innermost frame of the script
- * in a runtime error's stack (a thrown value that is no Error has none).
+ * The line of the script an error happened on, when it has one: the innermost frame of the script in the error's stack,
+ * which QuickJS writes for a syntax error (`    at script.js:2:7`) as for a runtime one (a thrown value that is no Error
+ * has none). Not its `lineNumber`: QuickJS gives one to syntax errors only, and on any other error it is the script's
+ * own data (a parser's `{ lineNumber: 57 }`), not where the error happened.
  */
 function errorLine(dumped: object): number | undefined {
-  const { lineNumber, stack } = dumped as { lineNumber?: unknown; stack?: unknown };
-  if (typeof lineNumber === "number") return lineNumber;
+  const { stack } = dumped as { stack?: unknown };
   const found = typeof stack === "string" ? SCRIPT_LOCATION.exec(stack) : null;
   return found ? Number(found[1]) : undefined;
 }
