@@ -77,6 +77,9 @@ describe("the QuickJS script runner", () => {
     // A Set has no entries of the kind: {} (as GraalJS's members of one); a script that froze Map's prototype keeps {}.
     expect(scriptRunner.run("new Set([1])", {})).toEqual({ ok: true, value: {} });
     expect(scriptRunner.run("Object.freeze(Map.prototype); [new Map([['a', 1]]), 1]", {})).toEqual({ ok: true, value: [{}, 1] });
+    // What the script put on Object.prototype (a Nashorn-style get and set for every object) leaves the entries as they are.
+    const javaStyle = "Object.prototype.get = function (k) { return this[k]; }; Object.prototype.set = function (k, v) { this[k] = v; };";
+    expect(scriptRunner.run(`${javaStyle} ({ byKind: new Map([['a', 2]]) })`, {})).toEqual({ ok: true, value: { byKind: { a: 2 } } });
   });
 
   it("fails, without throwing, on a thrown error, a syntax error and a result JSON cannot hold", () => {

@@ -165,7 +165,9 @@ const JAVA_COLLECTIONS =
  * becomes an object of its entries, as Conductor's ScriptEvaluator reads a JavaScript Map (GraalJS gives its hash
  * entries); plain JSON.stringify writes `{}` and the entries would be lost. The conversion is a `toJSON` added to Map's
  * prototype once the script has run, so that values which are no Map cost nothing; each Map is converted once, so a
- * Map holding itself is a cycle JSON.stringify refuses, not an endless one.
+ * Map holding itself is a cycle JSON.stringify refuses, not an endless one. The property descriptors have no prototype:
+ * one would read fields the script put on Object.prototype (a Nashorn-style `Object.prototype.get`), which the
+ * definition then refused as an accessor given a value.
  */
 const RESULT_SERIALISER =
   "(() => { const stringify = JSON.stringify, define = Object.defineProperty, apply = Reflect.apply, mapProto = Map.prototype," +
@@ -173,10 +175,10 @@ const RESULT_SERIALISER =
   " return (value) => { const converted = new Cache();" +
   " const toJSON = function () { let entries = apply(cacheGet, converted, [this]); if (entries !== undefined) return entries; entries = {};" +
   " apply(cacheSet, converted, [this, entries]);" +
-  " apply(forEach, this, [(item, key) => { if (typeof key !== 'symbol') define(entries, '' + key, { value: item, enumerable: true, writable: true, configurable: true }); }]);" +
+  " apply(forEach, this, [(item, key) => { if (typeof key !== 'symbol') define(entries, '' + key, { __proto__: null, value: item, enumerable: true, writable: true, configurable: true }); }]);" +
   " return entries; };" +
   // A script that froze Map's prototype keeps its Maps as JSON.stringify writes them.
-  " try { define(mapProto, 'toJSON', { value: toJSON, writable: true, configurable: true }); } catch {} return stringify(value); }; })()";
+  " try { define(mapProto, 'toJSON', { __proto__: null, value: toJSON, writable: true, configurable: true }); } catch {} return stringify(value); }; })()";
 
 function runInContext(context: QuickJSContext, source: string, input: JsonObject, interrupted: () => boolean): ScriptOutcome {
   // `$` is parsed inside the interpreter from JSON, so it holds plain data only, and the result leaves it as JSON. The
