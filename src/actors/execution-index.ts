@@ -1,6 +1,6 @@
 import type { TaskExecution, WorkflowExecution } from "../engine/model";
 import { definitionReferenceName } from "../engine/plan";
-import { failedReferenceTaskNames, shownTaskDefName, shownTaskInput, shownTaskType, summaryRowOf, summaryText } from "../engine/view";
+import { failedReferenceTaskNames, failedTaskNames, shownTaskDefName, shownTaskInput, shownTaskType, summaryRowOf, summaryText } from "../engine/view";
 import { masked, maskedKeysOf } from "../engine/masking";
 import { humanTaskEntry } from "../engine/tasks/human/entry";
 import type { HumanUser } from "../engine/tasks/human/settings";
@@ -24,7 +24,8 @@ const TASKS_MARK = "#tasks:";
  * with the tasks waiting for webhook events, whose rows must not wait (an event finds a task only once its row is written).
  */
 function workflowSignature(execution: WorkflowExecution): string {
-  const failed = failedReferenceTaskNames(execution).join(",");
+  // The names too: a DYNAMIC task run again under one reference may fail as another task.
+  const failed = `${failedReferenceTaskNames(execution).join(",")}/${failedTaskNames(execution).join(",")}`;
   const waits = webhookWaitingTasks(execution).map((task) => task.taskId).join(",");
   // The correlation id too: a SET_CORRELATION_ID task changes it as the workflow runs.
   return `${execution.status}|${execution.startTime}|${execution.endTime}|${execution.updateTime}|${execution.workflowVersion}|${failed}|${waits}|${execution.correlationId ?? ""}`;
@@ -263,12 +264,13 @@ function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
   return db
     .prepare(
       `INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, correlation_id, parent_workflow_id, reason,
-         priority, create_time, start_time, end_time, update_time, input, output, failed_reference_task_names)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+         priority, create_time, start_time, end_time, update_time, input, output, failed_reference_task_names, failed_task_names)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
        ON CONFLICT (workflow_id) DO UPDATE SET
          workflow_version = excluded.workflow_version, status = excluded.status, reason = excluded.reason, correlation_id = excluded.correlation_id,
          start_time = excluded.start_time, end_time = excluded.end_time, update_time = excluded.update_time,
-         input = excluded.input, output = excluded.output, failed_reference_task_names = excluded.failed_reference_task_names
+         input = excluded.input, output = excluded.output, failed_reference_task_names = excluded.failed_reference_task_names,
+         failed_task_names = excluded.failed_task_names
        WHERE excluded.update_time >= executions.update_time`,
     )
     .bind(
@@ -287,6 +289,8 @@ function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
       row.input,
       row.output,
       row.failedReferenceTaskNames,
+      // A row made by code older than the column (mid-deploy) has none: null, as a row indexed before it.
+      row.failedTaskNames ?? null,
     );
 }
 

@@ -168,7 +168,7 @@ function isFailedTask(task: TaskExecution): boolean {
 }
 
 /** The task names (as the Task JSON's `taskDefName`) of the tasks {@link failedReferenceTaskNames} names, each once: `failedTaskNames`. */
-function failedTaskNames(execution: WorkflowExecution): string[] {
+export function failedTaskNames(execution: WorkflowExecution): string[] {
   return [...new Set(execution.tasks.filter(isFailedTask).map(shownTaskDefName))];
 }
 
@@ -362,6 +362,11 @@ export interface WorkflowSummaryRow {
   priority: number;
   /** Comma-separated; null in rows indexed before the index kept them. */
   failedReferenceTaskNames: string | null;
+  /**
+   * A JSON array of the failed tasks' names; null (or absent, from a row made by older code mid-deploy) in rows indexed
+   * before the index kept them.
+   */
+  failedTaskNames?: string | null;
 }
 
 /**
@@ -378,7 +383,7 @@ export function summaryText(text: string, limit = SUMMARY_TEXT_LIMIT): string {
 }
 
 /** An execution's summary as search keeps it (the columns of its search row), its texts cut by {@link summaryText}. */
-export function summaryRowOf(execution: WorkflowExecution): WorkflowSummaryRow & { input: string; output: string; failedReferenceTaskNames: string } {
+export function summaryRowOf(execution: WorkflowExecution): WorkflowSummaryRow & { input: string; output: string; failedReferenceTaskNames: string; failedTaskNames: string } {
   return {
     workflowId: execution.workflowId,
     workflowName: execution.workflowName,
@@ -395,7 +400,36 @@ export function summaryRowOf(execution: WorkflowExecution): WorkflowSummaryRow &
     input: summaryText(JSON.stringify(masked(execution.input, maskedKeysOf(execution.definition)))),
     output: summaryText(JSON.stringify(masked(execution.output, maskedKeysOf(execution.definition)))),
     failedReferenceTaskNames: summaryText(failedReferenceTaskNames(execution).join(",")),
+    failedTaskNames: summaryNameList(failedTaskNames(execution)),
   };
+}
+
+/**
+ * `names` as a JSON array of at most {@link SUMMARY_TEXT_LIMIT} characters: the first names that fit, whole (a list cut
+ * as text would no longer be JSON); the Workflow JSON holds them all.
+ */
+function summaryNameList(names: readonly string[]): string {
+  const kept: string[] = [];
+  let length = 2;
+  for (const name of names) {
+    const written = JSON.stringify(name).length + (kept.length > 0 ? 1 : 0);
+    if (length + written > SUMMARY_TEXT_LIMIT) break;
+    kept.push(name);
+    length += written;
+  }
+  return JSON.stringify(kept);
+}
+
+/** A summary row's `failedTaskNames` column read back: the names, none for a row indexed before the column was kept. */
+function storedNameList(text: string | null | undefined): string[] {
+  if (text === null || text === undefined) return [];
+  try {
+    const names: unknown = JSON.parse(text);
+    return Array.isArray(names) ? names.filter((name): name is string => typeof name === "string") : [];
+  } catch {
+    // Only this module writes the column; a value that is not its JSON shows no names rather than failing the page.
+    return [];
+  }
 }
 
 /** Conductor's `WorkflowSummary` JSON for a search result row. */
@@ -409,6 +443,8 @@ export function toWorkflowSummary(row: WorkflowSummaryRow): JsonObject {
     status: row.status,
     executionTime: row.endTime > 0 ? row.endTime - row.startTime : 0,
     failedReferenceTaskNames: row.failedReferenceTaskNames ?? "",
+    // Conductor's WorkflowSummary holds them as a set, always in its JSON (`[]` when none).
+    failedTaskNames: storedNameList(row.failedTaskNames),
     priority: row.priority,
     createTime: row.createTime,
   };

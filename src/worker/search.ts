@@ -556,7 +556,7 @@ export async function searchExecutions(db: D1Database, request: IRequest, readab
         `SELECT workflow_id AS workflowId, workflow_name AS workflowName, workflow_version AS workflowVersion, status,
            correlation_id AS correlationId, reason AS reasonForIncompletion, parent_workflow_id AS parentWorkflowId,
            create_time AS createTime, start_time AS startTime, end_time AS endTime, update_time AS updateTime, input, output, priority,
-           failed_reference_task_names AS failedReferenceTaskNames
+           failed_reference_task_names AS failedReferenceTaskNames, failed_task_names AS failedTaskNames
          FROM executions ${where} ORDER BY ${order}, workflow_id LIMIT ? OFFSET ?`,
       )
       .bind(...filter.bindings, size, start),

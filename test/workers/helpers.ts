@@ -172,6 +172,7 @@ export function searchRow(workflowId: string, overrides: Partial<IndexRow> = {})
     input: "{}",
     output: "{}",
     failedReferenceTaskNames: "",
+    failedTaskNames: "[]",
     tasks: [],
     firstTaskRows: true,
     ...overrides,

@@ -181,6 +181,9 @@ describe("search", () => {
     expect(names.length).toBe(4097);
     expect(names.endsWith("…")).toBe(true);
     expect([longRef(1), longRef(2), longRef(3)].join(",").startsWith(names.slice(0, -1))).toBe(true);
+    // The failed tasks' names are a list: cut between whole names (the first two fit in 4096 characters), never inside one.
+    expect(workflow["failedTaskNames"]).toEqual([longRef(1), longRef(2), longRef(3)]);
+    expect(found["failedTaskNames"]).toEqual([longRef(1), longRef(2)]);
   });
 
   it("finds by free text of any length, ASCII case ignored, and shows a reader of a long name prefix their workflows (D1 takes LIKE and GLOB patterns up to 50 bytes)", async () => {
@@ -430,12 +433,23 @@ describe("search", () => {
   });
 
   it("the summary of a failed workflow names its failed tasks, as the Workflow JSON does", async () => {
-    await register({ name: "search_failed", tasks: [httpTask("boom", { uri: target("/status/500"), method: "GET" })] });
+    await register({ name: "search_failed", tasks: [httpTask("boom", { uri: target("/status/500"), method: "GET" }, { name: "boom_call" })] });
     const id = await startWorkflow("search_failed");
     const workflow = await waitFor(id, ["FAILED"]);
     expect(workflow["failedReferenceTaskNames"]).toEqual(["boom"]);
+    expect(workflow["failedTaskNames"]).toEqual(["boom_call"]);
     const found = await searchUntil("workflowName=search_failed&status=FAILED", (result) => result.totalHits === 1);
     expect(found.results[0]!["failedReferenceTaskNames"]).toBe("boom");
+    // Conductor's WorkflowSummary.failedTaskNames: a set of task names (an array in its JSON, never left out).
+    expect(found.results[0]!["failedTaskNames"]).toEqual(["boom_call"]);
+  });
+
+  it("a summary without failed tasks shows failedTaskNames as [], as Conductor's JSON always holds the set", async () => {
+    await register({ name: "search_no_failures", tasks: [httpTask("fine", { uri: target("/echo/no-failures"), method: "GET" })] });
+    const id = await startWorkflow("search_no_failures");
+    await waitFor(id, ["COMPLETED"]);
+    const found = await searchUntil("workflowName=search_no_failures&status=COMPLETED", (result) => result.totalHits === 1);
+    expect(found.results[0]).toMatchObject({ workflowId: id, failedReferenceTaskNames: "", failedTaskNames: [] });
   });
 
   it("a task failing while the workflow keeps running (a retry is due) rewrites the search row", async () => {
@@ -463,7 +477,7 @@ describe("search", () => {
       .bind(id, now)
       .run();
     const found = await apiOk<SearchResult>("GET", "/api/workflow/search?workflowName=search_legacy_row");
-    expect(found.results.map((row) => [row.workflowId, row["failedReferenceTaskNames"]])).toEqual([[id, ""]]);
+    expect(found.results.map((row) => [row.workflowId, row["failedReferenceTaskNames"], row["failedTaskNames"]])).toEqual([[id, "", []]]);
   });
 
   it("keeps every statement within D1's 100 bound parameters, whatever the length of the lists and the caller's scopes", async () => {
