@@ -68,7 +68,10 @@ function isoTime(summary: JsonObject, field: string, epoch: number): void {
   if (epoch > 0) summary[field] = new Date(epoch).toISOString();
 }
 
-/** Conductor's `TaskSummary` JSON of a task index row (with its reference name and worker, which Conductor's lacks). */
+/**
+ * Conductor's `TaskSummary` JSON of a task index row, with its reference name (as Orkes' `taskReferenceName`, and as
+ * `referenceTaskName`, the Task JSON's name for it) and worker, which Conductor OSS's lacks.
+ */
 function toTaskSummary(row: TaskSummaryRow): JsonObject {
   const summary: JsonObject = {
     taskId: row.taskId,
@@ -77,6 +80,8 @@ function toTaskSummary(row: TaskSummaryRow): JsonObject {
     taskType: row.taskType,
     taskDefName: row.taskDefName,
     referenceTaskName: row.referenceTaskName,
+    // Orkes' TaskSummary names it so (its clients read `taskReferenceName`, Conductor's Task `referenceTaskName`).
+    taskReferenceName: row.referenceTaskName,
     status: row.status,
     workflowPriority: row.workflowPriority,
     // As Conductor's: how long it waited to start and ran, 0 until it has.

@@ -36,6 +36,8 @@ describe("GET /api/tasks/search", () => {
     const found = await searchUntil(byWorkflow(workflowId), (page) => page.totalHits === 2, "both tasks of ts_basic");
     const calc = found.results.find((task) => task.referenceTaskName === "calc")!;
     expect(calc).toMatchObject({ workflowId, workflowType: "ts_basic", correlationId: "ts-corr", taskType: "INLINE", taskDefName: "calc", status: "COMPLETED", workflowPriority: 0 });
+    // Orkes' TaskSummary (and its clients' models) holds the reference name as taskReferenceName.
+    expect(calc).toMatchObject({ referenceTaskName: "calc", taskReferenceName: "calc" });
     expect(JSON.parse(String(calc["output"]))).toEqual({ result: 42 });
     for (const field of ["scheduledTime", "startTime", "updateTime", "endTime"]) expect(new Date(String(calc[field])).toISOString()).toBe(calc[field]);
     expect(typeof calc["executionTime"]).toBe("number");
