@@ -173,6 +173,21 @@ export function failedTaskNames(execution: WorkflowExecution): string[] {
 }
 
 /**
+ * {@link failedReferenceTaskNames} and {@link failedTaskNames} in one pass over the tasks, for the search row (written at
+ * every start and ending, where a long loop's thousands of tasks would otherwise be walked once per list).
+ */
+function failedTaskLists(execution: WorkflowExecution): { referenceTaskNames: string[]; taskNames: string[] } {
+  const references = new Set<string>();
+  const names = new Set<string>();
+  for (const task of execution.tasks) {
+    if (!isFailedTask(task)) continue;
+    references.add(task.referenceTaskName);
+    names.add(shownTaskDefName(task));
+  }
+  return { referenceTaskNames: [...references], taskNames: [...names] };
+}
+
+/**
  * Conductor's `Workflow` JSON; tasks only when asked for, as Conductor's `includeTasks`. `removalTime`, when given, is
  * when the execution's retention removes it.
  */
@@ -363,8 +378,8 @@ export interface WorkflowSummaryRow {
   /** Comma-separated; null in rows indexed before the index kept them. */
   failedReferenceTaskNames: string | null;
   /**
-   * A JSON array of the failed tasks' names; null (or absent, from a row made by older code mid-deploy) in rows indexed
-   * before the index kept them.
+   * A JSON array of the failed tasks' names; null when none failed, and (or absent, from a row made by older code
+   * mid-deploy) in rows indexed before the index kept them.
    */
   failedTaskNames?: string | null;
 }
@@ -383,7 +398,8 @@ export function summaryText(text: string, limit = SUMMARY_TEXT_LIMIT): string {
 }
 
 /** An execution's summary as search keeps it (the columns of its search row), its texts cut by {@link summaryText}. */
-export function summaryRowOf(execution: WorkflowExecution): WorkflowSummaryRow & { input: string; output: string; failedReferenceTaskNames: string; failedTaskNames: string } {
+export function summaryRowOf(execution: WorkflowExecution): WorkflowSummaryRow & { input: string; output: string; failedReferenceTaskNames: string; failedTaskNames: string | null } {
+  const failed = failedTaskLists(execution);
   return {
     workflowId: execution.workflowId,
     workflowName: execution.workflowName,
@@ -399,8 +415,9 @@ export function summaryRowOf(execution: WorkflowExecution): WorkflowSummaryRow &
     updateTime: execution.updateTime,
     input: summaryText(JSON.stringify(masked(execution.input, maskedKeysOf(execution.definition)))),
     output: summaryText(JSON.stringify(masked(execution.output, maskedKeysOf(execution.definition)))),
-    failedReferenceTaskNames: summaryText(failedReferenceTaskNames(execution).join(",")),
-    failedTaskNames: summaryNameList(failedTaskNames(execution)),
+    failedReferenceTaskNames: summaryText(failed.referenceTaskNames.join(",")),
+    // Most rows have none (every running start, most endings): null, shown as [] as a row indexed before the column.
+    failedTaskNames: failed.taskNames.length === 0 ? null : summaryNameList(failed.taskNames),
   };
 }
 
@@ -420,7 +437,7 @@ function summaryNameList(names: readonly string[]): string {
   return JSON.stringify(kept);
 }
 
-/** A summary row's `failedTaskNames` column read back: the names, none for a row indexed before the column was kept. */
+/** A summary row's `failedTaskNames` column read back: the names, none when it is null (none failed, or a row indexed before the column was kept). */
 function storedNameList(text: string | null | undefined): string[] {
   if (text === null || text === undefined) return [];
   try {
