@@ -1,6 +1,6 @@
 import type { TaskExecution, WorkflowExecution } from "../engine/model";
 import { definitionReferenceName } from "../engine/plan";
-import { failedReferenceTaskNames, failedTaskNames, shownTaskDefName, shownTaskInput, shownTaskType, summaryRowOf, summaryText } from "../engine/view";
+import { failedTasksSignature, shownTaskDefName, shownTaskInput, shownTaskType, summaryRowOf, summaryText } from "../engine/view";
 import { masked, maskedKeysOf } from "../engine/masking";
 import { humanTaskEntry } from "../engine/tasks/human/entry";
 import type { HumanUser } from "../engine/tasks/human/settings";
@@ -24,8 +24,7 @@ const TASKS_MARK = "#tasks:";
  * with the tasks waiting for webhook events, whose rows must not wait (an event finds a task only once its row is written).
  */
 function workflowSignature(execution: WorkflowExecution): string {
-  // The names too: a DYNAMIC task run again under one reference may fail as another task.
-  const failed = `${failedReferenceTaskNames(execution).join(",")}/${failedTaskNames(execution).join(",")}`;
+  const failed = failedTasksSignature(execution);
   const waits = webhookWaitingTasks(execution).map((task) => task.taskId).join(",");
   // The correlation id too: a SET_CORRELATION_ID task changes it as the workflow runs.
   return `${execution.status}|${execution.startTime}|${execution.endTime}|${execution.updateTime}|${execution.workflowVersion}|${failed}|${waits}|${execution.correlationId ?? ""}`;

@@ -173,6 +173,30 @@ export function failedTaskNames(execution: WorkflowExecution): string[] {
 }
 
 /**
+ * What an execution's search row shows of its failed tasks (`failedReferenceTaskNames`, `failedTaskNames`), as a text
+ * that changes when they do, found in one pass (part of the row's signature in execution-index.ts, read at every
+ * change): their reference names, each once in task order, as signed before the row kept their task names. A
+ * reference's task name is its first failed task's, which stays while the tasks only grow (a rerun or retry that drops
+ * tasks moves `updateTime`); only another name failing under the same reference (a DYNAMIC run again as another task)
+ * adds a part, after `/`. So a row signed before the names were kept is not written again for them: the code that
+ * deploys them would otherwise rewrite every live execution's row at its next change, and every earlier one's at its
+ * removal.
+ */
+export function failedTasksSignature(execution: WorkflowExecution): string {
+  const nameByReference = new Map<string, string>();
+  let otherNames: Set<string> | undefined;
+  for (const task of execution.tasks) {
+    if (!isFailedTask(task)) continue;
+    const name = shownTaskDefName(task);
+    const first = nameByReference.get(task.referenceTaskName);
+    if (first === undefined) nameByReference.set(task.referenceTaskName, name);
+    else if (first !== name) (otherNames ??= new Set()).add(name);
+  }
+  const references = [...nameByReference.keys()].join(",");
+  return otherNames === undefined ? references : `${references}/${[...otherNames].join(",")}`;
+}
+
+/**
  * {@link failedReferenceTaskNames} and {@link failedTaskNames} in one pass over the tasks, for the search row (written at
  * every start and ending, where a long loop's thousands of tasks would otherwise be walked once per list).
  */
