@@ -220,15 +220,17 @@ function tooMany(count: number) {
 
 /**
  * Orkes' listing options of definitions (`getAllWorkflows`, `getTaskDefs`): `tagKey` (with `tagValue`, that value
- * only) keeps the definitions holding that tag, and `metadata=true` shows each one's `tags`. Applied to `definitions`
- * of `type`, named by their `name`.
+ * only) keeps the definitions holding that tag, and `metadata=true` shows each one's `tags`. A listing filtered by tag
+ * shows them too, `metadata=true` or not, as Orkes answers one (its docs' examples of
+ * `GET /api/metadata/workflow?metadata=false&tagKey=api&tagValue=doc` and of `/api/metadata/taskdefs` carry `tags`).
+ * Applied to `definitions` of `type`, named by their `name`.
  */
 export async function withTagOptions<T extends { name: string }>(db: D1Database, type: TagTarget["type"], definitions: T[], options: { tagKey?: string | undefined; tagValue?: string | undefined; metadata: boolean }): Promise<Array<T & { tags?: Tag[] }>> {
   if (options.tagKey === undefined && !options.metadata) return definitions;
   const repository = new TagRepository(db);
   const holding = options.tagKey === undefined ? undefined : new Set(await repository.holders(type, { key: options.tagKey, value: options.tagValue }));
   const kept = holding === undefined ? definitions : definitions.filter((definition) => holding.has(definition.name));
-  if (!options.metadata) return kept;
-  const tags = await repository.byName(type);
+  // Filtered by tag, only the tags of the names holding it are read.
+  const tags = await repository.byName(type, holding === undefined ? undefined : [...holding]);
   return kept.map((definition) => ({ ...definition, tags: tags.get(definition.name) ?? [] }));
 }

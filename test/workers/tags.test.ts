@@ -196,6 +196,10 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     expect(await names("tagKey=listteam&tagValue=ops")).toEqual(["tagged_list_a"]);
     expect(await names("tagKey=listteam")).toEqual(["tagged_list_a", "tagged_list_b"]);
     expect(await names("tagKey=listteam&tagValue=qa")).toEqual([]);
+    // Filtered by tag, each carries its tags, metadata=true or not, as Orkes answers (its docs' example of
+    // `?metadata=false&tagKey=api&tagValue=doc`).
+    const filtered = await apiOk<Array<{ name: string; tags?: TagJson[] }>>("GET", "/api/metadata/workflow?metadata=false&tagKey=listteam&tagValue=ops");
+    expect(filtered.map((definition) => [definition.name, definition.tags])).toEqual([["tagged_list_a", [{ key: "listteam", value: "ops" }]]]);
     const withTags = await apiOk<Array<{ name: string; tags?: TagJson[] }>>("GET", "/api/metadata/workflow?metadata=true&tagKey=listteam");
     expect(withTags.map((definition) => [definition.name, definition.tags])).toEqual([
       ["tagged_list_a", [{ key: "listteam", value: "ops" }]],
@@ -206,6 +210,9 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     expect((await api("GET", "/api/metadata/workflow?tagValue=ops")).status).toBe(400);
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "tagged_list_task", ownerEmail: "t@example.com", tags: [{ key: "listlang", value: "go" }] }]);
     expect((await apiOk<Array<{ name: string; tags: TagJson[] }>>("GET", "/api/metadata/taskdefs?metadata=true&tagKey=listlang&tagValue=go")).map((taskDef) => [taskDef.name, taskDef.tags])).toEqual([
+      ["tagged_list_task", [{ key: "listlang", value: "go" }]],
+    ]);
+    expect((await apiOk<Array<{ name: string; tags: TagJson[] }>>("GET", "/api/metadata/taskdefs?tagKey=listlang")).map((taskDef) => [taskDef.name, taskDef.tags])).toEqual([
       ["tagged_list_task", [{ key: "listlang", value: "go" }]],
     ]);
     // One definition read with metadata=true (Orkes' getWorkflowDef(name, version, true)) carries its tags too.
