@@ -82,6 +82,17 @@ describe("the QuickJS script runner", () => {
     expect(scriptRunner.run(`${javaStyle} ({ byKind: new Map([['a', 2]]) })`, {})).toEqual({ ok: true, value: { byKind: { a: 2 } } });
   });
 
+  it("writes an object that only inherits Map's prototype (Object.create(Map.prototype), a Proxy around a Map) as JSON.stringify does, not failing", () => {
+    // Map's methods throw on them ("Map object expected"): they have no entries, only their own properties.
+    expect(scriptRunner.run("Object.create(Map.prototype)", {})).toEqual({ ok: true, value: {} });
+    expect(scriptRunner.run("new Proxy(new Map([['a', 1]]), {})", {})).toEqual({ ok: true, value: {} });
+    expect(scriptRunner.run("Object.assign(Object.create(Map.prototype), { a: 1 })", {})).toEqual({ ok: true, value: { a: 1 } });
+    expect(scriptRunner.run("new Map([['fake', new Proxy(new Map(), {})], ['real', new Map([['k', 1]])]])", {})).toEqual({ ok: true, value: { fake: {}, real: { k: 1 } } });
+    // One holding itself is still a cycle; a subclass of Map is a Map.
+    expect(scriptRunner.run("const o = Object.create(Map.prototype); o.self = o; o", {})).toEqual({ ok: false, error: expect.stringContaining("not JSON") });
+    expect(scriptRunner.run("class Tally extends Map {} new Tally([['a', 1]])", {})).toEqual({ ok: true, value: { a: 1 } });
+  });
+
   it("fails, without throwing, on a thrown error, a syntax error and a result JSON cannot hold", () => {
     expect(scriptRunner.run("throw new Error('no stock')", {})).toEqual({ ok: false, error: "Error: no stock" });
     expect(scriptRunner.run("throw 'plain'", {})).toEqual({ ok: false, error: "plain" });

@@ -171,9 +171,14 @@ const JAVA_COLLECTIONS =
  */
 const RESULT_SERIALISER =
   "(() => { const stringify = JSON.stringify, define = Object.defineProperty, apply = Reflect.apply, mapProto = Map.prototype," +
-  " forEach = Map.prototype.forEach, Cache = WeakMap, cacheGet = WeakMap.prototype.get, cacheSet = WeakMap.prototype.set;" +
+  " forEach = Map.prototype.forEach, sizeOf = Object.getOwnPropertyDescriptor(Map.prototype, 'size').get," +
+  " Cache = WeakMap, cacheGet = WeakMap.prototype.get, cacheSet = WeakMap.prototype.set;" +
   " return (value) => { const converted = new Cache();" +
-  " const toJSON = function () { let entries = apply(cacheGet, converted, [this]); if (entries !== undefined) return entries; entries = {};" +
+  // Only a real Map has entries: an object that merely inherits Map's prototype (Object.create(Map.prototype), a Proxy
+  // around a Map) makes Map's own methods throw, so it is written as JSON.stringify writes it (its own properties, {}).
+  // Reading the size is a cheap check of that; the budget's interrupt is no exception a catch can take.
+  " const toJSON = function () { try { apply(sizeOf, this, []); } catch { return this; }" +
+  " let entries = apply(cacheGet, converted, [this]); if (entries !== undefined) return entries; entries = {};" +
   " apply(cacheSet, converted, [this, entries]);" +
   " apply(forEach, this, [(item, key) => { if (typeof key !== 'symbol') define(entries, '' + key, { __proto__: null, value: item, enumerable: true, writable: true, configurable: true }); }]);" +
   " return entries; };" +
