@@ -746,7 +746,8 @@ export function awaitedTaskDefNames(state: WorkflowExecution): string[] {
   return [...names];
 }
 
-function conflict(state: WorkflowExecution, action: string): EngineError {
+/** The refusal of `action` (a verb: "restart") on an execution whose status does not allow it. */
+export function conflict(state: Pick<WorkflowExecution, "workflowId" | "status">, action: string): EngineError {
   return new EngineError("CONFLICT", `Cannot ${action} workflow ${state.workflowId}: its status is ${state.status}`);
 }
 

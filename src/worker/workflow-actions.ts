@@ -1,10 +1,12 @@
 import type { IRequest } from "itty-router";
 import type { WorkflowCommand } from "../actors/workflow-execution";
+import { conflict } from "../engine/decider";
+import { TERMINAL_WORKFLOW_STATUSES } from "../engine/model";
 import { startScopes } from "./auth/access-rules";
 import { DefinitionRepository } from "./definitions";
 import { withTaskDefs } from "./task-defs";
 import { executionStub, unwrap } from "./executions";
-import { ApiError } from "./http/errors";
+import { ApiError, fromEngineRefusal } from "./http/errors";
 import { booleanQuery, queryValue } from "./http/params";
 import { principalOf } from "./guard";
 import { isSubrequestLimitError } from "./subrequest-limit";
@@ -142,9 +144,14 @@ const restart: WorkflowAction = {
         unwrap(await stub.command({ type: "restart", startScopes: scopes }));
         return;
       }
-      const workflowName = await stub.getWorkflowName();
-      if (workflowName === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
-      const definition = await withTaskDefs(env.DB, await new DefinitionRepository(env.DB).get(workflowName));
+      // The execution's state is asked before the latest definition is looked up, as Conductor's WorkflowExecutor.restart
+      // refuses one not in a terminal state (409) before it looks for the definition (404): a running execution whose
+      // workflow has no registered definition (started with an inline one, or deleted since) is a 409, not a 404. The
+      // same one call as reading the name alone; the command checks the status again as it runs.
+      const summary = await stub.getNameAndStatus();
+      if (summary === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
+      if (!TERMINAL_WORKFLOW_STATUSES.has(summary.status)) throw fromEngineRefusal(conflict({ workflowId, status: summary.status }, "restart"));
+      const definition = await withTaskDefs(env.DB, await new DefinitionRepository(env.DB).get(summary.workflowName));
       unwrap(await stub.command({ type: "restart", definition, startScopes: scopes }));
     };
   },

@@ -170,6 +170,18 @@ describe("retry, restart, rerun", () => {
     expect(await getWorkflow(workflowId)).toEqual(before);
   });
 
+  it("restart with useLatestDefinitions of a running workflow with no registered definition (started inline) is a 409, as Conductor asks the state first; ended, a 404", async () => {
+    const inline = { name: "restart_running_inline", tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] };
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "restart_running_inline", workflowDef: inline });
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const refused = await expectError("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`, 409, "CONFLICT");
+    expect(refused.message).toBe(`Cannot restart workflow ${workflowId}: its status is RUNNING`);
+    expect(await bulk("POST", "restart", [workflowId], "?useLatestDefinitions=true")).toEqual({ bulkSuccessfulResults: [], bulkErrorResults: { [workflowId]: refused.message } });
+    await apiOk("DELETE", `/api/workflow/${workflowId}`);
+    await expectError("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`, 404, "NOT_FOUND");
+    expect((await getWorkflow(workflowId)).status).toBe("TERMINATED");
+  });
+
   it("restart with useLatestDefinitions picks up a changed definition", async () => {
     await register({ name: "restart_latest", tasks: [httpTask("v", { uri: target("/count/restart-latest-v1"), method: "GET" })] });
     const workflowId = await startWorkflow("restart_latest");
