@@ -445,12 +445,19 @@ export const CorrelationIdsSearchRequest = requestObject({
 const EpochMillis = integerParam(0, Number.MAX_SAFE_INTEGER);
 
 /**
+ * A bound of the running lookup's start times: 0 is none, as Conductor's WorkflowServiceImpl.getRunningWorkflows takes
+ * the range only when both bounds are other than 0 (`Optional.ofNullable(startTime).orElse(0L) != 0 && …`); a client
+ * sending `startTime=0&endTime=0` for "no range" gets the running ones, not those started at the epoch (none).
+ */
+const RunningTimeBound = v.pipe(EpochMillis, v.transform((millis) => (millis === 0 ? undefined : millis)));
+
+/**
  * The query of `GET /api/workflow/running/{name}`: every version unless `version` is given (Conductor's resource
  * defaults it to 1, but its stores list the pending executions of every version); a start time range only when both
- * bounds are given (one alone is ignored, as in Conductor), inclusive.
+ * bounds are given and not 0 (one alone is ignored, as in Conductor), inclusive.
  */
 export const RunningQuery = v.pipe(
-  v.object({ version: v.optional(integerParam(0, Number.MAX_SAFE_INTEGER)), startTime: v.optional(EpochMillis), endTime: v.optional(EpochMillis) }),
+  v.object({ version: v.optional(integerParam(0, Number.MAX_SAFE_INTEGER)), startTime: v.optional(RunningTimeBound), endTime: v.optional(RunningTimeBound) }),
   v.forward(
     v.partialCheck(
       [["startTime"], ["endTime"]],

@@ -682,8 +682,12 @@ describe("GET /api/workflow/running/{name}", () => {
     expect((await apiOk<string[]>("GET", `/api/workflow/running/${name}?version=1&startTime=${firstStart}&endTime=${laterStart}`)).sort()).toEqual([first, later].sort());
     expect(await apiOk<string[]>("GET", `/api/workflow/running/${name}?startTime=1&endTime=${firstStart - 1}`)).toEqual([]);
     expect(await apiOk<string[]>("GET", `/api/workflow/running/${name}?version=1&startTime=${laterStart + 1}&endTime=${laterStart + 10_000_000}`)).toEqual([]);
-    // One bound alone is ignored, as in Conductor.
+    // One bound alone is ignored, as in Conductor; so is a range with a bound of 0, which Conductor's
+    // getRunningWorkflows takes for none (a client's startTime=0&endTime=0 lists the running ones).
     expect((await apiOk<string[]>("GET", `/api/workflow/running/${name}?version=1&startTime=${laterStart + 1}`)).sort()).toEqual([first, later].sort());
+    expect((await apiOk<string[]>("GET", `/api/workflow/running/${name}?version=1&startTime=0&endTime=0`)).sort()).toEqual([first, later].sort());
+    expect((await apiOk<string[]>("GET", `/api/workflow/running/${name}?version=1&startTime=0&endTime=${firstStart - 1}`)).sort()).toEqual([first, later].sort());
+    expect((await apiOk<string[]>("GET", `/api/workflow/running/${name}?version=1&startTime=${laterStart + 1}&endTime=0`)).sort()).toEqual([first, later].sort());
     // A paused execution has not ended: Conductor lists it among the running (its pending workflows).
     await apiOk("PUT", `/api/workflow/${later}/pause`);
     await waitForIndexRow(later, "PAUSED", 10_000);
