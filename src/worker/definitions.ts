@@ -47,6 +47,15 @@ function laterUpdateTime(nowParam: string, nameParam: string): string {
 }
 
 /**
+ * Conductor's words for a workflow definition not found, which its clients' and server's tests look for: MetadataServiceImpl's
+ * getWorkflowDef (`"No such workflow found by name: %s, version: %d"`, a version not given written `null`), what its
+ * `GET /api/metadata/workflow/{name}` and its start by name (`POST /api/workflow/{name}`, WorkflowServiceImpl) answer.
+ */
+export function workflowNotFoundMessage(name: string, version?: number): string {
+  return `No such workflow found by name: ${name}, version: ${version ?? "null"}`;
+}
+
+/**
  * Workflow definitions in D1, with a short in-isolate cache: starting a workflow must not pay a D1
  * read per start for a definition that has not changed.
  */
@@ -106,8 +115,7 @@ export class DefinitionRepository {
   async get(name: string, version?: number): Promise<WorkflowDef> {
     const definition = await this.find(name, version);
     if (!definition) {
-      // Conductor's words (its clients' tests look for them).
-      throw new ApiError(404, "NOT_FOUND", version === undefined ? `No such workflow found by name: ${name}` : `No such workflow found by name: ${name}, version: ${version}`);
+      throw new ApiError(404, "NOT_FOUND", workflowNotFoundMessage(name, version));
     }
     return definition;
   }

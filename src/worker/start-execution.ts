@@ -4,7 +4,7 @@ import type { JsonObject, WorkflowDef, WorkflowStatus, WorkflowTestPlan } from "
 import type { ValidationIssue } from "../engine/validation-issue";
 import { withInputTemplate, workflowInputOversizeReason } from "../engine/workflow-input";
 import { serviceConfig } from "./config";
-import { DefinitionRepository } from "./definitions";
+import { DefinitionRepository, workflowNotFoundMessage } from "./definitions";
 import { withTaskDefs } from "./task-defs";
 import { EnvironmentRepository } from "./environment";
 import { environmentVariablesOf } from "../engine/environment";
@@ -144,9 +144,9 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
   }
   const registered = options.definition ?? (await new DefinitionRepository(env.DB).find(options.name, options.version));
   if (!registered) {
-    return options.version === undefined
-      ? { ok: false, code: "WORKFLOW_NOT_FOUND", message: `No workflow definition named ${options.name}` }
-      : { ok: false, code: "VERSION_NOT_FOUND", message: `No workflow definition ${options.name} version ${options.version}` };
+    // Conductor's words (see workflowNotFoundMessage), as its start by name answers them.
+    const message = workflowNotFoundMessage(options.name, options.version);
+    return { ok: false, code: options.version === undefined ? "WORKFLOW_NOT_FOUND" : "VERSION_NOT_FOUND", message };
   }
   const definition = await withTaskDefs(env.DB, registered);
   // Before the idempotency key is claimed: a refused start leaves nothing behind.

@@ -1255,7 +1255,7 @@ describe("web UI", () => {
     const history = page.getByRole("table", { name: "Recent fires" });
     await page.goto(`${server.url}/#/schedules/${fails}`);
     await history.waitFor({ timeout: STEP_TIMEOUT_MS });
-    expect(await history.locator("tbody tr").first().locator("td").nth(2).textContent()).toBe(`not started No workflow definition named ${gone}`);
+    expect(await history.locator("tbody tr").first().locator("td").nth(2).textContent()).toBe(`not started No such workflow found by name: ${gone}, version: null`);
     await page.goto(`${server.url}/#/schedules/${starts}`);
     await history.waitFor({ timeout: STEP_TIMEOUT_MS });
     const outcome = (await history.locator("tbody tr").first().locator("td").nth(2).textContent()) ?? "";

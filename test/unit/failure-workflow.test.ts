@@ -178,9 +178,9 @@ describe("failureWorkflow: what a failed execution starts", () => {
   it("a start that did not happen replaces the id in the output, unless the output names a later one", () => {
     const failed = failCall(started({ failureWorkflow: "orders_cleanup" }));
     const [start] = startsOf(failed.effects);
-    const event = { type: "failureWorkflowNotStarted", workflowId: start!.workflowId, name: "orders_cleanup", reason: "No workflow definition named orders_cleanup" } as const;
+    const event = { type: "failureWorkflowNotStarted", workflowId: start!.workflowId, name: "orders_cleanup", reason: "No such workflow found by name: orders_cleanup, version: null" } as const;
     const reported = decide(failed.state, event, env(3_000));
-    expect(reported.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe("Error workflow orders_cleanup failed to start.  reason: No workflow definition named orders_cleanup");
+    expect(reported.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe("Error workflow orders_cleanup failed to start.  reason: No such workflow found by name: orders_cleanup, version: null");
     expect(reported.effects).toEqual([]);
     // Retried and failed again before the first answer came: the output names the second one, which stays.
     const retried = decide(failed.state, { type: "retry" }, env(2_500)).state;

@@ -62,7 +62,7 @@ describe("failureWorkflow", () => {
       (workflow) => String(workflow.output[FAILURE_KEY]).startsWith("Error workflow"),
       "the output to say the failure workflow did not start",
     );
-    expect(reported.output[FAILURE_KEY]).toBe("Error workflow fw_not_registered failed to start.  reason: No workflow definition named fw_not_registered");
+    expect(reported.output[FAILURE_KEY]).toBe("Error workflow fw_not_registered failed to start.  reason: No such workflow found by name: fw_not_registered, version: null");
     expect((await storedByExecutionObject(workflowId)).metaKeys.filter((key) => key.startsWith("failureStart:"))).toEqual([]);
   });
 

@@ -420,9 +420,12 @@ describe("unknown things are 404s", () => {
     await expectError("GET", "/api/workflow/not-a-uuid", 404, "NOT_FOUND");
     await expectError("PUT", `/api/workflow/${crypto.randomUUID()}/pause`, 404, "NOT_FOUND");
     await expectError("POST", `/api/workflow/${crypto.randomUUID()}/retry`, 404, "NOT_FOUND");
-    await expectError("POST", "/api/workflow/no_such_workflow", 404, "NOT_FOUND", {});
+    // A start's 404 in Conductor's words (MetadataServiceImpl.getWorkflowDef, as its start by name and the metadata GET answer).
+    expect((await expectError("POST", "/api/workflow/no_such_workflow", 404, "NOT_FOUND", {})).message).toBe("No such workflow found by name: no_such_workflow, version: null");
+    expect((await expectError("POST", "/api/workflow", 404, "NOT_FOUND", { name: "no_such_workflow" })).message).toBe("No such workflow found by name: no_such_workflow, version: null");
+    expect((await expectError("GET", "/api/metadata/workflow/no_such_workflow", 404, "NOT_FOUND")).message).toBe("No such workflow found by name: no_such_workflow, version: null");
     await register({ name: "versioned", tasks: [httpTask("x", { uri: target("/echo/x"), method: "GET" })] });
-    await expectError("POST", "/api/workflow/versioned?version=7", 404, "NOT_FOUND", {});
+    expect((await expectError("POST", "/api/workflow/versioned?version=7", 404, "NOT_FOUND", {})).message).toBe("No such workflow found by name: versioned, version: 7");
     await expectError("POST", "/api/workflow", 404, "NOT_FOUND", { name: "versioned", version: 9 });
     await expectError("POST", `/api/tasks/${crypto.randomUUID()}/x/COMPLETED`, 404, "NOT_FOUND", {});
   });
