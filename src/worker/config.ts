@@ -71,6 +71,29 @@ function executionRetention(raw: string | undefined): number | undefined {
   return undefined;
 }
 
+/**
+ * `PUBLIC_BASE_URL` without its trailing slashes: an absolute `http://` or `https://` URL with no query, fragment or
+ * credentials, which callback URLs (`<base>/api/tasks/webhook/…`) and webhook URLs (`<base>/webhook/…`) are built on.
+ * Anything else (`flows.example.com` without its scheme, say) would hand every sender a URL that reaches nothing and
+ * store it in executions, webhooks and schedules: it is ignored, the request's origin used as when unset, and said
+ * in the log, once per isolate (as the README's Configuration says of a value that is not what its row asks for).
+ */
+function publicBaseUrl(raw: string | undefined): string | undefined {
+  const given = raw?.trim().replace(/\/+$/, "");
+  if (!given) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(given);
+  } catch {
+    url = undefined;
+  }
+  if (url !== undefined && (url.protocol === "https:" || url.protocol === "http:") && url.search === "" && url.hash === "" && url.username === "" && url.password === "" && !given.includes("?") && !given.includes("#")) {
+    return given;
+  }
+  console.error(JSON.stringify({ msg: "PUBLIC_BASE_URL ignored: callback URLs use the request's origin", expected: "an http:// or https:// URL such as https://flows.example.com, without query or fragment", received: raw }));
+  return undefined;
+}
+
 function egressPolicy(env: Env): EgressPolicy | { error: string } {
   try {
     return parseEgressPolicy({ allow: text(env.EGRESS_ALLOW), deny: text(env.EGRESS_DENY), allowPrivate: text(env.EGRESS_ALLOW_PRIVATE)?.trim().toLowerCase() === "true" });
@@ -125,7 +148,7 @@ export function serviceConfig(env: Env): ServiceConfig {
     webhookCallsPerDelivery: positiveInt(env.WEBHOOK_CALLS_PER_DELIVERY, 800),
     executeDefaultWaitSeconds: positiveInt(env.EXECUTE_DEFAULT_WAIT_SECONDS, 10),
     executeMaxWaitSeconds: positiveInt(env.EXECUTE_MAX_WAIT_SECONDS, 60),
-    publicBaseUrl: text(env.PUBLIC_BASE_URL)?.trim().replace(/\/+$/, "") || undefined,
+    publicBaseUrl: publicBaseUrl(text(env.PUBLIC_BASE_URL)),
     maxSubWorkflowDepth: positiveInt(env.MAX_SUBWORKFLOW_DEPTH, 10),
     cors: parseCorsPolicy(text(env.CORS_ALLOWED_ORIGINS)),
     credentialLimits: {

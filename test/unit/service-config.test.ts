@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { serviceConfig } from "../../src/worker/config";
 
 /** wrangler.toml's `[vars]` passes TOML numbers and booleans through as they are, whatever Env's types say. */
@@ -41,5 +41,23 @@ describe("service configuration from vars", () => {
     expect(configOf({ PUBLIC_BASE_URL: " https://flows.example.com/ " }).publicBaseUrl).toBe("https://flows.example.com");
     expect(configOf({ PUBLIC_BASE_URL: "/" }).publicBaseUrl).toBeUndefined();
     expect(configOf({ PUBLIC_BASE_URL: "   " }).publicBaseUrl).toBeUndefined();
+  });
+
+  it("ignores and logs a PUBLIC_BASE_URL that is no http(s) URL (no scheme, another scheme, a query): callback URLs keep the request's origin", () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      for (const raw of ["flows.example.com", "ftp://flows.example.com", "https://flows.example.com/?x=1", "https://user:pw@flows.example.com"]) {
+        logged.mockClear();
+        expect(configOf({ PUBLIC_BASE_URL: raw }).publicBaseUrl).toBeUndefined();
+        expect(logged).toHaveBeenCalledTimes(1);
+        expect(String(logged.mock.calls[0]?.[0])).toContain("PUBLIC_BASE_URL ignored");
+      }
+      logged.mockClear();
+      expect(configOf({ PUBLIC_BASE_URL: "http://localhost:8787/" }).publicBaseUrl).toBe("http://localhost:8787");
+      expect(configOf({ PUBLIC_BASE_URL: "https://example.com/flows" }).publicBaseUrl).toBe("https://example.com/flows");
+      expect(logged).not.toHaveBeenCalled();
+    } finally {
+      logged.mockRestore();
+    }
   });
 });
