@@ -29,9 +29,14 @@ export interface ServiceConfig {
    * delivery answers 503 and leaves the rest to the sender's retry (see docs/reliability.md, Limits on Cloudflare).
    */
   webhookCallsPerDelivery: number;
-  /** Default and cap of `waitForSeconds` on the synchronous execute endpoint. */
+  /**
+   * Default and cap of `waitForSeconds` on the synchronous execute endpoint (and of a synchronous signal's
+   * `timeoutMillis`): the default is at most the cap, which bounds every wait, asked for or not.
+   */
   executeDefaultWaitSeconds: number;
   executeMaxWaitSeconds: number;
+  /** How long a synchronous signal waits when it gives no `timeoutMillis` (Conductor's 5 s, at most the cap above). */
+  signalDefaultWaitMs: number;
   /** Public base URL for callback URLs; when unset, taken from the request. */
   publicBaseUrl: string | undefined;
   /** How deep sub workflows may nest (a root execution has depth 0). */
@@ -111,6 +116,9 @@ function text(raw: unknown): string | undefined {
   return raw === undefined || raw === null ? undefined : String(raw);
 }
 
+/** A synchronous signal's default wait, as Conductor's `timeoutMillis` (5 s). */
+const DEFAULT_SIGNAL_WAIT_MS = 5_000;
+
 function positiveInt(raw: unknown, fallback: number): number {
   const given = text(raw);
   if (given === undefined || given.trim() === "") return fallback;
@@ -124,6 +132,7 @@ const cache = new WeakMap<object, ServiceConfig>();
 export function serviceConfig(env: Env): ServiceConfig {
   const cached = cache.get(env);
   if (cached) return cached;
+  const executeMaxWaitSeconds = positiveInt(env.EXECUTE_MAX_WAIT_SECONDS, 60);
   const config: ServiceConfig = {
     engine: {
       httpConnectTimeoutMs: positiveInt(env.HTTP_CONNECT_TIMEOUT_MS, DEFAULT_ENGINE_CONFIG.httpConnectTimeoutMs),
@@ -146,8 +155,10 @@ export function serviceConfig(env: Env): ServiceConfig {
     // Workers Free refuses a request's 1,001st call to Cloudflare's services (D1, Durable Objects): this leaves room for
     // the calls made outside a delivery's count and a margin. Workers Paid allows 10,000 by default.
     webhookCallsPerDelivery: positiveInt(env.WEBHOOK_CALLS_PER_DELIVERY, 800),
-    executeDefaultWaitSeconds: positiveInt(env.EXECUTE_DEFAULT_WAIT_SECONDS, 10),
-    executeMaxWaitSeconds: positiveInt(env.EXECUTE_MAX_WAIT_SECONDS, 60),
+    // The cap bounds the default too: an operator who lowers EXECUTE_MAX_WAIT_SECONDS to 5 means no call to wait longer.
+    executeDefaultWaitSeconds: Math.min(positiveInt(env.EXECUTE_DEFAULT_WAIT_SECONDS, 10), executeMaxWaitSeconds),
+    executeMaxWaitSeconds,
+    signalDefaultWaitMs: Math.min(DEFAULT_SIGNAL_WAIT_MS, executeMaxWaitSeconds * 1000),
     publicBaseUrl: publicBaseUrl(text(env.PUBLIC_BASE_URL)),
     maxSubWorkflowDepth: positiveInt(env.MAX_SUBWORKFLOW_DEPTH, 10),
     cors: parseCorsPolicy(text(env.CORS_ALLOWED_ORIGINS)),

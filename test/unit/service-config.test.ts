@@ -60,4 +60,11 @@ describe("service configuration from vars", () => {
       logged.mockRestore();
     }
   });
+
+  it("bounds the default waits of execute and of a synchronous signal by EXECUTE_MAX_WAIT_SECONDS, which caps every wait", () => {
+    expect(configOf({})).toMatchObject({ executeDefaultWaitSeconds: 10, executeMaxWaitSeconds: 60, signalDefaultWaitMs: 5_000 });
+    expect(configOf({ EXECUTE_MAX_WAIT_SECONDS: 3 })).toMatchObject({ executeDefaultWaitSeconds: 3, executeMaxWaitSeconds: 3, signalDefaultWaitMs: 3_000 });
+    expect(configOf({ EXECUTE_DEFAULT_WAIT_SECONDS: 90 })).toMatchObject({ executeDefaultWaitSeconds: 60, executeMaxWaitSeconds: 60 });
+    expect(configOf({ EXECUTE_DEFAULT_WAIT_SECONDS: 90, EXECUTE_MAX_WAIT_SECONDS: 120 })).toMatchObject({ executeDefaultWaitSeconds: 90, executeMaxWaitSeconds: 120 });
+  });
 });

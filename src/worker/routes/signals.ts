@@ -18,9 +18,6 @@ import { returnStrategyOf, signalResponse, workflowView } from "../signal-respon
 
 type Args = [Env, ExecutionContext];
 
-/** How long a synchronous signal waits for the workflow to block again or end, by default (Conductor's `timeoutMillis`). */
-const DEFAULT_SIGNAL_WAIT_MS = 5_000;
-
 /**
  * Applies the signal: finds the WAIT, checks that the caller may complete it when it lies in a child (the signal route's
  * own rule covered the signalled workflow), and updates it. Nothing changes when it is refused.
@@ -65,7 +62,8 @@ export function registerSignalRoutes(router: RouterType<IRequest, Args>): void {
 
   router.post("/api/tasks/:workflowId/:status/signal/sync", async (request, env) => {
     const strategy = returnStrategyOf(request);
-    const waitMs = integerQuery(request, "timeoutMillis", 0, serviceConfig(env).executeMaxWaitSeconds * 1000) ?? DEFAULT_SIGNAL_WAIT_MS;
+    const config = serviceConfig(env);
+    const waitMs = integerQuery(request, "timeoutMillis", 0, config.executeMaxWaitSeconds * 1000) ?? config.signalDefaultWaitMs;
     const workflowId = decodedPathParam(request, "workflowId");
     const authorize = await requestAuthorizer(request, env);
     // The answer is a read of the workflow: checked first, so a caller who may not read it changes nothing.
