@@ -28,6 +28,14 @@ export interface EngineConfig {
   maxExecutionBytes: number;
 }
 
+/**
+ * The most `maxPayloadBytes` may be (960 KiB): a task instance is one SQLite row holding its input and its output, each up
+ * to the limit, and a Durable Object's SQLite refuses a row over 2 MB (SQLITE_TOOBIG; Cloudflare's Durable Objects
+ * limits, "Maximum string, BLOB or table row size"), which would fail every write of the execution from then on. Two of
+ * these leave some 30 KB of the 2,000,000 bytes for the row's other fields (a failure reason is at most 500 characters).
+ */
+export const MAX_PAYLOAD_BYTES_CEILING = 960 * 1024;
+
 /** Defaults used when configuration leaves a value out. */
 export const DEFAULT_ENGINE_CONFIG: EngineConfig = {
   httpConnectTimeoutMs: 5_000,

@@ -1,4 +1,4 @@
-import { DEFAULT_ENGINE_CONFIG, type EngineConfig } from "../engine/config";
+import { DEFAULT_ENGINE_CONFIG, MAX_PAYLOAD_BYTES_CEILING, type EngineConfig } from "../engine/config";
 import { EgressConfigError, parseEgressPolicy, type EgressPolicy } from "../engine/tasks/http/egress";
 import { MAX_RETENTION_SECONDS } from "../engine/retention";
 import { DURATION_FORMAT, parseWaitDuration } from "../engine/tasks/wait/schedule";
@@ -99,6 +99,17 @@ function publicBaseUrl(raw: string | undefined): string | undefined {
   return undefined;
 }
 
+/**
+ * `MAX_PAYLOAD_BYTES`, at most {@link MAX_PAYLOAD_BYTES_CEILING}: a larger one would let a task's input and output
+ * together pass what one stored row holds. A value above it counts as it, and the log says so once per isolate.
+ */
+function maxPayloadBytes(raw: unknown): number {
+  const asked = positiveInt(raw, DEFAULT_ENGINE_CONFIG.maxPayloadBytes);
+  if (asked <= MAX_PAYLOAD_BYTES_CEILING) return asked;
+  console.error(JSON.stringify({ msg: `MAX_PAYLOAD_BYTES above ${MAX_PAYLOAD_BYTES_CEILING} counts as ${MAX_PAYLOAD_BYTES_CEILING}: a task's input and output share a stored row of at most 2 MB`, received: text(raw) }));
+  return MAX_PAYLOAD_BYTES_CEILING;
+}
+
 function egressPolicy(env: Env): EgressPolicy | { error: string } {
   try {
     return parseEgressPolicy({ allow: text(env.EGRESS_ALLOW), deny: text(env.EGRESS_DENY), allowPrivate: text(env.EGRESS_ALLOW_PRIVATE)?.trim().toLowerCase() === "true" });
@@ -139,7 +150,7 @@ export function serviceConfig(env: Env): ServiceConfig {
       httpReadTimeoutMs: positiveInt(env.HTTP_READ_TIMEOUT_MS, DEFAULT_ENGINE_CONFIG.httpReadTimeoutMs),
       httpMaxTimeoutMs: positiveInt(env.HTTP_MAX_TIMEOUT_MS, DEFAULT_ENGINE_CONFIG.httpMaxTimeoutMs),
       dispatchGraceMs: DEFAULT_ENGINE_CONFIG.dispatchGraceMs,
-      maxPayloadBytes: positiveInt(env.MAX_PAYLOAD_BYTES, DEFAULT_ENGINE_CONFIG.maxPayloadBytes),
+      maxPayloadBytes: maxPayloadBytes(env.MAX_PAYLOAD_BYTES),
       maxExecutionBytes: positiveInt(env.MAX_EXECUTION_BYTES, DEFAULT_ENGINE_CONFIG.maxExecutionBytes),
     },
     maxRequestBytes: positiveInt(env.MAX_REQUEST_BYTES, 1024 * 1024),

@@ -67,4 +67,18 @@ describe("service configuration from vars", () => {
     expect(configOf({ EXECUTE_DEFAULT_WAIT_SECONDS: 90 })).toMatchObject({ executeDefaultWaitSeconds: 60, executeMaxWaitSeconds: 60 });
     expect(configOf({ EXECUTE_DEFAULT_WAIT_SECONDS: 90, EXECUTE_MAX_WAIT_SECONDS: 120 })).toMatchObject({ executeDefaultWaitSeconds: 90, executeMaxWaitSeconds: 120 });
   });
+
+  it("counts a MAX_PAYLOAD_BYTES over 960 KiB as 960 KiB, saying so: a task's input and output, each up to it, share one stored row of at most 2 MB", () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      expect(configOf({}).engine.maxPayloadBytes).toBe(768 * 1024);
+      expect(configOf({ MAX_PAYLOAD_BYTES: 960 * 1024 }).engine.maxPayloadBytes).toBe(960 * 1024);
+      expect(logged).not.toHaveBeenCalled();
+      expect(configOf({ MAX_PAYLOAD_BYTES: "2097152" }).engine.maxPayloadBytes).toBe(960 * 1024);
+      expect(logged).toHaveBeenCalledTimes(1);
+      expect(String(logged.mock.calls[0]?.[0])).toContain("MAX_PAYLOAD_BYTES above 983040");
+    } finally {
+      logged.mockRestore();
+    }
+  });
 });
