@@ -67,9 +67,15 @@ export const TERMINATED_NOT_REMOVED =
   "Terminated, not removed: this request reached Cloudflare's limit of subrequests per request after the workflow's terminate; send its id again, in a smaller request, to remove it";
 
 /**
+ * The `Retry-After` (seconds) of a single-id removal's {@link TERMINATED_NOT_REMOVED} 503: every 503 of the service
+ * carries one (a client reading `retryable: true` looks for it), and a new request has subrequests of its own at once.
+ */
+const TERMINATED_NOT_REMOVED_RETRY_AFTER_SECONDS = 1;
+
+/**
  * Terminates the execution with `command` when it is still running or paused, then removes it. One that has already
  * ended is removed as it is (its terminate's 409 is no refusal here). A removal the runtime refuses past the request's
- * subrequests after the terminate was done is a 503 saying {@link TERMINATED_NOT_REMOVED}.
+ * subrequests after the terminate was done is a 503 saying {@link TERMINATED_NOT_REMOVED}, with `Retry-After: 1`.
  */
 async function terminateThenRemove(env: Env, workflowId: string, command: WorkflowCommand): Promise<void> {
   const stub = executionStub(env, workflowId);
@@ -83,7 +89,9 @@ async function terminateThenRemove(env: Env, workflowId: string, command: Workfl
   try {
     unwrap(await stub.remove());
   } catch (error) {
-    if (terminated && isSubrequestLimitError(error)) throw new ApiError(503, "UNAVAILABLE", TERMINATED_NOT_REMOVED);
+    if (terminated && isSubrequestLimitError(error)) {
+      throw new ApiError(503, "UNAVAILABLE", TERMINATED_NOT_REMOVED, undefined, { "Retry-After": String(TERMINATED_NOT_REMOVED_RETRY_AFTER_SECONDS) });
+    }
     throw error;
   }
 }

@@ -609,6 +609,30 @@ describe("bulk operations (Conductor's WorkflowBulkResource)", () => {
     expect(await hits("bulk-remove-refused-after")).toBe(0);
   });
 
+  it("a single-id removal whose terminate was done but whose removal the runtime refused answers 503 UNAVAILABLE with Retry-After, as every 503 of the service does; sent again, it is removed", async () => {
+    await registerWaiting("single_remove_refused", "single-remove-refused-after");
+    const running = await startWaiting("single_remove_refused");
+    const refused = env.WORKFLOW_EXECUTION.idFromName(running);
+    const { remove } = WorkflowExecution.prototype;
+    // The refusal a deployed router meets past its count, injected where the removal lands (the terminate is not refused).
+    WorkflowExecution.prototype.remove = function (this: WorkflowExecution) {
+      if (refused.equals((this as unknown as { ctx: DurableObjectState }).ctx.id)) return Promise.reject(new Error("Too many subrequests."));
+      return remove.apply(this);
+    };
+    let response: Response;
+    try {
+      response = await api("DELETE", `/api/workflow/${running}/remove`);
+    } finally {
+      WorkflowExecution.prototype.remove = remove;
+    }
+    expect(response.status).toBe(503);
+    expect(response.headers.get("Retry-After")).toBe("1");
+    expect(await response.json()).toMatchObject({ status: 503, error: "UNAVAILABLE", message: TERMINATED_NOT_REMOVED, retryable: true });
+    expect((await getWorkflow(running)).status).toBe("TERMINATED");
+    await apiOk("DELETE", `/api/workflow/${running}/remove`);
+    await expectError("GET", `/api/workflow/${running}`, 404, "NOT_FOUND");
+  });
+
   it("Conductor's newer remove and terminate-remove (DELETE, in bulk and for one id) remove ended executions, and terminate running ones first", async () => {
     await registerWaiting("bulk_remove", "bulk-remove-after");
     const [first, second, third] = [await startWaiting("bulk_remove"), await startWaiting("bulk_remove"), await startWaiting("bulk_remove")];
