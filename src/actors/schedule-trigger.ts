@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { dueFires, nextFireAfter, parseCron } from "../worker/schedules/cron";
 import { ScheduleRepository, type StoredSchedule } from "../worker/schedules/store";
 import { recordFireStatements } from "../worker/schedules/executions";
-import { fireWindow, scheduledInput } from "../worker/schedules/validate";
+import { fireWindow, LATEST_FIRE_MILLIS, scheduledInput } from "../worker/schedules/validate";
 import { startExecution, type StartOptions } from "../worker/start-execution";
 import { retryingExecutionCall } from "../worker/executions";
 import { uuidFromDigest } from "../engine/task-id";
@@ -217,11 +217,15 @@ export class ScheduleTrigger extends DurableObject<Env> {
     return typeof time === "number" ? time : undefined;
   }
 
-  /** Arms the first fire strictly after `afterMs`, or clears the alarm when there is none (or it is paused). */
+  /**
+   * Arms the first fire strictly after `afterMs`, or clears the alarm when there is none (or it is paused). A fire after
+   * {@link LATEST_FIRE_MILLIS} (a schedule saved before saves refused one) is none: `setAlarm` would refuse it, and the
+   * arm call fail each time.
+   */
   async #armAfter(schedule: StoredSchedule, afterMs: number): Promise<ArmedFire | null> {
     const parsed = schedule.paused ? undefined : parseCron(schedule.config.cronExpression, schedule.config.zoneId);
     const fire = parsed?.ok ? nextFireAfter(parsed.schedule, afterMs, fireWindow(schedule.config)) : undefined;
-    if (fire === undefined) {
+    if (fire === undefined || fire > LATEST_FIRE_MILLIS) {
       await this.#clearAlarm();
       return null;
     }

@@ -267,6 +267,22 @@ describe("saving and firing a schedule", () => {
     expect(await apiOk("GET", "/api/scheduler/schedules/sched-later")).toMatchObject({ scheduleStartTime: start });
     const next = new Date(nextNewYear());
     expect((await armedOf("sched-later")).armed?.fire).toBe(Date.UTC(next.getUTCFullYear() + 1, 0, 1));
+
+    // The last year an alarm can be set in: its fire is armed.
+    const last = Date.UTC(2189, 0, 1);
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-last", "sched_window", { scheduleStartTime: last }));
+    expect(await armedOf("sched-last")).toEqual({ armed: expect.objectContaining({ fire: last }), alarm: last });
+  });
+
+  it("arms nothing for a stored schedule whose next fire is past the latest alarm (saved before such saves were refused)", async () => {
+    await registerQuick("sched_far");
+    const config = { cronExpression: YEARLY, zoneId: "UTC", startWorkflowRequest: { name: "sched_far", input: {} }, runCatchupScheduleInstances: false, scheduleStartTime: Date.UTC(2500, 0, 1) };
+    const write = { name: "sched-far", config, paused: true, startScopes: [], baseUrl: "https://conductor.test", by: "admin", now: Date.now() };
+    expect(await new ScheduleRepository(env.DB).save(write, undefined)).toBe(true);
+    // setAlarm refused its fire (2500-01-01): the resume answered 500.
+    expect((await api("PUT", "/api/scheduler/schedules/sched-far/resume")).status).toBe(200);
+    expect(await armedOf("sched-far")).toEqual({ armed: undefined, alarm: null });
+    await apiOk("DELETE", "/api/scheduler/schedules/sched-far");
   });
 });
 
@@ -588,6 +604,10 @@ describe("refused saves change nothing", () => {
       [schedule("sched-refused-late", "sched_refused", { scheduleStartTime: Date.UTC(10000, 0, 1) }), "scheduleStartTime"],
       [schedule("sched-refused-late", "sched_refused", { scheduleEndTime: 9_000_000_000_000_000 }), "scheduleEndTime"],
       [schedule("sched-refused", "sched_refused", { scheduleEndTime: "next year" }), "scheduleEndTime"],
+      // A first fire past 2189, which no alarm can be set for: the save answered 500 after the schedule was written.
+      [schedule("sched-refused-far", "sched_refused", { scheduleStartTime: Date.UTC(2500, 0, 1) }), "scheduleStartTime"],
+      [schedule("sched-refused-far", "sched_refused", { scheduleStartTime: Date.UTC(2189, 6, 1) }), "scheduleStartTime"],
+      [schedule("sched-refused-far", "sched_refused", { scheduleStartTime: Date.UTC(3000, 0, 1), scheduleEndTime: Date.UTC(3001, 0, 1) }), "scheduleStartTime"],
       // The path of the search of schedules: a schedule so named could not be read.
       [schedule("search", "sched_refused"), "name"],
       // Several crons per schedule (Conductor's cronSchedules): refused, not fired on cronExpression alone.

@@ -2,7 +2,14 @@ import type { JsonObject } from "../../engine/model";
 import type { ValidationIssue } from "../../engine/validation-issue";
 import type { SaveScheduleRequest } from "../schemas";
 import type { StartOptions } from "../start-execution";
-import { cronRefusal, parseCron, parseZone, type CronSchedule, type FireWindow } from "./cron";
+import { cronRefusal, nextFireAfter, parseCron, parseZone, type CronSchedule, type FireWindow } from "./cron";
+
+/**
+ * The latest fire a schedule may have: the end of 2189. Its object arms a Durable Object alarm for each fire, and
+ * workerd's `setAlarm` refuses a later date ("This API doesn't support dates after 2189", a rejected promise; seen
+ * in a workerd test, where the end of 2190 was the last it took: the message's year is kept, the safer bound).
+ */
+export const LATEST_FIRE_MILLIS = Date.UTC(2189, 11, 31, 23, 59, 59, 999);
 
 /** The start request a schedule stores and each fire starts (input plus `_scheduledTime` and `_executedTime`). */
 export type ScheduledStart = Pick<StartOptions, "name" | "version" | "input" | "correlationId" | "priority" | "taskToDomain">;
@@ -46,6 +53,9 @@ export function checkSchedule(request: SaveScheduleRequest, nowMs: number): Chec
   }
   const { scheduleStartTime: start, scheduleEndTime: end } = request;
   if (start !== undefined && end !== undefined && end < start) issues.push({ path: "scheduleEndTime", message: "must not be before scheduleStartTime" });
+  if (cron !== undefined && start !== undefined && firesTooLate(cron, nowMs, { start, end })) {
+    issues.push({ path: "scheduleStartTime", message: `must not put the schedule's first fire after ${LATEST_FIRE_MILLIS} (${new Date(LATEST_FIRE_MILLIS).toISOString()}): the alarm that starts a fire takes no later date` });
+  }
   if (issues.length > 0 || cron === undefined) return { ok: false, issues };
 
   const { name, version, input, correlationId, priority, taskToDomain } = request.startWorkflowRequest;
@@ -64,6 +74,16 @@ export function checkSchedule(request: SaveScheduleRequest, nowMs: number): Chec
   if (end !== undefined) config.scheduleEndTime = end;
   if (request.description !== undefined && request.description !== null) config.description = request.description;
   return { ok: true, config, paused: request.paused ?? false, cron };
+}
+
+/**
+ * True when a schedule whose window starts at `window.start` would first fire after {@link LATEST_FIRE_MILLIS}, or
+ * starts after it (the cron library finds no fire from the year 3000 on): saved, it would arm an alarm workerd
+ * refuses, and the save would fail after the schedule was written. A window ending before its first fire arms nothing.
+ */
+function firesTooLate(cron: CronSchedule, nowMs: number, window: FireWindow): boolean {
+  if ((window.start ?? 0) > LATEST_FIRE_MILLIS) return true;
+  return (nextFireAfter(cron, nowMs, window) ?? 0) > LATEST_FIRE_MILLIS;
 }
 
 /** Which fire a start is: its schedule, its cron slot, when it started, and the id of its record (see executions.ts). */
