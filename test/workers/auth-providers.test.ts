@@ -247,6 +247,28 @@ describe("custom provider (service binding to examples/custom-auth-worker)", () 
     await expect(customProvider.authenticate(request(), providerAt("/status/403"))).rejects.toMatchObject({ status: 401, code: "INVALID_TOKEN" });
   });
 
+  it("logs a provider's own exception by its kind only: its message may quote the credential it was asked about", async () => {
+    const credential = `session-${crypto.randomUUID()}`;
+    // The binding stubbed at the network boundary as workerd delivers a callee's exception through a service binding:
+    // its message kept and marked `remote` (seen with a real throwing Worker bound in a throwaway config).
+    const throwing = (error: Error) => ({ ...env, AUTH_SERVICE: { fetch: async () => Promise.reject(error) } }) as unknown as Env;
+    const remote = Object.assign(new Error(`session lookup failed for ${credential}`), { remote: true });
+    const request = () => new Request("https://conductor.test/api/metadata/workflow", { headers: { "x-team-token": credential, cookie: `sid=${credential}` } });
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      await expect(customProvider.authenticate(request(), throwing(remote))).rejects.toMatchObject({ status: 503, code: "UNAVAILABLE" });
+      // The runtime's own failure quotes nothing of the request: its message stays, for the operator.
+      await expect(customProvider.authenticate(request(), throwing(new Error("Network connection lost.")))).rejects.toMatchObject({ status: 503 });
+      const lines = logged.mock.calls.map((args) => args.map(String).join(" "));
+      expect(lines).toHaveLength(2);
+      for (const line of lines) expect(line).not.toContain(credential);
+      expect(JSON.parse(lines[0]!)).toMatchObject({ msg: "custom auth provider unavailable", reason: expect.stringContaining("Error thrown by the provider") });
+      expect(JSON.parse(lines[1]!)).toMatchObject({ msg: "custom auth provider unavailable", reason: "Error: Network connection lost." });
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
   it("reads at most 64 KiB of the auth Worker's answer: a larger one names no one (401)", async () => {
     const answering = (body: unknown) => ({ ...env, AUTH_SERVICE: { fetch: async () => Response.json(body) } }) as unknown as Env;
     const request = () => new Request("https://conductor.test/api/metadata/workflow", { headers: { "x-team-token": "team-token-1" } });

@@ -64,6 +64,18 @@ function jsonOrUndefined(text: string): unknown {
   }
 }
 
+/**
+ * Why a call to the provider threw, as logged. An exception the provider's Worker threw reaches the caller through
+ * the service binding with its message (marked `remote`), and a provider's message may quote the credential it was
+ * asked about (a session id, a token it could not parse): only its kind is logged, the provider's own logs hold the
+ * rest. The runtime's own failures (a lost connection) quote nothing of the request and keep their message.
+ */
+function failedCall(error: unknown): string {
+  if (!(error instanceof Error)) return typeof error;
+  if ((error as Error & { remote?: unknown }).remote === true) return `${error.name} thrown by the provider (its message is in the provider's logs: it may quote the request's credentials)`;
+  return `${error.name}: ${error.message}`;
+}
+
 /** Asks the provider, its answer and body within {@link AUTH_SERVICE_TIMEOUT_MS}, reading at most {@link AUTH_SERVICE_MAX_ANSWER_BYTES}. */
 async function askProvider(service: Fetcher, body: string): Promise<ProviderAnswer | ProviderFailure> {
   const signal = AbortSignal.timeout(AUTH_SERVICE_TIMEOUT_MS);
@@ -84,7 +96,7 @@ async function askProvider(service: Fetcher, body: string): Promise<ProviderAnsw
       return { status: response.status, identity: undefined };
     }
     return { status: response.status, identity: jsonOrUndefined(new TextDecoder().decode(answer)) as CustomIdentity | undefined };
-  })().catch((error: unknown): ProviderFailure => ({ failed: signal.aborted ? tooSlow : error instanceof Error ? `${error.name}: ${error.message}` : String(error) }));
+  })().catch((error: unknown): ProviderFailure => ({ failed: signal.aborted ? tooSlow : failedCall(error) }));
   let timer: ReturnType<typeof setTimeout> | undefined;
   // Raced as well as signalled: the time limit holds even where a binding or a body read does not heed the signal.
   const late = new Promise<ProviderFailure>((resolve) => (timer = setTimeout(() => resolve({ failed: tooSlow }), AUTH_SERVICE_TIMEOUT_MS)));
