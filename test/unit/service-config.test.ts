@@ -43,6 +43,30 @@ describe("service configuration from vars", () => {
     expect(configOf({ PUBLIC_BASE_URL: "   " }).publicBaseUrl).toBeUndefined();
   });
 
+  it("logs a refused PUBLIC_BASE_URL without its credentials, query or fragment: where such a value would hold a secret", () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const cases: Array<[string, string]> = [
+        ["https://deploy:hunter2-pw@flows.example.com", "https://***@flows.example.com"],
+        ["https://flows.example.com/?token=tok-secret-1", "https://flows.example.com/?***"],
+        ["https://flows.example.com/#tok-secret-2", "https://flows.example.com/#***"],
+        ["flows.example.com?key=tok-secret-3", "flows.example.com?***"],
+        ["https://deploy:pw/hunter2-pw@x@flows.example.com", "https://***@flows.example.com"],
+        ["deploy:hunter2-pw@flows.example.com", "***@flows.example.com"],
+        ["ftp://flows.example.com", "ftp://flows.example.com"],
+      ];
+      for (const [raw, shown] of cases) {
+        logged.mockClear();
+        expect(configOf({ PUBLIC_BASE_URL: raw }).publicBaseUrl).toBeUndefined();
+        const line = String(logged.mock.calls[0]?.[0]);
+        expect(JSON.parse(line)).toMatchObject({ msg: expect.stringContaining("PUBLIC_BASE_URL ignored"), received: shown });
+        for (const secret of ["hunter2-pw", "tok-secret"]) expect(line).not.toContain(secret);
+      }
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
   it("ignores and logs a PUBLIC_BASE_URL that is no http(s) URL (no scheme, another scheme, a query): callback URLs keep the request's origin", () => {
     const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
     try {
