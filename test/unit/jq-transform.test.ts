@@ -369,6 +369,27 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("def fib($n): if $n < 2 then $n else fib($n - 1) + fib($n - 2) end; fib(15)", {})).toEqual({ ok: true, values: [610] });
   });
 
+  it("names the values in a type error as jq does: string (\"id-\") and number (5) cannot be added, Cannot iterate over null (null)", () => {
+    const input = { id: 5, items: null, long: "abcdefghijklmnopqrstuvwxyz" };
+    expect(jqRunner.run('"id-" + .id', input)).toEqual({ ok: false, error: 'The jq filter failed: string ("id-") and number (5) cannot be added' });
+    expect(jqRunner.run(".items[] | .x", input)).toEqual({ ok: false, error: "The jq filter failed: Cannot iterate over null (null)" });
+    const errors = ['.long - 1', '{a: [1]} * 2', 'null - .id', '.id / "x"', '[] % 2', '5 | .[]', '[1, "a"] | add'];
+    expect(jqRunner.run(`[${errors.map((e) => `(try (${e}) catch .)`).join(", ")}]`, input)).toEqual({
+      ok: true,
+      values: [
+        [
+          'string ("abcdefghij...) and number (1) cannot be subtracted',
+          'object ({"a":[1]}) and number (2) cannot be multiplied',
+          "null (null) and number (5) cannot be subtracted",
+          'number (5) and string ("x") cannot be divided',
+          "array ([]) and number (2) cannot be divided (remainder)",
+          "Cannot iterate over number (5)",
+          'number (1) and string ("a") cannot be added',
+        ],
+      ],
+    });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -619,6 +619,29 @@ MultiplicationOperator.prototype.combine = function(l, r, lt, rt) {
     return __jqjsMultiply.call(this, l, r, lt, rt)
 }
 
+// --- A type error names both values as jq does (jq's type_error2, jackson-jq's JsonQueryTypeException): "string ("id-")
+// and number (5) cannot be added", where jqjs wrote "type mismatch in +:string and number cannot be added" (and "in -:"
+// for / and %). The message is the task's reasonForIncompletion, and what try … catch . gives. ---
+
+// A value as jq's messages show it: its type and its JSON, cut to jq's 14 characters (11 and "...").
+function __described(v) {
+    const text = JSON.stringify(v) ?? String(v)
+    return nameType(v) + ' (' + (text.length > 14 ? text.slice(0, 11) + '...' : text) + ')'
+}
+
+for (const [operator, verb] of [[AdditionOperator, 'added'], [SubtractionOperator, 'subtracted'], [MultiplicationOperator, 'multiplied'], [DivisionOperator, 'divided'], [ModuloOperator, 'divided (remainder)']]) {
+    const combine = operator.prototype.combine
+    operator.prototype.combine = function(l, r, lt, rt) {
+        try {
+            return combine.call(this, l, r, lt, rt)
+        } catch (e) {
+            if (typeof e == 'string' && e.startsWith('type mismatch in '))
+                throw __described(l) + ' and ' + __described(r) + ' cannot be ' + verb
+            throw e
+        }
+    }
+}
+
 // --- Unary minus: -E negates each value of E, up to the next binary operator (-.a * 2 is (-.a) * 2) ---
 
 class __NegationNode extends ParseNode {

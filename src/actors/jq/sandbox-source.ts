@@ -231,6 +231,18 @@ const FIXES: readonly SourceFix[] = [
     replace: "            // quoted-string key: \"x\" : val\n            let ident = tokens[i++]\n            if (tokens[i].type == 'comma' || tokens[i].type == 'right-brace') {\n                fields.push({\n                    key: new StringNode(ident.value),\n                    value: new IdentifierIndex(ident.value),\n                })\n                i--\n            } else if (tokens[i].type == 'colon') {",
   },
   {
+    // jq (and jackson-jq) name the value: "Cannot iterate over null (null)", the usual error of .items[] on a missing
+    // field; jqjs wrote "cannot iterate over null".
+    why: "`E[]` on a non-container names the value as jq does",
+    find: "            if (!['array', 'object'].includes(nameType(o)))\n                throw 'cannot iterate over ' + nameType(o)",
+    replace: "            if (!['array', 'object'].includes(nameType(o)))\n                throw 'Cannot iterate over ' + __described(o)",
+  },
+  {
+    why: "`.[]` on a non-container names the value as jq does",
+    find: "        if (!['array', 'object'].includes(nameType(input)))\n            throw 'cannot iterate over ' + nameType(input)",
+    replace: "        if (!['array', 'object'].includes(nameType(input)))\n            throw 'Cannot iterate over ' + __described(input)",
+  },
+  {
     why: "`add` adds an object's values, as jq's does",
     find: "    'add/0': function*(input, conf) {\n        if (nameType(input) != 'array')",
     replace: "    'add/0': function*(input, conf) {\n        if (nameType(input) == 'object')\n            input = Object.values(input)\n        if (nameType(input) != 'array')",
