@@ -390,6 +390,14 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     });
   });
 
+  it("parses only a string with fromjson, as jq and jackson-jq do: a missing body (null) fails rather than giving null", () => {
+    expect(jqRunner.run(".body | fromjson | .id", { body: null })).toEqual({ ok: false, error: "The jq filter failed: null (null) only strings can be parsed" });
+    expect(jqRunner.run("[.[] | try fromjson catch .]", [5, { a: 1 }, '{"a": [1]}'] as never)).toEqual({
+      ok: true,
+      values: [["number (5) only strings can be parsed", 'object ({"a":1}) only strings can be parsed', { a: [1] }]],
+    });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

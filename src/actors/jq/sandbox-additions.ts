@@ -1406,6 +1406,13 @@ Object.assign(functions, {
             return yield Number(input)
         throw nameType(input) + ' (' + JSON.stringify(input) + ') cannot be parsed as a number'
     },
+    // Only a string is parsed, as in jq and jackson-jq (FromJsonFunction: "%s only strings can be parsed"); jqjs handed
+    // anything to JSON.parse, so .body | fromjson on a missing body (null) gave null, and 5 gave 5, where Conductor fails.
+    'fromjson/0': function*(input) {
+        if (typeof input != 'string')
+            throw __described(input) + ' only strings can be parsed'
+        yield JSON.parse(input)
+    },
     // jq gives anything but a string back unchanged; jqjs raised an error.
     'ltrimstr/1': Object.assign(function*(input, conf, args) {
         for (let s of args[0].apply(input, conf))
