@@ -398,6 +398,14 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     });
   });
 
+  it("takes startswith and endswith on strings only, as jq and jackson-jq do: a number is an error, not read as text", () => {
+    expect(jqRunner.run('.code | startswith("2")', { code: 200 })).toEqual({ ok: false, error: "The jq filter failed: startswith() requires string inputs" });
+    expect(jqRunner.run('[(try (.s | startswith(4)) catch .), (try (.s | endswith(2)) catch .), (try (null | endswith("a")) catch .), (.s | startswith("4"), endswith("2"))]', { s: "42" })).toEqual({
+      ok: true,
+      values: [["startswith() requires string inputs", "endswith() requires string inputs", "endswith() requires string inputs", true, true]],
+    });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -1413,6 +1413,23 @@ Object.assign(functions, {
             throw __described(input) + ' only strings can be parsed'
         yield JSON.parse(input)
     },
+    // Both strings or an error, as jq and jackson-jq (AbstractStartsEndsWithFunction) have it; jqjs called the input's
+    // startsWith: a numeric status code (.statusCode | startswith("2")) failed with "not a function", and a number
+    // as the prefix was read as text ("42" | startswith(4) was true).
+    'startswith/1': function*(input, conf, args) {
+        for (let v of args[0].apply(input, conf)) {
+            if (typeof input != 'string' || typeof v != 'string')
+                throw 'startswith() requires string inputs'
+            yield input.startsWith(v)
+        }
+    },
+    'endswith/1': function*(input, conf, args) {
+        for (let v of args[0].apply(input, conf)) {
+            if (typeof input != 'string' || typeof v != 'string')
+                throw 'endswith() requires string inputs'
+            yield input.endsWith(v)
+        }
+    },
     // jq gives anything but a string back unchanged; jqjs raised an error.
     'ltrimstr/1': Object.assign(function*(input, conf, args) {
         for (let s of args[0].apply(input, conf))
