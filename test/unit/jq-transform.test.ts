@@ -406,6 +406,14 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     });
   });
 
+  it("updates through getpath as jq does: getpath(p) |= f and getpath(p) = v, with p computed at run time", () => {
+    expect(jqRunner.run('getpath(["a", 0]) |= 5, (getpath(["x", "y"]) += 1), (getpath(["a"], ["b"]) = 7), ([paths] as $p | getpath($p[0]) = 1), path(getpath(["a", 0]))', { a: [1] })).toEqual({
+      ok: true,
+      values: [{ a: [5] }, { a: [1], x: { y: 1 } }, { a: 7, b: 7 }, { a: 1 }, ["a", 0]],
+    });
+    expect(jqRunner.run('getpath(["a", 0, "c"]) |= 1', { a: [1] })).toEqual({ ok: false, error: expect.stringContaining('Cannot index number with "c"') });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

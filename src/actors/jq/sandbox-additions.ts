@@ -1474,6 +1474,17 @@ Object.assign(functions, {
             yield __getPath(input, path)
         }
     }, {params: [{label: 'paths'}]}),
+    // getpath(p) is a path expression too, as in jq and jackson-jq (GetPathFunction emits its path): getpath(p) |= f and
+    // getpath(p) = v update the value at a path computed at run time; jqjs had no paths for it ("no paths for
+    // getpath/1"). The path is read first, so one through a number or a string fails as getpath does.
+    'getpath/1-paths': function*(input, conf, args) {
+        for (let path of args[0].apply(input, conf)) {
+            if (!Array.isArray(path))
+                throw 'Path must be specified as an array'
+            __getPath(input, path)
+            yield path
+        }
+    },
     // jqjs logged each match to a console the sandbox does not have, and called a missing String.gsub for "g". jq's
     // def scan(re; $flags): match(re; "g" + $flags) | if (.captures | length > 0) then [.captures | .[] | .string]
     // else .string end (so no empty match at the input's end, as in match).
