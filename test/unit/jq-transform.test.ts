@@ -414,6 +414,20 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('getpath(["a", 0, "c"]) |= 1', { a: [1] })).toEqual({ ok: false, error: expect.stringContaining('Cannot index number with "c"') });
   });
 
+  it("builds an object per key a computed key gives, as jq does: {(.ids[]): true} is one object per id; a key must be a string", () => {
+    const input = { ids: ["a", "b"], n: 1 };
+    expect(jqRunner.run('[{(.ids[]): true}], [{"k_\\(.ids[])": (1, 2)}], [{a: (1, 2), b: (3, 4)}], {"__proto__": 1, a: 2}', input)).toEqual({
+      ok: true,
+      values: [[{ a: true }, { b: true }], [{ k_a: 1 }, { k_a: 2 }, { k_b: 1 }, { k_b: 2 }], [{ a: 1, b: 3 }, { a: 1, b: 4 }, { a: 2, b: 3 }, { a: 2, b: 4 }], { ["__proto__"]: 1, a: 2 }],
+    });
+    expect(jqRunner.run("{(.n): 1}", input)).toEqual({ ok: false, error: "The jq filter failed: Cannot use number (1) as object key" });
+    // INDEX keys by tostring, as jq's def does.
+    expect(jqRunner.run("[{id: 1}, {id: \"b\"}, {id: 1, v: 2}] | INDEX(.id), ([] | INDEX(.id)), ([3] | INDEX(.[]; .))", {})).toEqual({
+      ok: true,
+      values: [{ "1": { id: 1, v: 2 }, b: { id: "b" } }, {}, { "3": 3 }],
+    });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

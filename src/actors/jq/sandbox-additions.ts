@@ -642,6 +642,56 @@ for (const [operator, verb] of [[AdditionOperator, 'added'], [SubtractionOperato
     }
 }
 
+// --- Object construction as jq's: a key giving several values makes an object per key ({(.a, .b): 1} is {"x": 1} and
+// {"y": 1}, not one object with both), a key must be a string, and "__proto__" is a key like any other. jqjs gathered
+// every key a field gave into each object, turned a number or null into a key's text, and assigned "__proto__" as the
+// prototype (the key was lost). ---
+
+ObjectNode.prototype.apply = function*(input, conf) {
+    // Per field, its (key, value) pairs in jq's order: each key, with each of its values.
+    const fields = []
+    for (const {key, value} of this.fields) {
+        const pairs = []
+        for (const k of key.apply(input, conf)) {
+            if (typeof k != 'string')
+                throw 'Cannot use ' + __described(k) + ' as object key'
+            for (const v of value.apply(input, conf))
+                pairs.push([k, v])
+        }
+        fields.push(pairs)
+    }
+    yield* __objectsOf(fields, 0, [])
+}
+
+// Every object taking one pair of each field, the first field's choice varying slowest, as jq's; chosen holds the
+// pairs taken so far.
+function* __objectsOf(fields, i, chosen) {
+    if (i == fields.length) {
+        const out = {}
+        // Assignment is the faster, and safe for any key but "__proto__" on a fresh object.
+        for (const [k, v] of chosen)
+            if (k === '__proto__')
+                __setKey(out, k, v)
+            else
+                out[k] = v
+        return yield out
+    }
+    for (const pair of fields[i]) {
+        chosen.push(pair)
+        yield* __objectsOf(fields, i + 1, chosen)
+        chosen.pop()
+    }
+}
+
+// INDEX's object: each row under each key idx_expr gives for it (tostring'd), a later row replacing an earlier.
+function __indexed(rows, idx, conf) {
+    const out = {}
+    for (const row of rows)
+        for (const k of idx.apply(row, conf))
+            __setKey(out, typeof k == 'string' ? k : JSON.stringify(k), row)
+    return out
+}
+
 // --- Unary minus: -E negates each value of E, up to the next binary operator (-.a * 2 is (-.a) * 2) ---
 
 class __NegationNode extends ParseNode {
@@ -1430,6 +1480,17 @@ Object.assign(functions, {
             yield input.endsWith(v)
         }
     },
+    // jq's def INDEX(stream; idx_expr): reduce stream as $row ({}; .[$row|idx_expr|tostring] |= $row), in one pass
+    // over one object: jqjs's [stream | {(f): .}] | add made a key of a number only while object construction took
+    // any key, and copied the object it built at every row.
+    'INDEX/2': Object.assign(function*(input, conf, args) {
+        yield __indexed(args[0].apply(input, conf), args[1], conf)
+    }, {params: [{label: 'stream'}, {label: 'idx_expr'}]}),
+    'INDEX/1': Object.assign(function*(input, conf, args) {
+        if (nameType(input) != 'array' && nameType(input) != 'object')
+            throw 'Cannot iterate over ' + __described(input)
+        yield __indexed(Object.values(input), args[0], conf)
+    }, {params: [{label: 'idx_expr'}]}),
     // jq gives anything but a string back unchanged; jqjs raised an error.
     'ltrimstr/1': Object.assign(function*(input, conf, args) {
         for (let s of args[0].apply(input, conf))
