@@ -428,6 +428,16 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     });
   });
 
+  it("adds up as jq's def add does, copying each element once: objects of 5,000 items, arrays, a missing list an error", () => {
+    const items = Array.from({ length: 5000 }, (_, i) => ({ id: `u${i}`, name: `n${i}` }));
+    expect(jqRunner.run('.items | map({(.id): .name}) | add | [length, .u0, .u4999]', { items })).toEqual({ ok: true, values: [[5000, "n0", "n4999"]] });
+    expect(jqRunner.run('([[1], null, [2, 3]] | add), ([{a: 1}, {b: 2}, {a: 3}] | add), ({x: "a", y: "b"} | add), ([] | add), ([{"__proto__": 1}, {b: 2}] | add), (. as $l | [$l.o, $l.o] | add | $l.o)', { o: { k: 1 } })).toEqual({
+      ok: true,
+      values: [[1, 2, 3], { a: 3, b: 2 }, "ab", null, { ["__proto__"]: 1, b: 2 }, { k: 1 }],
+    });
+    expect(jqRunner.run(".items | add", {})).toEqual({ ok: false, error: "The jq filter failed: Cannot iterate over null (null)" });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -692,6 +692,42 @@ function __indexed(rows, idx, conf) {
     return out
 }
 
+// o with v's keys set, as + sets them (a key o has keeps its place).
+function __addKeys(o, v) {
+    for (const k of Object.keys(v))
+        if (k === '__proto__')
+            __setKey(o, k, v[k])
+        else
+            o[k] = v[k]
+    return o
+}
+
+// The sum of values as jq's + makes it, left to right. Objects and arrays are added into one copy of the first, made
+// when the second comes, so each element is copied once; anything else goes through + itself.
+function __sum(values) {
+    let sum = null
+    let owned = false
+    for (const v of values) {
+        const st = nameType(sum)
+        const vt = nameType(v)
+        if (st == vt && (st == 'object' || st == 'array')) {
+            if (!owned) {
+                sum = st == 'array' ? sum.slice() : __addKeys({}, sum)
+                owned = true
+            }
+            if (st == 'array')
+                for (let i = 0; i < v.length; i++)
+                    sum.push(v[i])
+            else
+                __addKeys(sum, v)
+        } else {
+            sum = AdditionOperator.prototype.combine(sum, v, st, vt)
+            owned = false
+        }
+    }
+    return sum
+}
+
 // --- Unary minus: -E negates each value of E, up to the next binary operator (-.a * 2 is (-.a) * 2) ---
 
 class __NegationNode extends ParseNode {
@@ -1491,6 +1527,14 @@ Object.assign(functions, {
             throw 'Cannot iterate over ' + __described(input)
         yield __indexed(Object.values(input), args[0], conf)
     }, {params: [{label: 'idx_expr'}]}),
+    // jq's def add: reduce .[] as $x (null; . + $x), in one pass: jqjs's copied the sum at every element, so adding up
+    // the usual map({(.id): .name}) of 5,000 items copied thousands of keys 5,000 times (about 2 s, unseen by the
+    // budget, which counts interpreter steps, not a copy's); arrays the same.
+    'add/0': function*(input) {
+        if (nameType(input) != 'array' && nameType(input) != 'object')
+            throw 'Cannot iterate over ' + __described(input)
+        yield __sum(Array.isArray(input) ? input : Object.values(input))
+    },
     // jq gives anything but a string back unchanged; jqjs raised an error.
     'ltrimstr/1': Object.assign(function*(input, conf, args) {
         for (let s of args[0].apply(input, conf))
