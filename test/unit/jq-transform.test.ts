@@ -438,6 +438,22 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run(".items | add", {})).toEqual({ ok: false, error: "The jq filter failed: Cannot iterate over null (null)" });
   });
 
+  it("makes paths through if, //, empty, first(f), limit and recurse, as jq does: del(first(.items[] | select(…))) deletes one", () => {
+    const input = { a: 1, items: [{ x: 1 }, { x: 2 }, { x: 2 }] };
+    expect(jqRunner.run("del(first(.items[] | select(.x == 2))) | .items", input)).toEqual({ ok: true, values: [[{ x: 1 }, { x: 2 }]] });
+    expect(jqRunner.run("(if .a == 1 then .items[0] else .b end) |= 7, ((.z // .a) |= 5), del(.items[] | if .x > 1 then . else empty end), del(limit(2; .items[])), del(recurse | objects | .x?)", input)).toEqual({
+      ok: true,
+      values: [
+        { a: 1, items: [7, { x: 2 }, { x: 2 }] },
+        { a: 5, items: [{ x: 1 }, { x: 2 }, { x: 2 }] },
+        { a: 1, items: [{ x: 1 }] },
+        { a: 1, items: [{ x: 2 }] },
+        { a: 1, items: [{}, {}, {}] },
+      ],
+    });
+    expect(jqRunner.run("[path(recurse)] == [path(..)], [path(empty)]", input)).toEqual({ ok: true, values: [true, []] });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

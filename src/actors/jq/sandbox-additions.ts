@@ -1363,6 +1363,87 @@ IfNode.prototype.apply = function(input, conf) {
     return __ifFrom(this, 0, input, conf)
 }
 
+// --- Paths through if, //, empty, first(f), limit(n; f) and recurse, as jq's: each is a path expression there (jq's
+// defs of first, limit and recurse are made of paths; jackson-jq's expressions emit paths too), so
+// del(first(.items[] | select(.id == $id))), (if .a then .a else .b end) |= f, del(.. | if … then . else empty end) and
+// [paths] through recurse work; jqjs had none ("no paths for first/1", "not a function"). ---
+
+function* __ifPathsFrom(node, i, input, conf) {
+    if (i == node.conditions.length) {
+        if (node.elseBranch)
+            yield* node.elseBranch.paths(input, conf)
+        else
+            yield []
+        return
+    }
+    for (const c of node.conditions[i].apply(input, conf)) {
+        if (__truthy(c))
+            yield* node.thens[i].paths(input, conf)
+        else
+            yield* __ifPathsFrom(node, i + 1, input, conf)
+    }
+}
+
+IfNode.prototype.paths = function(input, conf) {
+    return __ifPathsFrom(this, 0, input, conf)
+}
+
+// jq's path(a // b): the paths of a whose values are neither null nor false (an error in a counts as none), else b's.
+AlternativeOperator.prototype.paths = function*(input, conf) {
+    const kept = []
+    try {
+        for (const p of this.lhs.paths(input, conf))
+            if (__truthy(__getPath(input, p)))
+                kept.push(p)
+    } catch (e) {
+        caughtJqError(e)
+    }
+    if (kept.length > 0)
+        yield* kept
+    else
+        yield* this.rhs.paths(input, conf)
+}
+
+// jq's def recurse(f; cond): def r: ., (f | select(cond) | r); r; with the paths taken below prefix.
+function* __recursePaths(value, prefix, f, cond, conf) {
+    yield prefix
+    for (const p of f.paths(value, conf)) {
+        const v = __getPath(value, p)
+        for (const c of cond.apply(v, conf))
+            if (__truthy(c))
+                yield* __recursePaths(v, prefix.concat(p), f, cond, conf)
+    }
+}
+
+Object.assign(functions, {
+    'empty/0-paths': function*() {
+    },
+    'first/1-paths': function*(input, conf, args) {
+        for (const p of args[0].paths(input, conf))
+            return yield p
+    },
+    'limit/2-paths': function*(input, conf, args) {
+        for (const n of args[0].apply(input, conf)) {
+            if (typeof n != 'number')
+                throw 'Invalid limit: ' + nameType(n)
+            if (n < 0) {
+                yield* args[1].paths(input, conf)
+                continue
+            }
+            let count = 0
+            if (n > 0)
+                for (const p of args[1].paths(input, conf)) {
+                    yield p
+                    if (++count >= n)
+                        break
+                }
+        }
+    },
+    'recurse/2-paths': function(input, conf, args) {
+        return __recursePaths(input, [], args[0], args[1], conf)
+    },
+})
+
 // The values any/all look at: an array's or an object's, as jq's reduce .[] reads them.
 function __iterated(input, name) {
     const t = nameType(input)
