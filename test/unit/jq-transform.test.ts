@@ -454,6 +454,18 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("[path(recurse)] == [path(..)], [path(empty)]", input)).toEqual({ ok: true, values: [true, []] });
   });
 
+  it("assigns without copying the whole input, as jq's immutable values do: a reduce building an object of 1,000 rows, nan kept", () => {
+    const rows = Array.from({ length: 1000 }, (_, i) => ({ id: `r${i}`, meta: { n: i, tags: ["a", "b"] } }));
+    expect(jqRunner.run("(reduce .rows[] as $r ({}; .[$r.id] = $r.meta) | [length, .r999.n]), (reduce .rows[] as $r ({}; .[$r.meta.tags[0]] += 1))", { rows })).toEqual({
+      ok: true,
+      values: [[1000, 999], { a: 1000 }],
+    });
+    // The input is untouched: a variable bound to it reads it as it was.
+    expect(jqRunner.run(". as $o | .o.p.q = 1 | .xs[0] |= . + 1 | [$o, .]", { o: { p: {} }, xs: [1] })).toEqual({ ok: true, values: [[{ o: { p: {} }, xs: [1] }, { o: { p: { q: 1 } }, xs: [2] }]] });
+    // jqjs's copy went through JSON text, which made nan and infinite null.
+    expect(jqRunner.run("[infinite, nan] | .[2] |= 0 | [(.[0] > 1e308), (.[1] | isnan), .[2]]", {})).toEqual({ ok: true, values: [[true, true, 0]] });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

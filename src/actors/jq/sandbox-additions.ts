@@ -236,6 +236,67 @@ function __updateKey(o, k) {
     throw 'Cannot index ' + t + ' with ' + shown
 }
 
+// --- |= and = copy only what they change: jqjs deep-copied the whole input (JSON.parse(JSON.stringify(…))) at every
+// assignment, so reduce .[] as $r ({}; .[$r.id] = $r) over 5,000 rows copied every row kept so far at every row, about
+// 20 s under Node, all of it native and so unseen by the budget. Now each container along an assigned path is copied
+// once per assignment (copy on write) and the rest is shared, as jq's values are immutable; the paths are taken from
+// the input as it was, as jq's _modify takes them (reduce path(paths) as $p (.; …)). ---
+
+// root with each container on the way to p's last step made its own shallow copy (once per assignment: fresh holds the
+// copies made), so that update's writes along p touch nothing shared. Stops where the path leaves what exists.
+function __ownPath(root, p, fresh) {
+    if (root === null || typeof root != 'object')
+        return root
+    if (!fresh.has(root)) {
+        root = Array.isArray(root) ? root.slice() : __addKeys({}, root)
+        fresh.add(root)
+    }
+    let o = root
+    for (let n = 0; n < p.length - 1; n++) {
+        const k = p[n]
+        let i
+        if (Array.isArray(o) && typeof k == 'number')
+            i = k < 0 ? o.length + Math.floor(k) : Math.floor(k)
+        else if (!Array.isArray(o) && typeof k == 'string')
+            i = k
+        else
+            break
+        if (!Object.hasOwn(o, i))
+            break
+        let child = o[i]
+        if (child === null || typeof child != 'object')
+            break
+        if (!fresh.has(child)) {
+            child = Array.isArray(child) ? child.slice() : __addKeys({}, child)
+            fresh.add(child)
+            __setKey(o, i, child)
+        }
+        o = child
+    }
+    return root
+}
+
+UpdateAssignment.prototype.apply = function*(input, conf) {
+    const fresh = new Set()
+    let out = input
+    for (const p of this.l.paths(input, conf)) {
+        out = __ownPath(out, p, fresh)
+        const it = this.r.apply(this.get(out, p), conf).next()
+        out = it.done ? this.update(out, p, null, true) : this.update(out, p, it.value)
+    }
+    yield out
+}
+
+PlainAssignment.prototype.apply = function*(input, conf) {
+    for (const v of this.r.apply(input, conf)) {
+        const fresh = new Set()
+        let out = input
+        for (const p of this.l.paths(input, conf))
+            out = this.update(__ownPath(out, p, fresh), p, v)
+        yield out
+    }
+}
+
 // lhs op= rhs: for each value $x of rhs on the input, the input with lhs |= . op $x.
 class __ArithmeticUpdate extends ParseNode {
     constructor(lhs, op, rhs) {
