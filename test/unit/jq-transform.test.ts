@@ -466,6 +466,13 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("[infinite, nan] | .[2] |= 0 | [(.[0] > 1e308), (.[1] | isnan), .[2]]", {})).toEqual({ ok: true, values: [[true, true, 0]] });
   });
 
+  it("gives a string's interpolations in jq's order, the first varying fastest: \"\\(.a[])-\\(.b[])\"", () => {
+    expect(jqRunner.run('"\\(.a[])-\\(.b[])", @uri "q=\\(.a[])&r=\\(.b[])"', { a: [1, 2], b: ["x", "y z"] })).toEqual({
+      ok: true,
+      values: ["1-x", "2-x", "1-y z", "2-y z", "q=1&r=x", "q=2&r=x", "q=1&r=y%20z", "q=2&r=y%20z"],
+    });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -789,6 +789,29 @@ function __sum(values) {
     return sum
 }
 
+// --- A string with several interpolations giving several values each: jq's order, the first varying fastest
+// ("\(1,2)-\(3,4)" is "1-3", "2-3", "1-4", "2-4"); jqjs varied the last fastest. ---
+
+StringLiteral.prototype.applyEscape = function(input, esc, conf) {
+    return __interpolated(this, input, esc, conf, this.strings.length - 1)
+}
+
+// The text of strings[0..k] with the values of interpolations[0..k-1] between them, the later interpolation's values
+// taken in the outer loop, as jq's.
+function* __interpolated(node, input, esc, conf, k) {
+    if (k == 0)
+        return yield node.strings[0]
+    const interpolation = node.interpolations[k - 1]
+    if (!interpolation) {
+        for (const prefix of __interpolated(node, input, esc, conf, k - 1))
+            yield prefix + node.strings[k]
+        return
+    }
+    for (const v of interpolation.apply(input, conf))
+        for (const prefix of __interpolated(node, input, esc, conf, k - 1))
+            yield prefix + esc(v) + node.strings[k]
+}
+
 // --- Unary minus: -E negates each value of E, up to the next binary operator (-.a * 2 is (-.a) * 2) ---
 
 class __NegationNode extends ParseNode {
