@@ -473,6 +473,14 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     });
   });
 
+  it("refuses a date whose month, day, hour, minute or second is out of range, as jq's strptime does, rather than carrying it over", () => {
+    const dates = ["2024-13-45T00:00:00Z", "2024-00-10T00:00:00Z", "2024-01-00T00:00:00Z", "2024-01-01T24:00:00Z", "2024-01-01T23:60:00Z", "2024-12-31T23:59:59Z"];
+    expect(jqRunner.run("[.[] | try fromdate catch \"bad\"], (\"13/01/2024\" | try strptime(\"%m/%d/%Y\") catch \"bad\")", dates as never)).toEqual({
+      ok: true,
+      values: [["bad", "bad", "bad", "bad", "bad", 1735689599], "bad"],
+    });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

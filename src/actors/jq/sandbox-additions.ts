@@ -990,7 +990,10 @@ function __strptime(input, format) {
         throw 'date "' + input + '" does not match format "' + format + '"'
     const f = {year: 1900, month: 0, day: 1, hours: 0, minutes: 0, seconds: 0}
     setters.forEach((set, n) => set(f, match[n + 1]))
-    if (f.month < 0)
+    // Each field within glibc strptime's range (jq 1.6 uses it; jackson-jq's Instant.parse refuses them too): a month
+    // of 13 or an hour of 24 does not match, where Date.UTC carried it into the next year or day.
+    if (f.month < 0 || f.month > 11 || f.day < 1 || f.day > 31 || f.hours > 23 || f.minutes > 59 || f.seconds > 60
+        || (f.yday !== undefined && f.yday > 365) || (f.hours12 !== undefined && (f.hours12 < 1 || f.hours12 > 12)))
         throw 'date "' + input + '" does not match format "' + format + '"'
     if (f.hours12 !== undefined) f.hours = f.hours12 % 12 + (f.pm ? 12 : 0)
     else if (f.pm !== undefined && f.pm && f.hours < 12) f.hours += 12
