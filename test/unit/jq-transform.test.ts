@@ -481,6 +481,11 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     });
   });
 
+  it("gives nothing for error(null), as jackson-jq (Conductor's jq) does: a missing message raises no error", () => {
+    expect(jqRunner.run("if .ok then . else error(.body.message) end", { ok: false, body: {} })).toEqual({ ok: true, values: [] });
+    expect(jqRunner.run("[try error(null) catch \"caught\"], [null | try error catch \"caught\"], [error(null, \"x\")?], (try error(\"x\") catch .)", {})).toEqual({ ok: true, values: [[], [], [], "x"] });
+  });
+
   it("reads number literals with an exponent: 1e3, 2.5E-3, 1E+2", () => {
     expect(jqRunner.run("1e3, 2.5E-3, 1E+2, 1.5e2, -1e3, .a * 1e-2, [limit(2; range(1e12))]", { a: 300 })).toEqual({ ok: true, values: [1000, 0.0025, 100, 150, -1000, 3, [0, 1]] });
   });

@@ -1639,8 +1639,12 @@ Object.assign(functions, {
         for (const needle of args[0].apply(input, conf))
             yield __firstOrLast(__indices(input, needle), true)
     },
+    // error(null) raises nothing and gives nothing, as in jackson-jq (ErrorFunction: a null message returns without
+    // output), which Conductor runs: if .ok then . else error(.body.message) end with no message gives no value there,
+    // where jqjs failed the task with "null (not a string)". jq 1.6 gives nothing too ([error(null), 1] is [1]).
     'error/0': function*(input) {
-        throw new JqError(input)
+        if (input !== null)
+            throw new JqError(input)
     },
     // A filter's only input is the task's: there is never a next one.
     'input/0': function*() {
@@ -1650,7 +1654,8 @@ Object.assign(functions, {
     },
     'error/1': Object.assign(function*(input, conf, args) {
         for (let message of args[0].apply(input, conf))
-            throw new JqError(message)
+            if (message !== null)
+                throw new JqError(message)
     }, {params: [{mode: 'defer'}]}),
     // jqjs parsed with parseFloat: "x" gave null and "12abc" 12.
     'tonumber/0': function*(input) {
