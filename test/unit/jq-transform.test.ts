@@ -466,6 +466,22 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("[infinite, nan] | .[2] |= 0 | [(.[0] > 1e308), (.[1] | isnan), .[2]]", {})).toEqual({ ok: true, values: [[true, true, 0]] });
   });
 
+  it("keeps an update's value apart from the copies the update made: a container it puts in two places is not changed in both by a later path", () => {
+    // jq 1.6 gives each of these (its values are immutable); the copy of .a made for .a.x must not stay writable once
+    // the update has put it in several places.
+    expect(jqRunner.run('(.a.x, ., .p.y) |= (if type == "object" then {a: .a, p: .a, q: .a} else 1 end)', { a: { x: 0 }, p: { y: 0 } })).toEqual({
+      ok: true,
+      values: [{ a: { x: 1 }, p: { x: 1, y: 1 }, q: { x: 1 } }],
+    });
+    expect(jqRunner.run('(.a.x, .a, .a.m.z) |= (if type == "object" then {m: ., n: .} else 1 end)', { a: { x: 0, m: {} } })).toEqual({
+      ok: true,
+      values: [{ a: { m: { x: 1, m: {}, z: 1 }, n: { x: 1, m: {} } } }],
+    });
+    // Values shared before an assignment stay apart after it.
+    expect(jqRunner.run('[.x, .x] | .[0].y = 1', { x: { a: 1 } })).toEqual({ ok: true, values: [[{ a: 1, y: 1 }, { a: 1 }]] });
+    expect(jqRunner.run('.a = [.b, .b] | .a[0].z = 1', { b: { q: 1 } })).toEqual({ ok: true, values: [{ b: { q: 1 }, a: [{ q: 1, z: 1 }, { q: 1 }] }] });
+  });
+
   it("gives a string's interpolations in jq's order, the first varying fastest: \"\\(.a[])-\\(.b[])\"", () => {
     expect(jqRunner.run('"\\(.a[])-\\(.b[])", @uri "q=\\(.a[])&r=\\(.b[])"', { a: [1, 2], b: ["x", "y z"] })).toEqual({
       ok: true,

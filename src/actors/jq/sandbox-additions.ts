@@ -276,12 +276,34 @@ function __ownPath(root, p, fresh) {
     return root
 }
 
+// The copies at or below value stop counting as this assignment's own: the update's value may hold one of them twice
+// ((.a.x, .a, .a.m.z) |= {m: ., n: .} puts the copy of .a at .a.m and .a.n), so a later path writing into one must copy
+// it again rather than change both. Only copies are walked, each forgotten once, so this stays linear in the copies made.
+function __forgetOwn(value, fresh) {
+    if (!fresh.has(value))
+        return
+    const stack = [value]
+    fresh.delete(value)
+    while (stack.length > 0) {
+        const o = stack.pop()
+        for (const k of Object.keys(o)) {
+            const child = o[k]
+            if (child !== null && typeof child == 'object' && fresh.has(child)) {
+                fresh.delete(child)
+                stack.push(child)
+            }
+        }
+    }
+}
+
 UpdateAssignment.prototype.apply = function*(input, conf) {
     const fresh = new Set()
     let out = input
     for (const p of this.l.paths(input, conf)) {
         out = __ownPath(out, p, fresh)
-        const it = this.r.apply(this.get(out, p), conf).next()
+        const old = this.get(out, p)
+        const it = this.r.apply(old, conf).next()
+        __forgetOwn(old, fresh)
         out = it.done ? this.update(out, p, null, true) : this.update(out, p, it.value)
     }
     yield out
