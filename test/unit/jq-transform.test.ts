@@ -619,6 +619,14 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run(".x * 2", { x: 21 })).toEqual({ ok: true, values: [42] });
   });
 
+  it("counts an assignment's copies against the budget, arrays as objects: a reduce setting rows into a growing array is stopped, not run for seconds", () => {
+    // Each row copies the accumulator's top level; an array's copy was a native slice the budget never saw, so 30,000
+    // rows ran for over 10 s (10,000: about 2 s). Objects were already counted.
+    for (const filter of ["reduce range(10000) as $i ([]; .[$i] = $i) | length", "reduce range(10000) as $i ({}; .[$i | tostring] = $i) | length"])
+      expect(jqRunner.run(filter, {}), filter).toEqual({ ok: false, error: expect.stringContaining("ran too long") });
+    expect(jqRunner.run("reduce range(1000) as $i ([]; .[$i] = $i) | [length, .[999]]", {})).toEqual({ ok: true, values: [[1000, 999]] });
+  });
+
   it("compiles without running", () => {
     expect(jqRunner.compileError("last(range(1000000000000))")).toBeUndefined();
     expect(jqRunner.compileError("{ a: .b")).toEqual(expect.any(String));
