@@ -482,6 +482,19 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('.a = [.b, .b] | .a[0].z = 1', { b: { q: 1 } })).toEqual({ ok: true, values: [{ b: { q: 1 }, a: [{ q: 1, z: 1 }, { q: 1 }] }] });
   });
 
+  it("refuses what is no path expression on the left of an update or in path(), with jq's message", () => {
+    // jq 1.6 gives each of these messages; jqjs gave path(1) as 1 and failed the rest with "not a function".
+    expect(jqRunner.run('(.tags // []) |= . + ["new"]', { k: 1 })).toEqual({ ok: false, error: "The jq filter failed: Invalid path expression with result []" });
+    expect(jqRunner.run('[path(.a // "x")]', {})).toEqual({ ok: false, error: 'The jq filter failed: Invalid path expression with result "x"' });
+    expect(jqRunner.run('[try path(1) catch ., try path({a: .k}) catch ., try path(.k + 1) catch ., try path([range(30)]) catch .], ((.k // 5) |= 7)', { k: 1 })).toEqual({
+      ok: true,
+      values: [
+        ["Invalid path expression with result 1", 'Invalid path expression with result {"a":1}', "Invalid path expression with result 2", "Invalid path expression with result [0,1,2,3,4,5,6,7,8,9,10,11..."],
+        { k: 7 },
+      ],
+    });
+  });
+
   it("gives a string's interpolations in jq's order, the first varying fastest: \"\\(.a[])-\\(.b[])\"", () => {
     expect(jqRunner.run('"\\(.a[])-\\(.b[])", @uri "q=\\(.a[])&r=\\(.b[])"', { a: [1, 2], b: ["x", "y z"] })).toEqual({
       ok: true,

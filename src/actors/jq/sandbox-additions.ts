@@ -1505,6 +1505,20 @@ function* __ifPathsFrom(node, i, input, conf) {
     }
 }
 
+// What is no path expression (a literal, a string with interpolations, [..], {..}, an operator, @format) fails on
+// its first value as jq's does: "Invalid path expression with result [1,2]", the value cut to 29 characters as jq 1.6
+// cuts it. jqjs's literal gave itself as a path (path(1) was 1, path(.a // "x") ["x"]) and the rest failed with "not a
+// function", a reason that says nothing, which (.tags // []) |= . + ["new"] now reaches through //. (as, reduce and
+// label are path expressions in jq: they keep their "not a function" rather than a message saying they are not.)
+function* __noPaths(input, conf) {
+    for (const v of this.apply(input, conf)) {
+        const text = JSON.stringify(v) ?? String(v)
+        throw 'Invalid path expression with result ' + (text.length > 29 ? text.slice(0, 26) + '...' : text)
+    }
+}
+for (const node of [ValueNode, StringLiteral, ArrayNode, ObjectNode, OperatorNode, FormatNode])
+    node.prototype.paths = __noPaths
+
 IfNode.prototype.paths = function(input, conf) {
     return __ifPathsFrom(this, 0, input, conf)
 }
