@@ -495,6 +495,16 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     });
   });
 
+  it("tells nan, infinite, zero and non-numbers apart in isinfinite, isfinite, isnan and isnormal as jq 1.6 does", () => {
+    expect(jqRunner.run('[nan, 0, 1, infinite, -infinite, 1e-310, null, "a"] | map([isinfinite, isfinite, isnan, isnormal])', {})).toEqual({
+      ok: true,
+      values: [[
+        [false, true, true, false], [false, true, false, false], [false, true, false, true], [true, false, false, false],
+        [true, false, false, false], [false, true, false, false], [false, false, false, false], [false, false, false, false],
+      ]],
+    });
+  });
+
   it("gives a string's interpolations in jq's order, the first varying fastest: \"\\(.a[])-\\(.b[])\"", () => {
     expect(jqRunner.run('"\\(.a[])-\\(.b[])", @uri "q=\\(.a[])&r=\\(.b[])"', { a: [1, 2], b: ["x", "y z"] })).toEqual({
       ok: true,

@@ -2060,6 +2060,27 @@ defineShorthandFunction('todateiso8601', [], 'strftime("%Y-%m-%dT%H:%M:%SZ")')
 
 // jq's del; jqjs's was f |= empty, which deletes one path after another, so del(.[1, 2]) removed the 2nd and 4th.
 defineShorthandFunction('del', 'f', 'delpaths([path(f)])')
+// --- isinfinite, isfinite, isnan and isnormal as jq 1.6's: false on anything not a number, nan neither infinite nor
+// normal (but finite), zero and subnormals not normal. jqjs took isinfinite as !Number.isFinite, so nan, null and
+// strings were infinite, and isnormal as finite, so 0 was normal; now that an assignment keeps nan (1de73e1 and its
+// copies), select(.x | isinfinite | not) would drop a nan it kept. ---
+
+Object.assign(functions, {
+    'isinfinite/0': function*(input) {
+        yield input === Infinity || input === -Infinity
+    },
+    'isfinite/0': function*(input) {
+        yield typeof input == 'number' && input !== Infinity && input !== -Infinity
+    },
+    'isnan/0': function*(input) {
+        yield typeof input == 'number' && Number.isNaN(input)
+    },
+    'isnormal/0': function*(input) {
+        // DBL_MIN, the least normal double: below it (and 0) C's isnormal is false.
+        yield typeof input == 'number' && Number.isFinite(input) && Math.abs(input) >= 2.2250738585072014e-308
+    },
+})
+
 defineShorthandFunction('repeat', 'f', 'def _repeat: ., (f | _repeat); _repeat')
 defineShorthandFunction('leaf_paths', [], 'paths(scalars)')
 defineShorthandFunction('localtime', [], 'gmtime')
