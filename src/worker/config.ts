@@ -4,6 +4,7 @@ import { MAX_RETENTION_SECONDS } from "../engine/retention";
 import { DURATION_FORMAT, parseWaitDuration } from "../engine/tasks/wait/schedule";
 import type { CredentialLimits } from "./auth/throttle";
 import { parseCorsPolicy, type CorsPolicy } from "./http/headers";
+import { urlForLog } from "./http/url-for-log";
 import type { RateLimit } from "./rate-limit/window";
 
 /** Service configuration, read from Worker vars (wrangler.toml `[vars]`, `.dev.vars`, secrets; see env.d.ts). */
@@ -97,20 +98,6 @@ function publicBaseUrl(raw: string | undefined): string | undefined {
   }
   console.error(JSON.stringify({ msg: "PUBLIC_BASE_URL ignored: callback URLs use the request's origin", expected: "an http:// or https:// URL such as https://flows.example.com, without query, fragment or credentials", received: urlForLog(given) }));
   return undefined;
-}
-
-/**
- * A configured URL as the log shows it: its credentials (`user:password@`), query and fragment as `***`. They are what
- * such a URL is refused for and where it would hold a secret (a password, a `?token=`), and the log is read by whoever
- * may read the Worker's logs, not only those who may read its secrets. Works on text that is no URL too.
- */
-function urlForLog(raw: string): string {
-  const cut = raw.replace(/([?#]).*$/s, "$1***");
-  const at = cut.lastIndexOf("@");
-  if (at < 0) return cut;
-  // Up to the last "@": a password may hold "@" or "/" itself, and a value may have no scheme.
-  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(cut)?.[0] ?? "";
-  return `${scheme}***${cut.slice(at)}`;
 }
 
 /**

@@ -109,6 +109,22 @@ describe("the issuer's keys (JWKS) fetched", () => {
     expect(await targetHits(key)).toBe(1);
   });
 
+  it("logs a key set that could not be fetched without its URL's query (an issuer's key may ride in it), once per hold", async () => {
+    const key = `jwks-down-logged-${crypto.randomUUID()}`;
+    const down = issuerEnvWithKeysAt(`${env.TARGET_URL}/flaky/${key}?fail=1000&api_key=jwks-s3cret-value`);
+    const token = await issuerToken({ sub: "u" });
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      await expect(oauthProvider.authenticate(new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${token}` } }), down)).rejects.toMatchObject({ status: 503 });
+      const lines = logged.mock.calls.map(([line]) => String(line)).filter((line) => line.includes("could not be fetched"));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`/flaky/${key}?***`);
+      expect(lines[0]).not.toContain("jwks-s3cret-value");
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
   it("shares a fetch under way between the requests needing the keys: a slow issuer is asked once, not once per request", async () => {
     const key = `jwks-slow-${crypto.randomUUID()}`;
     const slow = issuerEnvWithKeysAt(`${env.TARGET_URL}/hold/${key}`);

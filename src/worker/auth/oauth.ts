@@ -1,6 +1,7 @@
 import { createRemoteJWKSet, customFetch, decodeJwt, errors, jwtVerify, type JWTPayload, type JWTVerifyOptions } from "jose";
 import { readBounded } from "../http/body";
 import { ApiError } from "../http/errors";
+import { urlForLog } from "../http/url-for-log";
 import { bearerToken } from "./bearer";
 import { grantsFor } from "./grants";
 import type { Principal } from "./principal";
@@ -76,7 +77,7 @@ async function fetchKeySetOrHold(entry: IssuerKeys, url: string, input: string, 
   } catch (error) {
     entry.retryAt = Date.now() + JWKS_RETRY_AFTER_SECONDS * 1000;
     const reason = error instanceof IssuerKeysUnavailable ? error.message : error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    console.error(JSON.stringify({ msg: "OAuth issuer keys could not be fetched", url, reason }));
+    console.error(JSON.stringify({ msg: "OAuth issuer keys could not be fetched", url: urlForLog(url), reason }));
     throw error instanceof IssuerKeysUnavailable ? error : new IssuerKeysUnavailable(reason, { cause: error });
   }
 }
