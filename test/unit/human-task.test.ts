@@ -158,6 +158,48 @@ describe("claims", () => {
   });
 });
 
+describe("autoClaim (Orkes' setting)", () => {
+  it("has the first assignee claim the task as it starts: IN_PROGRESS, no escalation; a member of a claiming group fills it in and may release it", () => {
+    const settings = { autoClaim: true, assignments: [{ assignee: group("finance"), slaMinutes: 10 }, { assignee: user("cfo"), slaMinutes: 0 }] };
+    let state = startedWith("refunds", [human(settings), { name: "after", taskReferenceName: "after", type: "NOOP" }], {}, 1_000).state;
+    expect(standing(state)).toEqual({ state: "IN_PROGRESS", assignee: "finance", claimant: "finance", timeoutAt: undefined });
+    expect(latestNamed(state, "approve").human?.claimant).toEqual(group("finance"));
+    // Claimed: its minutes do not run out.
+    expect(standing(settleOverdue(state, env(1_000 + 20 * MINUTE)).state)).toMatchObject({ state: "IN_PROGRESS", claimant: "finance" });
+    // Someone outside the group may not fill it in; a member saves it, without claiming it first.
+    expect(refusal(state, fill(state, caller("eve", { reader: true }), { note: "x" }, false), 2_000).kind).toBe("FORBIDDEN");
+    state = decide(state, fill(state, caller("bob", { groups: ["finance"] }), { note: "checked" }, false), env(2_000)).state;
+    expect(latestNamed(state, "approve")).toMatchObject({ status: "IN_PROGRESS", outputData: { note: "checked" } });
+    // A member releases it: open to the group's claims, its minutes counting from when the assignment began.
+    const released = act(state, caller("carl", { groups: ["finance"] }), { kind: "release" }, 3_000);
+    expect(standing(released)).toEqual({ state: "ASSIGNED", assignee: "finance", claimant: undefined, timeoutAt: 1_000 + 10 * MINUTE });
+    state = decide(state, fill(state, caller("bob", { groups: ["finance"] }), { approved: true }, true), env(4_000)).state;
+    expect(latestNamed(state, "approve")).toMatchObject({ status: "COMPLETED", outputData: { note: "checked", approved: true } });
+    expect(state.status).toBe("COMPLETED");
+  });
+
+  it("claims nothing for a task assigned to no one, and is refused at registration when not a boolean", () => {
+    const state = startedWith("refunds", [human({ autoClaim: true })]).state;
+    expect(standing(state)).toEqual({ state: "ASSIGNED", assignee: undefined, claimant: undefined, timeoutAt: undefined });
+    expect(standing(startedWith("refunds", [human({ ...chain, autoClaim: false })]).state)).toMatchObject({ state: "ASSIGNED", claimant: undefined });
+    expect(registrationErrors([human({ ...chain, autoClaim: "yes" })])).toEqual([
+      "tasks[0].inputParameters.__humanTaskDefinition.autoClaim: autoClaim must be true or false, but received string \"yes\"",
+    ]);
+    expect(registrationErrors([human({ ...chain, autoClaim: "${workflow.input.claim}" })])).toEqual([]);
+    // As Jackson reads Orkes' Boolean: its text too (an expression may resolve to it).
+    expect(standing(startedWith("refunds", [human({ ...chain, autoClaim: "${workflow.input.claim}" })], { claim: "true" }).state)).toMatchObject({ state: "IN_PROGRESS", claimant: "ada" });
+    expect(standing(startedWith("refunds", [human({ ...chain, autoClaim: "" })]).state)).toMatchObject({ state: "ASSIGNED", claimant: undefined });
+  });
+
+  it("fires PENDING then IN_PROGRESS as the task starts claimed", () => {
+    const notify = (triggerType: string) => ({ triggerType, startWorkflowRequest: { name: "notify" } });
+    const started = startedWith("refunds", [human({ ...chain, autoClaim: true, taskTriggers: ["PENDING", "ASSIGNED", "IN_PROGRESS", "CLAIMANT_CHANGED"].map(notify) })], {}, 1_000);
+    const fired = started.effects.flatMap((effect) => (effect.kind === "startFailureWorkflow" && "start" in effect ? [(effect as { start: { trigger?: string; input: JsonObject } }).start] : []));
+    expect(fired.map((start) => start.trigger?.split(" ").pop())).toEqual(["PENDING", "IN_PROGRESS"]);
+    expect(fired[1]!.input).toMatchObject({ humanTask: { state: "IN_PROGRESS", assignee: user("ada"), claimant: user("ada") } });
+  });
+});
+
 describe("reassigning, skipping and deleting", () => {
   it("reassigns an unclaimed task to a new chain, by its assignee or a manager", () => {
     let state = startedWith("refunds", [human(chain)], {}, 1_000).state;

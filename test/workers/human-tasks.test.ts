@@ -85,6 +85,30 @@ describe("a HUMAN task assigned to a group", () => {
     await eventually(() => apiOk<{ results: Entry[] }>("POST", "/api/human/tasks/search", { searchType: "ADMIN", workflowIds: [workflowId], states: ["COMPLETED"] }), (page) => page.results.length === 1, "the completed task in the list");
   });
 
+  it("with autoClaim, starts claimed by the group (IN_PROGRESS, in its members' inbox); a member submits the form without claiming it", async () => {
+    const groupId = unique("approvers");
+    const [adaId, eveId] = [unique("ada"), unique("eve")];
+    const [ada, eve] = [await createUser(adaId), await createUser(eveId)];
+    await group(groupId, [adaId]);
+    const name = unique("refund");
+    await registerApproval(name, { autoClaim: true, assignments: [{ assignee: { user: groupId, userType: "CONDUCTOR_GROUP" }, slaMinutes: 60 }] });
+    const workflowId = await startWorkflow(name, { amount: 40 });
+    const taskId = await humanTaskOf(workflowId);
+
+    const claimedBy = { user: groupId, userType: "CONDUCTOR_GROUP" };
+    expect(await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`)).toMatchObject({ state: "IN_PROGRESS", assignee: claimedBy, claimant: claimedBy });
+    const inbox = await eventually(() => as(ada.token).search({ searchType: "INBOX", states: ["IN_PROGRESS"] }), (page) => page.results.some((entry) => entry.taskId === taskId), "the claimed task in ada's inbox");
+    expect(inbox.results.find((entry) => entry.taskId === taskId)).toMatchObject({ state: "IN_PROGRESS", claimant: claimedBy });
+    // Claimed already: a member's claim is a conflict; an outsider may not fill it in.
+    expect((await as(ada.token).post(`/api/human/tasks/${taskId}/claim`)).status).toBe(409);
+    expect((await as(eve.token).post(`/api/human/tasks/${taskId}/update?complete=true`, { approved: true })).status).toBe(403);
+
+    const submitted = await as(ada.token).post(`/api/human/tasks/${taskId}/update?complete=true`, { approved: true });
+    expect(submitted.status, await submitted.clone().text()).toBe(200);
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    expect(workflow.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { approved: true } });
+  });
+
   it("lists a task whose row was written when updatedBy read CONDUCTOR_USER:<id> with the id alone, as reading the task shows it", async () => {
     const adaId = unique("ada");
     const ada = await createUser(adaId);

@@ -62,6 +62,8 @@ export interface HumanSettings {
   completionStrategy: CompletionStrategy;
   form?: FormReference;
   triggers: HumanTrigger[];
+  /** Orkes' `autoClaim`: the first assignee claims the task as it starts (it starts IN_PROGRESS, not ASSIGNED). */
+  autoClaim?: true;
 }
 
 /** Most assignments one chain may have. */
@@ -84,6 +86,18 @@ function isUnfilledTrigger(trigger: Record<string, unknown>): boolean {
 }
 
 type Record_ = { readonly [key: string]: unknown };
+
+/**
+ * A Boolean setting as Jackson reads Orkes' Boolean field: true or false, or their text as Jackson takes it ("true",
+ * "True", "TRUE"; an expression may resolve to text); absent, null or "" is false. Undefined for anything else.
+ */
+function jacksonBoolean(value: unknown): boolean | undefined {
+  if (value === undefined || value === null || value === "") return false;
+  if (typeof value === "boolean") return value;
+  if (value === "true" || value === "True" || value === "TRUE") return true;
+  if (value === "false" || value === "False" || value === "FALSE") return false;
+  return undefined;
+}
 
 function isRecord(value: unknown): value is Record_ {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -234,10 +248,13 @@ class SettingsReader {
           ? [this.user(single, childPath(path, "assignee"))].filter((user): user is HumanUser => user !== undefined).map((assignee) => ({ assignee, slaMinutes: 0 }))
           : [];
     const form = this.form(value["userFormTemplate"], childPath(path, "userFormTemplate"));
+    const autoClaim = jacksonBoolean(value["autoClaim"]);
+    if (!this.later(value["autoClaim"]) && autoClaim === undefined) this.problem(childPath(path, "autoClaim"), "true or false", value["autoClaim"]);
     if (this.issues.length > 0 || this.deferred) return undefined;
     const settings: HumanSettings = { assignments, completionStrategy: strategy as CompletionStrategy, triggers };
     if (typeof displayName === "string" && displayName !== "") settings.displayName = displayName;
     if (form !== undefined) settings.form = form;
+    if (autoClaim === true) settings.autoClaim = true;
     return settings;
   }
 }
