@@ -159,23 +159,44 @@ describe("claims", () => {
 });
 
 describe("autoClaim (Orkes' setting)", () => {
-  it("has the first assignee claim the task as it starts: IN_PROGRESS, no escalation; a member of a claiming group fills it in and may release it", () => {
-    const settings = { autoClaim: true, assignments: [{ assignee: group("finance"), slaMinutes: 10 }, { assignee: user("cfo"), slaMinutes: 0 }] };
+  it("has a user first assignee claim the task as it starts: IN_PROGRESS, no escalation; they fill it in unclaimed by hand; released, it escalates from when its assignment began", () => {
+    const settings = { autoClaim: true, assignments: [{ assignee: user("ada"), slaMinutes: 10 }, { assignee: group("finance"), slaMinutes: 0 }] };
     let state = startedWith("refunds", [human(settings), { name: "after", taskReferenceName: "after", type: "NOOP" }], {}, 1_000).state;
-    expect(standing(state)).toEqual({ state: "IN_PROGRESS", assignee: "finance", claimant: "finance", timeoutAt: undefined });
-    expect(latestNamed(state, "approve").human?.claimant).toEqual(group("finance"));
-    // Claimed: its minutes do not run out.
-    expect(standing(settleOverdue(state, env(1_000 + 20 * MINUTE)).state)).toMatchObject({ state: "IN_PROGRESS", claimant: "finance" });
-    // Someone outside the group may not fill it in; a member saves it, without claiming it first.
+    expect(standing(state)).toEqual({ state: "IN_PROGRESS", assignee: "ada", claimant: "ada", timeoutAt: undefined });
+    expect(latestNamed(state, "approve").human?.claimant).toEqual(user("ada"));
+    // Claimed: its minutes do not run out; it cannot be skipped or reassigned until released.
+    expect(standing(settleOverdue(state, env(1_000 + 20 * MINUTE)).state)).toMatchObject({ state: "IN_PROGRESS", claimant: "ada" });
+    expect(refusal(state, actEvent(state, caller("ada"), { kind: "skip" }), 2_000).kind).toBe("CONFLICT");
+    expect(refusal(state, actEvent(state, caller("ada"), { kind: "reassign", assignments: [{ assignee: user("bob"), slaMinutes: 0 }] }), 2_000).kind).toBe("CONFLICT");
+    // Someone else may not fill it in, even one who may read its workflow; ada saves it without claiming it first.
     expect(refusal(state, fill(state, caller("eve", { reader: true }), { note: "x" }, false), 2_000).kind).toBe("FORBIDDEN");
-    state = decide(state, fill(state, caller("bob", { groups: ["finance"] }), { note: "checked" }, false), env(2_000)).state;
+    state = decide(state, fill(state, caller("ada"), { note: "checked" }, false), env(2_000)).state;
     expect(latestNamed(state, "approve")).toMatchObject({ status: "IN_PROGRESS", outputData: { note: "checked" } });
-    // A member releases it: open to the group's claims, its minutes counting from when the assignment began.
-    const released = act(state, caller("carl", { groups: ["finance"] }), { kind: "release" }, 3_000);
-    expect(standing(released)).toEqual({ state: "ASSIGNED", assignee: "finance", claimant: undefined, timeoutAt: 1_000 + 10 * MINUTE });
-    state = decide(state, fill(state, caller("bob", { groups: ["finance"] }), { approved: true }, true), env(4_000)).state;
+    // Released after its minutes ran out, it moves on at once, as a task claimed by hand does.
+    const released = act(state, caller("ada"), { kind: "release" }, 1_000 + 20 * MINUTE);
+    expect(standing(released)).toEqual({ state: "ASSIGNED", assignee: "ada", claimant: undefined, timeoutAt: 1_000 + 20 * MINUTE });
+    expect(standing(settleOverdue(released, env(1_000 + 20 * MINUTE)).state)).toEqual({ state: "ASSIGNED", assignee: "finance", claimant: undefined, timeoutAt: undefined });
+    state = decide(state, fill(state, caller("ada"), { approved: true }, true), env(4_000)).state;
     expect(latestNamed(state, "approve")).toMatchObject({ status: "COMPLETED", outputData: { note: "checked", approved: true } });
     expect(state.status).toBe("COMPLETED");
+  });
+
+  it("has a group first assignee claim nothing: the task starts ASSIGNED to the group, its minutes running; a member claims it as usual, and no other member fills it in", () => {
+    const settings = { autoClaim: true, assignments: [{ assignee: group("finance"), slaMinutes: 10 }, { assignee: user("cfo"), slaMinutes: 0 }] };
+    let state = startedWith("refunds", [human(settings)], {}, 1_000).state;
+    expect(standing(state)).toEqual({ state: "ASSIGNED", assignee: "finance", claimant: undefined, timeoutAt: 1_000 + 10 * MINUTE });
+    expect(refusal(state, fill(state, caller("bob", { groups: ["finance"] }), { note: "x" }, false), 2_000).kind).toBe("CONFLICT");
+    state = act(state, caller("bob", { groups: ["finance"] }), { kind: "claim", override: false });
+    expect(standing(state)).toMatchObject({ state: "IN_PROGRESS", assignee: "finance", claimant: "bob" });
+    expect(refusal(state, fill(state, caller("carl", { groups: ["finance"] }), { note: "x" }, false), 3_000).kind).toBe("FORBIDDEN");
+    expect(refusal(state, actEvent(state, caller("carl", { groups: ["finance"] }), { kind: "release" }), 3_000).kind).toBe("FORBIDDEN");
+    // An external group claims nothing either; an external user claims it, to be filled in through its system's calls.
+    const external = (userType: string) => ({ autoClaim: true, assignments: [{ assignee: { user: "pat@example.com", userType }, slaMinutes: 0 }] });
+    expect(standing(startedWith("refunds", [human(external("EXTERNAL_GROUP"))]).state)).toMatchObject({ state: "ASSIGNED", claimant: undefined });
+    const claimed = startedWith("refunds", [human(external("EXTERNAL_USER"))]).state;
+    expect(latestNamed(claimed, "approve").human?.claimant).toEqual({ user: "pat@example.com", userType: "EXTERNAL_USER" });
+    expect(refusal(claimed, fill(claimed, caller("pat@example.com", { reader: true }), { note: "x" }, false), 2_000).kind).toBe("FORBIDDEN");
+    expect(latestNamed(decide(claimed, fill(claimed, caller("app", { manager: true }), { note: "x" }, true), env(2_000)).state, "approve").status).toBe("COMPLETED");
   });
 
   it("claims nothing for a task assigned to no one, and is refused at registration when not a boolean", () => {

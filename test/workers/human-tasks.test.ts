@@ -85,21 +85,29 @@ describe("a HUMAN task assigned to a group", () => {
     await eventually(() => apiOk<{ results: Entry[] }>("POST", "/api/human/tasks/search", { searchType: "ADMIN", workflowIds: [workflowId], states: ["COMPLETED"] }), (page) => page.results.length === 1, "the completed task in the list");
   });
 
-  it("with autoClaim, starts claimed by the group (IN_PROGRESS, in its members' inbox); a member submits the form without claiming it", async () => {
+  it("with autoClaim, is left ASSIGNED to the group (a member claims it); a user first assignee claims it as it starts (IN_PROGRESS, in their inbox) and submits the form without claiming it", async () => {
     const groupId = unique("approvers");
-    const [adaId, eveId] = [unique("ada"), unique("eve")];
-    const [ada, eve] = [await createUser(adaId), await createUser(eveId)];
-    await group(groupId, [adaId]);
-    const name = unique("refund");
-    await registerApproval(name, { autoClaim: true, assignments: [{ assignee: { user: groupId, userType: "CONDUCTOR_GROUP" }, slaMinutes: 60 }] });
-    const workflowId = await startWorkflow(name, { amount: 40 });
-    const taskId = await humanTaskOf(workflowId);
+    const [adaId, bobId, eveId] = [unique("ada"), unique("bob"), unique("eve")];
+    const [ada, bob, eve] = [await createUser(adaId), await createUser(bobId), await createUser(eveId)];
+    await group(groupId, [bobId]);
+    const toGroup = unique("refund");
+    await registerApproval(toGroup, { autoClaim: true, assignments: [{ assignee: { user: groupId, userType: "CONDUCTOR_GROUP" }, slaMinutes: 60 }] });
+    const groupTaskId = await humanTaskOf(await startWorkflow(toGroup, { amount: 40 }));
+    const groupTask = await apiOk<Entry>("GET", `/api/human/tasks/${groupTaskId}`);
+    expect(groupTask).toMatchObject({ state: "ASSIGNED", assignee: { user: groupId, userType: "CONDUCTOR_GROUP" } });
+    expect(groupTask.claimant).toBeUndefined();
+    expect((await as(bob.token).post(`/api/human/tasks/${groupTaskId}/update?complete=true`, { approved: true })).status).toBe(409);
+    expect(await (await as(bob.token).post(`/api/human/tasks/${groupTaskId}/claim`)).json()).toMatchObject({ state: "IN_PROGRESS", claimant: { user: bobId, userType: "CONDUCTOR_USER" } });
 
-    const claimedBy = { user: groupId, userType: "CONDUCTOR_GROUP" };
+    const toAda = unique("refund");
+    await registerApproval(toAda, { autoClaim: true, assignments: [{ assignee: { user: adaId, userType: "CONDUCTOR_USER" }, slaMinutes: 60 }] });
+    const workflowId = await startWorkflow(toAda, { amount: 40 });
+    const taskId = await humanTaskOf(workflowId);
+    const claimedBy = { user: adaId, userType: "CONDUCTOR_USER" };
     expect(await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`)).toMatchObject({ state: "IN_PROGRESS", assignee: claimedBy, claimant: claimedBy });
     const inbox = await eventually(() => as(ada.token).search({ searchType: "INBOX", states: ["IN_PROGRESS"] }), (page) => page.results.some((entry) => entry.taskId === taskId), "the claimed task in ada's inbox");
     expect(inbox.results.find((entry) => entry.taskId === taskId)).toMatchObject({ state: "IN_PROGRESS", claimant: claimedBy });
-    // Claimed already: a member's claim is a conflict; an outsider may not fill it in.
+    // Claimed already: ada's own claim is a conflict; an outsider may not fill it in.
     expect((await as(ada.token).post(`/api/human/tasks/${taskId}/claim`)).status).toBe(409);
     expect((await as(eve.token).post(`/api/human/tasks/${taskId}/update?complete=true`, { approved: true })).status).toBe(403);
 

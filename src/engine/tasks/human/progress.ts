@@ -84,14 +84,20 @@ function assignedFrom(progress: HumanProgress, index: number, now: number): Part
 
 /**
  * The progress of a HUMAN task starting at `now` with `settings`: its first assignment, if it has any. With Orkes'
- * `autoClaim`, that assignment's assignee (a user, or a group whose members then work on it) claims it at once: it
- * starts IN_PROGRESS, and, claimed, does not escalate.
+ * `autoClaim`, that assignment's assignee claims it at once when it is a user: it starts IN_PROGRESS, and, claimed,
+ * does not escalate. A group claims nothing: in Orkes a claim is a user's (the one who makes it), and a task its group
+ * had claimed could be claimed by none of its members, so it starts ASSIGNED to the group, as without the setting.
  */
 export function startedProgress(settings: HumanSettings, now: number): Partial<TaskExecution> {
   const started = assignedFrom({ assignments: settings.assignments, completionStrategy: settings.completionStrategy, assignedAt: now }, 0, now);
   const assignee = started.human?.assignee;
-  if (settings.autoClaim !== true || assignee === undefined) return started;
+  if (settings.autoClaim !== true || assignee === undefined || !isUser(assignee)) return started;
   return { ...started, human: { ...started.human!, claimant: { ...assignee } }, timeoutAt: undefined };
+}
+
+/** True when `assignee` is one person (of this service or of the system driving the UI), not a group. */
+function isUser(assignee: HumanUser): boolean {
+  return assignee.userType === "CONDUCTOR_USER" || assignee.userType === "EXTERNAL_USER";
 }
 
 /**
@@ -157,12 +163,9 @@ export function isAssignee(assignee: HumanUser | undefined, userId: string, grou
   return false;
 }
 
-/**
- * True when `claimant` is the caller: the caller as a user of this service, or a group of theirs (a task its assigned
- * group claimed as it started, with `autoClaim`, is worked on by the group's members).
- */
-function isClaimant(claimant: HumanUser | undefined, caller: HumanCaller): boolean {
-  return isAssignee(claimant, caller.userId, caller.groups);
+/** True when `user` is the caller as a user of this service (a claim is one person's: never a group's). */
+function isCaller(user: HumanUser | undefined, caller: HumanCaller): boolean {
+  return user !== undefined && user.userType === "CONDUCTOR_USER" && user.user === caller.userId;
 }
 
 function forbidden(message: string): EngineError {
@@ -215,7 +218,7 @@ export function humanActionFields(task: TaskExecution, caller: HumanCaller, acti
     }
     case "release": {
       if (progress.claimant === undefined) throw new EngineError("CONFLICT", `Human task ${task.taskId} is not claimed: there is nothing to release`);
-      if (!isClaimant(progress.claimant, caller) && !caller.manager) throw forbidden(`Human task ${task.taskId} can be released only by whoever claimed it (${label(progress.claimant)}) or by one who may complete it`);
+      if (!isCaller(progress.claimant, caller) && !caller.manager) throw forbidden(`Human task ${task.taskId} can be released only by whoever claimed it (${label(progress.claimant)}) or by one who may complete it`);
       const human: HumanProgress = { ...progress };
       delete human.claimant;
       // Its assignment's minutes go on counting from when it began (an escalation due meanwhile happens at once).
@@ -259,7 +262,7 @@ function externalClaimerFits(assignee: HumanUser, claimer: { userId: string; gro
  */
 export function checkMayUpdate(task: TaskExecution, caller: HumanCaller): HumanProgress {
   const progress = actionableProgress(task);
-  if (caller.manager || isClaimant(progress.claimant, caller)) return progress;
+  if (caller.manager || isCaller(progress.claimant, caller)) return progress;
   if (progress.claimant === undefined) throw new EngineError("CONFLICT", `Human task ${task.taskId} is not claimed: claim it first (POST /api/human/tasks/${task.taskId}/claim)`);
   throw forbidden(`Human task ${task.taskId} is claimed by ${describeUser(progress.claimant)}: only they can fill it in`);
 }
