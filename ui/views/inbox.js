@@ -122,17 +122,6 @@ function fieldsFit(/** @type {FormSchema | undefined} */ schema) {
 }
 
 /**
- * Whether `claimant` is the caller: user `userId`, or a group of theirs (`groupIds`), as a task its assigned group
- * claimed as it started (`autoClaim`) is filled in by the group's members.
- * @param {HumanUser | undefined} claimant @param {string} userId @param {readonly string[]} groupIds
- */
-export function claimedByCaller(claimant, userId, groupIds) {
-  if (claimant?.userType === "CONDUCTOR_USER") return claimant.user === userId;
-  if (claimant?.userType === "CONDUCTOR_GROUP") return groupIds.includes(claimant.user);
-  return false;
-}
-
-/**
  * One human task: what it is about (its input), who has it, and its form: claim, save, submit, release.
  * @type {import("../app.js").View}
  */
@@ -141,12 +130,8 @@ export async function renderHumanTask(container, params, context, taskId) {
     /** @type {Promise<HumanTaskEntry>} */ (api("GET", `/api/human/tasks/${encodeURIComponent(taskId)}?withTemplate=true`)),
     me(),
   ]);
-  // The caller's groups only when a group claimed it: any member fills it in.
-  const groupIds = entry.claimant?.userType === "CONDUCTOR_GROUP"
-    ? (/** @type {{ groups?: Array<{ id: string }> }} */ (await api("GET", "/api/token/userInfo")).groups ?? []).map((group) => group.id)
-    : [];
   if (!context.active()) return;
-  const claimedByMe = claimedByCaller(entry.claimant, identity.userId, groupIds);
+  const claimedByMe = entry.claimant?.userType === "CONDUCTOR_USER" && entry.claimant.user === identity.userId;
   const open = OPEN_STATES.includes(entry.state);
   const schema = entry.humanTaskDef.fullTemplate?.jsonSchema;
   const editable = open && claimedByMe;
