@@ -219,6 +219,25 @@ describe("autoClaim (Orkes' setting)", () => {
     expect(fired.map((start) => start.trigger?.split(" ").pop())).toEqual(["PENDING", "IN_PROGRESS"]);
     expect(fired[1]!.input).toMatchObject({ humanTask: { state: "IN_PROGRESS", assignee: user("ada"), claimant: user("ada") } });
   });
+
+  it("reads an autoClaim that is no boolean, in a task started or a definition registered before autoClaim was read, as false: the task starts and fires its triggers as it did", () => {
+    const notify = (triggerType: string) => ({ triggerType, startWorkflowRequest: { name: "notify" } });
+    const firedBy = (effects: ReadonlyArray<{ kind: string }>) =>
+      effects.flatMap((effect) => (effect.kind === "startFailureWorkflow" && "start" in effect ? [(effect as { start: { trigger?: string } }).start.trigger?.split(" ").pop()] : []));
+    const taskTriggers = ["CLAIMANT_CHANGED", "COMPLETED"].map(notify);
+    // A definition registered with one: it starts ASSIGNED, as before, not failed.
+    const registered = startedWith("refunds", [human({ ...chain, autoClaim: "yes", taskTriggers })], {}, 1_000).state;
+    expect(standing(registered)).toEqual({ state: "ASSIGNED", assignee: "ada", claimant: undefined, timeoutAt: 1_000 + 10 * MINUTE });
+    // A task waiting across the deploy, started when autoClaim was not read: claimed and completed, it fires its triggers.
+    let state = startedWith("refunds", [human({ ...chain, taskTriggers })], {}, 1_000).state;
+    const waiting = latestNamed(state, "approve");
+    const stored = { ...waiting, inputData: { ...waiting.inputData, __humanTaskDefinition: { ...(waiting.inputData["__humanTaskDefinition"] as JsonObject), autoClaim: 1 } } };
+    state = { ...state, tasks: state.tasks.map((task) => (task === waiting ? stored : task)) };
+    const claimed = decide(state, actEvent(state, caller("ada"), { kind: "claim", override: false }), env(2_000));
+    expect(firedBy(claimed.effects)).toEqual(["CLAIMANT_CHANGED"]);
+    const completed = decide(claimed.state, fill(claimed.state, caller("ada"), { approved: true }, true), env(3_000));
+    expect(firedBy(completed.effects)).toEqual(["COMPLETED"]);
+  });
 });
 
 describe("reassigning, skipping and deleting", () => {

@@ -248,8 +248,10 @@ class SettingsReader {
           ? [this.user(single, childPath(path, "assignee"))].filter((user): user is HumanUser => user !== undefined).map((assignee) => ({ assignee, slaMinutes: 0 }))
           : [];
     const form = this.form(value["userFormTemplate"], childPath(path, "userFormTemplate"));
+    // Refused as registered; as a task starts or changes, one that is no boolean claims nothing, as it did before it was
+    // read: a definition registered then still starts, and a task started then still fires its triggers.
     const autoClaim = jacksonBoolean(value["autoClaim"]);
-    if (!this.later(value["autoClaim"]) && autoClaim === undefined) this.problem(childPath(path, "autoClaim"), "true or false", value["autoClaim"]);
+    if (this.expressionsAllowed && !this.later(value["autoClaim"]) && autoClaim === undefined) this.problem(childPath(path, "autoClaim"), "true or false", value["autoClaim"]);
     if (this.issues.length > 0 || this.deferred) return undefined;
     const settings: HumanSettings = { assignments, completionStrategy: strategy as CompletionStrategy, triggers };
     if (typeof displayName === "string" && displayName !== "") settings.displayName = displayName;
