@@ -218,6 +218,8 @@ export interface SearchFields {
    * comparison of that field and sorts last, as a field Conductor's index does not hold.
    */
   unsetWhenZero?: readonly string[];
+  /** Computed columns of this table holding numbers (besides those every table shares): compared with numbers, not text. */
+  numeric?: readonly string[];
   checkValues?: (column: string, values: string[]) => void;
 }
 
@@ -280,7 +282,7 @@ export function applyQuery(filter: Filter, query: string, fields: SearchFields =
       ]);
     }
     const epoch = column.endsWith("_time");
-    const numeric = epoch || NUMERIC_COLUMNS.has(column);
+    const numeric = epoch || NUMERIC_COLUMNS.has(column) || fields.numeric?.includes(column) === true;
     const checkEpoch = (value: string) => {
       if (epoch && !/^\d+$/.test(value)) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} must be compared with epoch milliseconds, not "${value}"` }]);
       if (numeric && !/^-?\d+$/.test(value)) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} must be compared with a whole number, not "${value}"` }]);

@@ -6,7 +6,16 @@ import { applyFreeText, applyQuery, applyReadableAny, orderBy, searchExecutions,
 import { readableNames } from "./auth/access-rules";
 import type { Grant } from "./auth/permissions";
 
-/** Task search fields a Conductor `query` may name, mapped to the task index's columns. */
+/** How long a task ran, as TaskSummary's `executionTime` (see {@link toTaskSummary}): 0 until it has started and ended. */
+const TASK_EXECUTION_TIME = "(CASE WHEN end_time > 0 AND start_time > 0 THEN MAX(0, end_time - start_time) ELSE 0 END)";
+
+/** How long a task waited to start, as TaskSummary's `queueWaitTime` (see {@link toTaskSummary}): 0 until it has started. */
+const TASK_QUEUE_WAIT_TIME = "(CASE WHEN start_time > 0 AND scheduled_time > 0 THEN MAX(0, start_time - scheduled_time) ELSE 0 END)";
+
+/**
+ * Task search fields a Conductor `query` may name, mapped to the task index's columns: those of Conductor's task
+ * index (its TaskSummary documents), reasonForIncompletion, executionTime and queueWaitTime among them.
+ */
 const TASK_QUERY_COLUMNS: Record<string, string> = {
   taskId: "task_id",
   taskType: "task_type",
@@ -24,6 +33,10 @@ const TASK_QUERY_COLUMNS: Record<string, string> = {
   startTime: "start_time",
   endTime: "end_time",
   updateTime: "update_time",
+  reasonForIncompletion: "reason",
+  executionTime: TASK_EXECUTION_TIME,
+  queueWaitTime: TASK_QUEUE_WAIT_TIME,
+  workflowPriority: "workflow_priority",
 };
 
 const TASK_SORT_COLUMNS: Record<string, string> = {
@@ -42,6 +55,10 @@ const TASK_SORT_COLUMNS: Record<string, string> = {
   taskRefName: "reference_task_name",
   workerId: "worker_id",
   domain: "domain",
+  reasonForIncompletion: "reason",
+  executionTime: TASK_EXECUTION_TIME,
+  queueWaitTime: TASK_QUEUE_WAIT_TIME,
+  workflowPriority: "workflow_priority",
 };
 
 function checkTaskStatuses(values: readonly string[], path: string): void {
@@ -55,6 +72,7 @@ const TASK_FIELDS: SearchFields = {
   defaultOrder: "update_time DESC",
   // A task not started (SCHEDULED) or not ended holds 0 there.
   unsetWhenZero: ["start_time", "end_time"],
+  numeric: [TASK_EXECUTION_TIME, TASK_QUEUE_WAIT_TIME],
   checkValues: (column, values) => {
     if (column === "status") checkTaskStatuses(values, "query");
   },

@@ -131,6 +131,36 @@ describe("GET /api/tasks/search", () => {
     expect(executions.results.map((workflow) => workflow.workflowId)).toEqual([workflowId]);
   });
 
+  it("queries and sorts by the other fields of Conductor's task index: reasonForIncompletion, executionTime, queueWaitTime and workflowPriority", async () => {
+    await register({ name: "ts_measures", tasks: [simple("first", "ts_measures_worker"), simple("second", "ts_measures_worker")] });
+    const workflowId = await startWorkflow("ts_measures", {}, "?priority=7");
+    for (const ref of ["first", "second"]) {
+      const polled = await apiOk<JsonObject>("GET", "/api/tasks/poll/ts_measures_worker?workerid=measurer");
+      expect(polled["referenceTaskName"]).toBe(ref);
+      const failed = ref === "second";
+      await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: polled["taskId"], status: failed ? "FAILED" : "COMPLETED", ...(failed ? { reasonForIncompletion: "ts measures broke" } : {}), outputData: {} });
+    }
+    await waitFor(workflowId, ["FAILED"]);
+    await searchUntil(byWorkflow(workflowId, " AND status IN (COMPLETED, FAILED)"), (page) => page.totalHits === 2, "both ended tasks of ts_measures");
+    const refs = async (more: string, sort = "") => (await search(`${byWorkflow(workflowId, more)}${sort === "" ? "" : `&sort=${encodeURIComponent(sort)}`}`)).results.map((task) => task.referenceTaskName);
+    expect(await refs(" AND reasonForIncompletion = 'ts measures broke'")).toEqual(["second"]);
+    expect(await refs(" AND workflowPriority = 7", "referenceTaskName:ASC")).toEqual(["first", "second"]);
+    expect(await refs(" AND workflowPriority > 7")).toEqual([]);
+    // Compared as the summaries show them (numbers, 0 until known), and sorted by them, whatever the times were.
+    const all = (await search(byWorkflow(workflowId))).results;
+    for (const field of ["executionTime", "queueWaitTime"]) {
+      for (const task of all) expect(await refs(` AND ${field} = ${Number(task[field])}`)).toContain(task.referenceTaskName);
+      expect(await refs(` AND ${field} >= 0`, "referenceTaskName:ASC")).toEqual(["first", "second"]);
+      for (const direction of ["ASC", "DESC"]) {
+        const sorted = (await search(`${byWorkflow(workflowId)}&sort=${encodeURIComponent(`${field}:${direction}|referenceTaskName:ASC`)}`)).results;
+        const expected = [...all].sort((a, b) => (direction === "ASC" ? 1 : -1) * (Number(a[field]) - Number(b[field])) || a.referenceTaskName.localeCompare(b.referenceTaskName));
+        expect(sorted.map((task) => task.referenceTaskName)).toEqual(expected.map((task) => task.referenceTaskName));
+      }
+    }
+    expect((await search(`${byWorkflow(workflowId)}&sort=${encodeURIComponent("reasonForIncompletion:DESC")}`)).results[0]!.referenceTaskName).toBe("second");
+    expect((await api("GET", `/api/tasks/search?query=${encodeURIComponent("executionTime > soon")}`)).status).toBe(400);
+  });
+
   it("refuses what it cannot search with a 400 naming the parameter, and needs TASK_READ or WORKFLOW_READ", async () => {
     for (const [query, path] of [
       ["query=status%20%3D%20DONE", "query"],
