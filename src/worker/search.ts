@@ -252,7 +252,7 @@ function queryClauses(query: string): string[] {
 
 /**
  * Applies Conductor's `query` syntax, the subset clients send: clauses joined by AND (parentheses grouping them
- * allowed), each `field IN (a, b)`, `field = value`, `field != value`, `field STARTS_WITH prefix`,
+ * allowed), each `field IN (a, b)`, `field = value`, `field != value`, `field STARTS_WITH prefix`, `field IS [not] null`,
  * `field BETWEEN a AND b`, or `field` compared with `>`, `<`, `>=` or `<=`. An unquoted `*` in a text field's `=`
  * value is a wildcard, and `''` is the field absent or empty (see {@link textMatch}).
  */
@@ -270,14 +270,14 @@ export function applyQuery(filter: Filter, query: string, fields: SearchFields =
   for (const clause of clauses) {
     // Two-character operators first: with `>` tried before `>=`, `a >= 5` would compare a with "= 5". Matched on the
     // masked clause (a quoted `)` closes no list); the values are read from the clause itself, at the same places.
-    const masked = /^\s*(\w+)\s*(?:(IN)\s*\(([^)]*)\)|(>=|<=|!=|<>|=|>|<|\s(?:STARTS_WITH)\s)\s*(.+?))\s*$/di.exec(maskQuoted(clause));
+    const masked = /^\s*(\w+)\s*(?:(IN)\s*\(([^)]*)\)|(>=|<=|!=|<>|=|>|<|\s(?:STARTS_WITH|IS)\s)\s*(.+?))\s*$/di.exec(maskQuoted(clause));
     const match = masked === null ? null : masked.map((group, index) => (group === undefined ? undefined : clause.slice(...masked.indices![index]!)));
     const column = match ? columnOf(fields.query, match[1]!) : undefined;
     if (!match || !column) {
       throw validationError("Invalid search query", [
         {
           path: "query",
-          message: `cannot understand "${clause.trim()}"; use field IN (a,b), field = value, field != value, field STARTS_WITH prefix, field BETWEEN a AND b or field >, <, >=, <= n with fields ${Object.keys(fields.query).join(", ")}`,
+          message: `cannot understand "${clause.trim()}"; use field IN (a,b), field = value, field != value, field STARTS_WITH prefix, field BETWEEN a AND b, field IS null, field IS not null or field >, <, >=, <= n with fields ${Object.keys(fields.query).join(", ")}`,
         },
       ]);
     }
@@ -303,6 +303,10 @@ export function applyQuery(filter: Filter, query: string, fields: SearchFields =
       continue;
     }
     const operator = match[4]!.trim().toUpperCase();
+    if (operator === "IS") {
+      filter.clauses.push(presenceClause(column, match[1]!, match[5]!, numeric, isSet !== ""));
+      continue;
+    }
     const raw = queryValue(match[5]!);
     if (operator === "STARTS_WITH") {
       if (numeric) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} holds numbers: STARTS_WITH compares text` }]);
@@ -321,6 +325,20 @@ export function applyQuery(filter: Filter, query: string, fields: SearchFields =
     } else filter.clauses.push(`(${isSet}${column} ${operator} ?)`);
     filter.bindings.push(value);
   }
+}
+
+/**
+ * The clause of `field IS null` (the field absent: empty text, as `= ''`, or a time not set yet) or `field IS not null`
+ * (present), as Conductor's query parser reads `IS` (its Elasticsearch 8 index: a `missing` or an `exists` query on the
+ * field). The value is the word `null` or `not null`, unquoted, case ignored; anything else is a 400.
+ */
+function presenceClause(column: string, field: string, written: string, numeric: boolean, unsetWhenZero: boolean): string {
+  const value = written.trim().toLowerCase().replace(/\s+/g, " ");
+  if (value !== "null" && value !== "not null") {
+    throw validationError("Invalid search query", [{ path: "query", message: `${field} IS takes null or not null, not "${written.trim()}"` }]);
+  }
+  const absent = !numeric ? `(${column} IS NULL OR ${column} = '')` : unsetWhenZero ? `(${column} IS NULL OR ${column} = 0)` : `${column} IS NULL`;
+  return value === "null" ? absent : `NOT (${absent})`;
 }
 
 /**

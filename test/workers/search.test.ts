@@ -417,6 +417,35 @@ describe("search", () => {
     expect(await ids("workflowType=wcp_* AND correlationId = ''")).toEqual([parent, child].sort());
   });
 
+  it("query: field IS null and IS not null, Conductor's operator, find the executions without the field and with it", async () => {
+    const hook = [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }];
+    await register({ name: "wisn_child", tasks: hook });
+    await register({ name: "wisn_parent", tasks: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", subWorkflowParam: { name: "wisn_child", version: 1 }, inputParameters: {} }] });
+    const parent = await startWorkflow("wisn_parent", {}, "?correlationId=wisn-1");
+    const child = String((await waitFor(parent, (workflow) => typeof workflow.tasks[0]?.["subWorkflowId"] === "string")).tasks[0]!["subWorkflowId"]);
+    await register({ name: "wisn_done", tasks: [{ name: "calc", taskReferenceName: "calc", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "1" } }] });
+    const done = await startWorkflow("wisn_done");
+    await waitFor(done, ["COMPLETED"]);
+    for (const [id, status] of [[parent, "RUNNING"], [child, "RUNNING"], [done, "COMPLETED"]] as const) await waitForIndexRow(id, status, 10_000);
+    const ids = async (query: string) => (await apiOk<SearchResult>("GET", `/api/workflow/search?sort=workflowId&query=${encodeURIComponent(`workflowType = wisn_* AND ${query}`)}`)).results.map((row) => row.workflowId);
+    expect(await ids("parentWorkflowId IS null")).toEqual([parent, done].sort());
+    expect(await ids("parentWorkflowId IS not null")).toEqual([child]);
+    // The child carries its parent's correlation id.
+    expect(await ids("(correlationId IS NOT NULL)")).toEqual([parent, child].sort());
+    expect(await ids("correlationId is null")).toEqual([done]);
+    // A time not set yet is absent, as in Conductor's index: a running execution has no endTime.
+    expect(await ids("endTime IS null")).toEqual([parent, child].sort());
+    expect(await ids("endTime IS not null AND version IS not null")).toEqual([done]);
+    expect(await ids("version IS null")).toEqual([]);
+    for (const query of ["parentWorkflowId IS 'null'", "parentWorkflowId IS empty", "parentWorkflowId IS"]) {
+      const response = await api("GET", `/api/workflow/search?query=${encodeURIComponent(query)}`);
+      expect(response.status, query).toBe(400);
+    }
+    // The task search reads it too.
+    const tasks = await apiOk<{ results: Array<{ workflowId: string }> }>("GET", `/api/tasks/search?query=${encodeURIComponent(`workflowType IN (wisn_parent, wisn_child) AND workerId IS null AND endTime IS null AND domain IS null`)}`);
+    expect(tasks.results.map((task) => task.workflowId).sort()).toEqual([parent, child].sort());
+  });
+
   it("query IN over a time column matches the exact epoch milliseconds (a JSON list's text values compare as numbers)", async () => {
     await register({ name: "search_in_time", tasks: [httpTask("a", { uri: target("/echo/in-time"), method: "GET" })] });
     const id = await startWorkflow("search_in_time");
