@@ -125,10 +125,18 @@ function queryValue(text: string): string {
   return readQueryValue(text).text;
 }
 
-/** A query's value (see {@link queryValue}), and whether it was quoted: a quoted value is a phrase, its `*` a character. */
+/**
+ * A query's value (see {@link queryValue}), and whether it was quoted: a quoted value is a phrase, its `*` a character.
+ * A value opening a quote it does not close is a 400, as Conductor's parser refuses it ("String constant is not quoted"):
+ * read as it stands, it would match nothing, and a typo would pass for an empty result.
+ */
 function readQueryValue(text: string): { text: string; quoted: boolean } {
   const quoted = /^(['"])([\s\S]*)\1$/.exec(text);
-  return quoted ? { text: quoted[2]!.replace(/\\([\s\S])/g, "$1"), quoted: true } : { text, quoted: false };
+  if (quoted) return { text: quoted[2]!.replace(/\\([\s\S])/g, "$1"), quoted: true };
+  if (/^['"]/.test(text)) {
+    throw validationError("Invalid search query", [{ path: "query", message: `the value ${text} opens a quote it does not close` }]);
+  }
+  return { text, quoted: false };
 }
 
 /**
@@ -262,6 +270,11 @@ export function applyQuery(filter: Filter, query: string, fields: SearchFields =
   // A value like 'Smith and Sons' is one value: AND and OR are read outside quoted strings only.
   if (/\s+OR\s+/i.test(maskQuoted(query))) {
     throw validationError("Invalid search query", [{ path: "query", message: "OR is not supported: use field IN (a, b) for alternatives of one field, or one search per alternative" }]);
+  }
+  // A query ending in AND lacks its last clause (Conductor's parser fails on it); read as it stands, the AND would be
+  // part of the last value, which then matches nothing.
+  if (/\sAND$/i.test(maskQuoted(query).trimEnd())) {
+    throw validationError("Invalid search query", [{ path: "query", message: "ends with AND: a clause must follow it" }]);
   }
   const clauses = queryClauses(withoutGroupingParentheses(query));
   if (clauses.length > MAX_QUERY_CLAUSES) {

@@ -318,6 +318,30 @@ describe("search", () => {
     expect(starred.results.map((row) => row.workflowId)).toEqual([smith]);
   });
 
+  it("a query whose value opens a quote it does not close, or that ends in AND, is a 400 (as Conductor's parser refuses it), not an empty page", async () => {
+    await register({ name: "search_unclosed", tasks: [httpTask("a", { uri: target("/echo/unclosed"), method: "GET" })] });
+    const obrien = await startWorkflow("search_unclosed", {}, `?correlationId=${encodeURIComponent("O'Brien")}`);
+    await waitForIndexRow(obrien, "COMPLETED", 10_000);
+    const ids = async (query: string) => (await apiOk<SearchResult>("GET", `/api/workflow/search?query=${encodeURIComponent(query)}`)).results.map((row) => row.workflowId);
+    // A quote inside an unquoted value is a character, and a closed one a phrase.
+    expect(await ids("workflowType = search_unclosed AND correlationId = O'Brien")).toEqual([obrien]);
+    expect(await ids(`workflowType = "search_unclosed" AND correlationId IN ('O\\'Brien', x)`)).toEqual([obrien]);
+    const refused = [
+      `workflowType = "search_unclosed`,
+      `workflowType = 'search_unclosed AND status = COMPLETED`,
+      `workflowType IN ("search_unclosed, x)`,
+      `correlationId STARTS_WITH 'O`,
+      `workflowType = search_unclosed AND status = COMPLETED AND`,
+      `workflowType = search_unclosed AND `,
+    ];
+    for (const query of refused) {
+      const response = await api("GET", `/api/workflow/search?query=${encodeURIComponent(query)}`);
+      expect(response.status, query).toBe(400);
+      expect(((await response.json()) as { validationErrors: Array<{ path: string }> }).validationErrors[0]!.path, query).toBe("query");
+    }
+    expect((await api("GET", `/api/tasks/search?query=${encodeURIComponent(`taskType = "HTTP`)}`)).status).toBe(400);
+  });
+
   it("freeText of Lucene terms field:value (as Conductor's Elasticsearch index reads it) is read as those conditions; a bare word, an unknown field or a URL stays a substring", async () => {
     const wait = [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }];
     await register({ name: "lucene_wf", tasks: wait });
