@@ -85,9 +85,17 @@ function listOf(text: string): string[] {
 }
 
 /**
+ * What may stand just before a quote that opens a quoted string: the start of the text, a space, a list's `(` or `,`,
+ * or an operator. A quote after anything else is inside an unquoted value (`correlationId = O'Brien`), a character.
+ */
+const BEFORE_OPENING_QUOTE = /[\s(,=<>!]/;
+
+/**
  * `text` with the inside of each quoted string ('…' or "…", a backslash escaping the next character) replaced by
  * `x`, the quotes kept: the same length, so that where an operator or a separator stands outside quotes is found in
- * it and applied to `text`.
+ * it and applied to `text`. A quote opens a string only where a value starts (see {@link BEFORE_OPENING_QUOTE}): an
+ * apostrophe inside a value would otherwise hide the rest of the query (`correlationId = O'Brien AND status = FAILED`
+ * read as one value).
  */
 function maskQuoted(text: string): string {
   let masked = "";
@@ -95,7 +103,7 @@ function maskQuoted(text: string): string {
   for (let i = 0; i < text.length; i++) {
     const c = text[i]!;
     if (quote === undefined) {
-      if (c === "'" || c === '"') quote = c;
+      if ((c === "'" || c === '"') && (i === 0 || BEFORE_OPENING_QUOTE.test(text[i - 1]!))) quote = c;
       masked += c;
     } else if (c === "\\" && i + 1 < text.length) {
       masked += "xx";

@@ -325,6 +325,9 @@ describe("search", () => {
     const ids = async (query: string) => (await apiOk<SearchResult>("GET", `/api/workflow/search?query=${encodeURIComponent(query)}`)).results.map((row) => row.workflowId);
     // A quote inside an unquoted value is a character, and a closed one a phrase.
     expect(await ids("workflowType = search_unclosed AND correlationId = O'Brien")).toEqual([obrien]);
+    // Wherever the clause stands: the apostrophe opens no string that would take the clauses after it as its value.
+    expect(await ids("correlationId = O'Brien AND workflowType = search_unclosed")).toEqual([obrien]);
+    expect(await ids("correlationId IN (O'Brien, x) AND workflowType = search_unclosed")).toEqual([obrien]);
     expect(await ids(`workflowType = "search_unclosed" AND correlationId IN ('O\\'Brien', x)`)).toEqual([obrien]);
     const refused = [
       `workflowType = "search_unclosed`,
