@@ -139,7 +139,8 @@ function queryValue(text: string): string {
  * read as it stands, it would match nothing, and a typo would pass for an empty result.
  */
 function readQueryValue(text: string): { text: string; quoted: boolean } {
-  const quoted = /^(['"])([\s\S]*)\1$/.exec(text);
+  // The closing quote is one no backslash escapes: in "abc\" the quote is the value's, and the string is not closed.
+  const quoted = /^(['"])((?:[^\\]|\\[\s\S])*)\1$/.exec(text);
   if (quoted) return { text: quoted[2]!.replace(/\\([\s\S])/g, "$1"), quoted: true };
   if (/^['"]/.test(text)) {
     throw validationError("Invalid search query", [{ path: "query", message: `the value ${text} opens a quote it does not close` }]);

@@ -334,6 +334,9 @@ describe("search", () => {
       `workflowType = 'search_unclosed AND status = COMPLETED`,
       `workflowType IN ("search_unclosed, x)`,
       `correlationId STARTS_WITH 'O`,
+      // Its last quote escaped, a quote inside the value: the string is not closed, as Conductor's parser reads it.
+      `workflowType = "search_unclosed\\"`,
+      `correlationId = 'O\\'`,
       `workflowType = search_unclosed AND status = COMPLETED AND`,
       `workflowType = search_unclosed AND `,
     ];
