@@ -143,7 +143,10 @@ function readQueryValue(text: string): { text: string; quoted: boolean } {
   const quoted = /^(['"])((?:[^\\]|\\[\s\S])*)\1$/.exec(text);
   if (quoted) return { text: quoted[2]!.replace(/\\([\s\S])/g, "$1"), quoted: true };
   if (/^['"]/.test(text)) {
-    throw validationError("Invalid search query", [{ path: "query", message: `the value ${text} opens a quote it does not close` }]);
+    // A string closed before the value's end (`"abc" -- note`, `'a' b`) is followed by text, not left open.
+    const closed = maskQuoted(text).indexOf(text[0]!, 1) > 0;
+    const problem = closed ? "has text after its closing quote" : "opens a quote it does not close";
+    throw validationError("Invalid search query", [{ path: "query", message: `the value ${text} ${problem}` }]);
   }
   return { text, quoted: false };
 }

@@ -346,6 +346,11 @@ describe("search", () => {
       expect(((await response.json()) as { validationErrors: Array<{ path: string }> }).validationErrors[0]!.path, query).toBe("query");
     }
     expect((await api("GET", `/api/tasks/search?query=${encodeURIComponent(`taskType = "HTTP`)}`)).status).toBe(400);
+    // The refusal says what is wrong: a string left open, or one closed with text after it.
+    const message = async (query: string) => ((await api("GET", `/api/workflow/search?query=${encodeURIComponent(query)}`)).json() as Promise<{ validationErrors: Array<{ message: string }> }>).then((body) => body.validationErrors[0]!.message);
+    expect(await message(`workflowId = "abc`)).toContain("opens a quote it does not close");
+    expect(await message(`workflowId = "abc" -- note`)).toContain("has text after its closing quote");
+    expect(await message(`workflowId = 'a\\\\' b`)).toContain("has text after its closing quote");
   });
 
   it("freeText of Lucene terms field:value (as Conductor's Elasticsearch index reads it) is read as those conditions; a bare word, an unknown field or a URL stays a substring", async () => {
