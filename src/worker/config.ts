@@ -131,11 +131,17 @@ function text(raw: unknown): string | undefined {
 /** A synchronous signal's default wait, as Conductor's `timeoutMillis` (5 s). */
 const DEFAULT_SIGNAL_WAIT_MS = 5_000;
 
-function positiveInt(raw: unknown, fallback: number): number {
-  const given = text(raw);
-  if (given === undefined || given.trim() === "") return fallback;
+/**
+ * A count or size var: a positive whole number, as digits ("5000") or a TOML number (`5000`). Text that `Number()`
+ * reads but the README's table does not ask for ("1e3", "0x10", "5.0", "+5") is refused like a word or a negative:
+ * the default stays, so "0x10" is never taken for 16 nor "1e3" for a thousand by a reader who did not write them.
+ */
+export function positiveInt(raw: unknown, fallback: number): number {
+  if (typeof raw === "number") return Number.isSafeInteger(raw) && raw > 0 ? raw : fallback;
+  const given = text(raw)?.trim();
+  if (given === undefined || !/^[0-9]+$/.test(given)) return fallback;
   const value = Number(given);
-  return Number.isInteger(value) && value > 0 ? value : fallback;
+  return Number.isSafeInteger(value) && value > 0 ? value : fallback;
 }
 
 const cache = new WeakMap<object, ServiceConfig>();

@@ -30,6 +30,19 @@ describe("service configuration from vars", () => {
     expect(configOf({ EGRESS_ALLOW_PRIVATE: false }).egress).toMatchObject({ allowPrivate: false });
   });
 
+  it("refuses a count written as anything but digits (\"1e3\", \"0x10\", \"5.0\", \"+5\"), as the README's table asks for whole numbers: the default stays", () => {
+    const defaults = configOf({});
+    const config = configOf({ HTTP_READ_TIMEOUT_MS: "1e3", MAX_REQUEST_BYTES: "0x10", INDEX_WRITER_SHARDS: "5.0", CALLBACKS_PER_TASK: "+5", MAX_SUBWORKFLOW_DEPTH: "0b11", EXECUTE_MAX_WAIT_SECONDS: "1e1" });
+    expect(config.engine.httpReadTimeoutMs).toBe(defaults.engine.httpReadTimeoutMs);
+    expect(config.maxRequestBytes).toBe(defaults.maxRequestBytes);
+    expect(config.indexWriterShards).toBe(defaults.indexWriterShards);
+    expect(config.callbackLimit.limit).toBe(defaults.callbackLimit.limit);
+    expect(config.maxSubWorkflowDepth).toBe(defaults.maxSubWorkflowDepth);
+    expect(config.executeMaxWaitSeconds).toBe(defaults.executeMaxWaitSeconds);
+    // Digits with spaces around them, and a TOML number however it was written (1e3 arrives as 1000), still read.
+    expect(configOf({ HTTP_READ_TIMEOUT_MS: " 7000 ", MAX_REQUEST_BYTES: 1e3 })).toMatchObject({ engine: { httpReadTimeoutMs: 7000 }, maxRequestBytes: 1000 });
+  });
+
   it("reads CHILD_STARTS_PER_INVOCATION as a count of child starts (20 by default, under Free's 50 D1 queries), and keeps the default for a value that is no positive whole number", () => {
     expect(configOf({}).childStartsPerInvocation).toBe(20);
     expect(configOf({ CHILD_STARTS_PER_INVOCATION: 400 }).childStartsPerInvocation).toBe(400);

@@ -169,6 +169,17 @@ describe("tokens", () => {
     await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: old.refresh_token }), 200);
   });
 
+  it("reads ACCESS_TOKEN_TTL_SECONDS as digits only: \"1e3\" or \"0x10\" leaves the hour, as any value that is no whole number", async () => {
+    const expiresIn = async (ttl: string) => {
+      const configured = { ...env, ACCESS_TOKEN_TTL_SECONDS: ttl } as Env;
+      return (JSON.parse(await expectStatus(await callWithEnv(configured, "POST", "/api/security/token", {}, { keyId: adminKeyId, keySecret: adminSecret }), 200)) as Tokens).expires_in;
+    };
+    expect(await expiresIn("900")).toBe(900);
+    expect(await expiresIn("1e3")).toBe(3600);
+    expect(await expiresIn("0x10")).toBe(3600);
+    expect(await expiresIn("soon")).toBe(3600);
+  });
+
   it("a malformed JWT_SIGNING_KEYS refuses the requests that need a signing key with a 409 saying what to fix, never a 500", async () => {
     const session = await tokenFor(adminKeyId, adminSecret);
     const secret = Buffer.alloc(16, 3).toString("base64");

@@ -1,5 +1,6 @@
 import { SignJWT, decodeJwt, decodeProtectedHeader, errors, jwtVerify } from "jose";
 import { hexOf } from "../../engine/task-id";
+import { positiveInt } from "../config";
 import { ApiError } from "../http/errors";
 import { TtlCache } from "../ttl-cache";
 import { BOOTSTRAP_ADMIN_USER } from "./principal";
@@ -135,13 +136,11 @@ async function bootstrapSessionKey(env: Env, claimed: string | null | undefined)
 }
 
 function accessTtlSeconds(env: Env): number {
-  const value = Number(env.ACCESS_TOKEN_TTL_SECONDS ?? "");
-  return Number.isInteger(value) && value > 0 ? value : 3600;
+  return positiveInt(env.ACCESS_TOKEN_TTL_SECONDS, 3600);
 }
 
 function refreshTtlSeconds(env: Env): number {
-  const value = Number(env.REFRESH_TOKEN_TTL_SECONDS ?? "");
-  return Number.isInteger(value) && value > 0 ? value : 30 * 86_400;
+  return positiveInt(env.REFRESH_TOKEN_TTL_SECONDS, 30 * 86_400);
 }
 
 /**
