@@ -2,6 +2,7 @@ import { DEFAULT_ENGINE_CONFIG, MAX_PAYLOAD_BYTES_CEILING, type EngineConfig } f
 import { EgressConfigError, parseEgressPolicy, type EgressPolicy } from "../engine/tasks/http/egress";
 import { MAX_RETENTION_SECONDS } from "../engine/retention";
 import { DURATION_FORMAT, parseWaitDuration } from "../engine/tasks/wait/schedule";
+import { parseApiKey } from "./auth/api-key-format";
 import type { CredentialLimits } from "./auth/throttle";
 import { parseCorsPolicy, type CorsPolicy } from "./http/headers";
 import { urlForLog } from "./http/url-for-log";
@@ -111,6 +112,45 @@ function maxPayloadBytes(raw: unknown): number {
   return MAX_PAYLOAD_BYTES_CEILING;
 }
 
+/**
+ * Logs, once per isolate, a `BOOTSTRAP_ADMIN_KEY` that is no `<keyId>:<keySecret>` (no colon, or nothing on one side):
+ * no request can match it, so the admin cannot sign in, and without the log nothing says why. Never its value: the
+ * log is read by whoever may read the Worker's logs, not only those who may read its secrets.
+ */
+function checkBootstrapAdminKey(raw: string | undefined): void {
+  if (raw === undefined || raw.trim() === "") return;
+  const key = parseApiKey(raw.trim());
+  if (key !== undefined && key.keyId !== "" && key.keySecret !== "") return;
+  console.error(JSON.stringify({ msg: "BOOTSTRAP_ADMIN_KEY matches no API key: the admin cannot sign in with it", expected: "<keyId>:<keySecret>, such as ops:<a long random secret>" }));
+}
+
+/**
+ * What a browser sends as `Origin`: a scheme, a host and a port that is not the scheme's own, nothing more (or
+ * `null`, for an opaque origin). An entry written otherwise is compared with origins all the same, and never equals one.
+ */
+function isSerializedOrigin(entry: string): boolean {
+  if (entry === "null") return true;
+  try {
+    return new URL(entry).origin === entry;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `CORS_ALLOWED_ORIGINS` as {@link parseCorsPolicy} reads it; an entry that can match no `Origin` (`app.example.com`
+ * without its scheme, a path, a default port) is logged once per isolate, as other refused settings are: a browser
+ * app on that origin would otherwise meet a 403 with nothing saying which entry was wrong.
+ */
+function corsPolicy(raw: string | undefined): CorsPolicy {
+  const policy = parseCorsPolicy(raw);
+  const unmatched = [...policy.origins].filter((entry) => !isSerializedOrigin(entry));
+  if (unmatched.length > 0) {
+    console.error(JSON.stringify({ msg: "CORS_ALLOWED_ORIGINS entries that match no browser origin", expected: "origins such as https://app.example.com or http://localhost:5173 (scheme, host, and a port only when not the scheme's own), or *", received: unmatched.map(urlForLog) }));
+  }
+  return policy;
+}
+
 function egressPolicy(env: Env): EgressPolicy | { error: string } {
   try {
     return parseEgressPolicy({ allow: text(env.EGRESS_ALLOW), deny: text(env.EGRESS_DENY), allowPrivate: text(env.EGRESS_ALLOW_PRIVATE)?.trim().toLowerCase() === "true" });
@@ -150,6 +190,7 @@ const cache = new WeakMap<object, ServiceConfig>();
 export function serviceConfig(env: Env): ServiceConfig {
   const cached = cache.get(env);
   if (cached) return cached;
+  checkBootstrapAdminKey(text(env.BOOTSTRAP_ADMIN_KEY));
   const executeMaxWaitSeconds = positiveInt(env.EXECUTE_MAX_WAIT_SECONDS, 60);
   const config: ServiceConfig = {
     engine: {
@@ -179,7 +220,7 @@ export function serviceConfig(env: Env): ServiceConfig {
     signalDefaultWaitMs: Math.min(DEFAULT_SIGNAL_WAIT_MS, executeMaxWaitSeconds * 1000),
     publicBaseUrl: publicBaseUrl(text(env.PUBLIC_BASE_URL)),
     maxSubWorkflowDepth: positiveInt(env.MAX_SUBWORKFLOW_DEPTH, 10),
-    cors: parseCorsPolicy(text(env.CORS_ALLOWED_ORIGINS)),
+    cors: corsPolicy(text(env.CORS_ALLOWED_ORIGINS)),
     credentialLimits: {
       perKeyAndAddress: { limit: positiveInt(env.AUTH_FAILURES_PER_KEY, 10), windowMs: positiveInt(env.AUTH_FAILURE_WINDOW_SECONDS, 300) * 1000 },
       perAddress: { limit: positiveInt(env.AUTH_FAILURES_PER_ADDRESS, 100), windowMs: positiveInt(env.AUTH_FAILURE_WINDOW_SECONDS, 300) * 1000 },

@@ -98,6 +98,48 @@ describe("service configuration from vars", () => {
     }
   });
 
+  it("logs, never showing it, a BOOTSTRAP_ADMIN_KEY that is no <keyId>:<keySecret>: no request could match it", () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      for (const raw of ["hunter2-no-colon-secret", "ops:", ":hunter2-secret", "ops:   ", "  :hunter2-secret"]) {
+        logged.mockClear();
+        configOf({ BOOTSTRAP_ADMIN_KEY: raw });
+        expect(logged, raw).toHaveBeenCalledTimes(1);
+        const line = String(logged.mock.calls[0]?.[0]);
+        expect(JSON.parse(line)).toMatchObject({ msg: expect.stringContaining("BOOTSTRAP_ADMIN_KEY matches no API key") });
+        expect(line).not.toContain("hunter2");
+      }
+      logged.mockClear();
+      configOf({ BOOTSTRAP_ADMIN_KEY: "ops:a-long-random-secret" });
+      configOf({ BOOTSTRAP_ADMIN_KEY: " ops:a:secret:with:colons " });
+      configOf({});
+      expect(logged).not.toHaveBeenCalled();
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
+  it("logs the CORS_ALLOWED_ORIGINS entries no browser's Origin can equal (no scheme, a path, a default port), and only those", () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const config = configOf({ CORS_ALLOWED_ORIGINS: "app.example.com, https://ok.example.com/, https://x.example.com/app, https://y.example.com:443, localhost:5173, http://localhost:5173" });
+      expect(logged).toHaveBeenCalledTimes(1);
+      expect(JSON.parse(String(logged.mock.calls[0]?.[0]))).toMatchObject({
+        msg: expect.stringContaining("CORS_ALLOWED_ORIGINS"),
+        received: ["app.example.com", "https://x.example.com/app", "https://y.example.com:443", "localhost:5173"],
+      });
+      // The entries are kept as they were: the policy is unchanged, only now it says which entries match nothing.
+      expect([...config.cors.origins]).toContain("https://ok.example.com");
+      logged.mockClear();
+      configOf({ CORS_ALLOWED_ORIGINS: "*" });
+      configOf({ CORS_ALLOWED_ORIGINS: "https://App.Example.com, http://127.0.0.1:8080, null" });
+      configOf({});
+      expect(logged).not.toHaveBeenCalled();
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
   it("bounds the default waits of execute and of a synchronous signal by EXECUTE_MAX_WAIT_SECONDS, which caps every wait", () => {
     expect(configOf({})).toMatchObject({ executeDefaultWaitSeconds: 10, executeMaxWaitSeconds: 60, signalDefaultWaitMs: 5_000 });
     expect(configOf({ EXECUTE_MAX_WAIT_SECONDS: 3 })).toMatchObject({ executeDefaultWaitSeconds: 3, executeMaxWaitSeconds: 3, signalDefaultWaitMs: 3_000 });

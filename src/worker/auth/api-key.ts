@@ -1,23 +1,11 @@
 import { ApiError } from "../http/errors";
 import { SecurityStore } from "../security/store";
+import { parseApiKey, type ApiKeyCredential } from "./api-key-format";
 import { secretsEqual } from "./constant-time";
 import { grantsFor } from "./grants";
 import { BOOTSTRAP_ADMIN_USER, type Principal } from "./principal";
 import type { AuthProvider } from "./provider";
 import { clientAddress, throttledCredentialCheck } from "./throttle";
-
-/** A parsed `<keyId>:<keySecret>`. */
-export interface ApiKeyCredential {
-  keyId: string;
-  keySecret: string;
-}
-
-/** Splits `<keyId>:<keySecret>`; undefined when malformed. */
-export function parseApiKey(value: string): ApiKeyCredential | undefined {
-  const separator = value.indexOf(":");
-  if (separator <= 0 || separator === value.length - 1) return undefined;
-  return { keyId: value.slice(0, separator).trim(), keySecret: value.slice(separator + 1).trim() };
-}
 
 /**
  * The user an API key belongs to, or 401 (429 while the key or address is limited for failed attempts, see
