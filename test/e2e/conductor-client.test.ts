@@ -762,7 +762,7 @@ describe("the official Conductor TypeScript client", () => {
     expect(await metadata.getTaskTags(taskName)).toEqual([{ key: "lang", value: "go" }, { key: "os", value: "linux" }]);
     await metadata.deleteTaskTag({ key: "os", value: "linux" }, taskName);
     expect(await metadata.getTaskTags(taskName)).toEqual([{ key: "lang", value: "go" }]);
-    expect(await sdkError(metadata.getWorkflowTags(`client_tags_none_${suffix}`))).toMatch(/No workflow definition named/);
+    expect(await sdkError(metadata.getWorkflowTags(`client_tags_none_${suffix}`))).toMatch(/No such workflow found by name: client_tags_none_\S+, version: null/);
   });
 
   it("SecretClient puts a secret, lists its name, and sets, reads and deletes its tags; deleting the secret drops them", async () => {

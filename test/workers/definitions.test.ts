@@ -71,7 +71,12 @@ describe("registering definitions", () => {
     const versions = await apiOk<Array<{ name: string; version: number; createTime: number }>>("GET", "/api/metadata/workflow/defs_listed/versions");
     expect(versions.map(({ name, version }) => [name, version])).toEqual([["defs_listed", 1], ["defs_listed", 2]]);
     expect(typeof versions[0]!.createTime).toBe("number");
-    for (const unknown of ["defs_never", "constructor"]) expect((await api("GET", `/api/metadata/workflow/${unknown}/versions`)).status, unknown).toBe(404);
+    for (const unknown of ["defs_never", "constructor"]) {
+      const response = await api("GET", `/api/metadata/workflow/${unknown}/versions`);
+      expect(response.status, unknown).toBe(404);
+      // Conductor's words, as the definition's own GET answers them.
+      expect(((await response.json()) as { message: string }).message).toBe(`No such workflow found by name: ${unknown}, version: null`);
+    }
     // A reader of one workflow sees its name alone, and may not list another's versions.
     const reader = await createUser("defs-listed-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:defs_listed" }] });
     expect(await (await call("GET", "/api/metadata/workflow/names", orkes(reader.token))).json()).toEqual(["defs_listed"]);

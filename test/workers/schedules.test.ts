@@ -624,6 +624,14 @@ describe("refused saves change nothing", () => {
     expect(await rowCount("schedules")).toBe(rows);
     const several = await expectRefused(await api("POST", "/api/scheduler/schedules", schedule("sched-refused", "sched_refused", { cronSchedules: [{ cronExpression: YEARLY }] })), 400);
     expect(JSON.stringify(several)).toContain("several crons per schedule are not supported here");
+    // An unregistered workflow in Conductor's words, which each fire's start would answer.
+    for (const [request, path, said] of [
+      [{ name: "sched_no_such_workflow" }, "startWorkflowRequest.name", "No such workflow found by name: sched_no_such_workflow, version: null"],
+      [{ name: "sched_refused", version: 7 }, "startWorkflowRequest.version", "No such workflow found by name: sched_refused, version: 7"],
+    ] as const) {
+      const unknown = await expectRefused(await api("POST", "/api/scheduler/schedules", schedule("sched-refused", "sched_refused", { startWorkflowRequest: request })), 400, path);
+      expect((unknown["validationErrors"] as Array<{ message: string }>)[0]?.message).toBe(`${said}; register it first`);
+    }
     // The empty list (clients' default) and null say nothing.
     for (const cronSchedules of [[], null]) {
       expect((await api("POST", "/api/scheduler/schedules", schedule("sched-refused", "sched_refused", { description: "original", cronSchedules }))).status).toBe(200);

@@ -123,9 +123,12 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     for (const [method, body] of [["GET", undefined], ["POST", { key: "k", value: "v" }], ["PUT", []], ["DELETE", { key: "k0", value: "v" }]] as const) {
       const response = await api(method, "/api/metadata/workflow/no_such_flow/tags", body);
       expect(response.status, method).toBe(404);
-      expect(((await response.json()) as { message: string }).message).toContain("no_such_flow");
+      // Conductor's words, as GET /api/metadata/workflow/no_such_flow answers them.
+      expect(((await response.json()) as { message: string }).message, method).toBe("No such workflow found by name: no_such_flow, version: null");
     }
-    expect((await api("GET", "/api/metadata/task/no_such_task/tags")).status).toBe(404);
+    const noTask = await api("GET", "/api/metadata/task/no_such_task/tags");
+    expect(noTask.status).toBe(404);
+    expect(((await noTask.json()) as { message: string }).message).toBe("No such taskType found by name: no_such_task");
     expect(await storedRows("no_such_flow")).toBe(0);
     const badTags = await api("POST", "/api/metadata/workflow", { name: "tagged_bad_reg", tasks: [wait("w")], tags: [{ key: "" }] });
     expect(badTags.status).toBe(400);

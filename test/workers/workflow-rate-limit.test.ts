@@ -388,7 +388,12 @@ describe("workflow rate limits", () => {
     await waitFor(unlimited, (workflow) => workflow.tasks.length === 1);
     expect(await getWorkflow(unlimited)).not.toHaveProperty("rateLimited");
 
-    expect((await api("PUT", "/api/metadata/workflow/wrl_nowhere/rate-limit", { concurrentExecLimit: 1 })).status).toBe(404);
+    // An unknown name in Conductor's words, as the GET of its rate limit (and of its definition) says it.
+    for (const [method, body] of [["GET", undefined], ["PUT", { concurrentExecLimit: 1 }], ["DELETE", undefined]] as const) {
+      const nowhere = await api(method, "/api/metadata/workflow/wrl_nowhere/rate-limit", body);
+      expect(nowhere.status, method).toBe(404);
+      expect(((await nowhere.json()) as { message: string }).message, method).toBe("No such workflow found by name: wrl_nowhere, version: null");
+    }
     for (const id of [first, unlimited]) await completeHold(id);
     await waitFor(second, running);
     await completeHold(second);

@@ -3,7 +3,7 @@ import { givenNames, mayAccessDefinition, mayReadWorkflowDef, requireWritable } 
 import { ACCESS, type Access } from "../security/resource-grants";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { serviceConfig } from "../config";
-import { DefinitionRepository, type StoredUpdateTime } from "../definitions";
+import { DefinitionRepository, workflowNotFoundMessage, type StoredUpdateTime } from "../definitions";
 import { tellLimitChanges, type LimitChange } from "../limit-changes";
 import { registeredLimits } from "../../engine/rate-limit";
 import { shownWorkflowDef, workflowDefListItem } from "../../engine/view";
@@ -79,7 +79,8 @@ export async function withOwnTags<T extends { name: string }>(db: D1Database, re
 /** Sets (or removes) the rate limit of every version of `workflowName`, and tells the keys its executions use. */
 async function setRateLimit(env: Env, workflowName: string, config: RateLimitConfig | undefined): Promise<void> {
   const definedAt = await new DefinitionRepository(env.DB).setRateLimit(workflowName, config);
-  if (definedAt === undefined) throw notFound(`No workflow definition named ${workflowName}`);
+  // Conductor's words, as the GET of the same rate limit (and of the definition) answers an unknown name.
+  if (definedAt === undefined) throw notFound(workflowNotFoundMessage(workflowName));
   await tellLimitChanges(env, new Map([[workflowName, { limit: config?.concurrentExecLimit ?? null, definedAt }]]));
 }
 
@@ -218,7 +219,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   router.get("/api/metadata/workflow/:name/versions", async (request, env) => {
     const byName = await new DefinitionRepository(env.DB).namesAndVersions();
     // Own keys only: a workflow named `constructor` must not find Object's.
-    if (!Object.hasOwn(byName, name(request))) throw notFound(`No workflow definition named ${name(request)}`);
+    if (!Object.hasOwn(byName, name(request))) throw notFound(workflowNotFoundMessage(name(request)));
     return Response.json(byName[name(request)]);
   });
 

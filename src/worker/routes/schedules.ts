@@ -2,7 +2,7 @@ import type { IRequest, RouterType } from "itty-router";
 import { oversize, oversizeReason } from "../../engine/limits";
 import type { JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
-import { DefinitionRepository } from "../definitions";
+import { DefinitionRepository, workflowNotFoundMessage } from "../definitions";
 import { principalOf } from "../guard";
 import { readJsonBody } from "../http/body";
 import { ApiError, notFound, validationError } from "../http/errors";
@@ -94,8 +94,9 @@ async function saveSchedule(request: IRequest, env: Env, ctx: ExecutionContext):
   const principal = principalOf(request);
   requireOnSchedule(principal.grants, "manage", start.name, `saving schedule ${saved.name}`, true);
   if (!(await new DefinitionRepository(env.DB).find(start.name, start.version))) {
-    const [path, what] = start.version === undefined ? ["startWorkflowRequest.name", `No workflow definition named ${start.name}`] : ["startWorkflowRequest.version", `No workflow definition ${start.name} version ${start.version}`];
-    throw validationError("Invalid schedule", [{ path, message: `${what}: register it first` }]);
+    // Conductor's words, which each fire's start would answer (and record in the schedule's history).
+    const path = start.version === undefined ? "startWorkflowRequest.name" : "startWorkflowRequest.version";
+    throw validationError("Invalid schedule", [{ path, message: `${workflowNotFoundMessage(start.name, start.version)}; register it first` }]);
   }
   const repository = new ScheduleRepository(env.DB);
   const existing = await repository.get(saved.name);

@@ -1,5 +1,6 @@
 import type { IRequest, RouterType } from "itty-router";
 import { principalOf } from "../guard";
+import { workflowNotFoundMessage } from "../definitions";
 import { notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryValue } from "../http/params";
 import { parseOrThrow } from "../schemas";
@@ -26,7 +27,14 @@ const WHAT: Record<TagTarget["type"], string> = {
   ENV_VARIABLE: "environment variable",
 };
 
+/**
+ * The 404 of a target not there. A workflow or task definition's in Conductor's words, as `GET /api/metadata/workflow/{name}`
+ * and `GET /api/metadata/taskdefs/{name}` answer them (MetadataServiceImpl.getWorkflowDef and getTaskDef): clients look
+ * for them, and a definition's tags answered in other words than the definition itself.
+ */
 function missing(target: TagTarget) {
+  if (target.type === "WORKFLOW_DEF") return notFound(workflowNotFoundMessage(target.name));
+  if (target.type === "TASK_DEF") return notFound(`No such taskType found by name: ${target.name}`);
   return notFound(`No ${WHAT[target.type]} named ${target.name}`);
 }
 
