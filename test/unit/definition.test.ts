@@ -682,6 +682,19 @@ describe("HTTP tasks", () => {
     });
   });
 
+  it("refuses a literal uri no request can be sent to whatever its vipAddress (another scheme, an http URL that does not parse), and leaves scheme-less paths and expressions to the run", () => {
+    expect(only({ uri: "localhost:8080/orders", method: "GET" }, "tasks[0].inputParameters.uri")).toMatch(/reads as one of scheme localhost: write https:\/\/localhost:8080\/orders/);
+    expect(only({ uri: "ftp://files.example.com/x", method: "GET", vipAddress: "orders.internal:7001" }, "tasks[0].inputParameters.uri")).toMatch(/http or https URL/);
+    expect(only(nested({ uri: "http://", method: "GET" }), "tasks[0].inputParameters.http_request.uri")).toMatch(/is not one/);
+    expect(only({ ...nested({ method: "GET" }), uri: "mailto:ops@example.com" }, "tasks[0].inputParameters.uri")).toMatch(/scheme mailto/);
+    // A path (with or without its leading slash) may meet a vipAddress from the task definition's inputTemplate at run time.
+    ok({ uri: "/orders/42", method: "GET" });
+    ok({ uri: "example.com/x", method: "GET" });
+    ok({ uri: "http://x.test/a?b=c d&e", method: "GET" });
+    ok({ uri: "${workflow.input.scheme}://x.test", method: "GET" });
+    ok({ uri: "HTTPS://X.TEST", method: "GET" });
+  });
+
   it("still requires uri when method is an expression, and no body then", () => {
     expect(only({ method: "${workflow.input.method}" }, "tasks[0].inputParameters.uri")).toMatch(/uri is required/);
   });

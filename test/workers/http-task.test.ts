@@ -169,6 +169,13 @@ describe("HTTP task vipAddress", () => {
     expect((await api("GET", "/api/metadata/workflow/http_vip_bad")).status).toBe(404);
   });
 
+  it("refuses at registration a literal uri no request can be sent to (localhost:8080/… reads as the scheme localhost), storing nothing", async () => {
+    const response = await api("POST", "/api/metadata/workflow", { name: "http_uri_scheme", version: 1, schemaVersion: 2, ownerEmail: "team@example.com", tasks: [httpTask("call", { http_request: { uri: "localhost:8080/orders", method: "GET" } })] });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "tasks[0].inputParameters.http_request.uri", message: expect.stringContaining("write https://localhost:8080/orders") }] });
+    expect((await api("GET", "/api/metadata/workflow/http_uri_scheme")).status).toBe(404);
+  });
+
   it("takes a request whose optional fields are null as one leaving them out (the .NET SDK's HttpTaskSettings writes them all)", async () => {
     // HttpTask's http_request as the .NET SDK's HttpTaskSettings.ToDictionary() writes it: every field, vipAddress null.
     const settings = { uri: target("/echo/dotnet"), method: "GET", accept: "application/json", contentType: "application/json", headers: {}, body: null, vipAddress: null, asyncComplete: false, oauthConsumerKey: false, oauthConsumerSecret: false, connectionTimeOut: 0, readTimeOut: 0 };

@@ -19,6 +19,7 @@ import {
   validateWith,
   type UnknownRecord,
 } from "../../definition/checks";
+import { hasExpression } from "../../expressions";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 import { isHeaderValueText } from "../../http-syntax";
 
@@ -195,7 +196,7 @@ export function validateHttpTask(task: UnknownRecord, path: string): ValidationI
   if (!isRecord(input)) return [];
 
   const nested = input["http_request"];
-  if (nested === undefined) return [...validateWith(REQUEST, input, inputPath), ...bodyIssues(input, inputPath)];
+  if (nested === undefined) return [...validateWith(REQUEST, input, inputPath), ...uriIssues(input, inputPath), ...bodyIssues(input, inputPath)];
   const requestPath = childPath(inputPath, "http_request");
   // The whole request from an expression (`"http_request": "${workflow.input.request}"`, as Conductor's docs start a
   // workflow): known only as the task runs, where a request without uri or method fails the task.
@@ -208,7 +209,33 @@ export function validateHttpTask(task: UnknownRecord, path: string): ValidationI
   const placeOf = (key: unknown) => (typeof key === "string" && Object.hasOwn(flat, key) && !Object.hasOwn(nested, key) ? inputPath : requestPath);
   const result = v.safeParse(REQUEST, request);
   const issues = result.success ? [] : result.issues.flatMap((issue) => toIssues([issue], placeOf(issue.path?.[0]?.key)));
-  return [...issues, ...bodyIssues(request, requestPath)];
+  return [...issues, ...uriIssues(request, placeOf("uri")), ...bodyIssues(request, requestPath)];
+}
+
+/**
+ * A literal `uri` no request can ever be sent to, whatever vipAddress a run gives it: one with a scheme other than http
+ * or https (`localhost:8080/x` reads as the scheme `localhost`, `ftp://…`), or an http(s) one that does not parse
+ * (`http://`). Conductor's HttpTask fails such a task at every run (its HTTP client refuses the URI); here it is
+ * refused at registration, as a literal method or timeout is. A uri without a scheme (`/orders/42`, `example.com/x`) is
+ * left to the run: it is a path on a vipAddress, which the task's registered task definition may give in its
+ * inputTemplate, and a run without one fails saying to give one. An expression is only known at run time.
+ */
+function uriIssues(request: UnknownRecord, requestPath: string): ValidationIssue[] {
+  const uri = request["uri"];
+  if (typeof uri !== "string" || hasExpression(uri)) return [];
+  const written = uri.trim();
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(written)?.[1];
+  if (scheme === undefined) return [];
+  const path = childPath(requestPath, "uri");
+  // The query is percent-encoded as the task runs (encode); the URL parser takes any query as it is, so it changes nothing here.
+  let url: URL;
+  try {
+    url = new URL(written);
+  } catch {
+    return [{ path, message: `uri must be an absolute http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} is not one` }];
+  }
+  if (url.protocol === "http:" || url.protocol === "https:") return [];
+  return [{ path, message: `uri must be an http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} reads as one of scheme ${scheme}: write https://${written} for a server at that address` }];
 }
 
 /** The spec's one rule across fields: POST, PUT and PATCH must say what they send. */
