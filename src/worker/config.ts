@@ -127,14 +127,20 @@ function checkBootstrapAdminKey(raw: string | undefined): void {
 /**
  * What a browser sends as `Origin`: a scheme, a host and a port that is not the scheme's own, nothing more (or
  * `null`, for an opaque origin). An entry written otherwise is compared with origins all the same, and never equals one.
+ * A scheme the URL standard gives no origin of its own (`new URL("capacitor://localhost").origin` is `"null"`) is still
+ * sent as `scheme://host[:port]` by the pages that have it: a browser extension's (`chrome-extension://<id>`), a
+ * Capacitor app's web view on iOS (`capacitor://localhost`). Such an entry matches them, and is no mistake to log.
  */
 function isSerializedOrigin(entry: string): boolean {
   if (entry === "null") return true;
+  let url: URL;
   try {
-    return new URL(entry).origin === entry;
+    url = new URL(entry);
   } catch {
     return false;
   }
+  if (url.origin !== "null") return url.origin === entry;
+  return url.host !== "" && `${url.protocol}//${url.host}` === entry;
 }
 
 /**

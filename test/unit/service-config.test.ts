@@ -140,6 +140,22 @@ describe("service configuration from vars", () => {
     }
   });
 
+  it("does not log a CORS_ALLOWED_ORIGINS entry of a scheme without a URL-standard origin that pages still send (a browser extension's, a Capacitor app's on iOS)", () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      // Chrome sends Origin: chrome-extension://<id> from an extension, a Capacitor iOS web view capacitor://localhost.
+      const config = configOf({ CORS_ALLOWED_ORIGINS: "chrome-extension://abcdefghijklmnopabcdefghijklmnop, capacitor://localhost, moz-extension://0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0" });
+      expect(logged).not.toHaveBeenCalled();
+      expect([...config.cors.origins]).toContain("capacitor://localhost");
+      // One with a path, or with no host at all, still matches nothing, and is still logged.
+      configOf({ CORS_ALLOWED_ORIGINS: "capacitor://localhost/app, capacitor:localhost" });
+      expect(logged).toHaveBeenCalledTimes(1);
+      expect(JSON.parse(String(logged.mock.calls[0]?.[0]))).toMatchObject({ received: ["capacitor://localhost/app", "capacitor:localhost"] });
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
   it("bounds the default waits of execute and of a synchronous signal by EXECUTE_MAX_WAIT_SECONDS, which caps every wait", () => {
     expect(configOf({})).toMatchObject({ executeDefaultWaitSeconds: 10, executeMaxWaitSeconds: 60, signalDefaultWaitMs: 5_000 });
     expect(configOf({ EXECUTE_MAX_WAIT_SECONDS: 3 })).toMatchObject({ executeDefaultWaitSeconds: 3, executeMaxWaitSeconds: 3, signalDefaultWaitMs: 3_000 });
