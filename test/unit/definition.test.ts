@@ -695,6 +695,17 @@ describe("HTTP tasks", () => {
     ok({ uri: "HTTPS://X.TEST", method: "GET" });
   });
 
+  it("refuses a uri with expressions whose literal start names a scheme other than http(s) (localhost:8080/orders/${…}), whatever the expressions give", () => {
+    expect(only({ uri: "localhost:8080/orders/${workflow.input.id}", method: "GET" }, "tasks[0].inputParameters.uri")).toMatch(/starts with the scheme localhost, whatever its expressions give: write https:\/\/localhost:8080\/orders\/\$\{workflow.input.id\}/);
+    expect(only(nested({ uri: " ftp://files.example.com/${workflow.input.file}", method: "GET" }), "tasks[0].inputParameters.http_request.uri")).toMatch(/scheme ftp/);
+    // An http(s) start, a path, a uri starting with an expression, and an escaped `$${` are left to the run.
+    ok({ uri: "https://x.test/orders/${workflow.input.id}", method: "GET" });
+    ok({ uri: "HTTP://x.test/${workflow.input.id}", method: "GET" });
+    ok({ uri: "/orders/${workflow.input.id}", method: "GET" });
+    ok({ uri: "${workflow.input.base}:8080/orders", method: "GET" });
+    ok({ uri: "$${literal}:x/${workflow.input.id}", method: "GET" });
+  });
+
   it("still requires uri when method is an expression, and no body then", () => {
     expect(only({ method: "${workflow.input.method}" }, "tasks[0].inputParameters.uri")).toMatch(/uri is required/);
   });

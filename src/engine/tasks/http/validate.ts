@@ -19,7 +19,7 @@ import {
   validateWith,
   type UnknownRecord,
 } from "../../definition/checks";
-import { hasExpression } from "../../expressions";
+import { hasExpression, parseTemplate } from "../../expressions";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 import { isHeaderValueText } from "../../http-syntax";
 
@@ -222,7 +222,8 @@ export function validateHttpTask(task: UnknownRecord, path: string): ValidationI
  */
 function uriIssues(request: UnknownRecord, requestPath: string): ValidationIssue[] {
   const uri = request["uri"];
-  if (typeof uri !== "string" || hasExpression(uri)) return [];
+  if (typeof uri !== "string") return [];
+  if (hasExpression(uri)) return templatedUriIssues(uri, childPath(requestPath, "uri"));
   const written = uri.trim();
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(written)?.[1];
   if (scheme === undefined) return [];
@@ -236,6 +237,26 @@ function uriIssues(request: UnknownRecord, requestPath: string): ValidationIssue
   }
   if (url.protocol === "http:" || url.protocol === "https:") return [];
   return [{ path, message: `uri must be an http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} reads as one of scheme ${scheme}: write https://${written} for a server at that address` }];
+}
+
+/**
+ * A `uri` with expressions whose literal start already names a scheme other than http or https
+ * (`localhost:8080/orders/${workflow.input.id}`): whatever the expressions give, the request goes to that scheme, which
+ * fails the task at every run, as the literal uri does (see {@link uriIssues}). Whether an http(s) one parses, or what a
+ * uri starting with an expression names, is known only as the task runs.
+ */
+function templatedUriIssues(uri: string, path: string): ValidationIssue[] {
+  let first;
+  try {
+    first = parseTemplate(uri).parts[0];
+  } catch {
+    // A malformed expression is reported by the definition's template checks.
+    return [];
+  }
+  if (first?.kind !== "text") return [];
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(first.text.trimStart())?.[1];
+  if (scheme === undefined || /^https?$/i.test(scheme)) return [];
+  return [{ path, message: `uri must be an http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} starts with the scheme ${scheme}, whatever its expressions give: write https://${uri.trim()} for a server at that address` }];
 }
 
 /** The spec's one rule across fields: POST, PUT and PATCH must say what they send. */
