@@ -58,6 +58,9 @@ export interface ServiceConfig {
    * duration such as "30d"); undefined keeps executions until they are removed through the API.
    */
   executionRetentionMs: number | undefined;
+  /** Lifetimes of the access and refresh tokens this service issues (`ACCESS_TOKEN_TTL_SECONDS`, `REFRESH_TOKEN_TTL_SECONDS`). */
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
 }
 
 /** What `EXECUTION_RETENTION` may be, for the log line of one that is not. */
@@ -105,8 +108,9 @@ function publicBaseUrl(raw: string | undefined): string | undefined {
  * `MAX_PAYLOAD_BYTES`, at most {@link MAX_PAYLOAD_BYTES_CEILING}: a larger one would let a task's input and output
  * together pass what one stored row holds. A value above it counts as it, and the log says so once per isolate.
  */
-function maxPayloadBytes(raw: unknown): number {
-  const asked = positiveInt(raw, DEFAULT_ENGINE_CONFIG.maxPayloadBytes);
+function maxPayloadBytes(env: Env): number {
+  const raw: unknown = env.MAX_PAYLOAD_BYTES;
+  const asked = countVar(env, "MAX_PAYLOAD_BYTES", DEFAULT_ENGINE_CONFIG.maxPayloadBytes);
   if (asked <= MAX_PAYLOAD_BYTES_CEILING) return asked;
   console.error(JSON.stringify({ msg: `MAX_PAYLOAD_BYTES above ${MAX_PAYLOAD_BYTES_CEILING} counts as ${MAX_PAYLOAD_BYTES_CEILING}: a task's input and output share a stored row of at most 2 MB`, received: text(raw) }));
   return MAX_PAYLOAD_BYTES_CEILING;
@@ -178,16 +182,58 @@ function text(raw: unknown): string | undefined {
 const DEFAULT_SIGNAL_WAIT_MS = 5_000;
 
 /**
- * A count or size var: a positive whole number, as digits ("5000") or a TOML number (`5000`). Text that `Number()`
- * reads but the README's table does not ask for ("1e3", "0x10", "5.0", "+5") is refused like a word or a negative:
- * the default stays, so "0x10" is never taken for 16 nor "1e3" for a thousand by a reader who did not write them.
+ * A count or size var: a positive whole number, as digits ("5000") or a TOML number (`5000`); undefined for anything
+ * else (unset included). Text that `Number()` reads but the README's table does not ask for ("1e3", "0x10", "5.0",
+ * "+5") is refused like a word or a negative, so "0x10" is never taken for 16 nor "1e3" for a thousand by a reader who
+ * did not write them.
  */
-export function positiveInt(raw: unknown, fallback: number): number {
-  if (typeof raw === "number") return Number.isSafeInteger(raw) && raw > 0 ? raw : fallback;
+function readPositiveInt(raw: unknown): number | undefined {
+  if (typeof raw === "number") return Number.isSafeInteger(raw) && raw > 0 ? raw : undefined;
   const given = text(raw)?.trim();
-  if (given === undefined || !/^[0-9]+$/.test(given)) return fallback;
+  if (given === undefined || !/^[0-9]+$/.test(given)) return undefined;
   const value = Number(given);
-  return Number.isSafeInteger(value) && value > 0 ? value : fallback;
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}
+
+/** The Worker vars read as counts and sizes (see {@link countVar}). */
+type CountVarName =
+  | "HTTP_CONNECT_TIMEOUT_MS"
+  | "HTTP_READ_TIMEOUT_MS"
+  | "HTTP_MAX_TIMEOUT_MS"
+  | "MAX_PAYLOAD_BYTES"
+  | "MAX_EXECUTION_BYTES"
+  | "MAX_REQUEST_BYTES"
+  | "HTTP_MAX_RESPONSE_BYTES"
+  | "HTTP_REQUESTS_PER_INVOCATION"
+  | "CHILD_STARTS_PER_INVOCATION"
+  | "WEBHOOK_CALLS_PER_DELIVERY"
+  | "EXECUTE_DEFAULT_WAIT_SECONDS"
+  | "EXECUTE_MAX_WAIT_SECONDS"
+  | "MAX_SUBWORKFLOW_DEPTH"
+  | "AUTH_FAILURES_PER_KEY"
+  | "AUTH_FAILURES_PER_ADDRESS"
+  | "AUTH_FAILURE_WINDOW_SECONDS"
+  | "CALLBACKS_PER_TASK"
+  | "CALLBACK_WINDOW_SECONDS"
+  | "INDEX_WRITER_SHARDS"
+  | "ACCESS_TOKEN_TTL_SECONDS"
+  | "REFRESH_TOKEN_TTL_SECONDS";
+
+/**
+ * The count or size var `name` as {@link readPositiveInt} reads it, else `fallback`. A value set but refused ("2MB", "1e3", "-1", "30s") is
+ * logged once per isolate with the default kept, as a refused PUBLIC_BASE_URL or EXECUTION_RETENTION is: the
+ * deployment otherwise runs on the default (a 413 at 1 MiB, say) with nothing saying which setting was not read.
+ * Unset or blank keeps the default silently.
+ */
+function countVar(env: Env, name: CountVarName, fallback: number): number {
+  const raw: unknown = env[name];
+  const value = readPositiveInt(raw);
+  if (value !== undefined) return value;
+  const given = text(raw);
+  if (given !== undefined && given.trim() !== "") {
+    console.error(JSON.stringify({ msg: `${name} ignored: the default ${fallback} stays`, expected: "a positive whole number written as digits, such as 5000", received: given.slice(0, 100) }));
+  }
+  return fallback;
 }
 
 const cache = new WeakMap<object, ServiceConfig>();
@@ -197,44 +243,48 @@ export function serviceConfig(env: Env): ServiceConfig {
   const cached = cache.get(env);
   if (cached) return cached;
   checkBootstrapAdminKey(text(env.BOOTSTRAP_ADMIN_KEY));
-  const executeMaxWaitSeconds = positiveInt(env.EXECUTE_MAX_WAIT_SECONDS, 60);
+  const executeMaxWaitSeconds = countVar(env, "EXECUTE_MAX_WAIT_SECONDS", 60);
+  // Read once: both limits share the window, and a refused value is logged once.
+  const authFailureWindowMs = countVar(env, "AUTH_FAILURE_WINDOW_SECONDS", 300) * 1000;
   const config: ServiceConfig = {
     engine: {
-      httpConnectTimeoutMs: positiveInt(env.HTTP_CONNECT_TIMEOUT_MS, DEFAULT_ENGINE_CONFIG.httpConnectTimeoutMs),
-      httpReadTimeoutMs: positiveInt(env.HTTP_READ_TIMEOUT_MS, DEFAULT_ENGINE_CONFIG.httpReadTimeoutMs),
-      httpMaxTimeoutMs: positiveInt(env.HTTP_MAX_TIMEOUT_MS, DEFAULT_ENGINE_CONFIG.httpMaxTimeoutMs),
+      httpConnectTimeoutMs: countVar(env, "HTTP_CONNECT_TIMEOUT_MS", DEFAULT_ENGINE_CONFIG.httpConnectTimeoutMs),
+      httpReadTimeoutMs: countVar(env, "HTTP_READ_TIMEOUT_MS", DEFAULT_ENGINE_CONFIG.httpReadTimeoutMs),
+      httpMaxTimeoutMs: countVar(env, "HTTP_MAX_TIMEOUT_MS", DEFAULT_ENGINE_CONFIG.httpMaxTimeoutMs),
       dispatchGraceMs: DEFAULT_ENGINE_CONFIG.dispatchGraceMs,
-      maxPayloadBytes: maxPayloadBytes(env.MAX_PAYLOAD_BYTES),
-      maxExecutionBytes: positiveInt(env.MAX_EXECUTION_BYTES, DEFAULT_ENGINE_CONFIG.maxExecutionBytes),
+      maxPayloadBytes: maxPayloadBytes(env),
+      maxExecutionBytes: countVar(env, "MAX_EXECUTION_BYTES", DEFAULT_ENGINE_CONFIG.maxExecutionBytes),
     },
-    maxRequestBytes: positiveInt(env.MAX_REQUEST_BYTES, 1024 * 1024),
+    maxRequestBytes: countVar(env, "MAX_REQUEST_BYTES", 1024 * 1024),
     // The body is kept twice in the output (response.body and body): half the payload limit, minus headers.
-    httpMaxResponseBytes: positiveInt(env.HTTP_MAX_RESPONSE_BYTES, 360 * 1024),
+    httpMaxResponseBytes: countVar(env, "HTTP_MAX_RESPONSE_BYTES", 360 * 1024),
     // Workers Free allows 50 subrequests to the Internet per invocation, each redirect followed counting as one: 40
     // leaves room for a few. Workers Paid allows 10,000 by default (wrangler.toml [limits] subrequests).
-    httpRequestsPerInvocation: positiveInt(env.HTTP_REQUESTS_PER_INVOCATION, 40),
+    httpRequestsPerInvocation: countVar(env, "HTTP_REQUESTS_PER_INVOCATION", 40),
     // Workers Free allows 50 D1 queries per invocation, a start making one or more (its definition's read) and a call to
     // the child's object: 20 leaves room for the execution's own (its search row, a queue push) and a read more per
     // child. Workers Paid allows 1,000 D1 queries and 10,000 calls.
-    childStartsPerInvocation: positiveInt(env.CHILD_STARTS_PER_INVOCATION, 20),
+    childStartsPerInvocation: countVar(env, "CHILD_STARTS_PER_INVOCATION", 20),
     // Workers Free refuses a request's 1,001st call to Cloudflare's services (D1, Durable Objects): this leaves room for
     // the calls made outside a delivery's count and a margin. Workers Paid allows 10,000 by default.
-    webhookCallsPerDelivery: positiveInt(env.WEBHOOK_CALLS_PER_DELIVERY, 800),
+    webhookCallsPerDelivery: countVar(env, "WEBHOOK_CALLS_PER_DELIVERY", 800),
     // The cap bounds the default too: an operator who lowers EXECUTE_MAX_WAIT_SECONDS to 5 means no call to wait longer.
-    executeDefaultWaitSeconds: Math.min(positiveInt(env.EXECUTE_DEFAULT_WAIT_SECONDS, 10), executeMaxWaitSeconds),
+    executeDefaultWaitSeconds: Math.min(countVar(env, "EXECUTE_DEFAULT_WAIT_SECONDS", 10), executeMaxWaitSeconds),
     executeMaxWaitSeconds,
     signalDefaultWaitMs: Math.min(DEFAULT_SIGNAL_WAIT_MS, executeMaxWaitSeconds * 1000),
     publicBaseUrl: publicBaseUrl(text(env.PUBLIC_BASE_URL)),
-    maxSubWorkflowDepth: positiveInt(env.MAX_SUBWORKFLOW_DEPTH, 10),
+    maxSubWorkflowDepth: countVar(env, "MAX_SUBWORKFLOW_DEPTH", 10),
     cors: corsPolicy(text(env.CORS_ALLOWED_ORIGINS)),
     credentialLimits: {
-      perKeyAndAddress: { limit: positiveInt(env.AUTH_FAILURES_PER_KEY, 10), windowMs: positiveInt(env.AUTH_FAILURE_WINDOW_SECONDS, 300) * 1000 },
-      perAddress: { limit: positiveInt(env.AUTH_FAILURES_PER_ADDRESS, 100), windowMs: positiveInt(env.AUTH_FAILURE_WINDOW_SECONDS, 300) * 1000 },
+      perKeyAndAddress: { limit: countVar(env, "AUTH_FAILURES_PER_KEY", 10), windowMs: authFailureWindowMs },
+      perAddress: { limit: countVar(env, "AUTH_FAILURES_PER_ADDRESS", 100), windowMs: authFailureWindowMs },
     },
-    callbackLimit: { limit: positiveInt(env.CALLBACKS_PER_TASK, 60), windowMs: positiveInt(env.CALLBACK_WINDOW_SECONDS, 60) * 1000 },
+    callbackLimit: { limit: countVar(env, "CALLBACKS_PER_TASK", 60), windowMs: countVar(env, "CALLBACK_WINDOW_SECONDS", 60) * 1000 },
     egress: egressPolicy(env),
-    indexWriterShards: Math.min(positiveInt(env.INDEX_WRITER_SHARDS, 1), 256),
+    indexWriterShards: Math.min(countVar(env, "INDEX_WRITER_SHARDS", 1), 256),
     executionRetentionMs: executionRetention(text(env.EXECUTION_RETENTION)),
+    accessTokenTtlSeconds: countVar(env, "ACCESS_TOKEN_TTL_SECONDS", 3600),
+    refreshTokenTtlSeconds: countVar(env, "REFRESH_TOKEN_TTL_SECONDS", 30 * 86_400),
   };
   cache.set(env, config);
   return config;

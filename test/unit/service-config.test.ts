@@ -43,6 +43,29 @@ describe("service configuration from vars", () => {
     expect(configOf({ HTTP_READ_TIMEOUT_MS: " 7000 ", MAX_REQUEST_BYTES: 1e3 })).toMatchObject({ engine: { httpReadTimeoutMs: 7000 }, maxRequestBytes: 1000 });
   });
 
+  it("logs, once per configuration, each count var set but refused, naming it and the default kept; unset, blank or valid says nothing", () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const config = configOf({ MAX_REQUEST_BYTES: "2MB", HTTP_READ_TIMEOUT_MS: "1e3", AUTH_FAILURE_WINDOW_SECONDS: "5m", ACCESS_TOKEN_TTL_SECONDS: "-1", INDEX_WRITER_SHARDS: 0 });
+      expect(config).toMatchObject({ maxRequestBytes: 1024 * 1024, accessTokenTtlSeconds: 3600, indexWriterShards: 1 });
+      const lines = logged.mock.calls.map((call) => JSON.parse(String(call[0])) as { msg: string; received: string });
+      expect(lines.map((line) => line.msg).sort()).toEqual([
+        "ACCESS_TOKEN_TTL_SECONDS ignored: the default 3600 stays",
+        "AUTH_FAILURE_WINDOW_SECONDS ignored: the default 300 stays",
+        "HTTP_READ_TIMEOUT_MS ignored: the default 30000 stays",
+        "INDEX_WRITER_SHARDS ignored: the default 1 stays",
+        "MAX_REQUEST_BYTES ignored: the default 1048576 stays",
+      ]);
+      expect(lines.find((line) => line.msg.startsWith("MAX_REQUEST_BYTES"))).toMatchObject({ received: "2MB" });
+      logged.mockClear();
+      configOf({ MAX_REQUEST_BYTES: " 2097152 ", HTTP_READ_TIMEOUT_MS: 7000, AUTH_FAILURE_WINDOW_SECONDS: "", REFRESH_TOKEN_TTL_SECONDS: "86400" });
+      configOf({});
+      expect(logged).not.toHaveBeenCalled();
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
   it("reads CHILD_STARTS_PER_INVOCATION as a count of child starts (20 by default, under Free's 50 D1 queries), and keeps the default for a value that is no positive whole number", () => {
     expect(configOf({}).childStartsPerInvocation).toBe(20);
     expect(configOf({ CHILD_STARTS_PER_INVOCATION: 400 }).childStartsPerInvocation).toBe(400);

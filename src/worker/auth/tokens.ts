@@ -1,6 +1,6 @@
 import { SignJWT, decodeJwt, decodeProtectedHeader, errors, jwtVerify } from "jose";
 import { hexOf } from "../../engine/task-id";
-import { positiveInt } from "../config";
+import { serviceConfig } from "../config";
 import { ApiError } from "../http/errors";
 import { TtlCache } from "../ttl-cache";
 import { BOOTSTRAP_ADMIN_USER } from "./principal";
@@ -136,11 +136,11 @@ async function bootstrapSessionKey(env: Env, claimed: string | null | undefined)
 }
 
 function accessTtlSeconds(env: Env): number {
-  return positiveInt(env.ACCESS_TOKEN_TTL_SECONDS, 3600);
+  return serviceConfig(env).accessTokenTtlSeconds;
 }
 
 function refreshTtlSeconds(env: Env): number {
-  return positiveInt(env.REFRESH_TOKEN_TTL_SECONDS, 30 * 86_400);
+  return serviceConfig(env).refreshTokenTtlSeconds;
 }
 
 /**
