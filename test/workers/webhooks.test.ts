@@ -863,6 +863,22 @@ describe("events sent to a webhook", () => {
     expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ command: "/deploy", text: "prod" });
   });
 
+  it("take a JSON body whatever type it is labelled with, as Amazon SNS labels its notifications text/plain", async () => {
+    await register({ name: "wh_sns", tasks: [waitingFor("note", { "$.Type": "Notification", "$.Subject": "${workflow.input.subject}" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-sns", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_sns: 1 } });
+    const workflowId = await startWorkflow("wh_sns", { subject: "deploy" });
+    await waitsOf(workflowId);
+    // Not JSON and not a form: still refused as a type this service does not read.
+    expect((await send(webhook, "Type=Notification", { "X-Token": "t", "content-type": "text/plain; charset=UTF-8" })).status).toBe(415);
+    expect((await send(webhook, '"a JSON text"', { "X-Token": "t", "content-type": "text/plain; charset=UTF-8" })).status).toBe(415);
+    // Amazon SNS's notification, as it posts it by default (docs.aws.amazon.com/sns/latest/dg/http-header.html).
+    const notification = { Type: "Notification", MessageId: "165545c9-2a5c-472c-8df2-7ff2be2b3b1b", Subject: "deploy", Message: "done" };
+    const answer = await send(webhook, JSON.stringify(notification), { "X-Token": "t", "content-type": "text/plain; charset=UTF-8", "x-amz-sns-message-type": "Notification" });
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as EventAnswer).completedTasks).toEqual([{ workflowId, taskId: expect.any(String) }]);
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual(notification);
+  });
+
   it("verify GitHub-style HMAC signatures (SIGNATURE_BASED and HMAC_BASED, hex or base64)", async () => {
     await register({ name: "wh_signed", tasks: [waitingFor("push", { "$.ref": "refs/heads/main" })] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {

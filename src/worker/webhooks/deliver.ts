@@ -33,8 +33,9 @@ export const MAX_EVENTS_PER_DELIVERY = 100;
  * The events a delivery carries, each over the query's parameters: a JSON object body is one; a JSON array of objects,
  * as SendGrid always posts its events, one each (at most {@link MAX_EVENTS_PER_DELIVERY}); form fields, as Slack's
  * commands and Twilio send them, are one, with the JSON object of a `payload` field (GitHub's form deliveries, Slack's
- * interactive messages) read in its place; an empty body is one, `{}`. Anything else is a 400, 413 or 415 (nothing is
- * done).
+ * interactive messages) read in its place; an empty body is one, `{}`. A JSON object or array is read as such whatever
+ * its Content-Type says (Amazon SNS labels its notifications text/plain). Anything else is a 400, 413 or 415 (nothing
+ * is done).
  */
 export function eventPayloads(request: Request, body: Uint8Array): JsonObject[] {
   const query = Object.fromEntries(new URL(request.url).searchParams);
@@ -42,15 +43,18 @@ export function eventPayloads(request: Request, body: Uint8Array): JsonObject[] 
   if (text.trim() === "") return [query];
   const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type === "application/x-www-form-urlencoded") return [{ ...query, ...formPayload(new URLSearchParams(text)) }];
-  if (type !== "" && type !== "application/json" && !type.endsWith("+json")) {
-    throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "A webhook event must be JSON (Content-Type: application/json) or form fields (application/x-www-form-urlencoded)");
-  }
+  const labelledJson = type === "" || type === "application/json" || type.endsWith("+json");
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
+    if (!labelledJson) throw unsupportedEventType();
     throw validationError("Invalid webhook event", [{ path: "(body)", message: "must be JSON" }]);
   }
+  // A JSON object or array under another label is read as JSON: Amazon SNS posts its notifications as text/plain
+  // (docs.aws.amazon.com/sns/latest/dg/http-header.html), and Orkes' endpoint reads any body as JSON (it takes the body
+  // as a string, whatever its Content-Type). A bare JSON value under another label is no event of either kind.
+  if (!labelledJson && (typeof parsed !== "object" || parsed === null)) throw unsupportedEventType();
   if (!Array.isArray(parsed)) {
     const checked = v.safeParse(jsonData, parsed);
     if (!checked.success) throw validationError("Invalid webhook event", issuesToValidationErrors(checked.issues, "(body)"));
@@ -64,6 +68,11 @@ export function eventPayloads(request: Request, body: Uint8Array): JsonObject[] 
     if (!one.success) throw validationError("Invalid webhook event", issuesToValidationErrors(one.issues, `(body)[${index}]`));
     return { ...query, ...one.output };
   });
+}
+
+/** The refusal of a body that is neither JSON (under whatever Content-Type) nor form fields. */
+function unsupportedEventType(): ApiError {
+  return new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "A webhook event must be JSON (Content-Type: application/json, or a JSON object under another type) or form fields (application/x-www-form-urlencoded)");
 }
 
 /** Form fields as an event; a `payload` field holding a JSON object is read as that object, over the other fields. */
