@@ -2,6 +2,7 @@ import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
+import { LATE_LOOK_DELAYS_MS } from "../../src/worker/webhooks/deliver";
 import { createUser, orkes, call } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
@@ -578,8 +579,12 @@ describe("events sent to a webhook", () => {
     const history = async () => (await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${webhook.id}`))["webhookExecutionHistory"] as History;
     const rows = async () => (await env.DB.prepare(`SELECT count(*) AS n FROM webhook_delivery_seeds WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>())!.n;
     const { webhookEvent } = WorkflowExecution.prototype;
+    let refusals = 0;
     WorkflowExecution.prototype.webhookEvent = async function (this: WorkflowExecution, taskId, payload) {
-      if (taskId.startsWith(unreached.slice(0, 19))) throw new Error("Network connection lost (test)");
+      if (taskId.startsWith(unreached.slice(0, 19))) {
+        refusals++;
+        throw new Error("Network connection lost (test)");
+      }
       return webhookEvent.call(this, taskId, payload);
     };
     let first: History;
@@ -591,6 +596,9 @@ describe("events sent to a webhook", () => {
       first = await history();
       expect((await send(webhook, body, { "X-Token": "t" })).status).toBe(503);
       expect(await rows()).toBe(1);
+      // Each attempt looks for the task again 1 s and 5 s after the delivery first came (its late looks): refused too, or
+      // the one that came once the refusal was lifted would complete the task before the expired resend below could.
+      await eventually(async () => refusals, (count) => count === 2 * (1 + LATE_LOOK_DELAYS_MS.length), "each attempt's first and late looks at the unreached task", 15_000);
     } finally {
       WorkflowExecution.prototype.webhookEvent = webhookEvent;
     }
