@@ -1,7 +1,7 @@
 import { waitForWebhookTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
 import type { JsonObject, WorkflowTaskDef } from "../../src/engine/model";
-import { eventMatchKey, eventMeets, parseMatchesKey, parseMatchPath, parseWebhookKeyPath, valueAt, waitingMatch, writtenMatches } from "../../src/engine/tasks/wait-for-webhook/matches";
+import { eventMatchKey, eventMeets, parseMatchesKey, parseMatchPath, parseWebhookKey, parseWebhookKeyPath, valueAt, waitingMatch, writtenMatches } from "../../src/engine/tasks/wait-for-webhook/matches";
 import { registrationErrors, startedWith, taskDefNamed } from "./engine-env";
 
 // Orkes' webhook matches (src/engine/tasks/wait-for-webhook/matches.ts): the engine alone.
@@ -29,6 +29,14 @@ describe("webhook match paths", () => {
     expect(parseWebhookKeyPath("${workflow.input.bestellung.größe}")).toEqual(["bestellung", "größe"]);
     // Whitespace (ASCII or not) and the characters a dotted step refuses still need a bracket.
     for (const bad of ["$.a b", "$.a\u00a0b", "$.\u3000", "$.a/b", "$.a+b", "$.a%b", "$.a*"]) expect(parseMatchPath(JSON.parse(`"${bad}"`))).toBeInstanceOf(Error);
+  });
+
+  it("as a webhook's idempotencyKey, are a JSONPath or a text with ${workflow.input.<path>} references (Orkes resolves the key's references in its text)", () => {
+    expect(parseWebhookKey("$.id")).toEqual([{ path: ["id"] }]);
+    expect(parseWebhookKey("${workflow.input.bug_id}")).toEqual([{ path: ["bug_id"] }]);
+    expect(parseWebhookKey("${workflow.input['a}b']}")).toEqual([{ path: ["a}b"] }]);
+    expect(parseWebhookKey("pr-${workflow.input.repository.id}/${ workflow.input['number'] }")).toEqual([{ text: "pr-" }, { path: ["repository", "id"] }, { text: "/" }, { path: ["number"] }]);
+    for (const bad of ["pr-fixed", "${workflow.variables.id}", "a-${workflow.input.id}-${secret}", "${workflow.input}", "$.items[*]"]) expect(parseWebhookKey(bad)).toBeInstanceOf(Error);
   });
 
   it("as matches keys, may leave out the $ (Conductor's docs write field names: event, data.id), read from the top of the event", () => {

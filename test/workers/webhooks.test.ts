@@ -1083,6 +1083,28 @@ describe("events sent to a webhook", () => {
     expect(refused.status).toBe(400);
   });
 
+  it("take an idempotency key made of text and several ${workflow.input.<path>} references, as Orkes resolves it", async () => {
+    await register({ name: "wh_composed", tasks: [httpTask("call", { uri: target("/count/wh-composed"), method: "GET" })] });
+    // A pull request's events: one start per repository and number (neither alone tells them apart).
+    const workflowsToStart = { wh_composed: 0, idempotencyKey: "pr-${workflow.input.repository.id}/${workflow.input.number}" };
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-composed", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, workflowsToStart });
+    expect(webhook["workflowsToStart"]).toEqual(workflowsToStart);
+    const started = async (event: JsonObject) => ((await (await send(webhook, event, { "X-Token": "t" })).json()) as EventAnswer).startedWorkflows[0]!.workflowId;
+    const first = await started({ action: "opened", repository: { id: 41 }, number: 7 });
+    expect(await started({ action: "edited", repository: { id: 41 }, number: 7 })).toBe(first);
+    const otherNumber = await started({ action: "opened", repository: { id: 41 }, number: 8 });
+    const otherRepository = await started({ action: "opened", repository: { id: 42 }, number: 7 });
+    expect(new Set([first, otherNumber, otherRepository]).size).toBe(3);
+    // The key is the text with each reference read in the event.
+    const execution = await apiOk<JsonObject>("GET", `/api/workflow/${otherNumber}`);
+    expect(execution["idempotencyKey"]).toBe("pr-41/8");
+    // A reference to anything but the workflow's input, or a text with no reference, is no place in the event.
+    for (const idempotencyKey of ["pr-${workflow.variables.id}", "pr-${workflow.input.number}-${secret}", "pr-fixed"]) {
+      const refused = await api("POST", "/api/metadata/webhook", { name: "wh-composed-2", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, workflowsToStart: { wh_composed: 0, idempotencyKey } });
+      expect(refused.status).toBe(400);
+    }
+  });
+
   it("limit failed verifications per webhook and address: once limited, a correctly signed event is refused too", async () => {
     await register({ name: "wh_limited", tasks: [waitingFor("w", {})] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-limited", verifier: "HEADER_BASED", headers: { "X-Token": "right" }, receiverWorkflowNamesToVersions: { wh_limited: 1 } });

@@ -15,7 +15,7 @@
  */
 import * as v from "valibot";
 import { isHeaderName, TOKEN_DESCRIPTION } from "../../engine/http-syntax";
-import { parseWebhookKeyPath } from "../../engine/tasks/wait-for-webhook/matches";
+import { parseWebhookKey } from "../../engine/tasks/wait-for-webhook/matches";
 import type { StartIdempotencyStrategy } from "../../engine/tasks/start-workflow/request";
 import { MAX_JAVA_INT } from "../../engine/definition/checks";
 import { requestObject, WorkflowName } from "../schemas";
@@ -71,9 +71,9 @@ const workflowVersions = v.pipe(
 );
 
 /**
- * `workflowsToStart`: workflow name → version, with Orkes' reserved settings: `idempotencyKey` (here a JSONPath into the
- * event's payload, such as `$.id`, whose value keys the starts, so a sender's retried delivery starts nothing twice) and
- * `idempotencyStrategy`.
+ * `workflowsToStart`: workflow name → version, with Orkes' reserved settings: `idempotencyKey` (a JSONPath into the
+ * event's payload, such as `$.id`, or a text with `${workflow.input.<path>}` references: see `parseWebhookKey`; its
+ * value keys the starts, so a sender's retried delivery starts nothing twice) and `idempotencyStrategy`.
  */
 const workflowsToStart = v.pipe(
   v.nullish(v.record(v.string(), v.unknown()), {}),
@@ -90,7 +90,7 @@ const workflowsToStart = v.pipe(
     for (const [key, value] of Object.entries(dataset.value)) {
       if (key === "idempotencyKey") {
         if (value === null || value === undefined) continue;
-        if (typeof value !== "string" || parseWebhookKeyPath(value) instanceof Error) problem(key, "must be a JSONPath into the event's payload (such as $.id or $['data']['id']), or ${workflow.input.<path>}, whose value keys each start");
+        if (typeof value !== "string" || parseWebhookKey(value) instanceof Error) problem(key, "must be a JSONPath into the event's payload (such as $.id or $['data']['id']), or a text with ${workflow.input.<path>} references (such as ${workflow.input.id} or ${workflow.input.repo}-${workflow.input.number}), whose value keys each start");
         else idempotencyKey = value;
       } else if (key === "idempotencyStrategy") {
         if (value === null || value === undefined) continue;

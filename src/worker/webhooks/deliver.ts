@@ -6,7 +6,7 @@
  */
 import * as v from "valibot";
 import type { JsonObject } from "../../engine/model";
-import { eventMatchKey, parseWebhookKeyPath, valueAt } from "../../engine/tasks/wait-for-webhook/matches";
+import { eventMatchKey, parseWebhookKey, valueAt, type WebhookKeyPart } from "../../engine/tasks/wait-for-webhook/matches";
 import { executionStub } from "../executions";
 import { ApiError, validationError } from "../http/errors";
 import { jsonData, issuesToValidationErrors } from "../schemas";
@@ -257,15 +257,28 @@ export async function completeLateWaitingTasks(
 }
 
 /**
- * The idempotency key the webhook's starts carry for `payload`: its value at the webhook's `idempotencyKey` path, as it
- * is (not as matched: two ids differing in case are two events); undefined when it has none there.
+ * The idempotency key the webhook's starts carry for `payload`: its `idempotencyKey` with each path read in the event,
+ * as it is (not as matched: two ids differing in case are two events); undefined when a path holds no text or number
+ * there (the starts are then made without a key).
  */
 export function webhookStartKey(webhook: Webhook, payload: JsonObject): string | undefined {
   const { idempotencyKey } = webhook.settings;
-  const keyPath = idempotencyKey === undefined ? undefined : parseWebhookKeyPath(idempotencyKey);
-  const keyValue = keyPath === undefined || keyPath instanceof Error ? undefined : valueAt(payload, keyPath);
-  const key = typeof keyValue === "string" ? keyValue.trim() : typeof keyValue === "number" ? String(keyValue) : undefined;
-  return key === "" ? undefined : key;
+  const parts = idempotencyKey === undefined ? undefined : parseWebhookKey(idempotencyKey);
+  if (parts === undefined || parts instanceof Error) return undefined;
+  let key = "";
+  for (const part of parts) {
+    const text = keyPartText(part, payload);
+    if (text === undefined) return undefined;
+    key += text;
+  }
+  return key.trim() === "" ? undefined : key;
+}
+
+/** What one part of an idempotency key reads in `payload`: its text, or the value at its path (text trimmed, a number as written). */
+function keyPartText(part: WebhookKeyPart, payload: JsonObject): string | undefined {
+  if ("text" in part) return part.text;
+  const value = valueAt(payload, part.path);
+  return typeof value === "string" ? value.trim() : typeof value === "number" ? String(value) : undefined;
 }
 
 /** A workflow an event started, or why it could not. */

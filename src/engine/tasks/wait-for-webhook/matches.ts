@@ -83,6 +83,42 @@ export function parseWebhookKeyPath(key: string): PayloadPath | Error {
   return parseMatchPath(workflowInput === null ? key : `$${workflowInput[1]}`);
 }
 
+/** A part of a webhook's `idempotencyKey`: text as written, or the event's value at a path. */
+export type WebhookKeyPart = { readonly text: string } | { readonly path: PayloadPath };
+
+/** A `${...}` reference in an idempotency key; what it holds is read as `${workflow.input.<path>}`. */
+const KEY_REFERENCE = /\$\{([^}]*)\}/g;
+
+/**
+ * The parts of a webhook's `idempotencyKey`: a JSONPath (`$.id`) is the one value there; a text holding
+ * `${workflow.input.<path>}` references is that text with each replaced by the event's value there, as Orkes resolves
+ * the key (TargetWorkflowCollector.popIdempotencyKey: ParametersUtils.replace over `{workflow: {input: <event>}}`), so
+ * `${workflow.input.repository.id}-${workflow.input.number}` or `bug-${workflow.input.bug_id}` key one start per event.
+ * Only the workflow's input is known when an event comes (Orkes' docs: "only variables from the workflow input are
+ * supported"); another reference, or a text with none, is an error.
+ */
+export function parseWebhookKey(key: string): WebhookKeyPart[] | Error {
+  if (!key.includes("${")) {
+    const path = parseMatchPath(key);
+    return path instanceof Error ? path : [{ path }];
+  }
+  // One whole reference first: its path may hold a "}" in a bracket (${workflow.input['a}b']}), which ends a reference in a text.
+  const whole = parseWebhookKeyPath(key);
+  if (!(whole instanceof Error)) return [{ path: whole }];
+  const parts: WebhookKeyPart[] = [];
+  let at = 0;
+  for (const reference of key.matchAll(KEY_REFERENCE)) {
+    if (reference.index > at) parts.push({ text: key.slice(at, reference.index) });
+    const path = parseWebhookKeyPath(reference[0]);
+    if (path instanceof Error) return new Error(`${JSON.stringify(reference[0].slice(0, 60))} is not \${workflow.input.<path>} (${path.message})`);
+    parts.push({ path });
+    at = reference.index + reference[0].length;
+  }
+  if (at < key.length) parts.push({ text: key.slice(at) });
+  if (!parts.some((part) => "path" in part)) return new Error("has no ${workflow.input.<path>} reference");
+  return parts;
+}
+
 /** The value at `path` in `payload`, undefined when there is none. */
 export function valueAt(payload: JsonValue, path: PayloadPath): JsonValue | undefined {
   let current: JsonValue | undefined = payload;
