@@ -1103,6 +1103,10 @@ describe("events sent to a webhook", () => {
       const refused = await api("POST", "/api/metadata/webhook", { name: "wh-composed-2", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, workflowsToStart: { wh_composed: 0, idempotencyKey } });
       expect(refused.status).toBe(400);
     }
+    // A key written longer than a key may be (its text alone past the 512 characters): every start would be refused.
+    const long = await api("POST", "/api/metadata/webhook", { name: "wh-composed-3", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, workflowsToStart: { wh_composed: 0, idempotencyKey: `${"pr".repeat(300)}-\${workflow.input.number}` } });
+    expect(long.status).toBe(400);
+    expect(JSON.stringify(await long.json())).toContain("at most 512 characters");
   });
 
   it("limit failed verifications per webhook and address: once limited, a correctly signed event is refused too", async () => {

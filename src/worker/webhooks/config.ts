@@ -18,7 +18,7 @@ import { isHeaderName, TOKEN_DESCRIPTION } from "../../engine/http-syntax";
 import { parseWebhookKey } from "../../engine/tasks/wait-for-webhook/matches";
 import type { StartIdempotencyStrategy } from "../../engine/tasks/start-workflow/request";
 import { MAX_JAVA_INT } from "../../engine/definition/checks";
-import { requestObject, WorkflowName } from "../schemas";
+import { MAX_IDEMPOTENCY_KEY_LENGTH, requestObject, WorkflowName } from "../schemas";
 import { TagListSchema } from "../tags";
 
 /** The verifiers this service checks. */
@@ -90,7 +90,10 @@ const workflowsToStart = v.pipe(
     for (const [key, value] of Object.entries(dataset.value)) {
       if (key === "idempotencyKey") {
         if (value === null || value === undefined) continue;
-        if (typeof value !== "string" || parseWebhookKey(value) instanceof Error) problem(key, "must be a JSONPath into the event's payload (such as $.id or $['data']['id']), or a text with ${workflow.input.<path>} references (such as ${workflow.input.id} or ${workflow.input.repo}-${workflow.input.number}), whose value keys each start");
+        // As long as the key it makes may be (the API's limit): a key written longer, its text around the references
+        // alone perhaps past the limit, would have every start refused, and nothing else bounds a text with references.
+        if (typeof value === "string" && value.length > MAX_IDEMPOTENCY_KEY_LENGTH) problem(key, `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters, as the key it makes`);
+        else if (typeof value !== "string" || parseWebhookKey(value) instanceof Error) problem(key, "must be a JSONPath into the event's payload (such as $.id or $['data']['id']), or a text with ${workflow.input.<path>} references (such as ${workflow.input.id} or ${workflow.input.repo}-${workflow.input.number}), whose value keys each start");
         else idempotencyKey = value;
       } else if (key === "idempotencyStrategy") {
         if (value === null || value === undefined) continue;
