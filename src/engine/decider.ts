@@ -1159,10 +1159,18 @@ export function retryRefusal(state: WorkflowExecution): EngineError | undefined 
     return new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: it was ended by its TERMINATE task ${terminate.referenceTaskName}, and no task failed; restart or rerun it to run it again`);
   }
   // Failed as it completed (its output over the size limit or not matching its schema), every task having ended well:
-  // reopened, it would only complete and fail so again, its failure workflow and parent told twice (Conductor: "There
-  // are no retryable tasks!", for any status but TIMED_OUT).
-  if (state.status === "FAILED" && !heads.some(isUnfinished) && permissiveFailures(state).length === 0) {
+  // reopened, it would only complete and fail so again, its failure workflow and parent told twice (Conductor's
+  // WorkflowExecutor.retry: "There are no retryable tasks!", for any status but TIMED_OUT).
+  const nothingToRetry = !heads.some(isUnfinished) && permissiveFailures(state).length === 0;
+  if (state.status === "FAILED" && nothingToRetry) {
     return new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: no task failed (it failed as it completed: ${state.reasonForIncompletion ?? "no reason given"}); restart or rerun it to run it again`);
+  }
+  // Terminated with no task running (paused, a task having ended meanwhile, which a paused workflow does not follow):
+  // reopened, it would go on to tasks it never scheduled, where Conductor's retry has no FAILED, TIMED_OUT or CANCELED
+  // task to run again and refuses. A TIMED_OUT one is reopened, as Conductor's is (its own timeoutSeconds may have
+  // ended it with nothing to retry).
+  if (state.status === "TERMINATED" && nothingToRetry) {
+    return new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: no task failed or was canceled (it was terminated with every task ended: ${state.reasonForIncompletion ?? "no reason given"}); restart or rerun it to run it again`);
   }
   return undefined;
 }

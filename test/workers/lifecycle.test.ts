@@ -74,6 +74,22 @@ describe("pause and resume", () => {
     await expectError("PUT", `/api/workflow/${workflowId}/pause`, 409, "CONFLICT");
   });
 
+  it("terminated while paused, its task having completed meanwhile, refuses a retry (409, as Conductor's \"There are no retryable tasks!\"), which would go on to a task it never scheduled; a restart runs it", async () => {
+    await registerWaiting("pause_terminated", "pause-terminated-after");
+    const workflowId = await startWaiting("pause_terminated");
+    await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+    await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, { ok: true });
+    await apiOk("DELETE", `/api/workflow/${workflowId}?reason=stop`);
+    const terminated = await getWorkflow(workflowId);
+    expect([terminated.status, terminated.tasks.map((task) => task.status)]).toEqual(["TERMINATED", ["COMPLETED"]]);
+    const refused = await expectError("POST", `/api/workflow/${workflowId}/retry`, 409, "CONFLICT");
+    expect(refused.message).toMatch(/no task failed or was canceled \(it was terminated with every task ended: stop\); restart or rerun it/);
+    expect(await getWorkflow(workflowId)).toEqual(terminated);
+    expect(await hits("pause-terminated-after")).toBe(0);
+    expect((await api("POST", `/api/workflow/${workflowId}/restart`)).status).toBe(204);
+    expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
+  });
+
   it("a task definition timeout with TIME_OUT_WF that passes while paused waits for the resume: a completion meanwhile counts; without one the resume times the workflow out", async () => {
     // HUMAN: no timeout of its own, so only its task definition's timeoutSeconds (1 s, TIME_OUT_WF) can time it out.
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "pause_timed_human", ownerEmail: "a@b.c", retryCount: 0, timeoutSeconds: 1, responseTimeoutSeconds: 1, timeoutPolicy: "TIME_OUT_WF" }]);
