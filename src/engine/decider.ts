@@ -1438,7 +1438,9 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
   if (event.correlationId !== undefined) draft.patch({ correlationId: event.correlationId });
   // Without a task the first task is scheduled afresh by advance(), with the (new) workflow input.
   if (!target) return forgetEndedForks(draft);
-  runAgain(draft, target, event.taskInput !== undefined, env);
+  // It keeps its retryCount, as Conductor's rerunWF keeps the task it reruns (resetting its times, output and flags,
+  // not its count): the retries its definition allows count from where it stood, as DeciderService.retry counts them.
+  runAgain(draft, target, event.taskInput !== undefined, env, target.retryCount);
   // The other branches' tasks kept canceled (or failed) as the workflow ended run again, as on a retry: left so, they
   // would fail it again at once. So does a permissive task failed for good that heads its branch; one its branch went
   // on past stays as it failed (running it again would run again the tasks after it, which the rerun keeps), as every
@@ -1449,14 +1451,15 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
 
 /**
  * Makes `target` (kept by `keepUpTo`) a fresh first attempt, SCHEDULED, for a rerun from it or a jump back to it:
- * `inputGiven` when its input will be given from outside; {@link giveInput} gives it its input.
+ * `inputGiven` when its input will be given from outside; {@link giveInput} gives it its input. `retryCount` is the
+ * count it runs again with (a jump's starts afresh; a rerun keeps the task's).
  */
-function runAgain(draft: Draft, target: TaskExecution, inputGiven: boolean, env: DecideEnv): void {
+function runAgain(draft: Draft, target: TaskExecution, inputGiven: boolean, env: DecideEnv, retryCount = 0): void {
   const reset: Partial<TaskExecution> = {
     status: "SCHEDULED",
     outputData: {},
     reasonForIncompletion: undefined,
-    retryCount: 0,
+    retryCount,
     retried: false,
     scheduledTime: env.now,
     startTime: 0,

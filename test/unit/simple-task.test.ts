@@ -549,6 +549,27 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(rerun.state.tasks[0]!.workerId).toBeUndefined();
     expect(queued(rerun.effects)).toMatchObject([{ taskId, visibleAt: 4_000 }]);
   });
+
+  it("a rerun keeps the task's retryCount, as Conductor's rerunWF keeps the task it reruns: rerun from its last retry, a failure has no retry left; from its first attempt, the retries count from there", () => {
+    const withDef = { ...encode, taskDefinition: taskDef({ retryCount: 1, retryDelaySeconds: 0 }) };
+    const fail = (state: WorkflowExecution, index: number, now: number) => {
+      const taskId = state.tasks[index]!.taskId;
+      const taken = decide(state, { type: "taskPolled", taskId, workerId: "w" }, env(now)).state;
+      return decide(taken, { type: "externalUpdate", taskId, status: "FAILED", output: {}, reason: "disk full" }, env(now + 100)).state;
+    };
+    const once = fail(started(withDef).state, 0, 2_000);
+    expect(once.tasks.map((task) => [task.status, task.retryCount])).toEqual([["FAILED", 0], ["SCHEDULED", 1]]);
+    const failed = fail(once, 1, 3_000);
+    expect(failed.status).toBe("FAILED");
+    const fromLast = decide(failed, { type: "rerun", fromTaskId: failed.tasks[1]!.taskId }, env(4_000)).state;
+    expect(fromLast.tasks.map((task) => [task.status, task.retryCount])).toEqual([["FAILED", 0], ["SCHEDULED", 1]]);
+    const again = fail(fromLast, 1, 5_000);
+    expect(again.status).toBe("FAILED");
+    expect(again.tasks).toHaveLength(2);
+    const fromFirst = decide(failed, { type: "rerun", fromTaskId: failed.tasks[0]!.taskId }, env(4_000)).state;
+    expect(fromFirst.tasks.map((task) => [task.status, task.retryCount])).toEqual([["SCHEDULED", 0]]);
+    expect(fail(fromFirst, 0, 5_000).tasks.map((task) => [task.status, task.retryCount])).toEqual([["FAILED", 0], ["SCHEDULED", 1]]);
+  });
 });
 
 describe("SIMPLE tasks: limits on handing them out", () => {
