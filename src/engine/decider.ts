@@ -16,6 +16,7 @@ import {
   TERMINAL_WORKFLOW_STATUSES,
   type DynamicFork,
   type EventMessage,
+  type FailedTaskLists,
   type FailureWorkflowStart,
   type JsonObject,
   type JsonValue,
@@ -39,6 +40,7 @@ import type { TaskStart, WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
+import { failedTaskLists } from "./view";
 import { activeLanes, inCurrentLoopRun, laneAfterMove, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
 import {
   definitionReferenceName,
@@ -1028,7 +1030,8 @@ function applyResumeChild(draft: Draft, event: Extract<ExecutionEvent, { type: "
     keepUpTo(draft, target, { keepOtherBranches: true });
     forgetEndedForks(draft);
     // Conductor's updateAndPushParents stamps the reopened parent's lastRetriedTime, as a retry of its own does.
-    draft.patch({ ...reopened(state, env), output: {}, lastRetriedTime: env.now });
+    // It keeps the failed tasks it showed as it ended, as Conductor's updateAndPushParents leaves the parent's sets.
+    draft.patch({ ...reopened(state, env), output: {}, lastRetriedTime: env.now, failedAtLastEnd: keptFailedTasks(state) });
     if (event.workflowInput) draft.patch({ input: event.workflowInput });
     if (event.correlationId !== undefined) draft.patch({ correlationId: event.correlationId });
     reopenLoopOf(draft, target, env);
@@ -1182,7 +1185,8 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   if (refused !== undefined) throw refused;
   const heads = laneHeads(state);
   // The output it ended with (outputAtEnd's) is not this run's: it is given anew as the retry ends.
-  draft.patch({ ...reopened(state, env), output: {}, lastRetriedTime: env.now });
+  // It keeps the failed tasks it showed as it ended, as Conductor's retry leaves its failedReferenceTaskNames.
+  draft.patch({ ...reopened(state, env), output: {}, lastRetriedTime: env.now, failedAtLastEnd: keptFailedTasks(state) });
   // A lane that went on past a permissive task's failure runs again from the first such task: left failed, it would
   // fail the workflow again as it ends. A lane runs one task at a time, so it goes on from it, running the tasks after
   // it again (its head among them), where Conductor's retry runs every failed task again and not those that ended well.
@@ -1398,7 +1402,7 @@ function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | un
   draft.patch({ definition: withoutEndedForks(draft.state.definition, () => false) });
   forgetSkips(draft, () => true);
   // The variables stay as the last run left them; its createTime is the restart's, as in Conductor's WorkflowExecutor.restart.
-  draft.patch({ ...reopened(draft.state, env), createTime: env.now, startTime: env.now, output: {}, lastRetriedTime: undefined });
+  draft.patch({ ...reopened(draft.state, env), createTime: env.now, startTime: env.now, output: {}, lastRetriedTime: undefined, failedAtLastEnd: undefined });
 }
 
 /** The input of a restart with the latest `definition`: the execution's, under that definition's inputTemplate defaults. */
@@ -1433,7 +1437,8 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
   // The tasks from the rerun's target on run again afresh: skips asked for them before are not carried over.
   const from = target?.definitionIndex ?? 0;
   forgetSkips(draft, (skip) => planIndexOf(state.definition, skip.taskReferenceName) >= from);
-  draft.patch({ ...reopened(state, env), output: {} });
+  // Conductor's rerunWF empties failedReferenceTaskNames and failedTaskNames: they fill again as it ends.
+  draft.patch({ ...reopened(state, env), output: {}, failedAtLastEnd: undefined });
   if (event.workflowInput) draft.patch({ input: event.workflowInput });
   if (event.correlationId !== undefined) draft.patch({ correlationId: event.correlationId });
   // Without a task the first task is scheduled afresh by advance(), with the (new) workflow input.
@@ -1542,6 +1547,12 @@ function replaceStartScopes(draft: Draft, startScopes: string[] | undefined): vo
 }
 
 /** Workflow fields of an execution brought back to RUNNING by retry, restart, rerun or resuming a child. */
+/** The failed tasks ended `state` shows, kept as it reopens (see `shownFailedTasks`): undefined when none. */
+function keptFailedTasks(state: WorkflowExecution): FailedTaskLists | undefined {
+  const failed = failedTaskLists(state);
+  return failed.referenceTaskNames.length === 0 ? undefined : failed;
+}
+
 function reopened(state: WorkflowExecution, env: DecideEnv): Partial<WorkflowExecution> {
   // A jump that was still to reach its task is over with the run it was made in.
   const fields: Partial<WorkflowExecution> = { status: "RUNNING", endTime: 0, updateTime: env.now, reasonForIncompletion: undefined, pendingJump: undefined };

@@ -479,6 +479,12 @@ export const EXTERNAL_TASK_STATUSES = ["COMPLETED", "FAILED", "FAILED_WITH_TERMI
 /** One of {@link EXTERNAL_TASK_STATUSES}. */
 export type ExternalTaskStatus = (typeof EXTERNAL_TASK_STATUSES)[number];
 
+/** An execution's failed tasks as its Workflow JSON names them: reference names and task names, each once, in task order. */
+export interface FailedTaskLists {
+  referenceTaskNames: string[];
+  taskNames: string[];
+}
+
 /** Statuses after which a workflow changes only through retry, restart or rerun. */
 export const TERMINAL_WORKFLOW_STATUSES: ReadonlySet<WorkflowStatus> = new Set([
   "COMPLETED",
@@ -809,6 +815,12 @@ export interface WorkflowExecution {
    * its instance takes that input as given (never evaluated through its template). Absent when none waits. Never shown.
    */
   pendingJump?: { taskReferenceName: string; taskInput: JsonObject };
+  /**
+   * The failed tasks it had as it last ended, kept as a retry (or a child's retry or rerun) reopened it: what its
+   * `failedReferenceTaskNames` and `failedTaskNames` show while it runs again, as Conductor's sets are filled as a
+   * workflow ends and kept by a retry (see `shownFailedTasks` in view.ts). Absent when none, and after a rerun or restart.
+   */
+  failedAtLastEnd?: FailedTaskLists;
   /**
    * Set on a test run (`POST /api/workflow/test`) and its children: the mocked results still to give, taken one by one
    * as tasks reach them (see `applyTestMocks`). Never shown by the API.

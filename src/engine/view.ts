@@ -1,4 +1,4 @@
-import { TERMINAL_TASK_STATUSES, type JsonObject, type TaskDef, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "./model";
+import { TERMINAL_TASK_STATUSES, TERMINAL_WORKFLOW_STATUSES, type FailedTaskLists, type JsonObject, type TaskDef, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "./model";
 import { templateReadsKeys, withDerivedMasked } from "./derived-masking";
 import { taskInputTemplate } from "./tasks/registry";
 import { cutText } from "./limits";
@@ -156,20 +156,38 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
 }
 
 /**
- * The reference names of the tasks that failed or timed out, each once, in task order: the Workflow
- * JSON's `failedReferenceTaskNames` and, joined, the search summary's.
+ * The reference names of the failed tasks the execution shows, each once, in task order: the Workflow JSON's
+ * `failedReferenceTaskNames` and, joined, the search summary's (see {@link shownFailedTasks}).
  */
 export function failedReferenceTaskNames(execution: WorkflowExecution): string[] {
-  return [...new Set(execution.tasks.filter(isFailedTask).map((task) => task.referenceTaskName))];
+  return shownFailedTasks(execution).referenceTaskNames;
 }
 
+/**
+ * A failed task as Conductor's `failedReferenceTaskNames` counts it: FAILED or FAILED_WITH_TERMINAL_ERROR (its
+ * WorkflowExecutor.completeWorkflow and terminateWorkflow filter so), not TIMED_OUT nor CANCELED.
+ */
 function isFailedTask(task: TaskExecution): boolean {
-  return task.status === "FAILED" || task.status === "FAILED_WITH_TERMINAL_ERROR" || task.status === "TIMED_OUT";
+  return task.status === "FAILED" || task.status === "FAILED_WITH_TERMINAL_ERROR";
 }
 
 /** The task names (as the Task JSON's `taskDefName`) of the tasks {@link failedReferenceTaskNames} names, each once: `failedTaskNames`. */
 export function failedTaskNames(execution: WorkflowExecution): string[] {
-  return [...new Set(execution.tasks.filter(isFailedTask).map(shownTaskDefName))];
+  return shownFailedTasks(execution).taskNames;
+}
+
+const NO_FAILED_TASKS: FailedTaskLists = { referenceTaskNames: [], taskNames: [] };
+
+/**
+ * The failed tasks an execution shows, as Conductor's Workflow holds them: its sets are filled as the workflow ends
+ * (WorkflowExecutor.completeWorkflow and terminateWorkflow add every FAILED and FAILED_WITH_TERMINAL_ERROR task), kept
+ * by a retry and emptied by a rerun or restart. So an ended execution shows its failed tasks, and one running (or
+ * paused) those it had as it last ended, when a retry reopened it ({@link WorkflowExecution.failedAtLastEnd}), else
+ * none: a task failing while it runs (its retry due) is not shown until it ends.
+ */
+export function shownFailedTasks(execution: WorkflowExecution): FailedTaskLists {
+  if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return execution.failedAtLastEnd ?? NO_FAILED_TASKS;
+  return failedTaskLists(execution);
 }
 
 /**
@@ -180,13 +198,15 @@ export function failedTaskNames(execution: WorkflowExecution): string[] {
  * tasks moves `updateTime`); only another name failing under the same reference (a DYNAMIC run again as another task)
  * adds a part, after `/`. So a row signed before the names were kept is not written again for them: the code that
  * deploys them would otherwise rewrite every live execution's row at its next change, and every earlier one's at its
- * removal.
+ * removal. For the same reason it still signs the tasks it signed then, TIMED_OUT ones and those failing while the
+ * workflow runs, though the row shows neither (see {@link shownFailedTasks}): what the row shows of them changes only
+ * as the status does (an ending, a retry, rerun or restart), which the signature holds too.
  */
 export function failedTasksSignature(execution: WorkflowExecution): string {
   const nameByReference = new Map<string, string>();
   let otherNames: Set<string> | undefined;
   for (const task of execution.tasks) {
-    if (!isFailedTask(task)) continue;
+    if (!isSignedFailure(task)) continue;
     const name = shownTaskDefName(task);
     const first = nameByReference.get(task.referenceTaskName);
     if (first === undefined) nameByReference.set(task.referenceTaskName, name);
@@ -196,11 +216,16 @@ export function failedTasksSignature(execution: WorkflowExecution): string {
   return otherNames === undefined ? references : `${references}/${[...otherNames].join(",")}`;
 }
 
+/** A task the search row's signature counts as failed: as the code before signed them (see {@link failedTasksSignature}). */
+function isSignedFailure(task: TaskExecution): boolean {
+  return isFailedTask(task) || task.status === "TIMED_OUT";
+}
+
 /**
- * {@link failedReferenceTaskNames} and {@link failedTaskNames} in one pass over the tasks, for the search row (written at
- * every start and ending, where a long loop's thousands of tasks would otherwise be walked once per list).
+ * The execution's failed tasks' reference and task names in one pass over the tasks (a long loop's thousands of tasks
+ * would otherwise be walked once per list): what it shows once ended, and keeps as a retry reopens it.
  */
-function failedTaskLists(execution: WorkflowExecution): { referenceTaskNames: string[]; taskNames: string[] } {
+export function failedTaskLists(execution: WorkflowExecution): FailedTaskLists {
   const references = new Set<string>();
   const names = new Set<string>();
   for (const task of execution.tasks) {
@@ -216,6 +241,7 @@ function failedTaskLists(execution: WorkflowExecution): { referenceTaskNames: st
  * when the execution's retention removes it.
  */
 export function toWorkflowView(execution: WorkflowExecution, includeTasks: boolean, removalTime?: number): WorkflowView {
+  const failed = shownFailedTasks(execution);
   const view: WorkflowView = {
     workflowId: execution.workflowId,
     workflowName: execution.workflowName,
@@ -230,8 +256,8 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
     startTime: execution.startTime,
     endTime: execution.endTime,
     updateTime: lastUpdateTime(execution),
-    failedReferenceTaskNames: failedReferenceTaskNames(execution),
-    failedTaskNames: failedTaskNames(execution),
+    failedReferenceTaskNames: failed.referenceTaskNames,
+    failedTaskNames: failed.taskNames,
     // Conductor's long: 0 until it is retried or resumed.
     lastRetriedTime: execution.lastRetriedTime ?? 0,
     workflowDefinition: registeredDefinition(execution.definition) as unknown as JsonObject,
@@ -423,7 +449,7 @@ export function summaryText(text: string, limit = SUMMARY_TEXT_LIMIT): string {
 
 /** An execution's summary as search keeps it (the columns of its search row), its texts cut by {@link summaryText}. */
 export function summaryRowOf(execution: WorkflowExecution): WorkflowSummaryRow & { input: string; output: string; failedReferenceTaskNames: string; failedTaskNames: string | null } {
-  const failed = failedTaskLists(execution);
+  const failed = shownFailedTasks(execution);
   return {
     workflowId: execution.workflowId,
     workflowName: execution.workflowName,

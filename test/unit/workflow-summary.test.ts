@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { indexSignature, onlyTasksChanged } from "../../src/actors/execution-index";
 import { createExecution } from "../../src/engine/decider";
 import type { WorkflowDef, WorkflowExecution } from "../../src/engine/model";
-import { summaryRowOf, toWorkflowSummary } from "../../src/engine/view";
-import { env } from "./engine-env";
+import { summaryRowOf, toWorkflowSummary, toWorkflowView } from "../../src/engine/view";
+import { env, taskDefNamed } from "./engine-env";
 import { decide } from "./frozen-decide";
 
 const definition: WorkflowDef = { name: "orders", version: 1, schemaVersion: 2, tasks: [{ name: "charge", taskReferenceName: "pay", type: "SIMPLE", inputParameters: {} }] };
@@ -13,11 +13,12 @@ function started(): WorkflowExecution {
   return decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, env(1_000)).state;
 }
 
-/** `execution` with its task failed, then run again under the same reference and failed (timed out), and a loop's run failed. */
+/** `execution` with its task failed, then run again under the same reference and failed (timed out), and a loop's run failed: ended FAILED. */
 function withFailures(execution: WorkflowExecution): WorkflowExecution {
   const task = execution.tasks[0]!;
   return {
     ...execution,
+    status: "FAILED",
     tasks: [
       { ...task, status: "FAILED" },
       { ...task, taskId: `${task.taskId}-2`, status: "TIMED_OUT" },
@@ -37,6 +38,49 @@ describe("a WorkflowSummary's failed tasks (search rows, the status listener's p
     const row = summaryRowOf(withFailures(started()));
     expect(row.failedTaskNames).toBe('["charge"]');
     expect(toWorkflowSummary(row)).toMatchObject({ failedReferenceTaskNames: "pay,pay__2", failedTaskNames: ["charge"] });
+  });
+});
+
+describe("which failed tasks an execution names (the Workflow JSON and its summary), as Conductor's", () => {
+  /** The Workflow JSON's lists and the summary's, of `execution`. */
+  const shown = (execution: WorkflowExecution) => {
+    const view = toWorkflowView(execution, false);
+    const summary = toWorkflowSummary(summaryRowOf(execution));
+    return [view.failedReferenceTaskNames, view.failedTaskNames, summary["failedReferenceTaskNames"], summary["failedTaskNames"]];
+  };
+
+  it("counts FAILED and FAILED_WITH_TERMINAL_ERROR tasks, not TIMED_OUT ones (Conductor's completeWorkflow and terminateWorkflow filter so), while the row's signature still signs them as before", () => {
+    const running = started();
+    const task = running.tasks[0]!;
+    const timedOut: WorkflowExecution = { ...running, status: "TIMED_OUT", tasks: [{ ...task, status: "TIMED_OUT" }] };
+    expect(shown(timedOut)).toEqual([[], [], "", []]);
+    expect(indexSignature(timedOut)).toContain("|pay|");
+    const terminal: WorkflowExecution = { ...running, status: "FAILED", tasks: [{ ...task, status: "FAILED_WITH_TERMINAL_ERROR" }] };
+    expect(shown(terminal)).toEqual([["pay"], ["charge"], "pay", ["charge"]]);
+  });
+
+  it("names none while it runs, though a task failed and its retry is due (Conductor fills them as it ends); a retry keeps those it ended with, a rerun empties them", () => {
+    const withRetry: WorkflowDef = { ...definition, tasks: [{ ...definition.tasks[0]!, taskDefinition: taskDefNamed("charge", { retryCount: 1 }) }] };
+    const fail = (state: WorkflowExecution, now: number) => {
+      const taskId = state.tasks.at(-1)!.taskId;
+      const polled = decide(state, { type: "taskPolled", taskId, workerId: "w" }, env(now)).state;
+      return decide(polled, { type: "externalUpdate", taskId, status: "FAILED", output: {}, reason: "card declined" }, env(now + 100)).state;
+    };
+    const first = decide(createExecution({ workflowId: "wf-1", definition: withRetry, input: {} }, 1_000), { type: "start" }, env(1_000)).state;
+    const once = fail(first, 2_000);
+    expect([once.status, once.tasks.map((task) => task.status)]).toEqual(["RUNNING", ["FAILED", "SCHEDULED"]]);
+    expect(shown(once)).toEqual([[], [], "", []]);
+    const failed = fail(once, 3_000);
+    expect(failed.status).toBe("FAILED");
+    expect(shown(failed)).toEqual([["pay"], ["charge"], "pay", ["charge"]]);
+    const retried = decide(failed, { type: "retry" }, env(4_000)).state;
+    expect(retried.status).toBe("RUNNING");
+    expect(shown(retried)).toEqual([["pay"], ["charge"], "pay", ["charge"]]);
+    const rerun = decide(failed, { type: "rerun", fromTaskId: failed.tasks[1]!.taskId }, env(4_000)).state;
+    expect(rerun.status).toBe("RUNNING");
+    expect(shown(rerun)).toEqual([[], [], "", []]);
+    // Ended again, it names every failed task it holds (the one before the rerun's too), as Conductor's addAll.
+    expect(shown(fail(rerun, 5_000))).toEqual([["pay"], ["charge"], "pay", ["charge"]]);
   });
 });
 

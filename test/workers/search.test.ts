@@ -516,7 +516,7 @@ describe("search", () => {
     expect(found.results[0]).toMatchObject({ workflowId: id, failedReferenceTaskNames: "", failedTaskNames: [] });
   });
 
-  it("a task failing while the workflow keeps running (a retry is due) rewrites the search row", async () => {
+  it("a task failing while the workflow keeps running (a retry is due) is named once the workflow ends, in the Workflow JSON and its search row, as Conductor fills them as it ends", async () => {
     await register({
       name: "search_failed_retry",
       tasks: [httpTask("gate", { uri: target("/echo/failed-retry"), method: "GET" }, { asyncComplete: true, retryCount: 1, retryDelaySeconds: 3600 })],
@@ -526,9 +526,14 @@ describe("search", () => {
     await waitForIndexRow(id, "RUNNING");
     await apiOk("POST", `/api/tasks/${id}/gate/FAILED`, {});
     const workflow = await waitFor(id, (w) => w.tasks[0]?.status === "FAILED");
-    expect(workflow.status).toBe("RUNNING");
-    const found = await searchUntil(`workflowName=search_failed_retry`, (result) => result.results[0]?.["failedReferenceTaskNames"] === "gate");
-    expect(found.results[0]!.status).toBe("RUNNING");
+    expect(workflow).toMatchObject({ status: "RUNNING", failedReferenceTaskNames: [], failedTaskNames: [] });
+    const running = await apiOk<SearchResult>("GET", `/api/workflow/search?workflowName=search_failed_retry`);
+    expect(running.results.map((row) => [row.status, row["failedReferenceTaskNames"], row["failedTaskNames"]])).toEqual([["RUNNING", "", []]]);
+    // Terminated, it names its FAILED task, as Conductor's terminateWorkflow does (its retry, canceled, is not named).
+    await apiOk("DELETE", `/api/workflow/${id}?reason=stop`);
+    expect(await getWorkflow(id)).toMatchObject({ status: "TERMINATED", failedReferenceTaskNames: ["gate"], failedTaskNames: ["gate"] });
+    const found = await searchUntil(`workflowName=search_failed_retry`, (result) => result.results[0]?.status === "TERMINATED");
+    expect(found.results.map((row) => [row["failedReferenceTaskNames"], row["failedTaskNames"]])).toEqual([["gate", ["gate"]]]);
   });
 
   it("a row indexed before failed task names were kept shows none", async () => {
