@@ -121,8 +121,10 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   if (task.subWorkflowId !== undefined) view["subWorkflowId"] = task.subWorkflowId;
   // Conductor's Task: `iteration` 0 and `loopOverTask` false outside loops.
   view["iteration"] = task.iteration ?? 0;
-  // A task of a DO_WHILE's loop (a DO_WHILE in another loop too): its runs are named after their iterations.
-  view["loopOverTask"] = planOf(execution.definition).steps[task.definitionIndex]?.inLoop !== undefined;
+  // As Conductor's Task.isLoopOverTask (iteration > 0): a run of a loop's task, and a DO_WHILE (or WHILE) itself once it
+  // runs an iteration (its DoWhile sets the loop task's iteration to 1 as it schedules the first), not one of a WHILE
+  // that ran none.
+  view["loopOverTask"] = (task.iteration ?? 0) > 0;
   if (task.callbackUrl !== undefined) view["callbackUrl"] = task.callbackUrl;
   // Conductor's Task: a long, 0 unless a SIMPLE task waits in its queue for that long (a worker's IN_PROGRESS report's
   // delay, a startDelay, a retry's delay), an HTTP_POLL waits for its next call, or a WAIT waits (its wait's seconds,

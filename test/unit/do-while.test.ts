@@ -387,10 +387,12 @@ describe("DO_WHILE in the decider", () => {
     expect(instance(state, "two__2").status).toBe("IN_PROGRESS");
   });
 
-  it("shows iteration and loopOverTask as Conductor's Task does", () => {
+  it("shows iteration and loopOverTask as Conductor's Task does (isLoopOverTask: iteration > 0): a loop task's run, and the DO_WHILE itself once it runs an iteration", () => {
     const state = started([loop("loop", [http("a")], "true")]).state;
     expect(toTaskView(instance(state, "a__1"), state)).toMatchObject({ referenceTaskName: "a__1", iteration: 1, loopOverTask: true });
-    expect(toTaskView(instance(state, "loop"), state)).toMatchObject({ iteration: 1, loopOverTask: false });
+    expect(toTaskView(instance(state, "loop"), state)).toMatchObject({ iteration: 1, loopOverTask: true });
+    const outside = started([http("solo")]).state;
+    expect(toTaskView(instance(outside, "solo"), outside)).toMatchObject({ iteration: 0, loopOverTask: false });
   });
 });
 
@@ -664,7 +666,7 @@ describe("DO_WHILE inside a DO_WHILE", () => {
     expect(instance(state, "after").inputData).toMatchObject({ inner: 2, early: "body__1__2" });
     expect(toTaskView(instance(state, "inner__2"), state)).toMatchObject({ referenceTaskName: "inner__2", iteration: 2, loopOverTask: true });
     expect(toTaskView(instance(state, "body__2__1"), state)).toMatchObject({ iteration: 1, loopOverTask: true });
-    expect(toTaskView(instance(state, "outer"), state)).toMatchObject({ iteration: 2, loopOverTask: false });
+    expect(toTaskView(instance(state, "outer"), state)).toMatchObject({ iteration: 2, loopOverTask: true });
     expect([hasEndedTask(state, new Set(["body"])), hasEndedTask(state, new Set(["inner"])), hasEndedTask(state, new Set(["body__2__1"]))]).toEqual([true, true, true]);
     state = finish(state, "after", 1_009);
     expect(state.status).toBe("COMPLETED");

@@ -22,7 +22,8 @@ const switchOn = (ref: string, decisionCases: Record<string, WorkflowTask[]>, de
 
 /**
  * An execution's task list, in the order given, as the API returns it (src/engine/view.ts): a task of a loop is named
- * `ref__<iteration>`, with that iteration and `loopOverTask`; a DO_WHILE carries its iteration (given in `fields`).
+ * `ref__<iteration>`, with that iteration and `loopOverTask`; a DO_WHILE carries its iteration (given in `fields`), and
+ * `loopOverTask` once it is past 0, as Conductor's Task.isLoopOverTask.
  */
 function execution(definitionTasks: WorkflowTask[], instances: Array<[ref: string, status: string, fields?: Partial<Task>]>): Task[] {
   const byRef = new Map<string, { task: WorkflowTask; inLoop: boolean }>();
@@ -40,12 +41,13 @@ function execution(definitionTasks: WorkflowTask[], instances: Array<[ref: strin
     const iteration = iterations?.split("__").at(-1);
     const found = byRef.get(ref) ?? (iteration === undefined ? undefined : byRef.get(base));
     if (!found) throw new Error(`no task ${ref} in the definition`);
-    const loopOverTask = found.inLoop && found.task.taskReferenceName !== ref;
+    const inLoop = found.inLoop && found.task.taskReferenceName !== ref;
     const ended = !["SCHEDULED", "IN_PROGRESS"].includes(status);
-    return {
+    const shown: Task = {
       taskId: `t${seq}`, referenceTaskName: ref, taskType: found.task.type, status, seq: seq + 1, startTime: 1000 + seq, endTime: ended ? 2000 + seq : 0, scheduledTime: 1000 + seq,
-      workflowTask: found.task, inputData: {}, outputData: {}, iteration: loopOverTask ? Number(iteration) : 0, loopOverTask, ...fields,
+      workflowTask: found.task, inputData: {}, outputData: {}, iteration: inLoop ? Number(iteration) : 0, ...fields,
     };
+    return { ...shown, loopOverTask: fields.loopOverTask ?? (shown.iteration ?? 0) > 0 };
   });
 }
 
@@ -176,7 +178,9 @@ describe("the UI and DO_WHILE tasks", () => {
       // The loop's run in iteration 2 (loopOverTask), then the task after the loop, of the same name (no loopOverTask).
       ["poll__2", "COMPLETED", { iteration: 2, loopOverTask: true, workflowTask: poll }], ["poll__2", "IN_PROGRESS"],
     ]);
-    expect(tasks.map((task) => [task.referenceTaskName, task.loopOverTask])).toEqual([["l", false], ["poll__1", true], ["poll__2", true], ["poll__2", false]]);
+    // The DO_WHILE shows loopOverTask too (its iteration is past 0), as Conductor's; it stays its own step's.
+    expect(tasks.map((task) => [task.referenceTaskName, task.loopOverTask])).toEqual([["l", true], ["poll__1", true], ["poll__2", true], ["poll__2", false]]);
+    expect(stepNamed(stepsOf(definition, tasks), "l").instances.map((task) => task.taskId)).toEqual(["t0"]);
     const steps = stepsOf(definition, tasks);
     expect(stepNamed(steps, "poll").instances.map((task) => task.taskId)).toEqual(["t1", "t2"]);
     expect(stepNamed(steps, "poll__2").instances.map((task) => task.taskId)).toEqual(["t3"]);

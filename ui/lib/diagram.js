@@ -306,7 +306,7 @@ function stepsWithin(definitionTasks, tasks, reachable, inLoop) {
     const before = definitionTasks[index - 1]?.type;
     const definitionTask = before === "FORK_JOIN_DYNAMIC" ? joiningForked(written, definitionTasks[index - 1], tasks) : before === "CONDITIONAL_FORK" ? joiningChosen(written, tasks) : written;
     const ref = definitionTask.taskReferenceName;
-    const instances = tasks.filter((task) => (task.loopOverTask === true) === inLoop && definitionReferenceName(task) === ref);
+    const instances = tasks.filter((task) => ranInLoop(task) === inLoop && definitionReferenceName(task) === ref);
     /** @type {Step} */
     const step = { definitionTask, instances };
     if (inLoop) step.inLoop = true;
@@ -436,6 +436,15 @@ function definitionReferenceName(task) {
   if (task.loopOverTask !== true || task.iteration === undefined) return task.referenceTaskName;
   const suffix = `__${task.iteration}`;
   return task.referenceTaskName.endsWith(suffix) ? task.referenceTaskName.slice(0, -suffix.length) : task.referenceTaskName;
+}
+
+/**
+ * Whether a task instance is a run of a task inside a DO_WHILE's loop: `loopOverTask`, and named after its iteration.
+ * A DO_WHILE itself shows `loopOverTask` too once it runs (Conductor's Task: iteration > 0), under its own name.
+ * @param {Task} task
+ */
+function ranInLoop(task) {
+  return task.loopOverTask === true && task.referenceTaskName !== definitionReferenceName(task);
 }
 
 /** The statuses a JOIN takes as a task's good end (an optional task's failure and a skip included, as Conductor's). */
