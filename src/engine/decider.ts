@@ -1170,12 +1170,28 @@ export function retryRefusal(state: WorkflowExecution): EngineError | undefined 
   }
   // Terminated with no task running (paused, a task having ended meanwhile, which a paused workflow does not follow):
   // reopened, it would go on to tasks it never scheduled, where Conductor's retry has no FAILED, TIMED_OUT or CANCELED
-  // task to run again and refuses. A TIMED_OUT one is reopened, as Conductor's is (its own timeoutSeconds may have
-  // ended it with nothing to retry).
-  if (state.status === "TERMINATED" && nothingToRetry) {
+  // task to run again and refuses. So when only a DO_WHILE or JOIN was canceled (paused between iterations, or with
+  // every branch ended): Conductor sets those back IN_PROGRESS without counting them. A TIMED_OUT one is reopened, as
+  // Conductor's is (its own timeoutSeconds may have ended it with nothing to retry).
+  if (state.status === "TERMINATED" && (nothingToRetry || (!hasRetriableTask(state) && permissiveFailures(state).length === 0))) {
     return new EngineError("CONFLICT", `Cannot retry workflow ${state.workflowId}: no task failed or was canceled (it was terminated with every task ended: ${state.reasonForIncompletion ?? "no reason given"}); restart or rerun it to run it again`);
   }
   return undefined;
+}
+
+/**
+ * Whether a retry of `state` has a task to run again by Conductor's rule (WorkflowExecutor.retry's retriableMap): the
+ * latest instance of some reference name is FAILED, FAILED_WITH_TERMINAL_ERROR, TIMED_OUT, or CANCELED but a JOIN or a
+ * loop (which Conductor sets back IN_PROGRESS instead, not counting them).
+ */
+function hasRetriableTask(state: WorkflowExecution): boolean {
+  const latest = new Map<string, TaskExecution>();
+  for (const task of state.tasks) latest.set(task.referenceTaskName, task);
+  for (const task of latest.values()) {
+    if (task.status === "FAILED" || task.status === "FAILED_WITH_TERMINAL_ERROR" || task.status === "TIMED_OUT") return true;
+    if (task.status === "CANCELED" && task.taskType !== "JOIN" && !isLoopType(task.taskType)) return true;
+  }
+  return false;
 }
 
 function applyRetry(draft: Draft, env: DecideEnv): void {

@@ -367,6 +367,17 @@ describe("DO_WHILE in the decider", () => {
     expect(refusal(state, { type: "retry" }, 2_000)).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("ended by its TERMINATE task stop__1") });
   });
 
+  it("terminated while paused between iterations (its loop's task done, no next one scheduled) refuses a retry, as Conductor's retry counts no canceled DO_WHILE (\"There are no retryable tasks!\"); terminated in an iteration, it retries", () => {
+    const definition = [loop("loop", [http("a")], "$.loop.iteration < 3"), http("post")];
+    const paused = decide(started(definition).state, { type: "pause" }, env(1_001)).state;
+    const between = decide(finish(paused, "a__1", 1_002), { type: "terminate", reason: "stop" }, env(1_003)).state;
+    expect([between.status, refs(between)]).toEqual(["TERMINATED", ["loop:CANCELED", "a__1:COMPLETED"]]);
+    expect(refusal(between, { type: "retry" }, 1_004)).toMatchObject({ kind: "CONFLICT", message: expect.stringContaining("no task failed or was canceled") });
+    const within = decide(started(definition).state, { type: "terminate", reason: "stop" }, env(1_003)).state;
+    expect(refs(within)).toEqual(["loop:CANCELED", "a__1:CANCELED"]);
+    expect(refs(decide(within, { type: "retry" }, env(1_004)).state)).toEqual(["loop:IN_PROGRESS", "a__1:CANCELED", "a__1:IN_PROGRESS"]);
+  });
+
   it("uses a skip of a loop task up with its iteration, reached or not (a SWITCH took another branch)", () => {
     const choose: WorkflowTaskDef = {
       name: "choose",
