@@ -122,9 +122,11 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   // Conductor's Task: `iteration` 0 and `loopOverTask` false outside loops.
   view["iteration"] = task.iteration ?? 0;
   // As Conductor's Task.isLoopOverTask (iteration > 0): a run of a loop's task, and a DO_WHILE (or WHILE) itself once it
-  // runs an iteration (its DoWhile sets the loop task's iteration to 1 as it schedules the first), not one of a WHILE
-  // that ran none.
-  view["loopOverTask"] = (task.iteration ?? 0) > 0;
+  // runs an iteration (its DoWhile sets the loop task's iteration to 1 as it schedules the first), not a top-level one
+  // that ran none. A DO_WHILE or WHILE inside a loop shows it whatever its own iteration (0 when it ran none here): it is
+  // a run of the outer loop's task, which Conductor's scheduleNextIteration gives the outer iteration, and the UI's
+  // diagram finds it under that loop by it.
+  view["loopOverTask"] = (task.iteration ?? 0) > 0 || planOf(execution.definition).steps[task.definitionIndex]?.inLoop !== undefined;
   if (task.callbackUrl !== undefined) view["callbackUrl"] = task.callbackUrl;
   // Conductor's Task: a long, 0 unless a SIMPLE task waits in its queue for that long (a worker's IN_PROGRESS report's
   // delay, a startDelay, a retry's delay), an HTTP_POLL waits for its next call, or a WAIT waits (its wait's seconds,

@@ -683,6 +683,18 @@ describe("DO_WHILE inside a DO_WHILE", () => {
     expect(state.status).toBe("COMPLETED");
   });
 
+  it("shows loopOverTask on an inner DO_WHILE or WHILE that ran no iteration (its iteration 0), as Conductor's, whose loop schedules it with the outer iteration: it is a task of the outer loop", () => {
+    const inner = (type: "DO_WHILE" | "WHILE", extra: Partial<WorkflowTaskDef>) => loop("outer", [loop("inner", [http("body")], "false", { type, ...extra })], "false");
+    const cases: Array<["DO_WHILE" | "WHILE", Partial<WorkflowTaskDef>]> = [["DO_WHILE", { inputParameters: { items: [] } }], ["WHILE", {}]];
+    for (const [type, extra] of cases) {
+      const state = started([inner(type, extra), hold("after")]).state;
+      expect(instance(state, "inner__1")).toMatchObject({ status: "COMPLETED", iteration: 0 });
+      expect(toTaskView(instance(state, "inner__1"), state)).toMatchObject({ referenceTaskName: "inner__1", iteration: 0, loopOverTask: true });
+      expect(toTaskView(instance(state, "outer"), state)).toMatchObject({ iteration: 1, loopOverTask: true });
+      expect(toTaskView(instance(state, "after"), state)).toMatchObject({ iteration: 0, loopOverTask: false });
+    }
+  });
+
   it("fails the workflow when an inner task fails for good, both loops canceled with it; a retry reopens both where they stood", () => {
     let state = started([nested()]).state;
     state = runIteration(state, 1, 1_000);
