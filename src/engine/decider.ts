@@ -1562,13 +1562,13 @@ function replaceStartScopes(draft: Draft, startScopes: string[] | undefined): vo
   if (startScopes !== undefined) draft.patch({ startScopes });
 }
 
-/** Workflow fields of an execution brought back to RUNNING by retry, restart, rerun or resuming a child. */
 /** The failed tasks ended `state` shows, kept as it reopens (see `shownFailedTasks`): undefined when none. */
 function keptFailedTasks(state: WorkflowExecution): FailedTaskLists | undefined {
   const failed = failedTaskLists(state);
   return failed.referenceTaskNames.length === 0 ? undefined : failed;
 }
 
+/** Workflow fields of an execution brought back to RUNNING by retry, restart, rerun or resuming a child. */
 function reopened(state: WorkflowExecution, env: DecideEnv): Partial<WorkflowExecution> {
   // A jump that was still to reach its task is over with the run it was made in.
   const fields: Partial<WorkflowExecution> = { status: "RUNNING", endTime: 0, updateTime: env.now, reasonForIncompletion: undefined, pendingJump: undefined };

@@ -49,7 +49,8 @@ describe("failureWorkflow: what a failed execution starts", () => {
         failureTaskId: state.tasks[0]!.taskId,
       },
     });
-    expect(start!.input["failedWorkflow"]).toMatchObject({ workflowId: "wf-1", status: "FAILED", tasks: [{ referenceTaskName: "call", status: "FAILED_WITH_TERMINAL_ERROR" }] });
+    // Its failed tasks named, as Conductor's terminateWorkflow fills them before it builds the failure workflow's input.
+    expect(start!.input["failedWorkflow"]).toMatchObject({ workflowId: "wf-1", status: "FAILED", failedReferenceTaskNames: ["call"], tasks: [{ referenceTaskName: "call", status: "FAILED_WITH_TERMINAL_ERROR" }] });
     expect(failed.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe(start!.workflowId);
   });
 
