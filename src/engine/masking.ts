@@ -31,6 +31,14 @@ export function maskedKeysOf(definition: WorkflowDef): ReadonlySet<string> {
 }
 
 /**
+ * The keys masked where only a definition's `maskedFields` are at hand (an event message it published): Orkes' two and
+ * those.
+ */
+export function maskedKeysWith(maskedFields: readonly string[] | undefined): ReadonlySet<string> {
+  return maskedFields === undefined || maskedFields.length === 0 ? MASKED_KEYS : new Set([...MASKED_KEYS, ...maskedFields]);
+}
+
+/**
  * `value` as the API shows it: the same object when nothing in it is masked (no copy), else a copy with the values of
  * `keys` (by default Orkes' two; an execution's are {@link maskedKeysOf} its definition) masked.
  */

@@ -856,5 +856,11 @@ export interface WorkflowExecution {
 export interface EventMessage {
   event: string;
   messageId: string;
+  /** What handlers act on: the real values, masked ones included (as expressions read them). */
   payload: JsonObject;
+  /**
+   * The publishing definition's `maskedFields`, when it has some: the record of the message (Orkes' event messages and
+   * executions) shows their values, as those of `_secrets` and `_masked`, as `***`, as the publishing task shows them.
+   */
+  maskedFields?: string[];
 }

@@ -556,6 +556,28 @@ describe("what handlers did with each event (Orkes' event executions and message
     expect(await apiOk<ExecutionJson[]>("GET", "/api/event/execution/evrec_never")).toEqual([]);
   });
 
+  it("show the values the publishing task shows masked (its definition's maskedFields, _masked, _secrets) as ***, while the handlers act on the real ones", async () => {
+    await register({ name: "evmask_waiter", tasks: [wait("approval")] });
+    await register({ name: "evmask_publisher", maskedFields: ["ssn"], tasks: [eventTask("announce", "conductor", { waiterId: "${workflow.input.waiterId}", ssn: "${workflow.input.ssn}", _masked: { card: "4111" }, plain: "shown" })] });
+    const event = "conductor:evmask_publisher:announce";
+    await apiOk("POST", "/api/event", handler("evmask_h", event, [{ action: "complete_task", complete_task: { workflowId: "${waiterId}", taskRefName: "approval", output: { ssn: "${ssn}", _masked: { card: "${_masked.card}" }, copied: "${ssn}" } } }]));
+    const waiterId = await startWorkflow("evmask_waiter");
+    await waitFor(waiterId, waitingIn("approval"));
+    const publisherId = await startWorkflow("evmask_publisher", { waiterId, ssn: "123-45-6789" });
+    expect(taskOf(await waitFor(publisherId, ["COMPLETED", "FAILED"]), "announce")!.outputData).toMatchObject({ ssn: "***", _masked: "***", plain: "shown" });
+    // The handler read the real values (the waiter, which masks no ssn, shows them).
+    const approved = await waitFor(waiterId, ["COMPLETED", "FAILED"]);
+    expect(taskOf(approved, "approval")!.outputData).toMatchObject({ ssn: "123-45-6789", copied: "123-45-6789", _masked: "***" });
+    const [execution] = await eventually(() => apiOk<ExecutionJson[]>("GET", "/api/event/execution/evmask_h"), (list) => list.length === 1, "the action recorded");
+    // The record shows them as the EVENT task's output does: masked by key, a value copied under another key as it is.
+    expect(execution!.payload).toMatchObject({ ssn: "***", _masked: "***", plain: "shown" });
+    expect(execution!.output).toMatchObject({ ssn: "***", _masked: "***", copied: "123-45-6789" });
+    const [message] = await apiOk<MessageJson[]>("GET", `/api/event/message/${encodeURIComponent(event)}`);
+    expect(message!.fullPayload).toMatchObject({ ssn: "***", _masked: "***", plain: "shown" });
+    expect(message!.payload).not.toContain("123-45-6789");
+    expect(message!.payload).not.toContain("4111");
+  });
+
   it("read conditions as Conductor: over the payload with inline JSON text expanded, holding for true or a number above 0 only", async () => {
     await register({ name: "evcond_started", tasks: [wait("hold")] });
     await register({ name: "evcond_publisher", tasks: [eventTask("announce", "conductor:refunds", { msg: "${workflow.input.msg}", state: "FAILED" })] });

@@ -1,11 +1,12 @@
 import type { ExecutionEvent } from "../../engine/decider";
 import { eventStamp, expandInlineJson, payloadText, taskAction, withPayload, type TaskActionParams } from "../../engine/event-params";
 import { deliveryKey, type EventMessage, type JsonObject, type JsonValue, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "../../engine/model";
+import { masked, maskedKeysWith } from "../../engine/masking";
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
 import { executionIdPrefix, uuidFromDigest } from "../../engine/task-id";
 import { eventName, eventPayload } from "../../engine/tasks/event";
 import { EventHandlerRepository, type EventAction, type EventHandler } from "../../worker/event-handlers";
-import { EventRecordRepository, type ActionRecord } from "../../worker/event-executions";
+import { EventRecordRepository, type ActionRecord, type MessageRecord } from "../../worker/event-executions";
 import { executionStub } from "../../worker/executions";
 import { startExecution } from "../../worker/start-execution";
 import { lookUpTask } from "../../worker/task-lookup";
@@ -39,8 +40,10 @@ export function dispatchEvent(execution: WorkflowExecution, task: TaskExecution,
   // Conductor's message id is the task's id; a rerun of the task (which keeps its id) publishes a message of its own,
   // or its start actions would find the first run's workflows and start none.
   const output = { ...payload, event_produced: target.event };
-  // The message is the task's output, `event_produced` included, as Conductor's Event task publishes it.
-  const published = { event: target.event, messageId: deliveryKey(task), payload: output };
+  // The message is the task's output, `event_produced` included, as Conductor's Event task publishes it. Its record
+  // shows the values the task's output shows masked as `***` (see EventMessage.maskedFields).
+  const maskedFields = execution.definition.maskedFields;
+  const published: EventMessage = { event: target.event, messageId: deliveryKey(task), payload: output, ...(maskedFields !== undefined && maskedFields.length > 0 ? { maskedFields: [...maskedFields] } : {}) };
   const asyncComplete = definition?.asyncComplete === true || task.inputData["asyncComplete"] === true;
   return asyncComplete ? result("IN_PROGRESS", output, { awaitingExternal: true, published }) : result("COMPLETED", output, { published });
 }
@@ -99,7 +102,18 @@ export async function publishEvent(context: PublishContext, message: EventMessag
     }
   }
   // After the actions (a repeated publication repeats them harmlessly, and rewrites this record).
-  await new EventRecordRepository(context.env.DB).record({ id: messageId, event, payload, actions: records }, Date.now());
+  await new EventRecordRepository(context.env.DB).record(shownRecord({ id: messageId, event, payload, actions: records }, message.maskedFields), Date.now());
+}
+
+/**
+ * The record of a message as the API shows it: its payload, and what its actions output, with the values of
+ * `_secrets`, `_masked` and the publisher's `maskedFields` as `***`, as the publishing task's output shows them (Orkes'
+ * masking parameters are hidden "in workflow executions": the record is read through the API as they are). The
+ * handlers acted on the real values.
+ */
+function shownRecord(record: MessageRecord, maskedFields: readonly string[] | undefined): MessageRecord {
+  const keys = maskedKeysWith(maskedFields);
+  return { ...record, payload: masked(record.payload, keys), actions: record.actions.map((action) => ({ ...action, output: masked(action.output, keys) })) };
 }
 
 /**
