@@ -1,11 +1,20 @@
 import type { JsonObject, JsonValue } from "./model";
 import { setOwn } from "./own-property";
 
-/** `${path}` in an event handler's action, Conductor's JsonPath over the event's payload. */
-const PLACEHOLDER = /\$\{([^}]+)\}/g;
+/** `${path}` in an event handler's action, Conductor's JsonPath over the event's payload (`${}` and `${  }` too: see {@link isBlankPath}). */
+const PLACEHOLDER = /\$\{([^}]*)\}/g;
 
 /** Within text: an escaped `$${` (a literal `${`), else a {@link PLACEHOLDER}. */
-const TEXT_PLACEHOLDER = /\$\$\{|\$\{([^}]+)\}/g;
+const TEXT_PLACEHOLDER = /\$\$\{|\$\{([^}]*)\}/g;
+
+/**
+ * True for the path of `${}` or `${   }`, which Conductor's ParametersUtils.replaceVariables resolves to "" ("if the
+ * paramPath is blank ... set the value to empty string"), as workflow expressions here do: not the whole payload, which
+ * a path of no steps would name (`${$}` does).
+ */
+function isBlankPath(path: string): boolean {
+  return path.trim() === "";
+}
 
 /** The steps of a path such as `$.order.items[0]['unit price']` or `items[-1]` (the leading `$.` is optional). */
 function pathSteps(path: string): Array<string | number> {
@@ -53,14 +62,15 @@ export function unfollowablePath(template: JsonValue): string | undefined {
  * `template` with each `${path}` replaced from `payload` (Conductor's `ParametersUtils.replace` for event actions): a
  * string that is one placeholder becomes that value, whatever its type; placeholders within text are written as
  * text (JSON for objects and arrays, `null` for null, as Conductor's `Objects.toString` and workflow expressions
- * write it), and `$${` is a literal `${`. Keys are not templates.
+ * write it), `${}` (or blank) is "", and `$${` is a literal `${`. Keys are not templates.
  */
 export function withPayload(template: JsonValue, payload: JsonValue): JsonValue {
   if (typeof template === "string") {
-    const whole = /^\$\{([^}]+)\}$/.exec(template);
-    if (whole) return payloadValue(payload, whole[1]!);
+    const whole = /^\$\{([^}]*)\}$/.exec(template);
+    if (whole) return isBlankPath(whole[1]!) ? "" : payloadValue(payload, whole[1]!);
     return template.replace(TEXT_PLACEHOLDER, (_match: string, path: string | undefined) => {
       if (path === undefined) return "${";
+      if (isBlankPath(path)) return "";
       const value = payloadValue(payload, path);
       return typeof value === "object" && value !== null ? JSON.stringify(value) : String(value);
     });

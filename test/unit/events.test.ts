@@ -54,6 +54,11 @@ describe("event handler actions' parameters", () => {
     expect(payloadValue(payload, "order.items[-1].sku")).toBe("a b");
   });
 
+  it("resolve ${} and a blank ${   } to an empty string, as Conductor's ParametersUtils does: not to the whole payload", () => {
+    expect(withPayload({ empty: "${}", blank: "${   }", text: "a-${}-b-${ }-c", whole: "${$}" }, { n: 3 })).toEqual({ empty: "", blank: "", text: "a--b--c", whole: { n: 3 } });
+    expect(unfollowablePath({ empty: "${}", blank: "${ }" })).toBeUndefined();
+  });
+
   it("refuse at registration a path that names several values or computes one (it resolved to null, silently)", () => {
     for (const path of ["items[*].sku", "$..sku", "items.length()", "items[?(@.sku)]", "order.*"]) {
       expect(unfollowablePath({ workflowId: "${wid}", output: { picked: `\${${path}}` } }), path).toBe(path);
