@@ -524,7 +524,7 @@ describe("what handlers did with each event (Orkes' event executions and message
     expect(acts.map((execution) => [execution.action, execution.status])).toEqual(expect.arrayContaining([["start_workflow", "COMPLETED"], ["complete_task", "FAILED"]]));
     expect(acts).toHaveLength(2);
     const started = acts.find((execution) => execution.action === "start_workflow")!;
-    // The message is the EVENT task's output, event_produced too, as Conductor publishes it.
+    // The message is the EVENT task's output, event_produced too (an addition: Conductor's message lacks it).
     expect(started).toMatchObject({ messageId, name: "evrec_acts", event, payload: { order: 7, workflowInstanceId: publisherId, event_produced: event } });
     // Conductor's Workflow names the event whose handler started it; a workflow started otherwise names none.
     expect(await getWorkflow(String(started.output["workflowId"]))).toMatchObject({ workflowName: "evrec_started", event });

@@ -40,8 +40,9 @@ export function dispatchEvent(execution: WorkflowExecution, task: TaskExecution,
   // Conductor's message id is the task's id; a rerun of the task (which keeps its id) publishes a message of its own,
   // or its start actions would find the first run's workflows and start none.
   const output = { ...payload, event_produced: target.event };
-  // The message is the task's output, `event_produced` included, as Conductor's Event task publishes it. Its record
-  // shows the values the task's output shows masked as `***` (see EventMessage.maskedFields).
+  // The message is the task's output, `event_produced` included: an addition of this service (docs/api.md), whereas
+  // Conductor's Event task publishes its input and the four workflow fields and puts `event_produced` in the output
+  // alone. Its record shows the values the task's output shows masked as `***` (see EventMessage.maskedFields).
   const maskedFields = execution.definition.maskedFields;
   const published: EventMessage = { event: target.event, messageId: deliveryKey(task), payload: output, ...(maskedFields !== undefined && maskedFields.length > 0 ? { maskedFields: [...maskedFields] } : {}) };
   const asyncComplete = definition?.asyncComplete === true || task.inputData["asyncComplete"] === true;
