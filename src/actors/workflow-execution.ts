@@ -67,7 +67,7 @@ import { executionStub, isWorkflowId } from "../worker/executions";
 import { START_PERMISSION, mayStartWorkflow } from "../worker/auth/access-rules";
 import { KeptActionProgress } from "./action-progress";
 import { CallbackLogs } from "./callback-logs";
-import { dispatchEvent, publishEvent } from "./dispatch/event";
+import { dispatchEvent, publishEvent, withPublisherMaskedFields } from "./dispatch/event";
 import { dispatchHttp } from "./dispatch/http";
 import { isSubrequestLimitError } from "../worker/subrequest-limit";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
@@ -2590,7 +2590,9 @@ export class WorkflowExecution extends DurableObject<Env> {
         // What an earlier run took before it failed (refused past its invocation's subrequests, say): not taken again.
         const progress = new KeptActionProgress(this.#store, publication.messageId, () => this.#execution !== null);
         try {
-          await publishEvent({ env: this.env, scripts: loadScriptRunner }, publication, this.#execution?.baseUrl ?? "", progress);
+          // One stored before messages carried their publisher's maskedFields takes them from the execution.
+          const message = withPublisherMaskedFields(publication, this.#execution?.definition);
+          await publishEvent({ env: this.env, scripts: loadScriptRunner }, message, this.#execution?.baseUrl ?? "", progress);
         } catch (error) {
           progress.keepTaken();
           throw error;

@@ -1,10 +1,11 @@
-import { env } from "cloudflare:test";
+import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { publishEvent } from "../../src/actors/dispatch/event";
 import { ExecutionStore } from "../../src/actors/execution-store";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { loadScriptRunner } from "../../src/actors/scripts/load";
+import { executionStub } from "../../src/worker/executions";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
@@ -576,6 +577,29 @@ describe("what handlers did with each event (Orkes' event executions and message
     expect(message!.fullPayload).toMatchObject({ ssn: "***", _masked: "***", plain: "shown" });
     expect(message!.payload).not.toContain("123-45-6789");
     expect(message!.payload).not.toContain("4111");
+  });
+
+  it("a message owed from before its record masked (stored without the publisher's maskedFields) is delivered, acted on with its real values, and recorded with the publisher's maskedFields as ***", async () => {
+    await register({ name: "evold_started", tasks: [wait("hold")] });
+    await register({ name: "evold_publisher", maskedFields: ["ssn"], tasks: [wait("hold")] });
+    const event = "conductor:evold_publisher:announce";
+    await apiOk("POST", "/api/event", handler("evold_h", event, [{ action: "start_workflow", start_workflow: { name: "evold_started", input: { ssnSeen: "${ssn}" } } }]));
+    const publisherId = await startWorkflow("evold_publisher");
+    await waitFor(publisherId, waitingIn("hold"));
+    const messageId = crypto.randomUUID();
+    // The message as an EVENT task's decision stored it before messages carried maskedFields, owed when the object was evicted.
+    const owed = { event, messageId, payload: { ssn: "123-45-6789", workflowInstanceId: publisherId, event_produced: event } };
+    await runInDurableObject(executionStub(env, publisherId), (_instance, state) => {
+      state.storage.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, `statusPublication:${messageId}`, JSON.stringify(owed));
+    });
+    await abortAllDurableObjects();
+    await getWorkflow(publisherId);
+    const [record] = await eventually(() => apiOk<ExecutionJson[]>("GET", "/api/event/execution/evold_h"), (list) => list.length === 1, "the owed message's action recorded");
+    expect(record).toMatchObject({ messageId, status: "COMPLETED" });
+    expect((await getWorkflow(String(record!.output["workflowId"]))).input).toMatchObject({ ssnSeen: "123-45-6789" });
+    expect(record!.payload).toMatchObject({ ssn: "***" });
+    const [message] = await apiOk<MessageJson[]>("GET", `/api/event/message/${encodeURIComponent(event)}`);
+    expect(message!.payload).not.toContain("123-45-6789");
   });
 
   it("read conditions as Conductor: over the payload with inline JSON text expanded, holding for true or a number above 0 only", async () => {

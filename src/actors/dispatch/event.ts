@@ -1,6 +1,6 @@
 import type { ExecutionEvent } from "../../engine/decider";
 import { eventStamp, expandInlineJson, payloadText, taskAction, withPayload, type TaskActionParams } from "../../engine/event-params";
-import { deliveryKey, type EventMessage, type JsonObject, type JsonValue, type TaskExecution, type WorkflowExecution, type WorkflowTaskDef } from "../../engine/model";
+import { deliveryKey, type EventMessage, type JsonObject, type JsonValue, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../engine/model";
 import { masked, maskedKeysWith } from "../../engine/masking";
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
 import { executionIdPrefix, uuidFromDigest } from "../../engine/task-id";
@@ -104,6 +104,17 @@ export async function publishEvent(context: PublishContext, message: EventMessag
   }
   // After the actions (a repeated publication repeats them harmlessly, and rewrites this record).
   await new EventRecordRepository(context.env.DB).record(shownRecord({ id: messageId, event, payload, actions: records }, message.maskedFields), Date.now());
+}
+
+/**
+ * `message` with the `maskedFields` of `publisher` (the definition of the execution that owes it) when it carries none:
+ * a message stored before messages carried them (one owed across the deploy that added them) is recorded masked as a
+ * newer one is. The execution keeps the definition its EVENT task ran under, so they are the same fields.
+ */
+export function withPublisherMaskedFields(message: EventMessage, publisher: WorkflowDef | undefined): EventMessage {
+  const fields = publisher?.maskedFields;
+  if (message.maskedFields !== undefined || fields === undefined || fields.length === 0) return message;
+  return { ...message, maskedFields: [...fields] };
 }
 
 /**
