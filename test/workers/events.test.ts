@@ -579,6 +579,31 @@ describe("what handlers did with each event (Orkes' event executions and message
     expect(message!.payload).not.toContain("4111");
   });
 
+  it("act on the real values of masked keys: a start_workflow's input and a complete_task's output get them, copied under other keys, though the record shows the payload masked", async () => {
+    await register({ name: "evreal_waiter", tasks: [wait("approval")] });
+    await register({ name: "evreal_started", tasks: [wait("hold")] });
+    await register({ name: "evreal_publisher", maskedFields: ["ssn"], tasks: [eventTask("announce", "conductor", { waiterId: "${workflow.input.waiterId}", ssn: "${workflow.input.ssn}", _masked: { card: "4111" }, _secrets: { pin: "0000" } })] });
+    const event = "conductor:evreal_publisher:announce";
+    const copies = { ssnSeen: "${ssn}", cardSeen: "${_masked.card}", pinSeen: "${_secrets.pin}", text: "ssn ${ssn} card ${_masked.card}" };
+    await apiOk("POST", "/api/event", handler("evreal_h", event, [
+      { action: "start_workflow", start_workflow: { name: "evreal_started", input: copies } },
+      { action: "complete_task", complete_task: { workflowId: "${waiterId}", taskRefName: "approval", output: copies } },
+    ]));
+    const waiterId = await startWorkflow("evreal_waiter");
+    await waitFor(waiterId, waitingIn("approval"));
+    const publisherId = await startWorkflow("evreal_publisher", { waiterId, ssn: "123-45-6789" });
+    expect((await waitFor(publisherId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    const real = { ssnSeen: "123-45-6789", cardSeen: "4111", pinSeen: "0000", text: "ssn 123-45-6789 card 4111" };
+    // Neither target masks these keys: what they show is what the handler gave them.
+    expect(taskOf(await waitFor(waiterId, ["COMPLETED", "FAILED"]), "approval")!.outputData).toMatchObject(real);
+    const records = await eventually(() => apiOk<ExecutionJson[]>("GET", "/api/event/execution/evreal_h"), (list) => list.length === 2, "the actions recorded");
+    const started = records.find((record) => record.action === "start_workflow")!;
+    expect((await getWorkflow(String(started.output["workflowId"]))).input).toMatchObject(real);
+    // The publisher's own output and the record still show the keys masked.
+    expect(taskOf(await getWorkflow(publisherId), "announce")!.outputData).toMatchObject({ ssn: "***", _masked: "***", _secrets: "***" });
+    expect(started.payload).toMatchObject({ ssn: "***", _masked: "***", _secrets: "***" });
+  });
+
   it("a message owed from before its record masked (stored without the publisher's maskedFields) is delivered, acted on with its real values, and recorded with the publisher's maskedFields as ***", async () => {
     await register({ name: "evold_started", tasks: [wait("hold")] });
     await register({ name: "evold_publisher", maskedFields: ["ssn"], tasks: [wait("hold")] });
