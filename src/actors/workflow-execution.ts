@@ -2130,6 +2130,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const { decision, taken } = this.#withMessagesPulled(given);
     if (decision.state === previous) return;
     this.#store.save(previous, decision.state);
+    this.#writeTaskLogs(decision);
     // In the transaction that completed the tasks with them: each message is handed to exactly one task.
     this.#messages.remove(taken);
     // Ended, nothing can take them any more (pushes are refused from now on): Conductor deletes the queue then.
@@ -2147,6 +2148,17 @@ export class WorkflowExecution extends DurableObject<Env> {
       else if (effect.kind === "cancelDispatch") this.#inFlight.get(effect.taskId)?.abort();
     }
     this.#afterChange(decision.state);
+  }
+
+  /**
+   * Writes the log lines `decision` brings (an INLINE or LAMBDA script's console) in its transaction, after the state
+   * it saved: with the task's result, never before it. No secret to mask: such a task may not name one in its input.
+   */
+  #writeTaskLogs(decision: Decision): void {
+    for (const effect of decision.effects) {
+      if (effect.kind !== "taskLog" || !decision.state.tasks.some((task) => task.taskId === effect.taskId)) continue;
+      this.#appendTaskLog(effect.taskId, effect.lines.map((log) => ({ log, createdTime: effect.createdTime })), []);
+    }
   }
 
   /**

@@ -69,7 +69,7 @@ import {
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
 import { exclusiveJoinEnding } from "./tasks/exclusive-join";
 import { joinEnding, joinOnOf, scriptedJoinEnding } from "./tasks/fork-join";
-import { joinScript } from "./scripts";
+import { joinScript, type ScriptLogs } from "./scripts";
 import { taskIdWithin } from "./task-id";
 import { schemaIssues, taskSchemaFailure, workflowOutputSchemaFailure } from "./json-schema";
 import { checkMayUpdate, humanActionFields, type HumanAction, type HumanCaller } from "./tasks/human/progress";
@@ -255,7 +255,12 @@ export type Effect =
    * Publish an EVENT task's message to its event's handlers, until that is done (written down with the decision): its
    * result was taken, and the handlers run after it, as Conductor's queue delivers a message after the task put it there.
    */
-  | { kind: "publishEvent"; message: EventMessage };
+  | { kind: "publishEvent"; message: EventMessage }
+  /**
+   * Append lines to a task's log (an INLINE or LAMBDA script's console, see `ScriptLogs`), in the decision's own
+   * transaction: written with the task's result, never without it.
+   */
+  | { kind: "taskLog"; taskId: string; lines: ScriptLogs; createdTime: number };
 
 /** A decision: the new execution and what to do about it. */
 export interface Decision {
@@ -798,7 +803,8 @@ function withOutputChecked(state: WorkflowExecution, task: TaskExecution, starte
   const fields: Partial<TaskExecution> = { status: "COMPLETED", outputData: started.task.outputData };
   checkOutputSchema(state, task, fields);
   if (fields.status === "COMPLETED") return started;
-  return { task: { ...started.task, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: fields.reasonForIncompletion }, dispatch: false };
+  // What its script logged stays with it: the log says how it came to the output refused.
+  return { task: { ...started.task, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: fields.reasonForIncompletion }, dispatch: false, ...(started.logs === undefined ? {} : { logs: started.logs }) };
 }
 
 /** Turns a task result whose output is too large to store into a terminal failure that says so. */
@@ -2595,6 +2601,7 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
   });
   if (started.dispatch) effects.push({ kind: "dispatch", taskId: task.taskId, attempt: started.task.attempt });
   if (started.queue !== undefined) effects.push({ kind: "queueTask", entry: workerQueueEntry(updated, draft.state, started.queue, definition) });
+  if (started.logs !== undefined && started.logs.length > 0) effects.push({ kind: "taskLog", taskId: task.taskId, lines: started.logs, createdTime: env.now });
   // Not the workflow's updateTime: the task's own shows the change, and moving it would rewrite the search row on the task-to-task path.
   if (started.variables !== undefined) draft.patch({ variables: started.variables });
   if (started.correlationId !== undefined) draft.patch({ correlationId: started.correlationId });

@@ -6,11 +6,15 @@
 import { isRecord } from "./definition/checks";
 import { isLoopType, type JoinEvaluatorType, type JsonObject, type JsonValue, type SwitchEvaluatorType } from "./model";
 
-/** What running a script gave: its completion value as JSON, or why it failed. */
+/**
+ * What running a script gave: its completion value as JSON, or why it failed; either way, with the lines it wrote to
+ * `console` when it wrote any (see {@link ScriptLogs}).
+ */
 export type ScriptOutcome =
-  | { readonly ok: true; readonly value: JsonValue }
+  | { readonly ok: true; readonly value: JsonValue; readonly logs?: ScriptLogs }
   | {
       readonly ok: false;
+      readonly logs?: ScriptLogs;
       readonly error: string;
       /**
        * True when the script did not fail by itself: the runner's budget stopped it (Conductor's evaluator timeout) or the
@@ -18,6 +22,13 @@ export type ScriptOutcome =
        */
       readonly stopped?: true;
     };
+
+/**
+ * The lines a script wrote with `console.log` (`info`, `warn`, `error`, `debug`), in order, each as Conductor's
+ * ConsoleBridge writes it into the task's log (`[Log] "checking 21"`), bounded by the runner (a count and a size per run,
+ * the last line saying what was left out). Absent or empty when it wrote none.
+ */
+export type ScriptLogs = readonly string[];
 
 /** Runs scripts with `$` bound to a task's input, as Conductor's javascript/graaljs evaluators do. */
 export interface ScriptRunner {

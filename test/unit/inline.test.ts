@@ -25,8 +25,37 @@ describe("the QuickJS script runner", () => {
   });
 
   it("runs scripts written for Conductor's engines that log (GraalJS's console, Nashorn's print) or convert lists (Java.from)", () => {
-    expect(scriptRunner.run("console.log('checking', $.n); console.error('x'); $.n * 2", { n: 21 })).toEqual({ ok: true, value: 42 });
+    expect(scriptRunner.run("console.log('checking', $.n); console.error('x'); $.n * 2", { n: 21 })).toMatchObject({ ok: true, value: 42 });
     expect(scriptRunner.run("print('hi'); Java.from($.items).map(function (item) { return item.id; })", { items: [{ id: "a" }, { id: "b" }] })).toEqual({ ok: true, value: ["a", "b"] });
+  });
+
+  it("keeps what a script writes to its console, as Conductor's ConsoleBridge does ([Log] \"text\"), bounded per run; a script that does not log has none", () => {
+    // conductor-oss ScriptEvaluator.eval(script, input, ConsoleBridge): each call a TaskExecLog line `[Level] "message"`.
+    expect(scriptRunner.run("console.log('checking', $.n, { a: [1] }); console.info($.n); console.warn(null); console.error('x'); console.debug(1n); $.n * 2", { n: 21 })).toEqual({
+      ok: true,
+      value: 42,
+      logs: ['[Log] "checking 21 {"a":[1]}"', '[Info] "21"', '[Warn] "null"', '[Error] "x"', '[Debug] "1"'],
+    });
+    expect(scriptRunner.run("$.n * 2", { n: 21 })).toEqual({ ok: true, value: 42 });
+    // Kept when the script then fails, thrown or stopped by its budget: what it logged says how it got there.
+    expect(scriptRunner.run("console.log('before'); throw new Error('late')", {})).toEqual({ ok: false, error: "Error: late", logs: ['[Log] "before"'] });
+    expect(scriptRunner.run("console.log('looping'); for (;;) {}", {})).toMatchObject({ ok: false, stopped: true, logs: ['[Log] "looping"'] });
+    // Bounded: its first 100 lines, then a line saying how many were left out; a long line is cut.
+    const many = scriptRunner.run("for (let i = 0; i < 130; i++) console.log('line ' + i); 1", {});
+    expect(many.logs).toHaveLength(101);
+    expect(many.logs?.[99]).toBe('[Log] "line 99"');
+    expect(many.logs?.[100]).toMatch(/^\[Log\] "30 more console lines were left out/);
+    const long = scriptRunner.run("console.log('x'.repeat(5000)); 1", {});
+    expect(long.logs?.[0]).toBe(`[Log] "${"x".repeat(2048)}…"`);
+    const large = scriptRunner.run("for (let i = 0; i < 40; i++) console.log('y'.repeat(2000)); 1", {});
+    expect(large.logs).toHaveLength(18);
+    expect(large.logs?.[17]).toMatch(/^\[Log\] "23 more console lines were left out/);
+    // The script cannot reach the lines but through the console, nor stop them being read by replacing the builtins.
+    expect(scriptRunner.run("console.log('kept'); JSON.stringify = null; String.prototype.slice = null; console.log({ b: 2 }); Object.keys(console)", {})).toEqual({
+      ok: true,
+      value: ["log", "info", "warn", "error", "debug", "trace"],
+      logs: ['[Log] "kept"', '[Log] "{"b":2}"'],
+    });
   });
 
   it("answers Java collection methods on $'s lists and maps, as Conductor's $ (a Java Map) does: its own test calls $.list.get(i)", () => {
@@ -215,6 +244,17 @@ describe("INLINE in the decider", () => {
       ["twice", "COMPLETED", { result: 84 }],
     ]);
     expect(state.output).toEqual({ result: 84 });
+  });
+
+  it("writes what its script logged to the task's log, with its result (a taskLog effect of the same decision)", () => {
+    const decision = startedWith("inline", [inline("sum", { evaluatorType: "javascript", expression: "console.log('adding', $.a); $.a + 2", a: "${workflow.input.a}" }), inline("quiet", { expression: "1" })], { a: 40 });
+    const [sum, quiet] = decision.state.tasks;
+    expect(sum).toMatchObject({ status: "COMPLETED", outputData: { result: 42 } });
+    expect(decision.effects.filter((effect) => effect.kind === "taskLog")).toEqual([{ kind: "taskLog", taskId: sum!.taskId, lines: ['[Log] "adding 40"'], createdTime: 1_000 }]);
+    expect(quiet).toMatchObject({ status: "COMPLETED" });
+    // A LAMBDA's script logs the same way; a failed one keeps its lines too.
+    const failed = startedWith("inline", [{ name: "l", taskReferenceName: "l", type: "LAMBDA", inputParameters: { scriptExpression: "console.error('no sku'); throw new Error('sku')" } }]);
+    expect(failed.effects.filter((effect) => effect.kind === "taskLog")).toEqual([{ kind: "taskLog", taskId: failed.state.tasks[0]!.taskId, lines: ['[Error] "no sku"'], createdTime: 1_000 }]);
   });
 
   it("takes the named input parameter with value-param, null when it is absent", () => {

@@ -341,6 +341,32 @@ describe("task logs", () => {
     await apiOk("DELETE", `/api/workflow/${workflowId}`);
   });
 
+  it("keeps what an INLINE script writes to its console in its task's log, as Conductor's ConsoleBridge does; one that logs nothing has none", async () => {
+    const inline = (ref: string, expression: string, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "INLINE", inputParameters: { evaluatorType: "graaljs", expression, ...extra } });
+    await register({
+      name: "tl_inline",
+      tasks: [
+        inline("price", "(function () { console.log('pricing', $.items.length, 'items'); console.error({ missing: $.missing ?? null }); return $.items.length * 2; })()", { items: "${workflow.input.items}" }),
+        inline("quiet", "$.n + 1", { n: "${price.output.result}" }),
+        { ...inline("check", "console.warn('checking', $.n); if ($.n > 3) throw new Error('too many'); 0", { n: "${price.output.result}" }), optional: true },
+      ],
+    });
+    const before = Date.now();
+    const workflowId = await startWorkflow("tl_inline", { items: [1, 2] });
+    const run = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(run.status).toBe("COMPLETED");
+    const [price, quiet, check] = run.tasks;
+    const priced = await logsOf(price!.taskId);
+    expect(priced.map((line) => line.log)).toEqual(['[Log] "pricing 2 items"', '[Error] "{"missing":null}"']);
+    expect(priced.every((line) => line.taskId === price!.taskId && line.createdTime >= before && line.createdTime <= Date.now())).toBe(true);
+    expect(await logsOf(quiet!.taskId)).toEqual([]);
+    // A script that then fails keeps what it logged before.
+    expect(check).toMatchObject({ status: "COMPLETED_WITH_ERRORS" });
+    expect((await logsOf(check!.taskId)).map((line) => line.log)).toEqual(['[Warn] "checking 4"']);
+    await abortAllDurableObjects();
+    expect((await logsOf(price!.taskId)).map((line) => line.log)).toEqual(['[Log] "pricing 2 items"', '[Error] "{"missing":null}"']);
+  });
+
   it("an execution stored without the log table takes lines; logs survive an eviction", async () => {
     await register({ name: "tl_evict", tasks: [wait("hold")] });
     const workflowId = await startWorkflow("tl_evict");

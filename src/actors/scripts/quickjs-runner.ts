@@ -193,12 +193,71 @@ const RESULT_SERIALISER =
  */
 const MAP_MENTION = /\bMap\b/;
 
+/**
+ * A script that names `console`, the only way one can log (`$` is JSON; `globalThis['con' + 'sole']` is not logged).
+ * Only such a script has its console's lines kept ({@link CONSOLE_CAPTURE}, compiled for it alone); the others keep the
+ * console that writes nothing, and pay nothing.
+ */
+const CONSOLE_MENTION = /\bconsole\b/;
+
+/** Most console lines a run keeps: its first ones, as many as a worker's update may bring in one go is far more. */
+export const SCRIPT_LOG_LINES = 100;
+/** Most characters of one console line kept (cut beyond, ending `…`), under a task log line's 8 KiB. */
+export const SCRIPT_LOG_LINE_CHARS = 2048;
+/** Most characters of all a run's console lines together: a script logging in a loop cannot grow its task's log much. */
+export const SCRIPT_LOG_CHARS = 32 * 1024;
+
+/**
+ * The console of a script that logs: each call writes one line as Conductor's ConsoleBridge does (`[Log] "text"`, its
+ * level `Log`, `Info`, `Warn`, `Error` or `Debug`), its arguments joined by a space, a string as it is and anything
+ * else as JSON (or its text when JSON cannot hold it). The lines are kept in an array only this closure reaches (the
+ * script cannot write to it but through the console), read by the host once the script is done; past the run's bounds
+ * a call writes nothing and is counted (the array's `dropped`). Made before the script runs, from the builtins it
+ * needs: the script may replace them.
+ */
+const CONSOLE_CAPTURE =
+  "(() => { const lines = [], stringify = JSON.stringify, toText = String, slice = String.prototype.slice, apply = Reflect.apply, define = Object.defineProperty;" +
+  " let chars = 0, dropped = 0;" +
+  " const format = (value) => { if (typeof value === 'string') return value; try { const json = stringify(value); if (typeof json === 'string') return json; } catch {}" +
+  " try { return toText(value); } catch { return '?'; } };" +
+  " const writer = (level) => function (...items) {" +
+  `   if (lines.length >= ${SCRIPT_LOG_LINES} || chars >= ${SCRIPT_LOG_CHARS}) { dropped++; define(lines, 'dropped', { __proto__: null, value: dropped, configurable: true }); return; }` +
+  "   let text = ''; for (let i = 0; i < items.length; i++) text += (i === 0 ? '' : ' ') + format(items[i]);" +
+  `   if (text.length > ${SCRIPT_LOG_LINE_CHARS}) text = apply(slice, text, [0, ${SCRIPT_LOG_LINE_CHARS}]) + '…';` +
+  "   chars += text.length; define(lines, lines.length, { __proto__: null, value: '[' + level + '] \"' + text + '\"', enumerable: true, writable: true, configurable: true }); };" +
+  " globalThis.console = { log: writer('Log'), info: writer('Info'), warn: writer('Warn'), error: writer('Error'), debug: writer('Debug'), trace: writer('Debug') };" +
+  " return lines; })()";
+
+/**
+ * The lines a run's console kept (see {@link CONSOLE_CAPTURE}), read as data (no script code runs, so a run the budget
+ * stopped keeps what it logged), and a last line saying how many calls were left out, when any were.
+ */
+function readLogs(context: QuickJSContext, lines: QuickJSHandle): string[] {
+  const read: string[] = [];
+  const length = context.getProp(lines, "length");
+  const count = context.typeof(length) === "number" ? Math.min(context.getNumber(length), SCRIPT_LOG_LINES) : 0;
+  length.dispose();
+  for (let index = 0; index < count; index++) {
+    const line = context.getProp(lines, index);
+    if (context.typeof(line) === "string") read.push(context.getString(line));
+    line.dispose();
+  }
+  const droppedHandle = context.getProp(lines, "dropped");
+  const dropped = context.typeof(droppedHandle) === "number" ? context.getNumber(droppedHandle) : 0;
+  droppedHandle.dispose();
+  if (dropped > 0) {
+    read.push(`[Log] "${dropped} more console line${dropped === 1 ? " was" : "s were"} left out: a script's run keeps its first ${SCRIPT_LOG_LINES} lines, ${SCRIPT_LOG_CHARS / 1024} KiB in all"`);
+  }
+  return read;
+}
+
 function runInContext(context: QuickJSContext, source: string, input: JsonObject, interrupted: () => boolean): ScriptOutcome {
   // `$` is parsed inside the interpreter from JSON, so it holds plain data only, and the result leaves it as JSON. The
   // language's own JSON.stringify is kept aside first: the script may replace the global one, or the global object's
   // properties, and its result must still be read as it is.
   // What scripts written for Conductor's engines call besides: GraalJS's console and Nashorn's print and Java.from (a
-  // Java list as an array; `$`'s lists are arrays already). Their output goes nowhere (a task's log is its worker's).
+  // Java list as an array; `$`'s lists are arrays already). What a script writes to the console goes to its task's log
+  // (see CONSOLE_CAPTURE); print's goes nowhere.
   const json = JSON.stringify(JSON.stringify(input));
   const parse = JAVA_COLLECTION_CALL.test(source) ? `${JAVA_COLLECTIONS} globalThis.$ = JSON.parse(${json}, __javaCollections);` : `globalThis.$ = JSON.parse(${json});`;
   const serialiser = MAP_MENTION.test(source) ? RESULT_SERIALISER : "JSON.stringify";
@@ -210,28 +269,46 @@ function runInContext(context: QuickJSContext, source: string, input: JsonObject
   }
   const stringify = bound.value;
   try {
-    const ran = context.evalCode(source, SCRIPT_FILE);
-    if (ran.error) {
-      const error = describeError(context, ran.error, source);
-      ran.error.dispose();
-      if (interrupted()) return { ok: false, error: STOPPED_ERROR, stopped: true };
-      return { ok: false, error };
+    if (!CONSOLE_MENTION.test(source)) return runBound(context, source, stringify, interrupted);
+    const captured = context.evalCode(CONSOLE_CAPTURE, "console.js");
+    if (captured.error) {
+      const error = describeError(context, captured.error);
+      captured.error.dispose();
+      return { ok: false, error: `The console could not be given to the script: ${error}` };
     }
-    // JSON.stringify answers undefined for undefined, functions and symbols: null, as Conductor's result would be.
-    const serialised = context.callFunction(stringify, context.undefined, ran.value);
-    ran.value.dispose();
-    if (serialised.error) {
-      const error = describeError(context, serialised.error);
-      serialised.error.dispose();
-      // Writing the result runs on the script's budget (its getters and toJSON, the conversion of its Maps): one that
-      // used it up was stopped, as the script would have been, not a result JSON cannot hold.
-      if (interrupted()) return { ok: false, error: STOPPED_ERROR, stopped: true };
-      return { ok: false, error: `The script's result is not JSON: ${error}` };
+    try {
+      const outcome = runBound(context, source, stringify, interrupted);
+      const logs = readLogs(context, captured.value);
+      return logs.length === 0 ? outcome : { ...outcome, logs };
+    } finally {
+      captured.value.dispose();
     }
-    const json = context.typeof(serialised.value) === "string" ? context.getString(serialised.value) : "null";
-    serialised.value.dispose();
-    return { ok: true, value: JSON.parse(json) as JsonValue };
   } finally {
     stringify.dispose();
   }
+}
+
+/** Runs `source` in a context its input is bound in, and writes its result with `stringify` (see runInContext). */
+function runBound(context: QuickJSContext, source: string, stringify: QuickJSHandle, interrupted: () => boolean): ScriptOutcome {
+  const ran = context.evalCode(source, SCRIPT_FILE);
+  if (ran.error) {
+    const error = describeError(context, ran.error, source);
+    ran.error.dispose();
+    if (interrupted()) return { ok: false, error: STOPPED_ERROR, stopped: true };
+    return { ok: false, error };
+  }
+  // JSON.stringify answers undefined for undefined, functions and symbols: null, as Conductor's result would be.
+  const serialised = context.callFunction(stringify, context.undefined, ran.value);
+  ran.value.dispose();
+  if (serialised.error) {
+    const error = describeError(context, serialised.error);
+    serialised.error.dispose();
+    // Writing the result runs on the script's budget (its getters and toJSON, the conversion of its Maps): one that
+    // used it up was stopped, as the script would have been, not a result JSON cannot hold.
+    if (interrupted()) return { ok: false, error: STOPPED_ERROR, stopped: true };
+    return { ok: false, error: `The script's result is not JSON: ${error}` };
+  }
+  const json = context.typeof(serialised.value) === "string" ? context.getString(serialised.value) : "null";
+  serialised.value.dispose();
+  return { ok: true, value: JSON.parse(json) as JsonValue };
 }

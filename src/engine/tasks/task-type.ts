@@ -1,5 +1,6 @@
 import type { DecideEnv } from "../config";
 import type { JsonObject, TaskExecution, TaskType, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../model";
+import type { ScriptLogs } from "../scripts";
 
 /** What a task type does when its task starts. */
 export interface TaskStart {
@@ -17,6 +18,8 @@ export interface TaskStart {
   ending?: WorkflowEnding;
   /** The execution's definition from now on, when the task changes it (a FORK_JOIN_DYNAMIC records what it forked). */
   definition?: WorkflowDef;
+  /** Lines for the task's log, written with this start (an INLINE script's console): see the `taskLog` effect. */
+  logs?: ScriptLogs;
 }
 
 /** How a task asks its workflow to end (TERMINATE). */

@@ -35,13 +35,15 @@ export function inlineEvaluatorType(parameters: Readonly<Record<string, unknown>
  */
 export function computed(task: TaskExecution, type: string, outcome: ScriptOutcome, env: DecideEnv, ranScript = true): TaskStart {
   const ended = { ...task, startTime: env.now, endTime: env.now, updateTime: env.now };
-  const failed = (reason: string): TaskStart => ({ task: { ...ended, status: "FAILED", reasonForIncompletion: reason, outputData: { error: reason } }, dispatch: false });
+  // What the script wrote to its console goes to the task's log, whatever its end (Conductor's ConsoleBridge).
+  const logs = outcome.logs !== undefined && outcome.logs.length > 0 ? { logs: outcome.logs } : {};
+  const failed = (reason: string): TaskStart => ({ task: { ...ended, status: "FAILED", reasonForIncompletion: reason, outputData: { error: reason } }, dispatch: false, ...logs });
   if (!outcome.ok) return failed(ranScript ? `The ${type} script failed: ${outcome.error}` : `${type} ${outcome.error}`);
   const outputData = { result: outcome.value };
   // A script's value comes from outside the engine's control, like a response body.
   const unstorable = unstorableReason(`The ${type} task's output`, outputData, env.config.maxPayloadBytes);
   if (unstorable !== undefined) return failed(unstorable);
-  return { task: { ...ended, status: "COMPLETED", outputData }, dispatch: false };
+  return { task: { ...ended, status: "COMPLETED", outputData }, dispatch: false, ...logs };
 }
 
 /**
