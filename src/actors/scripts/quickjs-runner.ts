@@ -194,6 +194,31 @@ const RESULT_SERIALISER =
 const MAP_MENTION = /\bMap\b/;
 
 /**
+ * A script that may make a BigInt: one naming `BigInt` (or `BigUint64Array`, `getBigInt64`…) or writing a BigInt
+ * literal (`10n`, `0x1fn`), the only ways one can be made (`$` is JSON). Only such a script has its result written by
+ * {@link BIGINT_SERIALISER}; a BigInt made without either (`globalThis['Big' + 'Int']`) fails the result as before.
+ */
+const BIGINT_MENTION = /Big(?:Int|Uint)|\b(?:\d[\d_]*|0[xX][\da-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+)n\b/;
+
+/**
+ * Wraps a result serialiser (the source of a function) so that a BigInt in the result (at any depth) is written as a
+ * JSON number, as Conductor's GraalJS result reads one: GraalJS's BigInt is an interop number (fitsInInt, fitsInLong,
+ * fitsInDouble when exact), which ScriptEvaluator.getObject takes as an int, a long or a double. One within a Java long
+ * is written as the nearest double (exact up to 2^53, as JavaScript reads any JSON number); a larger one is written when
+ * a double holds it exactly, and otherwise the result is refused, as before (Conductor reads it as `{}`, losing it). The
+ * conversion is a `toJSON` on BigInt's prototype (JSON.stringify asks a BigInt for one), added once the script has run
+ * from builtins kept before it, so that a script that froze the prototype keeps a BigInt refused.
+ */
+const BIGINT_SERIALISER = (serialiser: string): string =>
+  "((next) => { const define = Object.defineProperty, apply = Reflect.apply, proto = BigInt.prototype, valueOf = BigInt.prototype.valueOf," +
+  " toNumber = Number, toBigInt = BigInt, finite = Number.isFinite, Refused = TypeError;" +
+  " const toJSON = function () { let big; try { big = apply(valueOf, this, []); } catch { return this; } const number = toNumber(big);" +
+  " if ((big >= -(2n ** 63n) && big < 2n ** 63n) || (finite(number) && toBigInt(number) === big)) return number;" +
+  " throw new Refused('a BigInt no JSON number holds exactly (' + big + 'n)'); };" +
+  " return (value) => { try { define(proto, 'toJSON', { __proto__: null, value: toJSON, writable: true, configurable: true }); } catch {} return next(value); }; })" +
+  `(${serialiser})`;
+
+/**
  * A script that names `console`, the only way one can log (`$` is JSON; `globalThis['con' + 'sole']` is not logged).
  * Only such a script has its console's lines kept ({@link CONSOLE_CAPTURE}, compiled for it alone); the others keep the
  * console that writes nothing, and pay nothing.
@@ -260,7 +285,7 @@ function runInContext(context: QuickJSContext, source: string, input: JsonObject
   // (see CONSOLE_CAPTURE); print's goes nowhere.
   const json = JSON.stringify(JSON.stringify(input));
   const parse = JAVA_COLLECTION_CALL.test(source) ? `${JAVA_COLLECTIONS} globalThis.$ = JSON.parse(${json}, __javaCollections);` : `globalThis.$ = JSON.parse(${json});`;
-  const serialiser = MAP_MENTION.test(source) ? RESULT_SERIALISER : "JSON.stringify";
+  const serialiser = BIGINT_MENTION.test(source) ? BIGINT_SERIALISER(MAP_MENTION.test(source) ? RESULT_SERIALISER : "JSON.stringify") : MAP_MENTION.test(source) ? RESULT_SERIALISER : "JSON.stringify";
   const bound = context.evalCode(`${ENGINE_GLOBALS} ${parse} ${serialiser};`, "input.js");
   if (bound.error) {
     const error = describeError(context, bound.error);
