@@ -58,6 +58,19 @@ describe("the QuickJS script runner", () => {
     });
   });
 
+  it("reads a script's console lines as data only: a count or getter the script puts on the prototypes forges no 'left out' line", () => {
+    // The host reads the lines' `dropped` after the run: looked up on Array.prototype or Object.prototype, it was the script's.
+    expect(scriptRunner.run("console.log('a'); Array.prototype.dropped = 7; 1", {})).toEqual({ ok: true, value: 1, logs: ['[Log] "a"'] });
+    expect(scriptRunner.run("console.log('a'); Object.defineProperty(Object.prototype, 'dropped', { get() { return 3; } }); for (;;) {}", {})).toEqual({
+      ok: false,
+      error: expect.stringMatching(/was stopped/) as unknown as string,
+      stopped: true,
+      logs: ['[Log] "a"'],
+    });
+    // A real count is still told.
+    expect(scriptRunner.run("Array.prototype.dropped = 7; for (let i = 0; i < 102; i++) console.log(i); 1", {}).logs?.[100]).toMatch(/^\[Log\] "2 more console lines were left out/);
+  });
+
   it("answers Java collection methods on $'s lists and maps, as Conductor's $ (a Java Map) does: its own test calls $.list.get(i)", () => {
     // Conductor's test-harness do_while_with_decision_task.json.
     expect(scriptRunner.run("function getElement() { return $.list.get($.iterator - 1); } getElement();", { list: [3, -1, 5], iterator: 2 })).toEqual({ ok: true, value: -1 });

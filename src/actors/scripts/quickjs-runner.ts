@@ -237,11 +237,14 @@ export const SCRIPT_LOG_CHARS = 32 * 1024;
  * level `Log`, `Info`, `Warn`, `Error` or `Debug`), its arguments joined by a space, a string as it is and anything
  * else as JSON (or its text when JSON cannot hold it). The lines are kept in an array only this closure reaches (the
  * script cannot write to it but through the console), read by the host once the script is done; past the run's bounds
- * a call writes nothing and is counted (the array's `dropped`). Made before the script runs, from the builtins it
- * needs: the script may replace them.
+ * a call writes nothing and is counted (the array's own `dropped`, there from the start). Made before the script runs,
+ * from the builtins it needs: the script may replace them.
  */
 const CONSOLE_CAPTURE =
   "(() => { const lines = [], stringify = JSON.stringify, toText = String, slice = String.prototype.slice, apply = Reflect.apply, define = Object.defineProperty;" +
+  // Its own `dropped` from the start: the host reads it after the run, and an absent one would be looked up on the
+  // prototypes, where the script may have put a number (a forged count) or a getter (its code run after it ended).
+  " define(lines, 'dropped', { __proto__: null, value: 0, configurable: true });" +
   " let chars = 0, dropped = 0;" +
   " const format = (value) => { if (typeof value === 'string') return value; try { const json = stringify(value); if (typeof json === 'string') return json; } catch {}" +
   " try { return toText(value); } catch { return '?'; } };" +
