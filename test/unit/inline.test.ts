@@ -71,6 +71,15 @@ describe("the QuickJS script runner", () => {
     expect(scriptRunner.run("Array.prototype.dropped = 7; for (let i = 0; i < 102; i++) console.log(i); 1", {}).logs?.[100]).toMatch(/^\[Log\] "2 more console lines were left out/);
   });
 
+  it("keeps a run's console bounds when writing an argument logs again (a toJSON that calls console.log)", () => {
+    // Each nested call passed the bounds' check before any of them had written its line: 41 lines of 2,000 characters
+    // were all kept (82 KB, and up to 100 lines of 2 KiB the same way), past the 32 KiB a run may log.
+    const nested = scriptRunner.run("let n = 0; const o = { toJSON() { if (n++ < 40) console.log(o); return 'y'.repeat(2000); } }; console.log(o); 1", {});
+    expect(nested.logs).toHaveLength(18);
+    expect(nested.logs?.[16]).toBe(`[Log] "\"${"y".repeat(2000)}\""`);
+    expect(nested.logs?.[17]).toMatch(/^\[Log\] "24 more console lines were left out/);
+  });
+
   it("answers Java collection methods on $'s lists and maps, as Conductor's $ (a Java Map) does: its own test calls $.list.get(i)", () => {
     // Conductor's test-harness do_while_with_decision_task.json.
     expect(scriptRunner.run("function getElement() { return $.list.get($.iterator - 1); } getElement();", { list: [3, -1, 5], iterator: 2 })).toEqual({ ok: true, value: -1 });

@@ -248,10 +248,15 @@ const CONSOLE_CAPTURE =
   " let chars = 0, dropped = 0;" +
   " const format = (value) => { if (typeof value === 'string') return value; try { const json = stringify(value); if (typeof json === 'string') return json; } catch {}" +
   " try { return toText(value); } catch { return '?'; } };" +
+  ` const full = () => lines.length >= ${SCRIPT_LOG_LINES} || chars >= ${SCRIPT_LOG_CHARS};` +
+  " const drop = () => { dropped++; define(lines, 'dropped', { __proto__: null, value: dropped, configurable: true }); };" +
   " const writer = (level) => function (...items) {" +
-  `   if (lines.length >= ${SCRIPT_LOG_LINES} || chars >= ${SCRIPT_LOG_CHARS}) { dropped++; define(lines, 'dropped', { __proto__: null, value: dropped, configurable: true }); return; }` +
+  "   if (full()) { drop(); return; }" +
   "   let text = ''; for (let i = 0; i < items.length; i++) text += (i === 0 ? '' : ' ') + format(items[i]);" +
   `   if (text.length > ${SCRIPT_LOG_LINE_CHARS}) text = apply(slice, text, [0, ${SCRIPT_LOG_LINE_CHARS}]) + '…';` +
+  // Checked again: writing the arguments ran the script's code (a toJSON, a getter), which may have logged meanwhile,
+  // each nested call past the first check too.
+  "   if (full()) { drop(); return; }" +
   "   chars += text.length; define(lines, lines.length, { __proto__: null, value: '[' + level + '] \"' + text + '\"', enumerable: true, writable: true, configurable: true }); };" +
   " globalThis.console = { log: writer('Log'), info: writer('Info'), warn: writer('Warn'), error: writer('Error'), debug: writer('Debug'), trace: writer('Debug') };" +
   " return lines; })()";
