@@ -1,4 +1,4 @@
-import { rawTaskEntries, TEMPLATE_COMPLETED_TYPES, validateWorkflowDef, type DefinitionResult } from "../engine/definition/validate";
+import { rawTaskEntries, TEMPLATE_COMPLETED_TYPES, validateWorkflowDef, type DefinitionResult, type ValidationContext } from "../engine/definition/validate";
 import { isRecord } from "../engine/definition/checks";
 import { TaskDefRepository } from "./task-defs";
 import { definitionJqFilters, definitionScripts, type DefinitionScript } from "../engine/definition/scripts";
@@ -92,8 +92,8 @@ function templateTaskNames(input: unknown): string[] {
  * Read only then, so valid definitions cost no read, and for all the inputs at once: one read per definition passed
  * Workers Free's 50 queries an invocation with some 50 registered together that each rely on a template.
  */
-async function validatedWithTemplates(inputs: readonly unknown[], env: Env): Promise<DefinitionResult[]> {
-  const results = inputs.map((input) => validateWorkflowDef(input));
+async function validatedWithTemplates(inputs: readonly unknown[], env: Env, context: ValidationContext): Promise<DefinitionResult[]> {
+  const results = inputs.map((input) => validateWorkflowDef(input, context));
   const namesOf = results.map((result, index) => (result.ok ? [] : templateTaskNames(inputs[index])));
   const wanted = [...new Set(namesOf.flat())];
   if (wanted.length === 0) return results;
@@ -104,19 +104,21 @@ async function validatedWithTemplates(inputs: readonly unknown[], env: Env): Pro
       const template = taskDefs.get(name)?.inputTemplate;
       if (template !== undefined && Object.keys(template).length > 0) templates.set(name, template);
     }
-    return templates.size === 0 ? result : validateWorkflowDef(inputs[index], { registeredInputTemplates: templates });
+    return templates.size === 0 ? result : validateWorkflowDef(inputs[index], { ...context, registeredInputTemplates: templates });
   });
 }
 
 /**
  * Validates workflow definitions as received, as a registration does (the definition's rules, the configured limits,
  * the schemas it names, its scripts and jq filters): every problem of every definition is reported, each path under `at(i)` (`[i]` for
- * a batch, `workflowDef` for an inline definition, none for a single registration). Refused with one 400.
+ * a batch, `workflowDef` for an inline definition, none for a single registration). Refused with one 400. With
+ * `accepted`, the definitions were accepted by an earlier registration and are checked again as they run: the rules
+ * that only catch mistakes at registration are left out (see `ValidationContext.accepted`).
  */
-export async function validateDefinitions(inputs: readonly unknown[], env: Env, at: (index: number) => string = () => ""): Promise<WorkflowDef[]> {
+export async function validateDefinitions(inputs: readonly unknown[], env: Env, at: (index: number) => string = () => "", accepted = false): Promise<WorkflowDef[]> {
   const definitions: WorkflowDef[] = [];
   const problems: ValidationIssue[] = [];
-  const results = await validatedWithTemplates(inputs, env);
+  const results = await validatedWithTemplates(inputs, env, accepted ? { accepted } : {});
   // The schemas every definition names, read in one D1 statement before each definition's check finds them cached: one
   // read per definition passed Workers Free's 50 queries an invocation with some 50 definitions registered together.
   await new SchemaRepository(env.DB).findMany(results.flatMap((result) => (result.ok ? schemasNamed(result.value) : [])));

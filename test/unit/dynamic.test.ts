@@ -151,6 +151,20 @@ describe("DYNAMIC at run time", () => {
     expect(summary(optional)).toEqual(["d:DYNAMIC:d:COMPLETED_WITH_ERRORS", "after:SET_VARIABLE:after:COMPLETED"]);
   });
 
+  it("runs a chosen task its definition holds as registered, though a registration-only rule added since refuses it (HTTP uri scheme, HUMAN autoClaim): the task deals with it as it runs", () => {
+    // A HUMAN whose autoClaim is no boolean: registered before autoClaim was read, the run reads it as false (d9332c5).
+    const assignments = [{ assignee: { user: "ada", userType: "CONDUCTOR_USER" }, slaMinutes: 0 }];
+    const human = started([dynamic("d", { __humanTaskDefinition: { autoClaim: "yes", assignments } }), after], { run: "HUMAN" }).state;
+    expect(human.status).toBe("RUNNING");
+    expect(summary(human)).toEqual(["d:HUMAN:HUMAN:IN_PROGRESS"]);
+    // An HTTP uri of scheme localhost (refused at registration since 194f7cb): sent to the actor, whose request fails it.
+    const http = started([dynamic("d", { http_request: { uri: "localhost:8080/orders", method: "GET" } }), after], { run: "HTTP" });
+    expect(summary(http.state)).toEqual(["d:HTTP:HTTP:IN_PROGRESS"]);
+    expect(dispatched(http)).toEqual([latestNamed(http.state, "d").taskId]);
+    // What the run cannot do is still refused as it is chosen.
+    expect(latestNamed(started([dynamic("d", { http_request: { method: "GET" } })], { run: "HTTP" }).state, "d")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("uri is required") });
+  });
+
   it("retries the task it chose by the DYNAMIC's own retry settings", () => {
     let state = started([dynamic("d", {}, { retryCount: 1, retryDelaySeconds: 0 })], { run: "encode" }).state;
     const first = latestNamed(state, "d");

@@ -73,6 +73,33 @@ describe("START_WORKFLOW", () => {
     expect((await api("GET", "/api/metadata/workflow/sw_bad_written")).status).toBe(404);
   });
 
+  it("starts a written definition registered before a registration-only rule it now breaks (an HTTP uri of scheme localhost in a branch not taken), as it did then", async () => {
+    const http = (uri: string): JsonObject => ({ name: "legacy", taskReferenceName: "legacy", type: "HTTP", inputParameters: { http_request: { uri, method: "GET" } } });
+    const child = (uri: string): JsonObject => ({
+      name: "sw_lint_child",
+      version: 1,
+      schemaVersion: 2,
+      tasks: [{ name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param", expression: "route", inputParameters: { route: "${workflow.input.route}" }, decisionCases: { legacy: [http(uri)] }, defaultCase: [wait("hold")] }],
+    });
+    await register({ name: "sw_lint_starter", tasks: [startWorkflow("kick", { name: "sw_lint_child", workflowDef: child("https://legacy.example.com/orders"), input: { route: "new" } })] });
+    // Stored as registered before HTTP uris were checked for their scheme (194f7cb): the uri a typo, in a branch never taken.
+    await env.DB.prepare(`UPDATE workflow_defs SET definition = json_set(definition, '$.tasks[0].inputParameters.startWorkflow.workflowDef.tasks[0].decisionCases.legacy[0].inputParameters.http_request.uri', ?1) WHERE name = 'sw_lint_starter'`)
+      .bind("localhost:8080/orders")
+      .run();
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/sw_lint_starter/1", { input: {} });
+    expect(run.status, String(run.reasonForIncompletion ?? run.tasks[0]?.["reasonForIncompletion"])).toBe("COMPLETED");
+    expect(await getWorkflow(String(run.tasks[0]!.outputData["workflowId"]))).toMatchObject({ workflowName: "sw_lint_child", status: "RUNNING" });
+
+    // Registered now, or given in a start request or by an expression, it is still refused.
+    const registered = await api("POST", "/api/metadata/workflow", { name: "sw_lint_again", schemaVersion: 2, tasks: [startWorkflow("kick", { name: "sw_lint_child", workflowDef: child("localhost:8080/orders") })] });
+    expect(registered.status).toBe(400);
+    expect(JSON.stringify(await registered.json())).toContain("startWorkflow.workflowDef.tasks[0].decisionCases.legacy[0].inputParameters.http_request.uri");
+    expect((await api("POST", "/api/workflow", { name: "sw_lint_child", input: {}, workflowDef: child("localhost:8080/orders") })).status).toBe(400);
+    await register({ name: "sw_lint_planned", tasks: [startWorkflow("kick", { workflowDef: "${workflow.input.plan}", input: {} })] });
+    const planned = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/sw_lint_planned/1", { input: { plan: child("localhost:8080/orders") } });
+    expect(planned.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("must be an http or https URL") });
+  });
+
   it("starts one workflow for starts carrying the same idempotencyKey (RETURN_EXISTING unless told), with the priority asked for", async () => {
     await register({ name: "sw_keyed", tasks: [wait("hold")] });
     const keyed = (strategy?: string) => ({ name: "sw_keyed", input: {}, idempotencyKey: "${workflow.input.order}", priority: "${workflow.input.priority}", ...(strategy === undefined ? {} : { idempotencyStrategy: strategy }) });

@@ -23,7 +23,8 @@ export async function dispatchStartWorkflow(env: Env, starter: WorkflowExecution
   if ("invalid" in request) return result("FAILED", {}, request.invalid);
   let definition: WorkflowDef | undefined;
   if (request.workflowDef !== undefined) {
-    // Checked now as a registration would check it; one an expression gave may not use secrets (see runtimeDefinition).
+    // Checked now as a registration would check it (one written here, accepted by the starter's registration, without
+    // its lint rules); one an expression gave may not use secrets (see runtimeDefinition).
     const checked = await runtimeDefinition(env, request.workflowDef, `${START_WORKFLOW_PARAMETER}.workflowDef`, written !== undefined);
     if (!checked.ok) return result("FAILED_WITH_TERMINAL_ERROR", {}, `Workflow ${request.name} could not start: ${checked.reason}`);
     definition = checked.definition;

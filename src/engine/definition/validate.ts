@@ -26,7 +26,7 @@ import {
 import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
 import { MAX_MASKED_FIELD_LENGTH, MAX_MASKED_FIELDS } from "../masking";
 import { MAX_RETENTION_SECONDS } from "../retention";
-import { childPath, type ValidationIssue } from "../validation-issue";
+import { childPath, isRegistrationOnly, type ValidationIssue } from "../validation-issue";
 import { isTextScalar } from "../scalar-text";
 import {
   describeValue,
@@ -72,6 +72,18 @@ export interface ValidationContext {
    * (not an inline child definition, checked as a definition of its own): their reference names may hold dots.
    */
   forked?: boolean;
+  /**
+   * The definition was accepted by an earlier registration and is checked again as it runs (a START_WORKFLOW's
+   * definition written in a registered one, a DYNAMIC's chosen task): rules that only catch mistakes at registration
+   * (see `registrationOnly`) are not applied, so a rule added since does not fail what registered and ran before it.
+   * Rules protecting the run (what the engine cannot run, sizes) still are.
+   */
+  accepted?: boolean;
+}
+
+/** The context of a definition written inside one being checked: its own, but accepted (or not) as the outer one is. */
+function nestedContext(context: ValidationContext): ValidationContext {
+  return context.accepted === true ? { accepted: true } : {};
 }
 
 /**
@@ -301,7 +313,9 @@ export const MAX_BRANCH_DEPTH = 10;
  * wrong is reported as of the task itself.
  */
 function typeIssues(type: TaskType, raw: UnknownRecord, path: string, context: ValidationContext): ValidationIssue[] {
-  const issues = TASK_VALIDATORS[type](raw, path);
+  // An accepted definition is not refused for what only a registration's lint rules catch (see `accepted`).
+  const check = (task: UnknownRecord) => TASK_VALIDATORS[type](task, path).filter((issue) => context.accepted !== true || !isRegistrationOnly(issue));
+  const issues = check(raw);
   if (issues.length === 0 || !TEMPLATE_COMPLETED_TYPES.has(type)) return issues;
   const inline = raw["taskDefinition"];
   const template = isRecord(inline) ? inline["inputTemplate"] : typeof raw["name"] === "string" ? context.registeredInputTemplates?.get(raw["name"]) : undefined;
@@ -309,7 +323,7 @@ function typeIssues(type: TaskType, raw: UnknownRecord, path: string, context: V
   const input = raw["inputParameters"];
   const { taskDefinition: _inline, ...task } = raw;
   const completed = { ...task, inputParameters: { ...template, ...(isRecord(input) ? input : {}) } };
-  return TASK_VALIDATORS[type](completed, path).length === 0 ? [] : issues;
+  return check(completed).length === 0 ? [] : issues;
 }
 
 /** Problems in one task and, when it has none, its normalised form. `depth` counts the SWITCH and fork branches it is in. */
@@ -326,13 +340,13 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
   issues.push(...cacheConfigIssues(raw, path));
 
   const input = raw["inputParameters"];
-  const dynamicChild = type === "DYNAMIC" ? validateDynamicInlineChild(raw, childPath(path, "inputParameters")) : undefined;
+  const dynamicChild = type === "DYNAMIC" ? validateDynamicInlineChild(raw, childPath(path, "inputParameters"), nestedContext(context)) : undefined;
   if (dynamicChild !== undefined) issues.push(...dynamicChild.issues);
   // A DYNAMIC's child written in place is checked above as its own definition: its expressions are never the parent's.
   if (isBoundedJsonObject(input)) issues.push(...findTemplateErrors(dynamicChild === undefined ? input : withoutDynamicInlineChild(input), childPath(path, "inputParameters")));
 
   const subWorkflowParam = raw["subWorkflowParam"];
-  const inlineChild = type === "SUB_WORKFLOW" ? validateInlineChild(subWorkflowParam, childPath(path, "subWorkflowParam")) : undefined;
+  const inlineChild = type === "SUB_WORKFLOW" ? validateInlineChild(subWorkflowParam, childPath(path, "subWorkflowParam"), nestedContext(context)) : undefined;
   if (inlineChild !== undefined) issues.push(...inlineChild.issues);
   if (type === "SUB_WORKFLOW" && isRecord(subWorkflowParam)) {
     // The inline child's own expressions are its own (checked above as its definition's), never resolved by the parent.
@@ -346,7 +360,7 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
   }
 
   // A START_WORKFLOW's definition written in place is checked as a definition of its own: it runs as written.
-  if (type === "START_WORKFLOW") issues.push(...startedDefinitionIssues(input, childPath(path, "inputParameters")));
+  if (type === "START_WORKFLOW") issues.push(...startedDefinitionIssues(input, childPath(path, "inputParameters"), nestedContext(context)));
 
   const rawTaskDefinition = raw["taskDefinition"];
   const taskName = typeof raw["name"] === "string" ? raw["name"] : "";
@@ -449,12 +463,12 @@ function withoutInlineChild(subWorkflowParam: JsonObject): JsonObject {
 }
 
 /** Problems of the definition a START_WORKFLOW's `startWorkflow.workflowDef` writes in place, with paths inside it. */
-function startedDefinitionIssues(input: unknown, path: string): ValidationIssue[] {
+function startedDefinitionIssues(input: unknown, path: string, context: ValidationContext): ValidationIssue[] {
   const request = isRecord(input) ? input["startWorkflow"] : undefined;
   const written = isRecord(request) ? request["workflowDef"] : undefined;
   if (!isRecord(written)) return [];
   const at = childPath(childPath(path, "startWorkflow"), "workflowDef");
-  const checked = validateWorkflowDef(written);
+  const checked = validateWorkflowDef(written, context);
   return checked.ok ? [] : checked.errors.map((issue) => ({ ...issue, path: issue.path === "" ? at : issue.path.startsWith("[") ? `${at}${issue.path}` : childPath(at, issue.path) }));
 }
 
@@ -463,17 +477,17 @@ function startedDefinitionIssues(input: unknown, path: string): ValidationIssue[
  * checked as a definition of its own, with its paths under `path`; undefined when the task has none. Its name is
  * the child's: a `subWorkflowParam.name` naming another is refused (Conductor takes the definition's).
  */
-function validateInlineChild(subWorkflowParam: unknown, path: string): { issues: ValidationIssue[]; definition?: WorkflowDef } | undefined {
+function validateInlineChild(subWorkflowParam: unknown, path: string, context: ValidationContext): { issues: ValidationIssue[]; definition?: WorkflowDef } | undefined {
   if (!isRecord(subWorkflowParam) || !isRecord(subWorkflowParam["workflowDefinition"])) return undefined;
-  return inlineChildIssues(subWorkflowParam["workflowDefinition"], childPath(path, "workflowDefinition"), subWorkflowParam["name"], childPath(path, "name"));
+  return inlineChildIssues(subWorkflowParam["workflowDefinition"], childPath(path, "workflowDefinition"), subWorkflowParam["name"], childPath(path, "name"), context);
 }
 
 /**
  * A child definition `given` in place at `at`, checked as a definition of its own (its problems at paths inside it), and
  * its normalised form; `name` (at `nameAt`), when given, must be its name.
  */
-function inlineChildIssues(given: UnknownRecord, at: string, name: unknown, nameAt: string): { issues: ValidationIssue[]; definition?: WorkflowDef } {
-  const child = validateWorkflowDef(given);
+function inlineChildIssues(given: UnknownRecord, at: string, name: unknown, nameAt: string, context: ValidationContext): { issues: ValidationIssue[]; definition?: WorkflowDef } {
+  const child = validateWorkflowDef(given, context);
   if (!child.ok) return { issues: child.errors.map((issue) => ({ ...issue, path: issue.path === "" ? at : issue.path.startsWith("[") ? `${at}${issue.path}` : childPath(at, issue.path) })) };
   if (typeof name === "string" && name.trim() !== child.value.name) {
     return { issues: [{ path: nameAt, message: `must be the inline child's name (${JSON.stringify(child.value.name)})` }] };
@@ -486,14 +500,14 @@ function inlineChildIssues(given: UnknownRecord, at: string, name: unknown, name
  * SUB_WORKFLOW's inline child is when the DYNAMIC may run a SUB_WORKFLOW (its name written so, or an expression):
  * undefined when it has none. `inputPath` is the DYNAMIC's `inputParameters`.
  */
-function validateDynamicInlineChild(raw: UnknownRecord, inputPath: string): { issues: ValidationIssue[]; definition?: WorkflowDef } | undefined {
+function validateDynamicInlineChild(raw: UnknownRecord, inputPath: string, context: ValidationContext): { issues: ValidationIssue[]; definition?: WorkflowDef } | undefined {
   const input = raw["inputParameters"];
   const param = raw["dynamicTaskNameParam"];
   if (!isRecord(input) || !isRecord(input[SUB_WORKFLOW_DEFINITION_PARAM]) || typeof param !== "string") return undefined;
   const chosen = input[param];
   // Named as another task, the key is that task's input like any other.
   if (chosen !== "SUB_WORKFLOW" && !isExpression(chosen)) return undefined;
-  return inlineChildIssues(input[SUB_WORKFLOW_DEFINITION_PARAM], childPath(inputPath, SUB_WORKFLOW_DEFINITION_PARAM), input[SUB_WORKFLOW_NAME_PARAM], childPath(inputPath, SUB_WORKFLOW_NAME_PARAM));
+  return inlineChildIssues(input[SUB_WORKFLOW_DEFINITION_PARAM], childPath(inputPath, SUB_WORKFLOW_DEFINITION_PARAM), input[SUB_WORKFLOW_NAME_PARAM], childPath(inputPath, SUB_WORKFLOW_NAME_PARAM), context);
 }
 
 /** A DYNAMIC's `inputParameters` without the child definition written in place. */
@@ -948,10 +962,11 @@ export function validateForkedTasks(given: readonly unknown[], path: string, tak
 
 /**
  * Every problem with the task a DYNAMIC chose to run (see `chooseDynamicTask`), checked as a registration checks a task
- * of its type, with paths from the task itself (`inputParameters.http_request`).
+ * of its type, with paths from the task itself (`inputParameters.http_request`). Written in a registered definition, it
+ * is not refused for what only a registration's lint rules catch (see `ValidationContext.accepted`).
  */
 export function concreteTaskIssues(task: WorkflowTaskDef): ValidationIssue[] {
-  return validateTask(task, "", 0, {}).issues;
+  return validateTask(task, "", 0, { accepted: true }).issues;
 }
 
 /** Validates a workflow definition as received over the API (unknown JSON) and returns it normalised (defaults filled) or every problem found. */

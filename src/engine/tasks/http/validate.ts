@@ -20,7 +20,7 @@ import {
   type UnknownRecord,
 } from "../../definition/checks";
 import { hasExpression, parseTemplate } from "../../expressions";
-import { childPath, type ValidationIssue } from "../../validation-issue";
+import { childPath, registrationOnly, type ValidationIssue } from "../../validation-issue";
 import { isHeaderValueText } from "../../http-syntax";
 
 /** HTTP methods the spec allows, spelled exactly as it lists them. */
@@ -216,7 +216,8 @@ export function validateHttpTask(task: UnknownRecord, path: string): ValidationI
  * A literal `uri` no request can ever be sent to, whatever vipAddress a run gives it: one with a scheme other than http
  * or https (`localhost:8080/x` reads as the scheme `localhost`, `ftp://…`), or an http(s) one that does not parse
  * (`http://`). Conductor's HttpTask fails such a task at every run (its HTTP client refuses the URI); here it is
- * refused at registration, as a literal method or timeout is. A uri without a scheme (`/orders/42`, `example.com/x`) is
+ * refused at registration, as a literal method or timeout is; only there (registration-only: a definition registered
+ * before this rule still runs, the task failing at its request as before). A uri without a scheme (`/orders/42`, `example.com/x`) is
  * left to the run: it is a path on a vipAddress, which the task's registered task definition may give in its
  * inputTemplate, and a run without one fails saying to give one. An expression is only known at run time.
  */
@@ -233,10 +234,10 @@ function uriIssues(request: UnknownRecord, requestPath: string): ValidationIssue
   try {
     url = new URL(written);
   } catch {
-    return [{ path, message: `uri must be an absolute http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} is not one` }];
+    return [registrationOnly({ path, message: `uri must be an absolute http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} is not one` })];
   }
   if (url.protocol === "http:" || url.protocol === "https:") return [];
-  return [{ path, message: `uri must be an http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} reads as one of scheme ${scheme}: write https://${written} for a server at that address` }];
+  return [registrationOnly({ path, message: `uri must be an http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} reads as one of scheme ${scheme}: write https://${written} for a server at that address` })];
 }
 
 /**
@@ -256,7 +257,7 @@ function templatedUriIssues(uri: string, path: string): ValidationIssue[] {
   if (first?.kind !== "text") return [];
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(first.text.trimStart())?.[1];
   if (scheme === undefined || /^https?$/i.test(scheme)) return [];
-  return [{ path, message: `uri must be an http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} starts with the scheme ${scheme}, whatever its expressions give: write https://${uri.trim()} for a server at that address` }];
+  return [registrationOnly({ path, message: `uri must be an http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} starts with the scheme ${scheme}, whatever its expressions give: write https://${uri.trim()} for a server at that address` })];
 }
 
 /** The spec's one rule across fields: POST, PUT and PATCH must say what they send. */

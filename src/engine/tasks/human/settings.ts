@@ -5,7 +5,7 @@
  * for the run) and when a task starts (from its resolved input).
  */
 import type { JsonObject, JsonValue } from "../../model";
-import { childPath, type ValidationIssue } from "../../validation-issue";
+import { childPath, registrationOnly, type ValidationIssue } from "../../validation-issue";
 import { isDomainValue, MAX_DOMAIN_LENGTH, taskToDomainOf } from "../workflow-start-fields";
 import { isTextScalar, TEXT_SCALAR_RULE } from "../../scalar-text";
 
@@ -251,7 +251,10 @@ class SettingsReader {
     // Refused as registered; as a task starts or changes, one that is no boolean claims nothing, as it did before it was
     // read: a definition registered then still starts, and a task started then still fires its triggers.
     const autoClaim = jacksonBoolean(value["autoClaim"]);
-    if (this.expressionsAllowed && !this.later(value["autoClaim"]) && autoClaim === undefined) this.problem(childPath(path, "autoClaim"), "true or false", value["autoClaim"]);
+    if (this.expressionsAllowed && !this.later(value["autoClaim"]) && autoClaim === undefined) {
+      this.problem(childPath(path, "autoClaim"), "true or false", value["autoClaim"]);
+      registrationOnly(this.issues[this.issues.length - 1]!);
+    }
     if (this.issues.length > 0 || this.deferred) return undefined;
     const settings: HumanSettings = { assignments, completionStrategy: strategy as CompletionStrategy, triggers };
     if (typeof displayName === "string" && displayName !== "") settings.displayName = displayName;
