@@ -706,6 +706,36 @@ describe("HTTP tasks", () => {
     ok({ uri: "$${literal}:x/${workflow.input.id}", method: "GET" });
   });
 
+  it("leaves the registration-only rules (uri scheme, HUMAN autoClaim) out of a definition checked again as it runs, however deep its children nest, and keeps them for a registration", () => {
+    // START_WORKFLOW > SUB_WORKFLOW inline child > DYNAMIC inline child, each in a FORK branch in a DO_WHILE: the issues'
+    // paths are rewritten at each level, so the mark must be read where the issue is made, not after.
+    const http = (ref: string, uri: string) => ({ name: ref, taskReferenceName: ref, type: "HTTP", inputParameters: { http_request: { uri, method: "GET" } } });
+    const assignments = [{ assignee: { user: "ada", userType: "CONDUCTOR_USER" }, slaMinutes: 0 }];
+    const human = { name: "hu", taskReferenceName: "hu", type: "HUMAN", inputParameters: { __humanTaskDefinition: { autoClaim: "yes", assignments } } };
+    const loopFork = (ref: string, inner: object) => ({
+      name: ref,
+      taskReferenceName: ref,
+      type: "DO_WHILE",
+      loopCondition: "false",
+      loopOver: [
+        { name: `${ref}_f`, taskReferenceName: `${ref}_f`, type: "FORK_JOIN", forkTasks: [[inner]] },
+        { name: `${ref}_j`, taskReferenceName: `${ref}_j`, type: "JOIN", joinOn: [] },
+      ],
+    });
+    const def = (name: string, tasks: unknown[]) => ({ name, schemaVersion: 2, tasks });
+    const leaf = def("leaf", [http("h", "localhost:8080/x"), human, http("h2", "ftp://files/${workflow.input.x}")]);
+    const dynamic = def("d3", [loopFork("l3", { name: "dy", taskReferenceName: "dy", type: "DYNAMIC", dynamicTaskNameParam: "t", inputParameters: { t: "SUB_WORKFLOW", subWorkflowDefinition: leaf } })]);
+    const sub = def("d2", [loopFork("l2", { name: "s", taskReferenceName: "s", type: "SUB_WORKFLOW", subWorkflowParam: { name: "d3", workflowDefinition: dynamic } })]);
+    const starter = def("d1", [loopFork("l1", { name: "st", taskReferenceName: "st", type: "START_WORKFLOW", inputParameters: { startWorkflow: { name: "d2", workflowDef: sub } } })]);
+    const registered = validateWorkflowDef(starter);
+    const at = "tasks[0].loopOver[0].forkTasks[0][0].inputParameters.startWorkflow.workflowDef.tasks[0].loopOver[0].forkTasks[0][0].subWorkflowParam.workflowDefinition.tasks[0].loopOver[0].forkTasks[0][0].inputParameters.subWorkflowDefinition";
+    expect(registered.ok ? [] : registered.errors.map((issue) => issue.path)).toEqual([`${at}.tasks[0].inputParameters.http_request.uri`, `${at}.tasks[1].inputParameters.__humanTaskDefinition.autoClaim`, `${at}.tasks[2].inputParameters.http_request.uri`]);
+    expect(validateWorkflowDef(starter, { accepted: true })).toMatchObject({ ok: true });
+    // What the run cannot do is still refused at that depth.
+    const broken = def("d1", [loopFork("l1", { name: "st", taskReferenceName: "st", type: "START_WORKFLOW", inputParameters: { startWorkflow: { name: "d2", workflowDef: def("d2", [loopFork("l2", http("h", ""))]) } } })]);
+    expect(validateWorkflowDef(broken, { accepted: true })).toMatchObject({ ok: false, errors: [{ path: expect.stringMatching(/workflowDef\.tasks\[0\]\.loopOver\[0\]\.forkTasks\[0\]\[0\]\.inputParameters\.http_request\.uri$/) }] });
+  });
+
   it("still requires uri when method is an expression, and no body then", () => {
     expect(only({ method: "${workflow.input.method}" }, "tasks[0].inputParameters.uri")).toMatch(/uri is required/);
   });

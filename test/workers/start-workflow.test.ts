@@ -100,6 +100,41 @@ describe("START_WORKFLOW", () => {
     expect(planned.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("must be an http or https URL") });
   });
 
+  it("starts a written definition registered before a registration-only rule from a START_WORKFLOW in a FORK branch in a DO_WHILE, at every iteration", async () => {
+    const http = (uri: string): JsonObject => ({ name: "legacy", taskReferenceName: "legacy", type: "HTTP", inputParameters: { http_request: { uri, method: "GET" } } });
+    const child = (uri: string): JsonObject => ({
+      name: "sw_lint_nested_child",
+      version: 1,
+      schemaVersion: 2,
+      tasks: [{ name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param", expression: "route", inputParameters: { route: "${workflow.input.route}" }, decisionCases: { legacy: [http(uri)] }, defaultCase: [wait("hold")] }],
+    });
+    const loop = (uri: string): JsonObject => ({
+      name: "loop",
+      taskReferenceName: "loop",
+      type: "DO_WHILE",
+      loopCondition: "if ($.loop['iteration'] < 2) { true; } else { false; }",
+      inputParameters: {},
+      loopOver: [
+        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[startWorkflow("kick", { name: "sw_lint_nested_child", workflowDef: child(uri), input: { route: "new" } })], [{ name: "n", taskReferenceName: "n", type: "NOOP" }]] },
+        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["kick", "n"] },
+      ],
+    });
+    await register({ name: "sw_lint_nested", tasks: [loop("https://legacy.example.com/orders")] });
+    // Stored as registered before HTTP uris were checked for their scheme (194f7cb).
+    await env.DB.prepare(`UPDATE workflow_defs SET definition = json_set(definition, '$.tasks[0].loopOver[0].forkTasks[0][0].inputParameters.startWorkflow.workflowDef.tasks[0].decisionCases.legacy[0].inputParameters.http_request.uri', ?1) WHERE name = 'sw_lint_nested'`)
+      .bind("localhost:8080/orders")
+      .run();
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/sw_lint_nested/1", { input: {} });
+    expect(run.status, String(run.reasonForIncompletion)).toBe("COMPLETED");
+    const kicks = run.tasks.filter((task) => task.referenceTaskName.startsWith("kick"));
+    expect(kicks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["kick__1:COMPLETED", "kick__2:COMPLETED"]);
+    for (const kick of kicks) expect(await getWorkflow(String(kick.outputData["workflowId"]))).toMatchObject({ workflowName: "sw_lint_nested_child", status: "RUNNING" });
+    // Registered now, it is refused at the uri's path, however deep.
+    const registered = await api("POST", "/api/metadata/workflow", { name: "sw_lint_nested_again", schemaVersion: 2, tasks: [loop("localhost:8080/orders")] });
+    expect(registered.status).toBe(400);
+    expect(JSON.stringify(await registered.json())).toContain("tasks[0].loopOver[0].forkTasks[0][0].inputParameters.startWorkflow.workflowDef.tasks[0].decisionCases.legacy[0].inputParameters.http_request.uri");
+  });
+
   it("starts one workflow for starts carrying the same idempotencyKey (RETURN_EXISTING unless told), with the priority asked for", async () => {
     await register({ name: "sw_keyed", tasks: [wait("hold")] });
     const keyed = (strategy?: string) => ({ name: "sw_keyed", input: {}, idempotencyKey: "${workflow.input.order}", priority: "${workflow.input.priority}", ...(strategy === undefined ? {} : { idempotencyStrategy: strategy }) });
