@@ -6,7 +6,10 @@ export interface HandOutRoom {
   held: number;
   /** Tasks handed out within the window ending now, per window length asked about. */
   inWindow: (windowMs: number) => number;
-  /** When the oldest hand-out within the window of that length leaves it (undefined: none in it). */
+  /**
+   * When the first hand-out counted in the window of that length stops counting there (undefined: none counts): it
+   * leaves the window, or its own shorter window ends, or (a reservation) its answer falls due.
+   */
   windowFreesAt: (windowMs: number) => number | undefined;
 }
 
@@ -46,18 +49,22 @@ export class HandOutLedger {
     // rate limit only when the task has one.
     const inOwnWindow = `keep_until > ?1`;
     const held = this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM hand_outs WHERE held = 1 AND ${live}`, now).one().n;
-    const windows = new Map<number, { n: number; oldest: number | null }>();
+    const windows = new Map<number, { n: number; freesAt: number | null }>();
     const window = (windowMs: number) => {
       let counted = windows.get(windowMs);
       if (counted === undefined) {
+        // Each counted hand-out stops counting at the first of: leaving this window, the end of its own window (a
+        // shorter one's ends first: waking at the oldest's exit from this window alone overslept it, up to the poll's
+        // whole wait), and, for a reservation, its answer falling due. All are after `now`, so a wait is never zero.
         counted = this.#sql
-          .exec<{ n: number; oldest: number | null }>(
-            `SELECT COUNT(*) AS n, MIN(handed_out_at) AS oldest FROM (
-               SELECT handed_out_at FROM hand_outs WHERE ${live} AND ${inOwnWindow} AND handed_out_at > ?2
-               UNION ALL SELECT handed_out_at FROM earlier_hand_outs WHERE handed_out_at > ?2
+          .exec<{ n: number; freesAt: number | null }>(
+            `SELECT COUNT(*) AS n, MIN(stops_at) AS freesAt FROM (
+               SELECT MIN(handed_out_at + ?3, keep_until, COALESCE(answer_due, keep_until)) AS stops_at FROM hand_outs WHERE ${live} AND ${inOwnWindow} AND handed_out_at > ?2
+               UNION ALL SELECT MIN(handed_out_at + ?3, keep_until) AS stops_at FROM earlier_hand_outs WHERE handed_out_at > ?2 AND keep_until > ?1
              )`,
             now,
             now - windowMs,
+            windowMs,
           )
           .one();
         windows.set(windowMs, counted);
@@ -67,10 +74,7 @@ export class HandOutLedger {
     return {
       held,
       inWindow: (windowMs) => window(windowMs).n,
-      windowFreesAt: (windowMs) => {
-        const oldest = window(windowMs).oldest;
-        return oldest === null ? undefined : oldest + windowMs;
-      },
+      windowFreesAt: (windowMs) => window(windowMs).freesAt ?? undefined,
     };
   }
 

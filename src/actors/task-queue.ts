@@ -223,9 +223,12 @@ export class TaskQueue extends DurableObject<Env> {
       }
       const remaining = deadline - now;
       if (remaining <= 0) return [];
-      // Held back by a limit: a release or a push wakes the poll, and so does the rate window it waits for.
-      const next = candidates.length > 0 ? (reopensAt ?? null) : this.#sql.exec<{ at: number | null }>(`SELECT MIN(visible_at) AS at FROM entries`).one().at;
-      await this.#pushed.next(next === null ? remaining : Math.min(remaining, Math.max(next - now, 1)));
+      // A release or a push wakes the poll; so do the rate window that held the candidates back and the next entry
+      // to become visible (a callback's, a retry's, a lease's end), whichever comes first: an entry visible later may
+      // come first in the queue's order (a higher priority) or have other limits, so the candidates being held back
+      // does not make it wait for their window (or, held by a concurrency limit, for the end of the poll's wait).
+      const next = earliest(reopensAt, this.#sql.exec<{ at: number | null }>(`SELECT MIN(visible_at) AS at FROM entries WHERE visible_at > ?`, now).one().at ?? undefined);
+      await this.#pushed.next(next === undefined ? remaining : Math.min(remaining, Math.max(next - now, 1)));
     }
   }
 
@@ -307,6 +310,11 @@ export class TaskQueue extends DurableObject<Env> {
   async size(): Promise<number> {
     return this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM entries`).one().n;
   }
+}
+
+/** The earlier of two moments, either possibly unknown (undefined). */
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }
 
 /** Storage throws once the runtime resets the object; its next instance lists the queue then. */

@@ -252,6 +252,47 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     expect(next).toMatchObject({ status: "IN_PROGRESS" });
   });
 
+  it("a long poll held back by a long rate window wakes when a hand-out of a shorter window stops counting, not at the long window's end", async () => {
+    // One task name, two inline limits: a hand-out counts in a window only within its own (1 s here), so the task of
+    // the 60 s window may go once the 1 s one's hand-out is a second old.
+    const limited = (windowSeconds: number) => simpleTask("w_lim_wake", "limited", {}, { taskDefinition: { responseTimeoutSeconds: 60, rateLimitPerFrequency: 1, rateLimitFrequencyInSeconds: windowSeconds } });
+    await register({ name: "w_lim_wake_short", tasks: [limited(1)] });
+    await register({ name: "w_lim_wake_long", tasks: [limited(60)] });
+    const short = await startWorkflow("w_lim_wake_short");
+    await eventually(() => queueSize("w_lim_wake"), (size) => size === 1, "the short window's task queued");
+    const long = await startWorkflow("w_lim_wake_long");
+    await eventually(() => queueSize("w_lim_wake"), (size) => size === 2, "both tasks queued");
+    expect(await poll("w_lim_wake")).toMatchObject([{ workflowInstanceId: short }]);
+    const waiting = poll("w_lim_wake", { timeout: "10000", workerid: "worker-2" });
+    // Long after the short hand-out stopped counting, well before the poll's wait ends, the long task stops waiting:
+    // a poll asleep until the end of its wait (the 60 s window's end, capped by it) then finds nothing. No time is
+    // asserted: the poll answers the task or nothing.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect((await api("DELETE", `/api/workflow/${long}`)).status).toBe(200);
+    expect(await waiting).toMatchObject([{ workflowInstanceId: long, workerId: "worker-2" }]);
+  });
+
+  it("a long poll whose visible tasks are held back by a limit wakes when an entry first in the queue's order becomes visible", async () => {
+    // One task name: two tasks under a concurrentExecLimit of 1, and a task without limits of a priority-1 workflow
+    // (first in the queue's order) that its worker puts back for a second.
+    await register({ name: "w_lim_later", tasks: [simpleTask("w_lim_later", "limited", {}, { taskDefinition: { responseTimeoutSeconds: 60, concurrentExecLimit: 1 } })] });
+    await register({ name: "w_lim_later_free", tasks: [simpleTask("w_lim_later", "free", {}, { taskDefinition: { responseTimeoutSeconds: 60 } })] });
+    const free = await apiOk<string>("POST", "/api/workflow", { name: "w_lim_later_free", priority: 1 });
+    await eventually(() => queueSize("w_lim_later"), (size) => size === 1, "the free task queued");
+    const [first] = [await startWorkflow("w_lim_later"), await startWorkflow("w_lim_later")];
+    await eventually(() => queueSize("w_lim_later"), (size) => size === 3, "three tasks queued");
+    const taken = await poll("w_lim_later", { count: "2" });
+    expect(taken.map((task) => task["workflowInstanceId"])).toEqual([free, first]);
+    expect((await report(taken[0]!, "IN_PROGRESS", {}, { callbackAfterSeconds: 1 })).status).toBe(200);
+    // The second limited task is visible and held back (the first holds the place); the free one is visible in a second.
+    const waiting = poll("w_lim_later", { count: "1", timeout: "10000", workerid: "worker-2" });
+    // Long after the free task is visible again, well before the poll's wait ends, it stops waiting: a poll asleep until
+    // the end of its wait then finds nothing. No time is asserted: the poll answers the task or nothing.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect((await api("DELETE", `/api/workflow/${free}`)).status).toBe(200);
+    expect(await waiting).toMatchObject([{ workflowInstanceId: free, workerId: "worker-2", pollCount: 2 }]);
+  });
+
   it("an inline taskDefinition's limit counts too, and tasks without limits in other queues are not held back", async () => {
     await register({ name: "w_lim_inline", tasks: [simpleTask("w_lim_inline", "limited", {}, { taskDefinition: { concurrentExecLimit: 1, responseTimeoutSeconds: 60 } })] });
     await register({ name: "w_lim_free", tasks: [simpleTask("w_lim_free")] });
