@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { IndexRow } from "../../src/actors/execution-index";
 import { ExecutionIndexWriter, indexBatchStatements } from "../../src/actors/index-writer";
 import type { JsonObject } from "../../src/engine/model";
+import { MAX_DEPTH_QUEUES } from "../../src/worker/metrics/collect";
 import { DURATION_BUCKETS_SECONDS } from "../../src/worker/metrics/histogram";
 import { call, createUser } from "./auth-helpers";
 import { ADMIN_KEY, api, apiOk, eventually, gate, register, searchRow, startWorkflow, waitFor, waitForIndexRow } from "./helpers";
@@ -31,6 +32,11 @@ async function scrape(headers: Record<string, string> = { "x-api-key": ADMIN_KEY
 /** Waits (bounded) until a scrape shows what `accept` wants. */
 async function scrapeUntil(accept: (samples: Scrape) => boolean, what: string, headers?: Record<string, string>): Promise<Scrape> {
   return eventually(() => scrape(headers), accept, what, 8_000);
+}
+
+/** Registers a task definition of each of `names` (at most 100: one request). */
+async function registerTaskDefs(names: readonly string[]): Promise<void> {
+  await apiOk("POST", "/api/metadata/taskdefs", names.map((name) => ({ name, retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com" })));
 }
 
 const simple = (ref: string, name: string): JsonObject => ({ name, taskReferenceName: ref, type: "SIMPLE", inputParameters: {} });
@@ -111,6 +117,7 @@ describe("GET /api/metrics", () => {
 
   it("shows running and paused executions and the worker queues as they are now", async () => {
     await register({ name: "mt_open", tasks: [simple("wait", "mt_open_worker")] });
+    await registerTaskDefs(["mt_queued_worker"]);
     await register({ name: "mt_queued", tasks: [simple("wait", "mt_queued_worker")] });
     const running = await startWorkflow("mt_open");
     const paused = await startWorkflow("mt_open");
@@ -125,6 +132,36 @@ describe("GET /api/metrics", () => {
     await apiOk("DELETE", `/api/workflow/${running}?reason=done`);
     await waitForIndexRow(running, "TERMINATED");
     expect((await scrape()).has(`workflow_running{workflowName="mt_open",version="1"}`)).toBe(false);
+  });
+
+  it("shows the depth of each registered task definition's default queue, as Conductor's WorkflowMonitor: not a dynamic task's, nor a domain's any poller may name", async () => {
+    await registerTaskDefs(["mt_defined"]);
+    // A worker naming a task type nobody registered, and one naming a made-up domain: each lists a queue.
+    for (const [taskType, domain] of [["mt_undefined", undefined], ["mt_defined", "mt_made_up"], ["mt_undefined", "mt_made_up"]] as const) {
+      const query = domain === undefined ? "" : `&domain=${domain}`;
+      await apiOk("GET", `/api/tasks/poll/batch/${taskType}?workerid=w&count=1&timeout=0${query}`);
+    }
+    await eventually(
+      () => apiOk<Record<string, number>>("GET", "/api/tasks/queue/all"),
+      (queues) => ["mt_undefined", "mt_made_up:mt_defined", "mt_made_up:mt_undefined"].every((name) => name in queues),
+      "the polled queues listed",
+    );
+    const depths = [...(await scrape()).entries()].filter(([name]) => name.startsWith("task_queue_depth{") && (name.includes("mt_defined") || name.includes("mt_undefined")));
+    expect(depths).toEqual([[`task_queue_depth{taskType="mt_defined"}`, 0]]);
+  });
+
+  it(`asks at most ${MAX_DEPTH_QUEUES} queues a scrape (each is a call, and Workers Free allows a request 1,000), the first registered task definitions by name`, async () => {
+    const names = Array.from({ length: MAX_DEPTH_QUEUES + 20 }, (_, index) => `mt_many_${String(index).padStart(3, "0")}`);
+    for (let start = 0; start < names.length; start += 100) await registerTaskDefs(names.slice(start, start + 100));
+    // Listed too, so that every one of them is a queue the listing knows.
+    await env.DB.batch(names.map((name) => env.DB.prepare(`INSERT OR IGNORE INTO worker_queues (task_name, domain) VALUES (?, '')`).bind(name)));
+    const depths = [...(await scrape()).keys()].filter((name) => name.startsWith("task_queue_depth{"));
+    expect(depths).toHaveLength(MAX_DEPTH_QUEUES);
+    // The first by name: the mt_many_ ones shown are the first of them (the few other names registered in this file
+    // take their places), and the last 20 are left out.
+    const shown = depths.filter((name) => name.includes("mt_many_"));
+    expect(shown.length).toBeGreaterThan(MAX_DEPTH_QUEUES - 10);
+    expect(shown).toEqual(names.slice(0, shown.length).map((name) => `task_queue_depth{taskType="${name}"}`));
   });
 
   it("counts what a search row shows for the first time: a row sent again, or older than the index's, counts nothing", async () => {

@@ -1,10 +1,18 @@
 import { readableWorkflows } from "../auth/access-rules";
 import { mayReadTasksNamed } from "../auth/metadata-access";
 import type { Grant } from "../auth/permissions";
-import { listedQueueSizes } from "../routes/workers";
+import { OBJECT_CALL_RETRIES } from "../object-retry";
+import { defaultQueueSizes } from "../routes/workers";
 import { applyReadable, type Filter, type ReadableWorkflows } from "../search";
 import { durationHistogram, type Labels, type MetricFamily, type Sample } from "./exposition";
 import type { CountedMetric } from "./histogram";
+
+/**
+ * Most worker queues one scrape asks for their depth: each is a call to its queue's object (tried up to
+ * 1 + {@link OBJECT_CALL_RETRIES} times), and Cloudflare allows one request 1,000 calls to its services on Workers Free
+ * (developers.cloudflare.com/workers/platform/limits/, "Subrequests"), D1's few statements here included.
+ */
+export const MAX_DEPTH_QUEUES = 250;
 
 /** A row of `metric_counts` (a wait's status is '', its wait the duration): one bucket of one series. */
 interface EndedRow {
@@ -36,7 +44,7 @@ export async function collectMetrics(env: Env, grants: readonly Grant[]): Promis
       "GROUP BY workflow_name, workflow_version, status ORDER BY workflow_name, workflow_version",
     ),
     env.DB.prepare(`SELECT metric, name, status, bucket, count, sum_ms AS duration_ms FROM metric_counts WHERE metric IN ('task_completed', 'task_queue_wait') ORDER BY name, status, bucket`).all<EndedRow & { metric: CountedMetric }>(),
-    mayReadAnyTask(grants) ? listedQueueSizes(env, mayReadTasks) : Promise.resolve([]),
+    mayReadAnyTask(grants) ? registeredQueueDepths(env, mayReadTasks) : Promise.resolve([]),
   ]);
   const readableTasks = tasks.results.filter((row) => mayReadTasks(row.name));
   const taskEnds = readableTasks.filter((row) => row.metric === "task_completed");
@@ -73,16 +81,25 @@ export async function collectMetrics(env: Env, grants: readonly Grant[]): Promis
     },
     {
       name: "task_queue_depth",
-      help: "Tasks waiting in a worker queue for a worker to poll them, by task type (and domain).",
+      help: `Tasks waiting in the default domain's worker queue of each registered task definition (the first ${MAX_DEPTH_QUEUES} by name), for a worker to poll them.`,
       type: "gauge",
-      samples: queues.map((queue): Sample => ({ labels: queueLabels(queue.taskName, queue.domain), value: queue.size })),
+      samples: queues.map((queue): Sample => ({ labels: { taskType: queue.taskName }, value: queue.size })),
     },
   ];
 }
 
-/** A worker queue's labels: its task type, and its domain when it has one. */
-function queueLabels(taskType: string, domain: string | undefined): Labels {
-  return domain === undefined ? { taskType } : { taskType, domain };
+/**
+ * The depth of the default domain's queue of each registered task definition the caller may read, the first
+ * {@link MAX_DEPTH_QUEUES} by name, as Conductor's WorkflowMonitor reports `task_queue_depth` (for each of
+ * `metadataService.getTaskDefs()`, `queueDAO.getSize(taskDef.getName())`). Not every queue listed: a dynamic task's
+ * name, or a domain any poller may name (`domain=anything` lists a queue), would each add a series and a call per scrape
+ * without bound.
+ */
+async function registeredQueueDepths(env: Env, mayRead: (taskName: string) => boolean): Promise<Array<{ taskName: string; size: number }>> {
+  const { results } = await env.DB.prepare(`SELECT name FROM task_defs ORDER BY name`).all<{ name: string }>();
+  const names = results.map((row) => row.name).filter(mayRead).slice(0, MAX_DEPTH_QUEUES);
+  const sizes = await defaultQueueSizes(env, names);
+  return names.map((taskName, index) => ({ taskName, size: sizes[index]! }));
 }
 
 /** True when `grants` let their holder read some task type's metrics: only then are the worker queues asked. */

@@ -122,6 +122,11 @@ export async function listedQueueSizes(env: Env, readable: (taskName: string) =>
   return queues.map((queue, index) => ({ ...queue, size: sizes[index]! }));
 }
 
+/** The size of the default domain's queue of each of `taskNames`, in their order, {@link LISTING_CONCURRENCY} at a time. */
+export async function defaultQueueSizes(env: Env, taskNames: readonly string[]): Promise<number[]> {
+  return await inBatches(taskNames, (taskName) => readQueue(env, taskName, undefined, async (stub) => await stub.size()));
+}
+
 /** `ask` of each item, {@link LISTING_CONCURRENCY} at a time, in the items' order. */
 async function inBatches<T, R>(items: readonly T[], ask: (item: T) => Promise<R>): Promise<R[]> {
   const answers: R[] = [];
