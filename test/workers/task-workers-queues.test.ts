@@ -252,6 +252,25 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     expect(next).toMatchObject({ status: "IN_PROGRESS" });
   });
 
+  /** Resolves once the long poll of `workerId` has reached the default queue of `taskType` (its lease records the poll). */
+  async function pollWaiting(taskType: string, workerId: string): Promise<void> {
+    await eventually(
+      () => apiOk<Array<{ workerId: string }>>("GET", `/api/tasks/queue/polldata?taskType=${encodeURIComponent(taskType)}`),
+      (polls) => polls.some((entry) => entry.workerId === workerId),
+      `${workerId}'s poll at the queue`,
+    );
+  }
+
+  /**
+   * Resolves after a waiting poll's wake-up due `dueInMs` from the last answer the test saw (a hand-out, a report) has
+   * fired, without timing it: the test and the queue's object share one workerd, whose clock fires timers in the order
+   * they fall due, and a woken poll leases in the same turn. The extra half second only keeps this timer's due moment
+   * after the poll's (its `Date.now()` may be a little older than the answer's arrival here), on any machine's load.
+   */
+  async function pastWakeOfWaitingPoll(dueInMs: number): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, dueInMs + 500));
+  }
+
   it("a long poll held back by a long rate window wakes when a hand-out of a shorter window stops counting, not at the long window's end", async () => {
     // One task name, two inline limits: a hand-out counts in a window only within its own (1 s here), so the task of
     // the 60 s window may go once the 1 s one's hand-out is a second old.
@@ -264,11 +283,12 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     await eventually(() => queueSize("w_lim_wake"), (size) => size === 2, "both tasks queued");
     expect(await poll("w_lim_wake")).toMatchObject([{ workflowInstanceId: short }]);
     const waiting = poll("w_lim_wake", { timeout: "10000", workerid: "worker-2" });
-    // Long after the short hand-out stopped counting, well before the poll's wait ends, the long task stops waiting:
-    // a poll asleep until the end of its wait (the 60 s window's end, capped by it) then finds nothing. No time is
-    // asserted: the poll answers the task or nothing.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
-    expect((await api("DELETE", `/api/workflow/${long}`)).status).toBe(200);
+    await pollWaiting("w_lim_wake", "worker-2");
+    // Past the moment the short hand-out stops counting, a poll that does not wait comes: the waiting poll, woken then,
+    // has the long task leased already; one asleep until the end of its wait (the 60 s window's end, capped by it)
+    // leaves it to this poll, and then finds nothing.
+    await pastWakeOfWaitingPoll(1_000);
+    expect(await poll("w_lim_wake", { workerid: "worker-3" })).toEqual([]);
     expect(await waiting).toMatchObject([{ workflowInstanceId: long, workerId: "worker-2" }]);
   });
 
@@ -286,10 +306,11 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     expect((await report(taken[0]!, "IN_PROGRESS", {}, { callbackAfterSeconds: 1 })).status).toBe(200);
     // The second limited task is visible and held back (the first holds the place); the free one is visible in a second.
     const waiting = poll("w_lim_later", { count: "1", timeout: "10000", workerid: "worker-2" });
-    // Long after the free task is visible again, well before the poll's wait ends, it stops waiting: a poll asleep until
-    // the end of its wait then finds nothing. No time is asserted: the poll answers the task or nothing.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
-    expect((await api("DELETE", `/api/workflow/${free}`)).status).toBe(200);
+    await pollWaiting("w_lim_later", "worker-2");
+    // Past the moment the free task is visible again, a poll that does not wait comes: the waiting poll, woken then, has
+    // it leased already; one asleep until the end of its wait leaves it to this poll, and then finds nothing.
+    await pastWakeOfWaitingPoll(1_000);
+    expect(await poll("w_lim_later", { workerid: "worker-3" })).toEqual([]);
     expect(await waiting).toMatchObject([{ workflowInstanceId: free, workerId: "worker-2", pollCount: 2 }]);
   });
 
