@@ -29,6 +29,9 @@ export interface AnsweredTask extends LeasedTask {
   outcome: "polled" | "gone" | "later";
 }
 
+/** An entry's turn by its priority, {@link QUEUE_ORDER}'s first key: a lower turn is handed out first. */
+const PRIORITY_TURN = `CASE WHEN priority = 0 THEN 100 ELSE priority END`;
+
 /**
  * The order entries are handed out in: Orkes' workflow priority (https://orkes.io/content/workflow-priority), a lower
  * number first, so 1 is the highest and 99 the lowest, and 0 (the default: no priority) after all of 1 to 99; within
@@ -36,7 +39,7 @@ export interface AnsweredTask extends LeasedTask {
  * priority, which is the workflow's as given, so the entries of queues written before need no migration.
  * (conductor-oss's SQL queues order by priority descending; Orkes' own queues and its documentation go this way.)
  */
-const QUEUE_ORDER = `CASE WHEN priority = 0 THEN 100 ELSE priority END, visible_at, rowid`;
+const QUEUE_ORDER = `${PRIORITY_TURN}, visible_at, rowid`;
 
 /** Longest a poll may wait for a task to arrive (ms): a poll is an open request, and workers poll again anyway. */
 export const MAX_POLL_WAIT_MS = 10_000;
@@ -190,13 +193,13 @@ export class TaskQueue extends DurableObject<Env> {
     for (;;) {
       const now = Date.now();
       const candidates = this.#sql
-        .exec<{ task_id: string; workflow_id: string; visible_at: number; limits: string | null }>(
-          `SELECT task_id, workflow_id, visible_at, limits FROM entries WHERE visible_at <= ? ORDER BY ${QUEUE_ORDER} LIMIT ?`,
+        .exec<{ task_id: string; workflow_id: string; visible_at: number; limits: string | null; turn: number }>(
+          `SELECT task_id, workflow_id, visible_at, limits, ${PRIORITY_TURN} AS turn FROM entries WHERE visible_at <= ? ORDER BY ${QUEUE_ORDER} LIMIT ?`,
           now,
           count,
         )
         .toArray()
-        .map((row) => ({ taskId: row.task_id, workflowId: row.workflow_id, visibleAt: row.visible_at, limits: row.limits === null ? undefined : (JSON.parse(row.limits) as HandOutLimits) }));
+        .map((row) => ({ taskId: row.task_id, workflowId: row.workflow_id, visibleAt: row.visible_at, turn: row.turn, limits: row.limits === null ? undefined : (JSON.parse(row.limits) as HandOutLimits) }));
       let reopensAt: number | undefined;
       let taken = candidates;
       if (candidates.some((candidate) => candidate.limits !== undefined)) {
@@ -224,12 +227,25 @@ export class TaskQueue extends DurableObject<Env> {
       const remaining = deadline - now;
       if (remaining <= 0) return [];
       // A release or a push wakes the poll; so do the rate window that held the candidates back and the next entry
-      // to become visible (a callback's, a retry's, a lease's end), whichever comes first: an entry visible later may
-      // come first in the queue's order (a higher priority) or have other limits, so the candidates being held back
-      // does not make it wait for their window (or, held by a concurrency limit, for the end of the poll's wait).
-      const next = earliest(reopensAt, this.#sql.exec<{ at: number | null }>(`SELECT MIN(visible_at) AS at FROM entries WHERE visible_at > ?`, now).one().at ?? undefined);
+      // to become visible (a callback's, a retry's, a lease's end) that may be taken then, whichever comes first.
+      const next = earliest(reopensAt, this.#nextTurnVisibleAt(now, candidates[0]?.turn));
       await this.#pushed.next(next === undefined ? remaining : Math.min(remaining, Math.max(next - now, 1)));
     }
+  }
+
+  /**
+   * When the next hidden entry that a poll could take once visible becomes visible (undefined: none). With the queue's
+   * first visible entry held back by a limit (`heldTurn`, its priority's turn), only an entry of an earlier turn (a
+   * higher priority) can: one of the same turn or later, visible later, comes after it in {@link QUEUE_ORDER}, and the
+   * held entry stops those behind it (see `admitted`). Waking for those would wake every poll waiting here at each
+   * of them (each callback's, each retry's, each lease's end), to find the same held entry first again.
+   */
+  #nextTurnVisibleAt(now: number, heldTurn: number | undefined): number | undefined {
+    const query =
+      heldTurn === undefined
+        ? this.#sql.exec<{ at: number | null }>(`SELECT MIN(visible_at) AS at FROM entries WHERE visible_at > ?`, now)
+        : this.#sql.exec<{ at: number | null }>(`SELECT MIN(visible_at) AS at FROM entries WHERE visible_at > ? AND ${PRIORITY_TURN} < ?`, now, heldTurn);
+    return query.one().at ?? undefined;
   }
 
   /**

@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { workerQueueKey } from "../../src/engine/tasks/simple";
 import { TaskQueue, taskQueueAt } from "../../src/actors/task-queue";
+import { WakeSignal } from "../../src/actors/wake-signal";
 import { executionStub } from "../../src/worker/executions";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
@@ -312,6 +313,43 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     await pastWakeOfWaitingPoll(1_000);
     expect(await poll("w_lim_later", { workerid: "worker-3" })).toEqual([]);
     expect(await waiting).toMatchObject([{ workflowInstanceId: free, workerId: "worker-2", pollCount: 2 }]);
+  });
+
+  it("a long poll whose visible tasks are held back by a limit is not woken by entries that come after them in the queue's order", async () => {
+    // One task name: tasks without limits of the default priority, put back for a second, and two tasks under a
+    // concurrentExecLimit of 1 queued before they come back: back, they come after the held one in the queue's order
+    // (same priority, visible later), so their return cannot let a poll take anything. Each would wake every poll
+    // waiting on the queue, to find the same held task first again.
+    await register({ name: "w_lim_after_free", tasks: [simpleTask("w_lim_after", "free", {}, { taskDefinition: { responseTimeoutSeconds: 60 } })] });
+    await register({ name: "w_lim_after", tasks: [simpleTask("w_lim_after", "limited", {}, { taskDefinition: { responseTimeoutSeconds: 60, concurrentExecLimit: 1 } })] });
+    for (let index = 0; index < 3; index++) await startWorkflow("w_lim_after_free");
+    await eventually(() => queueSize("w_lim_after"), (size) => size === 3, "the free tasks queued");
+    const free = await poll("w_lim_after", { count: "3" });
+    expect(free).toHaveLength(3);
+    await startWorkflow("w_lim_after");
+    const [holder] = await eventually(() => poll("w_lim_after"), (tasks) => tasks.length === 1, "the first limited task polled");
+    const second = await startWorkflow("w_lim_after");
+    await eventually(() => queueSize("w_lim_after"), (size) => size === 1, "the second limited task queued");
+    for (const task of free) expect((await report(task, "IN_PROGRESS", {}, { callbackAfterSeconds: 1 })).status).toBe(200);
+    await eventually(() => queueSize("w_lim_after"), (size) => size === 4, "the free tasks queued again");
+    // Counted from here: the waits of each object (the queue's the only one waiting meanwhile).
+    const waits = new Map<WakeSignal, number>();
+    const { next } = WakeSignal.prototype;
+    WakeSignal.prototype.next = function (this: WakeSignal, waitMs: number) {
+      waits.set(this, (waits.get(this) ?? 0) + 1);
+      return next.call(this, waitMs);
+    };
+    try {
+      const waiting = poll("w_lim_after", { timeout: "10000", workerid: "worker-2" });
+      await pollWaiting("w_lim_after", "worker-2");
+      // Past the free tasks' return (behind the held task), the first limited task ends: its release wakes the poll.
+      await pastWakeOfWaitingPoll(1_000);
+      expect((await report(holder!, "COMPLETED")).status).toBe(200);
+      expect(await waiting).toMatchObject([{ workflowInstanceId: second, workerId: "worker-2" }]);
+      expect([...waits.values()]).toEqual([1]);
+    } finally {
+      WakeSignal.prototype.next = next;
+    }
   });
 
   it("an inline taskDefinition's limit counts too, and tasks without limits in other queues are not held back", async () => {
