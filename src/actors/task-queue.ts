@@ -282,10 +282,13 @@ export class TaskQueue extends DurableObject<Env> {
   /**
    * Takes out the entries of tasks that no longer wait for a worker (completed from outside, canceled, timed out: see
    * `leftWorkerQueues`), so that the queue's size no longer counts them. An entry a poll has leased meanwhile goes too;
-   * that poll's execution answers "gone", and its drop finds nothing left.
+   * that poll's execution answers "gone", and its drop finds nothing left. Polls waiting are woken: the entry gone may
+   * have been the one held back by a limit that kept those behind it waiting.
    */
   async remove(taskIds: readonly string[]): Promise<void> {
-    for (const taskId of taskIds) this.#sql.exec(`DELETE FROM entries WHERE task_id = ?`, taskId);
+    let removed = 0;
+    for (const taskId of taskIds) removed += this.#sql.exec(`DELETE FROM entries WHERE task_id = ?`, taskId).rowsWritten;
+    if (removed > 0) this.#pushed.wakeAll();
   }
 
   /**

@@ -352,6 +352,27 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     }
   });
 
+  it("a long poll whose first visible task is held back by a limit takes the next once that task is gone (its workflow terminated)", async () => {
+    // One task name: a task under a concurrentExecLimit of 1 handed out, a second one held back by it, and a task without
+    // limits queued behind that one, which a poll may take once the held task no longer waits.
+    await register({ name: "w_lim_gone", tasks: [simpleTask("w_lim_gone", "limited", {}, { taskDefinition: { responseTimeoutSeconds: 60, concurrentExecLimit: 1 } })] });
+    await register({ name: "w_lim_gone_free", tasks: [simpleTask("w_lim_gone", "free", {}, { taskDefinition: { responseTimeoutSeconds: 60 } })] });
+    await startWorkflow("w_lim_gone");
+    expect(await pollOne("w_lim_gone")).toMatchObject({ referenceTaskName: "limited" });
+    const held = await startWorkflow("w_lim_gone");
+    await eventually(() => queueSize("w_lim_gone"), (size) => size === 1, "the held task queued");
+    const free = await startWorkflow("w_lim_gone_free");
+    await eventually(() => queueSize("w_lim_gone"), (size) => size === 2, "the free task queued behind it");
+    const waiting = poll("w_lim_gone", { timeout: "10000", workerid: "worker-2" });
+    await pollWaiting("w_lim_gone", "worker-2");
+    expect((await api("DELETE", `/api/workflow/${held}`)).status).toBe(200);
+    // Once the held task's entry is out of the queue, a poll that does not wait comes: the waiting poll, woken by the
+    // removal, has the free task leased in the same turn; one asleep until the end of its wait leaves it to this poll.
+    await eventually(() => queueSize("w_lim_gone"), (size) => size === 1, "the held task's entry removed");
+    expect(await poll("w_lim_gone", { workerid: "worker-3" })).toEqual([]);
+    expect(await waiting).toMatchObject([{ workflowInstanceId: free, workerId: "worker-2" }]);
+  });
+
   it("an inline taskDefinition's limit counts too, and tasks without limits in other queues are not held back", async () => {
     await register({ name: "w_lim_inline", tasks: [simpleTask("w_lim_inline", "limited", {}, { taskDefinition: { concurrentExecLimit: 1, responseTimeoutSeconds: 60 } })] });
     await register({ name: "w_lim_free", tasks: [simpleTask("w_lim_free")] });
