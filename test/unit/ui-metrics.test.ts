@@ -58,12 +58,23 @@ describe("the UI's Metrics page", () => {
           ...durationHistogram({ taskType: "charge", status: "CANCELED" }, new Map([[0, 1]]), 0),
         ],
       },
-      { name: "task_queue_depth", help: "", type: "gauge", samples: [{ labels: { taskType: "charge" }, value: 2 }, { labels: { taskType: "charge", domain: "eu" }, value: 1 }] },
+      { name: "task_queue_depth", help: "", type: "gauge", samples: [{ labels: { taskType: "charge" }, value: 3 }] },
       { name: "task_queue_wait_seconds", help: "", type: "histogram", samples: durationHistogram({ taskType: "charge" }, new Map([[1, 4]]), 4) },
     ];
     const { workflows, tasks } = metricsTables(parseExposition(renderExposition(families)));
     expect(workflows).toEqual([{ workflowName: "orders", started: 7, running: 3, paused: 0, completed: 3, unsuccessful: 1, p50: expect.closeTo(0.375), p95: expect.closeTo(0.4875) }]);
     expect(tasks).toEqual([{ taskType: "charge", ended: 4, failed: 1, p50: expect.closeTo(0.03), p95: expect.closeTo(0.048), waitP50: expect.any(Number), waiting: 3 }]);
+  });
+
+  it("leaves a task type's waiting count unknown when the scrape has no queue depth for it, not 0", () => {
+    // task_queue_depth has a series only for the default domain's queue of a registered task definition: a task type
+    // without a definition (or whose tasks wait in a domain's queue) may have tasks waiting that the page cannot count.
+    const families: MetricFamily[] = [
+      { name: "task_completed_seconds", help: "", type: "histogram", samples: [...durationHistogram({ taskType: "adhoc", status: "COMPLETED" }, new Map([[1, 1]]), 30), ...durationHistogram({ taskType: "idle", status: "COMPLETED" }, new Map([[1, 1]]), 30)] },
+      { name: "task_queue_depth", help: "", type: "gauge", samples: [{ labels: { taskType: "idle" }, value: 0 }] },
+    ];
+    const { tasks } = metricsTables(parseExposition(renderExposition(families)));
+    expect(tasks.map((row) => [row["taskType"], row["waiting"]])).toEqual([["adhoc", undefined], ["idle", 0]]);
   });
 
   it("says a duration in the unit that reads best", () => {

@@ -8,7 +8,7 @@ import { h, replaceChildren } from "../lib/dom.js";
  * @typedef {{ workflowName: string, started: number, running: number, paused: number, completed: number, unsuccessful: number,
  *   p50: number | undefined, p95: number | undefined }} WorkflowRow
  * @typedef {{ taskType: string, ended: number, failed: number, p50: number | undefined, p95: number | undefined,
- *   waitP50: number | undefined, waiting: number }} TaskRow
+ *   waitP50: number | undefined, waiting: number | undefined }} TaskRow
  */
 
 /** Task statuses that count as failures on the page (not those of tasks canceled or skipped by their workflow). */
@@ -64,7 +64,8 @@ export function histogramQuantile(q, buckets) {
 /**
  * The page's two tables from a scrape: per workflow (started, running, paused, ended well and not, and how long
  * completed runs took) and per task type (ended, failed, how long completed runs took and tasks waited to start, and
- * how many wait in its queues now). Sorted by name.
+ * how many wait in its default domain's queue now: undefined when the scrape has no depth for it, as for a task type
+ * without a task definition or a domain's queue, which `task_queue_depth` leaves out). Sorted by name.
  * @param {Sample[]} samples
  * @returns {{ workflows: WorkflowRow[], tasks: TaskRow[] }}
  */
@@ -82,7 +83,7 @@ export function metricsTables(samples) {
   /** @param {string} type */
   const task = (type) => {
     let row = tasks.get(type);
-    if (!row) tasks.set(type, (row = { taskType: type, ended: 0, failed: 0, p50: undefined, p95: undefined, waitP50: undefined, waiting: 0 }));
+    if (!row) tasks.set(type, (row = { taskType: type, ended: 0, failed: 0, p50: undefined, p95: undefined, waitP50: undefined, waiting: undefined }));
     return row;
   };
   /** @type {Map<string, Array<[number, number]>>} */
@@ -104,7 +105,7 @@ export function metricsTables(samples) {
         if (FAILED_TASK_STATUSES.has(labels["status"] ?? "")) task(taskType).failed += value;
       } else if (name === "task_completed_seconds_bucket" && labels["status"] === "COMPLETED") addBucket(buckets, `t:${taskType}`, labels, value);
       else if (name === "task_queue_wait_seconds_bucket") addBucket(buckets, `q:${taskType}`, labels, value);
-      else if (name === "task_queue_depth") task(taskType).waiting += value;
+      else if (name === "task_queue_depth") task(taskType).waiting = (task(taskType).waiting ?? 0) + value;
     }
   }
   const sorted = (/** @type {Array<[number, number]> | undefined} */ series) => series?.sort((a, b) => a[0] - b[0]) ?? [];
@@ -206,7 +207,7 @@ export async function renderMetrics(container, _params, context) {
             h("td", {}, durationText(row.p50)),
             h("td", {}, durationText(row.p95)),
             h("td", {}, durationText(row.waitP50)),
-            h("td", {}, String(row.waiting))))))));
+            h("td", {}, row.waiting === undefined ? "—" : String(row.waiting))))))));
   }
   await load();
 }
