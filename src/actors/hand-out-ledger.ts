@@ -7,10 +7,11 @@ export interface HandOutRoom {
   /** Tasks handed out within the window ending now, per window length asked about. */
   inWindow: (windowMs: number) => number;
   /**
-   * When the first hand-out counted in the window of that length stops counting there (undefined: none counts): it
-   * leaves the window, or its own shorter window ends, or (a reservation) its answer falls due.
+   * When `toStop` of the hand-outs counted in the window of that length have stopped counting there (undefined: fewer
+   * count), each at the first of: leaving the window, the end of its own shorter window, (a reservation) its answer
+   * falling due. A poll held back by the window waits for as many as free the place it needs, not for the first.
    */
-  windowFreesAt: (windowMs: number) => number | undefined;
+  windowFreesAt: (windowMs: number, toStop: number) => number | undefined;
 }
 
 /**
@@ -49,32 +50,30 @@ export class HandOutLedger {
     // rate limit only when the task has one.
     const inOwnWindow = `keep_until > ?1`;
     const held = this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM hand_outs WHERE held = 1 AND ${live}`, now).one().n;
-    const windows = new Map<number, { n: number; freesAt: number | null }>();
-    const window = (windowMs: number) => {
-      let counted = windows.get(windowMs);
-      if (counted === undefined) {
-        // Each counted hand-out stops counting at the first of: leaving this window, the end of its own window (a
-        // shorter one's ends first: waking at the oldest's exit from this window alone overslept it, up to the poll's
-        // whole wait), and, for a reservation, its answer falling due. All are after `now`, so a wait is never zero.
-        counted = this.#sql
-          .exec<{ n: number; freesAt: number | null }>(
-            `SELECT COUNT(*) AS n, MIN(stops_at) AS freesAt FROM (
-               SELECT MIN(handed_out_at + ?3, keep_until, COALESCE(answer_due, keep_until)) AS stops_at FROM hand_outs WHERE ${live} AND ${inOwnWindow} AND handed_out_at > ?2
-               UNION ALL SELECT MIN(handed_out_at + ?3, keep_until) AS stops_at FROM earlier_hand_outs WHERE handed_out_at > ?2 AND keep_until > ?1
-             )`,
-            now,
-            now - windowMs,
-            windowMs,
-          )
-          .one();
-        windows.set(windowMs, counted);
+    // Each hand-out counted in a window (bindings: now, the window's start, its length) and when it stops counting
+    // there, at the first of: leaving this window, the end of its own window (a shorter one's ends first: waking at the
+    // oldest's exit from this window alone overslept it, up to the poll's whole wait), and, for a reservation, its
+    // answer falling due. All are after `now`, so a wait is never zero.
+    const counted = `SELECT MIN(handed_out_at + ?3, keep_until, COALESCE(answer_due, keep_until)) AS stops_at FROM hand_outs WHERE ${live} AND ${inOwnWindow} AND handed_out_at > ?2
+      UNION ALL SELECT MIN(handed_out_at + ?3, keep_until) AS stops_at FROM earlier_hand_outs WHERE handed_out_at > ?2 AND keep_until > ?1`;
+    const counts = new Map<number, number>();
+    const inWindow = (windowMs: number) => {
+      let n = counts.get(windowMs);
+      if (n === undefined) {
+        n = this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM (${counted})`, now, now - windowMs, windowMs).one().n;
+        counts.set(windowMs, n);
       }
-      return counted;
+      return n;
     };
     return {
       held,
-      inWindow: (windowMs) => window(windowMs).n,
-      windowFreesAt: (windowMs) => window(windowMs).freesAt ?? undefined,
+      inWindow,
+      windowFreesAt: (windowMs, toStop) => {
+        const [row] = this.#sql
+          .exec<{ stops_at: number }>(`SELECT stops_at FROM (${counted}) ORDER BY stops_at LIMIT 1 OFFSET ?4`, now, now - windowMs, windowMs, Math.max(toStop, 1) - 1)
+          .toArray();
+        return row?.stops_at;
+      },
     };
   }
 
@@ -146,7 +145,9 @@ export function admitted(candidates: ReadonlyArray<HandOutLimits | undefined>, r
   for (const limits of candidates) {
     if (limits?.maxHeld !== undefined && room.held + held >= limits.maxHeld) return { count };
     if (limits?.maxPerWindow !== undefined && limits.windowMs !== undefined && room.inWindow(limits.windowMs) + inWindows >= limits.maxPerWindow) {
-      const freesAt = room.windowFreesAt(limits.windowMs);
+      // The window has room again once enough of those counted in it stop counting (those taken before in this poll
+      // count too, but then this poll answers them and does not wait).
+      const freesAt = room.windowFreesAt(limits.windowMs, room.inWindow(limits.windowMs) + inWindows - limits.maxPerWindow + 1);
       return freesAt === undefined ? { count } : { count, reopensAt: freesAt };
     }
     count++;

@@ -293,6 +293,37 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     expect(await waiting).toMatchObject([{ workflowInstanceId: long, workerId: "worker-2" }]);
   });
 
+  it("a long poll held back by a rate window wakes once enough hand-outs have left it, not at each one's exit", async () => {
+    // One task name, two inline limits: two hand-outs of a 1 s window (5 a second), some milliseconds apart, fill the
+    // 60 s window of 1 a minute; the long task may go once both stopped counting. Woken at the first's
+    // exit, a poll finds the window still full: with many such hand-outs (a busy short window), every poll waiting on
+    // the queue woke at each.
+    const limited = (perWindow: number, windowSeconds: number) =>
+      simpleTask("w_lim_room", "limited", {}, { taskDefinition: { responseTimeoutSeconds: 60, rateLimitPerFrequency: perWindow, rateLimitFrequencyInSeconds: windowSeconds } });
+    await register({ name: "w_lim_room_short", tasks: [limited(5, 1)] });
+    await register({ name: "w_lim_room_long", tasks: [limited(1, 60)] });
+    for (let index = 0; index < 2; index++) {
+      await startWorkflow("w_lim_room_short");
+      await eventually(() => poll("w_lim_room"), (tasks) => tasks.length === 1, "a short window's task polled");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const long = await startWorkflow("w_lim_room_long");
+    await eventually(() => queueSize("w_lim_room"), (size) => size === 1, "the long window's task queued");
+    // Counted from here: the waits of each object (the queue's the only one waiting meanwhile).
+    const waits = new Map<WakeSignal, number>();
+    const { next } = WakeSignal.prototype;
+    WakeSignal.prototype.next = function (this: WakeSignal, waitMs: number) {
+      waits.set(this, (waits.get(this) ?? 0) + 1);
+      return next.call(this, waitMs);
+    };
+    try {
+      expect(await poll("w_lim_room", { timeout: "10000", workerid: "worker-2" })).toMatchObject([{ workflowInstanceId: long, workerId: "worker-2" }]);
+      expect([...waits.values()]).toEqual([1]);
+    } finally {
+      WakeSignal.prototype.next = next;
+    }
+  });
+
   it("a long poll whose visible tasks are held back by a limit wakes when an entry first in the queue's order becomes visible", async () => {
     // One task name: two tasks under a concurrentExecLimit of 1, and a task without limits of a priority-1 workflow
     // (first in the queue's order) that its worker puts back for a second.
