@@ -175,6 +175,15 @@ describe("GET /api/metrics", () => {
       const shown = depths.filter((name) => name?.startsWith("mt_many_"));
       expect(shown.length).toBeGreaterThan(MAX_DEPTH_QUEUES - 10);
       expect(shown).toEqual(names.slice(0, shown.length));
+      // A registered definition whose queue was never used (not listed) shows 0 and is not asked: a call would create
+      // an empty object for it at every scrape.
+      await env.DB.prepare(`DELETE FROM worker_queues WHERE task_name = ?`).bind(names[0]).run();
+      asked.length = 0;
+      const again = await collectMetrics({ ...env, TASK_QUEUE: queues }, [{ action: "TASK_READ", scope: "*" }]);
+      const unused = again.find((family) => family.name === "task_queue_depth")!.samples.find((sample) => sample.labels["taskType"] === names[0]);
+      expect(unused?.value).toBe(0);
+      expect(asked.some((name) => name.includes(`"${names[0]}"`))).toBe(false);
+      expect(asked).toHaveLength(MAX_DEPTH_QUEUES - 1);
     } finally {
       // Out again: left registered, every later scrape of this file asks 250 queue objects (seconds each here: the next
       // test that scrapes as the admin timed out).

@@ -96,10 +96,16 @@ export async function collectMetrics(env: Env, grants: readonly Grant[]): Promis
  * without bound.
  */
 async function registeredQueueDepths(env: Env, mayRead: (taskName: string) => boolean): Promise<Array<{ taskName: string; size: number }>> {
-  const { results } = await env.DB.prepare(`SELECT name FROM task_defs ORDER BY name`).all<{ name: string }>();
-  const names = results.map((row) => row.name).filter(mayRead).slice(0, MAX_DEPTH_QUEUES);
-  const sizes = await defaultQueueSizes(env, names);
-  return names.map((taskName, index) => ({ taskName, size: sizes[index]! }));
+  // A queue lists itself in worker_queues on its first use (see TaskQueue): one not listed has never held a task, so
+  // it shows 0 without a call, which would only create an empty object per definition never used at every scrape.
+  const { results } = await env.DB.prepare(
+    `SELECT t.name AS name, w.task_name IS NOT NULL AS listed FROM task_defs t LEFT JOIN worker_queues w ON w.task_name = t.name AND w.domain = '' ORDER BY t.name`,
+  ).all<{ name: string; listed: number }>();
+  const shown = results.filter((row) => mayRead(row.name)).slice(0, MAX_DEPTH_QUEUES);
+  const listed = shown.filter((row) => row.listed === 1).map((row) => row.name);
+  const sizes = await defaultQueueSizes(env, listed);
+  const sizeOf = new Map(listed.map((taskName, index) => [taskName, sizes[index]!]));
+  return shown.map((row) => ({ taskName: row.name, size: sizeOf.get(row.name) ?? 0 }));
 }
 
 /** True when `grants` let their holder read some task type's metrics: only then are the worker queues asked. */
