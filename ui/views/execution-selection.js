@@ -5,7 +5,7 @@ import { h, replaceChildren } from "../lib/dom.js";
 
 /**
  * @typedef {{ bulkErrorResults: Record<string, string>, bulkSuccessfulResults: string[] }} BulkResponse
- * @typedef {{ workflowId: string, parentWorkflowId?: string | null }} Selectable
+ * @typedef {{ workflowId: string, status?: string, parentWorkflowId?: string | null }} Selectable
  * @typedef {{ label: string, method: string, operation: string, question: (them: string) => string, danger?: boolean, reopens?: boolean }} BulkAction
  */
 
@@ -20,8 +20,38 @@ const BULK_ACTIONS = [
   { label: "Terminate", method: "POST", operation: "terminate", question: (them) => `Terminate ${them}? Running tasks are canceled and child workflows terminated.`, danger: true },
   { label: "Retry", method: "POST", operation: "retry", question: (them) => `Run ${them} again from their failed tasks?`, reopens: true },
   { label: "Restart", method: "POST", operation: "restart", question: (them) => `Run ${them} again from their first tasks, with the same input?`, reopens: true },
-  { label: "Remove", method: "POST", operation: "delete", question: (them) => `Delete ${them} for good, with their history? Only finished executions can be removed.`, danger: true },
+  // The service removes an execution whatever its status (docs/api.md, `DELETE /api/workflow/{id}/remove`): see bulkConfirmation.
+  { label: "Remove", method: "POST", operation: "delete", question: (them) => `Delete ${them} for good, with their history?`, danger: true },
 ];
+
+/** Statuses of an execution that has not ended: a removal terminates it first. */
+const UNFINISHED = new Set(["RUNNING", "PAUSED"]);
+
+/**
+ * What the confirmation of bulk action `operation` says of the executions chosen: its question, then the warnings
+ * that concern them. Running a sub workflow again reopens its parents (docs/api.md, "reopens its parents"); a removal
+ * terminates an execution still running or paused first, its child workflows with it, then deletes it, as Conductor's
+ * removeWorkflow deletes one whatever its status.
+ * @param {string} operation a bulk operation (`pause`, `delete`…)
+ * @param {Selectable[]} chosen
+ * @returns {{ question: string, warnings: string[] }}
+ */
+export function bulkConfirmation(operation, chosen) {
+  const action = BULK_ACTIONS.find((each) => each.operation === operation);
+  if (!action) throw new Error(`No bulk action ${operation}`);
+  const question = action.question(`the ${chosen.length} selected ${chosen.length === 1 ? "execution" : "executions"}`);
+  /** @type {string[]} */
+  const warnings = [];
+  const children = chosen.filter((summary) => summary.parentWorkflowId).length;
+  if (action.reopens && children > 0) {
+    warnings.push(`${children} of them ${children === 1 ? "is a sub workflow" : "are sub workflows"}: running one again may also reopen its parent workflow and that one's parents, up the tree.`);
+  }
+  const unfinished = chosen.filter((summary) => UNFINISHED.has(summary.status ?? "")).length;
+  if (operation === "delete" && unfinished > 0) {
+    warnings.push(`${unfinished} of them ${unfinished === 1 ? "is" : "are"} still running or paused: each is terminated first (its running tasks canceled, its child workflows terminated), then deleted.`);
+  }
+  return { question, warnings };
+}
 
 /** @param {number} count */
 const executions = (count) => `${count} ${count === 1 ? "execution" : "executions"}`;
@@ -122,15 +152,12 @@ export function executionSelection({ context, reload }) {
   function confirmAction(action) {
     const ids = [...selected];
     const reason = h("input", { id: "bulk-reason", name: "reason" });
+    // As the page on screen shows them: their status and parent decide the warnings.
+    const { question, warnings } = bulkConfirmation(action.operation, ids.map((id) => page.get(id) ?? { workflowId: id }));
     /** @type {HTMLElement[]} */
-    const body = [h("p", {}, action.question(`the ${ids.length} selected ${ids.length === 1 ? "execution" : "executions"}`))];
+    const body = [h("p", {}, question)];
     if (action.operation === "terminate") body.push(h("label", { for: "bulk-reason" }, "Reason (optional)"), reason);
-    // As on an execution's own page: running a sub workflow again reaches beyond it (docs/api.md, "reopens its parents").
-    const children = ids.filter((id) => page.get(id)?.parentWorkflowId).length;
-    if (action.reopens && children > 0) {
-      body.push(h("p", { className: "warning reopen-warning" },
-        `${children} of them ${children === 1 ? "is a sub workflow" : "are sub workflows"}: running one again may also reopen its parent workflow and that one's parents, up the tree.`));
-    }
+    for (const warning of warnings) body.push(h("p", { className: action.reopens ? "warning reopen-warning" : "warning" }, warning));
     /** @type {BulkResponse | undefined} */
     let answer;
     void openDialog({
