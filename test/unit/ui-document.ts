@@ -9,6 +9,17 @@ export class FakeNode {
     this.childNodes.push(child);
     return child;
   }
+  /** As the DOM's: nodes, and strings as text. */
+  append(...children: Array<FakeNode | string>): void {
+    for (const child of children) this.appendChild(typeof child === "string" ? new FakeText(child) : child);
+  }
+  get firstChild(): FakeNode | null {
+    return this.childNodes[0] ?? null;
+  }
+  removeChild(child: FakeNode): FakeNode {
+    this.childNodes.splice(this.childNodes.indexOf(child), 1);
+    return child;
+  }
   get textContent(): string {
     return this.childNodes.map((child) => child.textContent).join("");
   }

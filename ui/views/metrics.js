@@ -1,5 +1,5 @@
 // @ts-check
-import { api, ApiError } from "../lib/api.js";
+import { api, ApiError, errorMessage } from "../lib/api.js";
 import { h, replaceChildren } from "../lib/dom.js";
 
 /**
@@ -174,8 +174,10 @@ export async function renderMetrics(container, _params, context) {
     try {
       text = /** @type {string} */ (await api("GET", "/api/metrics"));
     } catch (error) {
-      if (!(error instanceof ApiError && error.status === 403)) throw error;
-      if (context.active()) replaceChildren(body, h("p", { className: "empty" }, "Metrics are shown to users who may read workflows (WORKFLOW_READ) or tasks (TASK_READ)."));
+      // Shown in the page, whether it was its first read or a Refresh (whose click has no one else to tell).
+      if (context.active()) replaceChildren(body, error instanceof ApiError && error.status === 403
+        ? h("p", { className: "empty" }, "Metrics are shown to users who may read workflows (WORKFLOW_READ) or tasks (TASK_READ).")
+        : h("p", { className: "error", role: "alert" }, errorMessage(error)));
       return;
     }
     if (!context.active()) return;

@@ -1,5 +1,5 @@
 // @ts-check
-import { ApiError, api } from "../lib/api.js";
+import { ApiError, api, errorMessage } from "../lib/api.js";
 import { h, replaceChildren } from "../lib/dom.js";
 import { pollAgeText } from "./task-defs.js";
 
@@ -84,8 +84,10 @@ export async function renderQueues(container, _params, context) {
         /** @type {Promise<Array<{ name: string }>>} */ (api("GET", "/api/metadata/taskdefs")),
       ]);
     } catch (error) {
-      if (!(error instanceof ApiError && error.status === 403)) throw error;
-      if (context.active()) replaceChildren(body, h("p", { className: "empty" }, "Worker queues are shown to users who may read tasks (TASK_READ, on some task names)."));
+      // Shown in the page, whether it was its first read or a Refresh (whose click has no one else to tell).
+      if (context.active()) replaceChildren(body, error instanceof ApiError && error.status === 403
+        ? h("p", { className: "empty" }, "Worker queues are shown to users who may read tasks (TASK_READ, on some task names).")
+        : h("p", { className: "error", role: "alert" }, errorMessage(error)));
       return undefined;
     }
   }

@@ -1,5 +1,5 @@
 // @ts-check
-import { api, permissionsAt } from "../lib/api.js";
+import { api, errorMessage, permissionsAt } from "../lib/api.js";
 import { h, matchesFilter, replaceChildren, tagList } from "../lib/dom.js";
 import { entityEditor } from "../lib/entity-editor.js";
 
@@ -161,7 +161,16 @@ async function workersPanel(name, context) {
   const body = h("div", { "aria-live": "polite" });
   const refresh = h("button", { type: "button", className: "secondary", onclick: () => void load() }, "Refresh");
   async function load() {
-    const [sizes, polls] = await Promise.all([queueSizes([name]), /** @type {Promise<PollData[]>} */ (api("GET", `/api/tasks/queue/polldata?taskType=${encodeURIComponent(name)}`))]);
+    /** @type {[Map<string, number>, PollData[]]} */
+    let answers;
+    try {
+      answers = await Promise.all([queueSizes([name]), /** @type {Promise<PollData[]>} */ (api("GET", `/api/tasks/queue/polldata?taskType=${encodeURIComponent(name)}`))]);
+    } catch (error) {
+      // Shown in the panel, whether it was its first read or a Refresh (whose click has no one else to tell).
+      if (context.active()) replaceChildren(body, h("p", { className: "error", role: "alert" }, errorMessage(error)));
+      return;
+    }
+    const [sizes, polls] = answers;
     if (!context.active()) return;
     const waiting = sizes.get(name) ?? 0;
     const now = Date.now();
