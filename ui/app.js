@@ -1,6 +1,7 @@
 // @ts-check
 import { forgetPermissions, isLoggedIn, logOut, me, setSessionEndHandler, errorMessage } from "./lib/api.js";
 import { h, replaceChildren } from "./lib/dom.js";
+import { decodePart, readHash } from "./lib/hash.js";
 import { renderApplication, renderApplications, renderGroup, renderGroups, renderRoleEditor, renderRoles, renderUser, renderUsers } from "./views/access.js";
 import { renderDefinition, renderDefinitionEditor } from "./views/definition.js";
 import { renderDefinitions } from "./views/definitions.js";
@@ -95,9 +96,7 @@ async function route() {
   const current = ++generation;
   /** @type {ViewContext} */
   const context = { notify, go, active: () => current === generation };
-  const raw = decodeURIComponent(location.hash.replace(/^#\/?/, ""));
-  const [path = "", query = ""] = raw.split("?");
-  const params = new URLSearchParams(query);
+  const { raw, path, params } = readHash(location.hash);
   statusLine.textContent = "";
   replaceChildren(main);
   if (!isLoggedIn()) {
@@ -118,7 +117,7 @@ async function route() {
     markNav(path);
     void ensureUser();
     try {
-      await view(main, params, context, ...match.slice(1).map((part) => decodeURIComponent(part)));
+      await view(main, params, context, ...match.slice(1).map(decodePart));
     } catch (error) {
       if (context.active()) notify(errorMessage(error), "error");
     }

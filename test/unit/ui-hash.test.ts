@@ -1,0 +1,51 @@
+// The web UI's router reading the page's address (ui/lib/hash.js, a plain ES module run in Node): the names and
+// filters the views write into it come back to the views as they were written.
+import { describe, expect, it } from "vitest";
+
+interface HashModule {
+  readHash(hash: string): { raw: string; path: string; params: URLSearchParams };
+  decodePart(part: string): string;
+}
+interface SearchPageModule {
+  searchHash(route: string, filters: Array<[string, string]>, pageStart: number, trailing?: Array<[string, string]>): string;
+}
+
+// By URL: the modules are plain JavaScript without type declarations, so TypeScript must not resolve them.
+const { readHash, decodePart } = (await import(/* @vite-ignore */ new URL("../../ui/lib/hash.js", import.meta.url).href)) as HashModule;
+const { searchHash } = (await import(/* @vite-ignore */ new URL("../../ui/lib/search-page.js", import.meta.url).href)) as SearchPageModule;
+
+/** Two of the router's routes (ui/app.js), matched as it matches them: against the path, each part decoded. */
+const DEFINITION = /^definitions\/([^/]+)\/(\d+)$/;
+const TASK_DEF = /^taskdefs\/(.+)$/;
+function routed(pattern: RegExp, hash: string): string[] | null {
+  const match = pattern.exec(readHash(hash).path);
+  return match === null ? null : match.slice(1).map(decodePart);
+}
+
+// Workflow and task definition names may hold any character but ':' (src/engine/definition/validate.ts, task-def.ts).
+const NAMES = ["orders", "R&D", "50% off", "a/b", "C++ build", "why?", "#1 flow", "naïve"];
+
+describe("the UI's router", () => {
+  it("hands a definition's page its name whole, however the name is spelt", () => {
+    for (const name of NAMES) {
+      expect(routed(DEFINITION, `#/definitions/${encodeURIComponent(name)}/2`)).toEqual([name, "2"]);
+      expect(routed(TASK_DEF, `#/taskdefs/${encodeURIComponent(name)}`)).toEqual([name]);
+    }
+  });
+
+  it("hands the executions list the workflow name its filter was given, and the other filters beside it", () => {
+    for (const name of NAMES) {
+      const { path, params } = readHash(searchHash("#/executions", [["status", "FAILED"], ["workflowName", name]], 25, [["live", "off"]]));
+      expect(path).toBe("executions");
+      expect(Object.fromEntries(params)).toEqual({ status: "FAILED", workflowName: name, start: "25", live: "off" });
+      // As the definition page's Executions link and the Metrics page write it.
+      expect(readHash(`#/executions?workflowName=${encodeURIComponent(name)}`).params.get("workflowName")).toBe(name);
+    }
+  });
+
+  it("keeps the address as written to come back to after a login, and takes a % typed by hand as it is", () => {
+    expect(readHash("#/definitions/R%26D/2?x=1").raw).toBe("definitions/R%26D/2?x=1");
+    expect(readHash("").path).toBe("");
+    expect(routed(TASK_DEF, "#/taskdefs/100%")).toEqual(["100%"]);
+  });
+});
