@@ -40,6 +40,48 @@ export function isCompletableByHand(task) {
   return flag === true || flag === "true";
 }
 
+/** What the service shows in place of a masked value (docs/api.md, "Masked parameters"). */
+const MASKED = "***";
+
+/** @param {unknown} value @returns {boolean} whether `value` is or holds the text the service shows for a masked value */
+function holdsMasked(value) {
+  if (value === MASKED) return true;
+  if (Array.isArray(value)) return value.some(holdsMasked);
+  return value !== null && typeof value === "object" && Object.values(value).some(holdsMasked);
+}
+
+/**
+ * The request that completes or fails `task` by hand with the output fields typed (`fields`, merged into its output)
+ * and, for a failure, `reason` ("" for none). The task's output as shown holds *** for masked values (`_secrets`,
+ * `_masked`, the definition's `maskedFields`) whose real values the execution keeps, so it is never sent back: a
+ * TaskResult's `outputData` replaces the output (Conductor's rule), which would store ***. Without fields, a TaskResult
+ * without `outputData` keeps the output as stored; with fields, Conductor's queue update of that task instance merges
+ * them in on the service's side. A failure with both a reason and fields (which that update cannot carry) sends the
+ * output shown with the fields, refused when the output holds masked values rather than overwriting them.
+ * @param {string} workflowId
+ * @param {{ taskId: string, outputData?: Record<string, unknown> }} task
+ * @param {"COMPLETED" | "FAILED"} status
+ * @param {Record<string, unknown>} fields
+ * @param {string} reason
+ * @returns {{ method: string, path: string, body: unknown }}
+ */
+export function manualResult(workflowId, task, status, fields, reason) {
+  const typed = Object.keys(fields).length > 0;
+  if (typed && reason === "") {
+    return { method: "POST", path: `/api/queue/update/${encodeURIComponent(workflowId)}/task/${encodeURIComponent(task.taskId)}/${status}`, body: fields };
+  }
+  /** @type {Record<string, unknown>} */
+  const result = { workflowInstanceId: workflowId, taskId: task.taskId, status };
+  if (reason !== "") result["reasonForIncompletion"] = reason;
+  if (typed) {
+    if (holdsMasked(task.outputData)) {
+      throw new Error("The task's output holds masked values (shown as ***), which a failure with both a reason and output fields would overwrite: give the reason or the fields, not both.");
+    }
+    result["outputData"] = { ...(task.outputData ?? {}), ...fields };
+  }
+  return { method: "POST", path: "/api/tasks", body: result };
+}
+
 /**
  * The reference name a skip of a step's pending task names (`PUT .../skiptask/{ref}`), null when the service would
  * refuse to skip it: it is not pending, or it is a SUB_WORKFLOW (its child would run on detached) or a DO_WHILE or WHILE
@@ -310,12 +352,8 @@ export async function renderExecution(container, params, context, workflowId = "
       danger: status === "FAILED",
       field: "outputData",
       send: async (output) => {
-        /** @type {Record<string, unknown>} */
-        // A TaskResult's outputData replaces the task's output (Conductor's rule): what the worker reported is kept by
-        // sending it along, as the Java client's TaskResult(task) does.
-        const update = { workflowInstanceId: current.workflowId, taskId: task.taskId, status, outputData: { ...(task.outputData ?? {}), ...output } };
-        if (status === "FAILED" && reason.value.trim()) update["reasonForIncompletion"] = reason.value.trim();
-        await api("POST", "/api/tasks", update);
+        const request = manualResult(current.workflowId, task, status, output, status === "FAILED" ? reason.value.trim() : "");
+        await api(request.method, request.path, request.body);
       },
       done: `${task.referenceTaskName}: ${status === "COMPLETED" ? "completed" : "failed"} by hand`,
     });
