@@ -14,7 +14,8 @@ const PAGE_SIZE = 25;
 
 /**
  * The task search's `query` for the filters given: each one that is set, joined by AND. A value is quoted, so that a
- * name holding spaces stays one value.
+ * name holding spaces stays one value, with a backslash before each quote or backslash it holds, as the service reads
+ * a quoted value (`'O\'Brien'` is O'Brien): a name may hold any character but ':'.
  * @param {{ status?: string, taskType?: string, workflowType?: string }} filters
  * @returns {string}
  */
@@ -22,7 +23,7 @@ export function taskQuery(filters) {
   /** @type {string[]} */
   const clauses = [];
   for (const [field, value] of /** @type {Array<[string, string | undefined]>} */ ([["status", filters.status], ["taskType", filters.taskType], ["workflowType", filters.workflowType]])) {
-    if (value) clauses.push(`${field} = '${value}'`);
+    if (value) clauses.push(`${field} = '${value.replace(/[\\']/g, (character) => `\\${character}`)}'`);
   }
   return clauses.join(" AND ");
 }
