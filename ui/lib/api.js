@@ -226,11 +226,18 @@ export function me(scope = "*") {
  * @type {Map<string, Promise<Set<string>>>}
  */
 const permissionCache = new Map();
-/** @param {string} scope */
+/**
+ * The caller's permissions at `scope`; none while the service cannot say (a 5xx, a 429, no network), which is not
+ * kept: the next page asks again rather than hiding the actions the caller holds until the next login.
+ * @param {string} scope
+ */
 export function permissionsAt(scope) {
   let cached = permissionCache.get(scope);
   if (!cached) {
-    cached = me(scope).then((answer) => new Set(answer.permissions), () => new Set());
+    cached = me(scope).then((answer) => new Set(answer.permissions), () => {
+      permissionCache.delete(scope);
+      return new Set();
+    });
     permissionCache.set(scope, cached);
   }
   return cached;
