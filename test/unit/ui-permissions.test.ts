@@ -1,9 +1,11 @@
 // The web UI's look-up of the caller's permissions (ui/lib/api.js, permissionsAt), against a fake server in Node:
 // pages decide which actions to offer from it.
-import { describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 
 interface UiApi {
   permissionsAt(scope: string): Promise<Set<string>>;
+  forgetPermissions(): void;
+  FAILED_PERMISSIONS_KEPT_MS: number;
 }
 
 vi.stubGlobal("sessionStorage", { getItem: () => "a-token", setItem: () => {}, removeItem: () => {} });
@@ -16,16 +18,35 @@ vi.stubGlobal("fetch", async (path: string) => {
 const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
 // By URL: the module is plain JavaScript without type declarations, so TypeScript must not resolve it.
-const { permissionsAt } = (await import(/* @vite-ignore */ new URL("../../ui/lib/api.js", import.meta.url).href)) as UiApi;
+const { permissionsAt, forgetPermissions, FAILED_PERMISSIONS_KEPT_MS } = (await import(/* @vite-ignore */ new URL("../../ui/lib/api.js", import.meta.url).href)) as UiApi;
 
 describe("the UI's permissions look-up", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    forgetPermissions();
+    asked.length = 0;
+  });
+
   it("keeps what the service said for the page's life, but asks again after a failure instead of keeping none", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
     answers = [json(503, { error: "UNAVAILABLE", message: "busy" })];
     expect([...(await permissionsAt("workflow:orders"))]).toEqual([]);
+    vi.advanceTimersByTime(FAILED_PERMISSIONS_KEPT_MS);
     answers = [json(200, { userId: "ann", scope: "workflow:orders", permissions: ["WORKFLOW_READ", "WORKFLOW_ADMIN"] })];
     expect([...(await permissionsAt("workflow:orders"))]).toEqual(["WORKFLOW_READ", "WORKFLOW_ADMIN"]);
     // Known now: not asked again.
     expect([...(await permissionsAt("workflow:orders"))]).toEqual(["WORKFLOW_READ", "WORKFLOW_ADMIN"]);
     expect(asked).toEqual(["/api/security/permissions?scope=workflow%3Aorders", "/api/security/permissions?scope=workflow%3Aorders"]);
+  });
+
+  it("does not ask again on every refresh while a look-up keeps failing", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    // The execution page looks its task's scopes up on every refresh (2 s): fifteen refreshes within the hold.
+    for (let refresh = 0; refresh < 15; refresh++) {
+      answers = [json(503, { error: "UNAVAILABLE", message: "busy" })];
+      expect([...(await permissionsAt("task:approve"))]).toEqual([]);
+      vi.advanceTimersByTime(1_900);
+    }
+    expect(asked).toEqual(["/api/security/permissions?scope=task%3Aapprove"]);
   });
 });

@@ -227,21 +227,43 @@ export function me(scope = "*") {
  */
 const permissionCache = new Map();
 /**
- * The caller's permissions at `scope`; none while the service cannot say (a 5xx, a 429, no network), which is not
- * kept: the next page asks again rather than hiding the actions the caller holds until the next login.
+ * How long a failed look-up's "none" stands before its scope is asked again. The execution page looks up its task's
+ * scopes on every refresh (2 s) and the executions list one scope per workflow name shown (up to 25, every 3 s): asked
+ * again at once, a look-up failing for a while (a 503 or 429, which ask the caller to wait; no network) would be sent
+ * again on every refresh, each adding to the load that refused it.
+ */
+export const FAILED_PERMISSIONS_KEPT_MS = 30_000;
+/**
+ * When each scope whose look-up failed may be asked again (Date.now() time).
+ * @type {Map<string, number>}
+ */
+const failedUntil = new Map();
+/**
+ * The caller's permissions at `scope`; none while the service cannot say (a 5xx, a 429, no network), which is kept for
+ * FAILED_PERMISSIONS_KEPT_MS only: a later page asks again rather than hiding the actions the caller holds until the
+ * next login, without asking on every refresh meanwhile.
  * @param {string} scope
  */
 export function permissionsAt(scope) {
+  const retryAt = failedUntil.get(scope);
+  if (retryAt !== undefined && Date.now() >= retryAt) {
+    failedUntil.delete(scope);
+    permissionCache.delete(scope);
+  }
   let cached = permissionCache.get(scope);
   if (!cached) {
-    cached = me(scope).then((answer) => new Set(answer.permissions), () => {
-      permissionCache.delete(scope);
+    /** @type {Promise<Set<string>>} */
+    const asked = me(scope).then((answer) => new Set(answer.permissions), () => {
+      // Unless a login has started over meanwhile (forgetPermissions), and so asks for itself.
+      if (permissionCache.get(scope) === asked) failedUntil.set(scope, Date.now() + FAILED_PERMISSIONS_KEPT_MS);
       return new Set();
     });
+    cached = asked;
     permissionCache.set(scope, cached);
   }
   return cached;
 }
 export function forgetPermissions() {
   permissionCache.clear();
+  failedUntil.clear();
 }
