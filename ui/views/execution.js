@@ -54,10 +54,12 @@ function holdsMasked(value) {
  * The request that completes or fails `task` by hand with the output fields typed (`fields`, merged into its output)
  * and, for a failure, `reason` ("" for none). The task's output as shown holds *** for masked values (`_secrets`,
  * `_masked`, the definition's `maskedFields`) whose real values the execution keeps, so it is never sent back: a
- * TaskResult's `outputData` replaces the output (Conductor's rule), which would store ***. Without fields, a TaskResult
- * without `outputData` keeps the output as stored; with fields, Conductor's queue update of that task instance merges
- * them in on the service's side. A failure with both a reason and fields (which that update cannot carry) sends the
- * output shown with the fields, refused when the output holds masked values rather than overwriting them.
+ * TaskResult's `outputData` replaces the output (Conductor's rule), which would store ***. Without a reason, Conductor's
+ * queue update of that task instance merges the fields (none: `{}`) into the output on the service's side, and refuses
+ * (409) a task no longer pending, which `POST /api/tasks` answers 200 as if it had taken it (a worker's resent result):
+ * the dialog then says so rather than "completed by hand". A failure with a reason, which that update cannot carry, is
+ * a TaskResult: without fields, without `outputData` (the output kept as stored); with fields, the output shown with
+ * them, refused when the output holds masked values rather than overwriting them.
  * @param {string} workflowId
  * @param {{ taskId: string, outputData?: Record<string, unknown> }} task
  * @param {"COMPLETED" | "FAILED"} status
@@ -67,7 +69,7 @@ function holdsMasked(value) {
  */
 export function manualResult(workflowId, task, status, fields, reason) {
   const typed = Object.keys(fields).length > 0;
-  if (typed && reason === "") {
+  if (reason === "") {
     return { method: "POST", path: `/api/queue/update/${encodeURIComponent(workflowId)}/task/${encodeURIComponent(task.taskId)}/${status}`, body: fields };
   }
   /** @type {Record<string, unknown>} */
