@@ -306,6 +306,11 @@ export interface StateUpdate {
 export interface SettledWorkflow {
   workflowJson: string;
   status: WorkflowStatus;
+  /**
+   * The wait ran out with the execution neither ended nor waiting on something from outside (nor at a task it was told
+   * to stop at): Conductor's `signalTimeout`, which its SignalResponse carries.
+   */
+  timedOut: boolean;
 }
 
 /** The WAIT task a signal resolves, in the execution that holds it (the signalled one, or a child it runs). */
@@ -889,23 +894,25 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** Waits as {@link WorkflowExecution.execute} does, then answers the Workflow JSON. */
   async #settledWorkflow(waitMs: number, waitUntilTaskRefs: readonly string[]): Promise<ActorResult<SettledWorkflow>> {
-    await this.#settled(waitMs, new Set(waitUntilTaskRefs));
+    const timedOut = await this.#settled(waitMs, new Set(waitUntilTaskRefs));
     // Removed while this call waited (it could finish meanwhile): there is nothing left to show.
     const execution = this.#execution;
     if (!execution || this.#removing) return refused(this.#notFound());
-    return ok({ workflowJson: this.#workflowJson(execution, true), status: execution.status });
+    return ok({ workflowJson: this.#workflowJson(execution, true), status: execution.status, timedOut });
   }
 
   /**
    * Waits (at most `waitMs`) until this execution ends or waits on something from outside, through any
-   * child it waits for: how a parent's execute call follows its children. Answers what it came to.
+   * child it waits for: how a parent's execute call follows its children. Answers what it came to: "timedOut" when
+   * the time ran out first (it still runs, busy), "waiting" when it waits on something from outside.
    */
-  async settle(waitMs: number): Promise<"finished" | "waiting" | "gone"> {
+  async settle(waitMs: number): Promise<"finished" | "waiting" | "timedOut" | "gone"> {
     this.#recover();
-    await this.#settled(waitMs);
+    const timedOut = await this.#settled(waitMs);
     const execution = this.#execution;
     if (!execution || this.#removing) return "gone";
-    return TERMINAL_WORKFLOW_STATUSES.has(execution.status) ? "finished" : "waiting";
+    if (TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return "finished";
+    return timedOut ? "timedOut" : "waiting";
   }
 
   /**
@@ -2874,24 +2881,33 @@ export class WorkflowExecution extends DurableObject<Env> {
    * Resolves when the execution is finished or waits on something from outside, or after `waitMs`, or once one of
    * its tasks named in `until` has completed. One that waits for its child is settled only once that child is (the
    * child's own wait follows its children): a child that finishes sends its notice, which moves this execution on.
+   * True when it stopped because `waitMs` had passed with none of those reached (Conductor's `signalTimeout`): what
+   * it came to is looked at before the time is, so a wait of 0 over an execution that has ended or blocks is no timeout.
    */
-  async #settled(waitMs: number, until: ReadonlySet<string> = new Set()): Promise<void> {
+  async #settled(waitMs: number, until: ReadonlySet<string> = new Set()): Promise<boolean> {
     const deadline = Date.now() + waitMs;
     for (;;) {
       const execution = this.#execution;
+      if (!execution) return false;
+      if (until.size > 0 && hasEndedTask(execution, until)) return false;
       const remaining = deadline - Date.now();
-      if (!execution || remaining <= 0) return;
-      if (until.size > 0 && hasEndedTask(execution, until)) return;
       if (!isBlocked(execution)) {
+        if (remaining <= 0) return true;
         await this.#changed.next(remaining);
         continue;
       }
       const childId = awaitedChildId(execution);
-      if (childId === undefined) return;
-      if ((await executionStub(this.env, childId).settle(remaining)) !== "finished") return;
-      // Its notice may have come while the child was asked; if not, it is on its way.
+      if (childId === undefined) return false;
+      // With no time left the child is still asked (it answers at once) whether it waits outside or is busy.
+      const child = await executionStub(this.env, childId).settle(Math.max(0, remaining));
+      if (child !== "finished") return child === "timedOut";
+      // Its notice may have come while the child was asked (look again); if not, it is on its way: wait for it, or,
+      // with no time left for that, a timeout (this execution has not moved on).
       const now = this.#execution;
-      if (now && awaitedChildId(now) === childId) await this.#changed.next(deadline - Date.now());
+      if (!now || awaitedChildId(now) !== childId) continue;
+      const left = deadline - Date.now();
+      if (left <= 0) return true;
+      await this.#changed.next(left);
     }
   }
 

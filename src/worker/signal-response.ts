@@ -113,15 +113,28 @@ async function mayRead(authorize: PathAuthorizer, workflowId: string): Promise<b
   }
 }
 
+/** How the wait before a SignalResponse went: the `waitUntilTaskRef` names it was given, and whether it ran out. */
+export interface SignalWait {
+  untilTaskRefs?: readonly string[];
+  /** The wait ran out with the workflow still busy (Conductor's `signalTimeout`). */
+  timedOut: boolean;
+}
+
 /**
  * Orkes' SignalResponse for `top`, the workflow the call acted on: which answer it is and `top`'s status, with the
  * fields `strategy` asks for. `authorize` (asked for only by the BLOCKING_* strategies) decides which children the
- * caller may be shown. `untilTaskRefs`, the call's `waitUntilTaskRef` names, change what blocks (see
+ * caller may be shown. `wait.untilTaskRefs`, the call's `waitUntilTaskRef` names, change what blocks (see
  * {@link signalledOrNamedPoint}); without them, or when that finds nothing, it is the first pending task.
  */
-export async function signalResponse(env: Env, strategy: ReturnStrategy, top: WorkflowView, authorize: () => Promise<PathAuthorizer>, untilTaskRefs: readonly string[] = []): Promise<JsonObject> {
-  // The target's variables, whatever the strategy, as the clients' SignalResponse reads them (targetWorkflowVariables).
-  const header: JsonObject = { ...responseHeader(strategy, top.workflowId, top.status), ...(top["variables"] === undefined ? {} : { targetWorkflowVariables: top["variables"] }) };
+export async function signalResponse(env: Env, strategy: ReturnStrategy, top: WorkflowView, authorize: () => Promise<PathAuthorizer>, wait: SignalWait): Promise<JsonObject> {
+  const untilTaskRefs = wait.untilTaskRefs ?? [];
+  // The target's variables, whatever the strategy, as the clients' SignalResponse reads them (targetWorkflowVariables),
+  // and whether the wait ran out (signalTimeout, a boolean in every answer as the Java client's field is).
+  const header: JsonObject = {
+    ...responseHeader(strategy, top.workflowId, top.status),
+    ...(top["variables"] === undefined ? {} : { targetWorkflowVariables: top["variables"] }),
+    signalTimeout: wait.timedOut,
+  };
   if (strategy === "TARGET_WORKFLOW") return { ...top, ...header };
   const authorizer = await authorize();
   const named = untilTaskRefs.length === 0 ? undefined : await signalledOrNamedPoint(env, top, new Set(untilTaskRefs), authorizer);

@@ -66,7 +66,7 @@ export type StartRefusalCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "ALR
 /** The outcome of a start. `existing` is true when an idempotency key returned an earlier execution. */
 export type StartOutcome =
   /** `version`: the definition's version the execution started with, when this call started it (not `existing`). */
-  | { ok: true; workflowId: string; existing: boolean; version?: number; workflowJson?: string; workflowStatus?: WorkflowStatus }
+  | { ok: true; workflowId: string; existing: boolean; version?: number; workflowJson?: string; workflowStatus?: WorkflowStatus; timedOut?: boolean }
   | { ok: false; code: StartRefusalCode; message: string; issues?: ValidationIssue[] };
 
 /**
@@ -183,7 +183,7 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
   if (waitMs !== undefined) {
     const executed = await call(async (stub) => await stub.execute(params, waitMs, waitUntilTaskRefs));
     if (!executed.ok) return { ok: false, code: executed.error.kind === "NOT_FOUND" ? "EXECUTION_REMOVED" : "ALREADY_STARTED", message: executed.error.message };
-    return { ok: true, workflowId, existing, workflowJson: executed.value.workflowJson, workflowStatus: executed.value.status };
+    return { ok: true, workflowId, existing, workflowJson: executed.value.workflowJson, workflowStatus: executed.value.status, timedOut: executed.value.timedOut };
   }
   const started = await call(async (stub) => await stub.start(params));
   if (!started.ok) return { ok: false, code: "ALREADY_STARTED", message: started.error.message };

@@ -114,6 +114,7 @@ describe("execute's returnStrategy and consistency", () => {
       targetWorkflowId: expect.any(String),
       targetWorkflowStatus: "RUNNING",
       targetWorkflowVariables: {},
+      signalTimeout: false,
       workflowId: expect.any(String),
       workflowType: "exec_strategy_child",
       taskId: expect.any(String),
@@ -137,7 +138,7 @@ describe("execute's returnStrategy and consistency", () => {
     // Ended: nothing blocks it, so only where it ended.
     await register({ name: "exec_strategy_done", tasks: [inline("prep")] });
     const ended = (await execute("exec_strategy_done", "?returnStrategy=BLOCKING_TASK")).run as unknown as JsonObject;
-    expect(ended).toEqual({ responseType: "BLOCKING_TASK", targetWorkflowId: ended["workflowId"], targetWorkflowStatus: "COMPLETED", targetWorkflowVariables: {}, workflowId: expect.any(String), workflowType: "exec_strategy_done", requestId: expect.any(String) });
+    expect(ended).toEqual({ responseType: "BLOCKING_TASK", targetWorkflowId: ended["workflowId"], targetWorkflowStatus: "COMPLETED", targetWorkflowVariables: {}, signalTimeout: false, workflowId: expect.any(String), workflowType: "exec_strategy_done", requestId: expect.any(String) });
   });
 
   it("with waitUntilTaskRef, BLOCKING_* answer the named task that has ended (Conductor's WorkflowSignalResponder), not the task pending after it", async () => {
@@ -229,6 +230,29 @@ describe("execute's returnStrategy and consistency", () => {
     expect(childOf((await as(parentReader.token, "TARGET_WORKFLOW")) as WorkflowJson)).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it("says signalTimeout (Conductor's SignalResponse flag) only when waitForSeconds ran out with the workflow busy, in the child it waits for too", async () => {
+    await register({ name: "exec_timeout_busy", tasks: [inline("prep"), simple("work")] });
+    await register({ name: "exec_timeout_waits", tasks: [inline("prep"), wait("hold")] });
+    await register({ name: "exec_timeout_ends", tasks: [inline("prep")] });
+    await register({ name: "exec_timeout_parent_busy", tasks: [subTask("sub", "exec_timeout_busy")] });
+    await register({ name: "exec_timeout_parent_waits", tasks: [subTask("sub", "exec_timeout_waits")] });
+    const timedOut = async (name: string, query: string): Promise<unknown> => (await execute(name, query)).run["signalTimeout"];
+    for (const strategy of ["TARGET_WORKFLOW", "BLOCKING_WORKFLOW", "BLOCKING_TASK", "BLOCKING_TASK_INPUT", "BLOCKING_TASK_LIST"]) {
+      // A worker's task nobody polls keeps the workflow busy: the wait runs out.
+      expect(await timedOut("exec_timeout_busy", `?waitForSeconds=1&returnStrategy=${strategy}`), strategy).toBe(true);
+      expect(await timedOut("exec_timeout_parent_busy", `?waitForSeconds=1&returnStrategy=${strategy}`), strategy).toBe(true);
+      // Ended, or waiting for a signal (here or in the child): the answer came before the time ran out.
+      expect(await timedOut("exec_timeout_ends", `?returnStrategy=${strategy}`), strategy).toBe(false);
+      expect(await timedOut("exec_timeout_waits", `?waitForSeconds=5&returnStrategy=${strategy}`), strategy).toBe(false);
+      expect(await timedOut("exec_timeout_parent_waits", `?waitForSeconds=5&returnStrategy=${strategy}`), strategy).toBe(false);
+    }
+    // A task named in waitUntilTaskRef that has ended is no timeout, though the workflow goes on (206).
+    const partial = await execute("exec_timeout_busy", "?waitUntilTaskRef=prep&waitForSeconds=5");
+    expect([partial.status, partial.run["signalTimeout"]]).toEqual([206, false]);
+    // No time to wait at all: an ended workflow is still no timeout.
+    expect(await timedOut("exec_timeout_ends", "?waitForSeconds=0")).toBe(false);
+  });
+
   it("accepts the consistency levels of the official client (every start here is durable), all alike", async () => {
     await register({ name: "exec_consistency", tasks: [inline("prep")] });
     for (const consistency of ["SYNCHRONOUS", "DURABLE", "REGION_DURABLE", ""]) {
@@ -276,7 +300,7 @@ describe("Orkes' state update (POST /api/workflow/{workflowId}/state)", () => {
     const response = await update(workflowId, { taskReferenceName: "approve", taskResult: { status: "COMPLETED", outputData: { by: "ann" } }, variables: { decision: "yes" } }, "?requestId=r-1");
     expect(response.status).toBe(200);
     const run = (await response.json()) as Run;
-    expect(run).toMatchObject({ workflowId, status: "RUNNING", variables: { decision: "yes" }, requestId: "r-1", responseType: "TARGET_WORKFLOW", targetWorkflowId: workflowId, targetWorkflowStatus: "RUNNING" });
+    expect(run).toMatchObject({ workflowId, status: "RUNNING", variables: { decision: "yes" }, requestId: "r-1", responseType: "TARGET_WORKFLOW", targetWorkflowId: workflowId, targetWorkflowStatus: "RUNNING", signalTimeout: false });
     // The variables were there before the task that follows the completed one was scheduled: one decision.
     expect(statuses(run)).toEqual(["approve:COMPLETED", "show:COMPLETED", "ship:IN_PROGRESS"]);
     expect(run.tasks[0]!.outputData).toEqual({ by: "ann" });

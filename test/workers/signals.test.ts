@@ -76,6 +76,26 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
     expect(await hits("signal-sync-between")).toBe(1);
   });
 
+  it("synchronous: says signalTimeout (Conductor's SignalResponse flag) only when timeoutMillis ran out with the workflow busy after the signal", async () => {
+    const unpolled: JsonObject = { name: "signal_timeout_worker", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} };
+    await register({ name: "signal_timeout", tasks: [wait("approval"), unpolled] });
+    await register({ name: "signal_timeout_waits", tasks: [wait("approval"), wait("again")] });
+    for (const strategy of ["TARGET_WORKFLOW", "BLOCKING_TASK"]) {
+      // The signal moves the workflow on to a worker's task nobody polls: busy when the time runs out.
+      const busyId = await startWorkflow("signal_timeout");
+      await waitFor(busyId, waitingIn("approval"));
+      const busy = await apiOk<JsonObject>("POST", `/api/tasks/${busyId}/COMPLETED/signal/sync?timeoutMillis=500&returnStrategy=${strategy}`, {});
+      expect(busy, strategy).toMatchObject({ targetWorkflowStatus: "RUNNING", signalTimeout: true });
+      // Waiting again for a signal, or nothing applied (nothing waits): answered in time.
+      const waitsId = await startWorkflow("signal_timeout_waits");
+      await waitFor(waitsId, waitingIn("approval"));
+      const waits = await apiOk<JsonObject>("POST", `/api/tasks/${waitsId}/COMPLETED/signal/sync?timeoutMillis=5000&returnStrategy=${strategy}`, {});
+      expect(waits, strategy).toMatchObject({ targetWorkflowStatus: "RUNNING", signalTimeout: false });
+      const nothing = await apiOk<JsonObject>("POST", `/api/tasks/${busyId}/COMPLETED/signal/sync?timeoutMillis=500&returnStrategy=${strategy}`, {});
+      expect(nothing, strategy).toMatchObject({ signalTimeout: false });
+    }
+  });
+
   it("find the WAIT in a sub workflow the workflow runs; BLOCKING_WORKFLOW, BLOCKING_TASK and BLOCKING_TASK_INPUT answer with what blocks it next", async () => {
     const { parentId, childId } = await parentWithWaitingChild("signal_nested");
     const blockingWorkflow = await apiOk<JsonObject>("POST", `/api/tasks/${parentId}/COMPLETED/signal/sync?returnStrategy=BLOCKING_WORKFLOW`, { seen: true });
@@ -104,6 +124,7 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
       targetWorkflowId: parentId,
       targetWorkflowStatus: "RUNNING",
       targetWorkflowVariables: {},
+      signalTimeout: false,
       workflowId: childId,
       workflowType: "signal_nested_child",
       taskId: expect.any(String),
@@ -123,10 +144,10 @@ describe("signals (POST /api/tasks/{workflowId}/{status}/signal)", () => {
     expect(blockingList["taskId"]).toBeUndefined();
     expect(blockingList["tasks"]).toEqual([expect.objectContaining({ referenceTaskName: "second", taskType: "WAIT", status: "IN_PROGRESS", workflowInstanceId: childId, inputData: { order: 42 }, outputData: { note: "still thinking", again: true } })]);
     const ended = await apiOk<JsonObject>("POST", `/api/tasks/${parentId}/COMPLETED/signal/sync?returnStrategy=BLOCKING_TASK`, {});
-    expect(ended).toEqual({ responseType: "BLOCKING_TASK", targetWorkflowId: parentId, targetWorkflowStatus: "COMPLETED", targetWorkflowVariables: {}, workflowId: parentId, workflowType: "signal_nested_parent" });
+    expect(ended).toEqual({ responseType: "BLOCKING_TASK", targetWorkflowId: parentId, targetWorkflowStatus: "COMPLETED", targetWorkflowVariables: {}, signalTimeout: false, workflowId: parentId, workflowType: "signal_nested_parent" });
     expect((await getWorkflow(childId)).status).toBe("COMPLETED");
     const endedList = await apiOk<JsonObject>("POST", `/api/tasks/${parentId}/COMPLETED/signal/sync?returnStrategy=BLOCKING_TASK_LIST`, {});
-    expect(endedList).toEqual({ responseType: "BLOCKING_TASK_LIST", targetWorkflowId: parentId, targetWorkflowStatus: "COMPLETED", targetWorkflowVariables: {}, workflowId: parentId, workflowType: "signal_nested_parent", tasks: [] });
+    expect(endedList).toEqual({ responseType: "BLOCKING_TASK_LIST", targetWorkflowId: parentId, targetWorkflowStatus: "COMPLETED", targetWorkflowVariables: {}, signalTimeout: false, workflowId: parentId, workflowType: "signal_nested_parent", tasks: [] });
   });
 
   it("refuse what they cannot apply, changing nothing: nothing waiting (a 200 doing nothing, the synchronous one answering where the workflow stands, as Orkes'), an unknown workflow (404), a bad status or returnStrategy (400)", async () => {

@@ -70,9 +70,10 @@ export function registerSignalRoutes(router: RouterType<IRequest, Args>): void {
     await authorize("GET", `/api/workflow/${workflowId}`);
     // A signal that finds nothing waiting (one more than the workflow waits for, or one sent again) changes nothing and
     // is answered with where the workflow stands, as Orkes answers it: its clients' tests signal once too often.
-    if ((await applySignal(request, env, async () => authorize)) === "applied") await executionStub(env, workflowId).settle(waitMs);
+    const applied = (await applySignal(request, env, async () => authorize)) === "applied";
+    const timedOut = applied && (await executionStub(env, workflowId).settle(waitMs)) === "timedOut";
     const top = await workflowView(env, workflowId);
     if (top === undefined) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
-    return Response.json(await signalResponse(env, strategy, top, async () => authorize));
+    return Response.json(await signalResponse(env, strategy, top, async () => authorize, { timedOut }));
   });
 }

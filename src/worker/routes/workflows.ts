@@ -158,7 +158,8 @@ function workflowRunStatus(settled: SettledWorkflow, wait: SynchronousWait): num
  * caller's `requestId`, made from the actor's text (no parse and re-serialisation per call).
  */
 function workflowRunResponse(request: IRequest, workflowId: string, settled: SettledWorkflow, wait: SynchronousWait): Response {
-  return jsonTextResponse(targetWorkflowText(settled.workflowJson, workflowId, settled.status, echoedRequestId(request)), workflowRunStatus(settled, wait));
+  const extra = { ...echoedRequestId(request), signalTimeout: settled.timedOut };
+  return jsonTextResponse(targetWorkflowText(settled.workflowJson, workflowId, settled.status, extra), workflowRunStatus(settled, wait));
 }
 
 /**
@@ -224,9 +225,9 @@ function synchronousOptions(request: IRequest, env: Env): { strategy: ReturnStra
  * so may be shown it; what blocks it in a child, only if the caller may read that child.
  */
 async function synchronousAnswer(request: IRequest, env: Env, outcome: StartOutcome & { ok: true }, strategy: ReturnStrategy, wait: SynchronousWait): Promise<Response> {
-  const settled = { workflowJson: outcome.workflowJson!, status: outcome.workflowStatus! };
+  const settled = { workflowJson: outcome.workflowJson!, status: outcome.workflowStatus!, timedOut: outcome.timedOut === true };
   if (strategy === "TARGET_WORKFLOW") return workflowRunResponse(request, outcome.workflowId, settled, wait);
-  const answer = await signalResponse(env, strategy, JSON.parse(outcome.workflowJson!) as WorkflowView, () => requestAuthorizer(request, env), wait.untilTaskRefs);
+  const answer = await signalResponse(env, strategy, JSON.parse(outcome.workflowJson!) as WorkflowView, () => requestAuthorizer(request, env), { untilTaskRefs: wait.untilTaskRefs, timedOut: settled.timedOut });
   return Response.json({ ...answer, ...echoedRequestId(request) }, { status: workflowRunStatus(settled, wait) });
 }
 
