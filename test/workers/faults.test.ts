@@ -298,6 +298,18 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     })).toBe(1);
   });
 
+  it("a synchronous signal's wait that a reset cut off is waited again, not a 503: the signal took effect, and a client sending it again would complete the next WAIT", async () => {
+    await register({ name: "fx_retry_signal", tasks: [hold("first"), hold("second")] });
+    const workflowId = await startWorkflow("fx_retry_signal");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    expect(await withFailingCalls(workflowId, "settle", { flag: "retryable", times: 1 }, async () => {
+      const response = await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal/sync`, { go: true });
+      expect(response.status).toBe(200);
+      const answer = (await response.json()) as WorkflowJson;
+      expect(answer.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["first:COMPLETED", "second:IN_PROGRESS"]);
+    })).toBe(2);
+  });
+
   it("a worker's final result that took effect is made again and answered as taken; the workflow goes on once", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "fx_retry_worker", ownerEmail: "test@example.com", retryCount: 0 }]);
     await register({ name: "fx_retry_result", tasks: [{ name: "fx_retry_worker", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }, httpTask("after", { uri: target("/count/fx-retry-after"), method: "GET" })] });

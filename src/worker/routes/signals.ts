@@ -71,7 +71,11 @@ export function registerSignalRoutes(router: RouterType<IRequest, Args>): void {
     // A signal that finds nothing waiting (one more than the workflow waits for, or one sent again) changes nothing and
     // is answered with where the workflow stands, as Orkes answers it: its clients' tests signal once too often.
     const applied = (await applySignal(request, env, async () => authorize)) === "applied";
-    const timedOut = applied && (await executionStub(env, workflowId).settle(waitMs)) === "timedOut";
+    // The wait is a read, made again on a fresh stub should a reset cut it off (for the time left): the signal took
+    // effect, and a 503 would have the client send it again, completing the WAIT after this one.
+    const deadline = Date.now() + waitMs;
+    const settled = applied ? await retryingExecutionCall(env, workflowId, (stub) => stub.settle(Math.max(0, deadline - Date.now()))) : undefined;
+    const timedOut = settled === "timedOut";
     const top = await workflowView(env, workflowId);
     if (top === undefined) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
     return Response.json(await signalResponse(env, strategy, top, async () => authorize, { timedOut }));
