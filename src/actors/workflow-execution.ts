@@ -70,6 +70,7 @@ import { CallbackLogs } from "./callback-logs";
 import { dispatchEvent, publishEvent, withPublisherMaskedFields } from "./dispatch/event";
 import { dispatchHttp } from "./dispatch/http";
 import { isSubrequestLimitError } from "../worker/subrequest-limit";
+import { isTransientObjectError } from "../worker/object-retry";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
 import { dispatchSignedJwt } from "./dispatch/signed-jwt";
 import { dispatchUpdateSecret } from "./dispatch/update-secret";
@@ -405,6 +406,9 @@ const AWAITED_SAFETY_MS = 1_000;
  * An execution that ends sooner gets a single row, written when it ends.
  */
 const FIRST_ROW_DELAY_MS = 500;
+
+/** How long a synchronous wait pauses before asking again a child whose object a reset cut off (it is back at once). */
+const CHILD_SETTLE_RETRY_MS = 100;
 
 /**
  * Least time between two writes of a running execution's search rows that change only its task rows: task search
@@ -2899,7 +2903,14 @@ export class WorkflowExecution extends DurableObject<Env> {
       const childId = awaitedChildId(execution);
       if (childId === undefined) return false;
       // With no time left the child is still asked (it answers at once) whether it waits outside or is busy.
-      const child = await executionStub(this.env, childId).settle(Math.max(0, remaining));
+      const child = await this.#childSettled(childId, Math.max(0, remaining));
+      if (child === "unreachable") {
+        // Its object was reset or evicted under the call: asked again shortly (a fresh stub), within the time left.
+        const left = deadline - Date.now();
+        if (left <= 0) return true;
+        await this.#changed.next(Math.min(left, CHILD_SETTLE_RETRY_MS));
+        continue;
+      }
       if (child !== "finished") return child === "timedOut";
       // Its notice may have come while the child was asked (look again); if not, it is on its way: wait for it, or,
       // with no time left for that, a timeout (this execution has not moved on).
@@ -2908,6 +2919,20 @@ export class WorkflowExecution extends DurableObject<Env> {
       const left = deadline - Date.now();
       if (left <= 0) return true;
       await this.#changed.next(left);
+    }
+  }
+
+  /**
+   * The child's {@link WorkflowExecution.settle}, or "unreachable" when its object failed under the call transiently
+   * (a reset, an eviction): the wait goes on rather than failing the call that waits, whose execution has started (an
+   * execute answered 503 would have its client start another).
+   */
+  async #childSettled(childId: string, waitMs: number): Promise<"finished" | "waiting" | "timedOut" | "gone" | "unreachable"> {
+    try {
+      return await executionStub(this.env, childId).settle(waitMs);
+    } catch (error) {
+      if (isTransientObjectError(error)) return "unreachable";
+      throw error;
     }
   }
 

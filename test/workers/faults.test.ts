@@ -310,6 +310,19 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     })).toBe(2);
   });
 
+  it("an execute whose wait on a sub workflow a reset of the child's object cut off waits on, not a 503: its execution has started, and a client sending it again would start another", async () => {
+    await register({ name: "fx_retry_exec_child", tasks: [hold("first")] });
+    await register({ name: "fx_retry_exec", tasks: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", inputParameters: {}, subWorkflowParam: { name: "fx_retry_exec_child", version: 1 } }] });
+    const any = await startWorkflow("fx_retry_exec_child");
+    expect(await withFailingCalls(any, "settle", { flag: "retryable", times: 1 }, async () => {
+      const response = await api("POST", "/api/workflow/execute/fx_retry_exec/1?waitForSeconds=10", { input: {} });
+      expect(response.status).toBe(200);
+      const run = (await response.json()) as WorkflowJson & { signalTimeout: boolean };
+      expect([run.status, run.tasks[0]?.status, run.signalTimeout]).toEqual(["RUNNING", "IN_PROGRESS", false]);
+      expect((await waitFor(String(run.tasks[0]!["subWorkflowId"]), (child) => child.tasks[0]?.status === "IN_PROGRESS")).status).toBe("RUNNING");
+    })).toBe(2);
+  });
+
   it("a worker's final result that took effect is made again and answered as taken; the workflow goes on once", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "fx_retry_worker", ownerEmail: "test@example.com", retryCount: 0 }]);
     await register({ name: "fx_retry_result", tasks: [{ name: "fx_retry_worker", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }, httpTask("after", { uri: target("/count/fx-retry-after"), method: "GET" })] });
