@@ -896,6 +896,15 @@ export class WorkflowExecution extends DurableObject<Env> {
     return this.#settledWorkflow(waitMs, waitUntilTaskRefs);
   }
 
+  /**
+   * Waits as {@link WorkflowExecution.execute} does for the execution already started here, then answers it: the wait
+   * of an execute whose call a reset cut off after its start had landed. Not found when this object holds none.
+   */
+  async awaitSettled(waitMs: number, waitUntilTaskRefs: readonly string[] = []): Promise<ActorResult<SettledWorkflow>> {
+    this.#recover();
+    return this.#settledWorkflow(waitMs, waitUntilTaskRefs);
+  }
+
   /** Waits as {@link WorkflowExecution.execute} does, then answers the Workflow JSON. */
   async #settledWorkflow(waitMs: number, waitUntilTaskRefs: readonly string[]): Promise<ActorResult<SettledWorkflow>> {
     const timedOut = await this.#settled(waitMs, new Set(waitUntilTaskRefs));

@@ -1,4 +1,5 @@
 import type { NewExecution } from "../engine/decider";
+import type { SettledWorkflow } from "../actors/workflow-execution";
 import type { StartIdempotencyStrategy } from "../engine/tasks/start-workflow/request";
 import type { JsonObject, WorkflowDef, WorkflowStatus, WorkflowTestPlan } from "../engine/model";
 import type { ValidationIssue } from "../engine/validation-issue";
@@ -9,6 +10,7 @@ import { withTaskDefs } from "./task-defs";
 import { EnvironmentRepository } from "./environment";
 import { environmentVariablesOf } from "../engine/environment";
 import { executionStub, retryingExecutionCall, type ExecutionStub } from "./executions";
+import { isTransientObjectError } from "./object-retry";
 import { SchemaRepository, describeSchema, schemaIssues } from "./json-schemas";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "./schemas";
 
@@ -181,7 +183,19 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
   const repeatable = params.idempotencyKey !== undefined || params.parentWorkflowTaskId !== undefined || params.startedByTask !== undefined;
   const call = <T>(make: (stub: ExecutionStub) => Promise<T>): Promise<T> => (repeatable ? retryingExecutionCall(env, workflowId, make) : make(executionStub(env, workflowId)));
   if (waitMs !== undefined) {
-    const executed = await call(async (stub) => await stub.execute(params, waitMs, waitUntilTaskRefs));
+    const deadline = Date.now() + waitMs;
+    let executed: { ok: true; value: SettledWorkflow } | { ok: false; error: { kind: string; message: string } };
+    try {
+      executed = await call(async (stub) => await stub.execute(params, waitMs, waitUntilTaskRefs));
+    } catch (error) {
+      // A reset cut the call off. The id is this call's own, new: an execution the object holds under it is the one
+      // this call started, whose wait alone was lost; waited for again (the time left) and answered, where a 503 had
+      // the client start a second one. None there: the start did not land, the error stands (nothing to repeat).
+      if (repeatable || options.workflowId !== undefined || !isTransientObjectError(error)) throw error;
+      const again = await retryingExecutionCall(env, workflowId, async (stub) => await stub.awaitSettled(Math.max(0, deadline - Date.now()), waitUntilTaskRefs));
+      if (!again.ok) throw error;
+      executed = again;
+    }
     if (!executed.ok) return { ok: false, code: executed.error.kind === "NOT_FOUND" ? "EXECUTION_REMOVED" : "ALREADY_STARTED", message: executed.error.message };
     return { ok: true, workflowId, existing, workflowJson: executed.value.workflowJson, workflowStatus: executed.value.status, timedOut: executed.value.timedOut };
   }

@@ -323,6 +323,24 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     })).toBe(2);
   });
 
+  it("an execute without a key whose call a reset cut off after its start landed answers that execution, waited for, not a 503 that has the client start another", async () => {
+    await register({ name: "fx_retry_exec_top", tasks: [hold("first")] });
+    const any = await startWorkflow("fx_retry_exec_top");
+    let answered = "";
+    expect(await withFailingCalls(any, "execute", { flag: "retryable", times: 1, land: true }, async () => {
+      const response = await api("POST", "/api/workflow/execute/fx_retry_exec_top/1?waitForSeconds=10&requestId=r-7", { input: { n: 1 } });
+      expect(response.status).toBe(200);
+      const run = (await response.json()) as WorkflowJson & { requestId: string; signalTimeout: boolean };
+      expect([run.status, run.tasks[0]?.status, run.input, run.requestId, run.signalTimeout]).toEqual(["RUNNING", "IN_PROGRESS", { n: 1 }, "r-7", false]);
+      answered = run.workflowId;
+    })).toBe(1);
+    expect((await getWorkflow(answered)).status).toBe("RUNNING");
+    // A start that did not land is still the 503 (nothing to wait for, nothing started).
+    expect(await withFailingCalls(any, "execute", { flag: "retryable", times: 1 }, async () => {
+      expect((await api("POST", "/api/workflow/execute/fx_retry_exec_top/1", { input: {} })).status).toBe(503);
+    })).toBe(1);
+  });
+
   it("a worker's final result that took effect is made again and answered as taken; the workflow goes on once", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "fx_retry_worker", ownerEmail: "test@example.com", retryCount: 0 }]);
     await register({ name: "fx_retry_result", tasks: [{ name: "fx_retry_worker", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }, httpTask("after", { uri: target("/count/fx-retry-after"), method: "GET" })] });
