@@ -341,6 +341,18 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     })).toBe(1);
   });
 
+  it("a signal whose update took effect but a reset cut off its answer is made again and answered as applied (200), completing that WAIT alone, not the next", async () => {
+    await register({ name: "fx_retry_signal_update", tasks: [hold("first"), hold("second")] });
+    const workflowId = await startWorkflow("fx_retry_signal_update");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
+      expect((await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, { go: 1 })).status).toBe(200);
+    })).toBe(2);
+    const after = await waitFor(workflowId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
+    expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["first:COMPLETED", "second:IN_PROGRESS"]);
+    expect(after.tasks[0]!.outputData).toEqual({ go: 1 });
+  });
+
   it("a worker's final result that took effect is made again and answered as taken; the workflow goes on once", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "fx_retry_worker", ownerEmail: "test@example.com", retryCount: 0 }]);
     await register({ name: "fx_retry_result", tasks: [{ name: "fx_retry_worker", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }, httpTask("after", { uri: target("/count/fx-retry-after"), method: "GET" })] });

@@ -6,10 +6,11 @@
  * task, or its input).
  */
 import type { IRequest, RouterType } from "itty-router";
-import type { JsonObject } from "../../engine/model";
+import type { ExternalTaskStatus, JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
 import { executionStub, retryingExecutionCall, unwrap } from "../executions";
 import { readJsonBody } from "../http/body";
+import { isTransientObjectError } from "../object-retry";
 import { ApiError, fromEngineRefusal } from "../http/errors";
 import { decodedPathParam, integerQuery } from "../http/params";
 import { requestAuthorizer, type PathAuthorizer } from "../guard";
@@ -37,7 +38,7 @@ async function applySignal(request: IRequest, env: Env, authorize: () => Promise
       // workflow): the instance updated below, not whichever the reference names by the time of the update.
       await (await authorize())("POST", `/api/queue/update/${target.workflowId}/task/${target.taskId}/${status}`);
     }
-    const updated = await executionStub(env, target.workflowId).updateTask(target.taskId, status, output);
+    const updated = await signalUpdate(env, target, status, output);
     if (updated.ok) return "applied";
     // Refused because another signal (or a completion, a timeout) ended the task between the look-up and the update:
     // this signal comes after that one, and finds what waits now, as it would have had it been sent a moment later
@@ -45,6 +46,21 @@ async function applySignal(request: IRequest, env: Env, authorize: () => Promise
     // for the same task, the refusal is not about its having ended: it is the answer.
     if (updated.error.kind !== "CONFLICT" || target.taskId === refusedTaskId || attempt === MAX_SIGNAL_LOOKUPS) throw fromEngineRefusal(updated.error);
     refusedTaskId = target.taskId;
+  }
+}
+
+/**
+ * The signal's update of the WAIT `target` names. A final status whose call a reset or eviction cut off is made again
+ * on a fresh stub, and a WAIT found ended then is taken as this signal's (its first call landed, its answer was lost),
+ * as a worker's final result repeated is: a 503 had the client send the signal again, which completed the WAIT after
+ * it. An IN_PROGRESS one is not made again (it keeps the task pending, so a repeat would apply it twice).
+ */
+async function signalUpdate(env: Env, target: { workflowId: string; taskId: string }, status: ExternalTaskStatus, output: JsonObject) {
+  try {
+    return await executionStub(env, target.workflowId).updateTask(target.taskId, status, output);
+  } catch (error) {
+    if (status === "IN_PROGRESS" || !isTransientObjectError(error)) throw error;
+    return await retryingExecutionCall(env, target.workflowId, async (stub) => await stub.updateTask(target.taskId, status, output, { lateIsTaken: true }));
   }
 }
 
