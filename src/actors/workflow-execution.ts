@@ -578,6 +578,15 @@ function needsInterpreters(definition: WorkflowDef): boolean {
 /** The rejection of a storage call not waited for, in an object the runtime is resetting: see `#armAlarm`. */
 function ignoreResetObject(): void {}
 
+/**
+ * Whether a task that ended `ended` may have been ended by an update with `status`: the same status, or, for a failure,
+ * COMPLETED_WITH_ERRORS (an optional task's). TIMED_OUT, CANCELED and SKIPPED are never an update's.
+ */
+function mayHaveEndedAs(ended: TaskExecution["status"], status: ExternalTaskStatus): boolean {
+  if (ended === status) return true;
+  return ended === "COMPLETED_WITH_ERRORS" && (status === "FAILED" || status === "FAILED_WITH_TERMINAL_ERROR");
+}
+
 function ok<T>(value: T): ActorResult<T> {
   return { ok: true, value };
 }
@@ -1513,7 +1522,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     taskId: string,
     status: ExternalTaskStatus,
     output: JsonObject,
-    options: TaskUpdateOptions & { lateIsTaken?: true } = {},
+    options: TaskUpdateOptions & { lateIsTaken?: true | "endedAlike" } = {},
   ): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     const execution = this.#execution;
@@ -1528,7 +1537,11 @@ export class WorkflowExecution extends DurableObject<Env> {
     // sent again by a client that did not hear the answer) changes nothing, and is answered as taken, as Conductor
     // answers it: a refusal has the official clients retry it for a minute, then log it as lost.
     const current = this.#execution.tasks.find((candidate) => candidate.taskId === taskId);
-    if (options.lateIsTaken === true && current !== undefined && !isPending(current)) return ok(this.#taskUpdated(current));
+    // A signal repeated ("endedAlike") takes as its own only a WAIT that it could have ended: one a timeout, a
+    // cancellation or a signal of another status ended is another's, and the signal goes on to what waits after it.
+    if (options.lateIsTaken !== undefined && current !== undefined && !isPending(current) && (options.lateIsTaken === true || mayHaveEndedAs(current.status, status))) {
+      return ok(this.#taskUpdated(current));
+    }
     return this.#applyTaskUpdate(taskId, status, output, options, secrets);
   }
 

@@ -236,7 +236,12 @@ type ExecutionMethod = (...args: unknown[]) => Promise<unknown>;
  * runs first (it took effect, its answer was lost). Runs `body`, then puts the method back; answers how many calls
  * of it `body` made. `anyExecution` is an existing execution, to reach the objects' class.
  */
-async function withFailingCalls(anyExecution: string, method: string, fault: { flag: "retryable" | "overloaded"; times: number; land?: boolean }, body: () => Promise<void>): Promise<number> {
+async function withFailingCalls(
+  anyExecution: string,
+  method: string,
+  fault: { flag: "retryable" | "overloaded"; times: number; land?: boolean; landWith?: (args: unknown[]) => unknown[] },
+  body: () => Promise<void>,
+): Promise<number> {
   let calls = 0;
   let restore = () => {};
   await runInDurableObject(executionStub(env, anyExecution), (instance: object) => {
@@ -248,7 +253,9 @@ async function withFailingCalls(anyExecution: string, method: string, fault: { f
     prototype[method] = async function (this: unknown, ...args: unknown[]) {
       calls++;
       if (calls > fault.times) return original.apply(this, args);
-      if (fault.land === true) await original.apply(this, args);
+      // landWith: what lands is another request's (these arguments), not this one, which the reset then cuts off.
+      if (fault.landWith !== undefined) await original.apply(this, fault.landWith(args));
+      else if (fault.land === true) await original.apply(this, args);
       throw Object.assign(new Error("Durable Object reset because its code was updated."), { [fault.flag]: true });
     };
   });
@@ -351,6 +358,28 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     const after = await waitFor(workflowId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
     expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["first:COMPLETED", "second:IN_PROGRESS"]);
     expect(after.tasks[0]!.outputData).toEqual({ go: 1 });
+  });
+
+  it("a signal made again after a reset takes as its own only a WAIT it could have ended: one another signal of another status ended is passed over for the next", async () => {
+    await register({ name: "fx_retry_signal_other", tasks: [{ ...hold("first"), optional: true }, hold("second"), hold("third")] });
+    // The reset cut this COMPLETED signal off before it landed; meanwhile a FAILED one ended the (optional) first WAIT.
+    const workflowId = await startWorkflow("fx_retry_signal_other");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const failedByOther = (args: unknown[]) => [args[0], "FAILED", { by: "other" }];
+    expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, landWith: failedByOther }, async () => {
+      expect((await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, { go: 1 })).status).toBe(200);
+    })).toBe(3);
+    const after = await waitFor(workflowId, (workflow) => workflow.tasks[2]?.status === "IN_PROGRESS");
+    expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["first:COMPLETED_WITH_ERRORS", "second:COMPLETED", "third:IN_PROGRESS"]);
+    expect(after.tasks[1]!.outputData).toEqual({ go: 1 });
+    // A FAILED signal whose own update landed finds the optional WAIT COMPLETED_WITH_ERRORS, as it ended it: taken.
+    const again = await startWorkflow("fx_retry_signal_other");
+    await waitFor(again, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    expect(await withFailingCalls(again, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
+      expect((await api("POST", `/api/tasks/${again}/FAILED/signal`, { go: 2 })).status).toBe(200);
+    })).toBe(2);
+    const taken = await waitFor(again, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
+    expect(taken.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["first:COMPLETED_WITH_ERRORS", "second:IN_PROGRESS"]);
   });
 
   it("a worker's final result that took effect is made again and answered as taken; the workflow goes on once", async () => {

@@ -51,16 +51,18 @@ async function applySignal(request: IRequest, env: Env, authorize: () => Promise
 
 /**
  * The signal's update of the WAIT `target` names. A final status whose call a reset or eviction cut off is made again
- * on a fresh stub, and a WAIT found ended then is taken as this signal's (its first call landed, its answer was lost),
- * as a worker's final result repeated is: a 503 had the client send the signal again, which completed the WAIT after
- * it. An IN_PROGRESS one is not made again (it keeps the task pending, so a repeat would apply it twice).
+ * on a fresh stub, and a WAIT found ended then as this signal would have ended it is taken as this signal's (its first
+ * call landed, its answer was lost), as a worker's final result repeated is: a 503 had the client send the signal again,
+ * which completed the WAIT after it. A WAIT ended otherwise (a timeout, a cancellation, a signal of another status) is
+ * not this signal's, which goes on to what waits after it, as one sent a moment later would. An IN_PROGRESS one is not
+ * made again (it keeps the task pending, so a repeat would apply it twice).
  */
 async function signalUpdate(env: Env, target: { workflowId: string; taskId: string }, status: ExternalTaskStatus, output: JsonObject) {
   try {
     return await executionStub(env, target.workflowId).updateTask(target.taskId, status, output);
   } catch (error) {
     if (status === "IN_PROGRESS" || !isTransientObjectError(error)) throw error;
-    return await retryingExecutionCall(env, target.workflowId, async (stub) => await stub.updateTask(target.taskId, status, output, { lateIsTaken: true }));
+    return await retryingExecutionCall(env, target.workflowId, async (stub) => await stub.updateTask(target.taskId, status, output, { lateIsTaken: "endedAlike" }));
   }
 }
 
