@@ -186,7 +186,8 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
     const deadline = Date.now() + waitMs;
     let executed: { ok: true; value: SettledWorkflow } | { ok: false; error: { kind: string; message: string } };
     try {
-      executed = await call(async (stub) => await stub.execute(params, waitMs, waitUntilTaskRefs));
+      // The time left, not waitMs, for a call made again (one with a key): its repeat waits out what the first began.
+      executed = await call(async (stub) => await stub.execute(params, Math.max(0, deadline - Date.now()), waitUntilTaskRefs));
     } catch (error) {
       // A reset cut the call off. The id is this call's own, new: an execution the object holds under it is the one
       // this call started, whose wait alone was lost; waited for again (the time left) and answered, where a 503 had

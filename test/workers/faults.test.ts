@@ -239,7 +239,7 @@ type ExecutionMethod = (...args: unknown[]) => Promise<unknown>;
 async function withFailingCalls(
   anyExecution: string,
   method: string,
-  fault: { flag: "retryable" | "overloaded"; times: number; land?: boolean; landWith?: (args: unknown[]) => unknown[] },
+  fault: { flag: "retryable" | "overloaded"; times: number; land?: boolean; landWith?: (args: unknown[]) => unknown[]; seen?: unknown[][] },
   body: () => Promise<void>,
 ): Promise<number> {
   let calls = 0;
@@ -252,6 +252,7 @@ async function withFailingCalls(
     };
     prototype[method] = async function (this: unknown, ...args: unknown[]) {
       calls++;
+      fault.seen?.push(args);
       if (calls > fault.times) return original.apply(this, args);
       // landWith: what lands is another request's (these arguments), not this one, which the reset then cuts off.
       if (fault.landWith !== undefined) await original.apply(this, fault.landWith(args));
@@ -328,6 +329,20 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
       expect([run.status, run.tasks[0]?.status, run.signalTimeout]).toEqual(["RUNNING", "IN_PROGRESS", false]);
       expect((await waitFor(String(run.tasks[0]!["subWorkflowId"]), (child) => child.tasks[0]?.status === "IN_PROGRESS")).status).toBe("RUNNING");
     })).toBe(2);
+  });
+
+  it("an execute with a key whose call a reset cut off after its wait is made again for the time left of waitForSeconds, not for the whole of it again", async () => {
+    await register({ name: "fx_retry_exec_keyed", tasks: [{ name: "fx_retry_exec_unpolled", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
+    const any = await startWorkflow("fx_retry_exec_keyed");
+    const seen: unknown[][] = [];
+    expect(await withFailingCalls(any, "execute", { flag: "retryable", times: 1, land: true, seen }, async () => {
+      const response = await api("POST", "/api/workflow/execute/fx_retry_exec_keyed/1?waitForSeconds=1", { input: {}, idempotencyKey: "fx-exec-keyed" });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { signalTimeout: boolean }).signalTimeout).toBe(true);
+    })).toBe(2);
+    // The first call waited the whole second out (the worker's task was never polled): its repeat has less left.
+    expect(seen).toHaveLength(2);
+    expect(seen[1]![1]).toBeLessThan(1000);
   });
 
   it("an execute without a key whose call a reset cut off after its start landed answers that execution, waited for, not a 503 that has the client start another", async () => {
