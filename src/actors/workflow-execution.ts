@@ -70,7 +70,7 @@ import { CallbackLogs } from "./callback-logs";
 import { dispatchEvent, publishEvent, withPublisherMaskedFields } from "./dispatch/event";
 import { dispatchHttp } from "./dispatch/http";
 import { isSubrequestLimitError } from "../worker/subrequest-limit";
-import { isTransientObjectError } from "../worker/object-retry";
+import { isTransientObjectError, OBJECT_CALL_RETRIES } from "../worker/object-retry";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
 import { dispatchSignedJwt } from "./dispatch/signed-jwt";
 import { dispatchUpdateSecret } from "./dispatch/update-secret";
@@ -2912,6 +2912,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   async #settled(waitMs: number, until: ReadonlySet<string> = new Set()): Promise<boolean> {
     const deadline = Date.now() + waitMs;
+    let unreachable = 0;
     for (;;) {
       const execution = this.#execution;
       if (!execution) return false;
@@ -2927,12 +2928,16 @@ export class WorkflowExecution extends DurableObject<Env> {
       // With no time left the child is still asked (it answers at once) whether it waits outside or is busy.
       const child = await this.#childSettled(childId, Math.max(0, remaining));
       if (child === "unreachable") {
-        // Its object was reset or evicted under the call: asked again shortly (a fresh stub), within the time left.
+        // Its object was reset or evicted under the call: asked again shortly (a fresh stub), within the time left, as
+        // often as a call safe to repeat is (retryingObjectCall). Still unreachable, the wait ends as one that ran out
+        // (this execution is answered as it stands, busy), not with an error: it has started, and a 503 has the client
+        // of an execute start another.
         const left = deadline - Date.now();
-        if (left <= 0) return true;
+        if (left <= 0 || ++unreachable > OBJECT_CALL_RETRIES) return true;
         await this.#changed.next(Math.min(left, CHILD_SETTLE_RETRY_MS));
         continue;
       }
+      unreachable = 0;
       if (child !== "finished") return child === "timedOut";
       // Its notice may have come while the child was asked (look again); if not, it is on its way: wait for it, or,
       // with no time left for that, a timeout (this execution has not moved on).

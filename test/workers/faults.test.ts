@@ -331,6 +331,18 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     })).toBe(2);
   });
 
+  it("an execute whose sub workflow's object stays unreachable asks it three times at most, then answers its execution as it stands (signalTimeout), not a 503", async () => {
+    await register({ name: "fx_retry_exec_gone_child", tasks: [hold("first")] });
+    await register({ name: "fx_retry_exec_gone", tasks: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", inputParameters: {}, subWorkflowParam: { name: "fx_retry_exec_gone_child", version: 1 } }] });
+    const any = await startWorkflow("fx_retry_exec_gone_child");
+    expect(await withFailingCalls(any, "settle", { flag: "retryable", times: 20 }, async () => {
+      const response = await api("POST", "/api/workflow/execute/fx_retry_exec_gone/1?waitForSeconds=30", { input: {} });
+      expect(response.status).toBe(200);
+      const run = (await response.json()) as WorkflowJson & { signalTimeout: boolean };
+      expect([run.status, run.tasks[0]?.taskType, run.signalTimeout]).toEqual(["RUNNING", "SUB_WORKFLOW", true]);
+    })).toBe(3);
+  });
+
   it("an execute with a key whose call a reset cut off after its wait is made again for the time left of waitForSeconds, not for the whole of it again", async () => {
     await register({ name: "fx_retry_exec_keyed", tasks: [{ name: "fx_retry_exec_unpolled", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
     const any = await startWorkflow("fx_retry_exec_keyed");
