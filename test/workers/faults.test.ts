@@ -387,6 +387,19 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     expect(after.tasks[0]!.outputData).toEqual({ go: 1 });
   });
 
+  it("a signal's update that resets keep cutting off is made three times in all, as any call safe to repeat, then a 503; an IN_PROGRESS one once", async () => {
+    await register({ name: "fx_retry_signal_bounded", tasks: [hold("first")] });
+    const workflowId = await startWorkflow("fx_retry_signal_bounded");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 10 }, async () => {
+      expect((await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, { go: 1 })).status).toBe(503);
+    })).toBe(3);
+    expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 10 }, async () => {
+      expect((await api("POST", `/api/tasks/${workflowId}/IN_PROGRESS/signal`, { go: 1 })).status).toBe(503);
+    })).toBe(1);
+    expect((await getWorkflow(workflowId)).tasks[0]?.status).toBe("IN_PROGRESS");
+  });
+
   it("a signal made again after a reset takes as its own only a WAIT it could have ended: one another signal of another status ended is passed over for the next", async () => {
     await register({ name: "fx_retry_signal_other", tasks: [{ ...hold("first"), optional: true }, hold("second"), hold("third")] });
     // The reset cut this COMPLETED signal off before it landed; meanwhile a FAILED one ended the (optional) first WAIT.

@@ -10,7 +10,6 @@ import type { ExternalTaskStatus, JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
 import { executionStub, retryingExecutionCall, unwrap } from "../executions";
 import { readJsonBody } from "../http/body";
-import { isTransientObjectError } from "../object-retry";
 import { ApiError, fromEngineRefusal } from "../http/errors";
 import { decodedPathParam, integerQuery } from "../http/params";
 import { requestAuthorizer, type PathAuthorizer } from "../guard";
@@ -58,12 +57,15 @@ async function applySignal(request: IRequest, env: Env, authorize: () => Promise
  * made again (it keeps the task pending, so a repeat would apply it twice).
  */
 async function signalUpdate(env: Env, target: { workflowId: string; taskId: string }, status: ExternalTaskStatus, output: JsonObject) {
-  try {
-    return await executionStub(env, target.workflowId).updateTask(target.taskId, status, output);
-  } catch (error) {
-    if (status === "IN_PROGRESS" || !isTransientObjectError(error)) throw error;
-    return await retryingExecutionCall(env, target.workflowId, async (stub) => await stub.updateTask(target.taskId, status, output, { lateIsTaken: "endedAlike" }));
-  }
+  if (status === "IN_PROGRESS") return await executionStub(env, target.workflowId).updateTask(target.taskId, status, output);
+  // One call and at most OBJECT_CALL_RETRIES repeats in all, as for any call safe to repeat: only a repeat (made after a
+  // reset cut a call off) takes an ended WAIT as its own; the first finds it ended by another, and goes on past it.
+  let repeat = false;
+  return await retryingExecutionCall(env, target.workflowId, async (stub) => {
+    const options = repeat ? { lateIsTaken: "endedAlike" as const } : {};
+    repeat = true;
+    return await stub.updateTask(target.taskId, status, output, options);
+  });
 }
 
 /** How many times a signal looks up the task it updates when each one found was ended meanwhile by another request. */
