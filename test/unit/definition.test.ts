@@ -685,6 +685,10 @@ describe("HTTP tasks", () => {
   it("refuses a literal uri no request can be sent to whatever its vipAddress (another scheme, an http URL that does not parse), and leaves scheme-less paths and expressions to the run", () => {
     expect(only({ uri: "localhost:8080/orders", method: "GET" }, "tasks[0].inputParameters.uri")).toMatch(/reads as one of scheme localhost: write https:\/\/localhost:8080\/orders/);
     expect(only({ uri: "ftp://files.example.com/x", method: "GET", vipAddress: "orders.internal:7001" }, "tasks[0].inputParameters.uri")).toMatch(/http or https URL/);
+    // A scheme that is one (not a host:port read as one) gets no advice to write https:// before it.
+    expect(only({ uri: "ftp://files.example.com/x", method: "GET" }, "tasks[0].inputParameters.uri")).not.toMatch(/write https:\/\/ftp/);
+    expect(only({ uri: "mailto:ops@example.com", method: "GET" }, "tasks[0].inputParameters.uri")).toMatch(/http or https requests only/);
+    expect(only({ uri: "localhost:8080/x", method: "GET" }, "tasks[0].inputParameters.uri")).toMatch(/write https:\/\/localhost:8080\/x/);
     expect(only(nested({ uri: "http://", method: "GET" }), "tasks[0].inputParameters.http_request.uri")).toMatch(/is not one/);
     expect(only({ ...nested({ method: "GET" }), uri: "mailto:ops@example.com" }, "tasks[0].inputParameters.uri")).toMatch(/scheme mailto/);
     // A path (with or without its leading slash) may meet a vipAddress from the task definition's inputTemplate at run time.

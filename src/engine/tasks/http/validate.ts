@@ -237,7 +237,17 @@ function uriIssues(request: UnknownRecord, requestPath: string): ValidationIssue
     return [registrationOnly({ path, message: `uri must be an absolute http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} is not one` })];
   }
   if (url.protocol === "http:" || url.protocol === "https:") return [];
-  return [registrationOnly({ path, message: `uri must be an http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} reads as one of scheme ${scheme}: write https://${written} for a server at that address` })];
+  return [registrationOnly({ path, message: `uri must be an http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} reads as one of scheme ${scheme}: ${schemeAdvice(scheme, written)}` })];
+}
+
+/**
+ * What to write instead of a uri of another `scheme`: a `host:port/…` read as a scheme (`localhost:8080/x`) wants
+ * `https://` before it; one that really names another scheme (`ftp://…`, `mailto:…`) cannot be sent by an HTTP task.
+ */
+function schemeAdvice(scheme: string, written: string): string {
+  const afterScheme = written.slice(scheme.length + 1);
+  if (afterScheme.startsWith("//") || !/^(\d|\$\{)/.test(afterScheme)) return `an HTTP task sends http or https requests only`;
+  return `write https://${written} for a server at that address`;
 }
 
 /**
@@ -257,7 +267,7 @@ function templatedUriIssues(uri: string, path: string): ValidationIssue[] {
   if (first?.kind !== "text") return [];
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(first.text.trimStart())?.[1];
   if (scheme === undefined || /^https?$/i.test(scheme)) return [];
-  return [registrationOnly({ path, message: `uri must be an http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} starts with the scheme ${scheme}, whatever its expressions give: write https://${uri.trim()} for a server at that address` })];
+  return [registrationOnly({ path, message: `uri must be an http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} starts with the scheme ${scheme}, whatever its expressions give: ${schemeAdvice(scheme, uri.trim())}` })];
 }
 
 /** The spec's one rule across fields: POST, PUT and PATCH must say what they send. */
