@@ -650,6 +650,16 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("reduce range(1000) as $i ([]; .[$i] = $i) | [length, .[999]]", {})).toEqual({ ok: true, values: [[1000, 999]] });
   });
 
+  it("counts + on arrays and objects against the budget: a reduce prepending rows to a growing array or object is stopped, not run for seconds", () => {
+    // Each row copies the accumulator; jqjs's concat() and Object.assign were native, unseen by the budget: 30,000 rows
+    // ran for about 20 s (objects about 110 s) and completed.
+    for (const filter of ["reduce range(10000) as $i ([]; [$i] + .) | length", "reduce range(10000) as $i ({}; {($i | tostring): $i} + .) | length"])
+      expect(jqRunner.run(filter, {}), filter).toEqual({ ok: false, error: expect.stringContaining("ran too long") });
+    expect(jqRunner.run("reduce range(1000) as $i ([]; [$i] + .) | [length, .[0], .[999]]", {})).toEqual({ ok: true, values: [[1000, 999, 0]] });
+    // A key of the right's keeps its place in the left's order, and "__proto__" is a key (Object.assign set the prototype).
+    expect(jqRunner.run('{a: 1, b: 2} + {"__proto__": {x: 1}, a: 3}', {})).toEqual({ ok: true, values: [{ a: 3, b: 2, ["__proto__"]: { x: 1 } }] });
+  });
+
   it("compiles without running", () => {
     expect(jqRunner.compileError("last(range(1000000000000))")).toBeUndefined();
     expect(jqRunner.compileError("{ a: .b")).toEqual(expect.any(String));
