@@ -847,6 +847,97 @@ AdditionOperator.prototype.combine = function(l, r, lt, rt) {
     return __jqjsAdd.call(this, l, r, lt, rt)
 }
 
+// --- reduce … (init; . + E), the usual way to build an array or object row by row, adds to its accumulator in place
+// once the accumulator is its own: a + made it (the init's value is never changed), nothing but this reduce holds it, so
+// no one can see the change. Each row then copies only what it adds, where a copy of the whole accumulator per row
+// (above, now counted) stopped 3,000 rows at the budget. E runs to its end before the change, so its values are made
+// from the accumulator as it was; a value holding the accumulator itself (. + [.]) or several values (. + (E1, E2))
+// take the copying +. ---
+
+// E, when a reduce's update is . + E; else undefined.
+function __accumulatingAddend(expr) {
+    return expr instanceof AdditionOperator && expr.l instanceof IdentityNode ? expr.r : undefined
+}
+
+// Whether value is target or holds it at any depth.
+function __holds(value, target) {
+    const stack = [value]
+    while (stack.length > 0) {
+        const v = stack.pop()
+        if (v === target)
+            return true
+        if (Array.isArray(v))
+            for (let i = 0; i < v.length; i++)
+                stack.push(v[i])
+        else if (v !== null && typeof v == 'object')
+            for (const k of Object.keys(v))
+                stack.push(v[k])
+    }
+    return false
+}
+
+// Whether l + r makes a new array or object, which no one else holds.
+function __addMakesOwn(l, r) {
+    const lt = nameType(l)
+    return lt == nameType(r) && (lt == 'array' || lt == 'object')
+}
+
+// The accumulator after a row's . + E: accum changed in place when owned and E gave one value of its type that does not
+// hold it, else through +, with E's values combined as they come, as jqjs's + does (so a type error comes before a
+// later value's error). owned tells whether the result is the reduce's own.
+function __addToAccumulator(node, addend, accum, owned, conf) {
+    let held
+    let last
+    let count = 0
+    for (const r of addend.apply(accum, conf)) {
+        count++
+        if (count == 1 && owned && __addMakesOwn(accum, r)) {
+            held = r
+            continue
+        }
+        if (held !== undefined) {
+            last = {value: node.combine(accum, held, nameType(accum), nameType(held)), own: true}
+            held = undefined
+        }
+        last = {value: node.combine(accum, r, nameType(accum), nameType(r)), own: __addMakesOwn(accum, r)}
+    }
+    if (held !== undefined && __holds(held, accum))
+        return {value: node.combine(accum, held, nameType(accum), nameType(held)), own: true}
+    if (held !== undefined) {
+        if (Array.isArray(accum))
+            for (let i = 0; i < held.length; i++)
+                accum.push(held[i])
+        else
+            __addKeys(accum, held)
+        return {value: accum, own: true}
+    }
+    return count == 0 ? {value: accum, own: owned} : last
+}
+
+// jqjs's reduce, with this and the binding of a pattern (as \`reduce .[] as [$a, $b] (…)\`, restoring an outer binding
+// of its names after each row).
+ReduceNode.prototype.apply = function*(input, conf) {
+    const addend = __accumulatingAddend(this.expr)
+    for (let accum of this.init.apply(input, conf)) {
+        let owned = false
+        for (const v of this.generator.apply(input, conf)) {
+            const restore = __saveBindings(this.name, conf)
+            try {
+                for (const _ of __bind(this.name, v, conf)) {
+                    if (addend === undefined) {
+                        for (const a of this.expr.apply(accum, conf))
+                            accum = a
+                    } else
+                        ({value: accum, own: owned} = __addToAccumulator(this.expr, addend, accum, owned, conf))
+                }
+            } finally {
+                restore()
+            }
+        }
+        yield accum
+    }
+}
+
 // --- A string with several interpolations giving several values each: jq's order, the first varying fastest
 // ("\(1,2)-\(3,4)" is "1-3", "2-3", "1-4", "2-4"); jqjs varied the last fastest. ---
 

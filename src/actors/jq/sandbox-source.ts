@@ -95,11 +95,6 @@ const FIXES: readonly SourceFix[] = [
     replace: "        const restore = __saveBindings(this.name, conf)\n        try {\n            for (let v of this.value.apply(input, conf)) {\n                for (const _ of __bind(this.name, v, conf))\n                    yield input\n            }\n        } finally {\n            restore()\n        }",
   },
   {
-    why: "destructuring: binding a pattern in `reduce`",
-    find: "                conf.variables[this.name] = v\n                for (let a of this.expr.apply(accum, conf))\n                    accum = a\n            }\n            delete conf.variables[this.name]",
-    replace: "                const restore = __saveBindings(this.name, conf)\n                for (const _ of __bind(this.name, v, conf))\n                    for (let a of this.expr.apply(accum, conf))\n                        accum = a\n                restore()\n            }",
-  },
-  {
     why: "destructuring: binding a pattern in `foreach`",
     find: "                conf.variables[this.name] = v\n                for (let a of this.update.apply(accum, conf))\n                    accum = a\n                for (let e of this.extract.apply(accum, conf))\n                    yield e;\n            }\n            delete conf.variables[this.name]",
     replace: "                const restore = __saveBindings(this.name, conf)\n                try {\n                    for (const _ of __bind(this.name, v, conf)) {\n                        for (let a of this.update.apply(accum, conf))\n                            accum = a\n                        for (let e of this.extract.apply(accum, conf))\n                            yield e;\n                    }\n                } finally {\n                    restore()\n                }\n            }",
