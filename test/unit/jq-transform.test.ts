@@ -590,6 +590,18 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run(". as [$a | $a")).toEqual({ ok: false, error: expect.stringContaining("expected , or ] in an array pattern") });
   });
 
+  it("refuses destructuring alternatives (?//) at compile time, as jackson-jq's grammar does, rather than running them as something else", () => {
+    const refused = "The jq filter failed: destructuring alternatives (?//) are not supported, as in jackson-jq (Conductor's jq): bind one pattern, or test the value's type with if ... then ... else ... end";
+    // jqjs skipped the ? after the pattern and read // as an operator: the filter ran and gave other values than jq 1.6's
+    // (which tries the next pattern) or failed on "$b is not defined"; Conductor's jackson-jq refuses it.
+    for (const filter of ["[.[] as [$a] ?// $a | $a]", ".[] as [$a] ?// $b | [$a, $b]", ". as {$a} ?// [$a] | $a", "reduce .[] as [$a] ?// $a (0; . + $a)", "[foreach .[] as [$a] ?// $a (0; . + $a)]"]) {
+      expect(jqRunner.run(filter, { xs: [[1], { a: 2 }, 3] }), filter).toEqual({ ok: false, error: refused });
+      expect(jqRunner.compileError(filter), filter).toEqual(expect.stringContaining("destructuring alternatives (?//) are not supported"));
+    }
+    expect(jqRunner.run(". as [$a] | $a // 4", { xs: 1 })).toEqual({ ok: false, error: "The jq filter failed: Cannot index object with number" });
+    expect(jqRunner.run(".xs as [$a] | $a // 4", { xs: [null] })).toEqual({ ok: true, values: [4] });
+  });
+
   it("gives a variable its outer value back once an inner binding of its name ends, and refuses a variable nothing binds, as jq does", () => {
     const run = (filter: string) => jqRunner.run(filter, { xs: [{ a: 3 }] });
     expect(run("1 as $x | [(2 as $x | $x), $x]")).toEqual({ ok: true, values: [[2, 1]] });

@@ -99,7 +99,19 @@ class BreakNode extends ParseNode {
 // --- Destructuring: E as [$a, {b: $c, $d, (expr): $e}] | ..., in reduce and foreach too ---
 // A pattern is a variable's name, {kind: 'array', items} or {kind: 'object', entries: [{key | keyNode, name?, sub?}]}.
 
+// The pattern after as, reduce … as or foreach … as, and the index after it. jq 1.6's destructuring alternatives
+// (E as [$a] ?// $a | …) are refused: jackson-jq, Conductor's jq, has no ?// in its grammar (its Matcher is one
+// pattern), and jqjs read the ? and // as operators after the binding, so the filter ran and gave other values
+// (or "$a is not defined") where jq 1.6 tries the next pattern.
 function __parsePattern(tokens, i) {
+    const bound = __parsePatternPart(tokens, i)
+    const next = tokens[bound.i]
+    if (next && next.type == 'question' && tokens[bound.i + 1] && tokens[bound.i + 1].type == 'op' && tokens[bound.i + 1].op == '//')
+        throw "destructuring alternatives (?//) are not supported, as in jackson-jq (Conductor's jq): bind one pattern, or test the value's type with if ... then ... else ... end"
+    return bound
+}
+
+function __parsePatternPart(tokens, i) {
     const t = tokens[i]
     if (t && t.type == 'variable')
         return {pattern: t.name, i: i + 1}
@@ -107,7 +119,7 @@ function __parsePattern(tokens, i) {
         const items = []
         i++
         for (;;) {
-            const r = __parsePattern(tokens, i)
+            const r = __parsePatternPart(tokens, i)
             items.push(r.pattern)
             i = r.i
             if (tokens[i] && tokens[i].type == 'comma') { i++; continue }
@@ -134,7 +146,7 @@ function __parsePattern(tokens, i) {
             } else
                 throw 'expected a key in an object pattern at ' + describeLocation(k)
             if (tokens[i] && tokens[i].type == 'colon') {
-                const r = __parsePattern(tokens, i + 1)
+                const r = __parsePatternPart(tokens, i + 1)
                 entry.sub = r.pattern
                 i = r.i
             } else if (entry.name === undefined)
