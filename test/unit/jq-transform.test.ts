@@ -692,6 +692,18 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     for (const [filter, values] of cases) expect(jqRunner.run(filter, {}), filter).toEqual({ ok: true, values });
   });
 
+  it("leaves null after a reduce row whose update gives no value, as jackson-jq and jq 1.6 do", () => {
+    // jqjs kept the accumulator, so a reduce filtering with empty gave the kept rows where Conductor gives the last's.
+    const cases: [string, unknown[]][] = [
+      ["reduce range(5) as $x ([]; if $x % 2 == 0 then . + [$x] else empty end)", [[4]]],
+      ["reduce range(5) as $x ([]; . + (if $x % 2 == 0 then [$x] else empty end))", [[4]]],
+      ["reduce range(3) as $x (0; empty)", [null]],
+      ["reduce range(4) as $x (0; if $x == 1 then empty else (. // 100) + $x end)", [105]],
+      ["reduce empty as $x (5; empty)", [5]],
+    ];
+    for (const [filter, values] of cases) expect(jqRunner.run(filter, {}), filter).toEqual({ ok: true, values });
+  });
+
   it("compiles without running", () => {
     expect(jqRunner.compileError("last(range(1000000000000))")).toBeUndefined();
     expect(jqRunner.compileError("{ a: .b")).toEqual(expect.any(String));

@@ -923,11 +923,13 @@ function __addToAccumulator(node, addend, accum, owned, conf) {
             __addKeys(accum, held)
         return {value: accum, own: true}
     }
-    return count == 0 ? {value: accum, own: owned} : last
+    return count == 0 ? {value: null, own: false} : last
 }
 
 // jqjs's reduce, with this and the binding of a pattern (as \`reduce .[] as [$a, $b] (…)\`, restoring an outer binding
-// of its names after each row).
+// of its names after each row). A row whose update gives no value leaves null, as in jackson-jq (ReduceExpression:
+// reduceResult.isEmpty() ? NullNode) and jq 1.6; jqjs kept the accumulator, so
+// reduce .[] as $x ([]; if $x.ok then . + [$x.id] else empty end) gave the ok ids where Conductor gives the last row's.
 ReduceNode.prototype.apply = function*(input, conf) {
     const addend = __accumulatingAddend(this.expr)
     for (let accum of this.init.apply(input, conf)) {
@@ -937,8 +939,10 @@ ReduceNode.prototype.apply = function*(input, conf) {
             try {
                 for (const _ of __bind(this.name, v, conf)) {
                     if (addend === undefined) {
+                        let next = null
                         for (const a of this.expr.apply(accum, conf))
-                            accum = a
+                            next = a
+                        accum = next
                     } else
                         ({value: accum, own: owned} = __addToAccumulator(this.expr, addend, accum, owned, conf))
                 }
