@@ -7,6 +7,12 @@ import { jqSandboxSource } from "../../src/actors/jq/sandbox-source";
 import { env, registrationErrors, startedWith } from "./engine-env";
 import { jqjsSource, jqRunner } from "./jq-runner";
 
+/**
+ * Room for a test that runs filters up to the budget: the budget counts interrupts, not time, and an object-building
+ * reduce takes 3.5-4.2 s to reach it on a loaded 2-core machine, past vitest's default 5 s for the whole test.
+ */
+const BUDGET_TEST_TIMEOUT_MS = 20_000;
+
 describe("the jq runner (jqjs in QuickJS)", () => {
   // One sandbox serves every execution of an isolate: each tampering filter runs just before a filter of another.
   it("lets nothing a filter does reach the next filter: its defs, or writes through __proto__ or constructor", () => {
@@ -660,7 +666,7 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     for (const filter of ["reduce range(10000) as $i ([]; .[$i] = $i) | length", "reduce range(10000) as $i ({}; .[$i | tostring] = $i) | length"])
       expect(jqRunner.run(filter, {}), filter).toEqual({ ok: false, error: expect.stringContaining("ran too long") });
     expect(jqRunner.run("reduce range(1000) as $i ([]; .[$i] = $i) | [length, .[999]]", {})).toEqual({ ok: true, values: [[1000, 999]] });
-  });
+  }, BUDGET_TEST_TIMEOUT_MS);
 
   it("counts + on arrays and objects against the budget: a reduce prepending rows to a growing array or object is stopped, not run for seconds", () => {
     // Each row copies the accumulator; jqjs's concat() and Object.assign were native, unseen by the budget: 30,000 rows
@@ -670,7 +676,7 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("reduce range(1000) as $i ([]; [$i] + .) | [length, .[0], .[999]]", {})).toEqual({ ok: true, values: [[1000, 999, 0]] });
     // A key of the right's keeps its place in the left's order, and "__proto__" is a key (Object.assign set the prototype).
     expect(jqRunner.run('{a: 1, b: 2} + {"__proto__": {x: 1}, a: 3}', {})).toEqual({ ok: true, values: [{ a: 3, b: 2, ["__proto__"]: { x: 1 } }] });
-  });
+  }, BUDGET_TEST_TIMEOUT_MS);
 
   it("builds an array or object row by row with reduce … (init; . + E) in one pass, leaving every other holder of a value as it was", () => {
     // Each row copied the whole accumulator: 30,000 rows ran for about 20 s (objects 110 s), then stopped at the budget.
