@@ -698,6 +698,22 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     for (const [filter, values] of cases) expect(jqRunner.run(filter, {}), filter).toEqual({ ok: true, values });
   });
 
+  it("builds row by row with reduce … (init; . += E) in one pass too, as . + E, leaving every other holder of a value as it was", () => {
+    // . += E is . + E here (for each value $x of E on ., . + $x), but went through the update, which copied the whole
+    // accumulator per row: 3,000 rows reached the budget.
+    expect(jqRunner.run("reduce range(30000) as $x ([]; . += [$x]) | [length, .[29999]]", {})).toEqual({ ok: true, values: [[30000, 29999]] });
+    expect(jqRunner.run('reduce range(30000) as $x ({}; . += {($x | tostring): $x}) | [length, .["29999"]]', {})).toEqual({ ok: true, values: [[30000, 29999]] });
+    // What jq 1.6 gives.
+    const cases: [string, unknown[]][] = [
+      ["reduce range(3) as $x ([]; . += [.])", [[[], [[]], [[], [[]]]]]],
+      ["[1,2] as $a | reduce range(2) as $x ($a; . += [$x]) | [., $a]", [[[1, 2, 0, 1], [1, 2]]]],
+      ["reduce range(3) as $x ([]; . += ([$x], [$x * 10]))", [[0, 10, 20]]],
+      ["[range(3)] | [reduce .[] as $x (.; . += [$x]), .]", [[[0, 1, 2, 0, 1, 2], [0, 1, 2]]]],
+      ["try (reduce range(3) as $x ([]; . += ([$x], 1))) catch .", ["array ([]) and number (1) cannot be added"]],
+    ];
+    for (const [filter, values] of cases) expect(jqRunner.run(filter, {}), filter).toEqual({ ok: true, values });
+  });
+
   it("leaves null after a reduce row whose update gives no value, as jackson-jq and jq 1.6 do", () => {
     // jqjs kept the accumulator, so a reduce filtering with empty gave the kept rows where Conductor gives the last's.
     const cases: [string, unknown[]][] = [

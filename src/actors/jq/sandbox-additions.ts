@@ -859,16 +859,20 @@ AdditionOperator.prototype.combine = function(l, r, lt, rt) {
     return __jqjsAdd.call(this, l, r, lt, rt)
 }
 
-// --- reduce … (init; . + E), the usual way to build an array or object row by row, adds to its accumulator in place
+// --- reduce … (init; . + E) and (init; . += E), the usual ways to build an array or object row by row, adds to its accumulator in place
 // once the accumulator is its own: a + made it (the init's value is never changed), nothing but this reduce holds it, so
 // no one can see the change. Each row then copies only what it adds, where a copy of the whole accumulator per row
 // (above, now counted) stopped 3,000 rows at the budget. E runs to its end before the change, so its values are made
 // from the accumulator as it was; a value holding the accumulator itself (. + [.]) or several values (. + (E1, E2))
 // take the copying +. ---
 
-// E, when a reduce's update is . + E; else undefined.
+// E, when a reduce's update is . + E or . += E (the same: for each value $x of E on ., . + $x); else undefined.
 function __accumulatingAddend(expr) {
-    return expr instanceof AdditionOperator && expr.l instanceof IdentityNode ? expr.r : undefined
+    if (expr instanceof AdditionOperator && expr.l instanceof IdentityNode)
+        return expr.r
+    if (expr instanceof __ArithmeticUpdate && expr.op == '+' && expr.lhs instanceof IdentityNode)
+        return expr.rhs
+    return undefined
 }
 
 // Whether value is target or holds it at any depth.
@@ -897,7 +901,8 @@ function __addMakesOwn(l, r) {
 // The accumulator after a row's . + E: accum changed in place when owned and E gave one value of its type that does not
 // hold it, else through +, with E's values combined as they come, as jqjs's + does (so a type error comes before a
 // later value's error). owned tells whether the result is the reduce's own.
-function __addToAccumulator(node, addend, accum, owned, conf) {
+function __addToAccumulator(addend, accum, owned, conf) {
+    const node = AdditionOperator.prototype
     let held
     let last
     let count = 0
@@ -944,7 +949,7 @@ ReduceNode.prototype.apply = function*(input, conf) {
                             next = a
                         accum = next
                     } else
-                        ({value: accum, own: owned} = __addToAccumulator(this.expr, addend, accum, owned, conf))
+                        ({value: accum, own: owned} = __addToAccumulator(addend, accum, owned, conf))
                 }
             } finally {
                 restore()
