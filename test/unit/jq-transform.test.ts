@@ -714,6 +714,18 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     for (const [filter, values] of cases) expect(jqRunner.run(filter, {}), filter).toEqual({ ok: true, values });
   });
 
+  it("extracts each value a foreach update gives, and nothing for a row whose update gives none, as jackson-jq does", () => {
+    // jqjs extracted the update's last value only, and the old state again when the update gave nothing.
+    const cases: [string, unknown[]][] = [
+      // jq 1.6 and jackson-jq alike.
+      ["[foreach range(4) as $x (0; (. + 1), (. + 10); .)]", [[1, 10, 11, 20, 21, 30, 31, 40]]],
+      ["[foreach range(4) as $x (0; . + $x)]", [[0, 1, 3, 6]]],
+      // jackson-jq keeps the state (ForeachExpression sets it per value given); jq 1.6 makes it null ([0, 1, 3, 7]).
+      ["[foreach range(5) as $x (0; if $x == 2 then empty else . + $x end; .)]", [[0, 1, 4, 8]]],
+    ];
+    for (const [filter, values] of cases) expect(jqRunner.run(filter, {}), filter).toEqual({ ok: true, values });
+  });
+
   it("leaves null after a reduce row whose update gives no value, as jackson-jq and jq 1.6 do", () => {
     // jqjs kept the accumulator, so a reduce filtering with empty gave the kept rows where Conductor gives the last's.
     const cases: [string, unknown[]][] = [
