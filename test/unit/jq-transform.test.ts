@@ -714,6 +714,35 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     for (const [filter, values] of cases) expect(jqRunner.run(filter, {}), filter).toEqual({ ok: true, values });
   });
 
+  it("keeps every other holder of a reduce's accumulator as it was while . + E adds to it in place, as jq 1.6 gives", () => {
+    // Each filter gives the accumulator another holder: a $var or def inside E, getpath, path(..), label/break, an error
+    // caught half-way, a bound value or the input as the init, nested and sibling reduces, first and limit; a write
+    // through any of them would show in these values. Compared with jq 1.6 on the same input.
+    const input = { a: [1, 2], b: { c: 3 } };
+    const cases: [string, unknown[]][] = [
+      ["[1,2,3] | reduce .[] as $x ([]; . as $acc | . + [$acc | length])", [[0, 1, 2]]],
+      ["reduce range(3) as $x ([]; . as $acc | . + [$acc]) | .[0] += [9]", [[[9], [[]], [[], [[]]]]]],
+      ["[1] as $i | reduce range(3) as $x ($i; . + [$x]) | [., $i]", [[[1, 0, 1, 2], [1]]]],
+      ['. as $in | reduce .a[] as $x (.; . + {("k\\($x)"): $x}) | [., $in]', [[{ a: [1, 2], b: { c: 3 }, k1: 1, k2: 2 }, { a: [1, 2], b: { c: 3 } }]]],
+      [". as $in | reduce range(2) as $x (.b; . += {($x | tostring): $x}) | [., $in]", [[{ c: 3, "0": 0, "1": 1 }, { a: [1, 2], b: { c: 3 } }]]],
+      ["def f: [.]; reduce range(3) as $x ([]; . + f)", [[[], [[]], [[], [[]]]]]],
+      ["reduce range(2) as $x ([1]; . + getpath([]))", [[1, 1, 1, 1]]],
+      ["reduce range(3) as $x ([]; . + [path(..)])", [[[], [], [0], [], [0], [1], [2], [2, 0]]]],
+      ["reduce range(3) as $x ([]; . + (label $out | [.], break $out))", [[[], [[]], [[], [[]]]]]],
+      ['[1] as $i | try (reduce range(5) as $x ($i; . + (if $x == 3 then error("x") else [$x] end))) catch [., $i]', [["x", [1]]]],
+      ['[1] as $i | try (reduce (1, 2, error("g")) as $x ($i; . + [$x])) catch [., $i]', [["g", [1]]]],
+      ["[] as $a | [reduce range(2) as $x ($a; . + [$x]), reduce range(3) as $x ($a; . += [$x]), $a]", [[[0, 1], [0, 1, 2], []]]],
+      ["reduce range(3) as $x ([]; . + [reduce range(2) as $y (.; . + [$y])])", [[[0, 1], [[0, 1], 0, 1], [[0, 1], [[0, 1], 0, 1], 0, 1]]]],
+      ["reduce range(2) as $x ([1]; . + (reduce empty as $y (.; .)))", [[1, 1, 1, 1]]],
+      ["[first(reduce range(3) as $x (([], [5]); . + [$x]))]", [[[0, 1, 2]]]],
+      ["[limit(1; reduce range(3) as $x ([]; . + [$x]))]", [[[0, 1, 2]]]],
+      ["reduce range(3) as $x ([[0]]; . + [.[0]]) | .[1] |= . + [5]", [[[0], [0, 5], [0], [0]]]],
+      ["reduce range(3) as $x ([]; . + [$x]) | . as $r | [$r, ($r | .[0] = 9)]", [[[0, 1, 2], [9, 1, 2]]]],
+      ["reduce range(3) as $x ({}; . + {a: .})", [{ a: { a: { a: {} } } }]],
+    ];
+    for (const [filter, values] of cases) expect(jqRunner.run(filter, input), filter).toEqual({ ok: true, values });
+  });
+
   it("extracts each value a foreach update gives, and nothing for a row whose update gives none, as jackson-jq does", () => {
     // jqjs extracted the update's last value only, and the old state again when the update gave nothing.
     const cases: [string, unknown[]][] = [
