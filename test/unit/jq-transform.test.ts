@@ -743,6 +743,19 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     for (const [filter, values] of cases) expect(jqRunner.run(filter, input), filter).toEqual({ ok: true, values });
   });
 
+  it("adds rows holding one large shared value (. + [{row: $x, all: $root}]) in place without walking that value at every row", () => {
+    // Before adding in place, a reduce looks for its accumulator inside the added value; it walked all of $root at every
+    // row, so 300 rows over a 2,000-item input reached the budget where the copying + (and jq 1.6) completes.
+    const items = Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `n${i}`, tags: ["a", "b"], meta: { x: i, y: [i, i] } }));
+    expect(jqRunner.run(". as $r | reduce range(300) as $x ([]; . + [{x: $x, r: $r}]) | [length, .[299].x, (.[299].r.items | length)]", { items })).toEqual({ ok: true, values: [[300, 299, 2000]] });
+    expect(jqRunner.run(". as $r | reduce range(300) as $x ({}; . + {($x | tostring): {x: $x, all: $r.items}}) | [length, (.[\"299\"].all | length)]", { items })).toEqual({ ok: true, values: [[300, 2000]] });
+    // A value walked once is not walked again, and a later row's value holding the accumulator is still found (jq 1.6).
+    expect(jqRunner.run("[1] as $r | reduce range(4) as $x ([]; . + [$r, (if $x >= 2 then . else $x end)])", {})).toEqual({
+      ok: true,
+      values: [[[1], 0, [1], 1, [1], [[1], 0, [1], 1], [1], [[1], 0, [1], 1, [1], [[1], 0, [1], 1]]]],
+    });
+  }, BUDGET_TEST_TIMEOUT_MS);
+
   it("extracts each value a foreach update gives, and nothing for a row whose update gives none, as jackson-jq does", () => {
     // jqjs extracted the update's last value only, and the old state again when the update gave nothing.
     const cases: [string, unknown[]][] = [

@@ -875,17 +875,24 @@ function __accumulatingAddend(expr) {
     return undefined
 }
 
-// Whether value is target or holds it at any depth.
-function __holds(value, target) {
+// Whether value is target or holds it at any depth. clean holds the arrays and objects already found not to hold target:
+// they are not walked again, so a row adding a value that holds a large shared one (. + [{row: $x, all: $root}]) walks
+// $root once per reduce, not once per row (each walk counted by the budget: 300 rows over a 2,000-item $root stopped
+// where the copying + completed). Sound while target stays the same object: values do not change once made (only an
+// accumulator being built is changed, and it is no one else's), so a container that did not hold target still does not.
+function __holds(value, target, clean) {
     const stack = [value]
     while (stack.length > 0) {
         const v = stack.pop()
         if (v === target)
             return true
+        if (v === null || typeof v != 'object' || clean.has(v))
+            continue
+        clean.add(v)
         if (Array.isArray(v))
             for (let i = 0; i < v.length; i++)
                 stack.push(v[i])
-        else if (v !== null && typeof v == 'object')
+        else
             for (const k of Object.keys(v))
                 stack.push(v[k])
     }
@@ -900,8 +907,8 @@ function __addMakesOwn(l, r) {
 
 // The accumulator after a row's . + E: accum changed in place when owned and E gave one value of its type that does not
 // hold it, else through +, with E's values combined as they come, as jqjs's + does (so a type error comes before a
-// later value's error). owned tells whether the result is the reduce's own.
-function __addToAccumulator(addend, accum, owned, conf) {
+// later value's error). owned tells whether the result is the reduce's own; clean is __holds's, for this accum.
+function __addToAccumulator(addend, accum, owned, conf, clean) {
     const node = AdditionOperator.prototype
     let held
     let last
@@ -918,7 +925,7 @@ function __addToAccumulator(addend, accum, owned, conf) {
         }
         last = {value: node.combine(accum, r, nameType(accum), nameType(r)), own: __addMakesOwn(accum, r)}
     }
-    if (held !== undefined && __holds(held, accum))
+    if (held !== undefined && __holds(held, accum, clean))
         return {value: node.combine(accum, held, nameType(accum), nameType(held)), own: true}
     if (held !== undefined) {
         if (Array.isArray(accum))
@@ -939,6 +946,7 @@ ReduceNode.prototype.apply = function*(input, conf) {
     const addend = __accumulatingAddend(this.expr)
     for (let accum of this.init.apply(input, conf)) {
         let owned = false
+        const clean = new Set()
         for (const v of this.generator.apply(input, conf)) {
             const restore = __saveBindings(this.name, conf)
             try {
@@ -948,8 +956,13 @@ ReduceNode.prototype.apply = function*(input, conf) {
                         for (const a of this.expr.apply(accum, conf))
                             next = a
                         accum = next
-                    } else
-                        ({value: accum, own: owned} = __addToAccumulator(addend, accum, owned, conf))
+                    } else {
+                        const before = accum
+                        ;({value: accum, own: owned} = __addToAccumulator(addend, accum, owned, conf, clean))
+                        // What was found not to hold the old accumulator says nothing of a new one.
+                        if (accum !== before)
+                            clean.clear()
+                    }
                 }
             } finally {
                 restore()
