@@ -272,6 +272,26 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     await new Promise((resolve) => setTimeout(resolve, dueInMs + 500));
   }
 
+  /**
+   * Runs `act`, counting the waits each queue object's WakeSignal starts meanwhile (the queue's the only one waiting in
+   * these tests), and answers the counts: a poll woken for nothing waits again, so more than one wait per object shows
+   * a wake-up that could not let it take anything.
+   */
+  async function countingWaits(act: () => Promise<void>): Promise<number[]> {
+    const waits = new Map<WakeSignal, number>();
+    const { next } = WakeSignal.prototype;
+    WakeSignal.prototype.next = function (this: WakeSignal, waitMs: number) {
+      waits.set(this, (waits.get(this) ?? 0) + 1);
+      return next.call(this, waitMs);
+    };
+    try {
+      await act();
+    } finally {
+      WakeSignal.prototype.next = next;
+    }
+    return [...waits.values()];
+  }
+
   it("a long poll held back by a long rate window wakes when a hand-out of a shorter window stops counting, not at the long window's end", async () => {
     // One task name, two inline limits: a hand-out counts in a window only within its own (1 s here), so the task of
     // the 60 s window may go once the 1 s one's hand-out is a second old.
@@ -310,18 +330,10 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     const long = await startWorkflow("w_lim_room_long");
     await eventually(() => queueSize("w_lim_room"), (size) => size === 1, "the long window's task queued");
     // Counted from here: the waits of each object (the queue's the only one waiting meanwhile).
-    const waits = new Map<WakeSignal, number>();
-    const { next } = WakeSignal.prototype;
-    WakeSignal.prototype.next = function (this: WakeSignal, waitMs: number) {
-      waits.set(this, (waits.get(this) ?? 0) + 1);
-      return next.call(this, waitMs);
-    };
-    try {
+    const waits = await countingWaits(async () => {
       expect(await poll("w_lim_room", { timeout: "10000", workerid: "worker-2" })).toMatchObject([{ workflowInstanceId: long, workerId: "worker-2" }]);
-      expect([...waits.values()]).toEqual([1]);
-    } finally {
-      WakeSignal.prototype.next = next;
-    }
+    });
+    expect(waits).toEqual([1]);
   });
 
   it("a long poll whose visible tasks are held back by a limit wakes when an entry first in the queue's order becomes visible", async () => {
@@ -364,23 +376,15 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     for (const task of free) expect((await report(task, "IN_PROGRESS", {}, { callbackAfterSeconds: 1 })).status).toBe(200);
     await eventually(() => queueSize("w_lim_after"), (size) => size === 4, "the free tasks queued again");
     // Counted from here: the waits of each object (the queue's the only one waiting meanwhile).
-    const waits = new Map<WakeSignal, number>();
-    const { next } = WakeSignal.prototype;
-    WakeSignal.prototype.next = function (this: WakeSignal, waitMs: number) {
-      waits.set(this, (waits.get(this) ?? 0) + 1);
-      return next.call(this, waitMs);
-    };
-    try {
+    const waits = await countingWaits(async () => {
       const waiting = poll("w_lim_after", { timeout: "10000", workerid: "worker-2" });
       await pollWaiting("w_lim_after", "worker-2");
       // Past the free tasks' return (behind the held task), the first limited task ends: its release wakes the poll.
       await pastWakeOfWaitingPoll(1_000);
       expect((await report(holder!, "COMPLETED")).status).toBe(200);
       expect(await waiting).toMatchObject([{ workflowInstanceId: second, workerId: "worker-2" }]);
-      expect([...waits.values()]).toEqual([1]);
-    } finally {
-      WakeSignal.prototype.next = next;
-    }
+    });
+    expect(waits).toEqual([1]);
   });
 
   it("a long poll whose first visible task is held back by a limit takes the next once that task is gone (its workflow terminated)", async () => {
