@@ -405,6 +405,29 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     expect((await getWorkflow(workflowId)).tasks[0]?.status).toBe("IN_PROGRESS");
   });
 
+  it("a by-id queue update whose status took effect but a reset cut off its answer is made again and answered 200, ending that task alone; resets that keep cutting it off: three calls, then a 503", async () => {
+    await register({ name: "fx_retry_queue_update", tasks: [hold("first"), hold("second")] });
+    const workflowId = await startWorkflow("fx_retry_queue_update");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const taskId = waiting.tasks[0]!.taskId;
+    expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
+      expect((await api("POST", `/api/queue/update/${workflowId}/task/${taskId}/COMPLETED`, { go: 1 })).status).toBe(200);
+    })).toBe(2);
+    const after = await waitFor(workflowId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
+    expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["first:COMPLETED", "second:IN_PROGRESS"]);
+    expect(after.tasks[0]!.outputData).toEqual({ go: 1 });
+    // Sent again by its client, the first call finds the task ended: 409, as before.
+    expect((await api("POST", `/api/queue/update/${workflowId}/task/${taskId}/COMPLETED`, { go: 1 })).status).toBe(409);
+    const second = after.tasks[1]!.taskId;
+    expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 10 }, async () => {
+      expect((await api("POST", `/api/queue/update/${workflowId}/task/${second}/COMPLETED`, {})).status).toBe(503);
+    })).toBe(3);
+    expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 10 }, async () => {
+      expect((await api("POST", `/api/queue/update/${workflowId}/task/${second}/IN_PROGRESS`, {})).status).toBe(503);
+    })).toBe(1);
+    expect((await getWorkflow(workflowId)).tasks[1]?.status).toBe("IN_PROGRESS");
+  });
+
   it("a signal made again after a reset takes as its own only a WAIT it could have ended: one another signal of another status ended is passed over for the next", async () => {
     await register({ name: "fx_retry_signal_other", tasks: [{ ...hold("first"), optional: true }, hold("second"), hold("third")] });
     // The reset cut this COMPLETED signal off before it landed; meanwhile a FAILED one ended the (optional) first WAIT.

@@ -36,6 +36,23 @@ function queueUpdate(request: IRequest, env: Env) {
 }
 
 /**
+ * The update of `POST /api/queue/update/{workflowId}/task/{taskId}/{status}`: a final status is made again on a fresh
+ * stub when a reset cuts its call off, as `POST /api/tasks` makes a worker's result again (at most
+ * OBJECT_CALL_RETRIES repeats). Only a repeat takes a task it finds ended with that status as its own (lateIsTaken
+ * "endedAlike": the cut-off call took), answered 200; the first call still answers 409 for a task no longer pending,
+ * as before. IN_PROGRESS is not repeated: a second one would queue the task again.
+ */
+async function queueUpdateById(env: Env, workflowId: string, taskId: string, status: "IN_PROGRESS" | "COMPLETED" | "FAILED", output: JsonObject) {
+  if (status === "IN_PROGRESS") return await executionStub(env, workflowId).updateTask(taskId, status, output);
+  let repeat = false;
+  return await retryingExecutionCall(env, workflowId, async (stub) => {
+    const options = repeat ? { lateIsTaken: "endedAlike" as const } : {};
+    repeat = true;
+    return await stub.updateTask(taskId, status, output, options);
+  });
+}
+
+/**
  * `POST /api/tasks/{workflowId}/{taskRefName}/{status}[?workerid=]`: updates the pending task with that reference name;
  * `workerid` (which Orkes' clients send, the host's name) is its worker from then on, as in Conductor.
  */
@@ -167,7 +184,7 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   // output (there through the default event queue; here at once, as `POST /api/tasks/{workflowId}/{taskRefName}/{status}`).
   router.post("/api/queue/update/:workflowId/task/:taskId/:status", async (request, env) => {
     const { status, output } = await queueUpdate(request, env);
-    unwrap(await executionStub(env, decodedPathParam(request, "workflowId")).updateTask(decodedPathParam(request, "taskId").toLowerCase(), status, output));
+    unwrap(await queueUpdateById(env, decodedPathParam(request, "workflowId"), decodedPathParam(request, "taskId").toLowerCase(), status, output));
     return new Response(null, { status: 200 });
   });
   router.post("/api/queue/update/:workflowId/:taskRefName/:status", async (request, env) => {
