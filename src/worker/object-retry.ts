@@ -44,14 +44,16 @@ export function isObjectUnavailable(error: unknown): boolean {
  * wait) while it fails transiently (see {@link isTransientObjectError}). Only for calls whose repetition after one
  * that landed answers what the caller should get: reads, and writes idempotent by construction. A fresh stub each
  * time, as Cloudflare advises: a failure can leave a stub broken. Any other error, or the last one, is thrown (the
- * router answers an object's unavailability with a 503, see {@link unavailableError}).
+ * router answers an object's unavailability with a 503, see {@link unavailableError}); so is one whose repeat
+ * `mayRepeat` refuses (a request's budget of calls spent).
  */
-export async function retryingObjectCall<S, T>(stub: () => S, call: (stub: S) => Promise<T>): Promise<T> {
+export async function retryingObjectCall<S, T>(stub: () => S, call: (stub: S) => Promise<T>, mayRepeat: () => boolean = () => true): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await call(stub());
     } catch (error) {
-      if (attempt >= OBJECT_CALL_RETRIES || !isTransientObjectError(error)) throw error;
+      // mayRepeat last: asked only for a repeat that would be made, so a budget it draws on pays for repeats alone.
+      if (attempt >= OBJECT_CALL_RETRIES || !isTransientObjectError(error) || !mayRepeat()) throw error;
       await new Promise((resolve) => setTimeout(resolve, RETRY_BACKOFF_MS[attempt] ?? 100));
     }
   }

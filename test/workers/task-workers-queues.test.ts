@@ -4,7 +4,7 @@
  * so that it runs in a workerd of its own (cloudflare/workers-sdk#15446: each `SELF.fetch` is slower the more requests
  * its workerd has served).
  */
-import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, createExecutionContext, env, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { workerQueueKey } from "../../src/engine/tasks/simple";
@@ -13,9 +13,10 @@ import { WakeSignal } from "../../src/actors/wake-signal";
 import { executionStub } from "../../src/worker/executions";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
-import { pollAnswerBudget } from "../../src/worker/routes/workers";
+import { LEFT_OUT_HEADER, LISTING_CALL_BUDGET, MAX_LISTED_QUEUES, pollAnswerBudget } from "../../src/worker/routes/workers";
+import worker from "../../src/worker/index";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, eventually, getWorkflow, register, startWorkflow, waitFor, type TaskJson } from "./helpers";
+import { ADMIN_KEY, api, apiOk, eventually, getWorkflow, register, startWorkflow, waitFor, type TaskJson } from "./helpers";
 import { poll, pollOne, queueSize, report, simpleTask } from "./task-worker-helpers";
 
 describe("task workers: the execution's alarm while queue work is owed", () => {
@@ -577,6 +578,109 @@ describe("task workers: every queue (Conductor's /api/tasks/queue/all and /api/t
       ["w_all_polled_only", "eu", "all-idle"],
     ]);
     expect(polls.map((entry) => entry.lastPollTime)).toEqual([...polls.map((entry) => entry.lastPollTime)].sort((a, b) => b - a));
+  });
+});
+
+describe("task workers: the listings' calls (each queue a subrequest; Workers Free allows a request 1,000)", () => {
+  /**
+   * Lists `count` queues named `<prefix>_<n>` in D1, as each lists itself on its first use, and only those: the queues
+   * this file's other tests listed are set aside until {@link unlist}, so the counts are these queues'.
+   */
+  async function listQueues(prefix: string, count: number): Promise<string[]> {
+    const names = Array.from({ length: count }, (_, index) => `${prefix}_${String(index).padStart(4, "0")}`);
+    await env.DB.batch([env.DB.prepare(`CREATE TABLE worker_queues_aside AS SELECT * FROM worker_queues`), env.DB.prepare(`DELETE FROM worker_queues`)]);
+    await env.DB.batch(names.map((name) => env.DB.prepare(`INSERT OR IGNORE INTO worker_queues (task_name, domain) VALUES (?, '')`).bind(name)));
+    return names;
+  }
+
+  /** Puts back the queues {@link listQueues} set aside, and only them. */
+  async function unlist(): Promise<void> {
+    await env.DB.batch([
+      env.DB.prepare(`DELETE FROM worker_queues`),
+      env.DB.prepare(`INSERT INTO worker_queues SELECT * FROM worker_queues_aside`),
+      env.DB.prepare(`DROP TABLE worker_queues_aside`),
+    ]);
+  }
+
+  /**
+   * A TASK_QUEUE binding whose objects count the calls made to them and answer at once (a thousand real objects would
+   * take a test's whole timeout): `fails(n)` says whether a queue's call number n (from 1) throws a reset.
+   */
+  function countedQueues(fails: (name: string, call: number) => Error | undefined = () => undefined): { binding: Env["TASK_QUEUE"]; calls: () => number } {
+    const callsOf = new Map<string, number>();
+    let calls = 0;
+    const answer = <T>(name: string, value: T) => async (): Promise<T> => {
+      calls++;
+      const call = (callsOf.get(name) ?? 0) + 1;
+      callsOf.set(name, call);
+      const error = fails(name, call);
+      if (error !== undefined) throw error;
+      return value;
+    };
+    const binding = {
+      idFromName: (name: string) => env.TASK_QUEUE.idFromName(name),
+      get: (id: DurableObjectId) => {
+        const name = id.name ?? id.toString();
+        return { size: answer(name, 0), pollData: answer(name, [{ workerId: `w-${name}`, lastPollTime: 1 }]) };
+      },
+    } as unknown as Env["TASK_QUEUE"];
+    return { binding, calls: () => calls };
+  }
+
+  async function listWith(queues: Env["TASK_QUEUE"], path: string): Promise<Response> {
+    const ctx = createExecutionContext();
+    const request = new Request(`https://conductor.test${path}`, { headers: { "x-api-key": ADMIN_KEY } });
+    const response = await worker.fetch(request as Parameters<typeof worker.fetch>[0], { ...env, TASK_QUEUE: queues }, ctx);
+    await waitOnExecutionContext(ctx);
+    return response;
+  }
+
+  const reset = () => Object.assign(new Error("Durable Object reset because its code was updated."), { retryable: true });
+
+  it(`queue/all and polldata/all ask at most ${LISTING_CALL_BUDGET} queues a request and answer what they read, counting the queues left out in ${LEFT_OUT_HEADER}`, async () => {
+    const names = await listQueues("w_budget", MAX_LISTED_QUEUES);
+    try {
+    // The runtime refusing a call past the request's subrequests all the same: that queue is left out, not the listing.
+    const queues = countedQueues((name) => (name.includes(`"${names[1]}"`) ? new Error("Too many API requests by single Worker invocation.") : undefined));
+    const all = await listWith(queues.binding, "/api/tasks/queue/all");
+    expect(all.status).toBe(200);
+    expect(queues.calls()).toBe(LISTING_CALL_BUDGET);
+    const sizes = await all.json<Record<string, number>>();
+    // The first by name, all but the refused one.
+    expect(Object.keys(sizes)).toEqual([names[0], ...names.slice(2, LISTING_CALL_BUDGET)]);
+    expect(all.headers.get(LEFT_OUT_HEADER)).toBe(String(MAX_LISTED_QUEUES - LISTING_CALL_BUDGET + 1));
+    const polled = countedQueues();
+    const polls = await listWith(polled.binding, "/api/tasks/queue/polldata/all");
+    expect(polls.status).toBe(200);
+    expect(polled.calls()).toBe(LISTING_CALL_BUDGET);
+    expect(await polls.json<unknown[]>()).toHaveLength(LISTING_CALL_BUDGET);
+    expect(polls.headers.get(LEFT_OUT_HEADER)).toBe(String(MAX_LISTED_QUEUES - LISTING_CALL_BUDGET));
+    } finally {
+      await unlist();
+    }
+  });
+
+  it("asks every queue once before it asks any again: repeats after resets come from what the budget has left, and a queue read whole shows no header", async () => {
+    const names = await listQueues("w_budget_reset", 600);
+    try {
+    // Each queue's first call is cut off by a reset: 600 first calls leave 300 repeats.
+    const queues = countedQueues((_name, call) => (call === 1 ? reset() : undefined));
+    const all = await listWith(queues.binding, "/api/tasks/queue/all");
+    expect(all.status).toBe(200);
+    expect(queues.calls()).toBe(LISTING_CALL_BUDGET);
+    const sizes = await all.json<Record<string, number>>();
+    expect(Object.keys(sizes)).toHaveLength(LISTING_CALL_BUDGET - names.length);
+    expect(all.headers.get(LEFT_OUT_HEADER)).toBe(String(names.length - (LISTING_CALL_BUDGET - names.length)));
+    // Within the budget, a reset is repeated as before and nothing is left out.
+    const few = countedQueues((name, call) => (call === 1 && name.includes(`"${names[0]}"`) ? reset() : undefined));
+    await env.DB.prepare(`DELETE FROM worker_queues WHERE task_name > ?`).bind(names[9]).run();
+    const whole = await listWith(few.binding, "/api/tasks/queue/all");
+    expect(Object.keys(await whole.json<Record<string, number>>())).toEqual(names.slice(0, 10));
+    expect(few.calls()).toBe(11);
+    expect(whole.headers.get(LEFT_OUT_HEADER)).toBeNull();
+    } finally {
+      await unlist();
+    }
   });
 });
 

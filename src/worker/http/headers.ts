@@ -4,7 +4,7 @@ import { errorResponse } from "./errors";
 const CORS_REQUEST_HEADERS = ["Content-Type", "Authorization", "X-Authorization", "X-API-Key", "Idempotency-Key"];
 const CORS_METHODS = ["GET", "POST", "PUT", "DELETE"];
 /** Response headers a cross-origin app may read besides the safelisted ones (`Allow`: the methods a 405's path takes). */
-const CORS_EXPOSED_HEADERS = ["Retry-After", "Allow"];
+const CORS_EXPOSED_HEADERS = ["Retry-After", "Allow", "X-Queues-Left-Out"];
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /**

@@ -11,6 +11,7 @@ import { ApiError, validationError } from "../http/errors";
 import { authorizeRead, principalOf } from "../guard";
 import { mayReadTasksNamed } from "../auth/metadata-access";
 import { retryingObjectCall } from "../object-retry";
+import { isSubrequestLimitError } from "../subrequest-limit";
 import { MAX_QUERY_NAME_LENGTH, decodedPathParam, integerQuery, nameQuery, queryParams, queryValue } from "../http/params";
 import { TaskResultRequest, parseOrThrow } from "../schemas";
 import { applyTaskResult, taskResultMaxBytes } from "./tasks";
@@ -18,10 +19,11 @@ import { offerAll } from "../poll-offers";
 
 /**
  * A read of the worker queue of `taskName` in `domain` (none: the default queue), made again on a fresh stub when it
- * meets a transient failure of the queue's object (see {@link retryingObjectCall}): sizes and poll data only.
+ * meets a transient failure of the queue's object (see {@link retryingObjectCall}), while `mayRepeat` allows: sizes
+ * and poll data only.
  */
-function readQueue<T>(env: Env, taskName: string, domain: string | undefined, read: (queue: DurableObjectStub<TaskQueue>) => Promise<T>): Promise<T> {
-  return retryingObjectCall(() => taskQueueAt(env, workerQueueKey(taskName, domain)), read);
+function readQueue<T>(env: Env, taskName: string, domain: string | undefined, read: (queue: DurableObjectStub<TaskQueue>) => Promise<T>, mayRepeat?: () => boolean): Promise<T> {
+  return retryingObjectCall(() => taskQueueAt(env, workerQueueKey(taskName, domain)), read, mayRepeat);
 }
 
 type Args = [Env, ExecutionContext];
@@ -86,10 +88,58 @@ function pollRequest(request: IRequest, batch: boolean): PollRequest {
   return poll;
 }
 
-/** Most queues `/api/tasks/queue/all` and `/api/tasks/queue/polldata/all` list (each is asked, a call per queue). */
+/** Most queues `/api/tasks/queue/all` and `/api/tasks/queue/polldata/all` read from D1 (each is asked, a call per queue). */
 export const MAX_LISTED_QUEUES = 1_000;
 /** How many queues those lists ask at once. */
 const LISTING_CONCURRENCY = 20;
+/**
+ * Most calls to queue objects one listing (`queue/all`, `polldata/all`) makes, first calls and repeats together. Each is
+ * a subrequest, and Workers Free allows a request 1,000 to Cloudflare's services (developers.cloudflare.com/workers/
+ * platform/limits/, "Subrequests"): past them every call throws, and the listing failed whole. The rest is left for
+ * the listing's D1 read and the checks of the caller's credentials.
+ */
+export const LISTING_CALL_BUDGET = 900;
+/** The header of a listing that left queues out: how many (see {@link readWithinBudget}). */
+export const LEFT_OUT_HEADER = "X-Queues-Left-Out";
+
+/** What {@link readWithinBudget} read, in the items' order, and how many items it left out. */
+interface BudgetedReads<T, R> {
+  read: Array<{ item: T; answer: R }>;
+  leftOut: number;
+}
+
+/**
+ * `ask` of each of `items`, {@link LISTING_CONCURRENCY} at a time, within {@link LISTING_CALL_BUDGET} calls: a first
+ * call for each of the first items the budget holds, then repeats after transient failures from what it has left, so
+ * that no item goes unasked for another's repeat. An item past the budget, one whose repeat found the budget spent, and
+ * one whose call the runtime refused past the request's subrequests anyway are left out (counted, not thrown); any
+ * other failure is thrown, as before.
+ */
+async function readWithinBudget<T, R>(items: readonly T[], ask: (item: T, mayRepeat: () => boolean) => Promise<R>): Promise<BudgetedReads<T, R>> {
+  const asked = items.slice(0, LISTING_CALL_BUDGET);
+  let repeatsLeft = LISTING_CALL_BUDGET - asked.length;
+  const answers = await inBatches(asked, async (item): Promise<{ item: T; answer: R } | undefined> => {
+    let outOfBudget = false;
+    const mayRepeat = (): boolean => {
+      if (repeatsLeft <= 0) return !(outOfBudget = true);
+      repeatsLeft--;
+      return true;
+    };
+    try {
+      return { item, answer: await ask(item, mayRepeat) };
+    } catch (error) {
+      if (outOfBudget || isSubrequestLimitError(error)) return undefined;
+      throw error;
+    }
+  });
+  const read = answers.filter((answer): answer is { item: T; answer: R } => answer !== undefined);
+  return { read, leftOut: items.length - read.length };
+}
+
+/** `body` as JSON, with {@link LEFT_OUT_HEADER} when the listing left `leftOut` queues out. */
+function listingResponse(body: unknown, leftOut: number): Response {
+  return Response.json(body, leftOut > 0 ? { headers: { [LEFT_OUT_HEADER]: String(leftOut) } } : undefined);
+}
 
 /** Conductor's queue name: the task type, prefixed with the domain and a colon for a domain's queue. */
 function conductorQueueName(taskName: string, domain: string | undefined): string {
@@ -115,11 +165,14 @@ async function listedQueues(env: Env): Promise<Array<{ taskName: string; domain:
   return results.map((row) => ({ taskName: row.task_name, domain: row.domain === "" ? undefined : row.domain }));
 }
 
-/** The size of each worker queue that listed itself (see {@link listedQueues}): the tasks waiting in it. */
-export async function listedQueueSizes(env: Env, readable: (taskName: string) => boolean): Promise<Array<{ taskName: string; domain: string | undefined; size: number }>> {
+/**
+ * The size of each worker queue that listed itself (see {@link listedQueues}): the tasks waiting in it, and how many
+ * queues were left out to stay within {@link LISTING_CALL_BUDGET}.
+ */
+export async function listedQueueSizes(env: Env, readable: (taskName: string) => boolean): Promise<{ queues: Array<{ taskName: string; domain: string | undefined; size: number }>; leftOut: number }> {
   const queues = (await listedQueues(env)).filter((queue) => readable(queue.taskName));
-  const sizes = await inBatches(queues, (queue) => readQueue(env, queue.taskName, queue.domain, async (stub) => await stub.size()));
-  return queues.map((queue, index) => ({ ...queue, size: sizes[index]! }));
+  const { read, leftOut } = await readWithinBudget(queues, (queue, mayRepeat) => readQueue(env, queue.taskName, queue.domain, async (stub) => await stub.size(), mayRepeat));
+  return { queues: read.map(({ item, answer }) => ({ ...item, size: answer })), leftOut };
 }
 
 /** The size of the default domain's queue of each of `taskNames`, in their order, {@link LISTING_CONCURRENCY} at a time. */
@@ -204,13 +257,14 @@ async function mayPoll(request: IRequest, env: Env, taskName: string): Promise<b
 
 /**
  * The latest poll of each named worker of every task type the caller may read tasks of, in any domain, the most recent
- * first (Conductor's polldata/all).
+ * first (Conductor's polldata/all); task types past {@link LISTING_CALL_BUDGET} left out, counted in {@link LEFT_OUT_HEADER}.
  */
 async function allPollData(request: IRequest, env: Env): Promise<Response> {
   const { grants } = principalOf(request);
   const names = [...new Set((await listedQueues(env)).map((queue) => queue.taskName))].filter((name) => mayReadTasksNamed(grants, name));
-  const polls = await inBatches(names, async (name) => (await readQueue(env, name, undefined, async (stub) => await stub.pollData())).map((poll) => pollDataView(name, poll)));
-  return Response.json(polls.flat().sort((a, b) => b.lastPollTime - a.lastPollTime));
+  const { read, leftOut } = await readWithinBudget(names, (name, mayRepeat) => readQueue(env, name, undefined, async (stub) => await stub.pollData(), mayRepeat));
+  const polls = read.flatMap(({ item, answer }) => answer.map((poll) => pollDataView(item, poll)));
+  return listingResponse(polls.sort((a, b) => b.lastPollTime - a.lastPollTime), leftOut);
 }
 
 /**
@@ -269,8 +323,8 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
   // Conductor's queue/all: every worker queue that was ever pushed to or polled, by Conductor's queue name, with its size.
   router.get("/api/tasks/queue/all", async (request, env) => {
     const { grants } = principalOf(request);
-    const queues = await listedQueueSizes(env, (name) => mayReadTasksNamed(grants, name));
-    return Response.json(Object.fromEntries(queues.map((queue) => [conductorQueueName(queue.taskName, queue.domain), queue.size])));
+    const { queues, leftOut } = await listedQueueSizes(env, (name) => mayReadTasksNamed(grants, name));
+    return listingResponse(Object.fromEntries(queues.map((queue) => [conductorQueueName(queue.taskName, queue.domain), queue.size])), leftOut);
   });
 
   // Conductor's polldata/all: the latest poll of each named worker of every task type, in any domain, the most recent first.
