@@ -41,6 +41,7 @@ import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAIL
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
 import { failedTaskLists } from "./view";
+import { withReasonMasked } from "./masked-reason";
 import { activeLanes, inCurrentLoopRun, laneAfterMove, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
 import {
   definitionReferenceName,
@@ -791,6 +792,16 @@ function checkOutputSchema(state: WorkflowExecution, task: TaskExecution, fields
   if (failure === undefined) return;
   fields.status = "FAILED_WITH_TERMINAL_ERROR";
   fields.reasonForIncompletion = cutText(failure, MAX_TASK_REASON_LENGTH);
+}
+
+/**
+ * `started` with the task's failure reason scrubbed of the masked values of its input (masked-reason.ts): a script or
+ * jq filter that failed on one may quote it. Only a start that failed pays for the look.
+ */
+function withReasonsMasked(execution: WorkflowExecution, started: TaskStart): TaskStart {
+  if (started.task.reasonForIncompletion === undefined) return started;
+  const task = withReasonMasked(started.task, execution);
+  return task === started.task ? started : { ...started, task };
 }
 
 /**
@@ -2589,7 +2600,7 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
     draft.updateTask(task.taskId, { place: "asking" });
     return;
   }
-  const started = withOutputChecked(draft.state, task, module.start(task, definition, draft.state, env));
+  const started = withReasonsMasked(draft.state, withOutputChecked(draft.state, task, module.start(task, definition, draft.state, env)));
   // A task that has not really started (waiting for a worker's poll) is timed from when it does.
   const timeoutAt = started.task.startTime === 0 ? undefined : definitionTimeoutAt(started.task, definition, env);
   // Also for an attempt that failed as it started (a script that throws): its retries carry the deadline on.

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createExecution } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import { masked } from "../../src/engine/masking";
+import { reasonMaskedOf } from "../../src/engine/masked-reason";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { WorkflowDef } from "../../src/engine/model";
 import { summaryRowOf, toTaskView, toWorkflowView } from "../../src/engine/view";
@@ -111,5 +112,17 @@ describe("masked parameters (_secrets, _masked)", () => {
       const result = validateWorkflowDef({ ...base, maskedFields: bad });
       expect(result.ok ? [] : result.errors.map((issue) => issue.path.split("[")[0]), JSON.stringify(bad).slice(0, 40)).toEqual(["maskedFields"]);
     }
+  });
+});
+
+describe("failure reasons quoting masked values", () => {
+  it("shows *** for each value, as written or JSON-escaped, and for a quoted fragment that is part of one", () => {
+    expect(reasonMaskedOf("bad ssn 123-45-6789", ["123-45-6789"])).toBe("bad ssn ***");
+    expect(reasonMaskedOf('string ("a\\"b-cd") cannot be added', ['a"b-cd'])).toBe('string ("***") cannot be added');
+    // QuickJS quotes the token it stopped at: the start of the value only.
+    expect(reasonMaskedOf("SyntaxError: unexpected token: 'zq7token'", ["zq7token-of-mine"])).toBe("SyntaxError: unexpected token: '***'");
+    // A quoted fragment no value holds, and a short value outside quotes, stay: they are the error's own words.
+    expect(reasonMaskedOf("expecting ';' at line 1", ["zq7token-of-mine", "ab"])).toBe("expecting ';' at line 1");
+    expect(reasonMaskedOf("an abc", [])).toBe("an abc");
   });
 });

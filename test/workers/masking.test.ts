@@ -87,4 +87,38 @@ describe("masked parameters", () => {
     expect(done.tasks[0]!.inputData["body"]).toEqual({ byDataName: null, byWrittenName: "ann", indexedByMasked: "***" });
     expect(JSON.stringify(done.tasks)).not.toContain("123456789");
   });
+
+  it("a script that fails quoting a masked value shows *** in its reason, whole or the part it quoted", async () => {
+    await register({
+      name: "mask_script_flow",
+      maskedFields: ["ssn"],
+      tasks: [
+        { name: "parse", taskReferenceName: "parse", type: "INLINE", inputParameters: { evaluatorType: "javascript", token: "${workflow.input._secrets.token}", expression: "JSON.parse($.token)" } },
+      ],
+    });
+    const parsed = await waitFor(await startWorkflow("mask_script_flow", { _secrets: { token: "zq7token-of-mine" } }), ["FAILED"]);
+    expect(parsed.tasks[0]!.reasonForIncompletion).toContain("***");
+    expect(JSON.stringify(parsed)).not.toContain("zq7token");
+
+    await register({
+      name: "mask_script_throw_flow",
+      maskedFields: ["ssn"],
+      tasks: [{ name: "check", taskReferenceName: "check", type: "INLINE", inputParameters: { ssn: "${workflow.input.ssn}", expression: "throw new Error('bad ssn ' + $.ssn)" } }],
+    });
+    const thrown = await waitFor(await startWorkflow("mask_script_throw_flow", { ssn: "123-45-6789" }), ["FAILED"]);
+    expect(thrown.tasks[0]!.reasonForIncompletion).toContain("bad ssn ***");
+    expect(JSON.stringify(thrown)).not.toContain("6789");
+    await waitForIndexRow(thrown.workflowId as string, "FAILED");
+    const rows = await apiOk<JsonObject>("GET", `/api/tasks/search?query=${encodeURIComponent(`workflowId = '${thrown.workflowId as string}'`)}`);
+    expect(JSON.stringify(rows)).not.toContain("6789");
+
+    await register({
+      name: "mask_jq_flow",
+      maskedFields: ["ssn"],
+      tasks: [{ name: "add", taskReferenceName: "add", type: "JSON_JQ_TRANSFORM", inputParameters: { ssn: "${workflow.input.ssn}", queryExpression: ".ssn + 1" } }],
+    });
+    const jq = await waitFor(await startWorkflow("mask_jq_flow", { ssn: "987-65-4321" }), ["FAILED"]);
+    expect(jq.tasks[0]!.reasonForIncompletion).toContain("***");
+    expect(JSON.stringify(jq)).not.toContain("4321");
+  });
 });

@@ -1,0 +1,90 @@
+/**
+ * Masked values quoted back in a failure reason. A script, jq filter or check that fails on a masked value (Orkes'
+ * `_secrets`, `_masked`, a definition's `maskedFields`, or a template that read one: see masking.ts) may quote it in
+ * its error ("unexpected token: 'abc'"), and that text becomes the task's reasonForIncompletion, its `output.error`, the
+ * workflow's reason, search rows, status events and a failure workflow's input, none of which masking by key reaches.
+ * Here the reason is scrubbed where it is set, so everything that copies it gets the scrubbed text.
+ */
+import { MASKED_SECRET } from "./evaluation";
+import type { JsonValue, TaskExecution, WorkflowExecution } from "./model";
+import { shownTaskInput } from "./view";
+
+/** The shortest value replaced wherever it occurs in a reason: a shorter one would also hit ordinary words. */
+const MIN_REPLACED_LENGTH = 4;
+
+/** A quoted fragment of an error message, as QuickJS and jq quote a token or value: '…' or "…". */
+const QUOTED = /'([^'\n]+)'|"([^"\n]+)"/g;
+
+/**
+ * The text of the values `task`'s input holds that the API shows as `***` (strings, and numbers as written); none,
+ * cheaply, when nothing in its input is masked (shownTaskInput answers the same object then).
+ */
+export function maskedInputValues(task: TaskExecution, execution: WorkflowExecution): string[] {
+  const shown = shownTaskInput(task, execution);
+  if (shown === task.inputData) return [];
+  const values = new Set<string>();
+  collectMasked(task.inputData, shown, values);
+  return [...values];
+}
+
+/** Adds to `into` the texts under each place where `shown` (a masked copy of `real`) has `***` and `real` had more. */
+function collectMasked(real: JsonValue, shown: JsonValue, into: Set<string>): void {
+  if (real === shown) return;
+  if (shown === MASKED_SECRET) {
+    collectTexts(real, into);
+    return;
+  }
+  if (real === null || shown === null || typeof real !== "object" || typeof shown !== "object") return;
+  if (Array.isArray(real)) {
+    if (!Array.isArray(shown)) return;
+    real.forEach((item, index) => collectMasked(item, shown[index] ?? null, into));
+    return;
+  }
+  if (Array.isArray(shown)) return;
+  for (const key of Object.keys(real)) if (Object.hasOwn(shown, key)) collectMasked(real[key]!, shown[key]!, into);
+}
+
+/** Every string and number (as text) in `value`, at any depth. */
+function collectTexts(value: JsonValue, into: Set<string>): void {
+  if (typeof value === "string") into.add(value);
+  else if (typeof value === "number") into.add(String(value));
+  else if (Array.isArray(value)) value.forEach((item) => collectTexts(item, into));
+  else if (value !== null && typeof value === "object") for (const item of Object.values(value)) collectTexts(item, into);
+}
+
+/**
+ * `reason` with each of `values` (of {@link MIN_REPLACED_LENGTH} characters or more, as written and JSON-escaped) made
+ * `***`, and each quoted fragment that is part of one of them made `'***'`: QuickJS quotes the token it stopped at,
+ * which may be only the start of a value (`'abc'` of `abc-def`), and replacing whole values cannot catch that.
+ */
+export function reasonMaskedOf(reason: string, values: readonly string[]): string {
+  if (values.length === 0) return reason;
+  const forms = new Set<string>();
+  for (const value of values) {
+    if (value.length < MIN_REPLACED_LENGTH) continue;
+    forms.add(value);
+    forms.add(JSON.stringify(value).slice(1, -1));
+  }
+  // Longest first: a value that holds another is replaced whole.
+  let masked = reason;
+  for (const form of [...forms].sort((a, b) => b.length - a.length)) masked = masked.split(form).join(MASKED_SECRET);
+  return masked.replace(QUOTED, (whole: string, single: string | undefined, double: string | undefined) => {
+    const fragment = single ?? double ?? "";
+    if (fragment === MASKED_SECRET || !values.some((value) => value.includes(fragment))) return whole;
+    return single !== undefined ? `'${MASKED_SECRET}'` : `"${MASKED_SECRET}"`;
+  });
+}
+
+/**
+ * `task` (as a start ended it) with its reasonForIncompletion and its `output.error` scrubbed of the masked values of
+ * its input (see {@link reasonMaskedOf}); the same object when it has no reason or its input holds nothing masked.
+ */
+export function withReasonMasked(task: TaskExecution, execution: WorkflowExecution): TaskExecution {
+  if (task.reasonForIncompletion === undefined) return task;
+  const values = maskedInputValues(task, execution);
+  if (values.length === 0) return task;
+  const reasonForIncompletion = reasonMaskedOf(task.reasonForIncompletion, values);
+  const error = task.outputData["error"];
+  const outputData = typeof error === "string" ? { ...task.outputData, error: reasonMaskedOf(error, values) } : task.outputData;
+  return { ...task, reasonForIncompletion, outputData };
+}
