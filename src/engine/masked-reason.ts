@@ -20,10 +20,17 @@ const QUOTED = /'([^'\n]+)'|"([^"\n]+)"/g;
  * cheaply, when nothing in its input is masked (shownTaskInput answers the same object then).
  */
 export function maskedInputValues(task: TaskExecution, execution: WorkflowExecution): string[] {
-  const shown = shownTaskInput(task, execution);
-  if (shown === task.inputData) return [];
+  return maskedTexts(task.inputData, shownTaskInput(task, execution));
+}
+
+/**
+ * The text of the values of `real` that `shown` (`real` as the API shows it, see masking.ts) has as `***`: strings,
+ * and numbers as written; none, cheaply, when `shown` is `real` itself (nothing masked).
+ */
+export function maskedTexts(real: JsonValue, shown: JsonValue): string[] {
+  if (shown === real) return [];
   const values = new Set<string>();
-  collectMasked(task.inputData, shown, values);
+  collectMasked(real, shown, values);
   return [...values];
 }
 

@@ -579,6 +579,19 @@ describe("what handlers did with each event (Orkes' event executions and message
     expect(message!.payload).not.toContain("4111");
   });
 
+  it("show *** for a masked value a handler's condition quotes in failing, in the record and its statusDescription", async () => {
+    await register({ name: "evmask_cond_publisher", maskedFields: ["ssn"], tasks: [eventTask("announce", "conductor", { ssn: "${workflow.input.ssn}" })] });
+    const event = "conductor:evmask_cond_publisher:announce";
+    await apiOk("POST", "/api/event", handler("evmask_cond_h", event, [{ action: "terminate_workflow", terminate_workflow: { workflowId: "${workflowInstanceId}" } }], { condition: "JSON.parse($.ssn) > 0" }));
+    const publisherId = await startWorkflow("evmask_cond_publisher", { ssn: "qx8ssn-45-6789" });
+    await waitFor(publisherId, ["COMPLETED", "FAILED"]);
+    const [execution] = await eventually(() => apiOk<ExecutionJson[]>("GET", "/api/event/execution/evmask_cond_h"), (list) => list.length === 1, "the action recorded");
+    expect(execution!.status).toBe("SKIPPED");
+    expect(execution!.statusDescription).toContain("***");
+    const [message] = await apiOk<MessageJson[]>("GET", `/api/event/message/${encodeURIComponent(event)}`);
+    expect(JSON.stringify([execution, message])).not.toContain("qx8ssn");
+  });
+
   it("act on the real values of masked keys: a start_workflow's input and a complete_task's output get them, copied under other keys, though the record shows the payload masked", async () => {
     await register({ name: "evreal_waiter", tasks: [wait("approval")] });
     await register({ name: "evreal_started", tasks: [wait("hold")] });

@@ -2,6 +2,7 @@ import type { ExecutionEvent } from "../../engine/decider";
 import { eventStamp, expandInlineJson, payloadText, taskAction, withPayload, type TaskActionParams } from "../../engine/event-params";
 import { deliveryKey, type EventMessage, type JsonObject, type JsonValue, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../engine/model";
 import { masked, maskedKeysWith } from "../../engine/masking";
+import { maskedTexts, reasonMaskedOf } from "../../engine/masked-reason";
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
 import { executionIdPrefix, uuidFromDigest } from "../../engine/task-id";
 import { eventName, eventPayload } from "../../engine/tasks/event";
@@ -75,8 +76,11 @@ export interface ActionProgress {
 export async function publishEvent(context: PublishContext, message: EventMessage, baseUrl: string, progress?: ActionProgress): Promise<void> {
   const { event, messageId, payload } = message;
   const records: ActionRecord[] = [];
+  // A condition or action that fails on a masked value may quote it: its record and log line show `***` for it.
+  const hidden = maskedTexts(payload, masked(payload, maskedKeysWith(message.maskedFields)));
+  const scrub = (text: string): string => reasonMaskedOf(text, hidden);
   for (const handler of await new EventHandlerRepository(context.env.DB).forEvent(event, true)) {
-    const condition = await conditionOutcome(context, handler, payload);
+    const condition = await conditionOutcome(context, handler, payload, scrub);
     for (const [index, action] of handler.actions.entries()) {
       const record = { handler: handler.name, index, action: action.action };
       const taken = progress?.taken(handler.name, index);
@@ -94,9 +98,10 @@ export async function publishEvent(context: PublishContext, message: EventMessag
       if (outcome.done) {
         done = { ...record, status: "COMPLETED", output: outcome.output ?? {} };
       } else {
-        console.error(JSON.stringify({ msg: "event handler action not taken", handler: handler.name, event, action: action.action, reason: outcome.why }));
+        const why = scrub(outcome.why);
+        console.error(JSON.stringify({ msg: "event handler action not taken", handler: handler.name, event, action: action.action, reason: why }));
         // Conductor's DefaultEventProcessor puts the error in the output as `exception`.
-        done = { ...record, status: "FAILED", statusDescription: outcome.why, output: { exception: outcome.why } };
+        done = { ...record, status: "FAILED", statusDescription: why, output: { exception: why } };
       }
       records.push(done);
       progress?.keep(done);
@@ -130,20 +135,22 @@ function shownRecord(record: MessageRecord, maskedFields: readonly string[] | un
 
 /**
  * Whether `handler`'s condition holds for `payload` (JavaScript over `$`, or with `evaluatorType` `value-param` the
- * payload's top-level field it names), and why not; one that fails to run does not. As Conductor's
+ * payload's top-level field it names), and why not (through `scrub`, which masks the values the payload shows masked);
+ * one that fails to run does not. As Conductor's
  * DefaultEventProcessor: over the payload with its inline JSON text expanded (`$.msg.type` of a `msg` holding
  * '{"type": …}'), holding only for `true` or a number above 0 (ScriptEvaluator.toBoolean), not any truthy value.
  */
-async function conditionOutcome(context: PublishContext, handler: EventHandler, payload: JsonObject): Promise<{ holds: true } | { holds: false; why: string }> {
+async function conditionOutcome(context: PublishContext, handler: EventHandler, payload: JsonObject, scrub: (text: string) => string): Promise<{ holds: true } | { holds: false; why: string }> {
   if (handler.condition === undefined || handler.condition.trim() === "") return { holds: true };
   const evaluatorType = handler.evaluatorType === "value-param" ? "value-param" : "javascript";
   const outcome = evaluateWith(evaluatorType, handler.condition, expandInlineJson(payload) as JsonObject, await context.scripts());
   if (!outcome.ok) {
-    console.error(JSON.stringify({ msg: "event handler condition failed", handler: handler.name, error: outcome.error }));
-    return { holds: false, why: `condition failed: ${outcome.error}` };
+    const error = scrub(outcome.error);
+    console.error(JSON.stringify({ msg: "event handler condition failed", handler: handler.name, error }));
+    return { holds: false, why: `condition failed: ${error}` };
   }
   const value = outcome.value;
-  return value === true || (typeof value === "number" && value > 0) ? { holds: true } : { holds: false, why: `condition is not true (it gave ${JSON.stringify(value) ?? "undefined"}; only true or a number above 0 holds)` };
+  return value === true || (typeof value === "number" && value > 0) ? { holds: true } : { holds: false, why: scrub(`condition is not true (it gave ${JSON.stringify(value) ?? "undefined"}; only true or a number above 0 holds)`) };
 }
 
 /** Where an action comes from: its event, the message (the EVENT task's id), its handler and its place there. */
