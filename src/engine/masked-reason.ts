@@ -61,8 +61,10 @@ function collectTexts(value: JsonValue, into: Set<string>): void {
 
 /**
  * `reason` with each of `values` (of {@link MIN_REPLACED_LENGTH} characters or more, as written and JSON-escaped) made
- * `***`, and each quoted fragment that is part of one of them made `'***'`: QuickJS quotes the token it stopped at,
- * which may be only the start of a value (`'abc'` of `abc-def`), and replacing whole values cannot catch that.
+ * `***`, the start of one that the message cut short before `...` made `***` (jq shows an operand's JSON cut to 11
+ * characters, `string ("abcdefghij...)`, with no closing quote), and each quoted fragment that is part of one of them
+ * made `'***'`: QuickJS quotes the token it stopped at, which may be only the start of a value (`'abc'` of `abc-def`),
+ * and replacing whole values cannot catch either.
  */
 export function reasonMaskedOf(reason: string, values: readonly string[]): string {
   if (values.length === 0) return reason;
@@ -75,11 +77,54 @@ export function reasonMaskedOf(reason: string, values: readonly string[]): strin
   // Longest first: a value that holds another is replaced whole.
   let masked = reason;
   for (const form of [...forms].sort((a, b) => b.length - a.length)) masked = masked.split(form).join(MASKED_SECRET);
+  if (masked.includes(CUT_MARK)) masked = cutStartsMasked(masked, valueForms(values));
   return masked.replace(QUOTED, (whole: string, single: string | undefined, double: string | undefined) => {
     const fragment = single ?? double ?? "";
     if (fragment === MASKED_SECRET || !values.some((value) => value.includes(fragment))) return whole;
     return single !== undefined ? `'${MASKED_SECRET}'` : `"${MASKED_SECRET}"`;
   });
+}
+
+/** Where a message cut a value short: jq's messages show an operand's JSON as 11 characters and this. */
+const CUT_MARK = "...";
+
+/** Each of `values` as written and JSON-escaped, without empty ones (of any length: the start of a long text may be short). */
+function valueForms(values: readonly string[]): string[] {
+  const forms = new Set<string>();
+  for (const value of values) if (value !== "") forms.add(value).add(JSON.stringify(value).slice(1, -1));
+  return [...forms];
+}
+
+/**
+ * `text` with the text just before each {@link CUT_MARK} that is the start of one of `forms` made `***` (the longest
+ * such, so "Bearer abc..." of a value "abcdef" keeps "Bearer "). Looks back no further than the longest form, nor past
+ * the previous mark: at most the text's length times the number of forms.
+ */
+function cutStartsMasked(text: string, forms: readonly string[]): string {
+  const parts: string[] = [];
+  let from = 0;
+  for (let at = text.indexOf(CUT_MARK); at !== -1; at = text.indexOf(CUT_MARK, from)) {
+    const start = valueStartBefore(text, from, at, forms);
+    parts.push(text.slice(from, start), start < at ? MASKED_SECRET : "", CUT_MARK);
+    from = at + CUT_MARK.length;
+  }
+  parts.push(text.slice(from));
+  return parts.join("");
+}
+
+/** Where the longest text of `text` from `from` on and ending at `end` begins that one of `forms` starts with; `end` when none. */
+function valueStartBefore(text: string, from: number, end: number, forms: readonly string[]): number {
+  let start = end;
+  for (const form of forms) {
+    const first = form.charCodeAt(0);
+    for (let at = Math.max(from, end - form.length); at < start; at++) {
+      if (text.charCodeAt(at) === first && form.startsWith(text.slice(at, end))) {
+        start = at;
+        break;
+      }
+    }
+  }
+  return start;
 }
 
 /**

@@ -125,4 +125,14 @@ describe("failure reasons quoting masked values", () => {
     expect(reasonMaskedOf("expecting ';' at line 1", ["zq7token-of-mine", "ab"])).toBe("expecting ';' at line 1");
     expect(reasonMaskedOf("an abc", [])).toBe("an abc");
   });
+
+  it("shows *** for the start of a value a message cuts short, as jq's do (11 characters and ...), whole or inside text", () => {
+    // jq's "cannot be added" shows each operand's JSON cut to 11 characters, with no closing quote.
+    expect(reasonMaskedOf('string ("zq7token-o...) and number (1) cannot be added', ["zq7token-of-mine-0123"])).toBe('string ("***...) and number (1) cannot be added');
+    expect(reasonMaskedOf("number (41111111111...) and string (\"a\") cannot be added", [4111111111111111].map(String))).toBe('number (***...) and string ("a") cannot be added');
+    expect(reasonMaskedOf('object ({"card":"41...) and number (1) cannot be added', ["4111111111111111"])).toBe('object ({"card":"***...) and number (1) cannot be added');
+    expect(reasonMaskedOf('Invalid path expression with result "Bearer zq7token-of-mi...', ["zq7token-of-mine-0123"])).toBe('Invalid path expression with result "Bearer ***...');
+    // A cut value that is no masked value's start stays.
+    expect(reasonMaskedOf('string ("hello worl...) and number (1) cannot be added', ["zq7token-of-mine-0123"])).toBe('string ("hello worl...) and number (1) cannot be added');
+  });
 });

@@ -120,5 +120,14 @@ describe("masked parameters", () => {
     const jq = await waitFor(await startWorkflow("mask_jq_flow", { ssn: "987-65-4321" }), ["FAILED"]);
     expect(jq.tasks[0]!.reasonForIncompletion).toContain("***");
     expect(JSON.stringify(jq)).not.toContain("4321");
+
+    // jq cuts an operand it names to 11 characters of its JSON, with no closing quote: string ("zq7token-o...).
+    await register({
+      name: "mask_jq_cut_flow",
+      tasks: [{ name: "add", taskReferenceName: "add", type: "JSON_JQ_TRANSFORM", inputParameters: { token: "${workflow.input._secrets.token}", queryExpression: ".token + 1" } }],
+    });
+    const cut = await waitFor(await startWorkflow("mask_jq_cut_flow", { _secrets: { token: "zq7token-of-mine-0123" } }), ["FAILED"]);
+    expect(cut.tasks[0]!.reasonForIncompletion).toContain('string ("***...) and number (1) cannot be added');
+    expect(JSON.stringify(cut)).not.toContain("zq7token");
   });
 });
