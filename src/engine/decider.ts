@@ -41,7 +41,7 @@ import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAIL
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
 import { failedTaskLists } from "./view";
-import { withReasonMasked } from "./masked-reason";
+import { maskedInputValues, reasonMaskedOf, withReasonMasked } from "./masked-reason";
 import { activeLanes, inCurrentLoopRun, laneAfterMove, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
 import {
   definitionReferenceName,
@@ -2077,7 +2077,8 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
   if (outcome.kind !== "again") {
     fields.status = outcome.kind === "done" ? "COMPLETED" : "FAILED_WITH_TERMINAL_ERROR";
     fields.endTime = env.now;
-    if (outcome.kind === "failed") fields.reasonForIncompletion = cutText(outcome.reason, MAX_TASK_REASON_LENGTH);
+    // A loopCondition that failed on a masked value of the loop's input may quote it, as a script task's error may.
+    if (outcome.kind === "failed") fields.reasonForIncompletion = cutText(reasonMaskedOf(outcome.reason, maskedInputValues(loop, state)), MAX_TASK_REASON_LENGTH);
   }
   // An output grown too large to store fails the DO_WHILE, as any task's would: in this iteration, not going on to the next.
   limitOutput(fields, env);

@@ -129,5 +129,24 @@ describe("masked parameters", () => {
     const cut = await waitFor(await startWorkflow("mask_jq_cut_flow", { _secrets: { token: "zq7token-of-mine-0123" } }), ["FAILED"]);
     expect(cut.tasks[0]!.reasonForIncompletion).toContain('string ("***...) and number (1) cannot be added');
     expect(JSON.stringify(cut)).not.toContain("zq7token");
+
+    // A DO_WHILE's loopCondition, asked after an iteration, that fails quoting a masked value of the loop's input.
+    await register({
+      name: "mask_loop_condition_flow",
+      tasks: [
+        {
+          name: "loop",
+          taskReferenceName: "loop",
+          type: "DO_WHILE",
+          inputParameters: { token: "${workflow.input._secrets.token}" },
+          loopCondition: "JSON.parse($.token) > 0",
+          loopOver: [{ name: "noop", taskReferenceName: "noop", type: "NOOP" }],
+        },
+      ],
+    });
+    const loop = await waitFor(await startWorkflow("mask_loop_condition_flow", { _secrets: { token: "zq7token-of-mine" } }), ["FAILED"]);
+    expect(loop.tasks[0]!.reasonForIncompletion).toContain("The loopCondition could not be evaluated");
+    expect(loop.tasks[0]!.reasonForIncompletion).toContain("***");
+    expect(JSON.stringify(loop)).not.toContain("zq7token");
   });
 });
