@@ -63,7 +63,7 @@ function collectTexts(value: JsonValue, into: Set<string>): void {
  * `reason` with each of `values` (of {@link MIN_REPLACED_LENGTH} characters or more, as written and JSON-escaped) made
  * `***`, the start of one that the message cut short before `...` made `***` (jq shows an operand's JSON cut to 11
  * characters, `string ("abcdefghij...)`, with no closing quote), and each quoted fragment that is part of one of them
- * made `'***'`: QuickJS quotes the token it stopped at, which may be only the start of a value (`'abc'` of `abc-def`),
+ * or had one replaced in it made `'***'`: QuickJS quotes the token it stopped at, which may be only the start of a value (`'abc'` of `abc-def`),
  * and replacing whole values cannot catch either.
  */
 export function reasonMaskedOf(reason: string, values: readonly string[]): string {
@@ -80,7 +80,10 @@ export function reasonMaskedOf(reason: string, values: readonly string[]): strin
   if (masked.includes(CUT_MARK)) masked = cutStartsMasked(masked, valueForms(values));
   return masked.replace(QUOTED, (whole: string, single: string | undefined, double: string | undefined) => {
     const fragment = single ?? double ?? "";
-    if (fragment === MASKED_SECRET || !values.some((value) => value.includes(fragment))) return whole;
+    if (fragment === MASKED_SECRET) return whole;
+    // One a shorter value was replaced in ('***_key' of a token 'admin_key' and a value "admin") is no longer text a
+    // value holds, yet what is left of it may be part of a longer one: it goes whole.
+    if (!fragment.includes(MASKED_SECRET) && !values.some((value) => value.includes(fragment))) return whole;
     return single !== undefined ? `'${MASKED_SECRET}'` : `"${MASKED_SECRET}"`;
   });
 }

@@ -135,4 +135,9 @@ describe("failure reasons quoting masked values", () => {
     // A cut value that is no masked value's start stays.
     expect(reasonMaskedOf('string ("hello worl...) and number (1) cannot be added', ["zq7token-of-mine-0123"])).toBe('string ("hello worl...) and number (1) cannot be added');
   });
+
+  it("shows *** for the whole of a quoted fragment a shorter masked value was replaced in: the rest may be part of a longer one", () => {
+    // "admin" is replaced first; "'***_prod_key'" is then no part of a value, yet "_prod_key" is part of the second.
+    expect(reasonMaskedOf("SyntaxError: unexpected token: 'admin_prod_key'", ["admin", "admin_prod_key-2026"])).toBe("SyntaxError: unexpected token: '***'");
+  });
 });
