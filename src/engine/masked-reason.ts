@@ -12,6 +12,20 @@ import { shownTaskInput } from "./view";
 /** The shortest value replaced wherever it occurs in a reason: a shorter one would also hit ordinary words. */
 const MIN_REPLACED_LENGTH = 4;
 
+/**
+ * The longest reason scrubbed: one longer (a script error that dumps its input) is cut to this first, ending
+ * {@link CUT_MARK}, so that a start of a masked value at the cut is masked as jq's cut operands are. Scrubbing costs
+ * the reason's length times the masked values' count and length, and an input may hold 768 KiB of masked values: an
+ * uncut 318 KB error took seconds of the object's CPU.
+ */
+export const MAX_SCRUBBED_REASON_LENGTH = 4_096;
+
+/**
+ * Most quoted fragments of one reason looked for in the masked values (each look reads them all); those after are made
+ * `***` unread, as masking too much is safe.
+ */
+const MAX_FRAGMENTS_LOOKED_UP = 64;
+
 /** A quoted fragment of an error message, as QuickJS and jq quote a token or value: '…' or "…". */
 const QUOTED = /'([^'\n]+)'|"([^"\n]+)"/g;
 
@@ -66,8 +80,9 @@ function collectTexts(value: JsonValue, into: Set<string>): void {
  * or had one replaced in it made `'***'`: QuickJS quotes the token it stopped at, which may be only the start of a value (`'abc'` of `abc-def`),
  * and replacing whole values cannot catch either.
  */
-export function reasonMaskedOf(reason: string, values: readonly string[]): string {
-  if (values.length === 0) return reason;
+export function reasonMaskedOf(whole: string, values: readonly string[]): string {
+  if (values.length === 0) return whole;
+  const reason = whole.length > MAX_SCRUBBED_REASON_LENGTH ? whole.slice(0, MAX_SCRUBBED_REASON_LENGTH) + CUT_MARK : whole;
   const forms = new Set<string>();
   for (const value of values) {
     if (value.length < MIN_REPLACED_LENGTH) continue;
@@ -78,12 +93,13 @@ export function reasonMaskedOf(reason: string, values: readonly string[]): strin
   let masked = reason;
   for (const form of [...forms].sort((a, b) => b.length - a.length)) masked = masked.split(form).join(MASKED_SECRET);
   if (masked.includes(CUT_MARK)) masked = cutStartsMasked(masked, valueForms(values));
-  return masked.replace(QUOTED, (whole: string, single: string | undefined, double: string | undefined) => {
+  let lookedUp = 0;
+  return masked.replace(QUOTED, (quoted: string, single: string | undefined, double: string | undefined) => {
     const fragment = single ?? double ?? "";
-    if (fragment === MASKED_SECRET) return whole;
+    if (fragment === MASKED_SECRET) return quoted;
     // One a shorter value was replaced in ('***_key' of a token 'admin_key' and a value "admin") is no longer text a
     // value holds, yet what is left of it may be part of a longer one: it goes whole.
-    if (!fragment.includes(MASKED_SECRET) && !values.some((value) => value.includes(fragment))) return whole;
+    if (!fragment.includes(MASKED_SECRET) && lookedUp++ < MAX_FRAGMENTS_LOOKED_UP && !values.some((value) => value.includes(fragment))) return quoted;
     return single !== undefined ? `'${MASKED_SECRET}'` : `"${MASKED_SECRET}"`;
   });
 }
@@ -140,6 +156,8 @@ export function withReasonMasked(task: TaskExecution, execution: WorkflowExecuti
   if (values.length === 0) return task;
   const reasonForIncompletion = reasonMaskedOf(task.reasonForIncompletion, values);
   const error = task.outputData["error"];
-  const outputData = typeof error === "string" ? { ...task.outputData, error: reasonMaskedOf(error, values) } : task.outputData;
+  // The error is most often the reason itself: scrubbed once.
+  const errorMasked = error === task.reasonForIncompletion ? reasonForIncompletion : typeof error === "string" ? reasonMaskedOf(error, values) : undefined;
+  const outputData = errorMasked === undefined ? task.outputData : { ...task.outputData, error: errorMasked };
   return { ...task, reasonForIncompletion, outputData };
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createExecution } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import { masked } from "../../src/engine/masking";
-import { reasonMaskedOf } from "../../src/engine/masked-reason";
+import { MAX_SCRUBBED_REASON_LENGTH, reasonMaskedOf } from "../../src/engine/masked-reason";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { WorkflowDef } from "../../src/engine/model";
 import { summaryRowOf, toTaskView, toWorkflowView } from "../../src/engine/view";
@@ -139,5 +139,20 @@ describe("failure reasons quoting masked values", () => {
   it("shows *** for the whole of a quoted fragment a shorter masked value was replaced in: the rest may be part of a longer one", () => {
     // "admin" is replaced first; "'***_prod_key'" is then no part of a value, yet "_prod_key" is part of the second.
     expect(reasonMaskedOf("SyntaxError: unexpected token: 'admin_prod_key'", ["admin", "admin_prod_key-2026"])).toBe("SyntaxError: unexpected token: '***'");
+  });
+
+  it("cuts a long reason before scrubbing it, masking the start of a value at the cut, and makes quoted fragments past the first 64 *** unread", () => {
+    // A script error that dumps its input: scrubbing costs its length times the masked values', so it is cut first.
+    const value = "zq7token-of-mine-0123";
+    const long = "x".repeat(MAX_SCRUBBED_REASON_LENGTH - 5) + value + " and more".repeat(1_000);
+    const scrubbed = reasonMaskedOf(long, [value]);
+    expect(scrubbed).toBe("x".repeat(MAX_SCRUBBED_REASON_LENGTH - 5) + "***...");
+    // Without masked values nothing is cut: the reason is as the task gave it.
+    expect(reasonMaskedOf(long, [])).toBe(long);
+    // Each quoted fragment looked up reads every masked value: past the first 64 they are masked unread.
+    const fragments = Array.from({ length: 70 }, (_, index) => `'w${index}'`).join(" ");
+    const many = reasonMaskedOf(fragments, [value]).split(" ");
+    expect(many.slice(0, 64)).toEqual(Array.from({ length: 64 }, (_, index) => `'w${index}'`));
+    expect(many.slice(64)).toEqual(Array(6).fill("'***'"));
   });
 });
