@@ -2584,7 +2584,10 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
   }
   const inputFailure = draft.state.definition.schemas === undefined ? undefined : taskSchemaFailure(draft.state.definition, definition.taskDefinition, "input", task.inputData);
   if (inputFailure !== undefined) {
-    draft.updateTask(task.taskId, { status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: cutText(inputFailure, MAX_TASK_REASON_LENGTH), startTime: env.now, endTime: env.now, updateTime: env.now });
+    // The schema's message may quote a value of the input ("987654321 is greater than 100."): scrubbed before the cut,
+    // which could leave the start of a masked value that no rule then knows.
+    const reasonForIncompletion = cutText(reasonMaskedOf(inputFailure, maskedInputValues(task, draft.state)), MAX_TASK_REASON_LENGTH);
+    draft.updateTask(task.taskId, { status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion, startTime: env.now, endTime: env.now, updateTime: env.now });
     return;
   }
   // Its output may be cached: the actor looks first (a test run's tasks neither read nor fill the cache).

@@ -7,7 +7,7 @@
  */
 import { MASKED_SECRET } from "./evaluation";
 import type { JsonValue, TaskExecution, WorkflowExecution } from "./model";
-import { shownTaskInput } from "./view";
+import { shownTaskInput, type TaskInputOf } from "./view";
 
 /** The shortest value replaced wherever it occurs in a reason: a shorter one would also hit ordinary words. */
 const MIN_REPLACED_LENGTH = 4;
@@ -33,7 +33,7 @@ const QUOTED = /'([^'\n]+)'|"([^"\n]+)"/g;
  * The text of the values `task`'s input holds that the API shows as `***` (strings, and numbers as written); none,
  * cheaply, when nothing in its input is masked (shownTaskInput answers the same object then).
  */
-export function maskedInputValues(task: TaskExecution, execution: WorkflowExecution): string[] {
+export function maskedInputValues(task: TaskInputOf, execution: WorkflowExecution): string[] {
   return maskedTexts(task.inputData, shownTaskInput(task, execution));
 }
 

@@ -63,7 +63,7 @@ const templatesReadingMasked = new WeakMap<WorkflowDef, Map<string, boolean>>();
  * A task's input as the API shows it: masked by key (see masking.ts), and where its template read a masked value (see
  * derived-masking.ts). `runsAs`: the definition task it runs as, when the caller has it.
  */
-export function shownTaskInput(task: TaskExecution, execution: WorkflowExecution, runsAs = instanceTask(execution.definition, task)): JsonObject {
+export function shownTaskInput(task: TaskInputOf, execution: WorkflowExecution, runsAs = instanceTask(execution.definition, task)): JsonObject {
   const keys = maskedKeysOf(execution.definition);
   if (runsAs === undefined) return masked(task.inputData, keys);
   let byTask = templatesReadingMasked.get(execution.definition);
@@ -76,6 +76,9 @@ export function shownTaskInput(task: TaskExecution, execution: WorkflowExecution
   }
   return masked(reads ? (withDerivedMasked(taskInputTemplate(runsAs), task.inputData, keys) as JsonObject) : task.inputData, keys);
 }
+
+/** What of a task instance its shown input depends on: its input, its step and what it runs as (a DYNAMIC's choice). */
+export type TaskInputOf = Pick<TaskExecution, "inputData" | "definitionIndex" | "taskType" | "taskDefName">;
 
 /** Conductor's `Task` JSON for one task instance; engine bookkeeping (attempts, deadlines) stays internal. */
 export function toTaskView(task: TaskExecution, execution: WorkflowExecution): TaskView {

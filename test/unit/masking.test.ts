@@ -6,7 +6,7 @@ import { MAX_SCRUBBED_REASON_LENGTH, reasonMaskedOf } from "../../src/engine/mas
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { WorkflowDef } from "../../src/engine/model";
 import { summaryRowOf, toTaskView, toWorkflowView } from "../../src/engine/view";
-import { env } from "./engine-env";
+import { attemptEnds, env, httpGet, taskDefNamed } from "./engine-env";
 
 describe("masked parameters (_secrets, _masked)", () => {
   it("shows their values as *** at any depth, in objects and arrays, and copies nothing when there are none", () => {
@@ -154,5 +154,30 @@ describe("failure reasons quoting masked values", () => {
     const many = reasonMaskedOf(fragments, [value]).split(" ");
     expect(many.slice(0, 64)).toEqual(Array.from({ length: 64 }, (_, index) => `'w${index}'`));
     expect(many.slice(64)).toEqual(Array(6).fill("'***'"));
+  });
+});
+
+describe("failure reasons of checks that quote masked values", () => {
+  /** A workflow of one HTTP task following a task definition that enforces schemas `in` and `out`, started with `input`. */
+  function schemaChecked(inputParameters: WorkflowDef["tasks"][number]["inputParameters"], schemas: { in?: object; out?: object }, input: Record<string, unknown>, maskedFields?: string[]) {
+    const taskDefinition = { ...taskDefNamed("call"), inputSchema: { name: "in" }, outputSchema: { name: "out" }, enforceSchema: true };
+    const kept = [{ key: "in@latest", data: (schemas.in ?? {}) as never }, { key: "out@latest", data: (schemas.out ?? {}) as never }];
+    const definition: WorkflowDef = { name: "checked", version: 1, schemaVersion: 2, tasks: [{ ...httpGet("call"), inputParameters: { uri: "https://example.com/x", method: "GET", ...inputParameters }, taskDefinition }], schemas: kept, ...(maskedFields === undefined ? {} : { maskedFields }) };
+    return decide(createExecution({ workflowId: "wf-s", definition, input: input as never }, 1_000), { type: "start" }, env(1_000));
+  }
+
+  it("shows *** for a masked value of a task's input that its input schema's refusal quotes", () => {
+    const inSchema = { type: "object", properties: { _secrets: { type: "object", properties: { pin: { maximum: 100 } } }, card: { maximum: 100 } } };
+    const refused = schemaChecked({ _secrets: { pin: "${workflow.input._secrets.pin}" } }, { in: inSchema }, { _secrets: { pin: 987654321 } });
+    expect(refused.state.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(refused.state.tasks[0]!.reasonForIncompletion).toContain("input._secrets.pin: *** is greater than 100");
+    expect(JSON.stringify(toWorkflowView(refused.state, true))).not.toContain("987654321");
+    // A definition's maskedFields likewise; and a value at the 500 characters' cut loses no start to it.
+    const deep = "k".repeat(430);
+    const longSchema = { type: "object", properties: { [deep]: { type: "object", properties: { card: { maximum: 100 } } } } };
+    const cut = schemaChecked({ [deep]: { card: "${workflow.input.card}" } }, { in: longSchema }, { card: 41111111111111 }, ["card"]);
+    const reason = cut.state.tasks[0]!.reasonForIncompletion!;
+    expect(reason).toContain(".card: ***");
+    expect(reason).not.toMatch(/card: 4/);
   });
 });
