@@ -2511,8 +2511,12 @@ function inputFields(draft: Draft, index: number, taskId: string, env: DecideEnv
   if (input instanceof Error) return inputOf(state, choosing, input, env);
   const choice = chooseDynamicTask(step, input);
   if (!choice.ok) {
-    const failure = { status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: choice.reason, endTime: env.now, updateTime: env.now } as const;
-    return { taskType: "DYNAMIC", taskDefName: step.name, ...failure, ...inputOf(state, choosing, input, env) };
+    const fields = { taskType: "DYNAMIC", taskDefName: step.name, ...inputOf(state, choosing, input, env) } as const;
+    // The reason may quote the name it was given ("but is the number 41111111111"), which a masked value may give.
+    const values = fields.inputData === undefined ? [] : maskedInputValues({ ...fields, inputData: fields.inputData, definitionIndex: index }, state);
+    // Scrubbed before it is cut: a value split at the cut would leave a start no rule knows.
+    const reasonForIncompletion = cutText(values.length === 0 ? choice.reason : reasonMaskedOf(choice.reason, values), MAX_TASK_REASON_LENGTH);
+    return { status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion, endTime: env.now, updateTime: env.now, ...fields };
   }
   const chosen = { taskType: choice.type, taskDefName: choice.name };
   const runsAs = runsAsLookedUp(draft, index, chosen, env);

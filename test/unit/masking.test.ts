@@ -180,4 +180,21 @@ describe("failure reasons of checks that quote masked values", () => {
     expect(reason).toContain(".card: ***");
     expect(reason).not.toMatch(/card: 4/);
   });
+
+  it("shows *** for a masked value a DYNAMIC's refusal of the task its input names quotes", () => {
+    const dynamic = (inputParameters: Record<string, string>, input: Record<string, unknown>, maskedFields?: string[]) => {
+      const definition: WorkflowDef = { name: "dyn", version: 1, schemaVersion: 2, tasks: [{ name: "pick", taskReferenceName: "pick", type: "DYNAMIC", dynamicTaskNameParam: "taskToExecute", inputParameters }], ...(maskedFields === undefined ? {} : { maskedFields }) };
+      return decide(createExecution({ workflowId: "wf-d", definition, input: input as never }, 1_000), { type: "start" }, env(1_000)).state;
+    };
+    // A name read from a _secrets value (the input shows *** for it), and one under a maskedFields key.
+    const read = dynamic({ taskToExecute: "${workflow.input._secrets.name}" }, { _secrets: { name: 41111111111 } });
+    const named = dynamic({ taskToExecute: "${workflow.input.taskToExecute}" }, { taskToExecute: 42222222222 }, ["taskToExecute"]);
+    for (const state of [read, named]) {
+      expect(state.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+      expect(state.tasks[0]!.reasonForIncompletion).toContain("but is the number ***");
+      expect(JSON.stringify(toWorkflowView(state, true))).not.toMatch(/41111111111|42222222222/);
+    }
+    // Nothing masked: the reason is as it was.
+    expect(dynamic({ taskToExecute: "${workflow.input.n}" }, { n: 7 }).tasks[0]!.reasonForIncompletion).toContain("but is the number 7");
+  });
 });

@@ -4,13 +4,15 @@
  * task of that name. It has no behaviour of its own: its instance is created as the task it chose (see `concrete.ts`).
  */
 import { concreteTaskIssues } from "../../definition/validate";
-import { cutText, MAX_TASK_REASON_LENGTH } from "../../limits";
 import type { JsonObject, WorkflowTaskDef } from "../../model";
 import { dynamicTaskAs } from "./concrete";
 import { dynamicTarget, dynamicTargetIssue, type DynamicTarget } from "./target";
 
 
-/** What a DYNAMIC chose to run: the task and its definition; or why it cannot run what its input names. */
+/**
+ * What a DYNAMIC chose to run: the task and its definition; or why it cannot run what its input names, uncut (the
+ * decider scrubs it of masked values, then cuts it to MAX_TASK_REASON_LENGTH: see masked-reason.ts).
+ */
 export type DynamicChoice = (DynamicTarget & { ok: true; task: WorkflowTaskDef }) | { ok: false; reason: string };
 
 /**
@@ -29,5 +31,5 @@ export function chooseDynamicTask(dynamic: WorkflowTaskDef, input: JsonObject): 
 }
 
 function dynamicFailure(reason: string): string {
-  return cutText(`The dynamic task could not be scheduled: ${reason}`, MAX_TASK_REASON_LENGTH);
+  return `The dynamic task could not be scheduled: ${reason}`;
 }
