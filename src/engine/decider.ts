@@ -41,7 +41,7 @@ import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAIL
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
 import { failedTaskLists } from "./view";
-import { maskedInputValues, reasonMaskedOf, withReasonMasked } from "./masked-reason";
+import { maskedInputValues, maskedOutputValues, reasonMaskedOf, withReasonMasked } from "./masked-reason";
 import { activeLanes, inCurrentLoopRun, laneAfterMove, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
 import {
   definitionReferenceName,
@@ -791,7 +791,10 @@ function checkOutputSchema(state: WorkflowExecution, task: TaskExecution, fields
   const failure = taskSchemaFailure(state.definition, instanceTask(state.definition, task)?.taskDefinition, "output", fields.outputData ?? {});
   if (failure === undefined) return;
   fields.status = "FAILED_WITH_TERMINAL_ERROR";
-  fields.reasonForIncompletion = cutText(failure, MAX_TASK_REASON_LENGTH);
+  // The schema's message may quote a value of the output ("41111111111 is greater than 1."), masked there or taken from
+  // a masked one of the input: scrubbed before the cut, which could leave the start of one that no rule then knows.
+  const values = [...maskedInputValues(task, state), ...maskedOutputValues(fields.outputData ?? {}, state)];
+  fields.reasonForIncompletion = cutText(values.length === 0 ? failure : reasonMaskedOf(failure, values), MAX_TASK_REASON_LENGTH);
 }
 
 /**

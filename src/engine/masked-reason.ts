@@ -6,7 +6,8 @@
  * Here the reason is scrubbed where it is set, so everything that copies it gets the scrubbed text.
  */
 import { MASKED_SECRET } from "./evaluation";
-import type { JsonValue, TaskExecution, WorkflowExecution } from "./model";
+import { masked, maskedKeysOf } from "./masking";
+import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution } from "./model";
 import { shownTaskInput, type TaskInputOf } from "./view";
 
 /** The shortest value replaced wherever it occurs in a reason: a shorter one would also hit ordinary words. */
@@ -35,6 +36,14 @@ const QUOTED = /'([^'\n]+)'|"([^"\n]+)"/g;
  */
 export function maskedInputValues(task: TaskInputOf, execution: WorkflowExecution): string[] {
   return maskedTexts(task.inputData, shownTaskInput(task, execution));
+}
+
+/**
+ * The text of the values of a task's `output` that the API shows as `***` (by key: see masking.ts); none, cheaply, when
+ * nothing in it is masked.
+ */
+export function maskedOutputValues(output: JsonObject, execution: WorkflowExecution): string[] {
+  return maskedTexts(output, masked(output, maskedKeysOf(execution.definition)));
 }
 
 /**

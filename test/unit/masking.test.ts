@@ -197,4 +197,20 @@ describe("failure reasons of checks that quote masked values", () => {
     // Nothing masked: the reason is as it was.
     expect(dynamic({ taskToExecute: "${workflow.input.n}" }, { n: 7 }).tasks[0]!.reasonForIncompletion).toContain("but is the number 7");
   });
+
+  it("shows *** for a masked value of a task's output that its output schema's refusal quotes, scrubbed before the cut to 500 characters", () => {
+    // The number sits where the cut falls: 490 characters precede it.
+    const deep = "k".repeat(424);
+    const outSchema = { type: "object", properties: { [deep]: { type: "object", properties: { _masked: { maximum: 1 } } } } };
+    const started = schemaChecked({}, { out: outSchema }, {});
+    expect(started.state.tasks[0]!.status).toBe("IN_PROGRESS");
+    const refused = attemptEnds(started.state, "call", 2_000, "COMPLETED", { [deep]: { _masked: 41111111111111 } });
+    const task = refused.state.tasks[0]!;
+    expect(task.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(task.reasonForIncompletion).toBe(`The task's output does not match its schema out: output.${deep}._masked: *** is gre`);
+    expect(JSON.stringify(toWorkflowView(refused.state, true))).not.toContain("4111111111");
+    // A value under a maskedFields key, whole.
+    const fields = schemaChecked({}, { out: { type: "object", properties: { card: { maximum: 1 } } } }, {}, ["card"]);
+    expect(attemptEnds(fields.state, "call", 2_000, "COMPLETED", { card: 4111111111 }).state.tasks[0]!.reasonForIncompletion).toBe("The task's output does not match its schema out: output.card: *** is greater than 1.");
+  });
 });
