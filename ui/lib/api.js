@@ -196,6 +196,18 @@ async function renewedSince(sent) {
  * @returns {Promise<any>}
  */
 export async function api(method, path, body) {
+  return (await apiWithHeaders(method, path, body)).body;
+}
+
+/**
+ * {@link api}, answering the response's headers beside its body: for the answers whose headers say more than the body
+ * (the queue listings' `X-Queues-Left-Out`).
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @returns {Promise<{ body: any, headers: Headers }>}
+ */
+export async function apiWithHeaders(method, path, body) {
   for (let attempt = 0; ; attempt++) {
     const sent = sessionStorage.getItem(TOKEN_KEY);
     /** @type {Record<string, string>} */
@@ -209,7 +221,7 @@ export async function api(method, path, body) {
     const response = await fetch(path, init);
     if (response.status === 401 && attempt === 0 && (await renewedSince(sent))) continue;
     const parsed = await readBody(response);
-    if (response.ok) return parsed;
+    if (response.ok) return { body: parsed, headers: response.headers };
     // Another request may have ended the session already, or a new login started one: leave that alone.
     if (response.status === 401 && sessionStorage.getItem(TOKEN_KEY) === sent) endSession();
     throw toError(response, parsed);

@@ -1,5 +1,5 @@
 // @ts-check
-import { ApiError, api, errorMessage } from "../lib/api.js";
+import { ApiError, api, apiWithHeaders, errorMessage } from "../lib/api.js";
 import { h, replaceChildren } from "../lib/dom.js";
 import { pollAgeText } from "./task-defs.js";
 
@@ -61,6 +61,44 @@ export function queueRows(sizes, polls, now) {
 }
 
 /**
+ * The header by which `/api/tasks/queue/all` and `/api/tasks/queue/polldata/all` count the queues they left out to
+ * stay within the request's calls to the service's objects (absent when none was).
+ */
+export const LEFT_OUT_HEADER = "X-Queues-Left-Out";
+
+/**
+ * How many queues an answer's {@link LEFT_OUT_HEADER} says it left out: 0 without it (or with a header that is not a
+ * count).
+ * @param {Headers} headers
+ * @returns {number}
+ */
+export function leftOutCount(headers) {
+  const text = headers.get(LEFT_OUT_HEADER);
+  if (text === null || !/^\d+$/.test(text.trim())) return 0;
+  return Number(text.trim());
+}
+
+/**
+ * What the page says of the queues the listings left out, one line each, none when both are whole: without it a
+ * partial list would look like every queue there is.
+ * @param {number} sizesLeftOut queues `/api/tasks/queue/all` left out
+ * @param {number} pollsLeftOut task names whose polls `/api/tasks/queue/polldata/all` left out
+ * @returns {string[]}
+ */
+export function leftOutNotices(sizesLeftOut, pollsLeftOut) {
+  /** @param {number} count @param {string} one @param {string} many */
+  const plural = (count, one, many) => `${count} ${count === 1 ? one : many}`;
+  const notices = [];
+  if (sizesLeftOut > 0) {
+    notices.push(`${plural(sizesLeftOut, "queue", "queues")} not shown: the service reads a limited number of queues a request. A task definition's page shows its queue and workers.`);
+  }
+  if (pollsLeftOut > 0) {
+    notices.push(`${plural(pollsLeftOut, "task name's", "task names'")} workers not shown: the service reads a limited number of queues a request. A task definition's page shows its queue and workers.`);
+  }
+  return notices;
+}
+
+/**
  * Every worker queue (a task name in a domain): the tasks waiting in it and its workers, and each worker's latest poll.
  * @type {import("../app.js").View}
  */
@@ -74,12 +112,13 @@ export async function renderQueues(container, _params, context) {
     h("p", { className: "help" }, `Each task name's queue in each domain: the tasks waiting for a worker, and the workers that poll it. A worker is active while it has polled within the last ${ACTIVE_WORKER_MS / 1000} s, which is what fallback domains ("gpu,NO_DOMAIN") look at.`),
     body);
 
-  /** @returns {Promise<[Record<string, number>, PollData[], Array<{ name: string }>] | undefined>} */
+  /** @returns {Promise<[{ body: Record<string, number>, headers: Headers }, { body: PollData[], headers: Headers }, Array<{ name: string }>] | undefined>} */
   async function read() {
     try {
       return await Promise.all([
-        /** @type {Promise<Record<string, number>>} */ (api("GET", "/api/tasks/queue/all")),
-        /** @type {Promise<PollData[]>} */ (api("GET", "/api/tasks/queue/polldata/all")),
+        // With their headers: each says in X-Queues-Left-Out how many queues it left out.
+        apiWithHeaders("GET", "/api/tasks/queue/all"),
+        apiWithHeaders("GET", "/api/tasks/queue/polldata/all"),
         // Task names with a task definition link to it: whoever reads a name's queue may read its definition.
         /** @type {Promise<Array<{ name: string }>>} */ (api("GET", "/api/metadata/taskdefs")),
       ]);
@@ -95,12 +134,18 @@ export async function renderQueues(container, _params, context) {
   async function load() {
     const answers = await read();
     if (answers === undefined) return;
-    const [sizes, polls, taskDefs] = answers;
+    const [sizesAnswer, pollsAnswer, taskDefs] = answers;
+    /** @type {Record<string, number>} */
+    const sizes = sizesAnswer.body;
+    /** @type {PollData[]} */
+    const polls = pollsAnswer.body;
+    const notices = leftOutNotices(leftOutCount(sizesAnswer.headers), leftOutCount(pollsAnswer.headers));
     const defined = new Set(taskDefs.map((taskDef) => taskDef.name));
     if (!context.active()) return;
     const now = Date.now();
     const rows = queueRows(sizes, polls, now);
     replaceChildren(body,
+      ...notices.map((notice) => h("p", { className: "warning", role: "status" }, notice)),
       h("h2", { id: "queues-heading" }, "Queues"),
       rows.length === 0
         ? h("p", { className: "empty" }, "No worker queue yet: one appears when a workflow schedules a worker's (SIMPLE) task or a worker polls.")
