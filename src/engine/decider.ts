@@ -40,7 +40,7 @@ import type { TaskStart, WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
-import { failedTaskLists } from "./view";
+import { shownFailedTasks } from "./view";
 import { maskedInputValues, maskedOutputValues, reasonMaskedOf, withReasonMasked } from "./masked-reason";
 import { activeLanes, inCurrentLoopRun, laneAfterMove, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
 import {
@@ -1432,13 +1432,16 @@ function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | un
   const state = draft.state;
   if (!TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "restart");
   refuseNonRestartable(state, definition ?? state.definition);
+  // Conductor's WorkflowExecutor.restart clears the tasks but not failedReferenceTaskNames / failedTaskNames: the run
+  // shows the failures it had as it ended, read before its tasks go.
+  const failedAtLastEnd = keptFailedTasks(state);
   if (definition) draft.patch({ definition, workflowVersion: definition.version, input: restartInput(state, definition, env) });
   draft.retainTasks(() => false);
   // Its dynamic forks fork afresh.
   draft.patch({ definition: withoutEndedForks(draft.state.definition, () => false) });
   forgetSkips(draft, () => true);
   // The variables stay as the last run left them; its createTime is the restart's, as in Conductor's WorkflowExecutor.restart.
-  draft.patch({ ...reopened(draft.state, env), createTime: env.now, startTime: env.now, output: {}, lastRetriedTime: undefined, failedAtLastEnd: undefined });
+  draft.patch({ ...reopened(draft.state, env), createTime: env.now, startTime: env.now, output: {}, lastRetriedTime: undefined, failedAtLastEnd });
 }
 
 /** The input of a restart with the latest `definition`: the execution's, under that definition's inputTemplate defaults. */
@@ -1584,7 +1587,7 @@ function replaceStartScopes(draft: Draft, startScopes: string[] | undefined): vo
 
 /** The failed tasks ended `state` shows, kept as it reopens (see `shownFailedTasks`): undefined when none. */
 function keptFailedTasks(state: WorkflowExecution): FailedTaskLists | undefined {
-  const failed = failedTaskLists(state);
+  const failed = shownFailedTasks(state);
   return failed.referenceTaskNames.length === 0 ? undefined : failed;
 }
 

@@ -816,9 +816,9 @@ export interface WorkflowExecution {
    */
   pendingJump?: { taskReferenceName: string; taskInput: JsonObject };
   /**
-   * The failed tasks it had as it last ended, kept as a retry (or a child's retry or rerun) reopened it: what its
-   * `failedReferenceTaskNames` and `failedTaskNames` show while it runs again, as Conductor's sets are filled as a
-   * workflow ends and kept by a retry (see `shownFailedTasks` in view.ts). Absent when none, and after a rerun or restart.
+   * The failed tasks it had as it last ended, kept as a retry, a restart (or a child's retry or rerun) reopened it: what
+   * its `failedReferenceTaskNames` and `failedTaskNames` show while it runs again, as Conductor's sets are filled as a
+   * workflow ends and kept by a retry or restart (see `shownFailedTasks` in view.ts). Absent when none, and after a rerun.
    */
   failedAtLastEnd?: FailedTaskLists;
   /**

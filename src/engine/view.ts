@@ -188,13 +188,22 @@ const NO_FAILED_TASKS: FailedTaskLists = { referenceTaskNames: [], taskNames: []
 /**
  * The failed tasks an execution shows, as Conductor's Workflow holds them: its sets are filled as the workflow ends
  * (WorkflowExecutor.completeWorkflow and terminateWorkflow add every FAILED and FAILED_WITH_TERMINAL_ERROR task), kept
- * by a retry and emptied by a rerun or restart. So an ended execution shows its failed tasks, and one running (or
- * paused) those it had as it last ended, when a retry reopened it ({@link WorkflowExecution.failedAtLastEnd}), else
+ * by a retry or restart and emptied by a rerun. So an ended execution shows its failed tasks (and those kept), and one running (or
+ * paused) those it had as it last ended, when a retry or restart reopened it ({@link WorkflowExecution.failedAtLastEnd}), else
  * none: a task failing while it runs (its retry due) is not shown until it ends.
  */
 export function shownFailedTasks(execution: WorkflowExecution): FailedTaskLists {
   if (!TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return execution.failedAtLastEnd ?? NO_FAILED_TASKS;
-  return failedTaskLists(execution);
+  const failed = failedTaskLists(execution);
+  const kept = execution.failedAtLastEnd;
+  // Ended again, it adds its failures to those kept (Conductor's completeWorkflow addAll): a restart dropped their tasks.
+  if (kept === undefined) return failed;
+  return { referenceTaskNames: union(kept.referenceTaskNames, failed.referenceTaskNames), taskNames: union(kept.taskNames, failed.taskNames) };
+}
+
+/** `first`'s names, then those of `second` it lacks, each once. */
+function union(first: readonly string[], second: readonly string[]): string[] {
+  return [...new Set([...first, ...second])];
 }
 
 /**

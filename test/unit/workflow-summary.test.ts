@@ -82,6 +82,25 @@ describe("which failed tasks an execution names (the Workflow JSON and its summa
     // Ended again, it names every failed task it holds (the one before the rerun's too), as Conductor's addAll.
     expect(shown(fail(rerun, 5_000))).toEqual([["pay"], ["charge"], "pay", ["charge"]]);
   });
+
+  it("keeps those it ended with through a restart, as Conductor's WorkflowExecutor.restart clears the tasks but not failedReferenceTaskNames / failedTaskNames", () => {
+    const first = started();
+    const taskId = first.tasks[0]!.taskId;
+    const polled = decide(first, { type: "taskPolled", taskId, workerId: "w" }, env(2_000)).state;
+    const failed = decide(polled, { type: "externalUpdate", taskId, status: "FAILED", output: {}, reason: "card declined" }, env(2_100)).state;
+    expect(failed.status).toBe("FAILED");
+    const restarted = decide(failed, { type: "restart" }, env(3_000)).state;
+    expect([restarted.status, restarted.tasks.map((task) => task.status)]).toEqual(["RUNNING", ["SCHEDULED"]]);
+    expect(shown(restarted)).toEqual([["pay"], ["charge"], "pay", ["charge"]]);
+    // Ended again, well this time, it still names them: Conductor's completeWorkflow adds to the sets the restart kept.
+    const againId = restarted.tasks[0]!.taskId;
+    const again = decide(restarted, { type: "taskPolled", taskId: againId, workerId: "w" }, env(4_000)).state;
+    const completed = decide(again, { type: "externalUpdate", taskId: againId, status: "COMPLETED", output: {} }, env(4_100)).state;
+    expect(completed.status).toBe("COMPLETED");
+    expect(shown(completed)).toEqual([["pay"], ["charge"], "pay", ["charge"]]);
+    // Restarted again, it keeps them again.
+    expect(shown(decide({ ...completed, status: "FAILED" }, { type: "restart" }, env(5_000)).state)).toEqual([["pay"], ["charge"], "pay", ["charge"]]);
+  });
 });
 
 describe("the search row's signature of the failed tasks (what decides that the row is written again)", () => {
