@@ -402,8 +402,12 @@ const MAX_SORT_TERMS = 10;
 
 function sortTerm(term: string, fields: SearchFields): string {
   const [column, direction] = sortColumnAndDirection(term, fields);
+  // A value a row lacks (NULL: no correlation id, no reason) sorts last either way, as Conductor's Elasticsearch index
+  // sorts a missing field (`missing: _last`), where SQLite puts NULL first ascending. SQLite still walks a column's
+  // index for it (the plans of the indexed sorts are unchanged).
+  const ordered = `${column} ${direction} NULLS LAST`;
   // A time not set yet (0) sorts last either way, as a field Conductor's index does not hold.
-  return fields.unsetWhenZero?.includes(column) === true ? `(${column} = 0), ${column} ${direction}` : `${column} ${direction}`;
+  return fields.unsetWhenZero?.includes(column) === true ? `(${column} = 0), ${ordered}` : ordered;
 }
 
 function sortColumnAndDirection(term: string, fields: SearchFields): [column: string, direction: string] {

@@ -300,6 +300,19 @@ describe("search", () => {
     expect(await ids("sort=endTime:DESC")).toEqual([finished, running]);
   });
 
+  it("sorts rows without a correlationId or reasonForIncompletion last, ascending or descending, as Conductor's index leaves a missing field last", async () => {
+    await register({ name: "search_missing_last", tasks: [httpTask("a", { uri: target("/echo/missing-last"), method: "GET" })] });
+    const none = await startWorkflow("search_missing_last");
+    const keyed = await startWorkflow("search_missing_last", {}, "?correlationId=ml-a");
+    for (const id of [none, keyed]) await waitFor(id, ["COMPLETED"]);
+    await searchUntil("workflowName=search_missing_last&status=COMPLETED", (result) => result.totalHits === 2);
+    const ids = async (sort: string) => (await apiOk<SearchResult>("GET", `/api/workflow/search?workflowName=search_missing_last&sort=${encodeURIComponent(sort)}`)).results.map((row) => row.workflowId);
+    expect(await ids("correlationId:ASC")).toEqual([keyed, none]);
+    expect(await ids("correlationId:DESC")).toEqual([keyed, none]);
+    // Neither has a reason: ties, then the next term.
+    expect(await ids("reasonForIncompletion:ASC|correlationId")).toEqual([keyed, none]);
+  });
+
   it("query values in quotes keep AND, commas, parentheses and escaped quotes; OR is refused, not read as part of a value; freeText's * matches any text", async () => {
     await register({ name: "search_quoted", tasks: [httpTask("a", { uri: target("/echo/quoted"), method: "GET" })] });
     const smith = await startWorkflow("search_quoted", { order: "order-1-big" }, `?correlationId=${encodeURIComponent("Smith and Sons, (UK)")}`);
