@@ -263,13 +263,13 @@ function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
   return db
     .prepare(
       `INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, correlation_id, parent_workflow_id, reason,
-         priority, create_time, start_time, end_time, update_time, input, output, failed_reference_task_names, failed_task_names)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+         priority, create_time, start_time, end_time, update_time, input, output, failed_reference_task_names, failed_task_names, event)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
        ON CONFLICT (workflow_id) DO UPDATE SET
          workflow_version = excluded.workflow_version, status = excluded.status, reason = excluded.reason, correlation_id = excluded.correlation_id,
          start_time = excluded.start_time, end_time = excluded.end_time, update_time = excluded.update_time,
          input = excluded.input, output = excluded.output, failed_reference_task_names = excluded.failed_reference_task_names,
-         failed_task_names = excluded.failed_task_names
+         failed_task_names = excluded.failed_task_names, event = excluded.event
        WHERE excluded.update_time >= executions.update_time`,
     )
     .bind(
@@ -290,6 +290,8 @@ function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
       row.failedReferenceTaskNames,
       // A row made by code older than the column (mid-deploy) has none: null, as a row indexed before it.
       row.failedTaskNames ?? null,
+      // Likewise (an execution's event is set at its start and never changes).
+      row.event ?? null,
     );
 }
 

@@ -448,6 +448,11 @@ export interface WorkflowSummaryRow {
    * mid-deploy) in rows indexed before the index kept them.
    */
   failedTaskNames?: string | null;
+  /**
+   * The event whose handler started the execution (Conductor's WorkflowSummary.event); null for any other start, and
+   * (or absent, from a row made by older code mid-deploy) in rows indexed before the index kept it.
+   */
+  event?: string | null;
 }
 
 /**
@@ -484,6 +489,7 @@ export function summaryRowOf(execution: WorkflowExecution): WorkflowSummaryRow &
     failedReferenceTaskNames: summaryText(failed.referenceTaskNames.join(",")),
     // Most rows have none (every running start, most endings): null, shown as [] as a row indexed before the column.
     failedTaskNames: failed.taskNames.length === 0 ? null : summaryNameList(failed.taskNames),
+    event: execution.event ?? null,
   };
 }
 
@@ -537,6 +543,7 @@ export function toWorkflowSummary(row: WorkflowSummaryRow): JsonObject {
   setPresent(summary, "output", row.output);
   setPresent(summary, "reasonForIncompletion", row.reasonForIncompletion);
   setPresent(summary, "parentWorkflowId", row.parentWorkflowId);
+  setPresent(summary, "event", row.event);
   // Conductor's getInputSize()/getOutputSize(): the length of the (cut) JSON text shown, 0 without one.
   summary["inputSize"] = row.input?.length ?? 0;
   summary["outputSize"] = row.output?.length ?? 0;

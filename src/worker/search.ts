@@ -29,6 +29,8 @@ const QUERY_COLUMNS: Record<string, string> = {
   priority: "priority",
   reasonForIncompletion: "reason",
   executionTime: EXECUTION_TIME,
+  // The event whose handler started it: a keyword of Conductor's index.
+  event: "event",
 };
 
 /** Sort fields: those of Conductor's index (the UI sorts on any column of its results, workflowId among them). */
@@ -48,6 +50,7 @@ const SORT_COLUMNS: Record<string, string> = {
   reasonForIncompletion: "reason",
   failedReferenceTaskNames: "failed_reference_task_names",
   executionTime: EXECUTION_TIME,
+  event: "event",
 };
 
 /** Order when the request names none: the newest first. */
@@ -605,7 +608,7 @@ export async function searchExecutions(db: D1Database, request: IRequest, readab
         `SELECT workflow_id AS workflowId, workflow_name AS workflowName, workflow_version AS workflowVersion, status,
            correlation_id AS correlationId, reason AS reasonForIncompletion, parent_workflow_id AS parentWorkflowId,
            create_time AS createTime, start_time AS startTime, end_time AS endTime, update_time AS updateTime, input, output, priority,
-           failed_reference_task_names AS failedReferenceTaskNames, failed_task_names AS failedTaskNames
+           failed_reference_task_names AS failedReferenceTaskNames, failed_task_names AS failedTaskNames, event
          FROM executions ${where} ORDER BY ${order}, workflow_id LIMIT ? OFFSET ?`,
       )
       .bind(...filter.bindings, size, start),

@@ -530,6 +530,16 @@ describe("what handlers did with each event (Orkes' event executions and message
     // Conductor's Workflow names the event whose handler started it; a workflow started otherwise names none.
     expect(await getWorkflow(String(started.output["workflowId"]))).toMatchObject({ workflowName: "evrec_started", event });
     expect((await getWorkflow(publisherId))["event"]).toBeUndefined();
+    // Search shows it (Conductor's WorkflowSummary.event), and queries and sorts by it, a keyword of Conductor's index.
+    const startedId = String(started.output["workflowId"]);
+    const both = "workflowType IN (evrec_started, evrec_publisher)";
+    const searched = async (query: string, sort: string) =>
+      (await apiOk<{ results: JsonObject[] }>("GET", `/api/workflow/search?query=${encodeURIComponent(query)}&sort=${encodeURIComponent(sort)}`)).results;
+    await waitForIndexRow(startedId, "RUNNING");
+    await waitForIndexRow(publisherId, "COMPLETED");
+    expect(await searched(`${both} AND event = '${event}'`, "startTime:ASC")).toEqual([expect.objectContaining({ workflowId: startedId, event })]);
+    // The publisher has none: last either way.
+    for (const direction of ["ASC", "DESC"]) expect((await searched(both, `event:${direction}`)).map((row) => row["workflowId"])).toEqual([startedId, publisherId]);
     // Conductor's DefaultEventProcessor records a failed action's error as output.exception too.
     expect(acts.find((execution) => execution.action === "complete_task")).toMatchObject({ statusDescription: "no workflowId in the payload", output: { exception: "no workflowId in the payload" } });
     expect(await apiOk<ExecutionJson[]>("GET", "/api/event/execution/evrec_never")).toEqual([
