@@ -8,7 +8,7 @@ import type { ValidationIssue } from "../../validation-issue";
 export interface WebhookCallback {
   status: "COMPLETED" | "FAILED";
   output: JsonObject;
-  /** For FAILED: the reason shown on the task (the output's `reason`, else its `error`). */
+  /** For FAILED: the reason shown on the task (the output's `reason`, else its `error`: the first not empty). */
   reason?: string;
 }
 
@@ -48,11 +48,17 @@ export function parseWebhookCallback(text: string): WebhookCallbackParse {
   }
   if (issues.length > 0) return { ok: false, issues };
   const callback: WebhookCallback = { status: status as WebhookCallback["status"], output: isObject(output) ? output : {} };
-  if (callback.status === "FAILED") {
-    const reason = callback.output["reason"] ?? callback.output["error"];
-    callback.reason = typeof reason === "string" && reason !== "" ? reason : "The callback reported a failure";
-  }
+  if (callback.status === "FAILED") callback.reason = failureReason(callback.output);
   return { ok: true, callback };
+}
+
+/**
+ * A FAILED callback's reason: its `reason`, else its `error` (the spec's failure body carries both), else a default. An
+ * empty text says nothing, so an empty `reason` falls back to `error` as an absent one does.
+ */
+function failureReason(output: JsonObject): string {
+  const given = [output["reason"], output["error"]].find((text): text is string => typeof text === "string" && text !== "");
+  return given ?? "The callback reported a failure";
 }
 
 /** How a callback proves it comes from the expected sender. */
