@@ -269,7 +269,7 @@ function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
          workflow_version = excluded.workflow_version, status = excluded.status, reason = excluded.reason, correlation_id = excluded.correlation_id,
          start_time = excluded.start_time, end_time = excluded.end_time, update_time = excluded.update_time,
          input = excluded.input, output = excluded.output, failed_reference_task_names = excluded.failed_reference_task_names,
-         failed_task_names = excluded.failed_task_names, event = excluded.event
+         failed_task_names = excluded.failed_task_names, event = COALESCE(excluded.event, executions.event)
        WHERE excluded.update_time >= executions.update_time`,
     )
     .bind(
@@ -290,7 +290,8 @@ function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
       row.failedReferenceTaskNames,
       // A row made by code older than the column (mid-deploy) has none: null, as a row indexed before it.
       row.failedTaskNames ?? null,
-      // Likewise (an execution's event is set at its start and never changes).
+      // Likewise. An execution's event is set at its start and never changes, so a row without one (null) keeps the
+      // stored one (the upsert's COALESCE): a row of older code written mid-deploy, after one of newer code, erases nothing.
       row.event ?? null,
     );
 }

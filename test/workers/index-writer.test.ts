@@ -48,6 +48,17 @@ describe("the search-row writer", () => {
     expect(await storedStatus(id)).toBe("COMPLETED");
   });
 
+  it("a row without the event (from code older than the column, mid-deploy) keeps the event an earlier row wrote: it never changes", async () => {
+    const id = crypto.randomUUID();
+    await indexWriterFor(id).upsert(row(id, { status: "RUNNING", updateTime: 1_000, event: "conductor:orders:started" }));
+    // Older code's row: no event field at all. The same updateTime (a task-level change) and a later one alike.
+    const { event: _none, ...older } = row(id, { status: "RUNNING", updateTime: 1_000 });
+    await indexWriterFor(id).upsert(older);
+    await indexWriterFor(id).upsert({ ...older, status: "COMPLETED", updateTime: 2_000 });
+    const stored = await env.DB.prepare("SELECT status, event FROM executions WHERE workflow_id = ?").bind(id).first<{ status: string; event: string | null }>();
+    expect(stored).toEqual({ status: "COMPLETED", event: "conductor:orders:started" });
+  });
+
   it("removing an execution right after it ends leaves no search row behind", async () => {
     await register({ name: "ends_then_removed", tasks: [httpTask("only", { uri: target("/echo/ends-then-removed"), method: "GET" })] });
     const workflowId = await startWorkflow("ends_then_removed");
