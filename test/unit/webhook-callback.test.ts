@@ -20,4 +20,15 @@ describe("parseWebhookCallback: a FAILED callback's reason", () => {
     expect(reasonOf({ error: "", reason: "" })).toBe("The callback reported a failure");
     expect(reasonOf({ error: "", reason: "insufficient funds" })).toBe("insufficient funds");
   });
+
+  it("passes over a reason of whitespace only, as an empty one (Conductor's StringUtils.isBlank, as for a TERMINATE reason); a given one is kept as sent", () => {
+    expect(reasonOf({ error: "CARD_DECLINED", reason: "  \n\t" })).toBe("CARD_DECLINED");
+    expect(reasonOf({ error: " ", reason: " " })).toBe("The callback reported a failure");
+    expect(reasonOf({ error: "CARD_DECLINED", reason: " insufficient funds " })).toBe(" insufficient funds ");
+    // A reason or error that is not text is still refused, blank or not.
+    for (const output of [{ reason: 0, error: "CARD_DECLINED" }, { reason: "x", error: [" "] }]) {
+      const parsed = parseWebhookCallback(JSON.stringify({ status: "FAILED", output }));
+      expect(parsed.ok).toBe(false);
+    }
+  });
 });

@@ -8,7 +8,7 @@ import type { ValidationIssue } from "../../validation-issue";
 export interface WebhookCallback {
   status: "COMPLETED" | "FAILED";
   output: JsonObject;
-  /** For FAILED: the reason shown on the task (the output's `reason`, else its `error`: the first not empty). */
+  /** For FAILED: the reason shown on the task (the output's `reason`, else its `error`: the first not blank). */
   reason?: string;
 }
 
@@ -53,11 +53,12 @@ export function parseWebhookCallback(text: string): WebhookCallbackParse {
 }
 
 /**
- * A FAILED callback's reason: its `reason`, else its `error` (the spec's failure body carries both), else a default. An
- * empty text says nothing, so an empty `reason` falls back to `error` as an absent one does.
+ * A FAILED callback's reason: its `reason`, else its `error` (the spec's failure body carries both), else a default. A
+ * blank text (empty or whitespace only) says nothing, so a blank `reason` falls back to `error` as an absent one does
+ * (as Conductor's StringUtils.isBlank passes over a blank TERMINATE reason); the one taken is kept as sent.
  */
 function failureReason(output: JsonObject): string {
-  const given = [output["reason"], output["error"]].find((text): text is string => typeof text === "string" && text !== "");
+  const given = [output["reason"], output["error"]].find((text): text is string => typeof text === "string" && text.trim() !== "");
   return given ?? "The callback reported a failure";
 }
 
