@@ -25,6 +25,24 @@ export const TASK_LOG_LINES_KEPT = 1000;
  */
 export const EXECUTION_LOG_LINES_KEPT = 20_000;
 
+/**
+ * How long an applied request is remembered (see {@link ExecutionStore.recordAppliedRequest}): by age, not by count,
+ * because what must hold is that the router's repeat of a call comes while its record is kept, and that repeat comes
+ * within the one request that made the call: after the first call's own time (an update by state waits up to
+ * EXECUTE_MAX_WAIT_SECONDS, 60 s by default, after it applied) and two short backoffs. A count would instead lose a
+ * record to a burst of other updates in between (a fork's branches completed at once). Fifteen minutes is far past
+ * any such request; the rows it keeps are a few dozen bytes each.
+ */
+export const APPLIED_REQUEST_KEEP_MS = 15 * 60 * 1000;
+
+/** How often at most the applied requests past {@link APPLIED_REQUEST_KEEP_MS} are dropped: each drop scans them all. */
+const APPLIED_REQUEST_PRUNE_MS = 60 * 1000;
+
+/** What an applied request changed: the task it updated, or null for one that updated none (variables alone). */
+export interface AppliedRequest {
+  taskId: string | null;
+}
+
 /** A task's log line (Conductor's `TaskExecLog`), as stored and answered. */
 export interface TaskLogLine {
   log: string;
@@ -55,6 +73,10 @@ export class ExecutionStore {
   #hasPartsTable: boolean;
   /** Whether the table of secrets handed out exists: created with the first task handed a secret's value. */
   #hasGivenTable: boolean;
+  /** Whether the table of applied requests exists: created with the first request recorded (see recordAppliedRequest). */
+  #hasRequestTable: boolean;
+  /** When the table of applied requests was last pruned (see recordAppliedRequest); 0: not since the object woke. */
+  #requestsPrunedAt = 0;
   /**
    * The tasks the table of secrets handed out has rows for, read from it once, when first needed (undefined until
    * then): every report asks for its task's, and most tasks were handed none, so those are answered without a statement.
@@ -68,11 +90,12 @@ export class ExecutionStore {
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
-    const tables = new Set(sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'task_logs', 'workflow_parts', 'given_secrets')`).toArray().map((row) => row.name));
+    const tables = new Set(sql.exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'task_logs', 'workflow_parts', 'given_secrets', 'applied_requests')`).toArray().map((row) => row.name));
     this.#hasTables = tables.has("meta");
     this.#hasLogTable = tables.has("task_logs");
     this.#hasPartsTable = tables.has("workflow_parts");
     this.#hasGivenTable = tables.has("given_secrets");
+    this.#hasRequestTable = tables.has("applied_requests");
   }
 
   /** The object's storage was wiped (`deleteAll`): the tables are gone with it. */
@@ -81,6 +104,7 @@ export class ExecutionStore {
     this.#hasLogTable = false;
     this.#hasPartsTable = false;
     this.#hasGivenTable = false;
+    this.#hasRequestTable = false;
     this.#givenTasks = undefined;
     this.#partsApart = false;
   }
@@ -242,6 +266,32 @@ export class ExecutionStore {
       .exec<{ log: string; created_time: number }>(`SELECT log, created_time FROM task_logs WHERE task_id = ? ORDER BY id`, taskId)
       .toArray()
       .map((row) => ({ log: row.log, taskId, createdTime: row.created_time }));
+  }
+
+  /**
+   * Records that the router's request `requestId` was applied here, updating task `taskId` (null: none). Called in the
+   * same synchronous turn as the update, so it lands in the same transaction: a reset that cuts the call's answer off
+   * leaves both or neither, and the router's repeat of the call (on a fresh stub) finds the record exactly when the
+   * update landed. Records older than {@link APPLIED_REQUEST_KEEP_MS} are dropped with a new one, at most once a minute.
+   */
+  recordAppliedRequest(requestId: string, taskId: string | null, now: number): void {
+    if (!this.#hasRequestTable) {
+      this.#sql.exec(`CREATE TABLE IF NOT EXISTS applied_requests (request_id TEXT PRIMARY KEY, task_id TEXT, at INTEGER NOT NULL) WITHOUT ROWID`);
+      this.#hasRequestTable = true;
+    }
+    // A scan of the table: made at most once a minute while the object is awake, not with every record.
+    if (now - this.#requestsPrunedAt >= APPLIED_REQUEST_PRUNE_MS) {
+      this.#sql.exec(`DELETE FROM applied_requests WHERE at < ?`, now - APPLIED_REQUEST_KEEP_MS);
+      this.#requestsPrunedAt = now;
+    }
+    this.#sql.exec(`INSERT OR REPLACE INTO applied_requests (request_id, task_id, at) VALUES (?, ?, ?)`, requestId, taskId, now);
+  }
+
+  /** The record of request `requestId` (see {@link recordAppliedRequest}), or undefined when it was not applied here. */
+  appliedRequest(requestId: string): AppliedRequest | undefined {
+    if (!this.#hasRequestTable) return undefined;
+    const row = this.#sql.exec<{ task_id: string | null }>(`SELECT task_id FROM applied_requests WHERE request_id = ?`, requestId).toArray()[0];
+    return row === undefined ? undefined : { taskId: row.task_id };
   }
 
   /** The actor's bookkeeping values (not part of the execution), by key; read once, when the object wakes. */

@@ -303,6 +303,17 @@ export interface StateUpdate {
   task?: TaskResultInput & { taskId?: string; taskRefName?: string; logs?: TaskLogInput[] };
 }
 
+/**
+ * The router's request a call comes from, so that a repeat of the call applies nothing twice: `id` is random, one per
+ * incoming request; `repeat` is true when the router makes the call again on a fresh stub after a reset cut the first
+ * off (see retryingObjectCall). The object records the ids of the requests it applied with their updates (see
+ * ExecutionStore.recordAppliedRequest), and a repeat of one it finds answers as the first would have.
+ */
+export interface RepeatableRequest {
+  id: string;
+  repeat: boolean;
+}
+
 /** The Workflow JSON as text, and its status beside it (the caller adds to the answer without parsing it again). */
 export interface SettledWorkflow {
   workflowJson: string;
@@ -1412,6 +1423,9 @@ export class WorkflowExecution extends DurableObject<Env> {
    * `workerId`: the reporting worker (Conductor's `?workerid=`), the task's worker from then on.
    * A caller's update of a reference whose latest task has ended finds no task to update: a 404, as Orkes answers it
    * (its clients take that 404 as "updated already").
+   * `request`: the router's request (see {@link RepeatableRequest}). Its repeat after a reset finds the record the first
+   * left if that one landed, and answers with the task it updated, applying nothing: a blind repeat would find the
+   * reference's next task (a FAILED task's retry, a loop's next iteration) and update that one too.
    */
   async updateTaskByRef(
     taskRefName: string,
@@ -1420,8 +1434,12 @@ export class WorkflowExecution extends DurableObject<Env> {
     from?: TaskUpdateFrom,
     checkedTaskName?: string,
     workerId?: string,
+    request?: RepeatableRequest,
   ): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
+    // Only a repeat reads the record: the first call of a request has none to find.
+    const applied = request?.repeat === true ? this.#appliedByRef(request.id) : undefined;
+    if (applied !== undefined) return applied;
     const options = {
       ...(from === undefined ? {} : { from, ...(from.reason === undefined ? {} : { reason: from.reason }) }),
       ...(workerId === undefined ? {} : { workerId }),
@@ -1430,19 +1448,40 @@ export class WorkflowExecution extends DurableObject<Env> {
     for (let reads = 0; found.ok; reads++) {
       const task = found.value;
       // Without secrets to read, nothing runs in between: the task found is the one to update.
-      if (this.#namedSecrets(this.#execution!, task) === undefined) return this.#applyTaskUpdate(task.taskId, status, output, options, []);
+      if (this.#namedSecrets(this.#execution!, task) === undefined) return this.#recordedIfApplied(request, this.#applyTaskUpdate(task.taskId, status, output, options, []));
       const secrets = await this.#secretValues(this.#execution!, task);
+      // A repeat of this request may have applied it meanwhile (the router lost this call's connection, not the object):
+      // answered as that one was, rather than found again, which would find the reference's next task.
+      const appliedMeanwhile = request === undefined ? undefined : this.#appliedByRef(request.id);
+      if (appliedMeanwhile !== undefined) return appliedMeanwhile;
       // Found again after the read, by the same rules: another update may have ended the task meanwhile (its caller
       // then gets the 404 it would have got after that update), or a retry given the reference a new task.
       const again = this.#taskToUpdateByRef(taskRefName, from, checkedTaskName);
       if (!again.ok) return again;
-      if (again.value.taskId === task.taskId) return this.#applyTaskUpdate(task.taskId, status, output, options, secrets);
+      if (again.value.taskId === task.taskId) return this.#recordedIfApplied(request, this.#applyTaskUpdate(task.taskId, status, output, options, secrets));
       if (reads + 1 >= MAX_REF_UPDATE_READS) {
         return refused(new EngineError("CONFLICT", `Task ${taskRefName} of workflow ${this.#execution!.workflowId} kept changing while this update was being applied; try again`));
       }
       found = again;
     }
     return found;
+  }
+
+  /** What an update by reference for request `requestId` answered, when this object applied it (see RepeatableRequest); else undefined. */
+  #appliedByRef(requestId: string): ActorResult<TaskUpdated> | undefined {
+    const applied = this.#store.appliedRequest(requestId);
+    if (applied === undefined) return undefined;
+    const task = applied.taskId === null ? undefined : this.#execution?.tasks.find((candidate) => candidate.taskId === applied.taskId);
+    return ok(task === undefined ? { taskId: applied.taskId ?? "" } : this.#taskUpdated(task));
+  }
+
+  /**
+   * `result` of an update made for the router's `request`, recorded with it when it applied (see
+   * ExecutionStore.recordAppliedRequest). Called in the update's synchronous turn, so in its transaction.
+   */
+  #recordedIfApplied(request: RepeatableRequest | undefined, result: ActorResult<TaskUpdated>): ActorResult<TaskUpdated> {
+    if (request !== undefined && result.ok) this.#store.recordAppliedRequest(request.id, result.value.taskId, Date.now());
+    return result;
   }
 
   /**
@@ -1467,12 +1506,15 @@ export class WorkflowExecution extends DurableObject<Env> {
    * Orkes' update of a workflow's state: merges `update.variables` into the variables and applies `update.task`'s
    * result in one decision, so a refusal of either changes nothing; then waits, answers and is answered as
    * {@link WorkflowExecution.execute} (the state reached, at most `waitMs` later or once a `waitUntilTaskRefs` task
-   * has completed).
+   * has completed). `request`: the router's request (see {@link RepeatableRequest}); its repeat after a reset that cut
+   * off a first call which applied only waits and answers, as that call would have: a blind repeat would apply the
+   * task's result to its reference's next task (a retry, a loop's next iteration).
    */
-  async updateState(update: StateUpdate, waitMs: number, waitUntilTaskRefs: readonly string[]): Promise<ActorResult<SettledWorkflow>> {
+  async updateState(update: StateUpdate, waitMs: number, waitUntilTaskRefs: readonly string[], request?: RepeatableRequest): Promise<ActorResult<SettledWorkflow>> {
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
+    if (request?.repeat === true && this.#store.appliedRequest(request.id) !== undefined) return this.#settledWorkflow(waitMs, waitUntilTaskRefs);
     const events: ExecutionEvent[] = [];
     if (update.variables !== undefined) events.push({ type: "updateVariables", variables: update.variables });
     const result = update.task;
@@ -1482,6 +1524,8 @@ export class WorkflowExecution extends DurableObject<Env> {
       const task = taskId !== undefined ? execution.tasks.find((candidate) => candidate.taskId === taskId) : taskByRef(execution, taskRefName ?? "");
       if (!task) return refused(taskId !== undefined ? new EngineError("NOT_FOUND", `Workflow ${execution.workflowId} has no task ${taskId}`) : noTaskWithRef(execution, taskRefName ?? ""));
       updated = { taskId: task.taskId, secrets: await this.#secretValues(execution, task) };
+      // A repeat of this request may have applied it meanwhile (see updateTaskByRef): only the wait is left.
+      if (request !== undefined && this.#store.appliedRequest(request.id) !== undefined) return this.#settledWorkflow(waitMs, waitUntilTaskRefs);
       events.push(this.#externalUpdateEvent(task.taskId, result, updated.secrets));
     }
     if (!this.#execution) return refused(this.#notFound());
@@ -1490,6 +1534,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     } catch (error) {
       return refused(error);
     }
+    // In the update's synchronous turn, so in its transaction (see ExecutionStore.recordAppliedRequest).
+    if (request !== undefined) this.#store.recordAppliedRequest(request.id, updated?.taskId ?? null, Date.now());
     if (updated !== undefined && result !== undefined) {
       // In the same synchronous turn as the update, so in its transaction (as `updateTask` stores a result's lines).
       if ((result.logs?.length ?? 0) > 0 && this.#heldTask(updated.taskId) !== undefined) this.#appendTaskLog(updated.taskId, result.logs!, updated.secrets);

@@ -1,4 +1,4 @@
-import type { ActorResult } from "../actors/workflow-execution";
+import type { ActorResult, RepeatableRequest } from "../actors/workflow-execution";
 import { fromEngineRefusal, notFound } from "./http/errors";
 import { isUuid } from "../engine/task-id";
 import { retryingObjectCall } from "./object-retry";
@@ -30,6 +30,23 @@ export function executionStub(env: Env, workflowId: string): ExecutionStub {
  */
 export function retryingExecutionCall<T>(env: Env, workflowId: string, call: (stub: ExecutionStub) => Promise<T>): Promise<T> {
   return retryingObjectCall(() => executionStub(env, workflowId), call);
+}
+
+/**
+ * `call` on the execution's object for one incoming request, made again on a fresh stub as {@link retryingExecutionCall}
+ * makes it, for a call that is not idempotent by itself (an update by reference name: repeated blindly, it would find
+ * the reference's next task): each attempt is given the request's one random id, and all but the first are marked as
+ * repeats, so that the object, which records the ids it applied in the same transaction as the update, answers a
+ * repeat of one that landed as the first would have and applies nothing. No call more on the normal path.
+ */
+export function repeatableExecutionCall<T>(env: Env, workflowId: string, call: (stub: ExecutionStub, request: RepeatableRequest) => Promise<T>): Promise<T> {
+  const id = crypto.randomUUID();
+  let repeat = false;
+  return retryingExecutionCall(env, workflowId, async (stub) => {
+    const request = { id, repeat };
+    repeat = true;
+    return await call(stub, request);
+  });
 }
 
 /** The value of an actor result, or the matching API error. */

@@ -462,4 +462,56 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     expect(done.tasks.map((each) => [each.referenceTaskName, each.status])).toEqual([["work", "COMPLETED"], ["after", "COMPLETED"]]);
     expect(await hits("fx-retry-after")).toBe(1);
   });
+  it("a by-reference FAILED update whose call a reset cut off after it landed is answered 200 and fails that task alone: its retry, with the same reference, stays SCHEDULED", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "fx_retry_byref_worker", ownerEmail: "test@example.com", retryCount: 1, retryDelaySeconds: 0 }]);
+    await register({ name: "fx_retry_byref", tasks: [{ name: "fx_retry_byref_worker", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
+    const states = (workflow: WorkflowJson) => workflow.tasks.map((task) => `${task.referenceTaskName}:${task.status}`);
+    for (const path of ["/api/tasks/{id}/work/FAILED", "/api/queue/update/{id}/work/FAILED"]) {
+      const workflowId = await startWorkflow("fx_retry_byref");
+      await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+      expect(await withFailingCalls(workflowId, "updateTaskByRef", { flag: "retryable", times: 1, land: true }, async () => {
+        expect((await api("POST", path.replace("{id}", workflowId), { why: "down" })).status).toBe(200);
+      })).toBe(2);
+      const after = await waitFor(workflowId, (workflow) => workflow.tasks.length === 2);
+      expect([after.status, ...states(after)]).toEqual(["RUNNING", "work:FAILED", "work:SCHEDULED"]);
+      // A first call cut off before it landed is applied by the repeat.
+      expect(await withFailingCalls(workflowId, "updateTaskByRef", { flag: "retryable", times: 1 }, async () => {
+        expect((await api("POST", path.replace("{id}", workflowId), { why: "down again" })).status).toBe(200);
+      })).toBe(2);
+      const failed = await waitFor(workflowId, ["FAILED"]);
+      expect(states(failed)).toEqual(["work:FAILED", "work:FAILED"]);
+      expect(failed.tasks[1]!.outputData).toEqual({ why: "down again" });
+    }
+  });
+
+  it("a by-reference update of a loop's task whose call a reset cut off after it landed is answered 200 and completes that iteration's task alone, not the next one's", async () => {
+    await register({ name: "fx_retry_byref_loop", tasks: [{ name: "rounds", taskReferenceName: "rounds", type: "DO_WHILE", inputParameters: {}, loopCondition: "$.rounds.iteration < 3", loopOver: [hold("step")] }] });
+    const workflowId = await startWorkflow("fx_retry_byref_loop");
+    await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "step__1" && task.status === "IN_PROGRESS"));
+    const calls = await withFailingCalls(workflowId, "updateTaskByRef", { flag: "retryable", times: 1, land: true }, async () => {
+      const response = await api("POST", `/api/tasks/${workflowId}/step/COMPLETED/sync`, { round: 1 });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as WorkflowJson).workflowId).toBe(workflowId);
+    });
+    expect(calls).toBe(2);
+    const after = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "step__2"));
+    const steps = after.tasks.filter((task) => task.taskType === "WAIT");
+    expect(steps.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["step__1:COMPLETED", "step__2:IN_PROGRESS"]);
+    expect(steps[0]!.outputData).toEqual({ round: 1 });
+  });
+
+  it("a workflow state update whose call a reset cut off after it landed is answered 200 with the run, applied once: the task's retry is not failed too", async () => {
+    await register({ name: "fx_retry_state", tasks: [{ ...hold("gate"), retryCount: 1 }] });
+    const workflowId = await startWorkflow("fx_retry_state");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const body = { taskReferenceName: "gate", taskResult: { status: "FAILED", outputData: { n: 1 } }, variables: { seen: 1 } };
+    expect(await withFailingCalls(workflowId, "updateState", { flag: "retryable", times: 1, land: true }, async () => {
+      const response = await api("POST", `/api/workflow/${workflowId}/state?waitForSeconds=0`, body);
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as WorkflowJson).workflowId).toBe(workflowId);
+    })).toBe(2);
+    const after = await waitFor(workflowId, (workflow) => workflow.tasks.length === 2 && workflow.tasks[1]!.status !== "SCHEDULED");
+    expect([after.status, ...after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)]).toEqual(["RUNNING", "gate:FAILED", "gate:IN_PROGRESS"]);
+    expect(after.variables).toEqual({ seen: 1 });
+  });
 });

@@ -3,7 +3,7 @@ import * as v from "valibot";
 import type { JsonObject } from "../../engine/model";
 import type { TaskLogInput, TaskResultInput, TaskUpdated } from "../../actors/workflow-execution";
 import { serviceConfig, type ServiceConfig } from "../config";
-import { executionStub, retryingExecutionCall, unwrap } from "../executions";
+import { executionStub, repeatableExecutionCall, retryingExecutionCall, unwrap } from "../executions";
 import { jsonTextResponse, readBodyBytes, readJsonBody, readStringBody, textResponse } from "../http/body";
 import { ApiError, errorResponse, notFound, validationError } from "../http/errors";
 import { decodedPathParam, nameQuery } from "../http/params";
@@ -54,14 +54,18 @@ async function queueUpdateById(env: Env, workflowId: string, taskId: string, sta
 
 /**
  * `POST /api/tasks/{workflowId}/{taskRefName}/{status}[?workerid=]`: updates the pending task with that reference name;
- * `workerid` (which Orkes' clients send, the host's name) is its worker from then on, as in Conductor.
+ * `workerid` (which Orkes' clients send, the host's name) is its worker from then on, as in Conductor. Made again on a
+ * fresh stub when a reset cuts its call off, with the request's id, so that a repeat of one that landed applies nothing
+ * (see repeatableExecutionCall): the reference's next task (a retry of the FAILED one, a loop's next iteration) is not
+ * updated too.
  */
-async function updateByRef(request: IRequest, env: Env): Promise<{ taskId: string; stub: ReturnType<typeof executionStub> }> {
+async function updateByRef(request: IRequest, env: Env): Promise<{ taskId: string; workflowId: string }> {
   const workerId = nameQuery(request, "workerid");
   const { status, output } = await pathStatusAndOutput(request, env, ExternalStatus);
-  const stub = executionStub(env, decodedPathParam(request, "workflowId"));
-  const { taskId } = unwrap(await stub.updateTaskByRef(decodedPathParam(request, "taskRefName"), status, output, undefined, checkedTaskName(request), workerId));
-  return { taskId, stub };
+  const workflowId = decodedPathParam(request, "workflowId");
+  const [taskRefName, checked] = [decodedPathParam(request, "taskRefName"), checkedTaskName(request)];
+  const { taskId } = unwrap(await repeatableExecutionCall(env, workflowId, async (stub, made) => await stub.updateTaskByRef(taskRefName, status, output, undefined, checked, workerId, made)));
+  return { taskId, workflowId };
 }
 
 /**
@@ -168,8 +172,8 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   // execution: checked before the update, so a caller who may not read it changes nothing.
   router.post("/api/tasks/:workflowId/:taskRefName/:status/sync", async (request, env) => {
     await authorizeRead(request, env, `/api/workflow/${request.params["workflowId"] ?? ""}`);
-    const { stub } = await updateByRef(request, env);
-    return jsonTextResponse((await stub.getWorkflowJson(true))!);
+    const { workflowId } = await updateByRef(request, env);
+    return jsonTextResponse((await retryingExecutionCall(env, workflowId, (stub) => stub.getWorkflowJson(true)))!);
   });
 
   // Conductor's pending task of a workflow by reference name (TaskClient.getPendingTaskForWorkflow).
@@ -189,8 +193,9 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   });
   router.post("/api/queue/update/:workflowId/:taskRefName/:status", async (request, env) => {
     const { status, output } = await queueUpdate(request, env);
-    const stub = executionStub(env, decodedPathParam(request, "workflowId"));
-    unwrap(await stub.updateTaskByRef(decodedPathParam(request, "taskRefName"), status, output, undefined, checkedTaskName(request)));
+    const [taskRefName, checked] = [decodedPathParam(request, "taskRefName"), checkedTaskName(request)];
+    // Made again after a reset as the update by reference of /api/tasks is (see updateByRef).
+    unwrap(await repeatableExecutionCall(env, decodedPathParam(request, "workflowId"), async (stub, made) => await stub.updateTaskByRef(taskRefName, status, output, undefined, checked, undefined, made)));
     return new Response(null, { status: 200 });
   });
 

@@ -5,7 +5,7 @@ import { oversize, oversizeReason } from "../../engine/limits";
 import { TERMINAL_WORKFLOW_STATUSES, type JsonObject, type WorkflowDef, type WorkflowTestPlan } from "../../engine/model";
 import { childPath } from "../../engine/validation-issue";
 import { serviceConfig } from "../config";
-import { executionStub, retryingExecutionCall, unwrap } from "../executions";
+import { executionStub, repeatableExecutionCall, retryingExecutionCall, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
 import { ApiError, validationError, type ErrorCode } from "../http/errors";
 import {
@@ -495,7 +495,10 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
       }
       stateUpdate.task = { ...taskResultInput(result), ...(result.taskId === undefined ? { taskRefName: update.taskReferenceName! } : { taskId: result.taskId.toLowerCase() }) };
     }
-    const settled = unwrap(await executionStub(env, workflowId).updateState(stateUpdate, wait.ms, wait.untilTaskRefs));
+    // Made again after a reset with the request's id: a repeat of one that landed only waits (see repeatableExecutionCall),
+    // for the time left of the wait, not the whole of it again.
+    const deadline = Date.now() + wait.ms;
+    const settled = unwrap(await repeatableExecutionCall(env, workflowId, async (stub, made) => await stub.updateState(stateUpdate, made.repeat ? Math.max(0, deadline - Date.now()) : wait.ms, wait.untilTaskRefs, made)));
     return workflowRunResponse(request, workflowId, settled, wait);
   });
 
