@@ -307,7 +307,8 @@ export interface StateUpdate {
  * The router's request a call comes from, so that a repeat of the call applies nothing twice: `id` is random, one per
  * incoming request; `repeat` is true when the router makes the call again on a fresh stub after a reset cut the first
  * off (see retryingObjectCall). The object records the ids of the requests it applied with their updates (see
- * ExecutionStore.recordAppliedRequest), and a repeat of one it finds answers as the first would have.
+ * ExecutionStore.recordAppliedRequest), and any call of one it finds answers as the first would have: a repeat, or the
+ * first call itself reaching the object after its repeat (calls through two stubs are not ordered).
  */
 export interface RepeatableRequest {
   id: string;
@@ -1437,8 +1438,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     request?: RepeatableRequest,
   ): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
-    // Only a repeat reads the record: the first call of a request has none to find.
-    const applied = request?.repeat === true ? this.#appliedByRef(request.id) : undefined;
+    // Read by the first call too, not only by a repeat: the repeat goes through a fresh stub, and calls through two stubs
+    // are not ordered, so a first call may reach the object after its repeat applied (then, applied blindly, it would
+    // find the reference's next task). One lookup by primary key; none while the object has no table of them.
+    const applied = request === undefined ? undefined : this.#appliedByRef(request.id);
     if (applied !== undefined) return applied;
     const options = {
       ...(from === undefined ? {} : { from, ...(from.reason === undefined ? {} : { reason: from.reason }) }),
@@ -1514,7 +1517,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#recover();
     const execution = this.#execution;
     if (!execution) return refused(this.#notFound());
-    if (request?.repeat === true && this.#store.appliedRequest(request.id) !== undefined) return this.#settledWorkflow(waitMs, waitUntilTaskRefs);
+    // Read by the first call too (see updateTaskByRef): it may come after its repeat.
+    if (request !== undefined && this.#store.appliedRequest(request.id) !== undefined) return this.#settledWorkflow(waitMs, waitUntilTaskRefs);
     const events: ExecutionEvent[] = [];
     if (update.variables !== undefined) events.push({ type: "updateVariables", variables: update.variables });
     const result = update.task;

@@ -36,8 +36,9 @@ export function retryingExecutionCall<T>(env: Env, workflowId: string, call: (st
  * `call` on the execution's object for one incoming request, made again on a fresh stub as {@link retryingExecutionCall}
  * makes it, for a call that is not idempotent by itself (an update by reference name: repeated blindly, it would find
  * the reference's next task): each attempt is given the request's one random id, and all but the first are marked as
- * repeats, so that the object, which records the ids it applied in the same transaction as the update, answers a
- * repeat of one that landed as the first would have and applies nothing. No call more on the normal path.
+ * repeats, so that the object, which records the ids it applied in the same transaction as the update, answers any
+ * call of one that landed (its repeat, or the first call reaching it late: two stubs are not ordered) as the first
+ * would have and applies nothing. No call more on the normal path.
  */
 export function repeatableExecutionCall<T>(env: Env, workflowId: string, call: (stub: ExecutionStub, request: RepeatableRequest) => Promise<T>): Promise<T> {
   const id = crypto.randomUUID();

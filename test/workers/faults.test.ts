@@ -1,5 +1,6 @@
 import { SELF, abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { executionStub } from "../../src/worker/executions";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
@@ -513,5 +514,39 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     const after = await waitFor(workflowId, (workflow) => workflow.tasks.length === 2 && workflow.tasks[1]!.status !== "SCHEDULED");
     expect([after.status, ...after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)]).toEqual(["RUNNING", "gate:FAILED", "gate:IN_PROGRESS"]);
     expect(after.variables).toEqual({ seen: 1 });
+  });
+
+  it("a by-reference update delivered after its own repeat (calls through two stubs are not ordered) applies nothing: the repeat's record is read by the first call too, not only by repeats", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "fx_late_byref_worker", ownerEmail: "test@example.com", retryCount: 1, retryDelaySeconds: 0 }]);
+    await register({ name: "fx_late_byref", tasks: [{ name: "fx_late_byref_worker", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
+    const workflowId = await startWorkflow("fx_late_byref");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+    const seen: unknown[][] = [];
+    // The first call does not land before the error; the router's repeat does.
+    expect(await withFailingCalls(workflowId, "updateTaskByRef", { flag: "retryable", times: 1, seen }, async () => {
+      expect((await api("POST", `/api/tasks/${workflowId}/work/FAILED`, { why: "down" })).status).toBe(200);
+    })).toBe(2);
+    await waitFor(workflowId, (workflow) => workflow.tasks.length === 2);
+    // Then the first call reaches the object after all, with its request's id, not marked as a repeat.
+    const late = await runInDurableObject(executionStub(env, workflowId), (instance: object) => (instance as WorkflowExecution).updateTaskByRef(...(seen[0] as Parameters<WorkflowExecution["updateTaskByRef"]>)));
+    expect(late).toMatchObject({ ok: true });
+    const after = await getWorkflow(workflowId);
+    expect([after.status, ...after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)]).toEqual(["RUNNING", "work:FAILED", "work:SCHEDULED"]);
+  });
+
+  it("a workflow state update delivered after its own repeat applies nothing: the task's retry is not failed too", async () => {
+    await register({ name: "fx_late_state", tasks: [{ ...hold("gate"), retryCount: 1 }] });
+    const workflowId = await startWorkflow("fx_late_state");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const seen: unknown[][] = [];
+    const body = { taskReferenceName: "gate", taskResult: { status: "FAILED", outputData: { n: 1 } } };
+    expect(await withFailingCalls(workflowId, "updateState", { flag: "retryable", times: 1, seen }, async () => {
+      expect((await api("POST", `/api/workflow/${workflowId}/state?waitForSeconds=0`, body)).status).toBe(200);
+    })).toBe(2);
+    await waitFor(workflowId, (workflow) => workflow.tasks.length === 2 && workflow.tasks[1]!.status === "IN_PROGRESS");
+    const late = await runInDurableObject(executionStub(env, workflowId), (instance: object) => (instance as WorkflowExecution).updateState(...(seen[0] as Parameters<WorkflowExecution["updateState"]>)));
+    expect(late).toMatchObject({ ok: true });
+    const after = await getWorkflow(workflowId);
+    expect([after.status, ...after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)]).toEqual(["RUNNING", "gate:FAILED", "gate:IN_PROGRESS"]);
   });
 });
