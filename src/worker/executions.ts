@@ -2,6 +2,7 @@ import type { ActorResult, RepeatableRequest } from "../actors/workflow-executio
 import { fromEngineRefusal, notFound } from "./http/errors";
 import { isUuid } from "../engine/task-id";
 import { retryingObjectCall } from "./object-retry";
+import { APPLIED_REQUEST_KEEP_MS } from "../actors/execution-store";
 
 /** Ids are random UUIDs; anything else cannot name an execution, so it is refused before touching an object. */
 
@@ -42,12 +43,27 @@ export function retryingExecutionCall<T>(env: Env, workflowId: string, call: (st
  */
 export function repeatableExecutionCall<T>(env: Env, workflowId: string, call: (stub: ExecutionStub, request: RepeatableRequest) => Promise<T>): Promise<T> {
   const id = crypto.randomUUID();
+  const firstCalledAt = Date.now();
   let repeat = false;
-  return retryingExecutionCall(env, workflowId, async (stub) => {
-    const request = { id, repeat };
-    repeat = true;
-    return await call(stub, request);
-  });
+  return retryingObjectCall(
+    () => executionStub(env, workflowId),
+    async (stub) => {
+      const request = { id, repeat };
+      repeat = true;
+      return await call(stub, request);
+    },
+    () => mayRepeatRequest(firstCalledAt, Date.now()),
+  );
+}
+
+/**
+ * Whether a call first made at `firstCalledAt` may still be repeated at `now`: only while the object surely keeps the
+ * record of its request ({@link APPLIED_REQUEST_KEEP_MS}, less a minute for the object's clock and the call's own
+ * time). A state update may wait EXECUTE_MAX_WAIT_SECONDS after it applied, which an operator may set past that; a
+ * repeat after the record was dropped would apply blindly to the reference's next task, so the caller gets the 503.
+ */
+export function mayRepeatRequest(firstCalledAt: number, now: number): boolean {
+  return now - firstCalledAt < APPLIED_REQUEST_KEEP_MS - 60_000;
 }
 
 /** The value of an actor result, or the matching API error. */
