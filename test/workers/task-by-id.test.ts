@@ -152,4 +152,16 @@ describe("Conductor's pending task by reference name and QueueAdminResource upda
     expect((await api("POST", `/api/queue/update/${workflowId}/first/COMPLETED`, {})).status).toBe(404);
     expect((await api("POST", `/api/queue/update/${workflowId}/task/${second.taskId}/COMPLETED`, {})).status).toBe(409);
   });
+
+  it("POST /api/queue/update/{workflowId}/task/{taskId}/FAILED?reason= fails the task with that reason, its body merged into the output; a task ended meanwhile is a 409", async () => {
+    await register({ name: "tb_queue_reason", tasks: [wait("first")] });
+    const { workflowId, tasks } = await startedAndIndexed("tb_queue_reason");
+    const path = `/api/queue/update/${workflowId}/task/${tasks[0]!.taskId}/FAILED?reason=${encodeURIComponent("refused by hand")}`;
+    // A `reasonForIncompletion` key in the body stays an output field, as Conductor puts the whole body into the output.
+    expect((await api("POST", path, { checked: true, reasonForIncompletion: "a field" })).status).toBe(200);
+    const failed = await waitFor(workflowId, ["FAILED"]);
+    expect(failed.tasks[0]).toMatchObject({ status: "FAILED", reasonForIncompletion: "refused by hand", outputData: { checked: true, reasonForIncompletion: "a field" } });
+    // Sent again (a user failing a task that has ended since): refused, not answered as taken.
+    expect((await api("POST", path, { checked: true })).status).toBe(409);
+  });
 });

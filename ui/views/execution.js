@@ -40,48 +40,24 @@ export function isCompletableByHand(task) {
   return flag === true || flag === "true";
 }
 
-/** What the service shows in place of a masked value (docs/api.md, "Masked parameters"). */
-const MASKED = "***";
-
-/** @param {unknown} value @returns {boolean} whether `value` is or holds the text the service shows for a masked value */
-function holdsMasked(value) {
-  if (value === MASKED) return true;
-  if (Array.isArray(value)) return value.some(holdsMasked);
-  return value !== null && typeof value === "object" && Object.values(value).some(holdsMasked);
-}
-
 /**
  * The request that completes or fails `task` by hand with the output fields typed (`fields`, merged into its output)
- * and, for a failure, `reason` ("" for none). The task's output as shown holds *** for masked values (`_secrets`,
- * `_masked`, the definition's `maskedFields`) whose real values the execution keeps, so it is never sent back: a
- * TaskResult's `outputData` replaces the output (Conductor's rule), which would store ***. Without a reason, Conductor's
- * queue update of that task instance merges the fields (none: `{}`) into the output on the service's side, and refuses
- * (409) a task no longer pending, which `POST /api/tasks` answers 200 as if it had taken it (a worker's resent result):
- * the dialog then says so rather than "completed by hand". A failure with a reason, which that update cannot carry, is
- * a TaskResult: without fields, without `outputData` (the output kept as stored); with fields, the output shown with
- * them, refused when the output holds masked values rather than overwriting them.
+ * and, for a failure, `reason` ("" for none): Conductor's queue update of that task instance, which merges the fields
+ * (none: `{}`) into the output on the service's side and refuses (409) a task no longer pending, with the reason as its
+ * `?reason=` (docs/api.md). Never a TaskResult: its `outputData` replaces the output (Conductor's rule), so sending the
+ * output as shown would store the *** the service shows for masked values (`_secrets`, `_masked`, the definition's
+ * `maskedFields`), and `POST /api/tasks` answers a task that has ended meanwhile 200 as taken (a worker's resent result),
+ * so the dialog said "failed by hand" for a task a worker or a timeout had already ended.
  * @param {string} workflowId
- * @param {{ taskId: string, outputData?: Record<string, unknown> }} task
+ * @param {{ taskId: string }} task
  * @param {"COMPLETED" | "FAILED"} status
  * @param {Record<string, unknown>} fields
  * @param {string} reason
  * @returns {{ method: string, path: string, body: unknown }}
  */
 export function manualResult(workflowId, task, status, fields, reason) {
-  const typed = Object.keys(fields).length > 0;
-  if (reason === "") {
-    return { method: "POST", path: `/api/queue/update/${encodeURIComponent(workflowId)}/task/${encodeURIComponent(task.taskId)}/${status}`, body: fields };
-  }
-  /** @type {Record<string, unknown>} */
-  const result = { workflowInstanceId: workflowId, taskId: task.taskId, status };
-  if (reason !== "") result["reasonForIncompletion"] = reason;
-  if (typed) {
-    if (holdsMasked(task.outputData)) {
-      throw new Error("The task's output holds masked values (shown as ***), which a failure with both a reason and output fields would overwrite: give the reason or the fields, not both.");
-    }
-    result["outputData"] = { ...(task.outputData ?? {}), ...fields };
-  }
-  return { method: "POST", path: "/api/tasks", body: result };
+  const query = reason === "" ? "" : `?reason=${encodeURIComponent(reason)}`;
+  return { method: "POST", path: `/api/queue/update/${encodeURIComponent(workflowId)}/task/${encodeURIComponent(task.taskId)}/${status}${query}`, body: fields };
 }
 
 /**

@@ -6,7 +6,7 @@ import { serviceConfig, type ServiceConfig } from "../config";
 import { executionStub, repeatableExecutionCall, retryingExecutionCall, unwrap } from "../executions";
 import { jsonTextResponse, readBodyBytes, readJsonBody, readStringBody, textResponse } from "../http/body";
 import { ApiError, errorResponse, notFound, validationError } from "../http/errors";
-import { decodedPathParam, nameQuery } from "../http/params";
+import { decodedPathParam, nameQuery, queryValue } from "../http/params";
 import { ExternalStatus, JsonObjectBody, TaskLogLine, TaskResultRequest, parseOrThrow } from "../schemas";
 import { authorizeRead, checkedTaskName, principalOf } from "../guard";
 import { findTask, type FoundTask } from "../task-lookup";
@@ -42,14 +42,26 @@ function queueUpdate(request: IRequest, env: Env) {
  * "endedAlike": the cut-off call took), answered 200; the first call still answers 409 for a task no longer pending,
  * as before. IN_PROGRESS is not repeated: a second one would queue the task again.
  */
-async function queueUpdateById(env: Env, workflowId: string, taskId: string, status: "IN_PROGRESS" | "COMPLETED" | "FAILED", output: JsonObject) {
-  if (status === "IN_PROGRESS") return await executionStub(env, workflowId).updateTask(taskId, status, output);
+async function queueUpdateById(env: Env, workflowId: string, taskId: string, status: "IN_PROGRESS" | "COMPLETED" | "FAILED", output: JsonObject, reason: string | undefined) {
+  const given = reason === undefined ? {} : { reason };
+  if (status === "IN_PROGRESS") return await executionStub(env, workflowId).updateTask(taskId, status, output, given);
   let repeat = false;
   return await retryingExecutionCall(env, workflowId, async (stub) => {
-    const options = repeat ? { lateIsTaken: "endedAlike" as const } : {};
+    const options = repeat ? { ...given, lateIsTaken: "endedAlike" as const } : given;
     repeat = true;
     return await stub.updateTask(taskId, status, output, options);
   });
+}
+
+/**
+ * The `?reason=` of a by-id queue update: the task's `reasonForIncompletion` (cut as a TaskResult's is), undefined when
+ * absent or empty. In the query, not the body: Conductor's update puts the whole body into the output, so a
+ * `reasonForIncompletion` key there stays an output field, as a Conductor client sending one expects. Without it a user
+ * failing a task with a reason had only `POST /api/tasks`, which answers a task already ended 200 as taken.
+ */
+function queueUpdateReason(request: IRequest): string | undefined {
+  const reason = queryValue(request, "reason");
+  return reason === undefined || reason === "" ? undefined : reason;
 }
 
 /**
@@ -188,7 +200,7 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   // output (there through the default event queue; here at once, as `POST /api/tasks/{workflowId}/{taskRefName}/{status}`).
   router.post("/api/queue/update/:workflowId/task/:taskId/:status", async (request, env) => {
     const { status, output } = await queueUpdate(request, env);
-    unwrap(await queueUpdateById(env, decodedPathParam(request, "workflowId"), decodedPathParam(request, "taskId").toLowerCase(), status, output));
+    unwrap(await queueUpdateById(env, decodedPathParam(request, "workflowId"), decodedPathParam(request, "taskId").toLowerCase(), status, output, queueUpdateReason(request)));
     return new Response(null, { status: 200 });
   });
   router.post("/api/queue/update/:workflowId/:taskRefName/:status", async (request, env) => {
