@@ -16,6 +16,12 @@ export class FakeNode {
   get firstChild(): FakeNode | null {
     return this.childNodes[0] ?? null;
   }
+  /** As the DOM's: before `reference`, or last when it is null. */
+  insertBefore(child: FakeNode, reference: FakeNode | null): FakeNode {
+    const index = reference === null ? -1 : this.childNodes.indexOf(reference);
+    this.childNodes.splice(index < 0 ? this.childNodes.length : index, 0, child);
+    return child;
+  }
   removeChild(child: FakeNode): FakeNode {
     this.childNodes.splice(this.childNodes.indexOf(child), 1);
     return child;

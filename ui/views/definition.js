@@ -2,6 +2,7 @@
 import { ApiError, api, permissionsAt, errorMessage } from "../lib/api.js";
 import { diagram, stepsOf } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
+import { readOnlyNote } from "../lib/entity-editor.js";
 import { h, limitedInput, replaceChildren } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
 import { jsonBlock } from "../lib/json-view.js";
@@ -51,6 +52,15 @@ const TEMPLATE = {
 };
 
 /**
+ * Whether permissions held at a workflow's scope let their holder change its definition: METADATA_ADMIN or
+ * WORKFLOW_WRITE, as the service's access rules ask.
+ * @param {Set<string>} permissions
+ */
+function mayWriteDefinition(permissions) {
+  return permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_WRITE");
+}
+
+/**
  * One definition version (the latest when none is named): its diagram and JSON, with Edit and Run for users allowed to.
  * @type {import("../app.js").View}
  */
@@ -59,7 +69,7 @@ export async function renderDefinition(container, _params, context, name = "", v
     await api("GET", `/api/metadata/workflow/${encodeURIComponent(name)}${version === "" ? "" : `?version=${encodeURIComponent(version)}`}`));
   const permissions = await permissionsAt(`workflow:${definition.name}`);
   if (!context.active()) return;
-  const canEdit = permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_WRITE");
+  const canEdit = mayWriteDefinition(permissions);
   const canRun = permissions.has("WORKFLOW_ADMIN");
   const path = `${encodeURIComponent(definition.name)}/${definition.version}`;
   replaceChildren(container,
@@ -115,15 +125,23 @@ function run(definition, context) {
  * @type {import("../app.js").View}
  */
 export async function renderDefinitionEditor(container, _params, context, name, version) {
-  const existing = name === undefined ? undefined : await api("GET", `/api/metadata/workflow/${encodeURIComponent(name)}?version=${encodeURIComponent(version ?? "")}`);
+  const [existing, permissions] = await Promise.all([
+    name === undefined ? Promise.resolve(undefined) : api("GET", `/api/metadata/workflow/${encodeURIComponent(name)}?version=${encodeURIComponent(version ?? "")}`),
+    // A new definition's name is not known yet: the service decides by the name typed (WORKFLOW_WRITE at its scope).
+    name === undefined ? Promise.resolve(undefined) : permissionsAt(`workflow:${name}`),
+  ]);
   if (!context.active()) return;
-  const editor = jsonEditor({ id: "definition-text", label: "Workflow definition (JSON)", value: existing ?? TEMPLATE, rows: 28 });
+  // The edit page is reached by its address too (a bookmark, a link shared): without the right it shows the text
+  // read-only with no Save, as the definition's page offers no Edit, rather than a form whose save is refused.
+  const canEdit = permissions === undefined || mayWriteDefinition(permissions);
+  const editor = jsonEditor({ id: "definition-text", label: "Workflow definition (JSON)", value: existing ?? TEMPLATE, rows: 28, readOnly: !canEdit });
   const message = h("p", { className: "error", role: "alert" });
   const save = h("button", { type: "submit" }, existing ? "Save" : "Register");
   const form = h("form", {
     className: "definition-editor",
     onsubmit: async (/** @type {SubmitEvent} */ event) => {
       event.preventDefault();
+      if (!canEdit) return;
       message.textContent = "";
       /** @type {Record<string, unknown>} */
       let definition;
@@ -150,8 +168,9 @@ export async function renderDefinitionEditor(container, _params, context, name, 
       }
     },
   },
+    canEdit ? null : readOnlyNote("Saving this workflow definition", `METADATA_ADMIN, or WORKFLOW_WRITE on workflow:${String(name)}`),
     editor.element,
     message,
-    h("div", { className: "actions" }, save, h("a", { className: "button secondary", href: existing ? `#/definitions/${encodeURIComponent(String(name))}/${String(version)}` : "#/definitions" }, "Cancel")));
-  replaceChildren(container, h("h1", {}, existing ? `Edit ${String(name)} v${String(version)}` : "New definition"), form);
+    h("div", { className: "actions" }, canEdit ? save : null, h("a", { className: "button secondary", href: existing ? `#/definitions/${encodeURIComponent(String(name))}/${String(version)}` : "#/definitions" }, canEdit ? "Cancel" : "Back")));
+  replaceChildren(container, h("h1", {}, existing ? `${canEdit ? "Edit" : "View"} ${String(name)} v${String(version)}` : "New definition"), form);
 }

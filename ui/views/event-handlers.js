@@ -1,5 +1,5 @@
 // @ts-check
-import { api, ApiError } from "../lib/api.js";
+import { api, ApiError, permissionsAt } from "../lib/api.js";
 import { formatTime, h, replaceChildren } from "../lib/dom.js";
 import { entityEditor } from "../lib/entity-editor.js";
 
@@ -37,6 +37,15 @@ export function actionsText(handler) {
 }
 
 /**
+ * Whether the caller may register, change and delete event handlers: `SYSTEM_ADMIN` at `*`, as the default access rules
+ * ask for every `/api/event` request. A rule added through the API may let others read them (it decides first), and
+ * they then see the handlers read-only rather than an editor whose save is refused.
+ */
+async function mayWriteHandlers() {
+  return (await permissionsAt("*")).has("SYSTEM_ADMIN");
+}
+
+/**
  * A refused read of the handlers: they are for system admins.
  * @param {unknown} error
  */
@@ -52,15 +61,17 @@ function refusal(error) {
 export async function renderEventHandlers(container, _params, context) {
   /** @type {EventHandler[]} */
   let handlers;
+  /** @type {boolean} */
+  let canEdit;
   try {
-    handlers = /** @type {EventHandler[]} */ (await api("GET", "/api/event"));
+    [handlers, canEdit] = await Promise.all([/** @type {Promise<EventHandler[]>} */ (api("GET", "/api/event")), mayWriteHandlers()]);
   } catch (error) {
     if (context.active()) replaceChildren(container, h("h1", {}, "Event handlers"), refusal(error));
     return;
   }
   if (!context.active()) return;
   replaceChildren(container,
-    h("div", { className: "page-head" }, h("h1", {}, "Event handlers"), h("a", { className: "button", href: "#/events/new" }, "New event handler")),
+    h("div", { className: "page-head" }, h("h1", {}, "Event handlers"), canEdit ? h("a", { className: "button", href: "#/events/new" }, "New event handler") : null),
     h("p", { className: "help" }, "What to do when an EVENT task publishes (conductor:<workflow>:<queue>), or a workflow with a status listener ends (conductor:_callbackSuccessQueue, conductor:_callbackFailureQueue): the active handlers of that event whose condition holds run their actions, with ${…} taken from the event's payload."),
     handlers.length === 0
       ? h("p", { className: "empty" }, "No event handler is registered yet.")
@@ -82,8 +93,13 @@ export async function renderEventHandlers(container, _params, context) {
 export async function renderEventHandlerEditor(container, _params, context, name) {
   /** @type {EventHandler | undefined} */
   let existing;
+  /** @type {boolean} */
+  let canEdit;
   try {
-    existing = name === undefined ? undefined : /** @type {EventHandler} */ (await api("GET", `/api/event/handler/${encodeURIComponent(name)}`));
+    [existing, canEdit] = await Promise.all([
+      name === undefined ? Promise.resolve(undefined) : /** @type {Promise<EventHandler>} */ (api("GET", `/api/event/handler/${encodeURIComponent(name)}`)),
+      mayWriteHandlers(),
+    ]);
   } catch (error) {
     if (context.active()) replaceChildren(container, h("h1", {}, "Event handler"), refusal(error));
     return;
@@ -95,7 +111,8 @@ export async function renderEventHandlerEditor(container, _params, context, name
     value: existing ?? TEMPLATE,
     editorId: "event-handler-text",
     listHref: "#/events",
-    canEdit: true,
+    canEdit,
+    missing: "SYSTEM_ADMIN",
     save: async (handler) => void (await api(existing ? "PUT" : "POST", "/api/event", handler)),
     remove: async () => void (await api("DELETE", `/api/event/${encodeURIComponent(String(name))}`)),
     removalNote: "Events published from now on no longer run its actions.",

@@ -1,5 +1,5 @@
 // @ts-check
-import { api, ApiError } from "../lib/api.js";
+import { api, ApiError, permissionsAt } from "../lib/api.js";
 import { formatTime, h, replaceChildren } from "../lib/dom.js";
 import { entityEditor } from "../lib/entity-editor.js";
 
@@ -42,6 +42,18 @@ export function workflowsText(versions, none) {
   return named.map(([name, version]) => (typeof version === "number" && version > 0 ? `${name} v${version}` : name)).join(", ");
 }
 
+/** What saving and deleting a webhook need (as all metadata), in words for a caller without it. */
+export const WEBHOOK_WRITE = "METADATA_ADMIN or WORKFLOW_WRITE on every workflow";
+
+/**
+ * Whether the caller may save and delete webhooks: `METADATA_ADMIN` or `WORKFLOW_WRITE` at `*` (docs/api.md, Webhooks).
+ * Reading needs less (`WORKFLOW_READ` at `*`), so a reader reaches the pages without being able to write.
+ */
+async function mayWriteWebhooks() {
+  const permissions = await permissionsAt("*");
+  return permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_WRITE");
+}
+
 /**
  * A refused read: webhooks are read as metadata is.
  * @param {unknown} error
@@ -58,15 +70,17 @@ function refusal(error) {
 export async function renderWebhooks(container, _params, context) {
   /** @type {Webhook[]} */
   let webhooks;
+  /** @type {boolean} */
+  let canEdit;
   try {
-    webhooks = /** @type {Webhook[]} */ (await api("GET", "/api/metadata/webhook"));
+    [webhooks, canEdit] = await Promise.all([/** @type {Promise<Webhook[]>} */ (api("GET", "/api/metadata/webhook")), mayWriteWebhooks()]);
   } catch (error) {
     if (context.active()) replaceChildren(container, h("h1", {}, "Webhooks"), refusal(error));
     return;
   }
   if (!context.active()) return;
   replaceChildren(container,
-    h("div", { className: "page-head" }, h("h1", {}, "Webhooks"), h("a", { className: "button", href: "#/webhooks/new" }, "New webhook")),
+    h("div", { className: "page-head" }, h("h1", {}, "Webhooks"), canEdit ? h("a", { className: "button", href: "#/webhooks/new" }, "New webhook") : null),
     h("p", { className: "help" }, "One URL per sender (GitHub, Slack, Stripe, your own): each event is verified, completes the waiting WAIT_FOR_WEBHOOK tasks of the receiving workflows whose matches it meets, and starts the workflows to start with it as their input."),
     webhooks.length === 0
       ? h("p", { className: "empty" }, "No webhook is registered yet.")
@@ -90,8 +104,13 @@ export async function renderWebhooks(container, _params, context) {
 export async function renderWebhookEditor(container, _params, context, id) {
   /** @type {Webhook | undefined} */
   let existing;
+  /** @type {boolean} */
+  let canEdit;
   try {
-    existing = id === undefined ? undefined : /** @type {Webhook} */ (await api("GET", `/api/metadata/webhook/${encodeURIComponent(id)}`));
+    [existing, canEdit] = await Promise.all([
+      id === undefined ? Promise.resolve(undefined) : /** @type {Promise<Webhook>} */ (api("GET", `/api/metadata/webhook/${encodeURIComponent(id)}`)),
+      mayWriteWebhooks(),
+    ]);
   } catch (error) {
     if (context.active()) replaceChildren(container, h("h1", {}, "Webhook"), refusal(error));
     return;
@@ -105,7 +124,8 @@ export async function renderWebhookEditor(container, _params, context, id) {
     value: existing ? editable : TEMPLATE,
     editorId: "webhook-text",
     listHref: "#/webhooks",
-    canEdit: true,
+    canEdit,
+    missing: WEBHOOK_WRITE,
     save: async (webhook) => void (await api(existing ? "PUT" : "POST", existing ? `/api/metadata/webhook/${encodeURIComponent(existing.id)}` : "/api/metadata/webhook", webhook)),
     remove: async () => void (await api("DELETE", `/api/metadata/webhook/${encodeURIComponent(String(existing?.id))}`)),
     removalNote: "Events sent to its URL are refused from then on (404).",

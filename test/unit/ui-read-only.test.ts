@@ -1,0 +1,123 @@
+// The web UI's editors for a user whose permissions do not let them write (plain ES modules of ui/, run in Node on a
+// stand-in document, sessionStorage and fetch): the text is shown read-only, with no Register, Save or Delete and a note
+// saying what they need, where the form used to open editable and only the save's 403 said no.
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { FakeElement, installFakeDocument } from "./ui-document";
+
+installFakeDocument();
+vi.stubGlobal("sessionStorage", { getItem: () => "a-token", setItem: () => {}, removeItem: () => {} });
+
+type Context = { notify: (message: string, kind?: string) => void; go: (hash: string) => void; active: () => boolean };
+type Editor = (container: FakeElement, params: URLSearchParams, context: Context, name?: string, version?: string) => Promise<void>;
+type View = (container: FakeElement, params: URLSearchParams, context: Context) => Promise<void>;
+
+// By URL: the modules are plain JavaScript without type declarations, so TypeScript must not resolve them.
+const load = async <T>(path: string): Promise<T> => (await import(/* @vite-ignore */ new URL(path, import.meta.url).href)) as T;
+const { forgetPermissions } = await load<{ forgetPermissions(): void }>("../../ui/lib/api.js");
+const { renderWebhookEditor, renderWebhooks } = await load<{ renderWebhookEditor: Editor; renderWebhooks: View }>("../../ui/views/webhooks.js");
+const { renderEventHandlerEditor, renderEventHandlers } = await load<{ renderEventHandlerEditor: Editor; renderEventHandlers: View }>("../../ui/views/event-handlers.js");
+const { renderTaskDefEditor } = await load<{ renderTaskDefEditor: Editor }>("../../ui/views/task-defs.js");
+const { renderDefinitionEditor } = await load<{ renderDefinitionEditor: Editor }>("../../ui/views/definition.js");
+
+const webhook = { id: "w-1", name: "github", verifier: "HEADER_BASED", url: "https://x/webhook/w-1", urlVerified: false, headers: { "X-Secret": "***" }, receiverWorkflowNamesToVersions: { orders: 1 } };
+const handler = { name: "approve", event: "conductor:orders:done", active: true, actions: [{ action: "complete_task", complete_task: { workflowId: "x", taskRefName: "wait" } }] };
+
+/** The service's answers to the pages' reads; the caller holds `held` at every scope asked. */
+function serve(held: string[]): void {
+  const answers: Record<string, unknown> = {
+    "/api/metadata/webhook": [webhook],
+    "/api/metadata/webhook/w-1": webhook,
+    "/api/event": [handler],
+    "/api/event/handler/approve": handler,
+    "/api/event/execution/approve": [],
+    "/api/metadata/taskdefs/encode": { name: "encode", retryCount: 3 },
+    "/api/metadata/workflow/orders?version=1": { name: "orders", version: 1, tasks: [] },
+  };
+  vi.stubGlobal("fetch", async (path: string) => {
+    const body = path.startsWith("/api/security/permissions?scope=")
+      ? { userId: "u", scope: decodeURIComponent(path.slice(path.indexOf("=") + 1)), permissions: held }
+      : answers[path];
+    if (body === undefined) return new Response(JSON.stringify({ error: "NOT_FOUND", message: path }), { status: 404, headers: { "content-type": "application/json" } });
+    return new Response(JSON.stringify(body), { status: 200, headers: { "content-type": "application/json" } });
+  });
+}
+
+const context: Context = { notify: () => {}, go: () => {}, active: () => true };
+
+/** What an editor page offers: its buttons and links by text, whether its text can be typed into, and its note. */
+async function editorPage(render: (container: FakeElement) => Promise<void>) {
+  const container = new FakeElement("main");
+  await render(container);
+  const elements = container.descendants();
+  const textarea = elements.find((element) => element.tagName === "textarea");
+  return {
+    controls: elements.filter((element) => element.tagName === "button" || element.tagName === "a").map((element) => element.textContent),
+    readOnly: textarea?.getAttribute("readonly") !== null,
+    note: elements.find((element) => element.hasClass("read-only-note"))?.textContent,
+  };
+}
+
+describe("the UI's editors for a user who may not write", () => {
+  beforeEach(() => forgetPermissions());
+
+  it("show a webhook read-only to a reader of every workflow, with no New, Save or Delete, saying what writing needs", async () => {
+    serve(["WORKFLOW_READ"]);
+    const page = await editorPage((container) => renderWebhookEditor(container, new URLSearchParams(), context, "w-1"));
+    expect(page.readOnly).toBe(true);
+    expect(page.controls).not.toContain("Save");
+    expect(page.controls).not.toContain("Delete…");
+    expect(page.note).toBe("Read only: Saving or deleting this webhook needs METADATA_ADMIN or WORKFLOW_WRITE on every workflow.");
+    const list = await editorPage((container) => renderWebhooks(container, new URLSearchParams(), context));
+    expect(list.controls).toContain("github");
+    expect(list.controls).not.toContain("New webhook");
+    const fresh = await editorPage((container) => renderWebhookEditor(container, new URLSearchParams(), context));
+    expect(fresh.controls).not.toContain("Register");
+    expect(fresh.note).toBe("Read only: Registering a new webhook needs METADATA_ADMIN or WORKFLOW_WRITE on every workflow.");
+  });
+
+  it("keep the webhook editor for a holder of METADATA_ADMIN", async () => {
+    serve(["METADATA_ADMIN"]);
+    const page = await editorPage((container) => renderWebhookEditor(container, new URLSearchParams(), context, "w-1"));
+    expect(page.readOnly).toBe(false);
+    expect(page.controls).toEqual(expect.arrayContaining(["Save", "Delete…"]));
+    expect(page.note).toBeUndefined();
+    expect((await editorPage((container) => renderWebhooks(container, new URLSearchParams(), context))).controls).toContain("New webhook");
+  });
+
+  it("show an event handler read-only to a caller an added access rule lets read them without SYSTEM_ADMIN", async () => {
+    serve(["WORKFLOW_READ"]);
+    const page = await editorPage((container) => renderEventHandlerEditor(container, new URLSearchParams(), context, "approve"));
+    expect(page.readOnly).toBe(true);
+    expect(page.controls).not.toContain("Save");
+    expect(page.controls).not.toContain("Delete…");
+    expect(page.note).toBe("Read only: Saving or deleting this event handler needs SYSTEM_ADMIN.");
+    expect((await editorPage((container) => renderEventHandlers(container, new URLSearchParams(), context))).controls).not.toContain("New event handler");
+    serve(["SYSTEM_ADMIN"]);
+    forgetPermissions();
+    const admin = await editorPage((container) => renderEventHandlerEditor(container, new URLSearchParams(), context, "approve"));
+    expect(admin.readOnly).toBe(false);
+    expect(admin.controls).toEqual(expect.arrayContaining(["Save", "Delete…"]));
+  });
+
+  it("make a task definition's text read-only, not only its buttons, for a reader", async () => {
+    serve(["TASK_READ"]);
+    const page = await editorPage((container) => renderTaskDefEditor(container, new URLSearchParams(), context, "encode"));
+    expect(page.readOnly).toBe(true);
+    expect(page.controls).not.toContain("Save");
+    expect(page.note).toBe("Read only: Saving or deleting this task definition needs METADATA_ADMIN or WORKFLOW_WRITE, or TASK_WRITE on task:encode.");
+  });
+
+  it("show a workflow definition's edit page, reached by its address, read-only without WORKFLOW_WRITE or METADATA_ADMIN", async () => {
+    serve(["WORKFLOW_READ", "WORKFLOW_ADMIN"]);
+    const page = await editorPage((container) => renderDefinitionEditor(container, new URLSearchParams(), context, "orders", "1"));
+    expect(page.readOnly).toBe(true);
+    expect(page.controls).not.toContain("Save");
+    expect(page.controls).toContain("Back");
+    expect(page.note).toBe("Read only: Saving this workflow definition needs METADATA_ADMIN, or WORKFLOW_WRITE on workflow:orders.");
+    serve(["WORKFLOW_WRITE"]);
+    forgetPermissions();
+    const writer = await editorPage((container) => renderDefinitionEditor(container, new URLSearchParams(), context, "orders", "1"));
+    expect(writer.readOnly).toBe(false);
+    expect(writer.controls).toContain("Save");
+  });
+});
