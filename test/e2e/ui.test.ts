@@ -1836,6 +1836,15 @@ describe("web UI", () => {
     await page.getByRole("heading", { name: `${parentName} v1` }).waitFor();
     expect(await page.getByRole("button", { name: "Run…" }).count()).toBe(0);
     expect(await page.getByRole("link", { name: "Edit" }).count()).toBe(0);
+    // Its edit address (a bookmark, a shared link) shows the JSON read-only, saying what saving needs, with no Save.
+    await page.goto(`${server.url}/#/definitions/${parentName}/1/edit`);
+    await page.getByText(`Read only: Saving this workflow definition needs METADATA_ADMIN, or WORKFLOW_WRITE on workflow:${parentName}.`).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.getByLabel("Workflow definition (JSON)").getAttribute("readonly")).toBe("");
+    expect(await page.getByRole("button", { name: "Save" }).count()).toBe(0);
+    // Webhooks are read with WORKFLOW_READ on every workflow but written with METADATA_ADMIN or WORKFLOW_WRITE.
+    await page.goto(`${server.url}/#/webhooks`);
+    await page.getByText(/One URL per sender/).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.getByRole("link", { name: "New webhook" }).count()).toBe(0);
     // The live list keeps the keyboard focus where it was while it refreshes a running execution's row.
     await page.goto(`${server.url}/#/executions`);
     const link = page.locator(`tr[data-workflow-id="${started}"] a`);
