@@ -1832,6 +1832,9 @@ describe("web UI", () => {
     await screenshot(page, "execution-read-only-narrow");
 
     await page.goto(`${server.url}/#/definitions`);
+    await page.getByRole("link", { name: parentName, exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    // Registering one needs METADATA_ADMIN or WORKFLOW_WRITE at some scope.
+    expect(await page.getByRole("link", { name: "New definition" }).count()).toBe(0);
     await page.getByRole("link", { name: parentName, exact: true }).click();
     await page.getByRole("heading", { name: `${parentName} v1` }).waitFor();
     expect(await page.getByRole("button", { name: "Run…" }).count()).toBe(0);

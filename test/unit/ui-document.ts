@@ -40,6 +40,8 @@ export class FakeText extends FakeNode {
 }
 export class FakeElement extends FakeNode {
   className = "";
+  /** An input's or a textarea's text, empty as a new one's. */
+  value = "";
   private readonly attributes = new Map<string, string>();
   private readonly listeners: Array<[string, () => void]> = [];
   constructor(readonly tagName: string) {

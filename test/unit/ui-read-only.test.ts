@@ -18,12 +18,13 @@ const { renderWebhookEditor, renderWebhooks } = await load<{ renderWebhookEditor
 const { renderEventHandlerEditor, renderEventHandlers } = await load<{ renderEventHandlerEditor: Editor; renderEventHandlers: View }>("../../ui/views/event-handlers.js");
 const { renderTaskDefEditor } = await load<{ renderTaskDefEditor: Editor }>("../../ui/views/task-defs.js");
 const { renderDefinitionEditor } = await load<{ renderDefinitionEditor: Editor }>("../../ui/views/definition.js");
+const { renderDefinitions } = await load<{ renderDefinitions: View }>("../../ui/views/definitions.js");
 
 const webhook = { id: "w-1", name: "github", verifier: "HEADER_BASED", url: "https://x/webhook/w-1", urlVerified: false, headers: { "X-Secret": "***" }, receiverWorkflowNamesToVersions: { orders: 1 } };
 const handler = { name: "approve", event: "conductor:orders:done", active: true, actions: [{ action: "complete_task", complete_task: { workflowId: "x", taskRefName: "wait" } }] };
 
-/** The service's answers to the pages' reads; the caller holds `held` at every scope asked. */
-function serve(held: string[]): void {
+/** The service's answers to the pages' reads; the caller holds `held` at every scope asked (`anywhere`: at some scope). */
+function serve(held: string[], anywhere: Array<{ action: string; scope: string }> = held.map((action) => ({ action, scope: "*" }))): void {
   const answers: Record<string, unknown> = {
     "/api/metadata/webhook": [webhook],
     "/api/metadata/webhook/w-1": webhook,
@@ -32,6 +33,8 @@ function serve(held: string[]): void {
     "/api/event/execution/approve": [],
     "/api/metadata/taskdefs/encode": { name: "encode", retryCount: 3 },
     "/api/metadata/workflow/orders?version=1": { name: "orders", version: 1, tasks: [] },
+    "/api/metadata/workflow?metadata=true": [{ name: "orders", version: 1, tasks: [] }],
+    "/api/token/userInfo": { id: "u", permissions: anywhere },
   };
   vi.stubGlobal("fetch", async (path: string) => {
     const body = path.startsWith("/api/security/permissions?scope=")
@@ -119,5 +122,23 @@ describe("the UI's editors for a user who may not write", () => {
     const writer = await editorPage((container) => renderDefinitionEditor(container, new URLSearchParams(), context, "orders", "1"));
     expect(writer.readOnly).toBe(false);
     expect(writer.controls).toContain("Save");
+  });
+
+  it("offer New definition, and an editable new one, only to a holder of METADATA_ADMIN or of WORKFLOW_WRITE at some scope", async () => {
+    serve(["WORKFLOW_READ", "WORKFLOW_ADMIN"]);
+    const list = await editorPage((container) => renderDefinitions(container, new URLSearchParams(), context));
+    expect(list.controls).toContain("orders");
+    expect(list.controls).not.toContain("New definition");
+    const fresh = await editorPage((container) => renderDefinitionEditor(container, new URLSearchParams(), context));
+    expect(fresh.readOnly).toBe(true);
+    expect(fresh.controls).not.toContain("Register");
+    expect(fresh.note).toBe("Read only: Registering a new workflow definition needs METADATA_ADMIN, or WORKFLOW_WRITE on its workflow.");
+    // WORKFLOW_WRITE on a prefix lets its holder register a definition named with it: the service decides by the name.
+    serve([], [{ action: "WORKFLOW_WRITE", scope: "workflow:orders_*" }]);
+    forgetPermissions();
+    expect((await editorPage((container) => renderDefinitions(container, new URLSearchParams(), context))).controls).toContain("New definition");
+    const writer = await editorPage((container) => renderDefinitionEditor(container, new URLSearchParams(), context));
+    expect(writer.readOnly).toBe(false);
+    expect(writer.controls).toContain("Register");
   });
 });

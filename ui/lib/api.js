@@ -257,21 +257,46 @@ const failedUntil = new Map();
  * @param {string} scope
  */
 export function permissionsAt(scope) {
-  const retryAt = failedUntil.get(scope);
+  return cachedPermissions(scope, async () => (await me(scope)).permissions);
+}
+
+/** The cache key of {@link permissionsAnywhere}: no scope is written so (a scope holds no space). */
+const ANYWHERE = "(any scope)";
+
+/**
+ * The permissions the caller holds at one scope or another (`GET /api/token/userInfo`'s `permissions`), cached as
+ * {@link permissionsAt}'s are: for what is written under a name not known yet, such as a new workflow definition, which
+ * `WORKFLOW_WRITE` at `workflow:orders_*` lets its holder register under a name of that prefix.
+ */
+export function permissionsAnywhere() {
+  return cachedPermissions(ANYWHERE, async () => {
+    const info = /** @type {{ permissions?: Array<{ action: string }> }} */ (await api("GET", "/api/token/userInfo"));
+    return (info.permissions ?? []).map((grant) => grant.action);
+  });
+}
+
+/**
+ * The permissions `ask` answers, kept under `key` for the page's life; none while the service cannot say, kept for
+ * FAILED_PERMISSIONS_KEPT_MS only.
+ * @param {string} key
+ * @param {() => Promise<string[]>} ask
+ */
+function cachedPermissions(key, ask) {
+  const retryAt = failedUntil.get(key);
   if (retryAt !== undefined && Date.now() >= retryAt) {
-    failedUntil.delete(scope);
-    permissionCache.delete(scope);
+    failedUntil.delete(key);
+    permissionCache.delete(key);
   }
-  let cached = permissionCache.get(scope);
+  let cached = permissionCache.get(key);
   if (!cached) {
     /** @type {Promise<Set<string>>} */
-    const asked = me(scope).then((answer) => new Set(answer.permissions), () => {
+    const asked = ask().then((permissions) => new Set(permissions), () => {
       // Unless a login has started over meanwhile (forgetPermissions), and so asks for itself.
-      if (permissionCache.get(scope) === asked) failedUntil.set(scope, Date.now() + FAILED_PERMISSIONS_KEPT_MS);
+      if (permissionCache.get(key) === asked) failedUntil.set(key, Date.now() + FAILED_PERMISSIONS_KEPT_MS);
       return new Set();
     });
     cached = asked;
-    permissionCache.set(scope, cached);
+    permissionCache.set(key, cached);
   }
   return cached;
 }

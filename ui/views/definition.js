@@ -1,5 +1,5 @@
 // @ts-check
-import { ApiError, api, permissionsAt, errorMessage } from "../lib/api.js";
+import { ApiError, api, permissionsAnywhere, permissionsAt, errorMessage } from "../lib/api.js";
 import { diagram, stepsOf } from "../lib/diagram.js";
 import { openDialog } from "../lib/dialog.js";
 import { readOnlyNote } from "../lib/entity-editor.js";
@@ -127,13 +127,14 @@ function run(definition, context) {
 export async function renderDefinitionEditor(container, _params, context, name, version) {
   const [existing, permissions] = await Promise.all([
     name === undefined ? Promise.resolve(undefined) : api("GET", `/api/metadata/workflow/${encodeURIComponent(name)}?version=${encodeURIComponent(version ?? "")}`),
-    // A new definition's name is not known yet: the service decides by the name typed (WORKFLOW_WRITE at its scope).
-    name === undefined ? Promise.resolve(undefined) : permissionsAt(`workflow:${name}`),
+    // A new definition's name is not known yet: the service decides by the name typed (WORKFLOW_WRITE at its scope), so
+    // what counts here is holding the right at some scope.
+    name === undefined ? permissionsAnywhere() : permissionsAt(`workflow:${name}`),
   ]);
   if (!context.active()) return;
   // The edit page is reached by its address too (a bookmark, a link shared): without the right it shows the text
   // read-only with no Save, as the definition's page offers no Edit, rather than a form whose save is refused.
-  const canEdit = permissions === undefined || mayWriteDefinition(permissions);
+  const canEdit = mayWriteDefinition(permissions);
   const editor = jsonEditor({ id: "definition-text", label: "Workflow definition (JSON)", value: existing ?? TEMPLATE, rows: 28, readOnly: !canEdit });
   const message = h("p", { className: "error", role: "alert" });
   const save = h("button", { type: "submit" }, existing ? "Save" : "Register");
@@ -168,7 +169,9 @@ export async function renderDefinitionEditor(container, _params, context, name, 
       }
     },
   },
-    canEdit ? null : readOnlyNote("Saving this workflow definition", `METADATA_ADMIN, or WORKFLOW_WRITE on workflow:${String(name)}`),
+    canEdit ? null : existing
+      ? readOnlyNote("Saving this workflow definition", `METADATA_ADMIN, or WORKFLOW_WRITE on workflow:${String(name)}`)
+      : readOnlyNote("Registering a new workflow definition", "METADATA_ADMIN, or WORKFLOW_WRITE on its workflow"),
     editor.element,
     message,
     h("div", { className: "actions" }, canEdit ? save : null, h("a", { className: "button secondary", href: existing ? `#/definitions/${encodeURIComponent(String(name))}/${String(version)}` : "#/definitions" }, canEdit ? "Cancel" : "Back")));

@@ -1,5 +1,5 @@
 // @ts-check
-import { api } from "../lib/api.js";
+import { api, permissionsAnywhere } from "../lib/api.js";
 import { h, matchesFilter, replaceChildren, tagList } from "../lib/dom.js";
 
 /**
@@ -14,11 +14,18 @@ import { h, matchesFilter, replaceChildren, tagList } from "../lib/dom.js";
 export async function renderDefinitions(container, _params, context) {
   const filter = h("input", { id: "definition-filter", type: "search", placeholder: "name or key=value…" });
   const list = h("div", { className: "results", "aria-live": "polite" });
+  // Registering one takes METADATA_ADMIN, or WORKFLOW_WRITE at the new one's scope (some scope, before its name is typed).
+  const reading = /** @type {Promise<Definition[]>} */ (api("GET", "/api/metadata/workflow?metadata=true"));
+  // Awaited below (a refusal is the page's error there), not reported as unhandled while the permissions are read.
+  reading.catch(() => {});
+  const held = await permissionsAnywhere();
+  if (!context.active()) return;
+  const canRegister = held.has("METADATA_ADMIN") || held.has("WORKFLOW_WRITE");
   replaceChildren(container,
-    h("div", { className: "page-head" }, h("h1", {}, "Definitions"), h("a", { className: "button", href: "#/definitions/new" }, "New definition")),
+    h("div", { className: "page-head" }, h("h1", {}, "Definitions"), canRegister ? h("a", { className: "button", href: "#/definitions/new" }, "New definition") : null),
     h("div", { className: "filters" }, h("div", { className: "field" }, h("label", { for: "definition-filter" }, "Filter"), filter)),
     list);
-  const definitions = /** @type {Definition[]} */ (await api("GET", "/api/metadata/workflow?metadata=true"));
+  const definitions = await reading;
   if (!context.active()) return;
   definitions.sort((a, b) => a.name.localeCompare(b.name) || b.version - a.version);
 
