@@ -16,7 +16,7 @@ const load = async <T>(path: string): Promise<T> => (await import(/* @vite-ignor
 const { forgetPermissions } = await load<{ forgetPermissions(): void }>("../../ui/lib/api.js");
 const { renderWebhookEditor, renderWebhooks } = await load<{ renderWebhookEditor: Editor; renderWebhooks: View }>("../../ui/views/webhooks.js");
 const { renderEventHandlerEditor, renderEventHandlers } = await load<{ renderEventHandlerEditor: Editor; renderEventHandlers: View }>("../../ui/views/event-handlers.js");
-const { renderTaskDefEditor } = await load<{ renderTaskDefEditor: Editor }>("../../ui/views/task-defs.js");
+const { renderTaskDefEditor, renderTaskDefs } = await load<{ renderTaskDefEditor: Editor; renderTaskDefs: View }>("../../ui/views/task-defs.js");
 const { renderDefinitionEditor } = await load<{ renderDefinitionEditor: Editor }>("../../ui/views/definition.js");
 const { renderDefinitions } = await load<{ renderDefinitions: View }>("../../ui/views/definitions.js");
 
@@ -32,6 +32,8 @@ function serve(held: string[], anywhere: Array<{ action: string; scope: string }
     "/api/event/handler/approve": handler,
     "/api/event/execution/approve": [],
     "/api/metadata/taskdefs/encode": { name: "encode", retryCount: 3 },
+    "/api/tasks/queue/sizes?taskType=encode": { encode: 0 },
+    "/api/metadata/taskdefs?metadata=true": [{ name: "encode", retryCount: 3, retryLogic: "FIXED", retryDelaySeconds: 60, timeoutSeconds: 0 }],
     "/api/metadata/workflow/orders?version=1": { name: "orders", version: 1, tasks: [] },
     "/api/metadata/workflow?metadata=true": [{ name: "orders", version: 1, tasks: [] }],
     "/api/token/userInfo": { id: "u", permissions: anywhere },
@@ -108,6 +110,24 @@ describe("the UI's editors for a user who may not write", () => {
     expect(page.readOnly).toBe(true);
     expect(page.controls).not.toContain("Save");
     expect(page.note).toBe("Read only: Saving or deleting this task definition needs METADATA_ADMIN or WORKFLOW_WRITE, or TASK_WRITE on task:encode.");
+  });
+
+  it("offer New task definition, and an editable new one, to a holder of TASK_WRITE on a prefix, not to a reader", async () => {
+    serve(["TASK_READ"]);
+    const list = await editorPage((container) => renderTaskDefs(container, new URLSearchParams(), context));
+    expect(list.controls).toContain("encode");
+    expect(list.controls).not.toContain("New task definition");
+    const fresh = await editorPage((container) => renderTaskDefEditor(container, new URLSearchParams(), context));
+    expect(fresh.readOnly).toBe(true);
+    expect(fresh.controls).not.toContain("Register");
+    expect(fresh.note).toBe("Read only: Registering a new task definition needs METADATA_ADMIN or WORKFLOW_WRITE, or TASK_WRITE on its name.");
+    // TASK_WRITE on task:orders_* registers orders_x (docs/api.md, Task definitions): the name typed decides, not `*`.
+    serve([], [{ action: "TASK_WRITE", scope: "task:orders_*" }]);
+    forgetPermissions();
+    expect((await editorPage((container) => renderTaskDefs(container, new URLSearchParams(), context))).controls).toContain("New task definition");
+    const writer = await editorPage((container) => renderTaskDefEditor(container, new URLSearchParams(), context));
+    expect(writer.readOnly).toBe(false);
+    expect(writer.controls).toContain("Register");
   });
 
   it("show a workflow definition's edit page, reached by its address, read-only without WORKFLOW_WRITE or METADATA_ADMIN", async () => {

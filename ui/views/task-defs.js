@@ -1,5 +1,5 @@
 // @ts-check
-import { api, errorMessage, permissionsAt } from "../lib/api.js";
+import { api, errorMessage, permissionsAnywhere, permissionsAt } from "../lib/api.js";
 import { h, matchesFilter, replaceChildren, tagList } from "../lib/dom.js";
 import { entityEditor } from "../lib/entity-editor.js";
 
@@ -90,13 +90,15 @@ function mayWriteTaskDefs(permissions) {
 export async function renderTaskDefs(container, _params, context) {
   const filter = h("input", { id: "taskdef-filter", type: "search", placeholder: "name or key=value…" });
   const list = h("div", { className: "results", "aria-live": "polite" });
-  const [taskDefs, permissions] = await Promise.all([/** @type {Promise<TaskDef[]>} */ (api("GET", "/api/metadata/taskdefs?metadata=true")), permissionsAt("*")]);
+  // New task definition: offered on the rights held at any scope, as a new one's name is not known yet and TASK_WRITE
+  // on task:orders_* lets its holder register orders_x (the service decides by the name typed).
+  const [taskDefs, permissions, anywhere] = await Promise.all([/** @type {Promise<TaskDef[]>} */ (api("GET", "/api/metadata/taskdefs?metadata=true")), permissionsAt("*"), permissionsAnywhere()]);
   if (!context.active()) return;
-  const canEdit = mayWriteTaskDefs(permissions);
+  const canRegister = mayWriteTaskDefs(anywhere);
   const sizes = permissions.has("TASK_READ") ? await queueSizes(taskDefs.map((taskDef) => taskDef.name)) : undefined;
   if (!context.active()) return;
   replaceChildren(container,
-    h("div", { className: "page-head" }, h("h1", {}, "Task definitions"), canEdit ? h("a", { className: "button", href: "#/taskdefs/new" }, "New task definition") : null),
+    h("div", { className: "page-head" }, h("h1", {}, "Task definitions"), canRegister ? h("a", { className: "button", href: "#/taskdefs/new" }, "New task definition") : null),
     h("p", { className: "help" }, "Shared by every workflow task of the same name: retries, timeout, default input and, for workers' tasks, how many are handed out. An execution keeps the copy it started with."),
     h("div", { className: "filters" }, h("div", { className: "field" }, h("label", { for: "taskdef-filter" }, "Filter"), filter)),
     list);
@@ -132,8 +134,9 @@ export async function renderTaskDefs(container, _params, context) {
 export async function renderTaskDefEditor(container, _params, context, name) {
   const [existing, permissions] = await Promise.all([
     name === undefined ? Promise.resolve(undefined) : api("GET", `/api/metadata/taskdefs/${encodeURIComponent(name)}`),
-    // What the caller holds on this task (TASK_READ and TASK_WRITE may be given for it alone); on every task for a new one.
-    permissionsAt(name === undefined ? "*" : `task:${name}`),
+    // What the caller holds on this task (TASK_READ and TASK_WRITE may be given for it alone); for a new one, whose name
+    // is not known yet, at any scope (TASK_WRITE on task:orders_* registers orders_x), as for a new workflow definition.
+    name === undefined ? permissionsAnywhere() : permissionsAt(`task:${name}`),
   ]);
   if (!context.active()) return;
   replaceChildren(container, ...entityEditor({
@@ -143,7 +146,7 @@ export async function renderTaskDefEditor(container, _params, context, name) {
     editorId: "taskdef-text",
     listHref: "#/taskdefs",
     canEdit: mayWriteTaskDefs(permissions),
-    missing: `METADATA_ADMIN or WORKFLOW_WRITE, or TASK_WRITE on ${name === undefined ? "every task" : `task:${name}`}`,
+    missing: `METADATA_ADMIN or WORKFLOW_WRITE, or TASK_WRITE on ${name === undefined ? "its name" : `task:${name}`}`,
     save: async (taskDef) => void (await api("PUT", "/api/metadata/taskdefs", taskDef)),
     remove: async () => void (await api("DELETE", `/api/metadata/taskdefs/${encodeURIComponent(String(name))}`)),
     removalNote: "Tasks of this name in executions started later run without it (no retries unless their workflow task sets them). Running executions keep their copy.",
