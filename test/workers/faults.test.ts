@@ -451,6 +451,22 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     expect(taken.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["first:COMPLETED_WITH_ERRORS", "second:IN_PROGRESS"]);
   });
 
+  it("a variables update that took effect but a reset cut off its answer is made again and answered 200, merged once; resets that keep cutting it off: three calls, then a 503", async () => {
+    await register({ name: "fx_retry_variables", tasks: [hold("first")] });
+    const workflowId = await startWorkflow("fx_retry_variables");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    expect(await withFailingCalls(workflowId, "command", { flag: "retryable", times: 1, land: true }, async () => {
+      const response = await api("POST", `/api/workflow/${workflowId}/variables`, { stage: "later", list: [1] });
+      expect(response.status).toBe(200);
+      expect((await response.json()) as JsonObject).toMatchObject({ workflowId, status: "RUNNING", variables: { stage: "later", list: [1] } });
+    })).toBe(2);
+    expect(await withFailingCalls(workflowId, "command", { flag: "retryable", times: 10 }, async () => {
+      expect((await api("POST", `/api/workflow/${workflowId}/variables`, { stage: "never" })).status).toBe(503);
+    })).toBe(3);
+    const after = await getWorkflow(workflowId);
+    expect([after.status, after.variables, after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)]).toEqual(["RUNNING", { stage: "later", list: [1] }, ["first:IN_PROGRESS"]]);
+  });
+
   it("a worker's final result that took effect is made again and answered as taken; the workflow goes on once", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "fx_retry_worker", ownerEmail: "test@example.com", retryCount: 0 }]);
     await register({ name: "fx_retry_result", tasks: [{ name: "fx_retry_worker", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }, httpTask("after", { uri: target("/count/fx-retry-after"), method: "GET" })] });

@@ -71,6 +71,22 @@ async function workflowJson(env: Env, workflowId: string, includeTasks: boolean)
   return workflow;
 }
 
+/**
+ * Merges `variables` into the execution's, made again on a fresh stub when a reset cuts the call off (see
+ * retryingExecutionCall): merging the same map twice gives the same variables, and nothing else follows from it (no
+ * task is scheduled, no listener told), so a 503 only had the client send it again. The repeat is marked: finding the
+ * variables already holding what it merges, it changes nothing and is answered as the first call was, even if the
+ * execution ended meanwhile (a 409 would say the update was not made).
+ */
+async function mergeVariables(env: Env, workflowId: string, variables: JsonObject) {
+  let repeat = false;
+  return await retryingExecutionCall(env, workflowId, async (stub) => {
+    const command = repeat ? { type: "updateVariables" as const, variables, repeat: true as const } : { type: "updateVariables" as const, variables };
+    repeat = true;
+    return await stub.command(command);
+  });
+}
+
 /** The workflows whose executions the caller may find in the index (search and the lookups filter by it). */
 function callerReadable(request: IRequest): ReadableWorkflows {
   return readableWorkflows(principalOf(request).grants, "WORKFLOW_READ");
@@ -470,7 +486,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     const variables = parseOrThrow(WorkflowVariablesBody, await bodyValue(request, env), "workflow variables");
     // The merged variables are measured by the engine (a 400); a body too large alone is refused as inputs are.
     checkInputSize(env, "The workflow variables", variables);
-    unwrap(await executionStub(env, workflowId).command({ type: "updateVariables", variables }));
+    unwrap(await mergeVariables(env, workflowId, variables));
     return jsonTextResponse(await workflowJson(env, workflowId, true));
   });
 
