@@ -128,6 +128,20 @@ describe("the QuickJS script runner", () => {
     expect(scriptRunner.run("Object.freeze(BigInt.prototype); 5n", {})).toMatchObject({ ok: false, error: expect.stringMatching(/^The script's result is not JSON: TypeError/) });
   });
 
+  it("answers a typed array in the result, at any depth, as a list of its elements, as Conductor's ScriptEvaluator reads one (GraalJS: array elements)", () => {
+    expect(scriptRunner.run("new Uint8Array([1, 2, 255])", {})).toEqual({ ok: true, value: [1, 2, 255] });
+    expect(scriptRunner.run("({ bytes: [Int16Array.of(-2, 3)], f: new Float64Array([0.5, NaN]), empty: new Uint8ClampedArray(0) })", {})).toEqual({ ok: true, value: { bytes: [[-2, 3]], f: [0.5, null], empty: [] } });
+    // A view of part of a buffer is its elements alone; a BigInt64Array's are numbers, as any BigInt in the result.
+    expect(scriptRunner.run("new Uint16Array(new Uint16Array([9, 8, 7, 6]).buffer, 2, 2)", {})).toEqual({ ok: true, value: [8, 7] });
+    expect(scriptRunner.run("BigInt64Array.of(5n, -1n)", {})).toEqual({ ok: true, value: [5, -1] });
+    // An ArrayBuffer and a DataView have no elements (GraalJS: no members either): {}, as before; so is an object that
+    // only inherits a typed array's prototype. Inside the script JSON.stringify stays the language's own.
+    expect(scriptRunner.run("[new ArrayBuffer(2), new DataView(new ArrayBuffer(2)), Object.create(Uint8Array.prototype)]", {})).toEqual({ ok: true, value: [{}, {}, {}] });
+    expect(scriptRunner.run("JSON.stringify(new Uint8Array([1]))", {})).toEqual({ ok: true, value: '{"0":1}' });
+    // What the script put on the prototypes (its own toJSON, an index setter on Array's) leaves the elements as they are.
+    expect(scriptRunner.run("Uint8Array.prototype.toJSON = () => 'x'; Object.defineProperty(Array.prototype, '0', { set() {} }); new Uint8Array([4])", {})).toEqual({ ok: true, value: [4] });
+  });
+
   it("answers a Map in the result, at any depth, as an object of its entries, as Conductor's ScriptEvaluator reads a JavaScript Map (its hash entries)", () => {
     const tally = "const byKind = new Map(); for (const item of $.items) byKind.set(item.kind, (byKind.get(item.kind) || 0) + 1); byKind";
     expect(scriptRunner.run(tally, { items: [{ kind: "a" }, { kind: "b" }, { kind: "a" }] })).toEqual({ ok: true, value: { a: 2, b: 1 } });

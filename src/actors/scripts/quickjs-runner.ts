@@ -219,6 +219,34 @@ const BIGINT_SERIALISER = (serialiser: string): string =>
   `(${serialiser})`;
 
 /**
+ * A script that names a typed array's constructor (`Uint8Array`, `Float64Array`, `BigInt64Array`…), the only way one
+ * can be made (`$` is JSON; the interpreter has no builtin answering one). Only such a script has its result written by
+ * {@link TYPED_ARRAY_SERIALISER}.
+ */
+const TYPED_ARRAY_MENTION = /(?:Int|Uint|Float)(?:8|16|32|64)(?:Clamped)?Array\b/;
+
+/**
+ * Wraps a result serialiser (the source of a function) so that a typed array in the result (at any depth) is written as
+ * the list of its elements, as Conductor's ScriptEvaluator reads one: GraalJS's typed array has array elements
+ * (JSTypedArrayObject.hasArrayElements), which ScriptEvaluator.getObject takes as a list; plain JSON.stringify writes an
+ * object of indexes (`{"0": 1, "1": 2}`). A view's elements alone (not the rest of its buffer); an ArrayBuffer or a
+ * DataView has none and stays `{}`, as in GraalJS. The conversion is a `toJSON` on each typed array prototype, added once
+ * the script has run from builtins kept before it (replacing the script's own); an object that only inherits one of
+ * those prototypes has no length (its getter throws) and is written as JSON.stringify writes it. Each element is defined
+ * on the list, so a setter the script put on Array's prototype is not called.
+ */
+const TYPED_ARRAY_SERIALISER = (serialiser: string): string =>
+  "((next) => { const define = Object.defineProperty, apply = Reflect.apply," +
+  " lengthOf = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Int8Array.prototype), 'length').get," +
+  " protos = ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'Float16Array'," +
+  " 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array'].filter((name) => typeof globalThis[name] === 'function').map((name) => globalThis[name].prototype);" +
+  " const toJSON = function () { let length; try { length = apply(lengthOf, this, []); } catch { return this; } const list = [];" +
+  " for (let index = 0; index < length; index++) define(list, index, { __proto__: null, value: this[index], enumerable: true, writable: true, configurable: true });" +
+  " return list; };" +
+  " return (value) => { for (let index = 0; index < protos.length; index++) { try { define(protos[index], 'toJSON', { __proto__: null, value: toJSON, writable: true, configurable: true }); } catch {} } return next(value); }; })" +
+  `(${serialiser})`;
+
+/**
  * A script that names `console`, the only way one can log (`$` is JSON; `globalThis['con' + 'sole']` is not logged).
  * Only such a script has its console's lines kept ({@link CONSOLE_CAPTURE}, compiled for it alone); the others keep the
  * console that writes nothing, and pay nothing.
@@ -293,7 +321,9 @@ function runInContext(context: QuickJSContext, source: string, input: JsonObject
   // (see CONSOLE_CAPTURE); print's goes nowhere.
   const json = JSON.stringify(JSON.stringify(input));
   const parse = JAVA_COLLECTION_CALL.test(source) ? `${JAVA_COLLECTIONS} globalThis.$ = JSON.parse(${json}, __javaCollections);` : `globalThis.$ = JSON.parse(${json});`;
-  const serialiser = BIGINT_MENTION.test(source) ? BIGINT_SERIALISER(MAP_MENTION.test(source) ? RESULT_SERIALISER : "JSON.stringify") : MAP_MENTION.test(source) ? RESULT_SERIALISER : "JSON.stringify";
+  let serialiser = MAP_MENTION.test(source) ? RESULT_SERIALISER : "JSON.stringify";
+  if (TYPED_ARRAY_MENTION.test(source)) serialiser = TYPED_ARRAY_SERIALISER(serialiser);
+  if (BIGINT_MENTION.test(source)) serialiser = BIGINT_SERIALISER(serialiser);
   const bound = context.evalCode(`${ENGINE_GLOBALS} ${parse} ${serialiser};`, "input.js");
   if (bound.error) {
     const error = describeError(context, bound.error);
