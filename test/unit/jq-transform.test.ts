@@ -364,6 +364,14 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run(".s | tojson, ([.] | tostring)", { s: "a\tb\r\n\u0001" })).toEqual({ ok: true, values: ['"a\\tb\\r\\n\\u0001"', '["a\\tb\\r\\n\\u0001"]'] });
   });
 
+  it("writes nan and infinities in tostring, @json, @text and interpolation as tojson does (null, as jq 1.6's nan | tostring), and an object's keys escaped: JSON fromjson reads back", () => {
+    const filter = "$v | tostring, @json, @text, \"\\(.)\", tojson";
+    for (const [given, text] of [["nan", "null"], ["[nan, infinite, -infinite, 1.5, -0.25]", "[null,null,null,1.5,-0.25]"], ['{"a\\"b": nan, "c\\nd": [1]}', '{"a\\"b":null,"c\\nd":[1]}']] as const) {
+      expect(jqRunner.run(`${given} as $v | ${filter}`, {}), given).toEqual({ ok: true, values: [text, text, text, text, text] });
+    }
+    expect(jqRunner.run('{"k\\"": [nan]} | tostring | fromjson', {})).toEqual({ ok: true, values: [{ 'k"': [null] }] });
+  });
+
   it("reads fromdate's string as jq's %Y-%m-%dT%H:%M:%SZ only, and fails on any other instead of giving null", () => {
     expect(jqRunner.run(".at | fromdate, fromdateiso8601", { at: "2024-03-15T10:20:30Z" })).toEqual({ ok: true, values: [1710498030, 1710498030] });
     for (const at of ["not a date", "2024-03-15", "2024-03-15T10:20:30.123Z", "2024-03-15T10:20:30+01:00"])

@@ -653,6 +653,42 @@ escapeString = function(s) {
     return s.replace(/[\\"\x00-\x1f]/g, c => c == '\\' ? '\\\\' : c == '"' ? '\\"' : __SHORT_ESCAPES[c] ?? '\\u00' + c.charCodeAt(0).toString(16).padStart(2, '0'))
 }
 
+// --- tostring, @json, @text, the other formats and "\(…)" write a value as tojson does: nan and the infinities as null
+// (jq 1.6's nan | tostring is "null"; jqjs wrote NaN and Infinity, so [nan] | tostring gave "[NaN]", no JSON fromjson
+// reads), and an object's keys escaped as its strings are (jqjs wrote {"a\"b": 1} as {"a"b":1}) ---
+
+prettyPrint = function(val, indent='', step='    ', LF='\n') {
+    const SP = step ? ' ' : ''
+    if (typeof val == 'undefined')
+        return val
+    if (val === null)
+        return 'null'
+    if (Array.isArray(val)) {
+        let ret = '['
+        let first = true
+        for (const v of val) {
+            ret += (first ? '' : ',') + LF + indent + step + prettyPrint(v, indent + step, step, LF)
+            first = false
+        }
+        return ret + LF + indent + ']'
+    }
+    if (typeof val == 'object') {
+        let ret = '{'
+        let first = true
+        for (const k of Object.keys(val)) {
+            ret += (first ? '' : ',') + LF + indent + step + '"' + escapeString(k) + '":' + SP + prettyPrint(val[k], indent + step, step, LF)
+            first = false
+        }
+        return ret + LF + indent + '}'
+    }
+    if (typeof val == 'string')
+        return '"' + escapeString(val) + '"'
+    if (typeof val == 'number')
+        return Number.isFinite(val) ? '' + val : 'null'
+    if (typeof val == 'boolean')
+        return val ? 'true' : 'false'
+}
+
 // --- a - b on arrays removes every element of a equal to one of b (jq's equality: [1] equals [1], {"a": 1} equals
 // {"a": 1}); jqjs compared with JavaScript's identity, so only numbers, strings, booleans and null were ever removed ---
 
