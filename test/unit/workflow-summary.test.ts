@@ -103,6 +103,22 @@ describe("which failed tasks an execution names (the Workflow JSON and its summa
   });
 });
 
+describe("a parent reopened by its child's rerun or retry", () => {
+  it("keeps the failed tasks it ended with, as Conductor's updateAndPushParents sets the parent RUNNING and leaves its sets (rerunWF empties only the child's)", () => {
+    const parent: WorkflowDef = { name: "parent", version: 1, schemaVersion: 2, tasks: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", inputParameters: {}, subWorkflowParam: { name: "child" } }] };
+    const first = decide(createExecution({ workflowId: "parent-1", definition: parent, input: {} }, 1_000), { type: "start" }, env(1_000)).state;
+    const task = first.tasks[0]!;
+    const failed = decide(first, { type: "childFinished", taskId: task.taskId, subWorkflowId: task.subWorkflowId!, status: "FAILED", output: {}, reason: "declined" }, env(2_000)).state;
+    expect(failed.status).toBe("FAILED");
+    const view = toWorkflowView(failed, false);
+    expect([view.failedReferenceTaskNames, view.failedTaskNames]).toEqual([["sub"], ["sub"]]);
+    const reopened = decide(failed, { type: "resumeChild", taskId: task.taskId }, env(3_000)).state;
+    expect([reopened.status, reopened.tasks[0]!.status]).toEqual(["RUNNING", "IN_PROGRESS"]);
+    const shownReopened = toWorkflowView(reopened, false);
+    expect([shownReopened.failedReferenceTaskNames, shownReopened.failedTaskNames]).toEqual([["sub"], ["sub"]]);
+  });
+});
+
 describe("the search row's signature of the failed tasks (what decides that the row is written again)", () => {
   /** The signature as the code before failedTaskNames stored it: the failed tasks' reference names alone. */
   const signedBefore = (execution: WorkflowExecution, failed: string) =>
