@@ -372,6 +372,17 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('{"k\\"": [nan]} | tostring | fromjson', {})).toEqual({ ok: true, values: [{ 'k"': [null] }] });
   });
 
+  it("pads an array assigned past its end with nulls, as jq and jackson-jq (ArrayIndexPath.mutate) do: tostring writes them, and each is null", () => {
+    // jqjs set the index alone and left holes: tojson wrote them null, tostring "undefined" (before, nothing), . == null false.
+    const filter = "tostring, tojson, map(. == null), [.[] | type]";
+    expect(jqRunner.run(`.a[3] = 1 | .a | ${filter}`, { a: null })).toEqual({
+      ok: true,
+      values: ["[null,null,null,1]", "[null,null,null,1]", [true, true, true, false], ["null", "null", "null", "number"]],
+    });
+    expect(jqRunner.run(`.xs[2] |= 5 | .xs | ${filter}`, { xs: [1] })).toEqual({ ok: true, values: ["[1,null,5]", "[1,null,5]", [false, true, false], ["number", "null", "number"]] });
+    expect(jqRunner.run(".x[1].y = 2 | tostring", {})).toEqual({ ok: true, values: ['{"x":[null,{"y":2}]}'] });
+  });
+
   it("reads fromdate's string as jq's %Y-%m-%dT%H:%M:%SZ only, and fails on any other instead of giving null", () => {
     expect(jqRunner.run(".at | fromdate, fromdateiso8601", { at: "2024-03-15T10:20:30Z" })).toEqual({ ok: true, values: [1710498030, 1710498030] });
     for (const at of ["not a date", "2024-03-15", "2024-03-15T10:20:30.123Z", "2024-03-15T10:20:30+01:00"])

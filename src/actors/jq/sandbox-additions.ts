@@ -362,10 +362,14 @@ class __ArithmeticUpdate extends ParseNode {
     }
 }
 
+// An index past an array's end pads it with nulls first, as jq and jackson-jq (ArrayIndexPath.mutate) do: set alone, it
+// left holes, which tostring wrote as "undefined" and . == null did not take for null.
 function __setKey(o, k, v) {
-    if (Array.isArray(o))
+    if (Array.isArray(o)) {
+        while (o.length < k)
+            o.push(null)
         o[k] = v
-    else
+    } else
         Object.defineProperty(o, k, {value: v, writable: true, enumerable: true, configurable: true})
 }
 
