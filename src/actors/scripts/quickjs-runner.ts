@@ -221,7 +221,8 @@ const BIGINT_SERIALISER = (serialiser: string): string =>
 /**
  * A script that names a typed array's constructor (`Uint8Array`, `Float64Array`, `BigInt64Array`…), the only way one
  * can be made (`$` is JSON; the interpreter has no builtin answering one). Only such a script has its result written by
- * {@link TYPED_ARRAY_SERIALISER}.
+ * {@link TYPED_ARRAY_SERIALISER}. A typed array made in a script that names none (`globalThis['Uint' + '8Array']`) is
+ * written as JSON.stringify writes it (`{"0": 1}`), as a Map made so is written `{}`.
  */
 const TYPED_ARRAY_MENTION = /(?:Int|Uint|Float)(?:8|16|32|64)(?:Clamped)?Array\b/;
 
