@@ -6,6 +6,7 @@ interface UiApi {
   permissionsAt(scope: string): Promise<Set<string>>;
   forgetPermissions(): void;
   FAILED_PERMISSIONS_KEPT_MS: number;
+  HELD_PERMISSIONS_KEPT_MS: number;
 }
 
 vi.stubGlobal("sessionStorage", { getItem: () => "a-token", setItem: () => {}, removeItem: () => {} });
@@ -18,7 +19,7 @@ vi.stubGlobal("fetch", async (path: string) => {
 const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
 // By URL: the module is plain JavaScript without type declarations, so TypeScript must not resolve it.
-const { permissionsAt, forgetPermissions, FAILED_PERMISSIONS_KEPT_MS } = (await import(/* @vite-ignore */ new URL("../../ui/lib/api.js", import.meta.url).href)) as UiApi;
+const { permissionsAt, forgetPermissions, FAILED_PERMISSIONS_KEPT_MS, HELD_PERMISSIONS_KEPT_MS } = (await import(/* @vite-ignore */ new URL("../../ui/lib/api.js", import.meta.url).href)) as UiApi;
 
 describe("the UI's permissions look-up", () => {
   afterEach(() => {
@@ -27,7 +28,7 @@ describe("the UI's permissions look-up", () => {
     asked.length = 0;
   });
 
-  it("keeps what the service said for the page's life, but asks again after a failure instead of keeping none", async () => {
+  it("keeps what the service said for a while, but asks again after a failure instead of keeping none", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     answers = [json(503, { error: "UNAVAILABLE", message: "busy" })];
     expect([...(await permissionsAt("workflow:orders"))]).toEqual([]);
@@ -48,5 +49,17 @@ describe("the UI's permissions look-up", () => {
       vi.advanceTimersByTime(1_900);
     }
     expect(asked).toEqual(["/api/security/permissions?scope=task%3Aapprove"]);
+  });
+
+  it("asks again once what the service said has been kept a while, so a grant made meanwhile unlocks the editors", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    answers = [json(200, { userId: "ann", scope: "workflow:orders", permissions: ["WORKFLOW_READ"] })];
+    expect([...(await permissionsAt("workflow:orders"))]).toEqual(["WORKFLOW_READ"]);
+    vi.advanceTimersByTime(HELD_PERMISSIONS_KEPT_MS - 1);
+    expect([...(await permissionsAt("workflow:orders"))]).toEqual(["WORKFLOW_READ"]);
+    vi.advanceTimersByTime(1);
+    answers = [json(200, { userId: "ann", scope: "workflow:orders", permissions: ["WORKFLOW_READ", "WORKFLOW_WRITE"] })];
+    expect([...(await permissionsAt("workflow:orders"))]).toEqual(["WORKFLOW_READ", "WORKFLOW_WRITE"]);
+    expect(asked).toHaveLength(2);
   });
 });

@@ -234,7 +234,7 @@ export function me(scope = "*") {
 }
 
 /**
- * The caller's permissions at a scope, cached for the page's life (a login starts a new page state).
+ * The caller's permissions at a scope, cached for HELD_PERMISSIONS_KEPT_MS (a login starts over).
  * @type {Map<string, Promise<Set<string>>>}
  */
 const permissionCache = new Map();
@@ -246,14 +246,19 @@ const permissionCache = new Map();
  */
 export const FAILED_PERMISSIONS_KEPT_MS = 30_000;
 /**
- * When each scope whose look-up failed may be asked again (Date.now() time).
+ * How long what the service said stands before its scope is asked again: editors are shown read-only without the
+ * right to write, so a grant (or a revocation) made while the tab is open shows within minutes, not at the next login.
+ */
+export const HELD_PERMISSIONS_KEPT_MS = 5 * 60_000;
+/**
+ * When each scope's look-up may be asked again (Date.now() time).
  * @type {Map<string, number>}
  */
-const failedUntil = new Map();
+const askAgainAt = new Map();
 /**
  * The caller's permissions at `scope`; none while the service cannot say (a 5xx, a 429, no network), which is kept for
  * FAILED_PERMISSIONS_KEPT_MS only: a later page asks again rather than hiding the actions the caller holds until the
- * next login, without asking on every refresh meanwhile.
+ * next login, without asking on every refresh meanwhile. What it said is kept for HELD_PERMISSIONS_KEPT_MS.
  * @param {string} scope
  */
 export function permissionsAt(scope) {
@@ -276,25 +281,34 @@ export function permissionsAnywhere() {
 }
 
 /**
- * The permissions `ask` answers, kept under `key` for the page's life; none while the service cannot say, kept for
- * FAILED_PERMISSIONS_KEPT_MS only.
+ * The permissions `ask` answers, kept under `key` for HELD_PERMISSIONS_KEPT_MS; none while the service cannot say, kept
+ * for FAILED_PERMISSIONS_KEPT_MS only.
  * @param {string} key
  * @param {() => Promise<string[]>} ask
  */
 function cachedPermissions(key, ask) {
-  const retryAt = failedUntil.get(key);
+  const retryAt = askAgainAt.get(key);
   if (retryAt !== undefined && Date.now() >= retryAt) {
-    failedUntil.delete(key);
+    askAgainAt.delete(key);
     permissionCache.delete(key);
   }
   let cached = permissionCache.get(key);
   if (!cached) {
+    // Unless a login has started over meanwhile (forgetPermissions), and so asks for itself.
+    const keepFor = (/** @type {number} */ ms) => {
+      if (permissionCache.get(key) === asked) askAgainAt.set(key, Date.now() + ms);
+    };
     /** @type {Promise<Set<string>>} */
-    const asked = ask().then((permissions) => new Set(permissions), () => {
-      // Unless a login has started over meanwhile (forgetPermissions), and so asks for itself.
-      if (permissionCache.get(key) === asked) failedUntil.set(key, Date.now() + FAILED_PERMISSIONS_KEPT_MS);
-      return new Set();
-    });
+    const asked = ask().then(
+      (permissions) => {
+        keepFor(HELD_PERMISSIONS_KEPT_MS);
+        return new Set(permissions);
+      },
+      () => {
+        keepFor(FAILED_PERMISSIONS_KEPT_MS);
+        return new Set();
+      },
+    );
     cached = asked;
     permissionCache.set(key, cached);
   }
@@ -302,5 +316,5 @@ function cachedPermissions(key, ask) {
 }
 export function forgetPermissions() {
   permissionCache.clear();
-  failedUntil.clear();
+  askAgainAt.clear();
 }
