@@ -8,6 +8,7 @@
 import { MASKED_SECRET } from "./evaluation";
 import { masked, maskedKeysOf } from "./masking";
 import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution } from "./model";
+import { longestMarkedEnding, lengthsFoundIn, SEPARATOR, SuffixAutomaton, unitsOf } from "./suffix-automaton";
 import { shownTaskInput, type TaskInputOf } from "./view";
 
 /** The shortest value replaced wherever it occurs in a reason: a shorter one would also hit ordinary words. */
@@ -16,16 +17,10 @@ const MIN_REPLACED_LENGTH = 4;
 /**
  * The longest reason scrubbed: one longer (a script error that dumps its input) is cut to this first, ending
  * {@link CUT_MARK}, so that a start of a masked value at the cut is masked as jq's cut operands are. Scrubbing costs
- * the reason's length times the masked values' count and length, and an input may hold 768 KiB of masked values: an
- * uncut 318 KB error took seconds of the object's CPU.
+ * the reason's length plus the masked values' (linear: see suffix-automaton.ts), but holds automata of the reason,
+ * a few states and a map of transitions per character; what is kept of a reason is cut to 500 characters after.
  */
 export const MAX_SCRUBBED_REASON_LENGTH = 4_096;
-
-/**
- * Most quoted fragments of one reason looked for in the masked values (each look reads them all); those after are made
- * `***` unread, as masking too much is safe.
- */
-const MAX_FRAGMENTS_LOOKED_UP = 64;
 
 /** A quoted fragment of an error message, as QuickJS and jq quote a token or value: '…' or "…". */
 const QUOTED = /'([^'\n]+)'|"([^"\n]+)"/g;
@@ -87,7 +82,8 @@ function collectTexts(value: JsonValue, into: Set<string>): void {
  * `***`, the start of one that the message cut short before `...` made `***` (jq shows an operand's JSON cut to 11
  * characters, `string ("abcdefghij...)`, with no closing quote), and each quoted fragment that is part of one of them
  * or had one replaced in it made `'***'`: QuickJS quotes the token it stopped at, which may be only the start of a value (`'abc'` of `abc-def`),
- * and replacing whole values cannot catch either.
+ * and replacing whole values cannot catch either. Linear in the reason's length plus the values' total length: each
+ * rule reads the values through a suffix automaton of (part of) the reason.
  */
 export function reasonMaskedOf(whole: string, values: readonly string[]): string {
   if (values.length === 0) return whole;
@@ -98,19 +94,9 @@ export function reasonMaskedOf(whole: string, values: readonly string[]): string
     forms.add(value);
     forms.add(JSON.stringify(value).slice(1, -1));
   }
-  // Longest first: a value that holds another is replaced whole.
-  let masked = reason;
-  for (const form of [...forms].sort((a, b) => b.length - a.length)) masked = masked.split(form).join(MASKED_SECRET);
+  let masked = forms.size === 0 ? reason : occurrencesMasked(reason, forms);
   if (masked.includes(CUT_MARK)) masked = cutStartsMasked(masked, valueForms(values));
-  let lookedUp = 0;
-  return masked.replace(QUOTED, (quoted: string, single: string | undefined, double: string | undefined) => {
-    const fragment = single ?? double ?? "";
-    if (fragment === MASKED_SECRET) return quoted;
-    // One a shorter value was replaced in ('***_key' of a token 'admin_key' and a value "admin") is no longer text a
-    // value holds, yet what is left of it may be part of a longer one: it goes whole.
-    if (!fragment.includes(MASKED_SECRET) && lookedUp++ < MAX_FRAGMENTS_LOOKED_UP && !values.some((value) => value.includes(fragment))) return quoted;
-    return single !== undefined ? `'${MASKED_SECRET}'` : `"${MASKED_SECRET}"`;
-  });
+  return quotedPartsMasked(masked, values);
 }
 
 /** Where a message cut a value short: jq's messages show an operand's JSON as 11 characters and this. */
@@ -124,35 +110,111 @@ function valueForms(values: readonly string[]): string[] {
 }
 
 /**
- * `text` with the text just before each {@link CUT_MARK} that is the start of one of `forms` made `***` (the longest
- * such, so "Bearer abc..." of a value "abcdef" keeps "Bearer "). Looks back no further than the longest form, nor past
- * the previous mark: at most the text's length times the number of forms.
+ * `text` with every place one of `forms` occurs made `***`: occurrences that overlap (a value that holds another, or
+ * two that share text) go as one, those side by side as one each. For each end in `text`, the longest form ending
+ * there (an automaton of `text`, each form read through it once) covers every shorter one ending there.
  */
-function cutStartsMasked(text: string, forms: readonly string[]): string {
+function occurrencesMasked(text: string, forms: Iterable<string>): string {
+  const automaton = new SuffixAutomaton(unitsOf(text));
+  const marked = new Int32Array(automaton.size);
+  for (const form of forms) {
+    if (form.length > text.length) continue;
+    const state = automaton.stateOf(form);
+    if (state !== -1 && form.length > marked[state]!) marked[state] = form.length;
+  }
+  // Spans [start, end) to mask, in order, those that overlap merged.
+  const spans: [number, number][] = [];
+  longestMarkedEnding(automaton, marked).forEach((length, last) => {
+    if (length === 0) return;
+    let start = last + 1 - length;
+    while (spans.length > 0 && spans[spans.length - 1]![1] > start) start = Math.min(start, spans.pop()![0]);
+    spans.push([start, last + 1]);
+  });
   const parts: string[] = [];
   let from = 0;
-  for (let at = text.indexOf(CUT_MARK); at !== -1; at = text.indexOf(CUT_MARK, from)) {
-    const start = valueStartBefore(text, from, at, forms);
-    parts.push(text.slice(from, start), start < at ? MASKED_SECRET : "", CUT_MARK);
-    from = at + CUT_MARK.length;
+  for (const [start, end] of spans) {
+    parts.push(text.slice(from, start), MASKED_SECRET);
+    from = end;
   }
   parts.push(text.slice(from));
   return parts.join("");
 }
 
-/** Where the longest text of `text` from `from` on and ending at `end` begins that one of `forms` starts with; `end` when none. */
-function valueStartBefore(text: string, from: number, end: number, forms: readonly string[]): number {
-  let start = end;
+/**
+ * `text` with the text just before each {@link CUT_MARK} that is the start of one of `forms` made `***` (the longest
+ * such, so "Bearer abc..." of a value "abcdef" keeps "Bearer "), looking no further back than the previous mark. The
+ * text's parts between marks, apart, make one automaton; each form's starts are read through it once.
+ */
+function cutStartsMasked(text: string, forms: readonly string[]): string {
+  const parts = text.split(CUT_MARK);
+  const units: number[] = [];
+  /** Where each part but the last ends in `units` (-1: an empty first part). */
+  const partEnds: number[] = [];
+  parts.forEach((part, index) => {
+    if (index > 0) units.push(SEPARATOR);
+    for (let at = 0; at < part.length; at++) units.push(part.charCodeAt(at));
+    partEnds.push(units.length - 1);
+  });
+  const automaton = new SuffixAutomaton(units);
+  const marked = new Int32Array(automaton.size);
   for (const form of forms) {
-    const first = form.charCodeAt(0);
-    for (let at = Math.max(from, end - form.length); at < start; at++) {
-      if (text.charCodeAt(at) === first && form.startsWith(text.slice(at, end))) {
-        start = at;
-        break;
-      }
+    // No start of a form holds a separator: what is read stays within a part.
+    let state = 0;
+    for (let length = 1; length <= form.length; length++) {
+      const reached = automaton.next[state]!.get(form.charCodeAt(length - 1));
+      if (reached === undefined) break;
+      state = reached;
+      if (length > marked[state]!) marked[state] = length;
     }
   }
-  return start;
+  const ending = longestMarkedEnding(automaton, marked);
+  return parts
+    .map((part, index) => {
+      if (index === parts.length - 1) return part;
+      const end = partEnds[index]!;
+      const cut = end === -1 || units[end] === SEPARATOR ? 0 : ending[end]!;
+      return (cut === 0 ? part : part.slice(0, part.length - cut) + MASKED_SECRET) + CUT_MARK;
+    })
+    .join("");
+}
+
+/**
+ * `text` with each quoted fragment made `***` whole that is part of one of `values` or that holds `***` (one a shorter
+ * value was replaced in, `'***_key'` of a token 'admin_key' and a value "admin", is no longer text a value holds, yet
+ * what is left of it may be part of a longer one). The fragments, apart, make one automaton, and each value is read
+ * through it once.
+ */
+function quotedPartsMasked(text: string, values: readonly string[]): string {
+  const looked: string[] = [];
+  for (const [, single, double] of text.matchAll(QUOTED)) {
+    const fragment = single ?? double ?? "";
+    if (!fragment.includes(MASKED_SECRET)) looked.push(fragment);
+  }
+  const isPartOfValue = partsOfValues(looked, values);
+  return text.replace(QUOTED, (quoted: string, single: string | undefined, double: string | undefined) => {
+    const fragment = single ?? double ?? "";
+    if (fragment === MASKED_SECRET) return quoted;
+    if (!fragment.includes(MASKED_SECRET) && !isPartOfValue(fragment)) return quoted;
+    return single !== undefined ? `'${MASKED_SECRET}'` : `"${MASKED_SECRET}"`;
+  });
+}
+
+/** Whether a text of `fragments` is part of one of `values`: none read when there are no fragments. */
+function partsOfValues(fragments: readonly string[], values: readonly string[]): (fragment: string) => boolean {
+  if (fragments.length === 0) return () => false;
+  const automaton = new SuffixAutomaton(separated(fragments));
+  const found = lengthsFoundIn(automaton, values);
+  return (fragment) => found[automaton.stateOf(fragment)]! >= fragment.length;
+}
+
+/** The code units of `texts`, one after another, each pair apart by a {@link SEPARATOR}. */
+function separated(texts: readonly string[]): number[] {
+  const units: number[] = [];
+  texts.forEach((text, index) => {
+    if (index > 0) units.push(SEPARATOR);
+    for (let at = 0; at < text.length; at++) units.push(text.charCodeAt(at));
+  });
+  return units;
 }
 
 /**
