@@ -41,7 +41,7 @@ import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAIL
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
 import { shownFailedTasks } from "./view";
-import { maskedInputValues, maskedOutputValues, reasonMaskedOf, withReasonMasked } from "./masked-reason";
+import { maskedInputValues, maskedOutputValues, maskedValuesRead, reasonMaskedOf, withReasonMasked } from "./masked-reason";
 import { activeLanes, inCurrentLoopRun, laneAfterMove, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
 import {
   definitionReferenceName,
@@ -781,7 +781,7 @@ function applyDispatchResult(draft: Draft, event: Extract<ExecutionEvent, { type
   if (fields.status === "IN_PROGRESS") fields.awaitingExternal = event.awaitingExternal ?? true;
   else fields.endTime = env.now;
   const afterResult = taskModule(task.taskType)?.afterResult;
-  draft.updateTask(task.taskId, afterResult === undefined ? fields : afterResult(task, fields, env));
+  draft.updateTask(task.taskId, afterResult === undefined ? fields : withOwnReasonMasked(draft.state, task, fields, afterResult(task, fields, env)));
   return true;
 }
 
@@ -799,6 +799,17 @@ function checkOutputSchema(state: WorkflowExecution, task: TaskExecution, fields
   // a masked one of the input: scrubbed before the cut, which could leave the start of one that no rule then knows.
   const values = [...maskedInputValues(task, state), ...maskedOutputValues(fields.outputData ?? {}, state)];
   fields.reasonForIncompletion = cutText(values.length === 0 ? failure : reasonMaskedOf(failure, values), MAX_TASK_REASON_LENGTH);
+}
+
+/**
+ * `after` (what a task type's afterResult made of result `fields`) with a reason of its own scrubbed of the masked values
+ * of the task's input and output: HTTP_POLL's terminationCondition reads both and its error may quote one. A reason the
+ * result brought (a service's answer) is its own text, kept as it is.
+ */
+function withOwnReasonMasked(state: WorkflowExecution, task: TaskExecution, fields: Partial<TaskExecution>, after: Partial<TaskExecution>): Partial<TaskExecution> {
+  const reason = after.reasonForIncompletion;
+  if (reason === undefined || reason === fields.reasonForIncompletion) return after;
+  return { ...after, reasonForIncompletion: reasonMaskedOf(reason, maskedValuesRead(task, after.outputData ?? {}, state)) };
 }
 
 /**
@@ -1820,7 +1831,7 @@ function idSet(ids: readonly number[]): ReadonlySet<number> {
  * waiting, showing the output and reason an IN_PROGRESS result gave (changed only when they differ).
  */
 function settleScriptedJoin(draft: Draft, join: TaskExecution, script: string, env: DecideEnv): LaneOutcome {
-  const decision = scriptedJoinEnding(draft.state, join, script, env.scripts);
+  const decision = scriptedJoinEnding(draft.state, join, script, env.scripts, (reason, read) => reasonMaskedOf(reason, maskedValuesRead(join, read, draft.state)));
   if (decision.ends) {
     const { ends: _ends, ...ending } = decision;
     const fields: Partial<TaskExecution> = { ...ending, reasonForIncompletion: ending.reasonForIncompletion, endTime: env.now, updateTime: env.now };
@@ -2088,7 +2099,8 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
     fields.status = outcome.kind === "done" ? "COMPLETED" : "FAILED_WITH_TERMINAL_ERROR";
     fields.endTime = env.now;
     // A loopCondition that failed on a masked value of the loop's input may quote it, as a script task's error may.
-    if (outcome.kind === "failed") fields.reasonForIncompletion = cutText(reasonMaskedOf(outcome.reason, maskedInputValues(loop, state)), MAX_TASK_REASON_LENGTH);
+    // Or of the output of a task of the loop, which the condition reads too.
+    if (outcome.kind === "failed") fields.reasonForIncompletion = cutText(reasonMaskedOf(outcome.reason, maskedValuesRead(loop, latestOutputs, state)), MAX_TASK_REASON_LENGTH);
   }
   // An output grown too large to store fails the DO_WHILE, as any task's would: in this iteration, not going on to the next.
   limitOutput(fields, env);

@@ -42,6 +42,17 @@ export function maskedOutputValues(output: JsonObject, execution: WorkflowExecut
 }
 
 /**
+ * The text of the masked values a script or condition of `task` read: those of its input, and those `read` (what else
+ * it was given: the tasks a JOIN script joins, the outputs a DO_WHILE's condition reads, an HTTP_POLL's response) holds
+ * under a masked key. None, cheaply, when nothing in either is masked.
+ */
+export function maskedValuesRead(task: TaskInputOf, read: JsonObject, execution: WorkflowExecution): string[] {
+  const values = maskedInputValues(task, execution);
+  const others = maskedOutputValues(read, execution);
+  return values.length === 0 ? others : others.length === 0 ? values : [...values, ...others];
+}
+
+/**
  * The text of the values of `real` that `shown` (`real` as the API shows it, see masking.ts) has as `***`: strings,
  * and numbers as written; none, cheaply, when `shown` is `real` itself (nothing masked).
  */

@@ -149,4 +149,48 @@ describe("masked parameters", () => {
     expect(loop.tasks[0]!.reasonForIncompletion).toContain("***");
     expect(JSON.stringify(loop)).not.toContain("zq7token");
   });
+
+  it("a JOIN script, a DO_WHILE's loopCondition and an HTTP_POLL's terminationCondition that fail quoting a masked value another task's output or the response holds show *** for it", async () => {
+    // An INLINE task whose output holds the token under _masked; it never appears in any task's input.
+    const make = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "INLINE", inputParameters: { evaluatorType: "javascript", p: "enim-fo-nekot7qz", expression: "({ _masked: { token: $.p.split('').reverse().join('') } })" } });
+    await register({
+      name: "mask_join_script_flow",
+      tasks: [
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[make("a")], [{ name: "b", taskReferenceName: "b", type: "NOOP" }]] },
+        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["a", "b"], evaluatorType: "js", expression: "JSON.parse($.a.outputData.result._masked.token)" },
+      ],
+    });
+    const joined = await waitFor(await startWorkflow("mask_join_script_flow", {}), ["FAILED"]);
+    const join = joined.tasks.find((task) => task.referenceTaskName === "join")!;
+    expect(join.reasonForIncompletion).toContain("The JOIN script failed");
+    expect(join.reasonForIncompletion).toContain("***");
+    expect(JSON.stringify(joined)).not.toContain("zq7token");
+
+    await register({
+      name: "mask_loop_output_flow",
+      tasks: [{ name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "JSON.parse($.make.result._masked.token) > 0", loopOver: [make("make")] }],
+    });
+    const loop = await waitFor(await startWorkflow("mask_loop_output_flow", {}), ["FAILED"]);
+    expect(loop.tasks[0]!.reasonForIncompletion).toContain("The loopCondition could not be evaluated");
+    expect(loop.tasks[0]!.reasonForIncompletion).toContain("***");
+    expect(JSON.stringify(loop)).not.toContain("zq7token");
+
+    // The response echoes the token under a maskedFields key; the condition reads it and fails quoting it.
+    await register({
+      name: "mask_poll_condition_flow",
+      maskedFields: ["token"],
+      tasks: [
+        {
+          name: "p",
+          taskReferenceName: "p",
+          type: "HTTP_POLL",
+          inputParameters: { uri: target("/readme/echo/poll"), method: "POST", body: { token: "${workflow.input._secrets.token}" }, terminationCondition: "JSON.parse($.output.response.body.body.token)", pollingInterval: 1 },
+        },
+      ],
+    });
+    const polled = await waitFor(await startWorkflow("mask_poll_condition_flow", { _secrets: { token: "zq7token-of-mine" } }), ["FAILED"]);
+    expect(polled.tasks[0]!.reasonForIncompletion).toContain("Failed to invoke the terminationCondition");
+    expect(polled.tasks[0]!.reasonForIncompletion).toContain("***");
+    expect(JSON.stringify(polled)).not.toContain("zq7token");
+  });
 });

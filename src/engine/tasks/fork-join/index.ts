@@ -167,9 +167,11 @@ const JOIN_SCRIPT_STATUSES = ["COMPLETED", "IN_PROGRESS", "FAILED", "FAILED_WITH
  * `true` completes the JOIN; an object `{status, outputData, reasonForIncompletion}` gives it that status (COMPLETED,
  * FAILED, FAILED_WITH_TERMINAL_ERROR, or IN_PROGRESS to keep waiting); `false` or nothing keeps it waiting. Once it
  * ends, its output holds each joined task's output under its name, as a JOIN's does, and then the script's outputData.
- * A script that fails, or returns anything else, fails the JOIN with the reason.
+ * A script that fails, or returns anything else, fails the JOIN with the reason. Each reason, its own or one the script
+ * gave, goes through `scrub` with what the script read (its `$`) before it is cut: it may quote a masked value of a
+ * joined task's output (see masked-reason.ts).
  */
-export function scriptedJoinEnding(state: WorkflowExecution, join: TaskExecution, script: string, scripts: ScriptRunner): JoinScriptDecision {
+export function scriptedJoinEnding(state: WorkflowExecution, join: TaskExecution, script: string, scripts: ScriptRunner, scrub: (reason: string, read: JsonObject) => string): JoinScriptDecision {
   const plan = planOf(state.definition);
   const joined = [...joinedTasks(state, join)];
   const input: JsonObject = { ...join.inputData, joinOn: joined.map(({ reference }) => reference) };
@@ -179,7 +181,8 @@ export function scriptedJoinEnding(state: WorkflowExecution, join: TaskExecution
     setOwn(input, reference, joinedTaskView(latest));
     setOwn(outputData, plan.steps[index]?.task.taskReferenceName ?? reference, latest.outputData);
   }
-  const failed = (reason: string): JoinScriptDecision => ({ ends: true, status: "FAILED", outputData, reasonForIncompletion: cutText(reason, MAX_TASK_REASON_LENGTH) });
+  const shownReason = (reason: string): string => cutText(scrub(reason, input), MAX_TASK_REASON_LENGTH);
+  const failed = (reason: string): JoinScriptDecision => ({ ends: true, status: "FAILED", outputData, reasonForIncompletion: shownReason(reason) });
   const outcome = scripts.run(script, input);
   if (!outcome.ok) return failed(`The JOIN script failed: ${outcome.error}`);
   const result = outcome.value;
@@ -192,7 +195,7 @@ export function scriptedJoinEnding(state: WorkflowExecution, join: TaskExecution
   const scriptOutput = result["outputData"] ?? {};
   if (!isJsonObject(scriptOutput)) return failed(`The JOIN script returned an object whose outputData is ${describeValue(scriptOutput)}: it must be an object`);
   const reason = result["reasonForIncompletion"];
-  const reasonForIncompletion = reason === undefined || reason === null ? undefined : cutText(typeof reason === "string" ? reason : JSON.stringify(reason), MAX_TASK_REASON_LENGTH);
+  const reasonForIncompletion = reason === undefined || reason === null ? undefined : shownReason(typeof reason === "string" ? reason : JSON.stringify(reason));
   const withReason = reasonForIncompletion === undefined ? {} : { reasonForIncompletion };
   if (status === "IN_PROGRESS") return { ends: false, shown: { outputData: scriptOutput, ...withReason } };
   const ended = { ...outputData, ...scriptOutput };
