@@ -70,6 +70,10 @@ function collectMasked(real: JsonValue, shown: JsonValue, into: Set<string>): vo
     collectTexts(real, into);
     return;
   }
+  if (typeof real === "string" && typeof shown === "string") {
+    for (const part of maskedParts(real, shown)) into.add(part);
+    return;
+  }
   if (real === null || shown === null || typeof real !== "object" || typeof shown !== "object") return;
   if (Array.isArray(real)) {
     if (!Array.isArray(shown)) return;
@@ -78,6 +82,29 @@ function collectMasked(real: JsonValue, shown: JsonValue, into: Set<string>): vo
   }
   if (Array.isArray(shown)) return;
   for (const key of Object.keys(real)) if (Object.hasOwn(shown, key)) collectMasked(real[key]!, shown[key]!, into);
+}
+
+/**
+ * The parts of text `real` that `shown` has as `***`: a template that wrote a masked value into text shows only that
+ * part masked ("SSN ***" of "SSN 123-45-6789", see derived-masking.ts). The text around each `***` is placed in `real`
+ * in order (derived masking shows a split only when it is the only one); `real` whole when it does not fit, or when a
+ * part would be empty (two masked parts side by side), as masking too much is safe. None when `shown` holds no `***`.
+ */
+function maskedParts(real: string, shown: string): string[] {
+  if (!shown.includes(MASKED_SECRET)) return [];
+  const pieces = shown.split(MASKED_SECRET);
+  const first = pieces[0]!;
+  if (!real.startsWith(first)) return [real];
+  const parts: string[] = [];
+  let at = first.length;
+  for (let index = 1; index < pieces.length; index++) {
+    const piece = pieces[index]!;
+    const next = index < pieces.length - 1 ? real.indexOf(piece, at) : real.endsWith(piece) && real.length - piece.length >= at ? real.length - piece.length : -1;
+    if (next === -1 || next === at) return [real];
+    parts.push(real.slice(at, next));
+    at = next + piece.length;
+  }
+  return parts;
 }
 
 /** Every string and number (as text) in `value`, at any depth. */

@@ -4,7 +4,7 @@
  * values do not partly overlap; where they do, it masks their union, a superset of what the old one masked.
  */
 import { describe, expect, it } from "vitest";
-import { reasonMaskedOf } from "../../src/engine/masked-reason";
+import { maskedTexts, reasonMaskedOf } from "../../src/engine/masked-reason";
 
 const MIN_REPLACED_LENGTH = 4;
 const MAX_SCRUBBED_REASON_LENGTH = 4_096;
@@ -132,5 +132,16 @@ describe("masked-reason's linear scrub", () => {
     // A value that overlaps itself: "aaaaa" holds "aaaa" twice.
     expect(reasonMaskedOf("aaaaa!", ["aaaa"])).toBe("***!");
     expect(oldReasonMaskedOf("aaaaa!", ["aaaa"])).toBe("***a!");
+  });
+});
+
+describe("masked texts of an input", () => {
+  it("takes the parts of a text a template wrote masked values into, or the text whole when they cannot be placed", () => {
+    expect(maskedTexts({ msg: "SSN 123-45-6789 on file" }, { msg: "SSN *** on file" })).toEqual(["123-45-6789"]);
+    expect(maskedTexts({ msg: "a 1234 b 5678" }, { msg: "a *** b ***" })).toEqual(["1234", "5678"]);
+    // Two side by side, or text that does not fit around them: the whole text.
+    expect(maskedTexts({ msg: "12345678" }, { msg: "******" })).toEqual(["12345678"]);
+    expect(maskedTexts({ msg: "x 1234" }, { msg: "y ***" })).toEqual(["x 1234"]);
+    expect(maskedTexts({ msg: "same" }, { msg: "same" })).toEqual([]);
   });
 });

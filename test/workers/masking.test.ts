@@ -193,4 +193,17 @@ describe("masked parameters", () => {
     expect(polled.tasks[0]!.reasonForIncompletion).toContain("***");
     expect(JSON.stringify(polled)).not.toContain("zq7token");
   });
+
+  it("a script that fails quoting text its input wrote a masked value into shows *** for that value, as the input shows it", async () => {
+    await register({
+      name: "mask_interpolated_flow",
+      maskedFields: ["ssn"],
+      tasks: [{ name: "check", taskReferenceName: "check", type: "INLINE", inputParameters: { msg: "SSN ${workflow.input.ssn} on file", expression: "(function () { throw new Error('bad: ' + $.msg) })()" } }],
+    });
+    const failed = await waitFor(await startWorkflow("mask_interpolated_flow", { ssn: "123-45-6789" }), ["FAILED"]);
+    expect(failed.tasks[0]!.inputData["msg"]).toBe("SSN *** on file");
+    expect(failed.tasks[0]!.reasonForIncompletion).toContain("bad: SSN *** on file");
+    expect(failed.reasonForIncompletion).toContain("bad: SSN *** on file");
+    expect(JSON.stringify(failed)).not.toContain("6789");
+  });
 });
