@@ -2655,7 +2655,10 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
  * Ends the workflow as task `task` asked (TERMINATE), through the same endings as any other, so that what follows one
  * (a waiting parent told, pending work canceled, a failure workflow for FAILED) follows this one too.
  */
-function endAsAsked(draft: Draft, task: TaskExecution, ending: WorkflowEnding, env: DecideEnv, effects: Effect[]): void {
+function endAsAsked(draft: Draft, task: TaskExecution, asked: WorkflowEnding, env: DecideEnv, effects: Effect[]): void {
+  // Its terminationReason may have been written from a masked value ("card ${workflow.input.card} declined"), which its
+  // input shows as ***: scrubbed before it is cut, as a task's reason is.
+  const ending = { ...asked, reason: cutText(reasonMaskedOf(asked.reason, maskedInputValues(task, draft.state)), MAX_TASK_REASON_LENGTH) };
   if (ending.status === "COMPLETED") {
     // Tasks still running in other branches of a fork are canceled, as Conductor's TERMINATE does.
     cancelPending(draft, `Workflow completed by TERMINATE task ${task.referenceTaskName}`, `Parent workflow ${draft.state.workflowId} was completed by its TERMINATE task ${task.referenceTaskName}`, env, effects);

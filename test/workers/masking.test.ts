@@ -206,4 +206,19 @@ describe("masked parameters", () => {
     expect(failed.reasonForIncompletion).toContain("bad: SSN *** on file");
     expect(JSON.stringify(failed)).not.toContain("6789");
   });
+
+  it("a TERMINATE whose terminationReason was written from a masked value ends the workflow with *** for it in its reason", async () => {
+    await register({
+      name: "mask_terminate_flow",
+      maskedFields: ["card"],
+      tasks: [{ name: "stop", taskReferenceName: "stop", type: "TERMINATE", inputParameters: { terminationStatus: "FAILED", terminationReason: "card ${workflow.input.card} declined" } }],
+    });
+    const stopped = await waitFor(await startWorkflow("mask_terminate_flow", { card: "4111111111111111" }), ["FAILED"]);
+    expect(stopped.tasks[0]!.inputData["terminationReason"]).toBe("card *** declined");
+    expect(stopped.reasonForIncompletion).toBe("card *** declined");
+    expect(JSON.stringify(stopped)).not.toContain("41111");
+    await waitForIndexRow(stopped.workflowId as string, "FAILED");
+    const rows = await apiOk<JsonObject>("GET", `/api/workflow/search?query=${encodeURIComponent(`workflowId = '${stopped.workflowId as string}'`)}`);
+    expect(JSON.stringify(rows)).not.toContain("41111");
+  });
 });

@@ -1,5 +1,4 @@
 import { isOneOf } from "../../definition/checks";
-import { cutText, MAX_TASK_REASON_LENGTH } from "../../limits";
 import type { JsonObject, JsonValue, TaskExecution } from "../../model";
 import type { TaskTypeModule, WorkflowEnding } from "../task-type";
 
@@ -25,12 +24,13 @@ function terminationOutput(workflowOutput: JsonValue | undefined): JsonObject {
 }
 
 /**
- * The workflow's `reasonForIncompletion`: `terminationReason` (cut as a reason given from outside is, since the
- * workflow's row keeps it beside its input and output), else Conductor's default naming the status and the task.
+ * The workflow's `reasonForIncompletion`: `terminationReason`, else Conductor's default naming the status and the task.
+ * Uncut: the decider scrubs it of the task's masked input values (it may have been written from one) and then cuts it
+ * as a reason given from outside is, since the workflow's row keeps it beside its input and output.
  */
 function terminationReason(given: JsonValue | undefined, status: string, taskId: string): string {
   const text = typeof given === "string" ? given : given === undefined || given === null ? "" : JSON.stringify(given);
-  return text.trim() === "" ? `Workflow is ${status} by TERMINATE task: ${taskId}` : cutText(text, MAX_TASK_REASON_LENGTH);
+  return text.trim() === "" ? `Workflow is ${status} by TERMINATE task: ${taskId}` : text;
 }
 
 /**
