@@ -2768,8 +2768,9 @@ function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given
   // Most executions keep no schema: nothing to look up as they complete.
   const schemaFailure = state.definition.schemas === undefined ? undefined : workflowOutputSchemaFailure(state.definition, output);
   if (schemaFailure !== undefined) {
-    // The output is kept, for whoever looks into the failure.
-    endWorkflow(draft, "FAILED", schemaFailure, env, effects, { output });
+    // The output is kept, for whoever looks into the failure. The reason may quote a masked value of it ("output.card:
+    // 4111111111 is greater than 1."), which the output shows as ***.
+    endWorkflow(draft, "FAILED", reasonMaskedOf(schemaFailure, maskedOutputValues(output, state)), env, effects, { output });
     return;
   }
   draft.patch({ status: "COMPLETED", output, endTime: env.now, updateTime: env.now });

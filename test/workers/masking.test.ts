@@ -221,4 +221,18 @@ describe("masked parameters", () => {
     const rows = await apiOk<JsonObject>("GET", `/api/workflow/search?query=${encodeURIComponent(`workflowId = '${stopped.workflowId as string}'`)}`);
     expect(JSON.stringify(rows)).not.toContain("41111");
   });
+
+  it("a workflow whose output its outputSchema refuses shows *** for a masked value of the output the refusal quotes", async () => {
+    await apiOk("POST", "/api/schema", { name: "mask_wf_out", data: { type: "object", properties: { card: { type: "number", maximum: 1 } } } });
+    await register({
+      name: "mask_output_schema_flow",
+      maskedFields: ["card"],
+      outputSchema: { name: "mask_wf_out" },
+      tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP" }],
+      outputParameters: { card: "${workflow.input.card}" },
+    });
+    const refused = await waitFor(await startWorkflow("mask_output_schema_flow", { card: 4111111111111111 }), ["FAILED"]);
+    expect(refused.reasonForIncompletion).toMatch(/^The workflow's output does not match its schema mask_wf_out: output\.card: \*\*\* /);
+    expect(JSON.stringify(refused)).not.toContain("41111");
+  });
 });
