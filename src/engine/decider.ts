@@ -818,7 +818,11 @@ function withOwnReasonMasked(state: WorkflowExecution, task: TaskExecution, fiel
  */
 function withReasonsMasked(execution: WorkflowExecution, started: TaskStart): TaskStart {
   if (started.task.reasonForIncompletion === undefined) return started;
-  const task = withReasonMasked(started.task, execution);
+  const masked = withReasonMasked(started.task, execution);
+  // Cut once scrubbed, when the task type asks: a value split at the cut would leave a start no rule knows.
+  const cut = started.reasonCut;
+  const reason = masked.reasonForIncompletion;
+  const task = cut === undefined || reason === undefined || reason.length <= cut ? masked : { ...masked, reasonForIncompletion: cutText(reason, cut) };
   return task === started.task ? started : { ...started, task };
 }
 

@@ -18,7 +18,7 @@ const MIN_REPLACED_LENGTH = 4;
  * The longest reason scrubbed: one longer (a script error that dumps its input) is cut to this first, ending
  * {@link CUT_MARK}, so that a start of a masked value at the cut is masked as jq's cut operands are. Scrubbing costs
  * the reason's length plus the masked values' (linear: see suffix-automaton.ts), but holds automata of the reason,
- * a few states and a map of transitions per character; what is kept of a reason is cut to 500 characters after.
+ * a few states and a map of transitions per character (an uncut 318 KB reason took 0.6 s).
  */
 export const MAX_SCRUBBED_REASON_LENGTH = 4_096;
 

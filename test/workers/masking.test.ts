@@ -235,4 +235,24 @@ describe("masked parameters", () => {
     expect(refused.reasonForIncompletion).toMatch(/^The workflow's output does not match its schema mask_wf_out: output\.card: \*\*\* /);
     expect(JSON.stringify(refused)).not.toContain("41111");
   });
+
+  it("a WHILE whose loopCondition fails at its start quoting a masked value at the 500 characters' cut shows no start of it", async () => {
+    // "The loopCondition could not be evaluated: Error: " and 440 x's: the token straddles the 500th character.
+    await register({
+      name: "mask_while_cut_flow",
+      tasks: [
+        {
+          name: "loop",
+          taskReferenceName: "loop",
+          type: "WHILE",
+          inputParameters: { token: "${workflow.input._secrets.token}" },
+          loopCondition: "(function () { throw new Error('x'.repeat(440) + $.token) })()",
+          loopOver: [{ name: "noop", taskReferenceName: "noop", type: "NOOP" }],
+        },
+      ],
+    });
+    const loop = await waitFor(await startWorkflow("mask_while_cut_flow", { _secrets: { token: "zq7token-of-mine" } }), ["FAILED"]);
+    expect(loop.tasks[0]!.reasonForIncompletion).toMatch(/x\*\*\*$/);
+    expect(JSON.stringify(loop)).not.toContain("zq7to");
+  });
 });

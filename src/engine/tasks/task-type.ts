@@ -20,6 +20,11 @@ export interface TaskStart {
   definition?: WorkflowDef;
   /** Lines for the task's log, written with this start (an INLINE script's console): see the `taskLog` effect. */
   logs?: ScriptLogs;
+  /**
+   * The most characters of the task's reason kept, when it is to be cut: the decider cuts it after scrubbing it of the
+   * task's masked input values (masked-reason.ts), so that a value split at the cut leaves no start that no rule knows.
+   */
+  reasonCut?: number;
 }
 
 /** How a task asks its workflow to end (TERMINATE). */

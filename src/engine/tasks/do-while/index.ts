@@ -12,7 +12,7 @@
  */
 import type { DecideEnv } from "../../config";
 import { describeValue } from "../../definition/checks";
-import { cutText, MAX_TASK_REASON_LENGTH } from "../../limits";
+import { MAX_TASK_REASON_LENGTH } from "../../limits";
 import type { JsonObject, JsonValue, TaskExecution, WorkflowTaskDef } from "../../model";
 import { setOwn } from "../../own-property";
 import { evaluateWith, type ScriptRunner } from "../../scripts";
@@ -100,8 +100,8 @@ export const whileTask: TaskTypeModule = {
     const ended = { ...started.task, endTime: env.now };
     if (!outcome.ok) {
       const { iteration: _none, ...unstarted } = ended;
-      const reason = cutText(`The loopCondition could not be evaluated: ${outcome.error}`, MAX_TASK_REASON_LENGTH);
-      return { task: { ...unstarted, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason, outputData: {} }, dispatch: false };
+      const reason = `The loopCondition could not be evaluated: ${outcome.error}`;
+      return { task: { ...unstarted, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason, outputData: {} }, dispatch: false, reasonCut: MAX_TASK_REASON_LENGTH };
     }
     if (!holds(outcome.value)) return { task: { ...ended, status: "COMPLETED", iteration: 0, outputData: output }, dispatch: false };
     return started;

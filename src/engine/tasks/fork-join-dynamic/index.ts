@@ -22,7 +22,7 @@ import { describeValue, isNonEmptyString, isRecord, type UnknownRecord } from ".
 import { validateForkedTasks } from "../../definition/validate";
 import { environmentVariablesOf } from "../../environment";
 import { referencedEnvironmentVariables, referencedSecrets } from "../../expressions";
-import { cutText, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, oversize } from "../../limits";
+import { MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, oversize } from "../../limits";
 import { isLoopType, type DynamicFork, type JsonObject, type JsonValue, type TaskExecution, type TaskType, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../model";
 import { flattenTasks, planOf } from "../../plan";
 import type { TaskTypeModule } from "../task-type";
@@ -40,8 +40,8 @@ export const forkJoinDynamicTask: TaskTypeModule = {
     const times = { startTime: env.now, endTime: env.now, updateTime: env.now };
     const forked = recordable(tasksToFork(definition, task, execution.definition), definition, task, execution.definition);
     if (!forked.ok) {
-      const reasonForIncompletion = cutText(`Tasks could not be forked: ${forked.reason}`, MAX_TASK_REASON_LENGTH);
-      return { task: { ...task, ...times, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion }, dispatch: false };
+      const reasonForIncompletion = `Tasks could not be forked: ${forked.reason}`;
+      return { task: { ...task, ...times, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion }, dispatch: false, reasonCut: MAX_TASK_REASON_LENGTH };
     }
     // Conductor's fork shows what it forked in its input: the reference names, and the tasks themselves (its UI draws
     // the branches from them), these while they are small beside the input. The forked tasks become steps of the plan
