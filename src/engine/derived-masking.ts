@@ -79,6 +79,48 @@ function maskedString(parts: readonly TemplatePart[], sensitive: readonly boolea
     .join("");
 }
 
+/**
+ * The values the parts of `template` that read a value under one of `keys` gave, where a string template wrote them into
+ * text (`"SSN ${workflow.input.ssn} on file"`): each such part's own value, as the literal text places it beyond doubt
+ * (the whole text when it does not, as {@link withDerivedMasked} shows it). A failure reason may quote the value alone,
+ * and only the template tells where it lies in the text: the shown text's `***`s may not (literal `***`, or a `*` beside
+ * one, `"a*${…}"` showing `a****`). None where a whole value is masked (that is seen in the shown value itself).
+ */
+export function templateMaskedParts(template: JsonValue, resolved: JsonValue, keys: ReadonlySet<string>): string[] {
+  const parts = new Set<string>();
+  collectMaskedParts(template, resolved, keys, parts);
+  return [...parts];
+}
+
+function collectMaskedParts(template: JsonValue, resolved: JsonValue, keys: ReadonlySet<string>, into: Set<string>): void {
+  if (typeof template === "string") {
+    if (typeof resolved !== "string" || !template.includes("${")) return;
+    const parts = partsOf(template);
+    if (parts === undefined || parts.length === 1) return;
+    const sensitive = parts.map((part) => part.kind === "expression" && readsKeys(part.expression, keys));
+    if (!sensitive.includes(true)) return;
+    const values = placedValues(parts, resolved);
+    if (values === undefined) {
+      into.add(resolved);
+      return;
+    }
+    let next = 0;
+    parts.forEach((part, index) => {
+      if (part.kind === "text") return;
+      const value = values[next++]!;
+      if (sensitive[index]) into.add(value);
+    });
+    return;
+  }
+  if (template === null || typeof template !== "object" || resolved === null || typeof resolved !== "object") return;
+  if (Array.isArray(template)) {
+    if (Array.isArray(resolved)) template.forEach((item, index) => index < resolved.length && collectMaskedParts(item, resolved[index]!, keys, into));
+    return;
+  }
+  if (Array.isArray(resolved)) return;
+  for (const key of Object.keys(template)) if (Object.hasOwn(resolved, key)) collectMaskedParts(template[key]!, resolved[key]!, keys, into);
+}
+
 /** Whether a template string anywhere in `template` has a part that reads a value under one of `keys`. */
 export function templateReadsKeys(template: JsonValue, keys: ReadonlySet<string>): boolean {
   if (typeof template === "string") return template.includes("${") && (partsOf(template) ?? []).some((part) => part.kind === "expression" && readsKeys(part.expression, keys));

@@ -9,6 +9,9 @@ import { MASKED_SECRET } from "./evaluation";
 import { masked, maskedKeysOf } from "./masking";
 import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution } from "./model";
 import { longestMarkedEnding, lengthsFoundIn, SEPARATOR, SuffixAutomaton, unitsOf } from "./suffix-automaton";
+import { templateMaskedParts } from "./derived-masking";
+import { instanceTask } from "./plan";
+import { taskInputTemplate } from "./tasks/registry";
 import { shownTaskInput, type TaskInputOf } from "./view";
 
 /** The shortest value replaced wherever it occurs in a reason: a shorter one would also hit ordinary words. */
@@ -30,7 +33,13 @@ const QUOTED = /'([^'\n]+)'|"([^"\n]+)"/g;
  * cheaply, when nothing in its input is masked (shownTaskInput answers the same object then).
  */
 export function maskedInputValues(task: TaskInputOf, execution: WorkflowExecution): string[] {
-  return maskedTexts(task.inputData, shownTaskInput(task, execution));
+  const shown = shownTaskInput(task, execution);
+  if (shown === task.inputData) return [];
+  const values = maskedTexts(task.inputData, shown);
+  // The parts of a text its template wrote a masked value into ("SSN ***" of "SSN 123-45-6789"): placed by the template.
+  const runsAs = instanceTask(execution.definition, task);
+  const parts = runsAs === undefined ? [] : templateMaskedParts(taskInputTemplate(runsAs), task.inputData, maskedKeysOf(execution.definition));
+  return parts.length === 0 ? values : [...new Set([...values, ...parts])];
 }
 
 /**
@@ -54,7 +63,8 @@ export function maskedValuesRead(task: TaskInputOf, read: JsonObject, execution:
 
 /**
  * The text of the values of `real` that `shown` (`real` as the API shows it, see masking.ts) has as `***`: strings,
- * and numbers as written; none, cheaply, when `shown` is `real` itself (nothing masked).
+ * and numbers as written; none, cheaply, when `shown` is `real` itself (nothing masked). Not the parts of a text shown
+ * with `***` in it (a template wrote a masked value into it): {@link maskedInputValues} takes those from the template.
  */
 export function maskedTexts(real: JsonValue, shown: JsonValue): string[] {
   if (shown === real) return [];
@@ -70,10 +80,6 @@ function collectMasked(real: JsonValue, shown: JsonValue, into: Set<string>): vo
     collectTexts(real, into);
     return;
   }
-  if (typeof real === "string" && typeof shown === "string") {
-    for (const part of maskedParts(real, shown)) into.add(part);
-    return;
-  }
   if (real === null || shown === null || typeof real !== "object" || typeof shown !== "object") return;
   if (Array.isArray(real)) {
     if (!Array.isArray(shown)) return;
@@ -82,29 +88,6 @@ function collectMasked(real: JsonValue, shown: JsonValue, into: Set<string>): vo
   }
   if (Array.isArray(shown)) return;
   for (const key of Object.keys(real)) if (Object.hasOwn(shown, key)) collectMasked(real[key]!, shown[key]!, into);
-}
-
-/**
- * The parts of text `real` that `shown` has as `***`: a template that wrote a masked value into text shows only that
- * part masked ("SSN ***" of "SSN 123-45-6789", see derived-masking.ts). The text around each `***` is placed in `real`
- * in order (derived masking shows a split only when it is the only one); `real` whole when it does not fit, or when a
- * part would be empty (two masked parts side by side), as masking too much is safe. None when `shown` holds no `***`.
- */
-function maskedParts(real: string, shown: string): string[] {
-  if (!shown.includes(MASKED_SECRET)) return [];
-  const pieces = shown.split(MASKED_SECRET);
-  const first = pieces[0]!;
-  if (!real.startsWith(first)) return [real];
-  const parts: string[] = [];
-  let at = first.length;
-  for (let index = 1; index < pieces.length; index++) {
-    const piece = pieces[index]!;
-    const next = index < pieces.length - 1 ? real.indexOf(piece, at) : real.endsWith(piece) && real.length - piece.length >= at ? real.length - piece.length : -1;
-    if (next === -1 || next === at) return [real];
-    parts.push(real.slice(at, next));
-    at = next + piece.length;
-  }
-  return parts;
 }
 
 /** Every string and number (as text) in `value`, at any depth. */

@@ -4,6 +4,7 @@
  * values do not partly overlap; where they do, it masks their union, a superset of what the old one masked.
  */
 import { describe, expect, it } from "vitest";
+import { templateMaskedParts, withDerivedMasked } from "../../src/engine/derived-masking";
 import { maskedTexts, reasonMaskedOf } from "../../src/engine/masked-reason";
 
 const MIN_REPLACED_LENGTH = 4;
@@ -135,13 +136,27 @@ describe("masked-reason's linear scrub", () => {
   });
 });
 
-describe("masked texts of an input", () => {
-  it("takes the parts of a text a template wrote masked values into, or the text whole when they cannot be placed", () => {
-    expect(maskedTexts({ msg: "SSN 123-45-6789 on file" }, { msg: "SSN *** on file" })).toEqual(["123-45-6789"]);
-    expect(maskedTexts({ msg: "a 1234 b 5678" }, { msg: "a *** b ***" })).toEqual(["1234", "5678"]);
-    // Two side by side, or text that does not fit around them: the whole text.
-    expect(maskedTexts({ msg: "12345678" }, { msg: "******" })).toEqual(["12345678"]);
-    expect(maskedTexts({ msg: "x 1234" }, { msg: "y ***" })).toEqual(["x 1234"]);
+describe("masked parts of a text an input's template wrote", () => {
+  const keys = new Set(["v", "w"]);
+  /** What a reason quoting `quoted` shows, scrubbed of the masked values of an input `{msg}` its template `template` resolved to `real`. */
+  const shownReason = (template: string, real: string, quoted: string) =>
+    reasonMaskedOf(`bad: ${quoted}`, [...maskedTexts({ msg: real }, withDerivedMasked({ msg: template }, { msg: real }, keys)), ...templateMaskedParts({ msg: template }, { msg: real }, keys)]);
+
+  it("takes the parts a template wrote masked values into, or the text whole when its literal text does not place them", () => {
+    expect(templateMaskedParts({ msg: "SSN ${workflow.input.v} on file" }, { msg: "SSN 123-45-6789 on file" }, keys)).toEqual(["123-45-6789"]);
+    expect(templateMaskedParts({ msg: "a ${workflow.input.v} b ${workflow.input.w}" }, { msg: "a 1234 b 5678" }, keys)).toEqual(["1234", "5678"]);
+    // Two side by side: the whole text (its input shows *** whole).
+    expect(templateMaskedParts({ msg: "${workflow.input.v}${workflow.input.w}" }, { msg: "12345678" }, keys)).toEqual(["12345678"]);
+    expect(templateMaskedParts({ msg: "${workflow.input.x} and ${workflow.input.y}" }, { msg: "1234 and 5678" }, keys)).toEqual([]);
     expect(maskedTexts({ msg: "same" }, { msg: "same" })).toEqual([]);
+  });
+
+  it("places them by the template, not by the shown text's ***s, which a literal '***' or a '*' beside one misplaced", () => {
+    // "a*${…}" shows "a****": placed from the shown text's first '***', the part was "*secret" and the value stayed shown.
+    expect(withDerivedMasked({ msg: "a*${workflow.input.v}" }, { msg: "a*secret*" }, keys)).toEqual({ msg: "a****" });
+    expect(shownReason("a*${workflow.input.v}", "a*secret*", "secret*")).toBe("bad: ***");
+    // A literal "***" taken for the value's: the parts were "1234" and "5678 ***", and "5678" stayed shown.
+    expect(shownReason("${workflow.input.v} *** x", "1234 5678 *** x", "1234 5678")).toBe("bad: ***");
+    expect(shownReason("SSN ${workflow.input.v} on file", "SSN 123-45-6789 on file", "123-45-6789")).toBe("bad: ***");
   });
 });

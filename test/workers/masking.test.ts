@@ -207,6 +207,19 @@ describe("masked parameters", () => {
     expect(JSON.stringify(failed)).not.toContain("6789");
   });
 
+  it("a script that fails quoting a masked value its input wrote beside a '*' shows *** for it: the template places the value, not the shown ***s", async () => {
+    await register({
+      name: "mask_interpolated_star_flow",
+      maskedFields: ["ssn"],
+      tasks: [{ name: "check", taskReferenceName: "check", type: "INLINE", inputParameters: { msg: "a*${workflow.input.ssn}", expression: "(function () { throw new Error('bad: ' + $.msg.slice(2)) })()" } }],
+    });
+    const failed = await waitFor(await startWorkflow("mask_interpolated_star_flow", { ssn: "secret-7731*" }), ["FAILED"]);
+    // "a*" and "***" show as "a****", whose first "***" is not the value's.
+    expect(failed.tasks[0]!.inputData["msg"]).toBe("a****");
+    expect(failed.tasks[0]!.reasonForIncompletion).toContain("bad: ***");
+    expect(JSON.stringify(failed)).not.toContain("7731");
+  });
+
   it("a TERMINATE whose terminationReason was written from a masked value ends the workflow with *** for it in its reason", async () => {
     await register({
       name: "mask_terminate_flow",
