@@ -6,6 +6,7 @@
  * Here the reason is scrubbed where it is set, so everything that copies it gets the scrubbed text.
  */
 import { MASKED_SECRET } from "./evaluation";
+import { cutText } from "./limits";
 import { masked, maskedKeysOf } from "./masking";
 import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution } from "./model";
 import { longestMarkedEnding, lengthsFoundIn, SEPARATOR, SuffixAutomaton, unitsOf } from "./suffix-automaton";
@@ -108,7 +109,8 @@ function collectTexts(value: JsonValue, into: Set<string>): void {
  */
 export function reasonMaskedOf(whole: string, values: readonly string[]): string {
   if (values.length === 0) return whole;
-  const reason = whole.length > MAX_SCRUBBED_REASON_LENGTH ? whole.slice(0, MAX_SCRUBBED_REASON_LENGTH) + CUT_MARK : whole;
+  // cutText: a cut between the two halves of a surrogate pair would leave half a character, which UTF-8 cannot store.
+  const reason = whole.length > MAX_SCRUBBED_REASON_LENGTH ? cutText(whole, MAX_SCRUBBED_REASON_LENGTH) + CUT_MARK : whole;
   const forms = new Set<string>();
   for (const value of values) {
     if (value.length < MIN_REPLACED_LENGTH) continue;

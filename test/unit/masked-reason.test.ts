@@ -136,6 +136,13 @@ describe("masked-reason's linear scrub", () => {
   });
 });
 
+describe("masked-reason's cut of a long reason", () => {
+  it("cuts a long reason at 4,096 characters without splitting a surrogate pair", () => {
+    const scrubbed = reasonMaskedOf(`${"x".repeat(4_095)}\u{1F600} tail`, ["zzzz"]);
+    expect(scrubbed).toBe(`${"x".repeat(4_095)}...`);
+  });
+});
+
 describe("masked parts of a text an input's template wrote", () => {
   const keys = new Set(["v", "w"]);
   /** What a reason quoting `quoted` shows, scrubbed of the masked values of an input `{msg}` its template `template` resolved to `real`. */
