@@ -239,6 +239,13 @@ describe("FORK_JOIN_DYNAMIC with a list of tasks", () => {
     expect(instance(bad, "fan").reasonForIncompletion).toMatch(/^Tasks could not be forked: Input 'tasks' is invalid: tasks\[0\]\.taskReferenceName/);
   });
 
+  it("cuts a refusal of the tasks its input gives to 500 characters, once scrubbed of masked values", () => {
+    // The refusal names every supported type: longer than 500 characters.
+    const bad = finish(started(tasks, { ...input, tasks: [{ name: "x", taskReferenceName: "x", type: "NO_SUCH_TYPE" }] }).state, "before", 2_000);
+    expect(instance(bad, "fan").reasonForIncompletion).toMatch(/^Tasks could not be forked: Input 'tasks' is invalid: tasks\[0\]\.type: type must be one of/);
+    expect(instance(bad, "fan").reasonForIncompletion).toHaveLength(500);
+  });
+
   it("retries only the forked task that failed, with the input its fork gave it", () => {
     let state = finish(started(tasks, input).state, "before", 2_000);
     state = finish(state, "b", 3_000, "FAILED");

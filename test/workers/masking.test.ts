@@ -259,13 +259,15 @@ describe("masked parameters", () => {
           taskReferenceName: "loop",
           type: "WHILE",
           inputParameters: { token: "${workflow.input._secrets.token}" },
-          loopCondition: "(function () { throw new Error('x'.repeat(440) + $.token) })()",
+          loopCondition: "(function () { throw new Error('x'.repeat(440) + $.token + 'y'.repeat(100)) })()",
           loopOver: [{ name: "noop", taskReferenceName: "noop", type: "NOOP" }],
         },
       ],
     });
     const loop = await waitFor(await startWorkflow("mask_while_cut_flow", { _secrets: { token: "zq7token-of-mine" } }), ["FAILED"]);
-    expect(loop.tasks[0]!.reasonForIncompletion).toMatch(/x\*\*\*$/);
+    // Scrubbed, then cut to 500 characters still: the y's after the token go past it.
+    expect(loop.tasks[0]!.reasonForIncompletion).toMatch(/x\*\*\*y+$/);
+    expect(loop.tasks[0]!.reasonForIncompletion).toHaveLength(500);
     expect(JSON.stringify(loop)).not.toContain("zq7to");
   });
 });
