@@ -102,8 +102,9 @@ function collectTexts(value: JsonValue, into: Set<string>): void {
 /**
  * `reason` with each of `values` (of {@link MIN_REPLACED_LENGTH} characters or more, as written and JSON-escaped) made
  * `***`, the start of one that the message cut short before `...` made `***` (jq shows an operand's JSON cut to 11
- * characters, `string ("abcdefghij...)`, with no closing quote), and each quoted fragment that is part of one of them
- * or had one replaced in it made `'***'`: QuickJS quotes the token it stopped at, which may be only the start of a value (`'abc'` of `abc-def`),
+ * characters, `string ("abcdefghij...)`, with no closing quote), and each quoted fragment that is part of one of them,
+ * shares four characters in a row with one, or had one replaced in it made `'***'`: QuickJS quotes the token it stopped
+ * at, which may be only the start of a value (`'abc'` of `abc-def`) or start before it (`'xabc'`),
  * and replacing whole values cannot catch either. Linear in the reason's length plus the values' total length: each
  * rule reads the values through a suffix automaton of (part of) the reason.
  */
@@ -202,10 +203,11 @@ function cutStartsMasked(text: string, forms: readonly string[]): string {
 }
 
 /**
- * `text` with each quoted fragment made `***` whole that is part of one of `values` or that holds `***` (one a shorter
- * value was replaced in, `'***_key'` of a token 'admin_key' and a value "admin", is no longer text a value holds, yet
- * what is left of it may be part of a longer one). The fragments, apart, make one automaton, and each value is read
- * through it once.
+ * `text` with each quoted fragment made `***` whole that is part of one of `values`, shares {@link MIN_REPLACED_LENGTH}
+ * characters in a row with one (a token that starts before the value, `'xzq7token'` of a script that glued "x" to a
+ * value "zq7token-of-mine", is neither part of it nor holds it whole), or that holds `***` (one a shorter value was
+ * replaced in, `'***_key'` of a token 'admin_key' and a value "admin", is no longer text a value holds, yet what is left
+ * of it may be part of a longer one). The fragments, apart, make one automaton, and each value is read through it once.
  */
 function quotedPartsMasked(text: string, values: readonly string[]): string {
   const looked: string[] = [];
@@ -213,21 +215,38 @@ function quotedPartsMasked(text: string, values: readonly string[]): string {
     const fragment = single ?? double ?? "";
     if (!fragment.includes(MASKED_SECRET)) looked.push(fragment);
   }
-  const isPartOfValue = partsOfValues(looked, values);
+  const sharesWithValue = sharingWithValues(looked, values);
   return text.replace(QUOTED, (quoted: string, single: string | undefined, double: string | undefined) => {
     const fragment = single ?? double ?? "";
     if (fragment === MASKED_SECRET) return quoted;
-    if (!fragment.includes(MASKED_SECRET) && !isPartOfValue(fragment)) return quoted;
+    if (!fragment.includes(MASKED_SECRET) && !sharesWithValue(fragment)) return quoted;
     return single !== undefined ? `'${MASKED_SECRET}'` : `"${MASKED_SECRET}"`;
   });
 }
 
-/** Whether a text of `fragments` is part of one of `values`: none read when there are no fragments. */
-function partsOfValues(fragments: readonly string[], values: readonly string[]): (fragment: string) => boolean {
+/**
+ * Whether a text of `fragments` is part of one of `values` or shares {@link MIN_REPLACED_LENGTH} characters in a row with
+ * one: none read when there are no fragments. For each end in the fragment, the longest of its texts ending there that
+ * a value holds is the nearest state on its links' path that a value reached (see lengthsFoundIn).
+ */
+function sharingWithValues(fragments: readonly string[], values: readonly string[]): (fragment: string) => boolean {
   if (fragments.length === 0) return () => false;
   const automaton = new SuffixAutomaton(separated(fragments));
   const found = lengthsFoundIn(automaton, values);
-  return (fragment) => found[automaton.stateOf(fragment)]! >= fragment.length;
+  const nearest = new Int32Array(automaton.size);
+  for (const state of automaton.byLength()) {
+    const link = automaton.link[state]!;
+    nearest[state] = found[state]! > 0 || link === -1 ? found[state]! : nearest[link]!;
+  }
+  return (fragment) => {
+    let state = 0;
+    for (let at = 0; at < fragment.length; at++) {
+      state = automaton.next[state]!.get(fragment.charCodeAt(at))!;
+      const shared = Math.min(nearest[state]!, at + 1);
+      if (shared >= MIN_REPLACED_LENGTH || shared === fragment.length) return true;
+    }
+    return false;
+  };
 }
 
 /** The code units of `texts`, one after another, each pair apart by a {@link SEPARATOR}. */

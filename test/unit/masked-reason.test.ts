@@ -136,6 +136,17 @@ describe("masked-reason's linear scrub", () => {
   });
 });
 
+describe("masked-reason's quoted fragments", () => {
+  it("masks a quoted fragment that shares four characters in a row with a masked value, as a token that starts before it does", () => {
+    // QuickJS on JSON.parse('x' + token): neither part of the value nor holding it whole.
+    expect(reasonMaskedOf("SyntaxError: unexpected token: 'xzq7token'", ["zq7token-of-mine"])).toBe("SyntaxError: unexpected token: '***'");
+    expect(reasonMaskedOf('bad "ab-zq7t"', ["zq7token-of-mine"])).toBe('bad "***"');
+    // Three in a row is an ordinary word's share: kept, unless the fragment is all part of the value.
+    expect(reasonMaskedOf("token 'xzq7'", ["zq7token-of-mine"])).toBe("token 'xzq7'");
+    expect(reasonMaskedOf("token 'zq7'", ["zq7token-of-mine"])).toBe("token '***'");
+  });
+});
+
 describe("masked-reason's cut of a long reason", () => {
   it("cuts a long reason at 4,096 characters without splitting a surrogate pair", () => {
     const scrubbed = reasonMaskedOf(`${"x".repeat(4_095)}\u{1F600} tail`, ["zzzz"]);

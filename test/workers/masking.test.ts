@@ -194,6 +194,19 @@ describe("masked parameters", () => {
     expect(JSON.stringify(polled)).not.toContain("zq7token");
   });
 
+  it("a script that fails quoting a token that starts before a masked value shows *** for the token, not the value's start", async () => {
+    await register({
+      name: "mask_script_glued_flow",
+      tasks: [
+        { name: "parse", taskReferenceName: "parse", type: "INLINE", inputParameters: { evaluatorType: "javascript", token: "${workflow.input._secrets.token}", expression: "JSON.parse('x' + $.token)" } },
+      ],
+    });
+    const parsed = await waitFor(await startWorkflow("mask_script_glued_flow", { _secrets: { token: "zq7token-of-mine" } }), ["FAILED"]);
+    // QuickJS quotes the token it stopped at, 'xzq7token': neither part of the value nor holding it whole.
+    expect(parsed.tasks[0]!.reasonForIncompletion).toContain("'***'");
+    expect(JSON.stringify(parsed)).not.toContain("zq7t");
+  });
+
   it("a script that fails quoting text its input wrote a masked value into shows *** for that value, as the input shows it", async () => {
     await register({
       name: "mask_interpolated_flow",
