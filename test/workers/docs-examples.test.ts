@@ -521,3 +521,51 @@ describe("the README's worked example", () => {
     });
   });
 });
+
+/** The README's access-control walk-through: Alice's key, then the role that lets her read and manage billing_* executions. */
+const ACCESS_CONTROL = "Authentication and access control";
+
+/** The README's curl of `ACCESS_CONTROL` sending `method path`, in the order printed (the `index`th of them). */
+function accessControlCurl(method: string, path: string, index = 0): CurlCommand {
+  const found = curls.filter((curl) => curl.where.startsWith("README.md") && curl.heading === ACCESS_CONTROL && curl.method === method && curl.path.startsWith(path));
+  const curl = found[index];
+  if (curl === undefined) throw new Error(`README.md, ${ACCESS_CONTROL}: no curl ${method} ${path} (#${index + 1})`);
+  return curl;
+}
+
+describe("the README's access control", () => {
+  it("runs as printed: Alice's new key is refused (403 PERMISSION_DENIED), and once given the role her permissions at workflow:billing_daily are the role's and her direct one", async () => {
+    // The definitions test above sent the README's role and its assignment already; a fresh clone has neither.
+    const reset = await api("PUT", "/api/security/users/alice@example.com/roles", { roles: [], directPermissions: [] });
+    expect(reset.status, await reset.text()).toBe(200);
+    const dropped = await api("DELETE", "/api/security/roles/billing-operators");
+    expect([200, 204, 404], await dropped.text()).toContain(dropped.status);
+    const makeKey = accessControlCurl("POST", "/api/security/users/alice@example.com/api-keys");
+    const made = await SELF.fetch(`https://conductor.test${makeKey.path}`, { method: makeKey.method, headers: makeKey.headers });
+    const key = (await made.json()) as JsonObject;
+    expect(made.ok, `${makeKey.where}: ${made.status} ${JSON.stringify(key)}`).toBe(true);
+    const aliceKey = `${String(key["keyId"])}:${String(key["keySecret"])}`;
+
+    // "→ 403 PERMISSION_DENIED for now: a new user holds no permission until given roles (below)."
+    const list = curls.find((curl) => curl.heading === ACCESS_CONTROL && curl.headers["x-api-key"] === "$ALICE_KEY");
+    if (list === undefined) throw new Error(`README.md, ${ACCESS_CONTROL}: no curl sent with X-API-Key: $ALICE_KEY`);
+    expect(readme).toContain("→ 403 PERMISSION_DENIED for now");
+    const refused = await SELF.fetch(`https://conductor.test${list.path}`, { method: list.method, headers: { ...list.headers, "x-api-key": aliceKey } });
+    expect({ code: refused.status, error: ((await refused.json()) as JsonObject)["error"] }, list.where).toEqual({ code: 403, error: "PERMISSION_DENIED" });
+
+    for (const curl of [accessControlCurl("POST", "/api/security/roles"), accessControlCurl("PUT", "/api/security/users/alice@example.com/roles")]) {
+      const response = await SELF.fetch(`https://conductor.test${curl.path}`, { method: curl.method, headers: curl.headers, body: curl.body ?? null });
+      expect(response.ok, `${curl.where}: ${response.status} ${await response.text()}`).toBe(true);
+    }
+    const issued = await api("POST", "/api/security/token", { keyId: key["keyId"], keySecret: key["keySecret"] }, { "x-api-key": "" });
+    const token = String(((await issued.json()) as JsonObject)["token"]);
+    const ask = accessControlCurl("GET", "/api/security/permissions");
+    expect(ask.headers["x-authorization"], ask.where).toBe("$ALICE_TOKEN");
+    const answer = await SELF.fetch(`https://conductor.test${ask.path}`, { headers: { "x-authorization": token } });
+    const permissions = (await answer.json()) as JsonObject;
+    expect({ code: answer.status, permissions: [...(permissions["permissions"] as string[])].sort() }, `${ask.where}: ${JSON.stringify(permissions)}`).toEqual({
+      code: 200,
+      permissions: ["TASK_EXECUTE", "WORKFLOW_ADMIN", "WORKFLOW_READ"],
+    });
+  });
+});
