@@ -33,21 +33,21 @@ export class KeptActionProgress implements ActionProgress {
     this.#alive = alive;
   }
 
-  taken(handler: string, index: number): ActionRecord | undefined {
-    const record = this.#kept.get(this.#keyOf(handler, index));
+  taken(handler: string, key: string): ActionRecord | undefined {
+    const record = this.#kept.get(this.#keyOf(handler, key));
     return record === undefined ? undefined : (JSON.parse(record) as ActionRecord);
   }
 
-  keep(record: ActionRecord): void {
+  keep(record: ActionRecord, key: string): void {
     if (!this.#alive()) return;
-    const key = this.#keyOf(record.handler, record.index);
+    const metaKey = this.#keyOf(record.handler, key);
     const value = JSON.stringify(record);
-    this.#kept.set(key, value);
+    this.#kept.set(metaKey, value);
     if (this.#written.size === 0) {
-      this.#unwritten.set(key, value);
+      this.#unwritten.set(metaKey, value);
       return;
     }
-    this.#write(key, value);
+    this.#write(metaKey, value);
   }
 
   /** This run failed: what it took is written, so the next run goes on from the first action not taken. */
@@ -66,7 +66,11 @@ export class KeptActionProgress implements ActionProgress {
     this.#written.add(key);
   }
 
-  #keyOf(handler: string, index: number): string {
-    return `${this.#prefix}${handler}\u0000${index}`;
+  /**
+   * The meta key of `handler`'s action keyed `key`: its place for a publication owed before actions were keyed by content
+   * (the key its kept records were written under then, read as they were), `<digest>:<occurrence>` since.
+   */
+  #keyOf(handler: string, key: string): string {
+    return `${this.#prefix}${handler}\u0000${key}`;
   }
 }

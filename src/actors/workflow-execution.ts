@@ -2333,8 +2333,11 @@ export class WorkflowExecution extends DurableObject<Env> {
   /** Writes down, in the decision's transaction, the publication of an ending the status listener owes (if any). */
   #oweStatusPublication(publication: StatusPublication | undefined): void {
     if (publication === undefined) return;
-    this.#statusPublications.push(publication);
-    this.#store.setMeta(STATUS_PUBLICATION_META + publication.messageId, JSON.stringify(publication));
+    // Its actions named by content from its first run on (see EventMessage.actionKeys): an edit of a handler between
+    // two of its runs neither passes a new action over nor takes a taken one again.
+    const owed: StatusPublication = { ...publication, actionKeys: "content" };
+    this.#statusPublications.push(owed);
+    this.#store.setMeta(STATUS_PUBLICATION_META + owed.messageId, JSON.stringify(owed));
   }
 
   /**

@@ -863,4 +863,11 @@ export interface EventMessage {
    * executions) shows their values, as those of `_secrets` and `_masked`, as `***`, as the publishing task shows them.
    */
   maskedFields?: string[];
+  /**
+   * How what the handlers' actions did is named (their kept progress, the ids of the workflows they start, the update
+   * they make to a task): `content`, each by its handler and its content (see `actionKeys` in dispatch/event.ts), which
+   * an edit of the handler between two runs of the publication does not shift. Set when the publication is owed; one
+   * stored without it (owed before the deploy that added it) is named by place, as it was when its first run began.
+   */
+  actionKeys?: "content";
 }

@@ -6,6 +6,7 @@ import { ExecutionStore } from "../../src/actors/execution-store";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { loadScriptRunner } from "../../src/actors/scripts/load";
 import { executionStub } from "../../src/worker/executions";
+import { uuidFromDigest } from "../../src/engine/task-id";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
@@ -650,6 +651,31 @@ describe("what handlers did with each event (Orkes' event executions and message
     expect(message!.payload).not.toContain("123-45-6789");
   });
 
+  it("a message owed from before actions were keyed by content goes on by place: its progress kept by place is read, and what it starts keeps the ids its first run gave", async () => {
+    await register({ name: "evlegacy_started", tasks: [wait("hold")] });
+    await register({ name: "evlegacy_publisher", tasks: [wait("hold")] });
+    const event = "conductor:evlegacy_publisher:announce";
+    const start = (n: string) => ({ action: "start_workflow", start_workflow: { name: "evlegacy_started", input: { n } } });
+    await apiOk("POST", "/api/event", handler("evlegacy_h", event, [start("a"), start("b")]));
+    const publisherId = await startWorkflow("evlegacy_publisher");
+    await waitFor(publisherId, waitingIn("hold"));
+    const messageId = crypto.randomUUID();
+    // As a run before the deploy left it: refused after its first action, whose record it kept by place.
+    const owed = { event, messageId, payload: { workflowInstanceId: publisherId } };
+    const takenBefore = { handler: "evlegacy_h", index: 0, action: "start_workflow", status: "COMPLETED", output: { workflowId: "started-before-the-deploy" } };
+    await runInDurableObject(executionStub(env, publisherId), (_instance, state) => {
+      state.storage.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, `statusPublication:${messageId}`, JSON.stringify(owed));
+      state.storage.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, `eventAction:${messageId}\u0000evlegacy_h\u00000`, JSON.stringify(takenBefore));
+    });
+    await abortAllDurableObjects();
+    await getWorkflow(publisherId);
+    const records = await eventually(() => apiOk<ExecutionJson[]>("GET", "/api/event/execution/evlegacy_h"), (list) => list.length === 2, "the owed message's actions recorded");
+    const byId = Object.fromEntries(records.map((record) => [record.id, record.output["workflowId"]]));
+    const placeId = uuidFromDigest(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${messageId}/evlegacy_h/1`))), 4);
+    expect(byId).toEqual({ [`${messageId}/evlegacy_h/0`]: "started-before-the-deploy", [`${messageId}/evlegacy_h/1`]: placeId });
+    expect((await getWorkflow(placeId)).input).toMatchObject({ n: "b" });
+  });
+
   it("read conditions as Conductor: over the payload with inline JSON text expanded, holding for true or a number above 0 only", async () => {
     await register({ name: "evcond_started", tasks: [wait("hold")] });
     await register({ name: "evcond_publisher", tasks: [eventTask("announce", "conductor:refunds", { msg: "${workflow.input.msg}", state: "FAILED" })] });
@@ -703,5 +729,45 @@ describe("what handlers did with each event (Orkes' event executions and message
     expect(messages[0]!.statusDescription).toBe("no active handler acted on it");
     expect((await apiOk<MessageJson[]>("GET", `/api/event/message/${encodeURIComponent(event)}?from=1`)).map((message) => message.fullPayload["n"])).toEqual([1]);
     expect((await api("GET", `/api/event/message/${encodeURIComponent(event)}?from=-1`)).status).toBe(400);
+  });
+});
+
+// Last in the file: abortAllDurableObjects, which tests above call, hung (vitest-pool-workers) once this test had run.
+describe("EVENT tasks' publications across a handler's edit", () => {
+  it("a handler edited between a run refused partway and the next (an action put before the one taken) runs the new action and not the taken one again: progress and start ids follow each action's content, where by place the new one was passed over and the taken one started a second workflow", async () => {
+    await register({ name: "ev_edit_started", tasks: [wait("hold")] });
+    await register({ name: "ev_edit_publisher", tasks: [eventTask("announce", "conductor:edit")] });
+    const start = (n: string) => ({ action: "start_workflow", start_workflow: { name: "ev_edit_started", input: { n } } });
+    const event = "conductor:ev_edit_publisher:edit";
+    await apiOk("POST", "/api/event", handler("ev_edit", event, [start("a"), start("b")]));
+    // "b" is refused (as a subrequest past the count is) until the handler has been edited; the ids each start asked for, by n.
+    const asked = new Map<string, Set<string>>();
+    let edited = false;
+    let refusedOnce: () => void = () => {};
+    const refused = new Promise<void>((resolve) => (refusedOnce = resolve));
+    const { start: realStart } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.start = async function (this: WorkflowExecution, params: Parameters<WorkflowExecution["start"]>[0]) {
+      const n = params.event === undefined ? undefined : String(params.input?.["n"]);
+      if (n === "b" && !edited) {
+        refusedOnce();
+        throw new Error("Too many subrequests.");
+      }
+      if (n !== undefined) asked.set(n, (asked.get(n) ?? new Set()).add(params.workflowId!));
+      return realStart.call(this, params);
+    };
+    try {
+      const publisherId = await startWorkflow("ev_edit_publisher");
+      await refused;
+      // The operator puts an action before the one taken.
+      await apiOk("PUT", "/api/event", handler("ev_edit", event, [start("c"), start("a"), start("b")]));
+      edited = true;
+      expect((await waitFor(publisherId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+      const records = await eventually(() => apiOk<Array<{ id: string; status: string }>>("GET", "/api/event/execution/ev_edit"), (list) => list.length === 3, "the three actions recorded", 20_000);
+      expect(records.map((record) => record.status)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
+    } finally {
+      WorkflowExecution.prototype.start = realStart;
+    }
+    // One workflow each: "c" started, "a" not started again.
+    expect(Object.fromEntries([...asked].map(([n, ids]) => [n, ids.size]))).toEqual({ a: 1, b: 1, c: 1 });
   });
 });

@@ -4,7 +4,7 @@ import { deliveryKey, type EventMessage, type JsonObject, type JsonValue, type T
 import { masked, maskedKeysWith } from "../../engine/masking";
 import { maskedTexts, reasonMaskedOf } from "../../engine/masked-reason";
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
-import { executionIdPrefix, uuidFromDigest } from "../../engine/task-id";
+import { executionIdPrefix, hexOf, uuidFromDigest } from "../../engine/task-id";
 import { eventName, eventPayload } from "../../engine/tasks/event";
 import { EventHandlerRepository, type EventAction, type EventHandler } from "../../worker/event-handlers";
 import { EventRecordRepository, type ActionRecord, type MessageRecord } from "../../worker/event-executions";
@@ -52,16 +52,49 @@ export function dispatchEvent(execution: WorkflowExecution, task: TaskExecution,
 
 
 /**
- * What a publication taken partway has done, kept by its publisher: each action's record, by handler name and place.
- * Publishing again then goes on from the first action not taken, rather than taking every action again from the first:
- * each publication runs in one invocation, whose subrequests Cloudflare counts (50 D1 queries on Workers Free, see
- * docs/reliability.md), and one refused partway would otherwise be refused at the same place each time, for good.
+ * What a publication taken partway has done, kept by its publisher: each action's record, by handler name and the
+ * action's key (see {@link actionKeys}). Publishing again then goes on from the actions not taken, rather than taking
+ * every action again from the first: each publication runs in one invocation, whose subrequests Cloudflare counts (50 D1
+ * queries on Workers Free, see docs/reliability.md), and one refused partway would otherwise be refused at the same
+ * place each time, for good.
  */
 export interface ActionProgress {
-  /** The record of the action at `index` of `handler`, when it was taken before. */
-  taken(handler: string, index: number): ActionRecord | undefined;
-  /** Keeps the record of an action just taken. */
-  keep(record: ActionRecord): void;
+  /** The record of the action of `handler` keyed `key`, when it was taken before. */
+  taken(handler: string, key: string): ActionRecord | undefined;
+  /** Keeps the record of the action keyed `key`, just taken. */
+  keep(record: ActionRecord, key: string): void;
+}
+
+/**
+ * What names each of `handler`'s actions in a publication: its kept progress, the id of the workflow it starts, the
+ * update it makes to a task. With `byContent` (a publication owed since EventMessage.actionKeys), the digest of the
+ * action's JSON (its keys in order, so the same action written otherwise is the same) and how many equal actions come
+ * before it in the handler: a handler edited between two runs of the publication (an action put in, taken out or moved)
+ * leaves a taken action's key as it was and gives a new one a key of its own, whereas by place the action now at a taken
+ * one's place was passed over and the taken one, moved, was taken again (a second workflow started). An action whose
+ * content was changed is a new action. Without (a publication owed before), its place, as its first run named it.
+ */
+export async function actionKeys(handler: EventHandler, byContent: boolean): Promise<string[]> {
+  if (!byContent) return handler.actions.map((_, index) => String(index));
+  const seen = new Map<string, number>();
+  const keys: string[] = [];
+  for (const action of handler.actions) {
+    const digest = hexOf(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonicalJson(action as unknown as JsonValue))))).slice(0, 32);
+    const occurrence = seen.get(digest) ?? 0;
+    seen.set(digest, occurrence + 1);
+    keys.push(`${digest}:${occurrence}`);
+  }
+  return keys;
+}
+
+/** `value` as JSON with every object's keys in order: the same for the same value however it was written. */
+function canonicalJson(value: JsonValue): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const keys = Object.keys(value)
+    .filter((key) => value[key] !== undefined)
+    .sort();
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key]!)}`).join(",")}}`;
 }
 
 /**
@@ -81,11 +114,14 @@ export async function publishEvent(context: PublishContext, message: EventMessag
   const scrub = (text: string): string => reasonMaskedOf(text, hidden);
   for (const handler of await new EventHandlerRepository(context.env.DB).forEvent(event, true)) {
     const condition = await conditionOutcome(context, handler, payload, scrub);
+    const keys = await actionKeys(handler, message.actionKeys === "content");
     for (const [index, action] of handler.actions.entries()) {
+      const key = keys[index]!;
       const record = { handler: handler.name, index, action: action.action };
-      const taken = progress?.taken(handler.name, index);
+      const taken = progress?.taken(handler.name, key);
       if (taken !== undefined) {
-        records.push(taken);
+        // At its place now: the record's id is made of it, and another action may have the place it was taken at.
+        records.push({ ...taken, index });
         continue;
       }
       if (!condition.holds) {
@@ -93,7 +129,7 @@ export async function publishEvent(context: PublishContext, message: EventMessag
         continue;
       }
       const actionPayload = action.expandInlineJSON ? (expandInlineJson(payload) as JsonObject) : payload;
-      const outcome = await runAction(context.env, baseUrl, action, actionPayload, { event, messageId, handler: handler.name, index });
+      const outcome = await runAction(context.env, baseUrl, action, actionPayload, { event, messageId, handler: handler.name, key });
       let done: ActionRecord;
       if (outcome.done) {
         done = { ...record, status: "COMPLETED", output: outcome.output ?? {} };
@@ -104,7 +140,7 @@ export async function publishEvent(context: PublishContext, message: EventMessag
         done = { ...record, status: "FAILED", statusDescription: why, output: { exception: why } };
       }
       records.push(done);
-      progress?.keep(done);
+      progress?.keep(done, key);
     }
   }
   // After the actions (a repeated publication repeats them harmlessly, and rewrites this record).
@@ -153,12 +189,12 @@ async function conditionOutcome(context: PublishContext, handler: EventHandler, 
   return value === true || (typeof value === "number" && value > 0) ? { holds: true } : { holds: false, why: scrub(`condition is not true (it gave ${JSON.stringify(value) ?? "undefined"}; only true or a number above 0 holds)`) };
 }
 
-/** Where an action comes from: its event, the message (the EVENT task's id), its handler and its place there. */
+/** Where an action comes from: its event, the message (the EVENT task's id), its handler and its key there (see {@link actionKeys}). */
 interface ActionSource {
   event: string;
   messageId: string;
   handler: string;
-  index: number;
+  key: string;
 }
 
 async function runAction(env: Env, baseUrl: string, action: EventAction, payload: JsonObject, source: ActionSource): Promise<ActionOutcome> {
@@ -231,7 +267,7 @@ async function updateTask(env: Env, params: TaskActionParams, status: "COMPLETED
   const { stub } = found;
   // The output replaces the task's (what earlier IN_PROGRESS reports gave it), as Conductor's
   // SimpleActionProcessor.completeTask sets it (`taskModel.setOutputData(replaced)`).
-  const from = { byTask: `event:${source.messageId}/${source.handler}/${source.index}`, replaceOutput: true, ...(status === "FAILED" && reason !== undefined ? { reason } : {}) };
+  const from = { byTask: `event:${source.messageId}/${source.handler}/${source.key}`, replaceOutput: true, ...(status === "FAILED" && reason !== undefined ? { reason } : {}) };
   const updated =
     taskId !== undefined
       ? await stub.updateTask(taskId, status, output, { from, ...(from.reason === undefined ? {} : { reason: from.reason }) })
@@ -277,5 +313,5 @@ function stubOf(env: Env, workflowId: JsonValue | undefined): { stub: ReturnType
 
 /** A UUID derived from the action's source (SHA-256, shaped as version 4), so that the same delivery starts one workflow. */
 async function actionWorkflowId(source: ActionSource): Promise<string> {
-  return uuidFromDigest(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${source.messageId}/${source.handler}/${source.index}`))), 4);
+  return uuidFromDigest(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${source.messageId}/${source.handler}/${source.key}`))), 4);
 }
