@@ -1441,7 +1441,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     // Read by the first call too, not only by a repeat: the repeat goes through a fresh stub, and calls through two stubs
     // are not ordered, so a first call may reach the object after its repeat applied (then, applied blindly, it would
     // find the reference's next task). One lookup by primary key; none while the object has no table of them.
-    const applied = request === undefined ? undefined : this.#appliedByRef(request.id);
+    const applied = request === undefined ? undefined : this.#appliedTaskUpdate(request.id);
     if (applied !== undefined) return applied;
     const options = {
       ...(from === undefined ? {} : { from, ...(from.reason === undefined ? {} : { reason: from.reason }) }),
@@ -1455,7 +1455,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       const secrets = await this.#secretValues(this.#execution!, task);
       // A repeat of this request may have applied it meanwhile (the router lost this call's connection, not the object):
       // answered as that one was, rather than found again, which would find the reference's next task.
-      const appliedMeanwhile = request === undefined ? undefined : this.#appliedByRef(request.id);
+      const appliedMeanwhile = request === undefined ? undefined : this.#appliedTaskUpdate(request.id);
       if (appliedMeanwhile !== undefined) return appliedMeanwhile;
       // Found again after the read, by the same rules: another update may have ended the task meanwhile (its caller
       // then gets the 404 it would have got after that update), or a retry given the reference a new task.
@@ -1470,8 +1470,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     return found;
   }
 
-  /** What an update by reference for request `requestId` answered, when this object applied it (see RepeatableRequest); else undefined. */
-  #appliedByRef(requestId: string): ActorResult<TaskUpdated> | undefined {
+  /** What a task update (by reference or by id) for request `requestId` answered, when this object applied it (see RepeatableRequest); else undefined. */
+  #appliedTaskUpdate(requestId: string): ActorResult<TaskUpdated> | undefined {
     const applied = this.#store.appliedRequest(requestId);
     if (applied === undefined) return undefined;
     const task = applied.taskId === null ? undefined : this.#execution?.tasks.find((candidate) => candidate.taskId === applied.taskId);
@@ -1567,12 +1567,16 @@ export class WorkflowExecution extends DurableObject<Env> {
   /**
    * Completes, fails or updates one task instance by id (a TaskResult: `reason` is its reasonForIncompletion, and
    * `callbackAfterSeconds` delays the next poll of a SIMPLE task reported IN_PROGRESS, which goes back to its queue SCHEDULED).
+   * `request`: the router's request (see {@link RepeatableRequest}), for an update whose late call must be known, not
+   * guessed (the by-id queue update): any call of it that finds the record another left answers with that task and
+   * applies nothing, and one that finds none applies as a first call does (a task no longer pending is refused).
    */
   async updateTask(
     taskId: string,
     status: ExternalTaskStatus,
     output: JsonObject,
     options: TaskUpdateOptions & { lateIsTaken?: true | "endedAlike" } = {},
+    request?: RepeatableRequest,
   ): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
     const execution = this.#execution;
@@ -1583,6 +1587,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     // shown, as an HTTP task's response is; so are its log lines.
     const secrets = reported === undefined ? [] : await this.#secretValues(execution, reported);
     if (!this.#execution) return refused(this.#notFound());
+    // Read by the first call too (see updateTaskByRef), after the await: checked, applied and recorded in one turn.
+    const applied = request === undefined ? undefined : this.#appliedTaskUpdate(request.id);
+    if (applied !== undefined) return applied;
     // A worker's result for a task no longer pending (timed out, canceled with its workflow, or reported before and
     // sent again by a client that did not hear the answer) changes nothing, and is answered as taken, as Conductor
     // answers it: a refusal has the official clients retry it for a minute, then log it as lost.
@@ -1592,7 +1599,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (options.lateIsTaken !== undefined && current !== undefined && !isPending(current) && (options.lateIsTaken === true || mayHaveEndedAs(current.status, status))) {
       return ok(this.#taskUpdated(current));
     }
-    return this.#applyTaskUpdate(taskId, status, output, options, secrets);
+    return this.#recordedIfApplied(request, this.#applyTaskUpdate(taskId, status, output, options, secrets));
   }
 
   /** Applies an update of task `taskId` (see {@link WorkflowExecution.updateTask}) with the values of `secrets` scrubbed, in one synchronous turn. */

@@ -406,7 +406,7 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     expect((await getWorkflow(workflowId)).tasks[0]?.status).toBe("IN_PROGRESS");
   });
 
-  it("a by-id queue update whose status took effect but a reset cut off its answer is made again and answered 200, ending that task alone; resets that keep cutting it off: three calls, then a 503", async () => {
+  it("a by-id queue update whose status took effect but a reset cut off its answer is made again and answered 200, ending that task alone; resets that keep cutting it off: three calls, then a 503, IN_PROGRESS too", async () => {
     await register({ name: "fx_retry_queue_update", tasks: [hold("first"), hold("second")] });
     const workflowId = await startWorkflow("fx_retry_queue_update");
     const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
@@ -425,8 +425,34 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     })).toBe(3);
     expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 10 }, async () => {
       expect((await api("POST", `/api/queue/update/${workflowId}/task/${second}/IN_PROGRESS`, {})).status).toBe(503);
-    })).toBe(1);
+    })).toBe(3);
     expect((await getWorkflow(workflowId)).tasks[1]?.status).toBe("IN_PROGRESS");
+  });
+
+  it("a by-id queue update made again knows whether its own call landed, not guessing from the task's status: a COMPLETED the output schema turned into a terminal failure is 200; one another client's COMPLETED ended first is 409", async () => {
+    await apiOk("POST", "/api/schema", { name: "fx_retry_queue_out", data: { type: "object", required: ["receipt"], properties: { receipt: { type: "string" } } } });
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "fx_retry_queue_checked", ownerEmail: "test@example.com", retryCount: 0, outputSchema: { name: "fx_retry_queue_out" }, enforceSchema: true }]);
+    await register({ name: "fx_retry_queue_schema", tasks: [{ name: "fx_retry_queue_checked", taskReferenceName: "pay", type: "SIMPLE", inputParameters: {} }] });
+    const started = async () => {
+      const workflowId = await startWorkflow("fx_retry_queue_schema");
+      const scheduled = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+      return { workflowId, url: `/api/queue/update/${workflowId}/task/${scheduled.tasks[0]!.taskId}/COMPLETED` };
+    };
+    // The first call landed: its output fails the schema, so the task ended FAILED_WITH_TERMINAL_ERROR, not COMPLETED.
+    const landed = await started();
+    expect(await withFailingCalls(landed.workflowId, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
+      expect((await api("POST", landed.url, { receipt: 42 })).status).toBe(200);
+    })).toBe(2);
+    const failed = await waitFor(landed.workflowId, ["FAILED"]);
+    expect([failed.tasks.length, failed.tasks[0]!.status, failed.tasks[0]!.outputData]).toEqual([1, "FAILED_WITH_TERMINAL_ERROR", { receipt: 42 }]);
+    // The first call did not land; another client's COMPLETED ended the task meanwhile: this update was not applied.
+    const other = await started();
+    const byOther = (args: unknown[]) => [args[0], "COMPLETED", { receipt: "other" }];
+    expect(await withFailingCalls(other.workflowId, "updateTask", { flag: "retryable", times: 1, landWith: byOther }, async () => {
+      expect((await api("POST", other.url, { receipt: "mine" })).status).toBe(409);
+    })).toBe(2);
+    const completed = await waitFor(other.workflowId, ["COMPLETED"]);
+    expect(completed.tasks[0]!.outputData).toEqual({ receipt: "other" });
   });
 
   it("a signal made again after a reset takes as its own only a WAIT it could have ended: one another signal of another status ended is passed over for the next", async () => {

@@ -36,21 +36,16 @@ function queueUpdate(request: IRequest, env: Env) {
 }
 
 /**
- * The update of `POST /api/queue/update/{workflowId}/task/{taskId}/{status}`: a final status is made again on a fresh
- * stub when a reset cuts its call off, as `POST /api/tasks` makes a worker's result again (at most
- * OBJECT_CALL_RETRIES repeats). Only a repeat takes a task it finds ended with that status as its own (lateIsTaken
- * "endedAlike": the cut-off call took), answered 200; the first call still answers 409 for a task no longer pending,
- * as before. IN_PROGRESS is not repeated: a second one would queue the task again.
+ * The update of `POST /api/queue/update/{workflowId}/task/{taskId}/{status}`, any status: made again on a fresh stub
+ * when a reset cuts its call off, with the request's id, as the update by reference is (see repeatableExecutionCall).
+ * A call of a request that landed (its repeat, or the first call reaching the object late) answers 200 and applies
+ * nothing, whatever the task became (a COMPLETED whose output failed the task's output schema ended it
+ * FAILED_WITH_TERMINAL_ERROR); one that did not land applies as the first call does, so a task no longer pending is a
+ * 409 even when another client ended it with the same status: a guess from the task's status was wrong both ways.
  */
 async function queueUpdateById(env: Env, workflowId: string, taskId: string, status: "IN_PROGRESS" | "COMPLETED" | "FAILED", output: JsonObject, reason: string | undefined) {
   const given = reason === undefined ? {} : { reason };
-  if (status === "IN_PROGRESS") return await executionStub(env, workflowId).updateTask(taskId, status, output, given);
-  let repeat = false;
-  return await retryingExecutionCall(env, workflowId, async (stub) => {
-    const options = repeat ? { ...given, lateIsTaken: "endedAlike" as const } : given;
-    repeat = true;
-    return await stub.updateTask(taskId, status, output, options);
-  });
+  return await repeatableExecutionCall(env, workflowId, async (stub, made) => await stub.updateTask(taskId, status, output, given, made));
 }
 
 /**
