@@ -1145,6 +1145,31 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
+   * Merges `variables` into the execution's (the `updateVariables` command) for the router's `request` (see
+   * {@link RepeatableRequest}): any call of it, the first too (it may come after its repeat), that finds the record
+   * another call of it left answers as that one did and applies nothing, and one that finds none applies as a first
+   * call does (an ended execution refuses it). No await: checked, applied and recorded in one synchronous turn, so in
+   * one transaction. A guess from the variables (a repeat finding them holding every value given) answered 200 for an
+   * update refused, and merged again over a key another request had changed in between.
+   */
+  async updateVariables(variables: JsonObject, request?: RepeatableRequest): Promise<ActorResult<null>> {
+    this.#recover();
+    const execution = this.#execution;
+    if (!execution) return refused(this.#notFound());
+    if (request !== undefined && this.#store.appliedRequest(request.id) !== undefined) return ok(null);
+    if (this.#removing) return refused(this.#beingRemoved(execution));
+    if (this.#childResume) return refused(this.#resumingChild(execution, this.#childResume));
+    try {
+      this.#apply({ type: "updateVariables", variables });
+    } catch (error) {
+      return refused(error);
+    }
+    // In the update's synchronous turn, so in its transaction (see ExecutionStore.recordAppliedRequest).
+    if (request !== undefined) this.#store.recordAppliedRequest(request.id, null, Date.now());
+    return ok(null);
+  }
+
+  /**
    * For a command that runs tasks again ({@link ENVIRONMENT_READING_COMMANDS}): the environment variables the
    * definition it will run names (`definition`, a restart's latest or an upgrade's, else the execution's), as they are
    * now in D1; `{}` to drop those kept when it names none. Undefined for any other command, or with no execution.

@@ -82,7 +82,7 @@ import { compactedForkRuns, forkedTaskInput, withoutEndedForks } from "./tasks/f
 import { admissionFields } from "./rate-limit";
 import { taskCacheKey } from "./task-cache";
 import { asksForPlaces, placeId, taskPlaceLimits } from "./task-places";
-import { holdsVariables, mergedVariables, variablesProblem } from "./variables";
+import { mergedVariables, variablesProblem } from "./variables";
 import { pulledOutput, waitsForMessages, type WorkflowMessage } from "./tasks/pull-workflow-messages";
 
 export { EXTERNAL_TASK_STATUSES, type ExternalTaskStatus } from "./model";
@@ -183,10 +183,8 @@ export type ExecutionEvent =
   /**
    * Merges `variables` into a RUNNING or PAUSED execution's variables (Orkes' update of workflow variables): shallow,
    * each given key replaces the one of that name (a null value sets it to null). Tasks scheduled from then on see them.
-   * `repeat`: the same update made again after a reset cut off a call that may have landed: variables already holding
-   * every given value are left as they are, whatever the status (the first call merged them, perhaps before it ended).
    */
-  | { type: "updateVariables"; variables: JsonObject; repeat?: true }
+  | { type: "updateVariables"; variables: JsonObject }
   /** A child workflow started by SUB_WORKFLOW task `taskId` reached a terminal status. */
   | { type: "childFinished"; taskId: string; subWorkflowId: string; status: WorkflowStatus; output: JsonObject; reason?: string }
   /**
@@ -583,8 +581,6 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       return released ? { state: draft.state, effects } : { state, effects };
     }
     case "updateVariables":
-      // A repeat finding its update made changes nothing: answered as the call it repeats was.
-      if (event.repeat === true && holdsVariables(state.variables, event.variables)) return { state, effects };
       // Data only: nothing is scheduled or started by it, so the execution does not advance.
       draft.patch({ variables: updatedVariables(state, event.variables, env), updateTime: env.now });
       return { state: draft.state, effects };

@@ -5,7 +5,6 @@
 import { oversize, oversizeReason, overdeepReason } from "./limits";
 import type { JsonObject } from "./model";
 import { setOwn } from "./own-property";
-import { deepEqual } from "./expressions/values";
 
 /**
  * `current` with `given` merged in, as Orkes' putAll and Conductor's SET_VARIABLE: shallow, each given key replaces
@@ -15,14 +14,6 @@ export function mergedVariables(current: JsonObject, given: JsonObject): JsonObj
   const variables: JsonObject = { ...current };
   for (const [key, value] of Object.entries(given)) setOwn(variables, key, value);
   return variables;
-}
-
-/**
- * Whether `current` already holds every key of `given` with an equal value: merging `given` in would change nothing
- * (an update made again finds what it merged the first time).
- */
-export function holdsVariables(current: JsonObject, given: JsonObject): boolean {
-  return Object.entries(given).every(([key, value]) => Object.hasOwn(current, key) && deepEqual(current[key]!, value));
 }
 
 /**

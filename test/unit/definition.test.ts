@@ -1379,18 +1379,6 @@ describe("workflow variables in the engine", () => {
     expect(refusal(started(), { type: "updateVariables", variables: { deep } }, 2_000).kind).toBe("INVALID");
   });
 
-  it("updateVariables made again (repeat) after its first call landed changes nothing, even once the execution ended; one not made yet is made, or refused as ever", () => {
-    const state = update(started(), { stage: "later", extra: { a: [1] } });
-    const again = decide(state, { type: "updateVariables", variables: { extra: { a: [1] }, stage: "later" }, repeat: true }, env(1_800)).state;
-    expect(again).toBe(state);
-    const done = complete(complete(state, "first", 1_900), "second", 2_000);
-    expect(decide(done, { type: "updateVariables", variables: { stage: "later" }, repeat: true }, env(2_100)).state).toBe(done);
-    // Not made yet (another value, or a key it lacks): merged on a running execution, refused on an ended one.
-    expect(decide(state, { type: "updateVariables", variables: { stage: "other" }, repeat: true }, env(2_100)).state.variables).toMatchObject({ stage: "other" });
-    expect(refusal(done, { type: "updateVariables", variables: { extra: { a: [2] } }, repeat: true }, 2_100).kind).toBe("CONFLICT");
-    expect(refusal(done, { type: "updateVariables", variables: { stage: "later", missing: null }, repeat: true }, 2_100).kind).toBe("CONFLICT");
-  });
-
   it("${workflow.variables.x}: a task scheduled after an update sees the new value; the input of one already scheduled stays", () => {
     const state = started();
     expect(state.tasks[0]!.inputData["seen"]).toBe("initial");

@@ -235,12 +235,20 @@ type ExecutionMethod = (...args: unknown[]) => Promise<unknown>;
  * Makes the next `times` calls of `method` on every execution's object throw what workerd throws to the caller of a
  * call an eviction or a reset cut off (`retryable`), or of an overloaded object (`overloaded`); with `land`, each call
  * runs first (it took effect, its answer was lost). Runs `body`, then puts the method back; answers how many calls
- * of it `body` made. `anyExecution` is an existing execution, to reach the objects' class.
+ * of it `body` made. `anyExecution` is an existing execution, to reach the objects' class. `meanwhile` runs on the
+ * object after what lands and before the throw: another request's change between the call and its repeat.
  */
 async function withFailingCalls(
   anyExecution: string,
   method: string,
-  fault: { flag: "retryable" | "overloaded"; times: number; land?: boolean; landWith?: (args: unknown[]) => unknown[]; seen?: unknown[][] },
+  fault: {
+    flag: "retryable" | "overloaded";
+    times: number;
+    land?: boolean;
+    landWith?: (args: unknown[]) => unknown[];
+    meanwhile?: (instance: WorkflowExecution) => Promise<unknown>;
+    seen?: unknown[][];
+  },
   body: () => Promise<void>,
 ): Promise<number> {
   let calls = 0;
@@ -258,6 +266,7 @@ async function withFailingCalls(
       // landWith: what lands is another request's (these arguments), not this one, which the reset then cuts off.
       if (fault.landWith !== undefined) await original.apply(this, fault.landWith(args));
       else if (fault.land === true) await original.apply(this, args);
+      if (fault.meanwhile !== undefined) await fault.meanwhile(this as WorkflowExecution);
       throw Object.assign(new Error("Durable Object reset because its code was updated."), { [fault.flag]: true });
     };
   });
@@ -481,16 +490,51 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     await register({ name: "fx_retry_variables", tasks: [hold("first")] });
     const workflowId = await startWorkflow("fx_retry_variables");
     await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
-    expect(await withFailingCalls(workflowId, "command", { flag: "retryable", times: 1, land: true }, async () => {
+    expect(await withFailingCalls(workflowId, "updateVariables", { flag: "retryable", times: 1, land: true }, async () => {
       const response = await api("POST", `/api/workflow/${workflowId}/variables`, { stage: "later", list: [1] });
       expect(response.status).toBe(200);
       expect((await response.json()) as JsonObject).toMatchObject({ workflowId, status: "RUNNING", variables: { stage: "later", list: [1] } });
     })).toBe(2);
-    expect(await withFailingCalls(workflowId, "command", { flag: "retryable", times: 10 }, async () => {
+    expect(await withFailingCalls(workflowId, "updateVariables", { flag: "retryable", times: 10 }, async () => {
       expect((await api("POST", `/api/workflow/${workflowId}/variables`, { stage: "never" })).status).toBe(503);
     })).toBe(3);
     const after = await getWorkflow(workflowId);
     expect([after.status, after.variables, after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)]).toEqual(["RUNNING", { stage: "later", list: [1] }, ["first:IN_PROGRESS"]]);
+  });
+
+  it("a variables update made again knows whether its own call landed, not guessing from the variables: one that did not land, on a workflow that ended meanwhile, is 409 though the variables hold its values; one that landed merges nothing again over a key changed in between", async () => {
+    await register({ name: "fx_retry_variables_known", tasks: [hold("first")] });
+    const workflowId = await startWorkflow("fx_retry_variables_known");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/workflow/${workflowId}/variables`, { stage: "later" });
+    // The first call did not land; the workflow was terminated before its repeat: the update was refused.
+    const terminate = (instance: WorkflowExecution) => instance.command({ type: "terminate", reason: "meanwhile" });
+    expect(await withFailingCalls(workflowId, "updateVariables", { flag: "retryable", times: 1, meanwhile: terminate }, async () => {
+      expect((await api("POST", `/api/workflow/${workflowId}/variables`, { stage: "later" })).status).toBe(409);
+    })).toBe(2);
+    expect((await getWorkflow(workflowId)).status).toBe("TERMINATED");
+    // The first call landed, then another request changed its key: the repeat leaves that change.
+    const again = await startWorkflow("fx_retry_variables_known");
+    await waitFor(again, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const theirs = (instance: WorkflowExecution) => instance.updateVariables({ stage: "theirs" });
+    expect(await withFailingCalls(again, "updateVariables", { flag: "retryable", times: 1, land: true, meanwhile: theirs }, async () => {
+      expect((await api("POST", `/api/workflow/${again}/variables`, { stage: "mine", mine: true })).status).toBe(200);
+    })).toBe(3);
+    expect((await getWorkflow(again)).variables).toEqual({ stage: "theirs", mine: true });
+  });
+
+  it("a variables update delivered after its own repeat merges nothing: a key another request changed since stays as that request set it", async () => {
+    await register({ name: "fx_late_variables", tasks: [hold("first")] });
+    const workflowId = await startWorkflow("fx_late_variables");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const seen: unknown[][] = [];
+    expect(await withFailingCalls(workflowId, "updateVariables", { flag: "retryable", times: 1, seen }, async () => {
+      expect((await api("POST", `/api/workflow/${workflowId}/variables`, { stage: "mine" })).status).toBe(200);
+    })).toBe(2);
+    await apiOk("POST", `/api/workflow/${workflowId}/variables`, { stage: "theirs" });
+    const late = await runInDurableObject(executionStub(env, workflowId), (instance: object) => (instance as WorkflowExecution).updateVariables(...(seen[0] as Parameters<WorkflowExecution["updateVariables"]>)));
+    expect(late).toEqual({ ok: true, value: null });
+    expect((await getWorkflow(workflowId)).variables).toEqual({ stage: "theirs" });
   });
 
   it("a worker's final result that took effect is made again and answered as taken; the workflow goes on once", async () => {

@@ -72,19 +72,13 @@ async function workflowJson(env: Env, workflowId: string, includeTasks: boolean)
 }
 
 /**
- * Merges `variables` into the execution's, made again on a fresh stub when a reset cuts the call off (see
- * retryingExecutionCall): merging the same map twice gives the same variables, and nothing else follows from it (no
- * task is scheduled, no listener told), so a 503 only had the client send it again. The repeat is marked: finding the
- * variables already holding what it merges, it changes nothing and is answered as the first call was, even if the
- * execution ended meanwhile (a 409 would say the update was not made).
+ * Merges `variables` into the execution's, made again on a fresh stub when a reset cuts the call off, with the
+ * request's id (see repeatableExecutionCall): a call of a request that landed answers 200 and merges nothing (not
+ * again over a key another request changed in between, nor on an execution that ended since), and one whose first
+ * call did not land is applied, or refused, as that call would have been.
  */
 async function mergeVariables(env: Env, workflowId: string, variables: JsonObject) {
-  let repeat = false;
-  return await retryingExecutionCall(env, workflowId, async (stub) => {
-    const command = repeat ? { type: "updateVariables" as const, variables, repeat: true as const } : { type: "updateVariables" as const, variables };
-    repeat = true;
-    return await stub.command(command);
-  });
+  return await repeatableExecutionCall(env, workflowId, async (stub, made) => await stub.updateVariables(variables, made));
 }
 
 /** The workflows whose executions the caller may find in the index (search and the lookups filter by it). */
