@@ -523,6 +523,26 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     expect((await getWorkflow(again)).variables).toEqual({ stage: "theirs", mine: true });
   });
 
+  it("an update refused where it landed records nothing, so its repeat after a reset is refused the same way: a by-id queue FAILED of a task already COMPLETED is 409, variables too large once merged a 400", async () => {
+    await register({ name: "fx_refused_recorded", tasks: [hold("first"), hold("second")] });
+    const workflowId = await startWorkflow("fx_refused_recorded");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const first = waiting.tasks[0]!.taskId;
+    await apiOk("POST", `/api/queue/update/${workflowId}/task/${first}/COMPLETED`, {});
+    await waitFor(workflowId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
+    // Each call lands (and is refused there), then a reset cuts its answer off: a record of it would make the repeat a 200.
+    expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
+      expect((await api("POST", `/api/queue/update/${workflowId}/task/${first}/FAILED`, {})).status).toBe(409);
+    })).toBe(2);
+    const half = "x".repeat(500 * 1024);
+    await apiOk("POST", `/api/workflow/${workflowId}/variables`, { big: half });
+    expect(await withFailingCalls(workflowId, "updateVariables", { flag: "retryable", times: 1, land: true }, async () => {
+      expect((await api("POST", `/api/workflow/${workflowId}/variables`, { more: half })).status).toBe(400);
+    })).toBe(2);
+    const after = await getWorkflow(workflowId);
+    expect([Object.keys(after.variables ?? {}), after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)]).toEqual([["big"], ["first:COMPLETED", "second:IN_PROGRESS"]]);
+  });
+
   it("a variables update delivered after its own repeat merges nothing: a key another request changed since stays as that request set it", async () => {
     await register({ name: "fx_late_variables", tasks: [hold("first")] });
     const workflowId = await startWorkflow("fx_late_variables");
