@@ -66,6 +66,16 @@ export function mayRepeatRequest(firstCalledAt: number, now: number): boolean {
   return now - firstCalledAt < APPLIED_REQUEST_KEEP_MS - 60_000;
 }
 
+/**
+ * Whether `error` is workerd's answer to a call of RPC method `method` that the object's code does not have: an object
+ * may still run the code before a deploy while the router runs the new one, for seconds to minutes after a deploy, and
+ * for as long as a gradual deployment assigns it the previous version (Cloudflare's Durable Objects known issues, and
+ * gradual deployments with Durable Objects), so a method added since is not there yet.
+ */
+export function isUnimplementedRpcMethod(error: unknown, method: string): boolean {
+  return error instanceof TypeError && error.message.includes(`does not implement "${method}"`);
+}
+
 /** The value of an actor result, or the matching API error. */
 export function unwrap<T>(result: ActorResult<T>): T {
   if (result.ok) return result.value;

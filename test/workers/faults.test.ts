@@ -543,6 +543,29 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     expect([Object.keys(after.variables ?? {}), after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)]).toEqual([["big"], ["first:COMPLETED", "second:IN_PROGRESS"]]);
   });
 
+  it("a variables update reaching an object still on the code before updateVariables (a deploy's first moments, a gradual deployment's old version) merges through that code's command, where it was a 500", async () => {
+    await register({ name: "fx_variables_old_object", tasks: [hold("first")] });
+    const workflowId = await startWorkflow("fx_variables_old_object");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    // The code before has no such method: workerd answers the call with its TypeError ("does not implement").
+    let restore = () => {};
+    await runInDurableObject(executionStub(env, workflowId), (instance: object) => {
+      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
+      const method = prototype["updateVariables"];
+      delete prototype["updateVariables"];
+      restore = () => {
+        prototype["updateVariables"] = method;
+      };
+    });
+    try {
+      const response = await api("POST", `/api/workflow/${workflowId}/variables`, { stage: "later" });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as JsonObject)["variables"]).toEqual({ stage: "later" });
+    } finally {
+      restore();
+    }
+  });
+
   it("a variables update delivered after its own repeat merges nothing: a key another request changed since stays as that request set it", async () => {
     await register({ name: "fx_late_variables", tasks: [hold("first")] });
     const workflowId = await startWorkflow("fx_late_variables");

@@ -5,7 +5,7 @@ import { oversize, oversizeReason } from "../../engine/limits";
 import { TERMINAL_WORKFLOW_STATUSES, type JsonObject, type WorkflowDef, type WorkflowTestPlan } from "../../engine/model";
 import { childPath } from "../../engine/validation-issue";
 import { serviceConfig } from "../config";
-import { executionStub, repeatableExecutionCall, retryingExecutionCall, unwrap } from "../executions";
+import { executionStub, isUnimplementedRpcMethod, repeatableExecutionCall, retryingExecutionCall, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
 import { ApiError, validationError, type ErrorCode } from "../http/errors";
 import {
@@ -75,10 +75,20 @@ async function workflowJson(env: Env, workflowId: string, includeTasks: boolean)
  * Merges `variables` into the execution's, made again on a fresh stub when a reset cuts the call off, with the
  * request's id (see repeatableExecutionCall): a call of a request that landed answers 200 and merges nothing (not
  * again over a key another request changed in between, nor on an execution that ended since), and one whose first
- * call did not land is applied, or refused, as that call would have been.
+ * call did not land is applied, or refused, as that call would have been. An object still on the code before that
+ * method merges through its `command`, as that code did.
  */
 async function mergeVariables(env: Env, workflowId: string, variables: JsonObject) {
-  return await repeatableExecutionCall(env, workflowId, async (stub, made) => await stub.updateVariables(variables, made));
+  return await repeatableExecutionCall(env, workflowId, async (stub, made) => {
+    try {
+      return await stub.updateVariables(variables, made);
+    } catch (error) {
+      // An object still on the code before updateVariables (see isUnimplementedRpcMethod) merges through its command,
+      // as that code did: a repeat there merges again, as before.
+      if (!isUnimplementedRpcMethod(error, "updateVariables")) throw error;
+      return await stub.command({ type: "updateVariables", variables });
+    }
+  });
 }
 
 /** The workflows whose executions the caller may find in the index (search and the lookups filter by it). */
