@@ -236,7 +236,9 @@ type ExecutionMethod = (...args: unknown[]) => Promise<unknown>;
  * call an eviction or a reset cut off (`retryable`), or of an overloaded object (`overloaded`); with `land`, each call
  * runs first (it took effect, its answer was lost). Runs `body`, then puts the method back; answers how many calls
  * of it `body` made. `anyExecution` is an existing execution, to reach the objects' class. `meanwhile` runs on the
- * object after what lands and before the throw: another request's change between the call and its repeat.
+ * object after what lands and before the throw: another request's change between the call and its repeat. A
+ * `meanwhile` that calls `method` itself goes through this replacement: it is counted among the calls (and `seen`), and
+ * fails as they do while within `times`, so give it `times: 1` (each failing call runs it again).
  */
 async function withFailingCalls(
   anyExecution: string,
