@@ -98,7 +98,11 @@ export async function eventually<T>(read: () => Promise<T>, accept: (value: T) =
 /**
  * A gate crossed by polling flags. Not a promise made by the test and resolved inside a Durable Object's request:
  * after that, abortAllDurableObjects() blocks workerd for good (no timer fires, so no test timeout either), and a
- * later test of the file that evicts the objects would hang the run.
+ * later test of the file that evicts the objects would hang the run. Measured (a scratch file, a test then one calling
+ * abortAllDurableObjects() and starting a workflow): with the object resolving the test's promise the abort returned
+ * and every request after it hung until `timeout 180` killed the run; the other direction, an object awaiting a
+ * promise the test made and the test resolving it (lifecycle's remove that waits for a notice), ran green, twice. A
+ * promise made inside the object's request and never resolved (task-workers' lost push) is dropped by the abort.
  */
 export interface Gate {
   /** Marks the gate reached (called where the staged race happens, in an object or the test). */
