@@ -724,6 +724,10 @@ describe("what handlers did with each event (Orkes' event executions and message
       // Truthy in JavaScript, yet no boolean or positive number: Conductor's ScriptEvaluator.toBoolean says false.
       handler("evcond_text", event, start, { condition: "$.state" }),
       handler("evcond_number", event, start, { condition: "$.msg.amount" }),
+      // Conductor evaluates any condition StringUtils.isNotEmpty passes: spaces give no true, so the actions are skipped;
+      // only an empty one means none.
+      handler("evcond_blank", event, start, { condition: "  " }),
+      handler("evcond_empty", event, start, { condition: "" }),
     ]);
     await waitFor(await startWorkflow("evcond_publisher", { msg: JSON.stringify({ type: "refund", amount: 3 }) }), ["COMPLETED", "FAILED"]);
     const statusOf = async (name: string) =>
@@ -731,6 +735,8 @@ describe("what handlers did with each event (Orkes' event executions and message
     expect(await statusOf("evcond_expanded")).toEqual(["COMPLETED"]);
     expect(await statusOf("evcond_text")).toEqual(["SKIPPED"]);
     expect(await statusOf("evcond_number")).toEqual(["COMPLETED"]);
+    expect(await statusOf("evcond_blank")).toEqual(["SKIPPED"]);
+    expect(await statusOf("evcond_empty")).toEqual(["COMPLETED"]);
   });
 
   it("take value-param conditions, as Conductor's ValueParamEvaluator: the payload field the condition names must be true or a number above 0", async () => {

@@ -177,7 +177,8 @@ function shownRecord(record: MessageRecord, maskedFields: readonly string[] | un
  * '{"type": …}'), holding only for `true` or a number above 0 (ScriptEvaluator.toBoolean), not any truthy value.
  */
 async function conditionOutcome(context: PublishContext, handler: EventHandler, payload: JsonObject, scrub: (text: string) => string): Promise<{ holds: true } | { holds: false; why: string }> {
-  if (handler.condition === undefined || handler.condition.trim() === "") return { holds: true };
+  // Only an empty condition is none, as Conductor's StringUtils.isNotEmpty: one of spaces is evaluated, gives no true, and so holds not.
+  if (handler.condition === undefined || handler.condition === "") return { holds: true };
   const evaluatorType = handler.evaluatorType === "value-param" ? "value-param" : "javascript";
   const outcome = evaluateWith(evaluatorType, handler.condition, expandInlineJson(payload) as JsonObject, await context.scripts());
   if (!outcome.ok) {
