@@ -69,7 +69,8 @@ export class EventRecordRepository {
 
   /**
    * Records `message` and its actions at `now` in one batch (a publication repeated after a failure rewrites its rows:
-   * ids are the message's and the action's place), and drops the oldest past {@link MAX_RECORDED_PER_EVENT}.
+   * ids are the message's and the action's place, which a handler edited between the runs may give another action, so
+   * the action is rewritten too), and drops the oldest past {@link MAX_RECORDED_PER_EVENT}.
    */
   async record(message: MessageRecord, now: number): Promise<void> {
     const handled = message.actions.some((action) => action.status !== "SKIPPED");
@@ -84,7 +85,7 @@ export class EventRecordRepository {
         this.#db
           .prepare(
             `INSERT INTO event_executions (id, message_id, handler_name, event, action, status, status_description, output, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-             ON CONFLICT (id) DO UPDATE SET status = excluded.status, status_description = excluded.status_description, output = excluded.output`,
+             ON CONFLICT (id) DO UPDATE SET action = excluded.action, status = excluded.status, status_description = excluded.status_description, output = excluded.output`,
           )
           .bind(`${message.id}/${action.handler}/${action.index}`, message.id, action.handler, message.event, action.action, action.status, action.statusDescription ?? null, JSON.stringify(action.output), now),
       ),

@@ -714,6 +714,32 @@ describe("what handlers did with each event (Orkes' event executions and message
     expect((await getWorkflow(placeId)).input).toMatchObject({ n: "b" });
   });
 
+  it("a publication repeated after its record was written (evicted before it was marked done), its handler edited between, shows each place's new action", async () => {
+    await register({ name: "evredo_started", tasks: [wait("hold")] });
+    await register({ name: "evredo_publisher", tasks: [wait("hold")] });
+    const event = "conductor:evredo_publisher:announce";
+    await apiOk("POST", "/api/event", handler("evredo_h", event, [{ action: "start_workflow", start_workflow: { name: "evredo_started", input: {} } }]));
+    const publisherId = await startWorkflow("evredo_publisher");
+    await waitFor(publisherId, waitingIn("hold"));
+    const messageId = crypto.randomUUID();
+    // The same message owed twice: the second run is the one an eviction after the record's write leaves owed.
+    const publish = async () => {
+      const owed = { event, messageId, payload: { workflowInstanceId: publisherId }, actionKeys: "content" };
+      await runInDurableObject(executionStub(env, publisherId), (_instance, state) => {
+        state.storage.sql.exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, `statusPublication:${messageId}`, JSON.stringify(owed));
+      });
+      await abortAllDurableObjects();
+      await getWorkflow(publisherId);
+    };
+    await publish();
+    await eventually(() => apiOk<ExecutionJson[]>("GET", "/api/event/execution/evredo_h"), (list) => list[0]?.status === "COMPLETED", "the first run's record");
+    // The operator puts another action in the start's place.
+    await apiOk("PUT", "/api/event", handler("evredo_h", event, [{ action: "complete_task", complete_task: { workflowId: "${workflowInstanceId}", taskRefName: "no_such_task" } }]));
+    await publish();
+    const [record] = await eventually(() => apiOk<ExecutionJson[]>("GET", "/api/event/execution/evredo_h"), (list) => list[0]?.status === "FAILED", "the second run's record");
+    expect(record).toMatchObject({ id: `${messageId}/evredo_h/0`, action: "complete_task", status: "FAILED" });
+  });
+
   it("read conditions as Conductor: over the payload with inline JSON text expanded, holding for true or a number above 0 only", async () => {
     await register({ name: "evcond_started", tasks: [wait("hold")] });
     await register({ name: "evcond_publisher", tasks: [eventTask("announce", "conductor:refunds", { msg: "${workflow.input.msg}", state: "FAILED" })] });
