@@ -590,15 +590,6 @@ function needsInterpreters(definition: WorkflowDef): boolean {
 /** The rejection of a storage call not waited for, in an object the runtime is resetting: see `#armAlarm`. */
 function ignoreResetObject(): void {}
 
-/**
- * Whether a task that ended `ended` may have been ended by an update with `status`: the same status, or, for a failure,
- * COMPLETED_WITH_ERRORS (an optional task's). TIMED_OUT, CANCELED and SKIPPED are never an update's.
- */
-function mayHaveEndedAs(ended: TaskExecution["status"], status: ExternalTaskStatus): boolean {
-  if (ended === status) return true;
-  return ended === "COMPLETED_WITH_ERRORS" && (status === "FAILED" || status === "FAILED_WITH_TERMINAL_ERROR");
-}
-
 function ok<T>(value: T): ActorResult<T> {
   return { ok: true, value };
 }
@@ -1593,14 +1584,14 @@ export class WorkflowExecution extends DurableObject<Env> {
    * Completes, fails or updates one task instance by id (a TaskResult: `reason` is its reasonForIncompletion, and
    * `callbackAfterSeconds` delays the next poll of a SIMPLE task reported IN_PROGRESS, which goes back to its queue SCHEDULED).
    * `request`: the router's request (see {@link RepeatableRequest}), for an update whose late call must be known, not
-   * guessed (the by-id queue update): any call of it that finds the record another left answers with that task and
+   * guessed (the by-id queue update, a signal's update of its WAIT): any call of it that finds the record another left answers with that task and
    * applies nothing, and one that finds none applies as a first call does (a task no longer pending is refused).
    */
   async updateTask(
     taskId: string,
     status: ExternalTaskStatus,
     output: JsonObject,
-    options: TaskUpdateOptions & { lateIsTaken?: true | "endedAlike" } = {},
+    options: TaskUpdateOptions & { lateIsTaken?: true } = {},
     request?: RepeatableRequest,
   ): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
@@ -1619,9 +1610,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     // sent again by a client that did not hear the answer) changes nothing, and is answered as taken, as Conductor
     // answers it: a refusal has the official clients retry it for a minute, then log it as lost.
     const current = this.#execution.tasks.find((candidate) => candidate.taskId === taskId);
-    // A signal repeated ("endedAlike") takes as its own only a WAIT that it could have ended: one a timeout, a
-    // cancellation or a signal of another status ended is another's, and the signal goes on to what waits after it.
-    if (options.lateIsTaken !== undefined && current !== undefined && !isPending(current) && (options.lateIsTaken === true || mayHaveEndedAs(current.status, status))) {
+    if (options.lateIsTaken === true && current !== undefined && !isPending(current)) {
       return ok(this.#taskUpdated(current));
     }
     return this.#recordedIfApplied(request, this.#applyTaskUpdate(taskId, status, output, options, secrets));

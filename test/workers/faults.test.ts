@@ -404,7 +404,7 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     expect(after.tasks[0]!.outputData).toEqual({ go: 1 });
   });
 
-  it("a signal's update that resets keep cutting off is made three times in all, as any call safe to repeat, then a 503; an IN_PROGRESS one once", async () => {
+  it("a signal's update that resets keep cutting off is made three times in all, as any call repeated with its request's id, then a 503; an IN_PROGRESS one too", async () => {
     await register({ name: "fx_retry_signal_bounded", tasks: [hold("first")] });
     const workflowId = await startWorkflow("fx_retry_signal_bounded");
     await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
@@ -413,7 +413,7 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     })).toBe(3);
     expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 10 }, async () => {
       expect((await api("POST", `/api/tasks/${workflowId}/IN_PROGRESS/signal`, { go: 1 })).status).toBe(503);
-    })).toBe(1);
+    })).toBe(3);
     expect((await getWorkflow(workflowId)).tasks[0]?.status).toBe("IN_PROGRESS");
   });
 
@@ -466,7 +466,7 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     expect(completed.tasks[0]!.outputData).toEqual({ receipt: "other" });
   });
 
-  it("a signal made again after a reset takes as its own only a WAIT it could have ended: one another signal of another status ended is passed over for the next", async () => {
+  it("a signal made again after a reset whose first call did not land passes over a WAIT another signal of another status ended meanwhile; one whose first call landed is answered as applied", async () => {
     await register({ name: "fx_retry_signal_other", tasks: [{ ...hold("first"), optional: true }, hold("second"), hold("third")] });
     // The reset cut this COMPLETED signal off before it landed; meanwhile a FAILED one ended the (optional) first WAIT.
     const workflowId = await startWorkflow("fx_retry_signal_other");
@@ -478,7 +478,7 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     const after = await waitFor(workflowId, (workflow) => workflow.tasks[2]?.status === "IN_PROGRESS");
     expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["first:COMPLETED_WITH_ERRORS", "second:COMPLETED", "third:IN_PROGRESS"]);
     expect(after.tasks[1]!.outputData).toEqual({ go: 1 });
-    // A FAILED signal whose own update landed finds the optional WAIT COMPLETED_WITH_ERRORS, as it ended it: taken.
+    // A FAILED signal whose own update landed finds its record: answered as applied, the next WAIT left alone.
     const again = await startWorkflow("fx_retry_signal_other");
     await waitFor(again, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
     expect(await withFailingCalls(again, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
@@ -486,6 +486,70 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     })).toBe(2);
     const taken = await waitFor(again, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
     expect(taken.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["first:COMPLETED_WITH_ERRORS", "second:IN_PROGRESS"]);
+  });
+
+  it("a signal made again after a reset knows whether its own update landed, not guessing from the WAIT: one another signal of the same status ended meanwhile is passed over for the next WAIT, not taken as its own", async () => {
+    await register({ name: "fx_retry_signal_same", tasks: [hold("first"), hold("second"), hold("third")] });
+    const workflowId = await startWorkflow("fx_retry_signal_same");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const first = waiting.tasks[0]!.taskId;
+    // The reset cut this COMPLETED signal off before it landed; meanwhile another client's COMPLETED signal ended the
+    // first WAIT (through the replaced method: the first call, that one, the repeat refused, the next WAIT's update).
+    const theirs = (instance: WorkflowExecution) => instance.updateTask(first, "COMPLETED", { by: "other" });
+    expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, meanwhile: theirs }, async () => {
+      expect((await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, { go: 1 })).status).toBe(200);
+    })).toBe(4);
+    const after = await waitFor(workflowId, (workflow) => workflow.tasks[2]?.status === "IN_PROGRESS");
+    expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["first:COMPLETED", "second:COMPLETED", "third:IN_PROGRESS"]);
+    expect([after.tasks[0]!.outputData, after.tasks[1]!.outputData]).toEqual([{ by: "other" }, { go: 1 }]);
+    // The synchronous form, on the last WAIT: another COMPLETED ended it meanwhile, so nothing waits for this signal,
+    // which answers where the workflow stands, at once, as a signal sent a moment later would (not signalTimeout).
+    const third = after.tasks[2]!.taskId;
+    const lastByOther = (instance: WorkflowExecution) => instance.updateTask(third, "COMPLETED", { by: "other" });
+    expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, meanwhile: lastByOther }, async () => {
+      const response = await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal/sync`, { go: 2 });
+      expect(response.status).toBe(200);
+      const answer = (await response.json()) as { targetWorkflowId: string; signalTimeout: boolean };
+      expect([answer.targetWorkflowId, answer.signalTimeout]).toEqual([workflowId, false]);
+    })).toBe(3);
+    const ended = await waitFor(workflowId, ["COMPLETED"]);
+    expect(ended.tasks[2]!.outputData).toEqual({ by: "other" });
+  });
+
+  it("a signal whose first call landed is answered as applied by its repeat, which applies nothing, whatever the WAIT became: a COMPLETED its output schema turned into a failure of an optional WAIT does not complete the next one too", async () => {
+    await apiOk("POST", "/api/schema", { name: "fx_retry_signal_out", data: { type: "object", required: ["receipt"], properties: { receipt: { type: "string" } } } });
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "fx_retry_signal_checked", ownerEmail: "test@example.com", retryCount: 0, outputSchema: { name: "fx_retry_signal_out" }, enforceSchema: true }]);
+    const checked = { name: "fx_retry_signal_checked", taskReferenceName: "checked", type: "WAIT", inputParameters: {}, optional: true };
+    await register({ name: "fx_retry_signal_schema", tasks: [checked, hold("next")] });
+    const workflowId = await startWorkflow("fx_retry_signal_schema");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
+      expect((await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, { receipt: 42 })).status).toBe(200);
+    })).toBe(2);
+    const after = await waitFor(workflowId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
+    expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["checked:COMPLETED_WITH_ERRORS", "next:IN_PROGRESS"]);
+    // An IN_PROGRESS signal whose first call landed is made again too, and answered as applied.
+    expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
+      expect((await api("POST", `/api/tasks/${workflowId}/IN_PROGRESS/signal`, { seen: 1 })).status).toBe(200);
+    })).toBe(2);
+    expect((await getWorkflow(workflowId)).tasks[1]?.status).toBe("IN_PROGRESS");
+  });
+
+  it("a by-id queue update delivered after its own repeat answers as applied and applies nothing: the repeat's record is read by the first call too, which would otherwise be refused (the task ended) or applied again", async () => {
+    await register({ name: "fx_late_by_id", tasks: [{ ...hold("gate"), retryCount: 1 }] });
+    const workflowId = await startWorkflow("fx_late_by_id");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const seen: unknown[][] = [];
+    // The first call does not land before the error; the router's repeat does.
+    expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, seen }, async () => {
+      expect((await api("POST", `/api/queue/update/${workflowId}/task/${waiting.tasks[0]!.taskId}/FAILED`, { why: "down" })).status).toBe(200);
+    })).toBe(2);
+    await waitFor(workflowId, (workflow) => workflow.tasks.length === 2 && workflow.tasks[1]!.status === "IN_PROGRESS");
+    // Then the first call reaches the object after all, with its request's id, not marked as a repeat.
+    const late = await runInDurableObject(executionStub(env, workflowId), (instance: object) => (instance as WorkflowExecution).updateTask(...(seen[0] as Parameters<WorkflowExecution["updateTask"]>)));
+    expect(late).toMatchObject({ ok: true });
+    const after = await getWorkflow(workflowId);
+    expect([after.status, ...after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)]).toEqual(["RUNNING", "gate:FAILED", "gate:IN_PROGRESS"]);
   });
 
   it("a variables update that took effect but a reset cut off its answer is made again and answered 200, merged once; resets that keep cutting it off: three calls, then a 503", async () => {

@@ -8,7 +8,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import type { ExternalTaskStatus, JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
-import { executionStub, retryingExecutionCall, unwrap } from "../executions";
+import { repeatableExecutionCall, retryingExecutionCall, unwrap } from "../executions";
 import { readJsonBody } from "../http/body";
 import { ApiError, fromEngineRefusal } from "../http/errors";
 import { decodedPathParam, integerQuery } from "../http/params";
@@ -49,23 +49,16 @@ async function applySignal(request: IRequest, env: Env, authorize: () => Promise
 }
 
 /**
- * The signal's update of the WAIT `target` names. A final status whose call a reset or eviction cut off is made again
- * on a fresh stub, and a WAIT found ended then as this signal would have ended it is taken as this signal's (its first
- * call landed, its answer was lost), as a worker's final result repeated is: a 503 had the client send the signal again,
- * which completed the WAIT after it. A WAIT ended otherwise (a timeout, a cancellation, a signal of another status) is
- * not this signal's, which goes on to what waits after it, as one sent a moment later would. An IN_PROGRESS one is not
- * made again (it keeps the task pending, so a repeat would apply it twice).
+ * The signal's update of the WAIT `target` names, any status: made again on a fresh stub when a reset cuts its call
+ * off, with the request's id, as a by-id queue update is (see repeatableExecutionCall). A call of an update that landed
+ * (its repeat, or the first call reaching the object late) answers as applied and applies nothing, so the WAIT after it
+ * is not signalled too; one that did not land applies as the first call does, so a WAIT another request ended meanwhile
+ * (another signal of the same status too) is refused and the signal goes on to what waits after it, as one sent a
+ * moment later would. An object on the code before the id (a deploy's first moments) ignores it: its repeat finds the
+ * WAIT ended and goes on past it too.
  */
 async function signalUpdate(env: Env, target: { workflowId: string; taskId: string }, status: ExternalTaskStatus, output: JsonObject) {
-  if (status === "IN_PROGRESS") return await executionStub(env, target.workflowId).updateTask(target.taskId, status, output);
-  // One call and at most OBJECT_CALL_RETRIES repeats in all, as for any call safe to repeat: only a repeat (made after a
-  // reset cut a call off) takes an ended WAIT as its own; the first finds it ended by another, and goes on past it.
-  let repeat = false;
-  return await retryingExecutionCall(env, target.workflowId, async (stub) => {
-    const options = repeat ? { lateIsTaken: "endedAlike" as const } : {};
-    repeat = true;
-    return await stub.updateTask(target.taskId, status, output, options);
-  });
+  return await repeatableExecutionCall(env, target.workflowId, async (stub, made) => await stub.updateTask(target.taskId, status, output, {}, made));
 }
 
 /** How many times a signal looks up the task it updates when each one found was ended meanwhile by another request. */
