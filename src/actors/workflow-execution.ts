@@ -590,6 +590,16 @@ function needsInterpreters(definition: WorkflowDef): boolean {
 /** The rejection of a storage call not waited for, in an object the runtime is resetting: see `#armAlarm`. */
 function ignoreResetObject(): void {}
 
+/**
+ * Whether a task that ended `ended` may have been ended by an update with `status`: the same status, or, for a failure,
+ * COMPLETED_WITH_ERRORS (an optional task's). TIMED_OUT, CANCELED and SKIPPED are never an update's. Only the guess of a
+ * signal's repeat from a router on the code before signals carried their request's id (see updateTask).
+ */
+function mayHaveEndedAs(ended: TaskExecution["status"], status: ExternalTaskStatus): boolean {
+  if (ended === status) return true;
+  return ended === "COMPLETED_WITH_ERRORS" && (status === "FAILED" || status === "FAILED_WITH_TERMINAL_ERROR");
+}
+
 function ok<T>(value: T): ActorResult<T> {
   return { ok: true, value };
 }
@@ -1591,7 +1601,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     taskId: string,
     status: ExternalTaskStatus,
     output: JsonObject,
-    options: TaskUpdateOptions & { lateIsTaken?: true } = {},
+    options: TaskUpdateOptions & { lateIsTaken?: true | "endedAlike" } = {},
     request?: RepeatableRequest,
   ): Promise<ActorResult<TaskUpdated>> {
     this.#recover();
@@ -1610,7 +1620,11 @@ export class WorkflowExecution extends DurableObject<Env> {
     // sent again by a client that did not hear the answer) changes nothing, and is answered as taken, as Conductor
     // answers it: a refusal has the official clients retry it for a minute, then log it as lost.
     const current = this.#execution.tasks.find((candidate) => candidate.taskId === taskId);
-    if (options.lateIsTaken === true && current !== undefined && !isPending(current)) {
+    // "endedAlike" is a signal's repeat guessing: a WAIT found ended with its status taken as its own. The router sends it
+    // for an object on the code before the request's id (which ignores the id); a call with the id knows from the record
+    // read above, so here it is only heeded without one (a router on that older code).
+    const guessed = options.lateIsTaken === "endedAlike" && request === undefined && current !== undefined && mayHaveEndedAs(current.status, status);
+    if (current !== undefined && !isPending(current) && (options.lateIsTaken === true || guessed)) {
       return ok(this.#taskUpdated(current));
     }
     return this.#recordedIfApplied(request, this.#applyTaskUpdate(taskId, status, output, options, secrets));

@@ -535,6 +535,33 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     expect((await getWorkflow(workflowId)).tasks[1]?.status).toBe("IN_PROGRESS");
   });
 
+  it("a signal whose first call landed on an object still on the code before the request's id (which ignores it) is taken by its repeat's guess, as before, not passed over for the next WAIT", async () => {
+    await register({ name: "fx_retry_signal_old_object", tasks: [hold("first"), hold("second")] });
+    const workflowId = await startWorkflow("fx_retry_signal_old_object");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    // The code before takes no request: every call of updateTask is made without it, so nothing is recorded or read.
+    let restore = () => {};
+    await runInDurableObject(executionStub(env, workflowId), (instance: object) => {
+      const prototype = Object.getPrototypeOf(instance) as Record<string, ExecutionMethod>;
+      const method = prototype["updateTask"]!;
+      prototype["updateTask"] = async function (this: unknown, ...args: unknown[]) {
+        return await method.apply(this, args.slice(0, 4));
+      };
+      restore = () => {
+        prototype["updateTask"] = method;
+      };
+    });
+    try {
+      expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
+        expect((await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, { go: 1 })).status).toBe(200);
+      })).toBe(2);
+    } finally {
+      restore();
+    }
+    const after = await waitFor(workflowId, (workflow) => workflow.tasks[1] !== undefined && workflow.tasks[1].status !== "SCHEDULED");
+    expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["first:COMPLETED", "second:IN_PROGRESS"]);
+  });
+
   it("a by-id queue update delivered after its own repeat answers as applied and applies nothing: the repeat's record is read by the first call too, which would otherwise be refused (the task ended) or applied again", async () => {
     await register({ name: "fx_late_by_id", tasks: [{ ...hold("gate"), retryCount: 1 }] });
     const workflowId = await startWorkflow("fx_late_by_id");

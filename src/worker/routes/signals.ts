@@ -54,11 +54,16 @@ async function applySignal(request: IRequest, env: Env, authorize: () => Promise
  * (its repeat, or the first call reaching the object late) answers as applied and applies nothing, so the WAIT after it
  * is not signalled too; one that did not land applies as the first call does, so a WAIT another request ended meanwhile
  * (another signal of the same status too) is refused and the signal goes on to what waits after it, as one sent a
- * moment later would. An object on the code before the id (a deploy's first moments) ignores it: its repeat finds the
- * WAIT ended and goes on past it too.
+ * moment later would. A repeat also says "endedAlike", the guess an object on the code before the id (a deploy's first
+ * moments, a gradual deployment's old version) makes without it, which ignores the id: there a WAIT found ended with
+ * the signal's status is taken as its own, as before, rather than the next one signalled too; the object on this code
+ * ignores the guess for a call with an id.
  */
 async function signalUpdate(env: Env, target: { workflowId: string; taskId: string }, status: ExternalTaskStatus, output: JsonObject) {
-  return await repeatableExecutionCall(env, target.workflowId, async (stub, made) => await stub.updateTask(target.taskId, status, output, {}, made));
+  return await repeatableExecutionCall(env, target.workflowId, async (stub, made) => {
+    const options = made.repeat ? { lateIsTaken: "endedAlike" as const } : {};
+    return await stub.updateTask(target.taskId, status, output, options, made);
+  });
 }
 
 /** How many times a signal looks up the task it updates when each one found was ended meanwhile by another request. */
