@@ -1443,6 +1443,16 @@ export class WorkflowExecution extends DurableObject<Env> {
   // ---- RPC: tasks completed from outside -----------------------------------------------------
 
   /**
+   * True: this object keeps the records of the requests it applied (see {@link RepeatableRequest}). The router asks
+   * before it repeats a call a reset cut off: an object still on code from before the records (a deploy's first
+   * moments, a gradual deployment's previous version) has no such method, ignores the request's id, and would apply a
+   * repeat of a call that landed again (an update by reference on the reference's next task).
+   */
+  keepsAppliedRequests(): boolean {
+    return true;
+  }
+
+  /**
    * Completes, fails or updates the pending task with reference name `taskRefName` (as `taskByRef` finds it).
    * `checkedTaskName`: the task name the caller's permission was checked against (a grant on the task's name, not on
    * the reference name or the workflow), refused unless the instance found here still has it: the latest instance of

@@ -39,21 +39,48 @@ export function retryingExecutionCall<T>(env: Env, workflowId: string, call: (st
  * the reference's next task): each attempt is given the request's one random id, and all but the first are marked as
  * repeats, so that the object, which records the ids it applied in the same transaction as the update, answers any
  * call of one that landed (its repeat, or the first call reaching it late: two stubs are not ordered) as the first
- * would have and applies nothing. No call more on the normal path.
+ * would have and applies nothing. No call more on the normal path; a repeat is made only to an object that keeps the
+ * records (see keepsAppliedRequests).
  */
 export function repeatableExecutionCall<T>(env: Env, workflowId: string, call: (stub: ExecutionStub, request: RepeatableRequest) => Promise<T>): Promise<T> {
   const id = crypto.randomUUID();
   const firstCalledAt = Date.now();
   let repeat = false;
+  let olderObject = false;
+  let cutOff: unknown;
   return retryingObjectCall(
     () => executionStub(env, workflowId),
     async (stub) => {
+      // Only on the failure path: the normal path makes its one call.
+      if (repeat && !(await keepsAppliedRequests(stub))) {
+        olderObject = true;
+        throw cutOff;
+      }
       const request = { id, repeat };
       repeat = true;
-      return await call(stub, request);
+      try {
+        return await call(stub, request);
+      } catch (error) {
+        cutOff = error;
+        throw error;
+      }
     },
-    () => mayRepeatRequest(firstCalledAt, Date.now()),
+    () => !olderObject && mayRepeatRequest(firstCalledAt, Date.now()),
   );
+}
+
+/**
+ * Whether the execution's object keeps the records a repeat relies on: false for an object still on code from before
+ * them (see WorkflowExecution.keepsAppliedRequests), to which a call cut off is not repeated (the caller gets the 503,
+ * as that code's router answered), since that code ignores the request's id and would apply the repeat again.
+ */
+async function keepsAppliedRequests(stub: ExecutionStub): Promise<boolean> {
+  try {
+    return await stub.keepsAppliedRequests();
+  } catch (error) {
+    if (isUnimplementedRpcMethod(error, "keepsAppliedRequests")) return false;
+    throw error;
+  }
 }
 
 /**

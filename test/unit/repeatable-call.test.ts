@@ -5,9 +5,17 @@ import type { RepeatableRequest } from "../../src/actors/workflow-execution";
 
 const workflowId = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b";
 
-/** An env whose execution namespace hands out stubs; the calls themselves are the test's `call`. */
-function fakeEnv(): Env {
-  const namespace = { idFromName: (name: string) => name, get: () => ({}) };
+/**
+ * An env whose execution namespace hands out stubs; the calls themselves are the test's `call`. `keepsRecords`: the
+ * stub's answer to keepsAppliedRequests, which the router asks before a repeat; false stands for an object on code
+ * from before it, which workerd answers with its TypeError.
+ */
+function fakeEnv(keepsRecords = true): Env {
+  const keepsAppliedRequests = async () => {
+    if (keepsRecords) return true;
+    throw new TypeError('The RPC receiver does not implement "keepsAppliedRequests".');
+  };
+  const namespace = { idFromName: (name: string) => name, get: () => ({ keepsAppliedRequests }) };
   return { WORKFLOW_EXECUTION: namespace } as unknown as Env;
 }
 
@@ -42,6 +50,16 @@ describe("repeatableExecutionCall", () => {
       throw resetError();
     });
     await expect(call).rejects.toMatchObject({ retryable: true });
+    expect(seen).toHaveLength(1);
+  });
+
+  it("does not repeat a call to an object still on code from before the records of applied requests: it would apply the repeat again", async () => {
+    const seen: RepeatableRequest[] = [];
+    const call = repeatableExecutionCall(fakeEnv(false), workflowId, async (_stub, request) => {
+      seen.push(request);
+      throw resetError();
+    });
+    await expect(call).rejects.toMatchObject({ retryable: true, message: expect.stringContaining("reset") });
     expect(seen).toHaveLength(1);
   });
 });

@@ -707,6 +707,36 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     }
   });
 
+  it("a by-reference update cut off after it landed on an object still on code from before the records of applied requests (which ignores the request's id) is a 503, not repeated there: the task's retry stays SCHEDULED", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "fx_byref_old_worker", ownerEmail: "test@example.com", retryCount: 1, retryDelaySeconds: 0 }]);
+    await register({ name: "fx_byref_old_object", tasks: [{ name: "fx_byref_old_worker", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
+    const workflowId = await startWorkflow("fx_byref_old_object");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+    // The code before has no keepsAppliedRequests (workerd answers its TypeError) and takes no request's id.
+    let restore = () => {};
+    await runInDurableObject(executionStub(env, workflowId), (instance: object) => {
+      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
+      const [keeps, update] = [prototype["keepsAppliedRequests"], prototype["updateTaskByRef"] as ExecutionMethod];
+      delete prototype["keepsAppliedRequests"];
+      prototype["updateTaskByRef"] = async function (this: unknown, ...args: unknown[]) {
+        return await update.apply(this, args.slice(0, 6));
+      };
+      restore = () => {
+        prototype["keepsAppliedRequests"] = keeps;
+        prototype["updateTaskByRef"] = update;
+      };
+    });
+    try {
+      expect(await withFailingCalls(workflowId, "updateTaskByRef", { flag: "retryable", times: 1, land: true }, async () => {
+        expect((await api("POST", `/api/tasks/${workflowId}/work/FAILED`, { why: "down" })).status).toBe(503);
+      })).toBe(1);
+    } finally {
+      restore();
+    }
+    const after = await waitFor(workflowId, (workflow) => workflow.tasks.length === 2);
+    expect([after.status, ...after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)]).toEqual(["RUNNING", "work:FAILED", "work:SCHEDULED"]);
+  });
+
   it("a by-reference update of a loop's task whose call a reset cut off after it landed is answered 200 and completes that iteration's task alone, not the next one's", async () => {
     await register({ name: "fx_retry_byref_loop", tasks: [{ name: "rounds", taskReferenceName: "rounds", type: "DO_WHILE", inputParameters: {}, loopCondition: "$.rounds.iteration < 3", loopOver: [hold("step")] }] });
     const workflowId = await startWorkflow("fx_retry_byref_loop");
