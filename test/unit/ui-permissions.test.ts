@@ -10,11 +10,12 @@ interface UiApi {
 }
 
 vi.stubGlobal("sessionStorage", { getItem: () => "a-token", setItem: () => {}, removeItem: () => {} });
-let answers: Response[] = [];
+// An answer may be a promise the test settles later: a look-up still on its way.
+let answers: Array<Response | Promise<Response>> = [];
 const asked: string[] = [];
 vi.stubGlobal("fetch", async (path: string) => {
   asked.push(path);
-  return answers.shift() ?? new Response(null, { status: 500 });
+  return await (answers.shift() ?? new Response(null, { status: 500 }));
 });
 const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 
@@ -59,7 +60,46 @@ describe("the UI's permissions look-up", () => {
     expect([...(await permissionsAt("workflow:orders"))]).toEqual(["WORKFLOW_READ"]);
     vi.advanceTimersByTime(1);
     answers = [json(200, { userId: "ann", scope: "workflow:orders", permissions: ["WORKFLOW_READ", "WORKFLOW_WRITE"] })];
+    // The old answer stands until the new one has arrived.
+    expect([...(await permissionsAt("workflow:orders"))]).toEqual(["WORKFLOW_READ"]);
+    await nextTask();
     expect([...(await permissionsAt("workflow:orders"))]).toEqual(["WORKFLOW_READ", "WORKFLOW_WRITE"]);
     expect(asked).toHaveLength(2);
   });
+
+  it("keeps the old answer while a look-up made again is on its way, and after it fails, so a refresh drawn meanwhile keeps its actions", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const scope = "task:approve";
+    answers = [json(200, { userId: "ann", scope, permissions: ["TASK_EXECUTE"] })];
+    expect([...(await permissionsAt(scope))]).toEqual(["TASK_EXECUTE"]);
+    vi.advanceTimersByTime(HELD_PERMISSIONS_KEPT_MS);
+    let arrive: (answer: Response) => void = () => {};
+    answers = [new Promise<Response>((resolve) => (arrive = resolve))];
+    // The execution page draws its task panel and adds Complete and Fail once this answers: at once, not when the
+    // service has answered (the buttons hidden meanwhile, on every refresh, for as long as the look-up takes).
+    expect(await answeredAtOnce(permissionsAt(scope))).toEqual(["TASK_EXECUTE"]);
+    expect(await answeredAtOnce(permissionsAt(scope))).toEqual(["TASK_EXECUTE"]);
+    arrive(json(503, { error: "UNAVAILABLE", message: "busy" }));
+    await nextTask();
+    // A failed look-up made again leaves what the service said before, asked again after FAILED_PERMISSIONS_KEPT_MS.
+    expect(await answeredAtOnce(permissionsAt(scope))).toEqual(["TASK_EXECUTE"]);
+    expect(asked).toHaveLength(2);
+    vi.advanceTimersByTime(FAILED_PERMISSIONS_KEPT_MS);
+    answers = [json(200, { userId: "ann", scope, permissions: [] })];
+    expect(await answeredAtOnce(permissionsAt(scope))).toEqual(["TASK_EXECUTE"]);
+    await nextTask();
+    expect(await answeredAtOnce(permissionsAt(scope))).toEqual([]);
+    expect(asked).toHaveLength(3);
+  });
 });
+
+/** Lets every answer already on its way (the fake fetch's, the look-up's own steps) arrive: one macrotask later. */
+async function nextTask(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** The permissions `answer` holds if it settles before the next macrotask (a kept answer), else "pending". */
+async function answeredAtOnce(answer: Promise<Set<string>>): Promise<string[] | "pending"> {
+  const settled = await Promise.race([answer, new Promise<"pending">((resolve) => setTimeout(() => resolve("pending"), 0))]);
+  return settled === "pending" ? settled : [...settled];
+}

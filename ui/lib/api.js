@@ -281,40 +281,73 @@ export function permissionsAnywhere() {
 }
 
 /**
- * The permissions `ask` answers, kept under `key` for HELD_PERMISSIONS_KEPT_MS; none while the service cannot say, kept
- * for FAILED_PERMISSIONS_KEPT_MS only.
+ * The keys whose kept answer is what the service said (not a failed look-up's "none"): past its time such an answer
+ * still stands while its scope is asked again, so a page drawn meanwhile (the execution page's task panel, drawn before
+ * its Complete and Fail buttons are added from the answer) does not drop the actions until the new answer arrives.
+ * @type {Set<string>}
+ */
+const heldAnswers = new Set();
+
+/**
+ * The permissions `ask` answers, kept under `key` for HELD_PERMISSIONS_KEPT_MS, then asked again while the old answer
+ * stands until the new one arrives (an answer that fails to come keeps the old one FAILED_PERMISSIONS_KEPT_MS more);
+ * none while the service cannot say, kept for FAILED_PERMISSIONS_KEPT_MS only.
  * @param {string} key
  * @param {() => Promise<string[]>} ask
  */
 function cachedPermissions(key, ask) {
+  const cached = permissionCache.get(key);
   const retryAt = askAgainAt.get(key);
-  if (retryAt !== undefined && Date.now() >= retryAt) {
-    askAgainAt.delete(key);
-    permissionCache.delete(key);
+  if (cached && (retryAt === undefined || Date.now() < retryAt)) return cached;
+  askAgainAt.delete(key);
+  if (cached && heldAnswers.has(key)) {
+    askAgainInBackground(key, ask, cached);
+    return cached;
   }
-  let cached = permissionCache.get(key);
-  if (!cached) {
-    // Unless a login has started over meanwhile (forgetPermissions), and so asks for itself.
-    const keepFor = (/** @type {number} */ ms) => {
-      if (permissionCache.get(key) === asked) askAgainAt.set(key, Date.now() + ms);
-    };
-    /** @type {Promise<Set<string>>} */
-    const asked = ask().then(
-      (permissions) => {
-        keepFor(HELD_PERMISSIONS_KEPT_MS);
-        return new Set(permissions);
-      },
-      () => {
-        keepFor(FAILED_PERMISSIONS_KEPT_MS);
-        return new Set();
-      },
-    );
-    cached = asked;
-    permissionCache.set(key, cached);
-  }
-  return cached;
+  // Unless a login has started over meanwhile (forgetPermissions), and so asks for itself.
+  const keepFor = (/** @type {number} */ ms) => {
+    if (permissionCache.get(key) === asked) askAgainAt.set(key, Date.now() + ms);
+  };
+  /** @type {Promise<Set<string>>} */
+  const asked = ask().then(
+    (permissions) => {
+      if (permissionCache.get(key) === asked) heldAnswers.add(key);
+      keepFor(HELD_PERMISSIONS_KEPT_MS);
+      return new Set(permissions);
+    },
+    () => {
+      keepFor(FAILED_PERMISSIONS_KEPT_MS);
+      return new Set();
+    },
+  );
+  permissionCache.set(key, asked);
+  return asked;
+}
+
+/**
+ * Asks `key`'s permissions again while `kept`, what the service said before, stays the answer: the new answer
+ * replaces it when it arrives; a failure leaves it, asked again after FAILED_PERMISSIONS_KEPT_MS. Nothing is written
+ * when a login has started over meanwhile (forgetPermissions) or another answer has replaced `kept`.
+ * @param {string} key
+ * @param {() => Promise<string[]>} ask
+ * @param {Promise<Set<string>>} kept
+ */
+function askAgainInBackground(key, ask, kept) {
+  // Asked once: until it settles, the key has no time to ask again, so later calls take `kept` as they find it.
+  const stillKept = () => permissionCache.get(key) === kept;
+  ask().then(
+    (permissions) => {
+      if (!stillKept()) return;
+      permissionCache.set(key, Promise.resolve(new Set(permissions)));
+      askAgainAt.set(key, Date.now() + HELD_PERMISSIONS_KEPT_MS);
+    },
+    () => {
+      if (stillKept()) askAgainAt.set(key, Date.now() + FAILED_PERMISSIONS_KEPT_MS);
+    },
+  );
 }
 export function forgetPermissions() {
   permissionCache.clear();
   askAgainAt.clear();
+  heldAnswers.clear();
 }
