@@ -40,9 +40,15 @@ export function retryingExecutionCall<T>(env: Env, workflowId: string, call: (st
  * repeats, so that the object, which records the ids it applied in the same transaction as the update, answers any
  * call of one that landed (its repeat, or the first call reaching it late: two stubs are not ordered) as the first
  * would have and applies nothing. No call more on the normal path; a repeat is made only to an object that keeps the
- * records (see keepsAppliedRequests).
+ * records (see keepsAppliedRequests), unless `repeatsOnOlderCode`: the caller's repeat carries what that code reads
+ * instead of the id (a signal's guess, lateIsTaken "endedAlike"), so it is made there as that code's router made it.
  */
-export function repeatableExecutionCall<T>(env: Env, workflowId: string, call: (stub: ExecutionStub, request: RepeatableRequest) => Promise<T>): Promise<T> {
+export function repeatableExecutionCall<T>(
+  env: Env,
+  workflowId: string,
+  call: (stub: ExecutionStub, request: RepeatableRequest) => Promise<T>,
+  { repeatsOnOlderCode = false }: { repeatsOnOlderCode?: boolean } = {},
+): Promise<T> {
   const id = crypto.randomUUID();
   const firstCalledAt = Date.now();
   let repeat = false;
@@ -52,7 +58,7 @@ export function repeatableExecutionCall<T>(env: Env, workflowId: string, call: (
     () => executionStub(env, workflowId),
     async (stub) => {
       // Only on the failure path: the normal path makes its one call.
-      if (repeat && !(await keepsAppliedRequests(stub))) {
+      if (repeat && !repeatsOnOlderCode && !(await keepsAppliedRequests(stub))) {
         olderObject = true;
         throw cutOff;
       }

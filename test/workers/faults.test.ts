@@ -535,19 +535,22 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     expect((await getWorkflow(workflowId)).tasks[1]?.status).toBe("IN_PROGRESS");
   });
 
-  it("a signal whose first call landed on an object still on the code before the request's id (which ignores it) is taken by its repeat's guess, as before, not passed over for the next WAIT", async () => {
+  it("a signal whose first call landed on an object still on the code before the request's id (which ignores it, and has no keepsAppliedRequests) is taken by its repeat's guess, as before, not passed over for the next WAIT nor left a 503; an IN_PROGRESS one is a 503 there", async () => {
     await register({ name: "fx_retry_signal_old_object", tasks: [hold("first"), hold("second")] });
     const workflowId = await startWorkflow("fx_retry_signal_old_object");
     await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
-    // The code before takes no request: every call of updateTask is made without it, so nothing is recorded or read.
+    // The code before takes no request: every call of updateTask is made without it, so nothing is recorded or read;
+    // nor has it keepsAppliedRequests (workerd answers its TypeError), which the router asks before a repeat.
     let restore = () => {};
     await runInDurableObject(executionStub(env, workflowId), (instance: object) => {
-      const prototype = Object.getPrototypeOf(instance) as Record<string, ExecutionMethod>;
-      const method = prototype["updateTask"]!;
+      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
+      const [keeps, method] = [prototype["keepsAppliedRequests"], prototype["updateTask"] as ExecutionMethod];
+      delete prototype["keepsAppliedRequests"];
       prototype["updateTask"] = async function (this: unknown, ...args: unknown[]) {
         return await method.apply(this, args.slice(0, 4));
       };
       restore = () => {
+        prototype["keepsAppliedRequests"] = keeps;
         prototype["updateTask"] = method;
       };
     });
@@ -555,11 +558,16 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
       expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
         expect((await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, { go: 1 })).status).toBe(200);
       })).toBe(2);
+      const after = await waitFor(workflowId, (workflow) => workflow.tasks[1] !== undefined && workflow.tasks[1].status !== "SCHEDULED");
+      expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["first:COMPLETED", "second:IN_PROGRESS"]);
+      // An IN_PROGRESS one is not repeated there, as that code's router did not repeat it (the WAIT stays pending, so
+      // the repeat would be applied again): the 503.
+      expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
+        expect((await api("POST", `/api/tasks/${workflowId}/IN_PROGRESS/signal`, { seen: 1 })).status).toBe(503);
+      })).toBe(1);
     } finally {
       restore();
     }
-    const after = await waitFor(workflowId, (workflow) => workflow.tasks[1] !== undefined && workflow.tasks[1].status !== "SCHEDULED");
-    expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["first:COMPLETED", "second:IN_PROGRESS"]);
   });
 
   it("a by-id queue update delivered after its own repeat answers as applied and applies nothing: the repeat's record is read by the first call too, which would otherwise be refused (the task ended) or applied again", async () => {
@@ -636,24 +644,33 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     expect([Object.keys(after.variables ?? {}), after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)]).toEqual([["big"], ["first:COMPLETED", "second:IN_PROGRESS"]]);
   });
 
-  it("a variables update reaching an object still on the code before updateVariables (a deploy's first moments, a gradual deployment's old version) merges through that code's command, where it was a 500", async () => {
+  it("a variables update reaching an object still on the code before updateVariables (a deploy's first moments, a gradual deployment's old version) merges through that code's command, where it was a 500, and is made again there when a reset cuts it off", async () => {
     await register({ name: "fx_variables_old_object", tasks: [hold("first")] });
     const workflowId = await startWorkflow("fx_variables_old_object");
     await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
-    // The code before has no such method: workerd answers the call with its TypeError ("does not implement").
+    // The code before has no such method, nor keepsAppliedRequests: workerd answers the call with its TypeError
+    // ("does not implement").
     let restore = () => {};
     await runInDurableObject(executionStub(env, workflowId), (instance: object) => {
       const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
-      const method = prototype["updateVariables"];
+      const [method, keeps] = [prototype["updateVariables"], prototype["keepsAppliedRequests"]];
       delete prototype["updateVariables"];
+      delete prototype["keepsAppliedRequests"];
       restore = () => {
         prototype["updateVariables"] = method;
+        prototype["keepsAppliedRequests"] = keeps;
       };
     });
     try {
       const response = await api("POST", `/api/workflow/${workflowId}/variables`, { stage: "later" });
       expect(response.status).toBe(200);
       expect(((await response.json()) as JsonObject)["variables"]).toEqual({ stage: "later" });
+      // Cut off after it landed, it is made again there, merging the same keys again as that code's router did, not a 503.
+      expect(await withFailingCalls(workflowId, "command", { flag: "retryable", times: 1, land: true }, async () => {
+        const repeated = await api("POST", `/api/workflow/${workflowId}/variables`, { stage: "last" });
+        expect(repeated.status).toBe(200);
+        expect(((await repeated.json()) as JsonObject)["variables"]).toEqual({ stage: "last" });
+      })).toBe(2);
     } finally {
       restore();
     }

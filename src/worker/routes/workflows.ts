@@ -76,7 +76,8 @@ async function workflowJson(env: Env, workflowId: string, includeTasks: boolean)
  * request's id (see repeatableExecutionCall): a call of a request that landed answers 200 and merges nothing (not
  * again over a key another request changed in between, nor on an execution that ended since), and one whose first
  * call did not land is applied, or refused, as that call would have been. An object still on the code before that
- * method merges through its `command`, as that code did.
+ * method merges through its `command`, as that code did, and is repeated there as that code's router repeated it
+ * (`repeatsOnOlderCode`: merging the same keys again, where a 503 would have the client send it again to the same end).
  */
 async function mergeVariables(env: Env, workflowId: string, variables: JsonObject) {
   return await repeatableExecutionCall(env, workflowId, async (stub, made) => {
@@ -88,7 +89,7 @@ async function mergeVariables(env: Env, workflowId: string, variables: JsonObjec
       if (!isUnimplementedRpcMethod(error, "updateVariables")) throw error;
       return await stub.command({ type: "updateVariables", variables });
     }
-  });
+  }, { repeatsOnOlderCode: true });
 }
 
 /** The workflows whose executions the caller may find in the index (search and the lookups filter by it). */
