@@ -1630,7 +1630,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     // sent again by a client that did not hear the answer) changes nothing, and is answered as taken, as Conductor
     // answers it: a refusal has the official clients retry it for a minute, then log it as lost.
     const current = this.#execution.tasks.find((candidate) => candidate.taskId === taskId);
-    // "endedAlike" is a signal's repeat guessing: a WAIT found ended with its status taken as its own. The router sends it
+    // "endedAlike" is a repeat guessing (a signal's, a by-id queue update's): a task found ended with its status taken as its own. The router sends it
     // for an object on the code before the request's id (which ignores the id); a call with the id knows from the record
     // read above, so here it is only heeded without one (a router on that older code).
     const guessed = options.lateIsTaken === "endedAlike" && request === undefined && current !== undefined && mayHaveEndedAs(current.status, status);

@@ -570,6 +570,37 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     }
   });
 
+  it("a by-id queue COMPLETED whose first call landed on an object still on the code before the request's id (no keepsAppliedRequests, the id dropped) is taken by its repeat's guess, 200 as that code's router answered, not a 503; an IN_PROGRESS one is a 503 there", async () => {
+    await register({ name: "fx_by_id_old_object", tasks: [hold("first"), hold("second")] });
+    const workflowId = await startWorkflow("fx_by_id_old_object");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    let restore = () => {};
+    await runInDurableObject(executionStub(env, workflowId), (instance: object) => {
+      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
+      const [keeps, method] = [prototype["keepsAppliedRequests"], prototype["updateTask"] as ExecutionMethod];
+      delete prototype["keepsAppliedRequests"];
+      prototype["updateTask"] = async function (this: unknown, ...args: unknown[]) {
+        return await method.apply(this, args.slice(0, 4));
+      };
+      restore = () => {
+        prototype["keepsAppliedRequests"] = keeps;
+        prototype["updateTask"] = method;
+      };
+    });
+    try {
+      expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
+        expect((await api("POST", `/api/queue/update/${workflowId}/task/${waiting.tasks[0]!.taskId}/COMPLETED`, { go: 1 })).status).toBe(200);
+      })).toBe(2);
+      const after = await waitFor(workflowId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
+      expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["first:COMPLETED", "second:IN_PROGRESS"]);
+      expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
+        expect((await api("POST", `/api/queue/update/${workflowId}/task/${after.tasks[1]!.taskId}/IN_PROGRESS`, { seen: 1 })).status).toBe(503);
+      })).toBe(1);
+    } finally {
+      restore();
+    }
+  });
+
   it("a by-id queue update delivered after its own repeat answers as applied and applies nothing: the repeat's record is read by the first call too, which would otherwise be refused (the task ended) or applied again", async () => {
     await register({ name: "fx_late_by_id", tasks: [{ ...hold("gate"), retryCount: 1 }] });
     const workflowId = await startWorkflow("fx_late_by_id");
