@@ -104,14 +104,17 @@ export async function renderExecution(container, params, context, workflowId = "
   async function load() {
     const next = /** @type {Workflow} */ (await api("GET", `/api/workflow/${encodeURIComponent(workflowId)}?includeTasks=true`));
     if (!context.active()) return;
+    // Asked with every refresh (answered from the look-up's cache, asked again after a while), so that a grant or a
+    // revocation made while the page is open changes the actions offered.
+    const held = await permissionsAt(`workflow:${next.workflowName}`);
+    if (!context.active()) return;
     // Re-rendering an unchanged execution would only take the keyboard focus away from the user. A task held back
     // from polls changes nothing when its hold ends, so which tasks are still held counts as a change too.
-    const seen = `${JSON.stringify(next)} ${next.tasks.filter((task) => heldUntil(task, Date.now()) !== null).map((task) => task.taskId).join(",")}`;
+    const seen = `${JSON.stringify(next)} ${next.tasks.filter((task) => heldUntil(task, Date.now()) !== null).map((task) => task.taskId).join(",")} ${[...held].sort().join(",")}`;
     if (seen === lastSeen) return;
     lastSeen = seen;
-    const firstLoad = workflow === undefined;
     workflow = next;
-    if (firstLoad) permissions = await permissionsAt(`workflow:${next.workflowName}`);
+    permissions = held;
     keepingFocus(container, render);
   }
 
