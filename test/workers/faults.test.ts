@@ -280,6 +280,32 @@ async function withFailingCalls(
   return calls;
 }
 
+/**
+ * Makes the execution's object act as one still on code from before the applied-requests records (a deploy's first
+ * moments, a gradual deployment's previous version): the methods `missing` are not there (workerd answers its
+ * TypeError "does not implement"), and `takesNoRequest.method` drops the request's id, keeping its first `kept`
+ * arguments, as that code ignores an argument it does not know. Returns what undoes it.
+ */
+async function asOlderObject(workflowId: string, missing: string[], takesNoRequest?: { method: string; kept: number }): Promise<() => void> {
+  let restore = () => {};
+  await runInDurableObject(executionStub(env, workflowId), (instance: object) => {
+    const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
+    const changed = takesNoRequest === undefined ? missing : [...missing, takesNoRequest.method];
+    const saved = new Map(changed.map((name) => [name, prototype[name]]));
+    for (const name of missing) delete prototype[name];
+    if (takesNoRequest !== undefined) {
+      const method = saved.get(takesNoRequest.method) as ExecutionMethod;
+      prototype[takesNoRequest.method] = async function (this: unknown, ...args: unknown[]) {
+        return await method.apply(this, args.slice(0, takesNoRequest.kept));
+      };
+    }
+    restore = () => {
+      for (const [name, value] of saved) prototype[name] = value;
+    };
+  });
+  return restore;
+}
+
 describe("a call an object's eviction or reset cut off (workerd's .retryable), or an overloaded object's", () => {
   it("a read is made again and answers; an overloaded object's is a 503 with Retry-After, not repeated", async () => {
     await register({ name: "fx_retry_read", tasks: [hold("hold")] });
@@ -541,19 +567,7 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
     // The code before takes no request: every call of updateTask is made without it, so nothing is recorded or read;
     // nor has it keepsAppliedRequests (workerd answers its TypeError), which the router asks before a repeat.
-    let restore = () => {};
-    await runInDurableObject(executionStub(env, workflowId), (instance: object) => {
-      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
-      const [keeps, method] = [prototype["keepsAppliedRequests"], prototype["updateTask"] as ExecutionMethod];
-      delete prototype["keepsAppliedRequests"];
-      prototype["updateTask"] = async function (this: unknown, ...args: unknown[]) {
-        return await method.apply(this, args.slice(0, 4));
-      };
-      restore = () => {
-        prototype["keepsAppliedRequests"] = keeps;
-        prototype["updateTask"] = method;
-      };
-    });
+    const restore = await asOlderObject(workflowId, ["keepsAppliedRequests"], { method: "updateTask", kept: 4 });
     try {
       expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
         expect((await api("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, { go: 1 })).status).toBe(200);
@@ -574,19 +588,7 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     await register({ name: "fx_by_id_old_object", tasks: [hold("first"), hold("second")] });
     const workflowId = await startWorkflow("fx_by_id_old_object");
     const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
-    let restore = () => {};
-    await runInDurableObject(executionStub(env, workflowId), (instance: object) => {
-      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
-      const [keeps, method] = [prototype["keepsAppliedRequests"], prototype["updateTask"] as ExecutionMethod];
-      delete prototype["keepsAppliedRequests"];
-      prototype["updateTask"] = async function (this: unknown, ...args: unknown[]) {
-        return await method.apply(this, args.slice(0, 4));
-      };
-      restore = () => {
-        prototype["keepsAppliedRequests"] = keeps;
-        prototype["updateTask"] = method;
-      };
-    });
+    const restore = await asOlderObject(workflowId, ["keepsAppliedRequests"], { method: "updateTask", kept: 4 });
     try {
       expect(await withFailingCalls(workflowId, "updateTask", { flag: "retryable", times: 1, land: true }, async () => {
         expect((await api("POST", `/api/queue/update/${workflowId}/task/${waiting.tasks[0]!.taskId}/COMPLETED`, { go: 1 })).status).toBe(200);
@@ -681,17 +683,7 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
     // The code before has no such method, nor keepsAppliedRequests: workerd answers the call with its TypeError
     // ("does not implement").
-    let restore = () => {};
-    await runInDurableObject(executionStub(env, workflowId), (instance: object) => {
-      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
-      const [method, keeps] = [prototype["updateVariables"], prototype["keepsAppliedRequests"]];
-      delete prototype["updateVariables"];
-      delete prototype["keepsAppliedRequests"];
-      restore = () => {
-        prototype["updateVariables"] = method;
-        prototype["keepsAppliedRequests"] = keeps;
-      };
-    });
+    const restore = await asOlderObject(workflowId, ["updateVariables", "keepsAppliedRequests"]);
     try {
       const response = await api("POST", `/api/workflow/${workflowId}/variables`, { stage: "later" });
       expect(response.status).toBe(200);
@@ -761,19 +753,7 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     const workflowId = await startWorkflow("fx_byref_old_object");
     await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
     // The code before has no keepsAppliedRequests (workerd answers its TypeError) and takes no request's id.
-    let restore = () => {};
-    await runInDurableObject(executionStub(env, workflowId), (instance: object) => {
-      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
-      const [keeps, update] = [prototype["keepsAppliedRequests"], prototype["updateTaskByRef"] as ExecutionMethod];
-      delete prototype["keepsAppliedRequests"];
-      prototype["updateTaskByRef"] = async function (this: unknown, ...args: unknown[]) {
-        return await update.apply(this, args.slice(0, 6));
-      };
-      restore = () => {
-        prototype["keepsAppliedRequests"] = keeps;
-        prototype["updateTaskByRef"] = update;
-      };
-    });
+    const restore = await asOlderObject(workflowId, ["keepsAppliedRequests"], { method: "updateTaskByRef", kept: 6 });
     try {
       expect(await withFailingCalls(workflowId, "updateTaskByRef", { flag: "retryable", times: 1, land: true }, async () => {
         expect((await api("POST", `/api/tasks/${workflowId}/work/FAILED`, { why: "down" })).status).toBe(503);
