@@ -103,10 +103,13 @@ export function mayRepeatRequest(firstCalledAt: number, now: number): boolean {
  * Whether `error` is workerd's answer to a call of RPC method `method` that the object's code does not have: an object
  * may still run the code before a deploy while the router runs the new one, for seconds to minutes after a deploy, and
  * for as long as a gradual deployment assigns it the previous version (Cloudflare's Durable Objects known issues, and
- * gradual deployments with Durable Objects), so a method added since is not there yet.
+ * gradual deployments with Durable Objects), so a method added since is not there yet. workerd words it `The RPC
+ * receiver does not implement the method "X".` (worker-rpc.c++); the test pool's wrapper of the object, `The RPC
+ * receiver does not implement "X".`: both are read.
  */
 export function isUnimplementedRpcMethod(error: unknown, method: string): boolean {
-  return error instanceof TypeError && error.message.includes(`does not implement "${method}"`);
+  if (!(error instanceof TypeError)) return false;
+  return error.message.includes(`does not implement the method "${method}"`) || error.message.includes(`does not implement "${method}"`);
 }
 
 /** The value of an actor result, or the matching API error. */

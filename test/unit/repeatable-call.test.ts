@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { repeatableExecutionCall } from "../../src/worker/executions";
+import { isUnimplementedRpcMethod, repeatableExecutionCall } from "../../src/worker/executions";
 import { APPLIED_REQUEST_KEEP_MS } from "../../src/actors/execution-store";
 import type { RepeatableRequest } from "../../src/actors/workflow-execution";
 
@@ -13,7 +13,8 @@ const workflowId = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b";
 function fakeEnv(keepsRecords = true): Env {
   const keepsAppliedRequests = async () => {
     if (keepsRecords) return true;
-    throw new TypeError('The RPC receiver does not implement "keepsAppliedRequests".');
+    // workerd's words (worker-rpc.c++), not the test pool's wrapper's ('does not implement "keepsAppliedRequests"').
+    throw new TypeError('The RPC receiver does not implement the method "keepsAppliedRequests".');
   };
   const namespace = { idFromName: (name: string) => name, get: () => ({ keepsAppliedRequests }) };
   return { WORKFLOW_EXECUTION: namespace } as unknown as Env;
@@ -61,5 +62,12 @@ describe("repeatableExecutionCall", () => {
     });
     await expect(call).rejects.toMatchObject({ retryable: true, message: expect.stringContaining("reset") });
     expect(seen).toHaveLength(1);
+  });
+
+  it("reads a missing method in workerd's words and in the test pool's, and nothing else", () => {
+    expect(isUnimplementedRpcMethod(new TypeError('The RPC receiver does not implement the method "updateVariables".'), "updateVariables")).toBe(true);
+    expect(isUnimplementedRpcMethod(new TypeError('The RPC receiver does not implement "updateVariables".'), "updateVariables")).toBe(true);
+    expect(isUnimplementedRpcMethod(new TypeError('The RPC receiver does not implement the method "command".'), "updateVariables")).toBe(false);
+    expect(isUnimplementedRpcMethod(new Error('The RPC receiver does not implement the method "updateVariables".'), "updateVariables")).toBe(false);
   });
 });

@@ -282,8 +282,9 @@ async function withFailingCalls(
 
 /**
  * Makes the execution's object act as one still on code from before the applied-requests records (a deploy's first
- * moments, a gradual deployment's previous version): the methods `missing` are not there (workerd answers its
- * TypeError "does not implement"), and `takesNoRequest.method` drops the request's id, keeping its first `kept`
+ * moments, a gradual deployment's previous version): the methods `missing` are not there (the test pool's wrapper
+ * answers its TypeError 'does not implement "X"', workerd itself 'does not implement the method "X"': the unit test
+ * repeatable-call reads workerd's words), and `takesNoRequest.method` drops the request's id, keeping its first `kept`
  * arguments, as that code ignores an argument it does not know. Returns what undoes it.
  */
 async function asOlderObject(workflowId: string, missing: string[], takesNoRequest?: { method: string; kept: number }): Promise<() => void> {
