@@ -527,7 +527,7 @@ const RETRY_BACKGROUND_MS = 2_000;
 const MAX_REF_UPDATE_READS = 3;
 
 /** What an update of a task from outside may carry besides its status and output (see `WorkflowExecution.updateTask`). */
-type TaskUpdateOptions = { reason?: string; callbackAfterSeconds?: number; oversizeFailsTask?: true; logs?: TaskLogInput[]; from?: TaskUpdateFrom; workerId?: string };
+export type TaskUpdateOptions = { reason?: string; callbackAfterSeconds?: number; oversizeFailsTask?: true; logs?: TaskLogInput[]; from?: TaskUpdateFrom; workerId?: string };
 
 /**
  * The runner of an object whose definition has no scripts, where none is ever asked to run: should one be, the task

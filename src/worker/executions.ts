@@ -1,4 +1,5 @@
-import type { ActorResult, RepeatableRequest } from "../actors/workflow-execution";
+import type { ActorResult, RepeatableRequest, TaskUpdated, TaskUpdateOptions } from "../actors/workflow-execution";
+import type { ExternalTaskStatus, JsonObject } from "../engine/model";
 import { fromEngineRefusal, notFound } from "./http/errors";
 import { isUuid } from "../engine/task-id";
 import { retryingObjectCall } from "./object-retry";
@@ -73,6 +74,22 @@ export function repeatableExecutionCall<T>(
     },
     () => !olderObject && mayRepeatRequest(firstCalledAt, Date.now()),
   );
+}
+
+/**
+ * Updates task `taskId` of the execution (a by-id queue update, a signal's update of its WAIT) through
+ * {@link repeatableExecutionCall}. A repeat also says lateIsTaken "endedAlike", the guess an object on the code before
+ * the request's id (a deploy's first moments, a gradual deployment's previous version) makes without it, which ignores
+ * the id; the object on this code ignores the guess for a call with an id. So a COMPLETED or FAILED is repeated on that
+ * code too, as its router repeated it (a 503 has the client send it again, which then finds the task ended); an
+ * IN_PROGRESS is not, as that router did not (it keeps the task pending, so that code would apply it twice).
+ */
+export function updateTaskRepeatably(env: Env, workflowId: string, taskId: string, status: ExternalTaskStatus, output: JsonObject, options: TaskUpdateOptions = {}): Promise<ActorResult<TaskUpdated>> {
+  const repeated = async (stub: ExecutionStub, made: RepeatableRequest) => {
+    const given = made.repeat ? { ...options, lateIsTaken: "endedAlike" as const } : options;
+    return await stub.updateTask(taskId, status, output, given, made);
+  };
+  return repeatableExecutionCall(env, workflowId, repeated, { repeatsOnOlderCode: status !== "IN_PROGRESS" });
 }
 
 /**

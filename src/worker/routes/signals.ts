@@ -8,8 +8,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import type { ExternalTaskStatus, JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
-import { repeatableExecutionCall, retryingExecutionCall, unwrap, type ExecutionStub } from "../executions";
-import type { RepeatableRequest } from "../../actors/workflow-execution";
+import { retryingExecutionCall, unwrap, updateTaskRepeatably } from "../executions";
 import { readJsonBody } from "../http/body";
 import { ApiError, fromEngineRefusal } from "../http/errors";
 import { decodedPathParam, integerQuery } from "../http/params";
@@ -55,19 +54,10 @@ async function applySignal(request: IRequest, env: Env, authorize: () => Promise
  * (its repeat, or the first call reaching the object late) answers as applied and applies nothing, so the WAIT after it
  * is not signalled too; one that did not land applies as the first call does, so a WAIT another request ended meanwhile
  * (another signal of the same status too) is refused and the signal goes on to what waits after it, as one sent a
- * moment later would. A repeat also says "endedAlike", the guess an object on the code before the id (a deploy's first
- * moments, a gradual deployment's old version) makes without it, which ignores the id: there a WAIT found ended with
- * the signal's status is taken as its own, as before, rather than the next one signalled too; the object on this code
- * ignores the guess for a call with an id. So a COMPLETED or FAILED signal is repeated on that code too (not left a 503,
- * which has the client send it again, signalling the next WAIT), as that code's router repeated it; an IN_PROGRESS one
- * is not, as that router did not (it keeps the WAIT pending, so the old code would apply it twice).
+ * moment later would. An object still on older code is asked as updateTaskRepeatably says.
  */
 async function signalUpdate(env: Env, target: { workflowId: string; taskId: string }, status: ExternalTaskStatus, output: JsonObject) {
-  const repeated = async (stub: ExecutionStub, made: RepeatableRequest) => {
-    const options = made.repeat ? { lateIsTaken: "endedAlike" as const } : {};
-    return await stub.updateTask(target.taskId, status, output, options, made);
-  };
-  return await repeatableExecutionCall(env, target.workflowId, repeated, { repeatsOnOlderCode: status !== "IN_PROGRESS" });
+  return await updateTaskRepeatably(env, target.workflowId, target.taskId, status, output);
 }
 
 /** How many times a signal looks up the task it updates when each one found was ended meanwhile by another request. */

@@ -1,9 +1,9 @@
 import type { IRequest, RouterType } from "itty-router";
 import * as v from "valibot";
 import type { JsonObject } from "../../engine/model";
-import type { RepeatableRequest, TaskLogInput, TaskResultInput, TaskUpdated } from "../../actors/workflow-execution";
+import type { TaskLogInput, TaskResultInput, TaskUpdated } from "../../actors/workflow-execution";
 import { serviceConfig, type ServiceConfig } from "../config";
-import { executionStub, repeatableExecutionCall, retryingExecutionCall, unwrap, type ExecutionStub } from "../executions";
+import { executionStub, repeatableExecutionCall, retryingExecutionCall, unwrap, updateTaskRepeatably } from "../executions";
 import { jsonTextResponse, readBodyBytes, readJsonBody, readStringBody, textResponse } from "../http/body";
 import { ApiError, errorResponse, notFound, validationError } from "../http/errors";
 import { decodedPathParam, nameQuery, queryValue } from "../http/params";
@@ -42,19 +42,10 @@ function queueUpdate(request: IRequest, env: Env) {
  * nothing, whatever the task became (a COMPLETED whose output failed the task's output schema ended it
  * FAILED_WITH_TERMINAL_ERROR); one that did not land applies as the first call does, so a task no longer pending is a
  * 409 even when another client ended it with the same status: a guess from the task's status was wrong both ways.
- * That guess (lateIsTaken "endedAlike": a task found ended with the status taken as the update's) is still what a
- * repeat says beside the id, for an object on the code before the id, which ignores the id and reads the guess; the
- * object on this code ignores it for a call with an id. So a COMPLETED or FAILED is repeated on that code too, as its
- * router repeated it (answered 200 as taken, where a 503 has the client send it again, refused 409 by then); an
- * IN_PROGRESS is not, as that router did not (a second one would queue the task again).
+ * An object still on older code is asked as updateTaskRepeatably says.
  */
 async function queueUpdateById(env: Env, workflowId: string, taskId: string, status: "IN_PROGRESS" | "COMPLETED" | "FAILED", output: JsonObject, reason: string | undefined) {
-  const given = reason === undefined ? {} : { reason };
-  const repeated = async (stub: ExecutionStub, made: RepeatableRequest) => {
-    const options = made.repeat ? { ...given, lateIsTaken: "endedAlike" as const } : given;
-    return await stub.updateTask(taskId, status, output, options, made);
-  };
-  return await repeatableExecutionCall(env, workflowId, repeated, { repeatsOnOlderCode: status !== "IN_PROGRESS" });
+  return await updateTaskRepeatably(env, workflowId, taskId, status, output, reason === undefined ? {} : { reason });
 }
 
 /**
