@@ -183,6 +183,11 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("[{}] | @csv", {})).toEqual({ ok: false, error: expect.stringContaining("type object not valid in a csv row") });
   });
 
+  it("leaves a nan cell of a @csv or @tsv row empty, as jq 1.6 and jackson-jq (Conductor's jq) do, where it wrote NaN", () => {
+    expect(jqRunner.run("[1, nan, 2] | @csv, @tsv", {})).toEqual({ ok: true, values: ["1,,2", "1\t\t2"] });
+    expect(jqRunner.run("[nan] | @csv", {})).toEqual({ ok: true, values: [""] });
+  });
+
   it("negates any operand with unary minus: map(-.), sort_by(-.), -.a * 2, 1 - -.a", () => {
     expect(jqRunner.run(".xs | map(-.), sort_by(-.), (.[1:] | -.[0])", { xs: [1, 3, 2] })).toEqual({ ok: true, values: [[-1, -3, -2], [3, 2, 1], -3] });
     expect(jqRunner.run("-.a, -.a * 3, -.a + 1, 1 - -.a, 1 - -1, 2 * -.a, - -.a, [-(1, 2)], {x: -.a}", { a: 2 })).toEqual({ ok: true, values: [-2, -6, -1, 3, 2, -4, 2, [-1, -2], { x: -2 }] });

@@ -2215,7 +2215,8 @@ Object.assign(functions, {
     'drem/2': __numbers2((x, y) => y == 0 ? NaN : x - __roundHalfEven(x / y) * y),
 })
 
-// jq writes booleans into @csv and @tsv rows, as true and false; jqjs refused them.
+// jq writes booleans into @csv and @tsv rows, as true and false; jqjs refused them. A nan cell is left empty, as a
+// null one, as jq 1.6's f_format and jackson-jq's AbstractSvFilter do (it was written NaN).
 function __rowFormat(name, separator, text) {
     return function(v) {
         if (nameType(v) != 'array')
@@ -2223,10 +2224,10 @@ function __rowFormat(name, separator, text) {
         return v.map(x => {
             if (typeof x == 'string')
                 return text(x)
+            if (x === null || Number.isNaN(x))
+                return ''
             if (typeof x == 'number' || typeof x == 'boolean')
                 return String(x)
-            if (x === null)
-                return ''
             throw 'type ' + nameType(x) + ' not valid in a ' + name + ' row'
         }).join(separator)
     }
