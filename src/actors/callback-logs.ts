@@ -10,7 +10,8 @@ export class CallbackLogs {
   readonly #logs = new Map<string, SlidingWindowLog>();
 
   /**
-   * Counts a callback for task `taskId` at `now` and says whether it is over `rule`. `presentTaskIds` gives the ids of
+   * Counts a callback for task `taskId` at `now` and says whether it is over `rule` (the task accepts `rule.limit`
+   * callbacks per window: the next one is refused). `presentTaskIds` gives the ids of
    * the execution's tasks as it stands: asked only for a task's first callback, when the logs of tasks no longer in it
    * (dropped by a loop's keepLastN, replaced by a restart) are forgotten. A callback for such a task is refused as
    * unknown before it is counted, so their logs could never decide anything again.
@@ -25,7 +26,7 @@ export class CallbackLogs {
       log = new SlidingWindowLog();
       this.#logs.set(taskId, log);
     }
-    return log.record(now, rule);
+    return log.admit(now, rule);
   }
 
   /** How many tasks' logs are held. */

@@ -13,6 +13,17 @@ describe("SlidingWindowLog", () => {
     expect(log.events()).toHaveLength(3);
     expect(log.check(3099, rule)).toEqual({ limited: false, retryAfterMs: 0 });
   });
+
+  it("admits `limit` events per window and refuses the next, counting it; a limit of 1 admits one", () => {
+    const rule = { limit: 3, windowMs: 1000 };
+    const log = new SlidingWindowLog();
+    expect([0, 100, 200, 300].map((at) => log.admit(at, rule).limited)).toEqual([false, false, false, true]);
+    // The refused one counts: the window frees when the second event leaves it, at 1100.
+    expect(log.admit(1000, rule)).toEqual({ limited: true, retryAfterMs: 200 });
+    expect(log.admit(1300, rule).limited).toBe(false);
+    const single = new SlidingWindowLog();
+    expect([single.admit(0, { limit: 1, windowMs: 1000 }).limited, single.admit(1, { limit: 1, windowMs: 1000 }).limited]).toEqual([false, true]);
+  });
 });
 
 describe("retryAfterSeconds", () => {
@@ -30,9 +41,17 @@ describe("CallbackLogs (the per-task webhook callback limit)", () => {
     const present = (iteration: number) => () => new Set([iteration - 2, iteration - 1, iteration].map((n) => `hook__${n}`));
     for (let iteration = 1; iteration <= 1_000; iteration++) logs.record(`hook__${iteration}`, iteration, rule, present(iteration));
     expect(logs.size).toBeLessThanOrEqual(3);
-    // A present task's count is kept through the forgetting: its second callback reaches the limit, as before.
+    // A present task's count is kept through the forgetting: its second callback is the last one it accepts.
     expect(logs.record("hook__1001", 1_001, rule, present(1_001)).limited).toBe(false);
-    expect(logs.record("hook__1000", 1_002, rule, present(1_001)).limited).toBe(true);
+    expect(logs.record("hook__1000", 1_002, rule, present(1_001)).limited).toBe(false);
+    expect(logs.record("hook__1000", 1_003, rule, present(1_001)).limited).toBe(true);
     expect(logs.size).toBeLessThanOrEqual(3);
+  });
+
+  it("accepts CALLBACKS_PER_TASK callbacks per window and refuses the next: a limit of 1 accepts the one callback", () => {
+    const logs = new CallbackLogs();
+    const present = () => new Set(["hook"]);
+    expect(logs.record("hook", 0, { limit: 1, windowMs: 60_000 }, present).limited).toBe(false);
+    expect(logs.record("hook", 1, { limit: 1, windowMs: 60_000 }, present).limited).toBe(true);
   });
 });

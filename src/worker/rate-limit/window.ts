@@ -43,13 +43,33 @@ export class SlidingWindowLog {
     return { limited: true, retryAfterMs: Math.max(1, freeing + rule.windowMs - now) };
   }
 
-  /** Counts one event (even a refused one: a client that keeps trying stays limited) and says where it stands. */
+  /**
+   * Counts one event (even a refused one: a client that keeps trying stays limited) and says where it stands
+   * after it: the `limit`-th event of a window already answers limited, so a lockout starts with the failure
+   * that reaches it (the credential limits).
+   */
   record(now: number, rule: RateLimit): RateVerdict {
+    this.#count(now, rule);
+    return this.check(now, rule);
+  }
+
+  /**
+   * Counts one event (a refused one too) and says whether it was over the limit: the first `limit` events of a
+   * window are admitted, the next one is not. For a limit on what is accepted (`CALLBACKS_PER_TASK` callbacks
+   * per window), where {@link record} would refuse the `limit`-th itself, and every event under a limit of 1.
+   */
+  admit(now: number, rule: RateLimit): RateVerdict {
+    this.#prune(now, rule);
+    const over = this.#events.length >= rule.limit;
+    this.#count(now, rule);
+    return over ? this.check(now, rule) : { limited: false, retryAfterMs: 0 };
+  }
+
+  #count(now: number, rule: RateLimit): void {
     this.#prune(now, rule);
     this.#events.push(now);
     // Bounded memory whatever the traffic: only the newest `limit` events decide anything.
     if (this.#events.length > rule.limit) this.#events.splice(0, this.#events.length - rule.limit);
-    return this.check(now, rule);
   }
 }
 
