@@ -8,8 +8,9 @@ import type { JsonObject, WorkflowDef } from "./model";
 import { setOwn } from "./own-property";
 
 /**
- * `given` with each key of the definition's `inputTemplate` that it lacks, as Conductor does
- * (`inputTemplate.forEach(workflowInput::putIfAbsent)`): shallow, given keys win, template values taken as
+ * `given` with each key of the definition's `inputTemplate` that it lacks or holds as null, as Conductor does
+ * (ParametersUtils.getWorkflowInput: `inputTemplate.forEach(inputParams::putIfAbsent)`, and Java's
+ * `Map.putIfAbsent` also replaces a key mapped to null): shallow, given keys win, template values taken as
  * they are (data, never `${...}`-resolved). `given` itself when there is no template.
  */
 export function withInputTemplate(definition: WorkflowDef, given: JsonObject): JsonObject {
@@ -17,9 +18,17 @@ export function withInputTemplate(definition: WorkflowDef, given: JsonObject): J
   if (template === undefined) return given;
   const input: JsonObject = { ...given };
   for (const [key, value] of Object.entries(template)) {
-    if (!Object.hasOwn(input, key)) setOwn(input, key, value);
+    if (!hasValue(input, key)) setOwn(input, key, value);
   }
   return input;
+}
+
+/**
+ * Whether `input` holds a value at `key` in Java's sense: a null one counts as none, so a child's
+ * `${workflow.input.x}` that resolved to null, or a start's explicit `null`, takes the default.
+ */
+function hasValue(input: JsonObject, key: string): boolean {
+  return Object.hasOwn(input, key) && input[key] !== null;
 }
 
 /**

@@ -562,6 +562,19 @@ describe("a definition's inputTemplate (default workflow input)", () => {
     expect(await inputOf(String(parent.tasks[0]!["subWorkflowId"]))).toEqual({ ...inputTemplate, region: "ap" });
   });
 
+  it("stands in for a key given as null, as Java's putIfAbsent does: a start's explicit null, a child's input resolved to null", async () => {
+    await register({ ...valid("template_nulls"), inputTemplate: { region: "eu", tier: null } });
+    const started = await apiOk<string>("POST", "/api/workflow/template_nulls", { region: null, tier: null, given: null });
+    expect(await inputOf(started)).toEqual({ region: "eu", tier: null, given: null });
+    await register({
+      name: "template_nulls_parent",
+      tasks: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", subWorkflowParam: { name: "template_nulls" }, inputParameters: { region: "${workflow.input.region}" } }],
+    });
+    const parent = await waitFor(await startWorkflow("template_nulls_parent", {}), ["COMPLETED", "FAILED"]);
+    expect(parent.status).toBe("COMPLETED");
+    expect(await inputOf(String(parent.tasks[0]!["subWorkflowId"]))).toEqual({ region: "eu", tier: null });
+  });
+
   it("a restart with useLatestDefinitions adds the latest definition's defaults; a plain restart keeps the input as started", async () => {
     await register({ ...valid("template_restart"), inputTemplate: { region: "eu" } });
     const workflowId = await startWorkflow("template_restart", { given: 1 });
