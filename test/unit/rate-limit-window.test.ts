@@ -18,8 +18,10 @@ describe("SlidingWindowLog", () => {
     const rule = { limit: 3, windowMs: 1000 };
     const log = new SlidingWindowLog();
     expect([0, 100, 200, 300].map((at) => log.admit(at, rule).limited)).toEqual([false, false, false, true]);
-    // The refused one counts: the window frees when the second event leaves it, at 1100.
+    // Refused ones count: at 1000 the window holds 100, 200, 300 and the refused 1000 itself, so it frees for one
+    // more when 200 leaves it, at 1200 (when 100 leaves, at 1100, 200, 300 and 1000 still fill it).
     expect(log.admit(1000, rule)).toEqual({ limited: true, retryAfterMs: 200 });
+    expect(log.check(1100, rule)).toEqual({ limited: true, retryAfterMs: 100 });
     expect(log.admit(1300, rule).limited).toBe(false);
     const single = new SlidingWindowLog();
     expect([single.admit(0, { limit: 1, windowMs: 1000 }).limited, single.admit(1, { limit: 1, windowMs: 1000 }).limited]).toEqual([false, true]);
