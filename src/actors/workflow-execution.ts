@@ -59,6 +59,7 @@ import { humanTaskEntry } from "../engine/tasks/human/entry";
 import { eventMeets, writtenMatches } from "../engine/tasks/wait-for-webhook/matches";
 import type { HumanAction, HumanCaller } from "../engine/tasks/human/progress";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
+import { readsAsJson } from "../worker/http/body";
 import { TaskDefRepository } from "../worker/task-defs";
 import { EnvironmentRepository } from "../worker/environment";
 import { retryAfterSeconds } from "../worker/rate-limit/window";
@@ -118,7 +119,7 @@ const MESSAGE_QUEUE_META = "messageQueue";
 
 /** Why a webhook callback was refused, with the HTTP status to answer. */
 export interface CallbackRefusal {
-  status: 400 | 401 | 404 | 409 | 413 | 429;
+  status: 400 | 401 | 404 | 409 | 413 | 415 | 429;
   message: string;
   validationErrors?: ValidationIssue[];
   /** With 429: when the task accepts callbacks again. */
@@ -1885,7 +1886,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * A WAIT_FOR_WEBHOOK callback. Checked in the order a caller can act on: unknown ids (404), headers
-   * or signature (401), body (400), task no longer waiting (409). A refused callback changes nothing;
+   * or signature (401), a body declared as other than JSON (415), body (400), task no longer waiting (409). A refused callback changes nothing;
    * of two concurrent callbacks exactly one wins (the engine refuses the second as not pending).
    */
   async webhookCallback(call: { taskRefName: string; taskId: string; headers: Array<[string, string]>; body: Uint8Array }): Promise<CallbackResult> {
@@ -1910,8 +1911,15 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (live instanceof MissingSecretError) return refuse(401, `The callback cannot be verified: ${live.message}`);
     const expected = webhookExpectations(live.input);
     if (!expected.ok) return refuse(401, `The callback cannot be verified: ${expected.reason}`);
-    const failure = await verifyCallback(expected.expectations, new Headers(call.headers), call.body);
+    const headers = new Headers(call.headers);
+    const failure = await verifyCallback(expected.expectations, headers, call.body);
     if (failure) return refuse(401, `Callback refused: ${failure}`);
+    // The spec's callback is sent with `Content-Type: application/json`, and every other JSON route refuses a body declared
+    // as anything else (415): a sender labelling it text or a form has the wrong idea of what it sends. Checked after the
+    // headers, so an unauthenticated sender learns nothing about the task; no Content-Type is read as JSON, as elsewhere.
+    if (call.body.byteLength > 0 && !readsAsJson(headers.get("content-type"))) {
+      return refuse(415, "The callback body must be JSON: send it with Content-Type: application/json");
+    }
     const parsed = parseWebhookCallback(new TextDecoder().decode(call.body));
     if (!parsed.ok) return refuse(400, "Invalid callback body", parsed.issues);
     // Re-read: the task may have moved on while this callback was being verified.

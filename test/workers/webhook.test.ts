@@ -107,6 +107,29 @@ describe("WAIT_FOR_WEBHOOK", () => {
     expect(snapshot(await getWorkflow(workflowId))).toBe(snapshot(after));
   });
 
+  it("a callback body declared as other than JSON (text, a form) is a 415 after the header check and changes nothing; JSON with a charset, +json or no Content-Type is taken", async () => {
+    await register({ name: "hook_media", tasks: [hookTask("hook", { headers: { "X-Token": "t0k3n" } }), hookTask("next"), hookTask("last")] });
+    const { workflowId, hook } = await startWaiting("hook_media");
+    const url = String(hook["callbackUrl"]);
+    const body = JSON.stringify({ status: "COMPLETED", output: { ok: 1 } });
+    const before = snapshot(await getWorkflow(workflowId));
+    // Headers first: an unauthenticated sender is told nothing else.
+    expect((await callback(url, body, { "content-type": "text/plain" })).status).toBe(401);
+    for (const contentType of ["text/plain;charset=UTF-8", "application/x-www-form-urlencoded"]) {
+      const refused = await callback(url, body, { "content-type": contentType, "x-token": "t0k3n" });
+      expect(refused.status, contentType).toBe(415);
+      expect(await refused.json()).toMatchObject({ status: 415, error: "UNSUPPORTED_MEDIA_TYPE" });
+    }
+    expect(snapshot(await getWorkflow(workflowId))).toBe(before);
+    expect((await callback(url, body, { "content-type": "application/json; charset=utf-8", "x-token": "t0k3n" })).status).toBe(200);
+    const next = (await waitFor(workflowId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS")).tasks[1]!;
+    expect((await callback(String(next["callbackUrl"]), body, { "content-type": "application/vnd.sender+json" })).status).toBe(200);
+    const last = (await waitFor(workflowId, (workflow) => workflow.tasks[2]?.status === "IN_PROGRESS")).tasks[2]!;
+    const untyped = await SELF.fetch(String(last["callbackUrl"]), { method: "POST", body: new TextEncoder().encode(body) });
+    expect(untyped.status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
   it("verifies GitHub-style HMAC-SHA256 signatures over the raw body (hex with prefix, and base64)", async () => {
     await register({ name: "hook_sig", tasks: [hookTask("hook", { signature: { secret: "s3cr3t", header: "X-Hub-Signature-256", prefix: "sha256=" } })] });
     const { workflowId, hook } = await startWaiting("hook_sig");

@@ -6,7 +6,7 @@ import { ApiError, validationError } from "./errors";
  * credentials in headers (never cookies) an undeclared body opens no cross-site path. A body declared as
  * something else (text, a form) is refused: 415.
  */
-function readsAsJson(contentType: string | null): boolean {
+export function readsAsJson(contentType: string | null): boolean {
   if (contentType === null || contentType.trim() === "") return true;
   const type = contentType.split(";")[0]!.trim().toLowerCase();
   return type === "application/json" || type.endsWith("+json");

@@ -15,7 +15,7 @@ import { searchV2 } from "../search-v2";
 
 type Args = [Env, ExecutionContext];
 
-const CALLBACK_ERRORS = { 400: "VALIDATION_ERROR", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE", 429: "RATE_LIMITED" } as const;
+const CALLBACK_ERRORS = { 400: "VALIDATION_ERROR", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE", 415: "UNSUPPORTED_MEDIA_TYPE", 429: "RATE_LIMITED" } as const;
 
 /** The webhook callback path; it is authenticated by the task's headers and signature, not a token. */
 export const WEBHOOK_CALLBACK_PATH = /^\/api\/tasks\/webhook\/[^/]+\/[^/]+\/[^/]+$/;
