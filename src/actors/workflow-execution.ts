@@ -1885,9 +1885,10 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * A WAIT_FOR_WEBHOOK callback. Checked in the order a caller can act on: unknown ids (404), headers
-   * or signature (401), a body declared as other than JSON (415), body (400), task no longer waiting (409). A refused callback changes nothing;
-   * of two concurrent callbacks exactly one wins (the engine refuses the second as not pending).
+   * A WAIT_FOR_WEBHOOK callback. Checked in the order a caller can act on: unknown ids (404), too many callbacks to
+   * the task (429), headers or signature (401), a body declared as other than JSON (415), body (400), task no longer
+   * waiting (409), output too large (413). A refused callback changes nothing; of two concurrent callbacks exactly one
+   * wins (the engine refuses the second as not pending).
    */
   async webhookCallback(call: { taskRefName: string; taskId: string; headers: Array<[string, string]>; body: Uint8Array }): Promise<CallbackResult> {
     this.#recover();
