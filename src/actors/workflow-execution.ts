@@ -71,7 +71,7 @@ import { CallbackLogs } from "./callback-logs";
 import { dispatchEvent, publishEvent, withPublisherMaskedFields } from "./dispatch/event";
 import { dispatchHttp } from "./dispatch/http";
 import { isSubrequestLimitError } from "../worker/subrequest-limit";
-import { isTransientObjectError, OBJECT_CALL_RETRIES } from "../worker/object-retry";
+import { isOverloadedObjectError, isTransientObjectError, OBJECT_CALL_RETRIES } from "../worker/object-retry";
 import { dispatchStartWorkflow } from "./dispatch/start-workflow";
 import { dispatchSignedJwt } from "./dispatch/signed-jwt";
 import { dispatchUpdateSecret } from "./dispatch/update-secret";
@@ -3034,6 +3034,9 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (childId === undefined) return false;
       // With no time left the child is still asked (it answers at once) whether it waits outside or is busy.
       const child = await this.#childSettled(childId, Math.max(0, remaining));
+      // Its object has more requests than it can take: not asked again (Cloudflare: retrying an overloaded object
+      // worsens the overload), the wait ends as one that ran out, this execution answered as it stands, as below.
+      if (child === "overloaded") return true;
       if (child === "unreachable") {
         // Its object was reset or evicted under the call: asked again shortly (a fresh stub), within the time left, as
         // often as a call safe to repeat is (retryingObjectCall). Still unreachable, the wait ends as one that ran out
@@ -3058,13 +3061,15 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * The child's {@link WorkflowExecution.settle}, or "unreachable" when its object failed under the call transiently
-   * (a reset, an eviction): the wait goes on rather than failing the call that waits, whose execution has started (an
-   * execute answered 503 would have its client start another).
+   * (a reset, an eviction), "overloaded" when its object refused it (`.overloaded`): the wait goes on, or ends, rather
+   * than failing the call that waits, whose execution has started (an execute answered 503 would have its client
+   * start another).
    */
-  async #childSettled(childId: string, waitMs: number): Promise<"finished" | "waiting" | "timedOut" | "gone" | "unreachable"> {
+  async #childSettled(childId: string, waitMs: number): Promise<"finished" | "waiting" | "timedOut" | "gone" | "unreachable" | "overloaded"> {
     try {
       return await executionStub(this.env, childId).settle(waitMs);
     } catch (error) {
+      if (isOverloadedObjectError(error)) return "overloaded";
       if (isTransientObjectError(error)) return "unreachable";
       throw error;
     }

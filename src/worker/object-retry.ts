@@ -33,6 +33,11 @@ export function isTransientObjectError(error: unknown): boolean {
   return flags.retryable === true && flags.overloaded !== true;
 }
 
+/** True when `error` says a Durable Object has more requests than it can take (`.overloaded`): never to be asked again soon. */
+export function isOverloadedObjectError(error: unknown): boolean {
+  return flagsOf(error).overloaded === true;
+}
+
 /** True when `error` says a Durable Object could not answer now (transient or overloaded), not that a request was wrong. */
 export function isObjectUnavailable(error: unknown): boolean {
   const flags = flagsOf(error);

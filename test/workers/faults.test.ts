@@ -387,6 +387,21 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     })).toBe(3);
   });
 
+  it("an execute whose sub workflow's object is overloaded asks it once, not again, and answers its execution as it stands (signalTimeout), not a 503: it has started, and a client sending it again would start another", async () => {
+    await register({ name: "fx_overloaded_exec_child", tasks: [hold("first")] });
+    await register({ name: "fx_overloaded_exec", tasks: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", inputParameters: {}, subWorkflowParam: { name: "fx_overloaded_exec_child", version: 1 } }] });
+    const any = await startWorkflow("fx_overloaded_exec_child");
+    let answered = "";
+    expect(await withFailingCalls(any, "settle", { flag: "overloaded", times: 20 }, async () => {
+      const response = await api("POST", "/api/workflow/execute/fx_overloaded_exec/1?waitForSeconds=30", { input: {} });
+      expect(response.status).toBe(200);
+      const run = (await response.json()) as WorkflowJson & { signalTimeout: boolean };
+      expect([run.status, run.tasks[0]?.taskType, run.signalTimeout]).toEqual(["RUNNING", "SUB_WORKFLOW", true]);
+      answered = run.workflowId;
+    })).toBe(1);
+    expect((await getWorkflow(answered)).status).toBe("RUNNING");
+  });
+
   it("an execute with a key whose call a reset cut off after its wait is made again for the time left of waitForSeconds, not for the whole of it again", async () => {
     await register({ name: "fx_retry_exec_keyed", tasks: [{ name: "fx_retry_exec_unpolled", taskReferenceName: "work", type: "SIMPLE", inputParameters: {} }] });
     const any = await startWorkflow("fx_retry_exec_keyed");
