@@ -407,6 +407,18 @@ describe("FORK_JOIN_DYNAMIC over forkTaskInputs", () => {
     expect(instance(bad, "fan").reasonForIncompletion).toMatch(/^Tasks could not be forked: Input 'forkTaskInputs' is invalid: forkTaskInputs\[0\]/);
   });
 
+  it("forks a task that only a registration's lint rules refuse (a uri of scheme localhost:), to fail as it runs, as Conductor's forked task does; what the engine cannot run still fails the fork", () => {
+    const given = { tasks: [{ name: "call", taskReferenceName: "call", type: "HTTP", optional: true }, task("b", "b")], inputs: { call: { http_request: { uri: "localhost:8080/orders", method: "GET" } } } };
+    const forked = started([dynamicFork("fan"), join("fan_join")], given);
+    expect(statuses(forked.state)).toMatchObject({ fan: "COMPLETED", fan_join: "IN_PROGRESS", call: "IN_PROGRESS", b: "IN_PROGRESS" });
+    expect(dispatched(forked).sort()).toEqual(["b", "call"]);
+    // The same uri in a registered definition is refused at registration.
+    expect(registrationErrors([{ name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: { http_request: { uri: "localhost:8080/orders", method: "GET" } } }])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.http_request\.uri: uri must be an http or https URL/)]);
+    // A request without a uri cannot be sent at all: the fork fails, as before.
+    const bad = started([dynamicFork("fan"), join("fan_join")], { ...given, inputs: { call: { http_request: { method: "GET" } } } }).state;
+    expect(instance(bad, "fan").reasonForIncompletion).toMatch(/^Tasks could not be forked: Input 'tasks' is invalid: tasks\[0\]\.inputParameters/);
+  });
+
   it("forks the system task forkTaskName names when no forkTaskType is given (Orkes' form), a worker's task otherwise", () => {
     const http = started([forkOver("fan", { forkTaskName: "HTTP" }), join("fan_join")], { items: [{ http_request: { uri: "https://example.com/1", method: "GET" } }] });
     expect(dispatched(http)).toEqual(["_HTTP_0"]);

@@ -170,6 +170,23 @@ describe("FORK_JOIN_DYNAMIC", () => {
     expect(String(done.reasonForIncompletion)).toMatch(/^Task fan failed: Tasks could not be forked: Input 'tasks' is invalid: tasks\[0\]\.inputParameters/);
   });
 
+  it("forks optional tasks whose request the egress policy refuses, or whose uri only a registration's lint rule refuses (scheme localhost:): each fails as it runs, calling nothing, and the fork goes on (the tasks and the JOIN COMPLETED_WITH_ERRORS), as Conductor's forked task fails when it runs", async () => {
+    await register({ name: "dynamic_egress", tasks: dynamicFork("fan", "${workflow.input.tasks}", "${workflow.input.inputs}") });
+    const tasks = [
+      { name: "denied", taskReferenceName: "denied", type: "HTTP", optional: true },
+      { name: "unsendable", taskReferenceName: "unsendable", type: "HTTP", optional: true },
+      { name: "allowed", taskReferenceName: "allowed", type: "HTTP", optional: false },
+    ];
+    const inputs = { denied: { http_request: { uri: "http://localhost:8080/orders", method: "GET" } }, unsendable: { http_request: { uri: "localhost:8080/orders", method: "GET" } }, allowed: { http_request: { uri: target("/count/dynamic-egress"), method: "GET" } } };
+    const done = await waitFor(await startWorkflow("dynamic_egress", { tasks, inputs }), ["COMPLETED", "COMPLETED_WITH_ERRORS", "FAILED"]);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    const denied = done.tasks.find((task) => task.referenceTaskName === "denied")!;
+    expect(String(denied.reasonForIncompletion)).toMatch(/localhost/);
+    expect(String(done.tasks.find((task) => task.referenceTaskName === "unsendable")!.reasonForIncompletion)).toMatch(/http or https/);
+    expect(refsAndStatuses(done)).toEqual(["allowed:COMPLETED", "denied:COMPLETED_WITH_ERRORS", "fan:COMPLETED", "fan_join:COMPLETED_WITH_ERRORS", "unsendable:COMPLETED_WITH_ERRORS"]);
+    expect(await hits("dynamic-egress")).toBe(1);
+  });
+
   it("refuses to fork tasks given at run time that read a secret (at any depth), calling nothing: whoever starts it would choose where the secret goes", async () => {
     expect((await api("PUT", "/api/secrets/fork_guarded", JSON.stringify("guarded-value"))).status).toBe(200);
     await register({ name: "dynamic_secret", tasks: dynamicFork("fan", "${workflow.input.tasks}", "${workflow.input.inputs}") });

@@ -943,7 +943,10 @@ export const MAX_FORKED_TASKS = 1_000;
 export function validateForkedTasks(given: readonly unknown[], path: string, taken: ReadonlySet<string>): { ok: true; tasks: WorkflowTaskDef[] } | { ok: false; errors: ValidationIssue[] } {
   const raw = withConductorForms(given);
   const issues: ValidationIssue[] = [];
-  const tasks = validateTaskList(raw, path, 1, issues, { forked: true });
+  // Accepted: a rule that only catches an author's mistake at registration (a uri of another scheme) does not fail the
+  // fork; the task fails as it runs, as Conductor's forked task does, so an optional one lets the fork go on. Rules
+  // protecting the run (what the engine cannot run, secrets, sizes) still fail it.
+  const tasks = validateTaskList(raw, path, 1, issues, { forked: true, accepted: true });
   const entries = rawTaskEntries(raw, path, 1);
   if (entries.length > MAX_FORKED_TASKS) issues.push({ path, message: `a FORK_JOIN_DYNAMIC may fork at most ${MAX_FORKED_TASKS} tasks (counting those inside forked SWITCH branches and loops), but was given ${entries.length}; fork sub workflows over batches instead` });
   issues.push(...duplicateReferenceNames(entries), ...loopRunNameClashes(entries));
