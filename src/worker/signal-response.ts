@@ -10,6 +10,7 @@ import { TERMINAL_TASK_STATUSES, TERMINAL_WORKFLOW_STATUSES, type TaskStatus, ty
 import { wakeUp } from "../engine/tasks/wait";
 import { executionStub, retryingExecutionCall } from "./executions";
 import { ApiError } from "./http/errors";
+import { isObjectUnavailable } from "./object-retry";
 import { queryValue } from "./http/params";
 import type { PathAuthorizer } from "./guard";
 import { parseOrThrow } from "./schemas";
@@ -46,6 +47,21 @@ export async function workflowView(env: Env, workflowId: string): Promise<Workfl
 }
 
 /**
+ * The Workflow JSON of a child an answer goes down into, undefined when there is none, or when its object cannot answer
+ * now (overloaded, or still unreachable after the reads made again): the answer then stops at the SUB_WORKFLOW task
+ * that runs it, as for a child the caller may not read. Those who ask have started the execution (an execute) or
+ * signalled it (a signal took effect): a 503 would have them start it again, or send the signal again.
+ */
+async function childView(env: Env, childId: string): Promise<WorkflowView | undefined> {
+  try {
+    return await workflowView(env, childId);
+  } catch (error) {
+    if (isObjectUnavailable(error)) return undefined;
+    throw error;
+  }
+}
+
+/**
  * What blocks `top` now: its first pending task, and when that is a SUB_WORKFLOW task whose child the caller may read,
  * what blocks that child, and so on down. Nothing once the workflow has ended.
  */
@@ -57,7 +73,7 @@ async function blockingPoint(env: Env, top: WorkflowView, authorize: PathAuthori
     if (task === undefined) return { workflow };
     const childId = task.taskType === "SUB_WORKFLOW" ? task.subWorkflowId : undefined;
     if (childId === undefined || !(await mayRead(authorize, childId))) return { workflow, task };
-    const child = await workflowView(env, childId);
+    const child = await childView(env, childId);
     if (child === undefined) return { workflow, task };
     workflow = child;
   }
@@ -77,7 +93,7 @@ async function signalledOrNamedPoint(env: Env, top: WorkflowView, untilTaskRefs:
       if (waitsForSignal(task) || (endedTask(task) && isNamedBy(task, named))) return { workflow, task };
       const childId = task.taskType === "SUB_WORKFLOW" && !endedTask(task) ? task.subWorkflowId : undefined;
       if (childId === undefined || depth + 1 >= MAX_BLOCKING_DEPTH || !(await mayRead(authorize, childId))) continue;
-      const child = await workflowView(env, childId);
+      const child = await childView(env, childId);
       // waitUntilTaskRef names the started workflow's tasks only (its wait counts no other), so not the child's.
       const found = child === undefined ? undefined : await search(child, new Set(), depth + 1);
       if (found !== undefined) return found;

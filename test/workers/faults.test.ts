@@ -281,6 +281,37 @@ async function withFailingCalls(
 }
 
 /**
+ * Makes the executions of workflow `name` act as overloaded objects (workerd's `.overloaded`) for the calls `methods`,
+ * every time, while `body` runs; the other executions answer as usual. `anyExecution` is any execution's id (the
+ * methods are patched on the class shared by all).
+ */
+async function withOverloadedWorkflow(anyExecution: string, name: string, methods: string[], body: () => Promise<void>): Promise<void> {
+  let restore = () => {};
+  await runInDurableObject(executionStub(env, anyExecution), (instance: object) => {
+    const prototype = Object.getPrototypeOf(instance) as Record<string, ExecutionMethod>;
+    const saved = new Map(methods.map((method) => [method, prototype[method]!]));
+    const read = saved.get("getWorkflowJson") ?? prototype["getWorkflowJson"]!;
+    for (const [method, original] of saved) {
+      prototype[method] = async function (this: unknown, ...args: unknown[]) {
+        const json = (await read.apply(this, [false])) as string | null;
+        if (json !== null && (JSON.parse(json) as { workflowName?: string }).workflowName === name) {
+          throw Object.assign(new Error("Durable Object is overloaded. Too many requests queued."), { overloaded: true });
+        }
+        return original.apply(this, args);
+      };
+    }
+    restore = () => {
+      for (const [method, original] of saved) prototype[method] = original;
+    };
+  });
+  try {
+    await body();
+  } finally {
+    restore();
+  }
+}
+
+/**
  * Makes the execution's object act as one still on code from before the applied-requests records (a deploy's first
  * moments, a gradual deployment's previous version): the methods `missing` are not there (the test pool's wrapper
  * answers its TypeError 'does not implement "X"', workerd itself 'does not implement the method "X"': the unit test
@@ -400,6 +431,28 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
       answered = run.workflowId;
     })).toBe(1);
     expect((await getWorkflow(answered)).status).toBe("RUNNING");
+  });
+
+  it("an execute or a synchronous signal answering what blocks (BLOCKING_*) in a sub workflow whose object is overloaded stops at its SUB_WORKFLOW task (signalTimeout), not a 503: the execution has started, the signal took effect", async () => {
+    await register({ name: "fx_overloaded_block_child", tasks: [hold("first")] });
+    const sub = { name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", inputParameters: {}, subWorkflowParam: { name: "fx_overloaded_block_child", version: 1 } };
+    await register({ name: "fx_overloaded_block", tasks: [sub] });
+    await register({ name: "fx_overloaded_block_gated", tasks: [hold("gate"), sub] });
+    const gated = await startWorkflow("fx_overloaded_block_gated");
+    let executed = "";
+    await withOverloadedWorkflow(gated, "fx_overloaded_block_child", ["settle", "getWorkflowJson"], async () => {
+      const response = await api("POST", "/api/workflow/execute/fx_overloaded_block/1?waitForSeconds=5&returnStrategy=BLOCKING_WORKFLOW", { input: {} });
+      expect(response.status).toBe(200);
+      const run = (await response.json()) as JsonObject;
+      executed = String(run["workflowId"]);
+      expect([run["workflowName"], run["blockingTaskReferenceName"], run["signalTimeout"]]).toEqual(["fx_overloaded_block", "sub", true]);
+      const signalled = await api("POST", `/api/tasks/${gated}/COMPLETED/signal/sync?returnStrategy=BLOCKING_TASK&timeoutMillis=5000`, {});
+      expect(signalled.status).toBe(200);
+      const answer = (await signalled.json()) as JsonObject;
+      expect([answer["workflowId"], answer["referenceTaskName"], answer["signalTimeout"]]).toEqual([gated, "sub", true]);
+    });
+    expect((await getWorkflow(executed)).status).toBe("RUNNING");
+    expect((await getWorkflow(gated)).tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["gate:COMPLETED", "sub:IN_PROGRESS"]);
   });
 
   it("an execute with a key whose call a reset cut off after its wait is made again for the time left of waitForSeconds, not for the whole of it again", async () => {
