@@ -59,7 +59,20 @@ export class ExecutionLimit extends DurableObject<Env> {
    * limit reaches this key.
    */
   async enter(key: string, workflowId: string, limit: number, definedAt: number, workflowName?: string): Promise<Entry> {
+    // Decided before the D1 record is awaited, not after: that await lets other calls in (only storage holds the input
+    // gate), and a leave of this execution coming in then, applied first, would find nothing and the entry take its
+    // place after it, for an execution that has left: a place nothing frees. Taken first, the leave frees it.
+    const { entry, admittedOthers } = this.#enterNow(key, workflowId, limit, definedAt);
+    if (admittedOthers) await this.#deliverSoon();
     if (workflowName !== undefined) await this.#recordWorkflow(key, workflowName);
+    return entry;
+  }
+
+  /**
+   * The synchronous part of {@link enter}: one turn, so no other call comes in between its reads and writes. Says too
+   * whether it gave places to executions that waited (to be told).
+   */
+  #enterNow(key: string, workflowId: string, limit: number, definedAt: number): { entry: Entry; admittedOthers: boolean } {
     this.ctx.storage.kv.put("key", key);
     this.#setLimit(limit, definedAt);
     const admittedOthers = this.#fill();
@@ -77,8 +90,7 @@ export class ExecutionLimit extends DurableObject<Env> {
       this.#sql.exec(`INSERT INTO waiting (workflow_id) VALUES (?)`, workflowId);
       entry = "queued";
     }
-    if (admittedOthers) await this.#deliverSoon();
-    return entry;
+    return { entry, admittedOthers };
   }
 
   /** Execution `workflowId` ended (or no longer counts here): its place, or its turn, goes; a place freed goes to the next. */
@@ -127,7 +139,8 @@ export class ExecutionLimit extends DurableObject<Env> {
 
   /**
    * Records in D1 that executions of `workflowName` use this key, once per workflow (a failure fails the entry, which the
-   * execution asks again): what a change of that workflow's limit reads to reach this object.
+   * execution asks again, finding its place or turn as the failed call left it): what a change of that workflow's limit
+   * reads to reach this object.
    */
   async #recordWorkflow(key: string, workflowName: string): Promise<void> {
     if (this.#sql.exec(`SELECT 1 FROM workflows WHERE name = ?`, workflowName).toArray().length > 0) return;

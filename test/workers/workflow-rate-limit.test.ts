@@ -3,11 +3,11 @@
  * the others wait RUNNING and `rateLimited`, and run in the order they started as places free up. Through the real
  * router, execution objects, limit objects and D1.
  */
-import { abortAllDurableObjects, env } from "cloudflare:test";
+import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { executionLimitAt, type LimitSnapshot } from "../../src/actors/execution-limit";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, eventually, getWorkflow, register, startWorkflow, storedByExecutionObject, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, gate, getWorkflow, register, startWorkflow, storedByExecutionObject, waitFor, type WorkflowJson } from "./helpers";
 
 /** A definition named `name` (version 1 unless given) whose one task waits to be completed from outside, limited by `rateLimitConfig`. */
 async function registerLimited(name: string, rateLimitConfig: JsonObject, version = 1): Promise<void> {
@@ -332,6 +332,40 @@ describe("workflow rate limits", () => {
     expect((await storedByExecutionObject(waiting)).executionRows).toBe(0);
     expect(await executionLimitAt(env, "wrl_removed").snapshot()).toEqual({ limit: 1, running: [holder], waiting: [] });
     await completeHold(holder);
+  });
+
+  it("applies an entry and a leave in the order they came: a leave coming in while the entry's D1 record is awaited frees the place the entry took", async () => {
+    // The call sequence an execution makes when its entry's caller side was cut off (an eviction, a lost connection)
+    // while the limit object still waited for D1: the execution, back, ends and leaves before that entry is done.
+    const key = "wrl_enter_leave";
+    const limit = executionLimitAt(env, key);
+    const recording = gate();
+    await runInDurableObject(limit, (instance) => {
+      const object = instance as unknown as { env: Env };
+      const real = object.env.DB;
+      // D1 held at the workflow's record (a network boundary: the statement is still the real one, run once let go).
+      const held = {
+        prepare: (sql: string) => ({
+          bind: (...values: unknown[]) => ({
+            run: async () => {
+              recording.hit();
+              await recording.released;
+              return real.prepare(sql).bind(...values).run();
+            },
+          }),
+        }),
+      };
+      object.env = { ...object.env, DB: held as unknown as D1Database };
+    });
+    const entering = limit.enter(key, "wf-entering", 1, 1, "wrl_enter_leave");
+    await recording.reached;
+    await limit.leave("wf-entering");
+    recording.release();
+    expect(await entering).toBe("admitted");
+    expect(await limit.snapshot()).toEqual({ limit: 1, running: [], waiting: [] });
+    // Recorded all the same: a change of the workflow's limit reaches this key.
+    const recorded = await env.DB.prepare(`SELECT rate_limit_key FROM rate_limit_keys WHERE workflow_name = ?`).bind("wrl_enter_leave").all();
+    expect(recorded.results).toEqual([{ rate_limit_key: key }]);
   });
 
   it("refuses a bad rateLimitConfig at registration, storing nothing", async () => {
