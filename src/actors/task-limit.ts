@@ -124,7 +124,14 @@ export class TaskLimit extends DurableObject<Env> {
   async take(placeId: string, workflowId: string): Promise<void> {
     const now = Date.now();
     this.#sql.exec(`DELETE FROM waiting WHERE place_id = ?`, placeId);
-    this.#sql.exec(`INSERT OR IGNORE INTO places (place_id, workflow_id, told, checked_at) VALUES (?, ?, 1, ?)`, placeId, workflowId, now);
+    // Held as of now, also when the row is still there (the leave it replaced never sent): a check's "gone" answered
+    // before this take, still on its way, must find the place checked since and leave it (see #checkPlaces).
+    this.#sql.exec(
+      `INSERT INTO places (place_id, workflow_id, told, checked_at) VALUES (?, ?, 1, ?) ON CONFLICT (place_id) DO UPDATE SET told = 1, checked_at = excluded.checked_at`,
+      placeId,
+      workflowId,
+      now,
+    );
     await this.#armAlarm(now);
   }
 
@@ -303,8 +310,9 @@ export class TaskLimit extends DurableObject<Env> {
 
   /** Asks the executions of the places not checked for {@link PLACE_CHECK_MS} whether their tasks still hold them; frees those that do not. */
   async #checkPlaces(now: number): Promise<void> {
+    const dueBy = now - PLACE_CHECK_MS;
     const due = this.#sql
-      .exec<{ place_id: string; workflow_id: string }>(`SELECT place_id, workflow_id FROM places WHERE told = 1 AND checked_at <= ? ORDER BY checked_at LIMIT ?`, now - PLACE_CHECK_MS, CALLS_PER_ROUND)
+      .exec<{ place_id: string; workflow_id: string }>(`SELECT place_id, workflow_id FROM places WHERE told = 1 AND checked_at <= ? ORDER BY checked_at LIMIT ?`, dueBy, CALLS_PER_ROUND)
       .toArray();
     for (const place of due) {
       let answer: PlaceAnswer;
@@ -316,7 +324,9 @@ export class TaskLimit extends DurableObject<Env> {
         continue;
       }
       if (answer === "taken") this.#sql.exec(`UPDATE places SET checked_at = ? WHERE place_id = ?`, Date.now(), place.place_id);
-      else this.#sql.exec(`DELETE FROM places WHERE place_id = ?`, place.place_id);
+      // Only while still due: the answer was given before the await ended, and a take (a child retried in place) may
+      // have held the place again meanwhile, other calls coming in while the execution was asked.
+      else this.#sql.exec(`DELETE FROM places WHERE place_id = ? AND checked_at <= ?`, place.place_id, dueBy);
     }
     if (due.length > 0 && this.#fill(Date.now())) this.#deliverSoon();
   }

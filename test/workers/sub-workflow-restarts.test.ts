@@ -4,7 +4,7 @@
  * In a file of its own so that it runs in a workerd of its own (cloudflare/workers-sdk#15446: each `SELF.fetch` is
  * slower the more requests its workerd has served).
  */
-import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ExecutionIndexWriter } from "../../src/actors/index-writer";
 import { taskLimitAt, type TaskLimitSnapshot } from "../../src/actors/task-limit";
@@ -780,6 +780,38 @@ describe("SUB_WORKFLOW: its task definition's concurrentExecLimit (a place held 
     expect((await getWorkflow(second)).tasks[0]).toMatchObject({ rateLimitPerFrequency: 0, rateLimitFrequencyInSeconds: 0 });
     for (const child of [firstChild, secondChild]) await finishChild(child, "COMPLETED");
     for (const parent of [first, second]) expect((await waitFor(parent, terminal)).status).toBe("COMPLETED");
+  });
+
+  it("a place taken again (a child retried in place) while the periodic check's answer that it was gone is on its way stays held", async () => {
+    const limit = taskLimitAt(env, "sublim_check_race");
+    const workflowId = crypto.randomUUID();
+    await limit.take("place-1", workflowId);
+    const answering = gate();
+    await runInDurableObject(limit, (instance, state) => {
+      // Due for its check (checked more than PLACE_CHECK_MS, five minutes, ago).
+      state.storage.sql.exec(`UPDATE places SET checked_at = checked_at - ?`, 5 * 60_000 + 1);
+      // The execution's answer held on its way (its object at the network boundary): its task had ended, a leave owed.
+      const object = instance as unknown as { env: Env };
+      const real = object.env.WORKFLOW_EXECUTION;
+      const answeringExecution = {
+        idFromName: (name: string) => real.idFromName(name),
+        get: () => ({
+          givePlace: async () => {
+            answering.hit();
+            await answering.released;
+            return "gone";
+          },
+        }),
+      };
+      object.env = { ...object.env, WORKFLOW_EXECUTION: answeringExecution as unknown as Env["WORKFLOW_EXECUTION"] };
+    });
+    const checking = runDurableObjectAlarm(limit);
+    await answering.reached;
+    // Meanwhile the task's child was retried in place: its execution takes the place again (the leave it replaced never sent).
+    await limit.take("place-1", workflowId);
+    answering.release();
+    expect(await checking).toBe(true);
+    expect((await limit.snapshot()).running).toEqual(["place-1"]);
   });
 
   it("a child retried in place takes its task's place back at once: another parent's task waits until it ends", async () => {
