@@ -125,7 +125,8 @@ export class TaskLimit extends DurableObject<Env> {
     const now = Date.now();
     this.#sql.exec(`DELETE FROM waiting WHERE place_id = ?`, placeId);
     // Held as of now, also when the row is still there (the leave it replaced never sent): a check's "gone" answered
-    // before this take, still on its way, must find the place checked since and leave it (see #checkPlaces).
+    // before this take, still on its way, must find the place checked since and leave it (see #checkPlaces), and an
+    // owed notice's "gone" must find it told (a delivery's `gone` frees only an untold place).
     this.#sql.exec(
       `INSERT INTO places (place_id, workflow_id, told, checked_at) VALUES (?, ?, 1, ?) ON CONFLICT (place_id) DO UPDATE SET told = 1, checked_at = excluded.checked_at`,
       placeId,

@@ -814,6 +814,40 @@ describe("SUB_WORKFLOW: its task definition's concurrentExecLimit (a place held 
     expect((await limit.snapshot()).running).toEqual(["place-1"]);
   });
 
+  it("a place taken again (a child retried in place) while its owed notice's answer that it was gone is on its way stays held", async () => {
+    // The notice is owed again when the execution's earlier answer ("taken") was lost; its task has ended since, the
+    // leave owed, so it answers "gone" now, then is retried in place (a take replacing the leave).
+    const limit = taskLimitAt(env, "sublim_notice_race");
+    const workflowId = crypto.randomUUID();
+    expect(await limit.enter("place-0", crypto.randomUUID(), { maxHeld: 1 }, 1)).toBe("admitted");
+    expect(await limit.enter("place-1", workflowId, { maxHeld: 1 }, 1)).toBe("queued");
+    const answering = gate();
+    await runInDurableObject(limit, (instance) => {
+      // The execution's answer held on its way (its object at the network boundary).
+      const object = instance as unknown as { env: Env };
+      const real = object.env.WORKFLOW_EXECUTION;
+      const answeringExecution = {
+        idFromName: (name: string) => real.idFromName(name),
+        get: () => ({
+          givePlace: async () => {
+            answering.hit();
+            await answering.released;
+            return "gone";
+          },
+        }),
+      };
+      object.env = { ...object.env, WORKFLOW_EXECUTION: answeringExecution as unknown as Env["WORKFLOW_EXECUTION"] };
+    });
+    // place-0 ends: place-1 is given its place, to be told.
+    await limit.leave("place-0");
+    await answering.reached;
+    await limit.take("place-1", workflowId);
+    answering.release();
+    // The alarm's delivery joins the round on its way (one at a time) and returns once that round is done.
+    expect(await runDurableObjectAlarm(limit)).toBe(true);
+    expect((await limit.snapshot()).running).toEqual(["place-1"]);
+  });
+
   it("a child retried in place takes its task's place back at once: another parent's task waits until it ends", async () => {
     await registerLimited("sublim_reopen");
     const first = await startWorkflow("sublim_reopen_parent");
