@@ -189,6 +189,26 @@ async function renewedSince(sent) {
 }
 
 /**
+ * A path segment the browser's URL parser resolves away before a request leaves (WHATWG URL: `.` and `..`, either
+ * dot also spelled `%2e`), so that `/api/groups/${encodeURIComponent(id)}/users` for the id `..` is sent as
+ * `/api/users` (encodeURIComponent leaves dots alone). The service refuses such names (src/engine/http-syntax.ts),
+ * so only an address made up to mislead (a link to `#/access/groups/..`) yields one.
+ */
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
+
+/**
+ * Whether `path` (before its query) holds a segment the browser would resolve away: such a request would reach
+ * another route than the one the page names, with the session's token (a client-side path traversal).
+ * Tabs and newlines are dropped first, as the URL parser drops them; `\` separates segments as `/` does there.
+ * @param {string} path
+ */
+export function holdsDotSegment(path) {
+  const cleaned = path.replace(/[\t\n\r]/g, "");
+  const end = cleaned.search(/[?#]/);
+  return (end < 0 ? cleaned : cleaned.slice(0, end)).split(/[\/\\]/).some((segment) => DOT_SEGMENT.test(segment));
+}
+
+/**
  * Calls the API with the session's token; JSON in and out. Throws {@link ApiError} for refusals.
  * @param {string} method
  * @param {string} path
@@ -208,6 +228,7 @@ export async function api(method, path, body) {
  * @returns {Promise<{ body: any, headers: Headers }>}
  */
 export async function apiWithHeaders(method, path, body) {
+  if (holdsDotSegment(path)) throw new Error(`No request sent: ${path} holds a "." or ".." segment, which the browser would resolve to another address`);
   for (let attempt = 0; ; attempt++) {
     const sent = sessionStorage.getItem(TOKEN_KEY);
     /** @type {Record<string, string>} */
