@@ -1833,7 +1833,7 @@ describe("web UI", () => {
 
     await page.goto(`${server.url}/#/definitions`);
     await page.getByRole("link", { name: parentName, exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
-    // Registering one needs METADATA_ADMIN or WORKFLOW_WRITE at some scope.
+    // Registering one needs METADATA_ADMIN at `*` or WORKFLOW_WRITE at some scope.
     expect(await page.getByRole("link", { name: "New definition" }).count()).toBe(0);
     await page.getByRole("link", { name: parentName, exact: true }).click();
     await page.getByRole("heading", { name: `${parentName} v1` }).waitFor();

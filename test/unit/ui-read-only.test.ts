@@ -23,8 +23,11 @@ const { renderDefinitions } = await load<{ renderDefinitions: View }>("../../ui/
 const webhook = { id: "w-1", name: "github", verifier: "HEADER_BASED", url: "https://x/webhook/w-1", urlVerified: false, headers: { "X-Secret": "***" }, receiverWorkflowNamesToVersions: { orders: 1 } };
 const handler = { name: "approve", event: "conductor:orders:done", active: true, actions: [{ action: "complete_task", complete_task: { workflowId: "x", taskRefName: "wait" } }] };
 
-/** The service's answers to the pages' reads; the caller holds `held` at every scope asked (`anywhere`: at some scope). */
-function serve(held: string[], anywhere: Array<{ action: string; scope: string }> = held.map((action) => ({ action, scope: "*" }))): void {
+/**
+ * The service's answers to the pages' reads; the caller holds `held` at every scope asked, or what `held` answers for
+ * the scope asked (`anywhere`: at some scope).
+ */
+function serve(held: string[] | ((scope: string) => string[]), anywhere: Array<{ action: string; scope: string }> = typeof held === "function" ? [] : held.map((action) => ({ action, scope: "*" }))): void {
   const answers: Record<string, unknown> = {
     "/api/metadata/webhook": [webhook],
     "/api/metadata/webhook/w-1": webhook,
@@ -39,8 +42,9 @@ function serve(held: string[], anywhere: Array<{ action: string; scope: string }
     "/api/token/userInfo": { id: "u", permissions: anywhere },
   };
   vi.stubGlobal("fetch", async (path: string) => {
+    const scope = decodeURIComponent(path.slice(path.indexOf("=") + 1));
     const body = path.startsWith("/api/security/permissions?scope=")
-      ? { userId: "u", scope: decodeURIComponent(path.slice(path.indexOf("=") + 1)), permissions: held }
+      ? { userId: "u", scope, permissions: typeof held === "function" ? held(scope) : held }
       : answers[path];
     if (body === undefined) return new Response(JSON.stringify({ error: "NOT_FOUND", message: path }), { status: 404, headers: { "content-type": "application/json" } });
     return new Response(JSON.stringify(body), { status: 200, headers: { "content-type": "application/json" } });
@@ -160,5 +164,32 @@ describe("the UI's editors for a user who may not write", () => {
     const writer = await editorPage((container) => renderDefinitionEditor(container, new URLSearchParams(), context));
     expect(writer.readOnly).toBe(false);
     expect(writer.controls).toContain("Register");
+  });
+
+  it("offer no New, Edit or Save to a holder of METADATA_ADMIN (or WORKFLOW_WRITE, for task definitions) below `*`, which the service takes only at `*`", async () => {
+    // Granted at workflow:orders and task:encode: /api/security/permissions lists it at those scopes, not at `*`; the
+    // service's rules (and the spec's 5.2: METADATA_ADMIN is global) take it at `*` only, and WORKFLOW_WRITE at `*` only
+    // for task definitions (at task:encode it is listed there, but it writes no task definition).
+    const narrow = [{ action: "METADATA_ADMIN", scope: "workflow:orders" }, { action: "METADATA_ADMIN", scope: "task:encode" }];
+    serve((scope) => (scope === "workflow:orders" ? ["METADATA_ADMIN"] : scope === "task:encode" ? ["METADATA_ADMIN", "WORKFLOW_WRITE"] : []), narrow);
+    expect((await editorPage((container) => renderDefinitions(container, new URLSearchParams(), context))).controls).not.toContain("New definition");
+    const fresh = await editorPage((container) => renderDefinitionEditor(container, new URLSearchParams(), context));
+    expect(fresh.readOnly).toBe(true);
+    expect(fresh.controls).not.toContain("Register");
+    const existing = await editorPage((container) => renderDefinitionEditor(container, new URLSearchParams(), context, "orders", "1"));
+    expect(existing.readOnly).toBe(true);
+    expect(existing.controls).not.toContain("Save");
+    expect((await editorPage((container) => renderTaskDefs(container, new URLSearchParams(), context))).controls).not.toContain("New task definition");
+    expect((await editorPage((container) => renderTaskDefEditor(container, new URLSearchParams(), context))).controls).not.toContain("Register");
+    const taskDef = await editorPage((container) => renderTaskDefEditor(container, new URLSearchParams(), context, "encode"));
+    expect(taskDef.readOnly).toBe(true);
+    expect(taskDef.controls).not.toContain("Save");
+    // At `*` it writes both.
+    serve((scope) => (scope === "*" ? ["METADATA_ADMIN"] : []), [{ action: "METADATA_ADMIN", scope: "*" }]);
+    forgetPermissions();
+    expect((await editorPage((container) => renderDefinitions(container, new URLSearchParams(), context))).controls).toContain("New definition");
+    expect((await editorPage((container) => renderDefinitionEditor(container, new URLSearchParams(), context, "orders", "1"))).controls).toContain("Save");
+    expect((await editorPage((container) => renderTaskDefs(container, new URLSearchParams(), context))).controls).toContain("New task definition");
+    expect((await editorPage((container) => renderTaskDefEditor(container, new URLSearchParams(), context, "encode"))).controls).toContain("Save");
   });
 });

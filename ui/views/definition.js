@@ -52,12 +52,14 @@ const TEMPLATE = {
 };
 
 /**
- * Whether permissions held at a workflow's scope let their holder change its definition: METADATA_ADMIN or
- * WORKFLOW_WRITE, as the service's access rules ask.
- * @param {Set<string>} permissions
+ * Whether the caller may register or change a workflow definition, as the service decides (src/worker/auth/
+ * metadata-access.ts): METADATA_ADMIN at `*` (the spec gives it only globally, so one granted at a narrower scope
+ * writes nothing), or WORKFLOW_WRITE at the workflow's scope (for a new one, whose name is not typed yet, at some scope).
+ * @param {Set<string>} atWorkflow what the caller holds at the workflow's scope (for a new one: at any scope)
+ * @param {Set<string>} atAll what the caller holds at `*`
  */
-function mayWriteDefinition(permissions) {
-  return permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_WRITE");
+export function mayWriteDefinition(atWorkflow, atAll) {
+  return atAll.has("METADATA_ADMIN") || atWorkflow.has("WORKFLOW_WRITE");
 }
 
 /**
@@ -67,9 +69,9 @@ function mayWriteDefinition(permissions) {
 export async function renderDefinition(container, _params, context, name = "", version = "") {
   const definition = /** @type {{name: string, version: number, description?: string, tasks: import("../lib/diagram.js").WorkflowTask[], inputParameters?: string[]}} */ (
     await api("GET", `/api/metadata/workflow/${encodeURIComponent(name)}${version === "" ? "" : `?version=${encodeURIComponent(version)}`}`));
-  const permissions = await permissionsAt(`workflow:${definition.name}`);
+  const [permissions, atAll] = await Promise.all([permissionsAt(`workflow:${definition.name}`), permissionsAt("*")]);
   if (!context.active()) return;
-  const canEdit = mayWriteDefinition(permissions);
+  const canEdit = mayWriteDefinition(permissions, atAll);
   const canRun = permissions.has("WORKFLOW_ADMIN");
   const path = `${encodeURIComponent(definition.name)}/${definition.version}`;
   replaceChildren(container,
@@ -125,16 +127,17 @@ function run(definition, context) {
  * @type {import("../app.js").View}
  */
 export async function renderDefinitionEditor(container, _params, context, name, version) {
-  const [existing, permissions] = await Promise.all([
+  const [existing, permissions, atAll] = await Promise.all([
     name === undefined ? Promise.resolve(undefined) : api("GET", `/api/metadata/workflow/${encodeURIComponent(name)}?version=${encodeURIComponent(version ?? "")}`),
     // A new definition's name is not known yet: the service decides by the name typed (WORKFLOW_WRITE at its scope), so
     // what counts here is holding the right at some scope.
     name === undefined ? permissionsAnywhere() : permissionsAt(`workflow:${name}`),
+    permissionsAt("*"),
   ]);
   if (!context.active()) return;
   // The edit page is reached by its address too (a bookmark, a link shared): without the right it shows the text
   // read-only with no Save, as the definition's page offers no Edit, rather than a form whose save is refused.
-  const canEdit = mayWriteDefinition(permissions);
+  const canEdit = mayWriteDefinition(permissions, atAll);
   const editor = jsonEditor({ id: "definition-text", label: "Workflow definition (JSON)", value: existing ?? TEMPLATE, rows: 28, readOnly: !canEdit });
   const message = h("p", { className: "error", role: "alert" });
   const save = h("button", { type: "submit" }, existing ? "Save" : "Register");

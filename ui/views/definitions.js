@@ -1,5 +1,6 @@
 // @ts-check
-import { api, permissionsAnywhere } from "../lib/api.js";
+import { api, permissionsAnywhere, permissionsAt } from "../lib/api.js";
+import { mayWriteDefinition } from "./definition.js";
 import { h, matchesFilter, replaceChildren, tagList } from "../lib/dom.js";
 
 /**
@@ -14,13 +15,14 @@ import { h, matchesFilter, replaceChildren, tagList } from "../lib/dom.js";
 export async function renderDefinitions(container, _params, context) {
   const filter = h("input", { id: "definition-filter", type: "search", placeholder: "name or key=value…" });
   const list = h("div", { className: "results", "aria-live": "polite" });
-  // Registering one takes METADATA_ADMIN, or WORKFLOW_WRITE at the new one's scope (some scope, before its name is typed).
+  // Registering one takes METADATA_ADMIN at `*`, or WORKFLOW_WRITE at the new one's scope (some scope, before its name is
+  // typed).
   const reading = /** @type {Promise<Definition[]>} */ (api("GET", "/api/metadata/workflow?metadata=true"));
   // Awaited below (a refusal is the page's error there), not reported as unhandled while the permissions are read.
   reading.catch(() => {});
-  const held = await permissionsAnywhere();
+  const [held, atAll] = await Promise.all([permissionsAnywhere(), permissionsAt("*")]);
   if (!context.active()) return;
-  const canRegister = held.has("METADATA_ADMIN") || held.has("WORKFLOW_WRITE");
+  const canRegister = mayWriteDefinition(held, atAll);
   replaceChildren(container,
     h("div", { className: "page-head" }, h("h1", {}, "Definitions"), canRegister ? h("a", { className: "button", href: "#/definitions/new" }, "New definition") : null),
     h("div", { className: "filters" }, h("div", { className: "field" }, h("label", { for: "definition-filter" }, "Filter"), filter)),

@@ -75,12 +75,15 @@ const TEMPLATE = {
 const editPath = (name) => `#/taskdefs/${encodeURIComponent(name)}`;
 
 /**
- * Whether permissions held at a scope let their holder write task definitions there: METADATA_ADMIN, WORKFLOW_WRITE
- * (the rights on all metadata) or TASK_WRITE (the right on task definitions), as the service decides.
- * @param {Set<string>} permissions
+ * Whether the caller may register or change a task definition, as the service decides (src/worker/auth/
+ * metadata-access.ts): METADATA_ADMIN or WORKFLOW_WRITE at `*` (the rights on all metadata; held at a narrower scope
+ * they write no task definition), or TASK_WRITE at the task's scope (for a new one, whose name is not typed yet, at
+ * some scope).
+ * @param {Set<string>} atTask what the caller holds at `task:<name>` (for a new one: at any scope)
+ * @param {Set<string>} atAll what the caller holds at `*`
  */
-function mayWriteTaskDefs(permissions) {
-  return permissions.has("METADATA_ADMIN") || permissions.has("WORKFLOW_WRITE") || permissions.has("TASK_WRITE");
+function mayWriteTaskDefs(atTask, atAll) {
+  return atAll.has("METADATA_ADMIN") || atAll.has("WORKFLOW_WRITE") || atTask.has("TASK_WRITE");
 }
 
 /**
@@ -94,7 +97,7 @@ export async function renderTaskDefs(container, _params, context) {
   // on task:orders_* lets its holder register orders_x (the service decides by the name typed).
   const [taskDefs, permissions, anywhere] = await Promise.all([/** @type {Promise<TaskDef[]>} */ (api("GET", "/api/metadata/taskdefs?metadata=true")), permissionsAt("*"), permissionsAnywhere()]);
   if (!context.active()) return;
-  const canRegister = mayWriteTaskDefs(anywhere);
+  const canRegister = mayWriteTaskDefs(anywhere, permissions);
   const sizes = permissions.has("TASK_READ") ? await queueSizes(taskDefs.map((taskDef) => taskDef.name)) : undefined;
   if (!context.active()) return;
   replaceChildren(container,
@@ -132,11 +135,12 @@ export async function renderTaskDefs(container, _params, context) {
  * @type {import("../app.js").View}
  */
 export async function renderTaskDefEditor(container, _params, context, name) {
-  const [existing, permissions] = await Promise.all([
+  const [existing, permissions, atAll] = await Promise.all([
     name === undefined ? Promise.resolve(undefined) : api("GET", `/api/metadata/taskdefs/${encodeURIComponent(name)}`),
     // What the caller holds on this task (TASK_READ and TASK_WRITE may be given for it alone); for a new one, whose name
     // is not known yet, at any scope (TASK_WRITE on task:orders_* registers orders_x), as for a new workflow definition.
     name === undefined ? permissionsAnywhere() : permissionsAt(`task:${name}`),
+    permissionsAt("*"),
   ]);
   if (!context.active()) return;
   replaceChildren(container, ...entityEditor({
@@ -145,7 +149,7 @@ export async function renderTaskDefEditor(container, _params, context, name) {
     value: existing ?? TEMPLATE,
     editorId: "taskdef-text",
     listHref: "#/taskdefs",
-    canEdit: mayWriteTaskDefs(permissions),
+    canEdit: mayWriteTaskDefs(permissions, atAll),
     missing: `METADATA_ADMIN or WORKFLOW_WRITE, or TASK_WRITE on ${name === undefined ? "its name" : `task:${name}`}`,
     save: async (taskDef) => void (await api("PUT", "/api/metadata/taskdefs", taskDef)),
     remove: async () => void (await api("DELETE", `/api/metadata/taskdefs/${encodeURIComponent(String(name))}`)),
