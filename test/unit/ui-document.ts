@@ -1,5 +1,5 @@
 // A stand-in document just big enough for ui/lib/dom.js's builder, for the UI modules run in Node by the ui-*.test.ts
-// files: elements with children, text, attributes, classes and click listeners.
+// files: elements with children, text, attributes, classes, and click and submit listeners.
 import { afterAll, vi } from "vitest";
 
 /** A node of the stand-in document: children and text, nothing else. */
@@ -43,7 +43,7 @@ export class FakeElement extends FakeNode {
   /** An input's or a textarea's text, empty as a new one's. */
   value = "";
   private readonly attributes = new Map<string, string>();
-  private readonly listeners: Array<[string, () => void]> = [];
+  private readonly listeners: Array<[string, (event?: unknown) => unknown]> = [];
   constructor(readonly tagName: string) {
     super();
   }
@@ -53,11 +53,23 @@ export class FakeElement extends FakeNode {
   getAttribute(name: string): string | null {
     return this.attributes.get(name) ?? null;
   }
-  addEventListener(type: string, listener: () => void): void {
+  addEventListener(type: string, listener: (event?: unknown) => unknown): void {
     this.listeners.push([type, listener]);
   }
   click(): void {
     for (const [type, listener] of this.listeners) if (type === "click") listener();
+  }
+  override get textContent(): string {
+    return super.textContent;
+  }
+  /** As the DOM's: the text replaces the children. */
+  override set textContent(text: string) {
+    this.childNodes.splice(0, this.childNodes.length, ...(text === "" ? [] : [new FakeText(text)]));
+  }
+  /** Submits a form: runs its submit listeners (with an event whose default can be prevented) and awaits them. */
+  async submit(): Promise<void> {
+    const event = { preventDefault: () => {} };
+    for (const [type, listener] of this.listeners) if (type === "submit") await listener(event);
   }
   hasClass(name: string): boolean {
     return this.className.split(" ").includes(name);

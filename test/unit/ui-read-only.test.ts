@@ -192,4 +192,29 @@ describe("the UI's editors for a user who may not write", () => {
     expect((await editorPage((container) => renderTaskDefs(container, new URLSearchParams(), context))).controls).toContain("New task definition");
     expect((await editorPage((container) => renderTaskDefEditor(container, new URLSearchParams(), context, "encode"))).controls).toContain("Save");
   });
+
+  // Access rules added through the API decide before the defaults, and no endpoint tells a caller what they allow it
+  // (the rules and checkPermissions are for USER_ADMIN, and read grants only): the editors follow the caller's
+  // permissions, so a stored rule that asks more makes a save the UI offered a 403, which the editor must show.
+  it("show a save an added access rule refuses as the service's 403, in the editor, the text kept for another try", async () => {
+    serve(["WORKFLOW_WRITE", "TASK_WRITE"]);
+    const refusal = "Permission denied: PUT /api/metadata/workflow needs SYSTEM_ADMIN at *";
+    const answer = globalThis.fetch;
+    vi.stubGlobal("fetch", async (path: string, init?: RequestInit) =>
+      init?.method === "PUT" ? new Response(JSON.stringify({ error: "PERMISSION_DENIED", message: refusal }), { status: 403, headers: { "content-type": "application/json" } }) : answer(path, init));
+    for (const render of [
+      (container: FakeElement) => renderDefinitionEditor(container, new URLSearchParams(), context, "orders", "1"),
+      (container: FakeElement) => renderTaskDefEditor(container, new URLSearchParams(), context, "encode"),
+    ]) {
+      const container = new FakeElement("main");
+      await render(container);
+      const form = container.descendants().find((element) => element.tagName === "form");
+      const save = container.descendants().find((element) => element.tagName === "button" && element.textContent === "Save");
+      expect(save).toBeDefined();
+      await form?.submit();
+      expect(container.descendants().find((element) => element.getAttribute("role") === "alert")?.textContent).toBe(refusal);
+      expect(container.descendants().find((element) => element.tagName === "textarea")?.getAttribute("readonly")).toBeNull();
+      expect(save?.getAttribute("disabled") ?? (save as unknown as { disabled?: boolean }).disabled).toBeFalsy();
+    }
+  });
 });
