@@ -48,4 +48,27 @@ describe("the UI's execution page", () => {
       expect(buttons()).toContain("Pause");
     });
   });
+
+  it("offers Restart to a grant made while the page of a settled execution is open, which is not read again otherwise", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.stubGlobal("document", { ...(globalThis as unknown as { document: object }).document, visibilityState: "visible", querySelector: () => null, activeElement: null });
+    workflow.status = "FAILED";
+    try {
+      const container = new FakeElement("main");
+      const buttons = () => container.descendants().filter((element) => element.tagName === "button").map((element) => element.textContent);
+      held = ["WORKFLOW_READ"];
+      await renderExecution(container, new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => true }, "wf-1");
+      expect(buttons()).not.toContain("Restart");
+      held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
+      vi.advanceTimersByTime(HELD_PERMISSIONS_KEPT_MS);
+      refresh();
+      await vi.waitFor(async () => {
+        refresh();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        expect(buttons()).toContain("Restart");
+      });
+    } finally {
+      workflow.status = "RUNNING";
+    }
+  });
 });

@@ -475,11 +475,21 @@ export async function renderExecution(container, params, context, workflowId = "
       window.clearInterval(timer);
       return;
     }
+    if (document.visibilityState !== "visible" || document.querySelector("dialog[open]")) return;
     const settled = workflow !== undefined && TERMINAL.has(workflow.status);
-    if (!settled && document.visibilityState === "visible" && !document.querySelector("dialog[open]")) {
-      load().catch((error) => context.notify(errorMessage(error), "error"));
-    }
+    // A settled execution is not read again, but its actions (Restart, Rerun, Retry…) still follow a grant or a
+    // revocation made while the page is open: the permissions are looked at (from the look-up's cache, asked again after
+    // a while), and only a change in them reads the execution again and draws the page.
+    const refreshing = settled ? permissionsChanged().then((changed) => (changed ? load() : undefined)) : load();
+    refreshing.catch((error) => context.notify(errorMessage(error), "error"));
   }, REFRESH_MS);
+
+  /** Whether the caller's permissions on this workflow differ from those the page was drawn with. */
+  async function permissionsChanged() {
+    if (workflow === undefined) return false;
+    const held = await permissionsAt(`workflow:${workflow.workflowName}`);
+    return [...held].sort().join(",") !== [...permissions].sort().join(",");
+  }
 }
 
 /**
