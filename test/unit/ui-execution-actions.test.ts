@@ -18,13 +18,21 @@ const { forgetPermissions, HELD_PERMISSIONS_KEPT_MS } = await load<{ forgetPermi
 
 const workflow = { workflowId: "wf-1", workflowName: "orders", workflowVersion: 1, status: "RUNNING", startTime: 1, tasks: [], input: {}, output: {}, variables: {}, workflowDefinition: { name: "orders", version: 1, tasks: [] } };
 let held: string[] = [];
+/** Every path the page asked, in order; and whether the permissions look-up fails (a 503) for now. */
+const requested: string[] = [];
+let permissionsFail = false;
 vi.stubGlobal("fetch", async (path: string) => {
+  requested.push(path);
+  if (permissionsFail && path.startsWith("/api/security/permissions?")) {
+    return new Response(JSON.stringify({ error: "UNAVAILABLE", message: "try later" }), { status: 503, headers: { "content-type": "application/json" } });
+  }
   const body = path.startsWith("/api/security/permissions?scope=") ? { userId: "u", scope: "workflow:orders", permissions: held } : path.startsWith("/api/workflow/wf-1") ? workflow : undefined;
   if (body === undefined) return new Response(JSON.stringify({ error: "NOT_FOUND", message: path }), { status: 404, headers: { "content-type": "application/json" } });
   return new Response(JSON.stringify(body), { status: 200, headers: { "content-type": "application/json" } });
 });
 
 afterEach(() => {
+  permissionsFail = false;
   vi.useRealTimers();
   forgetPermissions();
 });
@@ -67,6 +75,81 @@ describe("the UI's execution page", () => {
         await new Promise((resolve) => setTimeout(resolve, 10));
         expect(buttons()).toContain("Restart");
       });
+    } finally {
+      workflow.status = "RUNNING";
+    }
+  });
+
+  /** Runs the page's refresh `ticks` times, 2 s apart as its interval would, letting each tick's answers arrive. */
+  async function tick(ticks: number): Promise<void> {
+    for (let done = 0; done < ticks; done++) {
+      vi.advanceTimersByTime(2_000);
+      refresh();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  it("asks nothing on the ticks of a settled execution's page while the permissions it was drawn with are kept", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.stubGlobal("document", { ...(globalThis as unknown as { document: object }).document, visibilityState: "visible", querySelector: () => null, activeElement: null });
+    workflow.status = "COMPLETED";
+    try {
+      held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
+      await renderExecution(new FakeElement("main"), new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => true }, "wf-1");
+      requested.length = 0;
+      await tick(20);
+      expect(requested).toEqual([]);
+    } finally {
+      workflow.status = "RUNNING";
+    }
+  });
+
+  it("keeps a settled execution's actions, and does not read it again, while the permissions look-up fails", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.stubGlobal("document", { ...(globalThis as unknown as { document: object }).document, visibilityState: "visible", querySelector: () => null, activeElement: null });
+    workflow.status = "FAILED";
+    try {
+      const container = new FakeElement("main");
+      const buttons = () => container.descendants().filter((element) => element.tagName === "button").map((element) => element.textContent);
+      held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
+      await renderExecution(container, new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => true }, "wf-1");
+      expect(buttons()).toContain("Restart");
+      // The service fails every look-up from now on, past the answer's keep time and several failure retries.
+      permissionsFail = true;
+      requested.length = 0;
+      vi.advanceTimersByTime(HELD_PERMISSIONS_KEPT_MS);
+      for (let round = 0; round < 4; round++) {
+        await tick(16);
+        expect(buttons()).toContain("Restart");
+      }
+      // Asked again once per 30 s a failure is kept (128 s of ticks: at most 5 times), never read or drawn again.
+      expect(requested.filter((path) => path.startsWith("/api/workflow/"))).toEqual([]);
+      expect(requested.length).toBeGreaterThan(0);
+      expect(requested.length).toBeLessThanOrEqual(5);
+    } finally {
+      workflow.status = "RUNNING";
+    }
+  });
+
+  it("draws a settled execution again only once a failed permissions look-up is answered", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.stubGlobal("document", { ...(globalThis as unknown as { document: object }).document, visibilityState: "visible", querySelector: () => null, activeElement: null });
+    workflow.status = "FAILED";
+    try {
+      const container = new FakeElement("main");
+      const buttons = () => container.descendants().filter((element) => element.tagName === "button").map((element) => element.textContent);
+      held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
+      permissionsFail = true;
+      await renderExecution(container, new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => true }, "wf-1");
+      expect(buttons()).not.toContain("Restart");
+      requested.length = 0;
+      await tick(40);
+      // Asked again after each 30 s a failure is kept, never read or drawn again while it fails.
+      expect(requested.filter((path) => path.startsWith("/api/workflow/"))).toEqual([]);
+      expect(requested.length).toBeLessThanOrEqual(3);
+      permissionsFail = false;
+      await tick(16);
+      expect(buttons()).toContain("Restart");
     } finally {
       workflow.status = "RUNNING";
     }
