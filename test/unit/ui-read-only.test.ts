@@ -113,7 +113,7 @@ describe("the UI's editors for a user who may not write", () => {
     const page = await editorPage((container) => renderTaskDefEditor(container, new URLSearchParams(), context, "encode"));
     expect(page.readOnly).toBe(true);
     expect(page.controls).not.toContain("Save");
-    expect(page.note).toBe("Read only: Saving or deleting this task definition needs METADATA_ADMIN or WORKFLOW_WRITE, or TASK_WRITE on task:encode.");
+    expect(page.note).toBe("Read only: Saving or deleting this task definition needs METADATA_ADMIN or WORKFLOW_WRITE on *, or TASK_WRITE on task:encode.");
   });
 
   it("offer New task definition, and an editable new one, to a holder of TASK_WRITE on a prefix, not to a reader", async () => {
@@ -124,7 +124,7 @@ describe("the UI's editors for a user who may not write", () => {
     const fresh = await editorPage((container) => renderTaskDefEditor(container, new URLSearchParams(), context));
     expect(fresh.readOnly).toBe(true);
     expect(fresh.controls).not.toContain("Register");
-    expect(fresh.note).toBe("Read only: Registering a new task definition needs METADATA_ADMIN or WORKFLOW_WRITE, or TASK_WRITE on its name.");
+    expect(fresh.note).toBe("Read only: Registering a new task definition needs METADATA_ADMIN or WORKFLOW_WRITE on *, or TASK_WRITE on its name.");
     // TASK_WRITE on task:orders_* registers orders_x (docs/api.md, Task definitions): the name typed decides, not `*`.
     serve([], [{ action: "TASK_WRITE", scope: "task:orders_*" }]);
     forgetPermissions();
@@ -140,7 +140,7 @@ describe("the UI's editors for a user who may not write", () => {
     expect(page.readOnly).toBe(true);
     expect(page.controls).not.toContain("Save");
     expect(page.controls).toContain("Back");
-    expect(page.note).toBe("Read only: Saving this workflow definition needs METADATA_ADMIN, or WORKFLOW_WRITE on workflow:orders.");
+    expect(page.note).toBe("Read only: Saving this workflow definition needs METADATA_ADMIN on *, or WORKFLOW_WRITE on workflow:orders.");
     serve(["WORKFLOW_WRITE"]);
     forgetPermissions();
     const writer = await editorPage((container) => renderDefinitionEditor(container, new URLSearchParams(), context, "orders", "1"));
@@ -156,7 +156,7 @@ describe("the UI's editors for a user who may not write", () => {
     const fresh = await editorPage((container) => renderDefinitionEditor(container, new URLSearchParams(), context));
     expect(fresh.readOnly).toBe(true);
     expect(fresh.controls).not.toContain("Register");
-    expect(fresh.note).toBe("Read only: Registering a new workflow definition needs METADATA_ADMIN, or WORKFLOW_WRITE on its workflow.");
+    expect(fresh.note).toBe("Read only: Registering a new workflow definition needs METADATA_ADMIN on *, or WORKFLOW_WRITE on its workflow.");
     // WORKFLOW_WRITE on a prefix lets its holder register a definition named with it: the service decides by the name.
     serve([], [{ action: "WORKFLOW_WRITE", scope: "workflow:orders_*" }]);
     forgetPermissions();
@@ -179,11 +179,14 @@ describe("the UI's editors for a user who may not write", () => {
     const existing = await editorPage((container) => renderDefinitionEditor(container, new URLSearchParams(), context, "orders", "1"));
     expect(existing.readOnly).toBe(true);
     expect(existing.controls).not.toContain("Save");
+    // The note names the scope the service asks, not the permission its holder holds elsewhere.
+    expect(existing.note).toBe("Read only: Saving this workflow definition needs METADATA_ADMIN on *, or WORKFLOW_WRITE on workflow:orders.");
     expect((await editorPage((container) => renderTaskDefs(container, new URLSearchParams(), context))).controls).not.toContain("New task definition");
     expect((await editorPage((container) => renderTaskDefEditor(container, new URLSearchParams(), context))).controls).not.toContain("Register");
     const taskDef = await editorPage((container) => renderTaskDefEditor(container, new URLSearchParams(), context, "encode"));
     expect(taskDef.readOnly).toBe(true);
     expect(taskDef.controls).not.toContain("Save");
+    expect(taskDef.note).toBe("Read only: Saving or deleting this task definition needs METADATA_ADMIN or WORKFLOW_WRITE on *, or TASK_WRITE on task:encode.");
     // At `*` it writes both.
     serve((scope) => (scope === "*" ? ["METADATA_ADMIN"] : []), [{ action: "METADATA_ADMIN", scope: "*" }]);
     forgetPermissions();

@@ -173,8 +173,8 @@ export async function renderDefinitionEditor(container, _params, context, name, 
     },
   },
     canEdit ? null : existing
-      ? readOnlyNote("Saving this workflow definition", `METADATA_ADMIN, or WORKFLOW_WRITE on workflow:${String(name)}`)
-      : readOnlyNote("Registering a new workflow definition", "METADATA_ADMIN, or WORKFLOW_WRITE on its workflow"),
+      ? readOnlyNote("Saving this workflow definition", `METADATA_ADMIN on *, or WORKFLOW_WRITE on workflow:${String(name)}`)
+      : readOnlyNote("Registering a new workflow definition", "METADATA_ADMIN on *, or WORKFLOW_WRITE on its workflow"),
     editor.element,
     message,
     h("div", { className: "actions" }, canEdit ? save : null, h("a", { className: "button secondary", href: existing ? `#/definitions/${encodeURIComponent(String(name))}/${String(version)}` : "#/definitions" }, canEdit ? "Cancel" : "Back")));

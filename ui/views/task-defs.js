@@ -150,7 +150,7 @@ export async function renderTaskDefEditor(container, _params, context, name) {
     editorId: "taskdef-text",
     listHref: "#/taskdefs",
     canEdit: mayWriteTaskDefs(permissions, atAll),
-    missing: `METADATA_ADMIN or WORKFLOW_WRITE, or TASK_WRITE on ${name === undefined ? "its name" : `task:${name}`}`,
+    missing: `METADATA_ADMIN or WORKFLOW_WRITE on *, or TASK_WRITE on ${name === undefined ? "its name" : `task:${name}`}`,
     save: async (taskDef) => void (await api("PUT", "/api/metadata/taskdefs", taskDef)),
     remove: async () => void (await api("DELETE", `/api/metadata/taskdefs/${encodeURIComponent(String(name))}`)),
     removalNote: "Tasks of this name in executions started later run without it (no retries unless their workflow task sets them). Running executions keep their copy.",
