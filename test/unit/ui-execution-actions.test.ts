@@ -9,7 +9,9 @@ vi.stubGlobal("sessionStorage", { getItem: () => "a-token", setItem: () => {}, r
 /** The page's refresh: its interval's function, run by the test instead of a timer. */
 let refresh: () => void = () => {};
 vi.stubGlobal("HTMLElement", class {});
-vi.stubGlobal("window", { setInterval: (run: () => void) => ((refresh = run), 1), clearInterval: () => {} });
+/** The intervals the page cleared. */
+const cleared: number[] = [];
+vi.stubGlobal("window", { setInterval: (run: () => void) => ((refresh = run), 1), clearInterval: (timer: number) => void cleared.push(timer) });
 
 type View = (container: FakeElement, params: URLSearchParams, context: { notify: (message: string, kind?: string) => void; go: (hash: string) => void; active: () => boolean }, workflowId: string) => Promise<void>;
 const load = async <T>(path: string): Promise<T> => (await import(/* @vite-ignore */ new URL(path, import.meta.url).href)) as T;
@@ -150,6 +152,27 @@ describe("the UI's execution page", () => {
       permissionsFail = false;
       await tick(16);
       expect(buttons()).toContain("Restart");
+    } finally {
+      workflow.status = "RUNNING";
+    }
+  });
+
+  it("stops a settled execution's ticks once the page is left, asking nothing more", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.stubGlobal("document", { ...(globalThis as unknown as { document: object }).document, visibilityState: "visible", querySelector: () => null, activeElement: null });
+    workflow.status = "TERMINATED";
+    try {
+      let active = true;
+      held = ["WORKFLOW_READ"];
+      await renderExecution(new FakeElement("main"), new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => active }, "wf-1");
+      active = false;
+      cleared.length = 0;
+      requested.length = 0;
+      held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
+      vi.advanceTimersByTime(HELD_PERMISSIONS_KEPT_MS);
+      await tick(1);
+      expect(cleared).toEqual([1]);
+      expect(requested).toEqual([]);
     } finally {
       workflow.status = "RUNNING";
     }
