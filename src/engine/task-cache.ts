@@ -28,6 +28,12 @@ export interface TaskCacheWrite {
  * nothing (or too long): the task then runs uncached.
  */
 export function taskCacheKey(state: WorkflowExecution, task: TaskExecution, config: TaskCacheConfig, now: number): string | undefined {
+  const key = resolvedKey(state, task, config, now);
+  return key === undefined ? undefined : storedKey(key, sentSecrets(state, task));
+}
+
+/** What `config`'s key resolves to for `task`, or undefined (see {@link taskCacheKey}). */
+function resolvedKey(state: WorkflowExecution, task: TaskExecution, config: TaskCacheConfig, now: number): string | undefined {
   if (!hasExpression(config.key)) return config.key;
   let resolved;
   try {
@@ -39,6 +45,29 @@ export function taskCacheKey(state: WorkflowExecution, task: TaskExecution, conf
   if (resolved === null) return undefined;
   const key = typeof resolved === "string" ? resolved : JSON.stringify(resolved);
   return key === "" || key.length > MAX_CACHE_KEY_LENGTH ? undefined : key;
+}
+
+/** Marks a stored key that carries the secrets its task sends (never in a secret's name, see SECRET_NAME_PATTERN). */
+const SECRETS_MARK = "\u001f";
+
+/**
+ * The key as stored: `key` itself when its task sends no secret, else the names of the secrets it sends before it, so
+ * that an output answered to one credential is found only by a task sending the same ones, wherever the key reads (a
+ * key `${uri}` of a request whose credential is in a header reads alike for every credential). Only a definition that
+ * may use those secrets names them (see `authorizeSecretUse`), so no other definition's task finds such an output, nor
+ * writes one a task sending them would find. One-to-one, whatever text a key resolves to: a task sending secrets
+ * stores `<mark><names><mark><key>`, a name's character after the first mark; a task sending none stores its key as it
+ * is, or with a second mark in front when it starts with the mark itself.
+ */
+function storedKey(key: string, secrets: readonly string[]): string {
+  if (secrets.length > 0) return `${SECRETS_MARK}${secrets.join(",")}${SECRETS_MARK}${key}`;
+  return key.startsWith(SECRETS_MARK) ? `${SECRETS_MARK}${key}` : key;
+}
+
+/** The secrets `task` sends, by name, sorted: those its input template names (none when its input was given whole). */
+function sentSecrets(state: WorkflowExecution, task: TaskExecution): string[] {
+  const definition = task.inputGiven === true ? undefined : instanceTask(state.definition, task);
+  return definition === undefined ? [] : [...referencedSecrets(taskInputTemplate(definition))].sort();
 }
 
 /**

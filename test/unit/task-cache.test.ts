@@ -59,6 +59,23 @@ describe("the cache key", () => {
     expect(keyOf("fixed")).toBe("fixed");
   });
 
+  it("carries the secrets its task sends, wherever they are, and no key of a task sending none can be the same text", () => {
+    const sending = (secrets: string[]) => {
+      const headers = Object.fromEntries(secrets.map((name, index) => [`X-Key-${index}`, `\${workflow.secrets.${name}}`]));
+      const sender = started([httpGet("a", { inputParameters: { uri: "https://example.com/a", method: "GET", headers } })]);
+      return (key: string) => taskCacheKey(sender, latestNamed(sender, "a"), { key, ttlInSecond: 1 }, 1_000);
+    };
+    const withA = sending(["token_a"])("${uri}");
+    expect(withA).toBe("\u001ftoken_a\u001fhttps://example.com/a");
+    expect(sending(["token_b"])("${uri}")).not.toBe(withA);
+    // Sorted, so the order the input names them in does not matter.
+    expect(sending(["token_b", "token_a"])("fixed")).toBe(sending(["token_a", "token_b"])("fixed"));
+    // A task sending none, whose key resolves to that very text, is kept apart; and so is one starting with the mark.
+    expect(keyOf(withA!)).toBe(`\u001f${withA}`);
+    expect(keyOf("\u001f\u001fx")).toBe("\u001f\u001f\u001fx");
+    expect(keyOf("plain")).toBe("plain");
+  });
+
   it("is none (the task runs uncached) when it resolves to nothing", () => {
     expect(keyOf("${missing}")).toBeUndefined();
     expect(keyOf("${workflow.input.nothing}")).toBeUndefined();

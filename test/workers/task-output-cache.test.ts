@@ -54,6 +54,29 @@ describe("task output cache", () => {
     expect(JSON.stringify(keys.results)).not.toMatch(/toc-(alpha|beta)-value/);
   });
 
+  it("tells secrets apart when the key names no input holding one: a task sending another credential in a header calls for itself", async () => {
+    await apiOk("PUT", "/api/secrets/toc_hdr_a", JSON.stringify("toc-hdr-alpha"));
+    await apiOk("PUT", "/api/secrets/toc_hdr_b", JSON.stringify("toc-hdr-beta"));
+    // The usual shape: the credential in a header, the key the request's URI (the same for both).
+    for (const [name, secret] of [["toc_header_a", "toc_hdr_a"], ["toc_header_b", "toc_hdr_b"]] as const) {
+      const request = { uri: target("/count/toc-hdr"), method: "GET", headers: { Authorization: `Bearer \${workflow.secrets.${secret}}` } };
+      await register({ name, tasks: [httpTask("toc_me", request, { cacheConfig: { key: "${uri}", ttlInSecond: 600 } })] });
+    }
+    expect((await outputOf("toc_header_a", {}))["status"]).toBe("COMPLETED");
+    await eventually(() => env.DB.prepare("SELECT COUNT(*) AS n FROM task_output_cache WHERE task_name = 'toc_me'").first<{ n: number }>(), (row) => row!.n >= 1, "the output cached");
+    // Another credential's answer is not this one's.
+    const other = await outputOf("toc_header_b", {});
+    expect(other["_cachedResponse"]).toBeUndefined();
+    expect(await hits("toc-hdr")).toBe(2);
+    // The same credential still finds its own.
+    expect(await outputOf("toc_header_a", {})).toMatchObject({ _cachedResponse: true });
+    expect(await hits("toc-hdr")).toBe(2);
+    // A task sending no secret, whose key resolves to the same text, finds neither.
+    await register({ name: "toc_header_none", tasks: [httpTask("toc_me", { uri: target("/count/toc-hdr"), method: "GET" }, { cacheConfig: { key: "${uri}", ttlInSecond: 600 } })] });
+    expect((await outputOf("toc_header_none", {}))["_cachedResponse"]).toBeUndefined();
+    expect(await hits("toc-hdr")).toBe(3);
+  });
+
   it("calls again once the output expired, and never caches a failure", async () => {
     await registerCounting("toc_expiring", { key: "${uri}", ttlInSecond: 1 });
     await outputOf("toc_expiring", { key: "toc-exp" });
