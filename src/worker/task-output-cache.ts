@@ -1,11 +1,21 @@
 import type { JsonObject } from "../engine/model";
 import type { TaskCacheWrite } from "../engine/task-cache";
+import { hexOf } from "../engine/task-id";
 
 /** Most look-ups one D1 batch makes (one statement each). */
 const LOOKUPS_PER_BATCH = 50;
 
 /** Most expired outputs one write deletes with it: the table is cleaned as it is used, never all at once. */
 const EXPIRED_DELETED_PER_WRITE = 20;
+
+/**
+ * The key as D1 holds it: the hex SHA-256 of the resolved key, never its text. A key may read a value Orkes masks
+ * (`${workflow.input._secrets.token}`, a signed JWT in a header the key names), and masked values are never stored in
+ * plain; the digest tells values apart as the text did. One per cached task looked up or written, none for others.
+ */
+export async function storedCacheKey(key: string): Promise<string> {
+  return hexOf(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key))));
+}
 
 /** What one task waiting for its look-up asks: its task name and resolved key. */
 export interface TaskCacheLookup {
@@ -30,8 +40,9 @@ export class TaskOutputCache {
     const outputs: Record<string, JsonObject | null> = {};
     for (let start = 0; start < lookups.length; start += LOOKUPS_PER_BATCH) {
       const chunk = lookups.slice(start, start + LOOKUPS_PER_BATCH);
+      const keys = await Promise.all(chunk.map((lookup) => storedCacheKey(lookup.key)));
       const statement = this.#db.prepare(`SELECT output FROM task_output_cache WHERE task_name = ? AND cache_key = ? AND expires_at > ?`);
-      const results = await this.#db.batch<{ output: string }>(chunk.map((lookup) => statement.bind(lookup.taskName, lookup.key, now)));
+      const results = await this.#db.batch<{ output: string }>(chunk.map((lookup, index) => statement.bind(lookup.taskName, keys[index], now)));
       chunk.forEach((lookup, index) => {
         const row = results[index]?.results[0];
         outputs[lookup.taskId] = row === undefined ? null : (JSON.parse(row.output) as JsonObject);
@@ -40,15 +51,16 @@ export class TaskOutputCache {
     return outputs;
   }
 
-  /** Caches `write`'s output until its time to live has passed (replacing any under its name and key), deleting a few expired ones. */
+  /** Caches `write`'s output (under its key's digest) until its time to live has passed (replacing any under its name and key), deleting a few expired ones. */
   async store(write: TaskCacheWrite, now: number): Promise<void> {
+    const key = await storedCacheKey(write.key);
     await this.#db.batch([
       this.#db
         .prepare(
           `INSERT INTO task_output_cache (task_name, cache_key, output, expires_at) VALUES (?1, ?2, ?3, ?4)
            ON CONFLICT (task_name, cache_key) DO UPDATE SET output = excluded.output, expires_at = excluded.expires_at`,
         )
-        .bind(write.taskName, write.key, JSON.stringify(write.output), now + write.ttlSeconds * 1000),
+        .bind(write.taskName, key, JSON.stringify(write.output), now + write.ttlSeconds * 1000),
       this.#db
         .prepare(`DELETE FROM task_output_cache WHERE rowid IN (SELECT rowid FROM task_output_cache WHERE expires_at <= ? LIMIT ?)`)
         .bind(now, EXPIRED_DELETED_PER_WRITE),

@@ -6,6 +6,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
+import { storedCacheKey } from "../../src/worker/task-output-cache";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
 /** A workflow whose one HTTP task GETs `/count/<key>` (the target counts each request) with `cacheConfig`. */
@@ -77,10 +78,27 @@ describe("task output cache", () => {
     expect(await hits("toc-hdr")).toBe(3);
   });
 
+  it("keeps a key that reads a masked value out of D1 in plain: the output is stored under the key's digest, found by the same value only", async () => {
+    // A key reading a value Orkes masks (`_secrets` of the workflow's input): what D1 holds must not show it.
+    await register({ name: "toc_masked", tasks: [httpTask("toc_masked_me", { uri: target("/count/toc-masked"), method: "GET", headers: { Authorization: "Bearer ${workflow.input._secrets.token}" } }, { cacheConfig: { key: "${workflow.input._secrets.token}", ttlInSecond: 600 } })] });
+    const first = await waitFor(await startWorkflow("toc_masked", { _secrets: { token: "toc-masked-alpha" } }), ["COMPLETED", "FAILED"]);
+    expect(first.status).toBe("COMPLETED");
+    expect(JSON.stringify(first)).not.toContain("toc-masked-alpha");
+    await eventually(() => env.DB.prepare("SELECT COUNT(*) AS n FROM task_output_cache WHERE task_name = 'toc_masked_me'").first<{ n: number }>(), (row) => row!.n >= 1, "the output cached");
+    const rows = await env.DB.prepare("SELECT * FROM task_output_cache WHERE task_name = 'toc_masked_me'").all();
+    expect(JSON.stringify(rows.results)).not.toContain("toc-masked-alpha");
+    expect(rows.results).toEqual([expect.objectContaining({ cache_key: await storedCacheKey("toc-masked-alpha") })]);
+    // The same value still finds its output; another does not.
+    expect((await outputOf("toc_masked", { _secrets: { token: "toc-masked-alpha" } }))["_cachedResponse"]).toBe(true);
+    expect((await outputOf("toc_masked", { _secrets: { token: "toc-masked-beta" } }))["_cachedResponse"]).toBeUndefined();
+    expect(await hits("toc-masked")).toBe(2);
+  });
+
   it("calls again once the output expired, and never caches a failure", async () => {
     await registerCounting("toc_expiring", { key: "${uri}", ttlInSecond: 1 });
     await outputOf("toc_expiring", { key: "toc-exp" });
-    await eventually(() => env.DB.prepare("SELECT expires_at FROM task_output_cache WHERE cache_key LIKE '%toc-exp'").first<{ expires_at: number }>(), (row) => row !== null, "the output cached");
+    const expiringKey = await storedCacheKey(target("/count/toc-exp"));
+    await eventually(() => env.DB.prepare("SELECT expires_at FROM task_output_cache WHERE cache_key = ?").bind(expiringKey).first<{ expires_at: number }>(), (row) => row !== null, "the output cached");
     await outputOf("toc_expiring", { key: "toc-exp" });
     expect(await hits("toc-exp")).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 1_100));
@@ -89,7 +107,8 @@ describe("task output cache", () => {
 
     await register({ name: "toc_failing", tasks: [httpTask("fetch", { uri: target("/status/500"), method: "GET" }, { cacheConfig: { key: "failing-${uri}", ttlInSecond: 600 } })] });
     expect((await outputOf("toc_failing", {}))["status"]).toBe("FAILED");
-    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM task_output_cache WHERE cache_key LIKE 'failing-%'").first<{ n: number }>()).toEqual({ n: 0 });
+    const failingKey = await storedCacheKey(`failing-${target("/status/500")}`);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM task_output_cache WHERE cache_key = ?").bind(failingKey).first<{ n: number }>()).toEqual({ n: 0 });
   });
 
   it("completes a worker's task from the cache without queueing it", async () => {
@@ -119,8 +138,9 @@ describe("task output cache", () => {
     await register({ name: "toc_http_sync", tasks: [fetchTask] });
     const first = await outputOf("toc_http_sync", { key: "toc-sync" });
     expect(first).toMatchObject({ status: "COMPLETED", response: { statusCode: 200 } });
-    await eventually(() => env.DB.prepare("SELECT cache_key FROM task_output_cache WHERE task_name = 'fetch' AND cache_key LIKE 'sync-%'").first<{ cache_key: string }>(), (row) => row !== null, "the output cached");
-    expect(await env.DB.prepare("SELECT cache_key FROM task_output_cache WHERE task_name = 'fetch' AND cache_key LIKE 'sync-%'").first<{ cache_key: string }>()).toEqual({ cache_key: `sync-${target("/count/toc-sync")}` });
+    // Stored under the digest of the key `sync-${uri}` resolves to, the URI read from http_request.
+    const syncKey = await storedCacheKey(`sync-${target("/count/toc-sync")}`);
+    await eventually(() => env.DB.prepare("SELECT cache_key FROM task_output_cache WHERE task_name = 'fetch' AND cache_key = ?").bind(syncKey).first<{ cache_key: string }>(), (row) => row !== null, "the output cached");
     expect(await outputOf("toc_http_sync", { key: "toc-sync" })).toEqual({ ...first, _cachedResponse: true });
     expect(await hits("toc-sync")).toBe(1);
   });
