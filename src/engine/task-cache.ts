@@ -28,16 +28,17 @@ export interface TaskCacheWrite {
  * nothing (or too long): the task then runs uncached.
  */
 export function taskCacheKey(state: WorkflowExecution, task: TaskExecution, config: TaskCacheConfig, now: number): string | undefined {
-  const key = resolvedKey(state, task, config, now);
-  return key === undefined ? undefined : storedKey(key, sentSecrets(state, task));
+  const sent = sentInput(state, task, now);
+  if (sent === undefined) return undefined;
+  const key = resolvedKey(state, task, config, sent.input, now);
+  return key === undefined ? undefined : storedKey(key, sent.secrets);
 }
 
-/** What `config`'s key resolves to for `task`, or undefined (see {@link taskCacheKey}). */
-function resolvedKey(state: WorkflowExecution, task: TaskExecution, config: TaskCacheConfig, now: number): string | undefined {
+/** What `config`'s key resolves to for `task`, its input read as `input`, or undefined (see {@link taskCacheKey}). */
+function resolvedKey(state: WorkflowExecution, task: TaskExecution, config: TaskCacheConfig, input: JsonObject, now: number): string | undefined {
   if (!hasExpression(config.key)) return config.key;
   let resolved;
   try {
-    const input = keyInput(state, task, now);
     resolved = resolveValue(config.key, { workflow: workflowRecord(state), task: (name) => inputNamed(task.taskType, input, name), now });
   } catch {
     return undefined;
@@ -64,12 +65,6 @@ function storedKey(key: string, secrets: readonly string[]): string {
   return key.startsWith(SECRETS_MARK) ? `${SECRETS_MARK}${key}` : key;
 }
 
-/** The secrets `task` sends, by name, sorted: those its input template names (none when its input was given whole). */
-function sentSecrets(state: WorkflowExecution, task: TaskExecution): string[] {
-  const definition = task.inputGiven === true ? undefined : instanceTask(state.definition, task);
-  return definition === undefined ? [] : [...referencedSecrets(taskInputTemplate(definition))].sort();
-}
-
 /**
  * The task input `name` names in a key: the input's own; for an HTTP (HTTP_SYNC) or HTTP_POLL task, which takes its request flat or nested in
  * `http_request` (nested winning field by field), the request's field as it is sent, so that `${uri}` names the URI
@@ -82,19 +77,33 @@ function inputNamed(taskType: string, input: JsonObject, name: string): JsonValu
 }
 
 /**
- * The input a key reads: the task's, except that where its template reads a secret, the reference as written
- * (`${workflow.secrets.token_a}`) stands in the stored `***`. Every secret reads `***` there, so a key naming such
- * input (`${uri}` with `?key=${workflow.secrets.token_a}`) would be one key for every secret, and a task of the same
- * name sending another credential would be completed with the answer to this one. The value itself never enters a key
- * (keys are stored). Resolved as the task was scheduled (this runs as it is scheduled), with its variables.
+ * The input a key reads, and the secrets `task` sends (by name, sorted), or undefined when its template cannot be
+ * resolved again (it then runs uncached). The input is the task's, except that where its template reads a secret, the
+ * reference as written (`${workflow.secrets.token_a}`) stands in the stored `***`. Every secret reads `***` there, so a
+ * key naming such input (`${uri}` with `?key=${workflow.secrets.token_a}`) would be one key for every secret, and a
+ * task of the same name sending another credential would be completed with the answer to this one. The value itself
+ * never enters a key (keys are stored). The secrets are those the resolution reads, as the dispatch reads them: not
+ * those of a branch not taken (`${tenant == 'a' ? workflow.secrets.a : workflow.secrets.b}` sends one of two), none
+ * when the input was given whole. Resolved as the task was scheduled (this runs as it is scheduled), with its variables.
  */
-function keyInput(state: WorkflowExecution, task: TaskExecution, now: number): JsonObject {
+function sentInput(state: WorkflowExecution, task: TaskExecution, now: number): { input: JsonObject; secrets: string[] } | undefined {
   const definition = task.inputGiven === true ? undefined : instanceTask(state.definition, task);
-  if (definition === undefined || referencedSecrets(taskInputTemplate(definition)).length === 0) return task.inputData;
+  if (definition === undefined || referencedSecrets(taskInputTemplate(definition)).length === 0) return { input: task.inputData, secrets: [] };
+  const read = new Set<string>();
+  const reference = (name: string) => {
+    read.add(name);
+    return `\${workflow.secrets.${name}}`;
+  };
   const asScheduled: WorkflowExecution = { ...state, variables: task.inputVariables ?? state.variables };
-  const context = evaluationContext(asScheduled, now, task.taskId, (name) => `\${workflow.secrets.${name}}`);
-  const resolved = resolvedTaskInput(definition, (template) => resolveValue(template, context));
-  return isJsonObjectValue(resolved) ? { ...task.inputData, ...resolved } : task.inputData;
+  const context = evaluationContext(asScheduled, now, task.taskId, reference);
+  let resolved;
+  try {
+    resolved = resolvedTaskInput(definition, (template) => resolveValue(template, context));
+  } catch {
+    return undefined;
+  }
+  const input = isJsonObjectValue(resolved) ? { ...task.inputData, ...resolved } : task.inputData;
+  return { input, secrets: [...read].sort() };
 }
 
 /** The tasks waiting for their cache look-up, as `{taskId, taskName, key}`. */

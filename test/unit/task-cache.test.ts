@@ -76,6 +76,20 @@ describe("the cache key", () => {
     expect(keyOf("plain")).toBe("plain");
   });
 
+  it("carries the secrets its task sends as it runs, not those of a branch not taken (`?:` choosing the credential)", () => {
+    // One definition, the tenant choosing the credential sent in a header; the key (`${uri}`) reads alike for both.
+    const headers = { Authorization: "Bearer ${workflow.input.tenant == 'acme' ? workflow.secrets.token_a : workflow.secrets.token_b}" };
+    const keyFor = (tenant: string, key = "${uri}") => {
+      const run = decide(createExecution({ workflowId: `wf-${tenant}`, definition: definition([httpGet("a", { inputParameters: { uri: "https://example.com/a", method: "GET", headers } })]), input: { tenant } }, 1_000), { type: "start" }, env(1_000)).state;
+      return taskCacheKey(run, latestNamed(run, "a"), { key, ttlInSecond: 1 }, 1_000);
+    };
+    expect(keyFor("acme")).toBe("\u001ftoken_a\u001fhttps://example.com/a");
+    expect(keyFor("globex")).toBe("\u001ftoken_b\u001fhttps://example.com/a");
+    // A key with no `${...}` carries them too.
+    expect(keyFor("acme", "fixed")).toBe("\u001ftoken_a\u001ffixed");
+    expect(keyFor("globex", "fixed")).not.toBe(keyFor("acme", "fixed"));
+  });
+
   it("is none (the task runs uncached) when it resolves to nothing", () => {
     expect(keyOf("${missing}")).toBeUndefined();
     expect(keyOf("${workflow.input.nothing}")).toBeUndefined();

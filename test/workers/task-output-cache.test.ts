@@ -78,6 +78,20 @@ describe("task output cache", () => {
     expect(await hits("toc-hdr")).toBe(3);
   });
 
+  it("tells apart the secrets one definition sends by a `?:`: a run choosing the other credential calls for itself", async () => {
+    await apiOk("PUT", "/api/secrets/toc_pick_a", JSON.stringify("toc-pick-alpha"));
+    await apiOk("PUT", "/api/secrets/toc_pick_b", JSON.stringify("toc-pick-beta"));
+    const headers = { Authorization: "Bearer ${workflow.input.tenant == 'a' ? workflow.secrets.toc_pick_a : workflow.secrets.toc_pick_b}" };
+    await register({ name: "toc_pick", tasks: [httpTask("toc_pick_me", { uri: target("/count/toc-pick"), method: "GET", headers }, { cacheConfig: { key: "${uri}", ttlInSecond: 600 } })] });
+    expect((await outputOf("toc_pick", { tenant: "a" }))["status"]).toBe("COMPLETED");
+    await eventually(() => env.DB.prepare("SELECT COUNT(*) AS n FROM task_output_cache WHERE task_name = 'toc_pick_me'").first<{ n: number }>(), (row) => row!.n >= 1, "the output cached");
+    // Tenant b's run sends toc_pick_b: tenant a's answer is not its own.
+    expect((await outputOf("toc_pick", { tenant: "b" }))["_cachedResponse"]).toBeUndefined();
+    expect(await hits("toc-pick")).toBe(2);
+    expect((await outputOf("toc_pick", { tenant: "a" }))["_cachedResponse"]).toBe(true);
+    expect(await hits("toc-pick")).toBe(2);
+  });
+
   it("keeps a key that reads a masked value out of D1 in plain: the output is stored under the key's digest, found by the same value only", async () => {
     // A key reading a value Orkes masks (`_secrets` of the workflow's input): what D1 holds must not show it.
     await register({ name: "toc_masked", tasks: [httpTask("toc_masked_me", { uri: target("/count/toc-masked"), method: "GET", headers: { Authorization: "Bearer ${workflow.input._secrets.token}" } }, { cacheConfig: { key: "${workflow.input._secrets.token}", ttlInSecond: 600 } })] });
