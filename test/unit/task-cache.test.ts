@@ -90,6 +90,19 @@ describe("the cache key", () => {
     expect(keyFor("globex", "fixed")).not.toBe(keyFor("acme", "fixed"));
   });
 
+  it("tells masked values that are not secrets apart only where it reads them (`${headers.Authorization}`)", () => {
+    // A credential passed masked (`_secrets` of the workflow's input), not as a secret: nothing stands for it but its value.
+    const headers = { Authorization: "Bearer ${workflow.input._secrets.token}" };
+    const keyFor = (token: string, key: string) => {
+      const run = decide(createExecution({ workflowId: `wf-${token}`, definition: definition([httpGet("a", { inputParameters: { uri: "https://example.com/a", method: "GET", headers } })]), input: { _secrets: { token } } }, 1_000), { type: "start" }, env(1_000)).state;
+      return taskCacheKey(run, latestNamed(run, "a"), { key, ttlInSecond: 1 }, 1_000);
+    };
+    expect(keyFor("alpha", "${uri}")).toBe(keyFor("beta", "${uri}"));
+    // Read by the key, the value is in it (D1 holds only the key's digest: see task-output-cache.ts).
+    expect(keyFor("alpha", "${uri}-${headers.Authorization}")).toBe("https://example.com/a-Bearer alpha");
+    expect(keyFor("beta", "${uri}-${headers.Authorization}")).toBe("https://example.com/a-Bearer beta");
+  });
+
   it("is none (the task runs uncached) when it resolves to nothing", () => {
     expect(keyOf("${missing}")).toBeUndefined();
     expect(keyOf("${workflow.input.nothing}")).toBeUndefined();
