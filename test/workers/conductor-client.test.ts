@@ -200,6 +200,20 @@ describe("GET /api/version (Conductor's and Orkes' VersionResource; the SDKs' Ve
   });
 });
 
+describe("GET /api/health (Conductor's HealthCheckResource at /health and /api/health; the SDKs' HealthCheckResourceApi.doCheck)", () => {
+  it("answers Conductor's HealthCheckStatus to any authenticated caller under /api, and only to one", async () => {
+    const health = await api("GET", "/api/health");
+    expect([health.status, health.headers.get("content-type")]).toEqual([200, "application/json"]);
+    expect(await health.json()).toEqual({ healthResults: [], suppressedHealthResults: [], healthy: true });
+    // A caller holding no permission reads it too: it says only that the server answers.
+    const nobody = await createUser("health-reader");
+    expect((await call("GET", "/api/health", orkes(nobody.token))).status).toBe(200);
+    // Only GET /health is open (the contract's), with its own answer.
+    expect((await call("GET", "/api/health", {})).status).toBe(401);
+    expect(await (await call("GET", "/health", {})).json()).toEqual({ status: "ok" });
+  });
+});
+
 describe("GET /api/workflow/{id}/status (WorkflowExecutor.getWorkflowStatus)", () => {
   it("answers Orkes' WorkflowStatus, with output and variables only when asked for", async () => {
     await register({ name: "client_status", tasks: [httpTask("a", { uri: target("/count/client-status"), method: "GET" })], outputParameters: { n: "${a.output.response.body.n}" } });

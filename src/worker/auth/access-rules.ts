@@ -97,6 +97,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/token/userInfo", methods: ["GET"], requiredPermissions: [] },
   // The server's version (Conductor's VersionResource): any authenticated caller, as it tells nothing of anyone's data.
   { apiPath: "/api/version", methods: ["GET"], requiredPermissions: [] },
+  // Conductor's HealthCheckResource under /api: any authenticated caller, as it tells only that the server answers.
+  { apiPath: "/api/health", methods: ["GET"], requiredPermissions: [] },
   // A stored rule decides before the defaults, so writing one could open any route: not for USER_ADMINs.
   { apiPath: "/api/security/rules/*", methods: ["POST", "PUT", "PATCH", "DELETE"], requiredPermissions: [at("SYSTEM_ADMIN")] },
   { apiPath: "/api/security/*", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
