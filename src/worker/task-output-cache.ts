@@ -51,6 +51,14 @@ export class TaskOutputCache {
     return outputs;
   }
 
+  /**
+   * Deletes every output cached under `taskName`, whatever its key or expiry (Orkes' `POST /api/admin/cache/clear/{taskDefName}`).
+   * An output whose write is on its way (owed by a decision that completed its task) may still be cached after.
+   */
+  async clear(taskName: string): Promise<void> {
+    await this.#db.prepare(`DELETE FROM task_output_cache WHERE task_name = ?`).bind(taskName).run();
+  }
+
   /** Caches `write`'s output (under its key's digest) until its time to live has passed (replacing any under its name and key), deleting a few expired ones. */
   async store(write: TaskCacheWrite, now: number): Promise<void> {
     const key = await storedCacheKey(write.key);

@@ -6,6 +6,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
+import { call, createUser, orkes } from "./auth-helpers";
 import { storedCacheKey } from "../../src/worker/task-output-cache";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
@@ -157,6 +158,37 @@ describe("task output cache", () => {
     await eventually(() => env.DB.prepare("SELECT cache_key FROM task_output_cache WHERE task_name = 'fetch' AND cache_key = ?").bind(syncKey).first<{ cache_key: string }>(), (row) => row !== null, "the output cached");
     expect(await outputOf("toc_http_sync", { key: "toc-sync" })).toEqual({ ...first, _cachedResponse: true });
     expect(await hits("toc-sync")).toBe(1);
+  });
+
+  it("POST /api/admin/cache/clear/{taskDefName} (Orkes' clearTaskExecutionCache) deletes the outputs cached under that task name only: its next task calls again", async () => {
+    const countingTask = (name: string, key: string): JsonObject => ({ ...httpTask(name, { uri: target(`/count/${key}`), method: "GET" }, { cacheConfig: { key: "${uri}", ttlInSecond: 600 } }), name });
+    await register({ name: "toc_cleared", tasks: [countingTask("toc_clear_fetch", "toc-clear")] });
+    await register({ name: "toc_kept", tasks: [countingTask("toc_kept_fetch", "toc-kept")] });
+    await outputOf("toc_cleared", {});
+    await outputOf("toc_kept", {});
+    const cachedUnder = (taskName: string) => env.DB.prepare("SELECT COUNT(*) AS n FROM task_output_cache WHERE task_name = ?").bind(taskName).first<{ n: number }>();
+    await eventually(() => Promise.all([cachedUnder("toc_clear_fetch"), cachedUnder("toc_kept_fetch")]), (counts) => counts.every((count) => count?.n === 1), "both outputs cached");
+    expect(await outputOf("toc_cleared", {})).toMatchObject({ _cachedResponse: true });
+    expect(await hits("toc-clear")).toBe(1);
+
+    const cleared = await api("POST", "/api/admin/cache/clear/toc_clear_fetch");
+    expect([cleared.status, await cleared.text()]).toEqual([200, ""]);
+    expect(await cachedUnder("toc_clear_fetch")).toEqual({ n: 0 });
+    const again = await outputOf("toc_cleared", {});
+    expect(again).toMatchObject({ status: "COMPLETED", response: { statusCode: 200 } });
+    expect(again["_cachedResponse"]).toBeUndefined();
+    expect(await hits("toc-clear")).toBe(2);
+    // Another task name keeps its own.
+    expect(await outputOf("toc_kept", {})).toMatchObject({ _cachedResponse: true });
+    expect(await hits("toc-kept")).toBe(1);
+    // A name with nothing cached (none registered: HTTP tasks cache under their name without a definition) is cleared alike.
+    expect((await api("POST", "/api/admin/cache/clear/toc_never_cached")).status).toBe(200);
+
+    // Guarded as deleting the task's definition: TASK_WRITE on that task, not on another.
+    const writer = await createUser("toc-cache-clearer", { directPermissions: [{ action: "TASK_WRITE", scope: "task:toc_kept_fetch" }] });
+    expect((await call("POST", "/api/admin/cache/clear/toc_clear_fetch", orkes(writer.token))).status).toBe(403);
+    expect((await call("POST", "/api/admin/cache/clear/toc_kept_fetch", orkes(writer.token))).status).toBe(200);
+    expect(await cachedUnder("toc_kept_fetch")).toEqual({ n: 0 });
   });
 
   it("refuses cacheConfig on a task type that does not cache, storing nothing", async () => {

@@ -174,6 +174,8 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // Conductor's AdminResource sweep and repair of one execution: its decide.
   { apiPath: "/api/admin/sweep/requeue/{workflowId}", methods: ["POST"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
   { apiPath: "/api/admin/consistency/verifyAndRepair/{workflowId}", methods: ["POST"], requiredPermissions: [at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },
+  // Clearing a task name's cached outputs: as deleting its task definition (after which its tasks run anew too).
+  { apiPath: "/api/admin/cache/clear/{taskDefName}", methods: ["POST"], requiredPermissions: [at("METADATA_ADMIN"), at("WORKFLOW_WRITE"), at("TASK_WRITE", "task:${path.taskDefName}")] },
   // A message to a workflow's queue feeds the PULL_WORKFLOW_MESSAGES task waiting for it, as a signal completes the WAIT a
   // workflow waits in: the right to complete that workflow's tasks, or the right to act on it (pause, terminate…).
   { apiPath: "/api/workflow/{workflowId}/messages", methods: ["POST"], requiredPermissions: [at("TASK_EXECUTE", WORKFLOW_SCOPE), at("WORKFLOW_ADMIN", WORKFLOW_SCOPE)] },

@@ -14,6 +14,7 @@ import { accessQuery, definitionList, registrationTagStatements, requiredBody, t
 import { TagRepository, registeredTags, withTagOptions } from "../tags";
 import { handOutLimits } from "../../engine/tasks/simple";
 import { taskLimitAt } from "../../actors/task-limit";
+import { TaskOutputCache } from "../task-output-cache";
 
 type Args = [Env, ExecutionContext];
 
@@ -147,6 +148,15 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     if (deletedAt === undefined) throw notFound(`No task definition named ${name}`);
     // Its limits go with it: tasks waiting under them run (as when it is registered anew without limits).
     await tellLimits(env, [{ name, before: before ?? undefined, after: undefined, definedAt: deletedAt }]);
+    return new Response(null, { status: 200 });
+  });
+
+  // Orkes' AdminResource `clearTaskExecutionCache` (the Python SDK's AdminResourceApi.clear_task_execution_cache): the
+  // outputs a task's cacheConfig stored under its task name, so the next task of that name runs instead of reusing
+  // one. 200 without a body, as Orkes answers (void), whether or not anything was cached or a definition is registered:
+  // HTTP tasks cache under their name with none.
+  router.post("/api/admin/cache/clear/:taskDefName", async (request, env) => {
+    await new TaskOutputCache(env.DB).clear(decodedPathParam(request, "taskDefName"));
     return new Response(null, { status: 200 });
   });
 }
