@@ -46,6 +46,8 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/admin/config", "configuration"],
     ["GET", "/api/admin/task/encode?start=0&count=100", "pending tasks"],
     ["GET", "/api/admin/queues?verbose=true", "event queues"],
+    // Orkes' AdminResource.getRedisUsage (the Python SDK's AdminResourceApi.get_redis_usage).
+    ["GET", "/api/admin/redisUsage", "Redis usage"],
     // Conductor's QueueAdminResource beyond its task updates (conductor-sharp's QueueAdminService).
     ["GET", "/api/queue/size", "event queues"],
     ["GET", "/api/queue/names", "event queues"],

@@ -58,6 +58,8 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/admin/config", "the server's configuration (see the README's Configuration: it is the Worker's vars and secrets)"],
   ["/api/admin/task/:taskType", "listing a task type's pending tasks (use GET /api/tasks/search?query=taskType='…' AND status IN (SCHEDULED,IN_PROGRESS))"],
   ["/api/admin/queues", "event queues (only Conductor's internal events are published)"],
+  // Orkes' AdminResource getRedisUsage (the Python SDK's AdminResourceApi.get_redis_usage): its Redis's memory figures.
+  ["/api/admin/redisUsage", "Redis usage (this service keeps no Redis: executions are Durable Objects, definitions are in D1)"],
   // Conductor's QueueAdminResource: its updates of a task by reference name or id are served (routes/tasks.ts); these
   // list its event queues (conductor-sharp's QueueAdminService calls them; Conductor's own names() is GET /api/queue/,
   // which the clients generated from its OpenAPI spec call, such as swift-conductor's TypeScript and .NET ones).
