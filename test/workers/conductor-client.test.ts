@@ -48,6 +48,9 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/admin/queues?verbose=true", "event queues"],
     // Orkes' AdminResource.getRedisUsage (the Python SDK's AdminResourceApi.get_redis_usage).
     ["GET", "/api/admin/redisUsage", "Redis usage"],
+    // Orkes' MetricsResource.prometheusTaskMetrics and MetricsTokenResource.token (the Python SDK's); GET /api/metrics is served.
+    ["GET", "/api/metrics/task/encode?start=1&end=2&step=60", "Prometheus proxy"],
+    ["GET", "/api/metrics/token", "Prometheus proxy"],
     // Conductor's QueueAdminResource beyond its task updates (conductor-sharp's QueueAdminService).
     ["GET", "/api/queue/size", "event queues"],
     ["GET", "/api/queue/names", "event queues"],

@@ -48,6 +48,11 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/prompts", "AI prompts"],
   ["/api/integrations/*", "integrations"],
   ["/api/registry/*", "service registry"],
+  // Orkes' MetricsResource (a proxy of task metrics to its Prometheus, GET /metrics/task/{taskName}) and
+  // MetricsTokenResource (GET /metrics/token), which the Python SDK's MetricsResourceApi and MetricsTokenResourceApi call:
+  // the service's own metrics are GET /api/metrics (routes/metrics.ts), which a pattern ending in /* would take too.
+  ["/api/metrics/task/:taskName", "Orkes' Prometheus proxy and metrics token (this service's metrics are GET /api/metrics, in the Prometheus text format)"],
+  ["/api/metrics/token", "Orkes' Prometheus proxy and metrics token (this service's metrics are GET /api/metrics, in the Prometheus text format)"],
   // Orkes' API Gateway (workflows served as REST routes): the Go SDK's ApiGatewayResourceApiService and the Conductor
   // CLI's api-gateway commands call /api/gateway/config/{services,auth}/…, which read as "No route" without it.
   ["/api/gateway/*", "the API Gateway (workflows served as REST routes: start them with POST /api/workflow or /api/workflow/execute/{name}/{version}, or through a webhook)"],
