@@ -47,10 +47,11 @@ describe("Conductor endpoints the service does not serve", () => {
     ["GET", "/api/admin/task/encode?start=0&count=100", "pending tasks"],
     ["GET", "/api/admin/queues?verbose=true", "event queues"],
     // Orkes' AdminResource.getRedisUsage (the Python SDK's AdminResourceApi.get_redis_usage).
-    ["GET", "/api/admin/redisUsage", "Redis usage"],
+    // Each names where its answer is here: D1's size, the metrics a task's series are in, a scrape's credentials.
+    ["GET", "/api/admin/redisUsage", "Redis usage (this service keeps no Redis: executions are Durable Objects, definitions are in D1; npx wrangler d1 info"],
     // Orkes' MetricsResource.prometheusTaskMetrics and MetricsTokenResource.token (the Python SDK's); GET /api/metrics is served.
-    ["GET", "/api/metrics/task/encode?start=1&end=2&step=60", "Prometheus proxy"],
-    ["GET", "/api/metrics/token", "Prometheus proxy"],
+    ["GET", "/api/metrics/task/encode?start=1&end=2&step=60", "Prometheus proxy of a task's metrics (this service's metrics are GET /api/metrics"],
+    ["GET", "/api/metrics/token", "Orkes' metrics token (Prometheus scrapes GET /api/metrics with an application's API key"],
     // Conductor's QueueAdminResource beyond its task updates (conductor-sharp's QueueAdminService).
     ["GET", "/api/queue/size", "event queues"],
     ["GET", "/api/queue/names", "event queues"],

@@ -51,8 +51,9 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   // Orkes' MetricsResource (a proxy of task metrics to its Prometheus, GET /metrics/task/{taskName}) and
   // MetricsTokenResource (GET /metrics/token), which the Python SDK's MetricsResourceApi and MetricsTokenResourceApi call:
   // the service's own metrics are GET /api/metrics (routes/metrics.ts), which a pattern ending in /* would take too.
-  ["/api/metrics/task/:taskName", "Orkes' Prometheus proxy and metrics token (this service's metrics are GET /api/metrics, in the Prometheus text format)"],
-  ["/api/metrics/token", "Orkes' Prometheus proxy and metrics token (this service's metrics are GET /api/metrics, in the Prometheus text format)"],
+  // Each says where its answer is here: a task type's series in GET /api/metrics, and the credentials a scrape uses.
+  ["/api/metrics/task/:taskName", "Orkes' Prometheus proxy of a task's metrics (this service's metrics are GET /api/metrics, in the Prometheus text format: a task type's series carry its taskType label)"],
+  ["/api/metrics/token", "Orkes' metrics token (Prometheus scrapes GET /api/metrics with an application's API key, as X-API-Key or through POST /api/security/token's client-credentials form: see docs/api.md, Metrics)"],
   // Orkes' API Gateway (workflows served as REST routes): the Go SDK's ApiGatewayResourceApiService and the Conductor
   // CLI's api-gateway commands call /api/gateway/config/{services,auth}/…, which read as "No route" without it.
   ["/api/gateway/*", "the API Gateway (workflows served as REST routes: start them with POST /api/workflow or /api/workflow/execute/{name}/{version}, or through a webhook)"],
@@ -64,7 +65,8 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/admin/task/:taskType", "listing a task type's pending tasks (use GET /api/tasks/search?query=taskType='…' AND status IN (SCHEDULED,IN_PROGRESS))"],
   ["/api/admin/queues", "event queues (only Conductor's internal events are published)"],
   // Orkes' AdminResource getRedisUsage (the Python SDK's AdminResourceApi.get_redis_usage): its Redis's memory figures.
-  ["/api/admin/redisUsage", "Redis usage (this service keeps no Redis: executions are Durable Objects, definitions are in D1)"],
+  // What Redis's memory was there is storage here: D1's size (`wrangler d1 info`), the Durable Objects' in the dashboard.
+  ["/api/admin/redisUsage", "Redis usage (this service keeps no Redis: executions are Durable Objects, definitions are in D1; npx wrangler d1 info <database> shows D1's size, the Cloudflare dashboard the Durable Objects' storage, GET /api/metrics the executions running and tasks waiting)"],
   // Conductor's QueueAdminResource: its updates of a task by reference name or id are served (routes/tasks.ts); these
   // list its event queues (conductor-sharp's QueueAdminService calls them; Conductor's own names() is GET /api/queue/,
   // which the clients generated from its OpenAPI spec call, such as swift-conductor's TypeScript and .NET ones).
