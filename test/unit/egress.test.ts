@@ -21,6 +21,22 @@ describe("egress policy: the non-public default", () => {
     }
   });
 
+  it("denies IPv6 forms that carry a non-public IPv4 address: IPv4-compatible, 6to4 and NAT64 (RFC 4291, 3056, 6052, 8215)", () => {
+    for (const url of [
+      "http://[::127.0.0.1]/", "http://[::7f00:1]/", "http://[::a9fe:a9fe]/latest/meta-data", "http://[::10.0.0.5]/",
+      "http://[2002:7f00:1::]/", "http://[2002:a9fe:a9fe::1]/", "http://[2002:c0a8:101:5::1]/", "http://[64:ff9b:1::a00:5]/",
+    ]) {
+      const answer = verdict(url);
+      expect(answer.allowed, url).toBe(false);
+      expect(!answer.allowed && answer.reason, url).toMatch(/^egress denied: .*EGRESS_ALLOW_PRIVATE is off/);
+    }
+    expect(verdict("http://[2002:a9fe:a9fe::]/")).toEqual({ allowed: false, reason: "egress denied: [2002:a9fe:a9fe::] is in the non-public range 169.254.0.0/16 (EGRESS_ALLOW_PRIVATE is off)" });
+    // The same forms of a public address stay open, and a deny list's IPv4 range covers them.
+    expect(allowed("http://[2002:808:808::]/")).toBe(true);
+    expect(allowed("http://[::808:808]/")).toBe(true);
+    expect(allowed("http://[2002:cb00:7101::]/", parseEgressPolicy({ deny: "203.0.113.0/24", allowPrivate: true }))).toBe(false);
+  });
+
   it("allows public names and addresses, including ones that merely look close to private ranges", () => {
     for (const url of ["https://api.example.com/v1", "http://8.8.8.8/", "http://172.32.0.1/", "http://11.0.0.1/", "http://[2606:4700::1111]/", "http://localhost.example.com/", "http://169.255.0.1/"]) {
       expect(allowed(url), url).toBe(true);

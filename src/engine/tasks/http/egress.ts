@@ -35,10 +35,22 @@ const NON_PUBLIC_RANGES: readonly string[] = [
   "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
   "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
   "224.0.0.0/4", "240.0.0.0/4",
-  "::/128", "::1/128", "64:ff9b::/96", "100::/64", "2001:db8::/32", "fc00::/7", "fe80::/10", "ff00::/8",
+  "::/128", "::1/128", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001:db8::/32", "fc00::/7", "fe80::/10", "ff00::/8",
 ];
 const NON_PUBLIC: readonly HostPattern[] = NON_PUBLIC_RANGES.map((range) => parsePattern(range));
-const IPV4_MAPPED = parsePattern("::ffff:0:0/96");
+
+/**
+ * IPv6 forms that carry an IPv4 address, and where: IPv4-mapped (`::ffff:a.b.c.d`, RFC 4291 2.5.5.2), IPv4-compatible
+ * (`::a.b.c.d`, RFC 4291 2.5.5.1, deprecated but still parsed), NAT64's well-known prefix (`64:ff9b::a.b.c.d`, RFC
+ * 6052) and 6to4 (`2002:aabb:ccdd::`, RFC 3056: the IPv4 address in the 32 bits after the prefix). Each stands for its
+ * IPv4 address too, so `[::7f00:1]` and `[2002:a9fe:a9fe::]` meet the rules of 127.0.0.1 and 169.254.169.254.
+ */
+const IPV4_EMBEDDINGS: ReadonlyArray<{ range: Extract<HostPattern, { kind: "range" }>; shift: bigint }> = [
+  { range: "::ffff:0:0/96", shift: 0n },
+  { range: "::/96", shift: 0n },
+  { range: "64:ff9b::/96", shift: 0n },
+  { range: "2002::/16", shift: 80n },
+].map(({ range, shift }) => ({ range: parsePattern(range) as Extract<HostPattern, { kind: "range" }>, shift }));
 
 function parseIpv4(text: string): bigint | undefined {
   const parts = text.split(".");
@@ -123,13 +135,17 @@ const LOOPBACK: ReadonlyArray<{ family: 4 | 6; bits: bigint }> = [
   { family: 6, bits: 1n },
 ];
 
-/** The addresses a host stands for: an IPv4-mapped IPv6 address is also its IPv4 address; `localhost` is loopback. */
+/**
+ * The addresses a host stands for: an IPv6 address carrying an IPv4 one (see {@link IPV4_EMBEDDINGS}) is also that
+ * IPv4 address; `localhost` is loopback.
+ */
 function addressesOf(hostname: string): ReadonlyArray<{ family: 4 | 6; bits: bigint }> {
   if (isLocalName(hostname)) return LOOPBACK;
   const ip = ipOf(hostname);
   if (!ip) return [];
-  if (ip.family === 6 && IPV4_MAPPED.kind === "range" && inRange(ip, IPV4_MAPPED)) return [ip, { family: 4, bits: ip.bits & 0xffffffffn }];
-  return [ip];
+  if (ip.family === 4) return [ip];
+  const embedded = IPV4_EMBEDDINGS.filter(({ range }) => inRange(ip, range)).map(({ shift }) => ({ family: 4 as const, bits: (ip.bits >> shift) & 0xffffffffn }));
+  return [ip, ...embedded];
 }
 
 function matches(hostname: string, pattern: HostPattern): boolean {
