@@ -64,6 +64,21 @@ describe("egress policy of HTTP tasks", () => {
       expect(await hits("egress-allow")).toBe(1);
     });
 
+    it("a redirect to another origin carries no Authorization, Cookie or Proxy-Authorization, also when the runtime could follow it (everything admitted)", async () => {
+      const headers = { Authorization: "Bearer s3cr3t", Cookie: "session=s3cr3t", "Proxy-Authorization": "Basic s3cr3t", "X-Trace": "kept" };
+      const uri = target(`/redirect?to=${viaLocalhost("/echo/cross-origin")}`);
+      for (const egress of [parseEgressPolicy({ allowPrivate: true }), parseEgressPolicy({ allowPrivate: true, deny: "192.0.2.0/24" })]) {
+        const result = await dispatchHttp({ ...task, inputData: { uri, method: "GET", headers } }, { uri, method: "GET", headers }, { engine: DEFAULT_ENGINE_CONFIG, maxResponseBytes: 1 << 20, asyncComplete: false, cancel: new AbortController().signal, egress });
+        expect(result.status).toBe("COMPLETED");
+        const echoed = ((result.output["response"] as JsonObject)["body"] as { path: string; headers: Record<string, string> });
+        expect(echoed.path).toBe("/echo/cross-origin");
+        expect(echoed.headers).toMatchObject({ "x-trace": "kept" });
+        expect(Object.keys(echoed.headers)).not.toEqual(expect.arrayContaining(["authorization"]));
+        expect(Object.keys(echoed.headers)).not.toEqual(expect.arrayContaining(["cookie"]));
+        expect(Object.keys(echoed.headers)).not.toEqual(expect.arrayContaining(["proxy-authorization"]));
+      }
+    });
+
     it("a misconfigured policy fails the task with the configuration problem", async () => {
       expect(await dispatch(target("/count/egress-misconfigured"), { error: '"10.0.0.0/33": the prefix length must be 0 to 32' })).toMatchObject({
         status: "FAILED_WITH_TERMINAL_ERROR",

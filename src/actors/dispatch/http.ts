@@ -22,6 +22,20 @@ export interface HttpDispatchOptions {
 const MAX_REDIRECTS = 10;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
+/**
+ * Headers carrying credentials that a redirect to another origin must not carry there: those undici's fetch drops
+ * (its RedirectHandler). The runtime's own redirect following drops Authorization but sends Cookie on.
+ */
+const CROSS_ORIGIN_DROPPED = ["authorization", "cookie", "proxy-authorization"] as const;
+
+/**
+ * Whether the runtime may follow the request's redirects itself: only when no hop could be refused and the request
+ * carries no credential the runtime would take to another origin (it keeps Cookie and Proxy-Authorization).
+ */
+function runtimeMayFollow(policy: EgressPolicy, headers: Headers): boolean {
+  return admitsEverything(policy) && !CROSS_ORIGIN_DROPPED.some((name) => name !== "authorization" && headers.has(name));
+}
+
 /** Refused by the egress policy: the task fails without retrying (the same URL will be refused again). */
 class EgressDenied extends Error {}
 
@@ -36,12 +50,13 @@ async function fetchWithinPolicy(request: HttpRequestSpec, shown: { text: string
   let method = request.method;
   let body = request.body;
   const headers = new Headers(request.headers);
+  const redirect = runtimeMayFollow(policy, headers) ? "follow" : "manual";
   for (let hop = 0; ; hop++) {
     const verdict = checkEgress(url, policy);
     if (!verdict.allowed) throw new EgressDenied(hop === 0 ? verdict.reason : `${verdict.reason} (redirected there from ${shown.url})`);
     // Following redirects by hand costs throughput (about a tenth at concurrency 20 locally, BENCHMARKS.md), so
-    // the runtime follows them when no hop could be refused anyway.
-    const init: RequestInit = { method, headers, signal, redirect: admitsEverything(policy) ? "follow" : "manual" };
+    // the runtime follows them when no hop could be refused anyway and nothing it keeps must be dropped.
+    const init: RequestInit = { method, headers, signal, redirect };
     if (body !== undefined) init.body = body;
     const response = await fetch(url, init);
     const location = response.headers.get("location");
@@ -50,8 +65,7 @@ async function fetchWithinPolicy(request: HttpRequestSpec, shown: { text: string
     if (hop === MAX_REDIRECTS) throw new EgressDenied(`${shown.text} redirected more than ${MAX_REDIRECTS} times`);
     const next = new URL(location, url);
     if (next.origin !== url.origin) {
-      headers.delete("authorization");
-      headers.delete("cookie");
+      for (const name of CROSS_ORIGIN_DROPPED) headers.delete(name);
     }
     if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
       if (method !== "HEAD") method = "GET";
