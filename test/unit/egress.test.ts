@@ -87,6 +87,16 @@ describe("egress policy: allow and deny lists", () => {
     expect(allowed("http://example.org/", policy)).toBe(true);
   });
 
+  it("reads a name without any of its trailing dots: localhost.., evil.com.. and 127.0.0.1.. meet their undotted forms' rules", () => {
+    for (const url of ["http://localhost../", "http://LOCALHOST.../x", "http://api.localhost../", "http://127.0.0.1../"]) {
+      expect(verdict(url), url).toEqual({ allowed: false, reason: expect.stringMatching(/^egress denied: .*EGRESS_ALLOW_PRIVATE is off/) });
+    }
+    const policy = parseEgressPolicy({ allow: "api.example.com", deny: "evil.com, *.evil.net", allowPrivate: true });
+    expect(verdict("http://evil.com../", policy)).toEqual({ allowed: false, reason: "egress denied: evil.com matches evil.com in EGRESS_DENY" });
+    expect(allowed("http://a.evil.net.../", policy)).toBe(false);
+    expect(allowed("https://api.example.com../v1", policy)).toBe(true);
+  });
+
   it("takes host names with underscores, which URLs may hold (foo_bar.example.com)", () => {
     const policy = parseEgressPolicy({ deny: "foo_bar.attacker.tld, *.in_ternal.corp", allowPrivate: true });
     expect(allowed("http://foo_bar.attacker.tld/", policy)).toBe(false);

@@ -176,10 +176,18 @@ export function admitsEverything(policy: EgressPolicy): boolean {
   return policy.allowPrivate && policy.allow.length === 0 && policy.deny.length === 0;
 }
 
+/**
+ * The host the rules read: lower case, without any trailing dot. URL parsing keeps every trailing dot of a name
+ * (`localhost..`, `evil.com..`), and stripping only one would let such a name pass the rules its undotted form meets.
+ */
+function hostOf(url: URL): string {
+  return url.hostname.toLowerCase().replace(/\.+$/, "");
+}
+
 /** Whether an HTTP task may call `url`: deny list first, then the allow list, then the non-public default. */
 export function checkEgress(url: URL, policy: EgressPolicy): EgressVerdict {
   if (url.protocol !== "http:" && url.protocol !== "https:") return { allowed: false, reason: `egress denied: ${url.protocol} URLs are not allowed (http and https only)` };
-  const hostname = url.hostname.toLowerCase().replace(/\.$/, "");
+  const hostname = hostOf(url);
   const denied = policy.deny.find((pattern) => matches(hostname, pattern));
   if (denied) return { allowed: false, reason: `egress denied: ${hostname} matches ${describe(denied)} in EGRESS_DENY` };
   if (policy.allow.some((pattern) => matches(hostname, pattern))) return { allowed: true };
