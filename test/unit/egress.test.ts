@@ -37,6 +37,14 @@ describe("egress policy: the non-public default", () => {
     expect(allowed("http://[2002:cb00:7101::]/", parseEgressPolicy({ deny: "203.0.113.0/24", allowPrivate: true }))).toBe(false);
   });
 
+  it("reads :: and ::1 as the unspecified and loopback addresses, not as IPv4-compatible 0.0.0.0 and 0.0.0.1 (RFC 4291 2.5.2, 2.5.3)", () => {
+    expect(verdict("http://[::1]/")).toEqual({ allowed: false, reason: "egress denied: [::1] is in the non-public range ::1/128 (EGRESS_ALLOW_PRIVATE is off)" });
+    expect(verdict("http://[0:0:0:0:0:0:0:0]/")).toEqual({ allowed: false, reason: "egress denied: [::] is in the non-public range ::/128 (EGRESS_ALLOW_PRIVATE is off)" });
+    const policy = parseEgressPolicy({ deny: "0.0.0.0/8", allowPrivate: true });
+    expect(allowed("http://[::1]/", policy)).toBe(true);
+    expect(allowed("http://[::2]/", policy)).toBe(false);
+  });
+
   it("allows public names and addresses, including ones that merely look close to private ranges", () => {
     for (const url of ["https://api.example.com/v1", "http://8.8.8.8/", "http://172.32.0.1/", "http://11.0.0.1/", "http://[2606:4700::1111]/", "http://localhost.example.com/", "http://169.255.0.1/"]) {
       expect(allowed(url), url).toBe(true);

@@ -39,18 +39,22 @@ const NON_PUBLIC_RANGES: readonly string[] = [
 ];
 const NON_PUBLIC: readonly HostPattern[] = NON_PUBLIC_RANGES.map((range) => parsePattern(range));
 
+type Range = Extract<HostPattern, { kind: "range" }>;
+
 /**
- * IPv6 forms that carry an IPv4 address, and where: IPv4-mapped (`::ffff:a.b.c.d`, RFC 4291 2.5.5.2), IPv4-compatible
- * (`::a.b.c.d`, RFC 4291 2.5.5.1, deprecated but still parsed), NAT64's well-known prefix (`64:ff9b::a.b.c.d`, RFC
- * 6052) and 6to4 (`2002:aabb:ccdd::`, RFC 3056: the IPv4 address in the 32 bits after the prefix). Each stands for its
- * IPv4 address too, so `[::7f00:1]` and `[2002:a9fe:a9fe::]` meet the rules of 127.0.0.1 and 169.254.169.254.
+ * IPv6 forms that carry an IPv4 address, and where (`shift`: the bits below it):
+ * IPv4-mapped (`::ffff:a.b.c.d`, RFC 4291 2.5.5.2), IPv4-compatible (`::a.b.c.d`, RFC 4291 2.5.5.1, deprecated but
+ * still parsed; not `::` and `::1`, the unspecified and loopback addresses of 2.5.2 and 2.5.3), NAT64's well-known
+ * prefix (`64:ff9b::a.b.c.d`, RFC 6052), and 6to4 (`2002:aabb:ccdd::`, RFC 3056: the IPv4 address in the 32 bits
+ * after the prefix). Each stands for its IPv4 address too, so `[::7f00:1]` and `[2002:a9fe:a9fe::]` meet the rules of
+ * 127.0.0.1 and 169.254.169.254.
  */
-const IPV4_EMBEDDINGS: ReadonlyArray<{ range: Extract<HostPattern, { kind: "range" }>; shift: bigint }> = [
+const IPV4_EMBEDDINGS: ReadonlyArray<{ range: Range; except?: Range; shift: bigint }> = [
   { range: "::ffff:0:0/96", shift: 0n },
-  { range: "::/96", shift: 0n },
+  { range: "::/96", except: "::/127", shift: 0n },
   { range: "64:ff9b::/96", shift: 0n },
   { range: "2002::/16", shift: 80n },
-].map(({ range, shift }) => ({ range: parsePattern(range) as Extract<HostPattern, { kind: "range" }>, shift }));
+].map(({ range, except, ...where }) => ({ range: parsePattern(range) as Range, ...(except ? { except: parsePattern(except) as Range } : {}), ...where }));
 
 function parseIpv4(text: string): bigint | undefined {
   const parts = text.split(".");
@@ -123,7 +127,7 @@ export function parseEgressPolicy(config: { allow?: string | undefined; deny?: s
   return { allow: list(config.allow), deny: list(config.deny), allowPrivate: config.allowPrivate };
 }
 
-function inRange(ip: { family: 4 | 6; bits: bigint }, range: Extract<HostPattern, { kind: "range" }>): boolean {
+function inRange(ip: { family: 4 | 6; bits: bigint }, range: Range): boolean {
   if (ip.family !== range.family) return false;
   const shift = BigInt((range.family === 4 ? 32 : 128) - range.prefix);
   return ip.bits >> shift === range.bits >> shift;
@@ -144,7 +148,10 @@ function addressesOf(hostname: string): ReadonlyArray<{ family: 4 | 6; bits: big
   const ip = ipOf(hostname);
   if (!ip) return [];
   if (ip.family === 4) return [ip];
-  const embedded = IPV4_EMBEDDINGS.filter(({ range }) => inRange(ip, range)).map(({ shift }) => ({ family: 4 as const, bits: (ip.bits >> shift) & 0xffffffffn }));
+  const embedded = IPV4_EMBEDDINGS.filter(({ range, except }) => inRange(ip, range) && !(except && inRange(ip, except))).map(({ shift }) => ({
+    family: 4 as const,
+    bits: (ip.bits >> shift) & 0xffffffffn,
+  }));
   return [ip, ...embedded];
 }
 
