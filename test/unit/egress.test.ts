@@ -37,6 +37,25 @@ describe("egress policy: the non-public default", () => {
     expect(allowed("http://[2002:cb00:7101::]/", parseEgressPolicy({ deny: "203.0.113.0/24", allowPrivate: true }))).toBe(false);
   });
 
+  it("denies a Teredo address (2001::/32, RFC 4380) whose client address, stored inverted, is non-public", () => {
+    for (const url of [
+      "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", "http://[2001:0:4136:e378:8000:63bf:5601:5601]/latest/meta-data",
+      "http://[2001:0000:4136:E378:8000:63BF:F5FF:FFFA]/",
+    ]) {
+      const answer = verdict(url);
+      expect(answer.allowed, url).toBe(false);
+      expect(!answer.allowed && answer.reason, url).toMatch(/^egress denied: .*EGRESS_ALLOW_PRIVATE is off/);
+    }
+    expect(verdict("http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/")).toEqual({ allowed: false, reason: "egress denied: [2001:0:4136:e378:8000:63bf:80ff:fffe] is in the non-public range 127.0.0.0/8 (EGRESS_ALLOW_PRIVATE is off)" });
+    // A public client through a public server stays open, and a deny list's IPv4 range covers the client.
+    expect(allowed("http://[2001:0:4136:e378:8000:63bf:f7f7:f7f7]/")).toBe(true);
+    expect(allowed("http://[2001:0:4136:e378:8000:63bf:34ff:8efe]/", parseEgressPolicy({ deny: "203.0.113.0/24", allowPrivate: true }))).toBe(false);
+    // The server's address is not where the packets go: allowing it admits none of its clients.
+    const server = parseEgressPolicy({ allow: "65.54.227.120", allowPrivate: false });
+    expect(allowed("http://[2001:0:4136:e378:8000:63bf:f7f7:f7f7]/", server)).toBe(false);
+    expect(allowed("http://[2001:0:4136:e378:8000:63bf:f7f7:f7f7]/", parseEgressPolicy({ allow: "8.8.8.8", allowPrivate: false }))).toBe(true);
+  });
+
   it("reads :: and ::1 as the unspecified and loopback addresses, not as IPv4-compatible 0.0.0.0 and 0.0.0.1 (RFC 4291 2.5.2, 2.5.3)", () => {
     expect(verdict("http://[::1]/")).toEqual({ allowed: false, reason: "egress denied: [::1] is in the non-public range ::1/128 (EGRESS_ALLOW_PRIVATE is off)" });
     expect(verdict("http://[0:0:0:0:0:0:0:0]/")).toEqual({ allowed: false, reason: "egress denied: [::] is in the non-public range ::/128 (EGRESS_ALLOW_PRIVATE is off)" });

@@ -42,18 +42,21 @@ const NON_PUBLIC: readonly HostPattern[] = NON_PUBLIC_RANGES.map((range) => pars
 type Range = Extract<HostPattern, { kind: "range" }>;
 
 /**
- * IPv6 forms that carry an IPv4 address, and where (`shift`: the bits below it):
+ * IPv6 forms that carry an IPv4 address, and where (`shift`: the bits below it; `obfuscated`: stored inverted):
  * IPv4-mapped (`::ffff:a.b.c.d`, RFC 4291 2.5.5.2), IPv4-compatible (`::a.b.c.d`, RFC 4291 2.5.5.1, deprecated but
  * still parsed; not `::` and `::1`, the unspecified and loopback addresses of 2.5.2 and 2.5.3), NAT64's well-known
- * prefix (`64:ff9b::a.b.c.d`, RFC 6052), and 6to4 (`2002:aabb:ccdd::`, RFC 3056: the IPv4 address in the 32 bits
- * after the prefix). Each stands for its IPv4 address too, so `[::7f00:1]` and `[2002:a9fe:a9fe::]` meet the rules of
- * 127.0.0.1 and 169.254.169.254.
+ * prefix (`64:ff9b::a.b.c.d`, RFC 6052), 6to4 (`2002:aabb:ccdd::`, RFC 3056: the IPv4 address in the 32 bits after
+ * the prefix) and Teredo (`2001::/32`, RFC 4380 4: the client's IPv4 address, inverted, in the last 32 bits; not the
+ * server's after the prefix, which packets to the client never reach, so an allow list naming a Teredo server does
+ * not admit its clients). Each stands for its IPv4 address too, so `[::7f00:1]`, `[2002:a9fe:a9fe::]` and
+ * `[2001:0:4136:e378:8000:63bf:80ff:fffe]` meet the rules of 127.0.0.1, 169.254.169.254 and 127.0.0.1.
  */
-const IPV4_EMBEDDINGS: ReadonlyArray<{ range: Range; except?: Range; shift: bigint }> = [
+const IPV4_EMBEDDINGS: ReadonlyArray<{ range: Range; except?: Range; shift: bigint; obfuscated?: true }> = [
   { range: "::ffff:0:0/96", shift: 0n },
   { range: "::/96", except: "::/127", shift: 0n },
   { range: "64:ff9b::/96", shift: 0n },
   { range: "2002::/16", shift: 80n },
+  { range: "2001::/32", shift: 0n, obfuscated: true as const },
 ].map(({ range, except, ...where }) => ({ range: parsePattern(range) as Range, ...(except ? { except: parsePattern(except) as Range } : {}), ...where }));
 
 function parseIpv4(text: string): bigint | undefined {
@@ -148,9 +151,9 @@ function addressesOf(hostname: string): ReadonlyArray<{ family: 4 | 6; bits: big
   const ip = ipOf(hostname);
   if (!ip) return [];
   if (ip.family === 4) return [ip];
-  const embedded = IPV4_EMBEDDINGS.filter(({ range, except }) => inRange(ip, range) && !(except && inRange(ip, except))).map(({ shift }) => ({
+  const embedded = IPV4_EMBEDDINGS.filter(({ range, except }) => inRange(ip, range) && !(except && inRange(ip, except))).map(({ shift, obfuscated }) => ({
     family: 4 as const,
-    bits: (ip.bits >> shift) & 0xffffffffn,
+    bits: ((ip.bits >> shift) ^ (obfuscated ? 0xffffffffn : 0n)) & 0xffffffffn,
   }));
   return [ip, ...embedded];
 }
