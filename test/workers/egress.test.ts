@@ -79,6 +79,26 @@ describe("egress policy of HTTP tasks", () => {
       }
     });
 
+    it("a redirect that turns a POST into a GET drops the body's headers (Content-Type, -Encoding, -Language, -Location), also when the runtime could follow it", async () => {
+      const headers = { "Content-Encoding": "identity", "Content-Language": "en", "Content-Location": "/drafts/1", "X-Trace": "kept" };
+      const send = (status: number, egress: ReturnType<typeof parseEgressPolicy>) => {
+        const uri = target(`/redirect?status=${status}&to=${target("/echo/after-redirect")}`);
+        const input = { uri, method: "POST", body: { a: 1 }, headers };
+        return dispatchHttp({ ...task, inputData: input }, input, { engine: DEFAULT_ENGINE_CONFIG, maxResponseBytes: 1 << 20, asyncComplete: false, cancel: new AbortController().signal, egress });
+      };
+      const bodyHeaders = ["content-type", "content-encoding", "content-language", "content-location"];
+      for (const egress of [parseEgressPolicy({ allowPrivate: true }), parseEgressPolicy({ allowPrivate: true, deny: "192.0.2.0/24" })]) {
+        for (const status of [303, 302]) {
+          const echoed = ((await send(status, egress)).output["response"] as JsonObject)["body"] as { method: string; body: string; headers: Record<string, string> };
+          expect(echoed).toMatchObject({ method: "GET", body: "", headers: { "x-trace": "kept" } });
+          expect(Object.keys(echoed.headers).filter((name) => bodyHeaders.includes(name)), `${status}`).toEqual([]);
+        }
+        // 307 keeps the method, the body and what describes it.
+        const kept = ((await send(307, egress)).output["response"] as JsonObject)["body"] as { method: string; headers: Record<string, string> };
+        expect(kept).toMatchObject({ method: "POST", headers: { "content-type": "application/json", "content-language": "en", "content-location": "/drafts/1" } });
+      }
+    });
+
     it("a misconfigured policy fails the task with the configuration problem", async () => {
       expect(await dispatch(target("/count/egress-misconfigured"), { error: '"10.0.0.0/33": the prefix length must be 0 to 32' })).toMatchObject({
         status: "FAILED_WITH_TERMINAL_ERROR",

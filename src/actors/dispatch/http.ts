@@ -29,11 +29,21 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const CROSS_ORIGIN_DROPPED = ["authorization", "cookie", "proxy-authorization"] as const;
 
 /**
- * Whether the runtime may follow the request's redirects itself: only when no hop could be refused and the request
- * carries no credential the runtime would take to another origin (it keeps Cookie and Proxy-Authorization).
+ * Headers describing the body, dropped with it when a redirect turns the request into a GET: the fetch standard's
+ * request-body-header names (HTTP-redirect fetch, step 12; undici drops every `content-*` there).
  */
-function runtimeMayFollow(policy: EgressPolicy, headers: Headers): boolean {
-  return admitsEverything(policy) && !CROSS_ORIGIN_DROPPED.some((name) => name !== "authorization" && headers.has(name));
+const REQUEST_BODY_HEADERS = ["content-encoding", "content-language", "content-location", "content-type"] as const;
+
+/**
+ * Whether the runtime may follow the request's redirects itself: only when no hop could be refused, the request
+ * carries no credential the runtime would take to another origin (it keeps Cookie and Proxy-Authorization), and no
+ * body header it would keep on a GET made of the request (it keeps them all after a 303). A GET or HEAD, the common
+ * case, never changes method.
+ */
+function runtimeMayFollow(policy: EgressPolicy, method: string, headers: Headers): boolean {
+  const keepsCredential = CROSS_ORIGIN_DROPPED.some((name) => name !== "authorization" && headers.has(name));
+  const keepsBodyHeader = method !== "GET" && method !== "HEAD" && REQUEST_BODY_HEADERS.some((name) => headers.has(name));
+  return admitsEverything(policy) && !keepsCredential && !keepsBodyHeader;
 }
 
 /** Refused by the egress policy: the task fails without retrying (the same URL will be refused again). */
@@ -42,7 +52,7 @@ class EgressDenied extends Error {}
 /**
  * Sends the request and follows redirects by hand, so that every hop is checked against the egress policy
  * before anything is sent to it. Method and body change as fetch would change them (303, and 301/302 after a
- * POST, become a GET without body); credentials are not carried to another origin. Reasons quote `shown`,
+ * POST, become a GET without body or body headers); credentials are not carried to another origin. Reasons quote `shown`,
  * never the live URL.
  */
 async function fetchWithinPolicy(request: HttpRequestSpec, shown: { text: string; url: string }, policy: EgressPolicy, signal: AbortSignal): Promise<Response> {
@@ -50,12 +60,12 @@ async function fetchWithinPolicy(request: HttpRequestSpec, shown: { text: string
   let method = request.method;
   let body = request.body;
   const headers = new Headers(request.headers);
-  const redirect = runtimeMayFollow(policy, headers) ? "follow" : "manual";
+  const redirect = runtimeMayFollow(policy, method, headers) ? "follow" : "manual";
   for (let hop = 0; ; hop++) {
     const verdict = checkEgress(url, policy);
     if (!verdict.allowed) throw new EgressDenied(hop === 0 ? verdict.reason : `${verdict.reason} (redirected there from ${shown.url})`);
     // Following redirects by hand costs throughput (about a tenth at concurrency 20 locally, BENCHMARKS.md), so
-    // the runtime follows them when no hop could be refused anyway and nothing it keeps must be dropped.
+    // the runtime follows them when no hop could be refused anyway and no header it keeps must be dropped.
     const init: RequestInit = { method, headers, signal, redirect };
     if (body !== undefined) init.body = body;
     const response = await fetch(url, init);
@@ -70,7 +80,7 @@ async function fetchWithinPolicy(request: HttpRequestSpec, shown: { text: string
     if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
       if (method !== "HEAD") method = "GET";
       body = undefined;
-      headers.delete("content-type");
+      for (const name of REQUEST_BODY_HEADERS) headers.delete(name);
     }
     url = next;
   }
