@@ -3,7 +3,7 @@
  * the others wait RUNNING and `rateLimited`, and run in the order they started as places free up. Through the real
  * router, execution objects, limit objects and D1.
  */
-import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { executionLimitAt, type LimitSnapshot } from "../../src/actors/execution-limit";
 import type { JsonObject } from "../../src/engine/model";
@@ -366,6 +366,21 @@ describe("workflow rate limits", () => {
     // Recorded all the same: a change of the workflow's limit reaches this key.
     const recorded = await env.DB.prepare(`SELECT rate_limit_key FROM rate_limit_keys WHERE workflow_name = ?`).bind("wrl_enter_leave").all();
     expect(recorded.results).toEqual([{ rate_limit_key: key }]);
+  });
+
+  // Fails until ExecutionLimit checks its places (a leave lost leaves the place taken for good).
+  it.fails("frees a place whose execution never left it (gone, or ended without its leave): the next execution of the key runs", async () => {
+    await registerLimited("wrl_lost", { concurrentExecLimit: 1 });
+    const limit = executionLimitAt(env, "wrl_lost");
+    // A place taken for an execution that does not exist: what a leave lost leaves (an entry delivered after it, a bug).
+    const lost = crypto.randomUUID();
+    expect(await limit.enter("wrl_lost", lost, 1, 0, "wrl_lost")).toBe("admitted");
+    const next = await startWorkflow("wrl_lost");
+    expect(await limitOf("wrl_lost", (snapshot) => snapshot.waiting.length === 1, "the next one waiting")).toEqual({ limit: 1, running: [lost], waiting: [next] });
+    await runDurableObjectAlarm(limit);
+    await waitFor(next, running);
+    await completeHold(next);
+    expect(await limitOf("wrl_lost", (snapshot) => snapshot.running.length === 0, "every place free")).toEqual({ limit: 1, running: [], waiting: [] });
   });
 
   it("refuses a bad rateLimitConfig at registration, storing nothing", async () => {
