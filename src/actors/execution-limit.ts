@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { executionStub } from "../worker/executions";
 import { deliverOwedNotices, type NoticeAnswer } from "./owed-notices";
+import { checkHeldPlaces, keepAlarm, nextPlaceCheckAt } from "./place-checks";
 
 /** What {@link ExecutionLimit.enter} answers: the execution may run now, or waits to be admitted. */
 export type Entry = "admitted" | "queued";
@@ -18,8 +19,8 @@ export interface LimitSnapshot {
 /** How long after a notice that failed (the execution unreachable) the alarm tries again. */
 const NOTICE_RETRY_MS = 2_000;
 
-/** Most notices one delivery sends before it yields to the alarm (a limit freed by many ends at once). */
-const NOTICES_PER_DELIVERY = 100;
+/** Most notices (or checks) one round sends before it yields to the alarm (a limit freed by many ends at once). */
+const CALLS_PER_ROUND = 100;
 
 /** The limit of a key whose workflow's limit was removed: every execution waiting there is admitted. */
 const NO_LIMIT = Number.MAX_SAFE_INTEGER;
@@ -34,7 +35,9 @@ export function executionLimitAt(env: Env, key: string): DurableObjectStub<Execu
  * order they came, in its own SQLite. An execution enters when it starts (or is reopened) and leaves when it ends,
  * each call repeated harmlessly (an execution asks again after an eviction). A place freed by a leave goes to the
  * longest-waiting execution, which is told so by a notice this object owes until the execution has answered (the
- * alarm retries it): an execution never waits for a place that was given to it.
+ * alarm retries it): an execution never waits for a place that was given to it. The alarm also asks, now and then,
+ * the execution of each place held whether it still holds it (`checkHeldPlaces`), so that a place whose leave was lost
+ * is freed, not kept for good; while no place is held, no alarm is set.
  */
 export class ExecutionLimit extends DurableObject<Env> {
   readonly #sql: SqlStorage;
@@ -43,8 +46,12 @@ export class ExecutionLimit extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
-    // `told` is 0 for a place given by a leave whose execution has not been told yet.
-    this.#sql.exec(`CREATE TABLE IF NOT EXISTS places (workflow_id TEXT PRIMARY KEY, told INTEGER NOT NULL)`);
+    // `told` is 0 for a place given by a leave whose execution has not been told yet; `checked_at` is when its execution
+    // last said (or the place was given or entered again) that it is held.
+    this.#sql.exec(`CREATE TABLE IF NOT EXISTS places (workflow_id TEXT PRIMARY KEY, told INTEGER NOT NULL, checked_at INTEGER NOT NULL DEFAULT 0)`);
+    // Objects created before places were checked lack the column: their places are due for a check at the next alarm.
+    const created = this.#sql.exec<{ sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'places'`).one().sql;
+    if (!created.includes("checked_at")) this.#sql.exec(`ALTER TABLE places ADD COLUMN checked_at INTEGER NOT NULL DEFAULT 0`);
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS waiting (seq INTEGER PRIMARY KEY AUTOINCREMENT, workflow_id TEXT NOT NULL UNIQUE)`);
     // The workflows whose executions entered, once each recorded in D1's rate_limit_keys (see #recordWorkflow).
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS workflows (name TEXT PRIMARY KEY)`);
@@ -62,8 +69,10 @@ export class ExecutionLimit extends DurableObject<Env> {
     // Decided before the D1 record is awaited, not after: that await lets other calls in (only storage holds the input
     // gate), and a leave of this execution coming in then, applied first, would find nothing and the entry take its
     // place after it, for an execution that has left: a place nothing frees. Taken first, the leave frees it.
-    const { entry, admittedOthers } = this.#enterNow(key, workflowId, limit, definedAt);
-    if (admittedOthers) await this.#deliverSoon();
+    const now = Date.now();
+    const { entry, admittedOthers } = this.#enterNow(key, workflowId, limit, definedAt, now);
+    if (admittedOthers) this.#deliverSoon();
+    await this.#armAlarm(now);
     if (workflowName !== undefined) await this.#recordWorkflow(key, workflowName);
     return entry;
   }
@@ -72,19 +81,20 @@ export class ExecutionLimit extends DurableObject<Env> {
    * The synchronous part of {@link enter}: one turn, so no other call comes in between its reads and writes. Says too
    * whether it gave places to executions that waited (to be told).
    */
-  #enterNow(key: string, workflowId: string, limit: number, definedAt: number): { entry: Entry; admittedOthers: boolean } {
+  #enterNow(key: string, workflowId: string, limit: number, definedAt: number, now: number): { entry: Entry; admittedOthers: boolean } {
     this.ctx.storage.kv.put("key", key);
     this.#setLimit(limit, definedAt);
-    const admittedOthers = this.#fill();
+    const admittedOthers = this.#fill(now);
     let entry: Entry;
     if (this.#holds(workflowId)) {
-      // Admitted already (a repeated call, or admitted from the queue just now): it knows now.
-      this.#sql.exec(`UPDATE places SET told = 1 WHERE workflow_id = ?`, workflowId);
+      // Admitted already (a repeated call, or admitted from the queue just now): it knows now. Held as of now: a
+      // check's "gone" answered before this entry, still on its way, must find the place checked since and leave it.
+      this.#sql.exec(`UPDATE places SET told = 1, checked_at = ? WHERE workflow_id = ?`, now, workflowId);
       entry = "admitted";
     } else if (this.#waits(workflowId)) {
       entry = "queued";
     } else if (this.#placesTaken() < this.#limit()) {
-      this.#sql.exec(`INSERT INTO places (workflow_id, told) VALUES (?, 1)`, workflowId);
+      this.#sql.exec(`INSERT INTO places (workflow_id, told, checked_at) VALUES (?, 1, ?)`, workflowId, now);
       entry = "admitted";
     } else {
       this.#sql.exec(`INSERT INTO waiting (workflow_id) VALUES (?)`, workflowId);
@@ -95,9 +105,11 @@ export class ExecutionLimit extends DurableObject<Env> {
 
   /** Execution `workflowId` ended (or no longer counts here): its place, or its turn, goes; a place freed goes to the next. */
   async leave(workflowId: string): Promise<void> {
+    const now = Date.now();
     this.#sql.exec(`DELETE FROM places WHERE workflow_id = ?`, workflowId);
     this.#sql.exec(`DELETE FROM waiting WHERE workflow_id = ?`, workflowId);
-    if (this.#fill()) await this.#deliverSoon();
+    if (this.#fill(now)) this.#deliverSoon();
+    await this.#armAlarm(now);
   }
 
   /**
@@ -109,8 +121,10 @@ export class ExecutionLimit extends DurableObject<Env> {
    */
   async resize(workflowName: string, limit: number | null, definedAt: number): Promise<void> {
     if (limit === null && this.#sql.exec(`SELECT 1 FROM workflows WHERE name != ? LIMIT 1`, workflowName).toArray().length > 0) return;
+    const now = Date.now();
     this.#setLimit(limit ?? NO_LIMIT, definedAt);
-    if (this.#fill()) await this.#deliverSoon();
+    if (this.#fill(now)) this.#deliverSoon();
+    await this.#armAlarm(now);
   }
 
   /** The limit, the executions holding its places and those waiting (in turn). */
@@ -123,7 +137,17 @@ export class ExecutionLimit extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    const now = Date.now();
     await this.#deliver();
+    // Asks the executions of the places held longest whether they still hold them, freeing those that do not.
+    const asked = await checkHeldPlaces({ sql: this.#sql, idColumn: "workflow_id", max: CALLS_PER_ROUND, ask: (place) => executionStub(this.env, place.workflowId).holdsPlace(this.#key()) }, now);
+    if (asked && this.#fill(Date.now())) this.#deliverSoon();
+    await this.#armAlarm(Date.now());
+  }
+
+  /** This object's key (stored by the first entry). */
+  #key(): string {
+    return this.ctx.storage.kv.get<string>("key") ?? "";
   }
 
   #limit(): number {
@@ -161,20 +185,31 @@ export class ExecutionLimit extends DurableObject<Env> {
   }
 
   /** Gives free places to the executions that waited longest (to be told: see {@link #deliver}); true when it gave any. */
-  #fill(): boolean {
+  #fill(now: number): boolean {
     const free = this.#limit() - this.#placesTaken();
     if (free <= 0) return false;
     const next = this.#sql.exec<{ seq: number; workflow_id: string }>(`SELECT seq, workflow_id FROM waiting ORDER BY seq LIMIT ?`, free).toArray();
     for (const row of next) {
       this.#sql.exec(`DELETE FROM waiting WHERE seq = ?`, row.seq);
-      this.#sql.exec(`INSERT INTO places (workflow_id, told) VALUES (?, 0)`, row.workflow_id);
+      this.#sql.exec(`INSERT INTO places (workflow_id, told, checked_at) VALUES (?, 0, ?)`, row.workflow_id, now);
     }
     return next.length > 0;
   }
 
-  /** Tells the admitted executions now (not waited for), the alarm standing by should this isolate go first. */
-  async #deliverSoon(): Promise<void> {
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + NOTICE_RETRY_MS);
+  /**
+   * Keeps the alarm at the earliest of: a notice owed (retried), the next check of a place held. None when no place is
+   * held, so an idle key costs nothing.
+   */
+  async #armAlarm(now: number): Promise<void> {
+    const candidates: number[] = [];
+    if (this.#sql.exec(`SELECT 1 FROM places WHERE told = 0 LIMIT 1`).toArray().length > 0) candidates.push(now + NOTICE_RETRY_MS);
+    const check = nextPlaceCheckAt(this.#sql, now);
+    if (check !== undefined) candidates.push(check);
+    await keepAlarm(this.ctx.storage, candidates, now);
+  }
+
+  /** Tells the admitted executions now (not waited for), the alarm (armed by the caller) standing by should this isolate go first. */
+  #deliverSoon(): void {
     void this.#deliver().catch(() => undefined);
   }
 
@@ -187,22 +222,20 @@ export class ExecutionLimit extends DurableObject<Env> {
   }
 
   async #deliverRound(): Promise<void> {
-    const key = this.ctx.storage.kv.get<string>("key") ?? "";
+    const key = this.#key();
     await deliverOwedNotices({
-      max: NOTICES_PER_DELIVERY,
+      max: CALLS_PER_ROUND,
       untold: (limit) =>
         this.#sql.exec<{ workflow_id: string }>(`SELECT workflow_id FROM places WHERE told = 0 LIMIT ?`, limit).toArray().map((row) => ({ id: row.workflow_id, workflowId: row.workflow_id })),
       tell: (notice) => executionStub(this.env, notice.workflowId).admit(key),
-      taken: (notice) => this.#sql.exec(`UPDATE places SET told = 1 WHERE workflow_id = ? AND told = 0`, notice.workflowId),
+      taken: (notice) => this.#sql.exec(`UPDATE places SET told = 1, checked_at = ? WHERE workflow_id = ? AND told = 0`, Date.now(), notice.workflowId),
       gone: (notice) => {
         // It ended, was removed, or counts under another key now: the place goes to the next.
         this.#sql.exec(`DELETE FROM places WHERE workflow_id = ? AND told = 0`, notice.workflowId);
-        this.#fill();
+        this.#fill(Date.now());
       },
       failure: "admission notice failed; will retry",
     });
-    const untold = this.#sql.exec(`SELECT 1 FROM places WHERE told = 0 LIMIT 1`).toArray().length > 0;
-    if (untold) await this.ctx.storage.setAlarm(Date.now() + NOTICE_RETRY_MS);
-    else await this.ctx.storage.deleteAlarm();
+    await this.#armAlarm(Date.now());
   }
 }

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { HandOutLimits } from "../engine/tasks/simple";
 import { executionStub } from "../worker/executions";
 import { deliverOwedNotices, type NoticeAnswer } from "./owed-notices";
+import { checkHeldPlaces, keepAlarm, nextPlaceCheckAt } from "./place-checks";
 
 /** What {@link TaskLimit.enter} answers: the task may run now, or waits for a place. */
 export type PlaceEntry = "admitted" | "queued";
@@ -18,12 +19,6 @@ export interface TaskLimitSnapshot {
 
 /** How long after a notice that failed (the execution unreachable) the alarm tries again. */
 const NOTICE_RETRY_MS = 2_000;
-
-/**
- * How often the alarm asks the execution of each place held whether its task still holds it: a place whose leave was
- * lost (it never is, but a bug or an execution's storage gone could) is freed within this, never kept forever.
- */
-const PLACE_CHECK_MS = 5 * 60_000;
 
 /** Most notices (or checks) one round sends before it yields to the alarm. */
 const CALLS_PER_ROUND = 100;
@@ -125,7 +120,7 @@ export class TaskLimit extends DurableObject<Env> {
     const now = Date.now();
     this.#sql.exec(`DELETE FROM waiting WHERE place_id = ?`, placeId);
     // Held as of now, also when the row is still there (the leave it replaced never sent): a check's "gone" answered
-    // before this take, still on its way, must find the place checked since and leave it (see #checkPlaces), and an
+    // before this take, still on its way, must find the place checked since and leave it (see `checkHeldPlaces`), and an
     // owed notice's "gone" must find it told (a delivery's `gone` frees only an untold place).
     this.#sql.exec(
       `INSERT INTO places (place_id, workflow_id, told, checked_at) VALUES (?, ?, 1, ?) ON CONFLICT (place_id) DO UPDATE SET told = 1, checked_at = excluded.checked_at`,
@@ -162,7 +157,9 @@ export class TaskLimit extends DurableObject<Env> {
     const now = Date.now();
     if (this.#fill(now)) this.#deliverSoon();
     await this.#deliver();
-    await this.#checkPlaces(now);
+    // Asks the executions of the places held longest whether their tasks still hold them, freeing those that do not.
+    const asked = await checkHeldPlaces({ sql: this.#sql, idColumn: "place_id", max: CALLS_PER_ROUND, ask: (place) => executionStub(this.env, place.workflowId).givePlace(place.id) }, now);
+    if (asked && this.#fill(Date.now())) this.#deliverSoon();
     await this.#armAlarm(Date.now());
   }
 
@@ -265,15 +262,9 @@ export class TaskLimit extends DurableObject<Env> {
       const reopens = this.#windowReopensAt(now, this.#headLimits());
       if (reopens !== undefined) candidates.push(Math.max(reopens, now + 1));
     }
-    const oldest = this.#sql.exec<{ at: number | null }>(`SELECT MIN(checked_at) AS at FROM places`).one().at;
-    if (oldest !== null) candidates.push(Math.max(oldest + PLACE_CHECK_MS, now + 1));
-    if (candidates.length === 0) {
-      await this.ctx.storage.deleteAlarm();
-      return;
-    }
-    const at = Math.min(...candidates);
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at || current < now) await this.ctx.storage.setAlarm(at);
+    const check = nextPlaceCheckAt(this.#sql, now);
+    if (check !== undefined) candidates.push(check);
+    await keepAlarm(this.ctx.storage, candidates, now);
   }
 
   /** Tells the tasks given a place now (not waited for), the alarm standing by should this isolate go first. */
@@ -307,28 +298,5 @@ export class TaskLimit extends DurableObject<Env> {
       failure: "task place notice failed; will retry",
     });
     await this.#armAlarm(Date.now());
-  }
-
-  /** Asks the executions of the places not checked for {@link PLACE_CHECK_MS} whether their tasks still hold them; frees those that do not. */
-  async #checkPlaces(now: number): Promise<void> {
-    const dueBy = now - PLACE_CHECK_MS;
-    const due = this.#sql
-      .exec<{ place_id: string; workflow_id: string }>(`SELECT place_id, workflow_id FROM places WHERE told = 1 AND checked_at <= ? ORDER BY checked_at LIMIT ?`, dueBy, CALLS_PER_ROUND)
-      .toArray();
-    for (const place of due) {
-      let answer: PlaceAnswer;
-      try {
-        answer = await executionStub(this.env, place.workflow_id).givePlace(place.place_id);
-      } catch {
-        // Asked again at the next check (not at once: an unreachable execution must not keep the alarm busy).
-        this.#sql.exec(`UPDATE places SET checked_at = ? WHERE place_id = ?`, Date.now(), place.place_id);
-        continue;
-      }
-      if (answer === "taken") this.#sql.exec(`UPDATE places SET checked_at = ? WHERE place_id = ?`, Date.now(), place.place_id);
-      // Only while still due: the answer was given before the await ended, and a take (a child retried in place) may
-      // have held the place again meanwhile, other calls coming in while the execution was asked.
-      else this.#sql.exec(`DELETE FROM places WHERE place_id = ? AND checked_at <= ?`, place.place_id, dueBy);
-    }
-    if (due.length > 0 && this.#fill(Date.now())) this.#deliverSoon();
   }
 }

@@ -2183,6 +2183,17 @@ export class WorkflowExecution extends DurableObject<Env> {
     return this.#takeAdmission(key);
   }
 
+  /**
+   * Rate limit `key` asks whether this execution still holds its place there (its periodic check, see `ExecutionLimit`):
+   * "gone" when it does not count under that key (see {@link #countsUnder}), or does not exist. Changes nothing, unlike
+   * {@link admit}: a reopened execution between the leave of its old place and the entry asking for a new one counts
+   * under the key but holds no place, and must not be admitted by a check that asked about the old one.
+   */
+  async holdsPlace(key: string): Promise<AdmissionAnswer> {
+    this.#recover();
+    return this.#countsUnder(key) ? "taken" : "gone";
+  }
+
   // ---- the decide → persist → act loop --------------------------------------------------------
 
   #notFound(): EngineError {
@@ -3003,11 +3014,16 @@ export class WorkflowExecution extends DurableObject<Env> {
    * and its new entry follow, in order).
    */
   #takeAdmission(key: string): AdmissionAnswer {
-    const execution = this.#execution;
-    if (!execution || this.#removing || TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return "gone";
-    if (execution.rateLimitKey !== key || this.#limitLeaves.has(key)) return "gone";
-    if (execution.rateLimited === true) this.#apply({ type: "admitted" });
+    if (!this.#countsUnder(key)) return "gone";
+    if (this.#execution?.rateLimited === true) this.#apply({ type: "admitted" });
     return "taken";
+  }
+
+  /** True while this execution counts under rate limit `key`: it exists, is not being removed, has not ended, and owes that key no leave. */
+  #countsUnder(key: string): boolean {
+    const execution = this.#execution;
+    if (!execution || this.#removing || TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return false;
+    return execution.rateLimitKey === key && !this.#limitLeaves.has(key);
   }
 
   /**

@@ -135,6 +135,29 @@ export function gate(): Gate {
 }
 
 /**
+ * Holds the answers limit object `limit` (an ExecutionLimit or a TaskLimit) gets from the execution objects on their way
+ * (the network boundary): its binding to them is replaced by one whose `method` (`givePlace`, `holdsPlace`) hits
+ * `crossing`, waits for its release, then answers `answer`.
+ */
+export async function heldExecutionAnswers(limit: DurableObjectStub, method: string, crossing: Gate, answer: "taken" | "gone"): Promise<void> {
+  await runInDurableObject(limit, (instance) => {
+    const object = instance as unknown as { env: Env };
+    const real = object.env.WORKFLOW_EXECUTION;
+    const answering = {
+      idFromName: (name: string) => real.idFromName(name),
+      get: () => ({
+        [method]: async () => {
+          crossing.hit();
+          await crossing.released;
+          return answer;
+        },
+      }),
+    };
+    object.env = { ...object.env, WORKFLOW_EXECUTION: answering as unknown as Env["WORKFLOW_EXECUTION"] };
+  });
+}
+
+/**
  * Polls (bounded) until the execution's search row shows `status`. Search rows are written off the
  * hot path (a new execution's first one up to half a second after it starts, every one batched with
  * others), so tests that compare stored state wait for it first.

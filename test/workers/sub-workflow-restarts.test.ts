@@ -10,7 +10,7 @@ import { ExecutionIndexWriter } from "../../src/actors/index-writer";
 import { taskLimitAt, type TaskLimitSnapshot } from "../../src/actors/task-limit";
 import { WorkflowExecution, type ActorResult } from "../../src/actors/workflow-execution";
 import { executionStub } from "../../src/worker/executions";
-import { api, apiOk, eventually, gate, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, eventually, gate, getWorkflow, heldExecutionAnswers, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
 import { firstChildOf, reopenAnswered, subTask, terminal, waitTask } from "./sub-workflow-helpers";
 import type { JsonObject } from "../../src/engine/model";
 
@@ -787,24 +787,12 @@ describe("SUB_WORKFLOW: its task definition's concurrentExecLimit (a place held 
     const workflowId = crypto.randomUUID();
     await limit.take("place-1", workflowId);
     const answering = gate();
-    await runInDurableObject(limit, (instance, state) => {
+    await runInDurableObject(limit, (_instance, state) => {
       // Due for its check (checked more than PLACE_CHECK_MS, five minutes, ago).
       state.storage.sql.exec(`UPDATE places SET checked_at = checked_at - ?`, 5 * 60_000 + 1);
-      // The execution's answer held on its way (its object at the network boundary): its task had ended, a leave owed.
-      const object = instance as unknown as { env: Env };
-      const real = object.env.WORKFLOW_EXECUTION;
-      const answeringExecution = {
-        idFromName: (name: string) => real.idFromName(name),
-        get: () => ({
-          givePlace: async () => {
-            answering.hit();
-            await answering.released;
-            return "gone";
-          },
-        }),
-      };
-      object.env = { ...object.env, WORKFLOW_EXECUTION: answeringExecution as unknown as Env["WORKFLOW_EXECUTION"] };
     });
+    // The execution's answer held on its way: its task had ended, a leave owed.
+    await heldExecutionAnswers(limit, "givePlace", answering, "gone");
     const checking = runDurableObjectAlarm(limit);
     await answering.reached;
     // Meanwhile the task's child was retried in place: its execution takes the place again (the leave it replaced never sent).
@@ -822,22 +810,8 @@ describe("SUB_WORKFLOW: its task definition's concurrentExecLimit (a place held 
     expect(await limit.enter("place-0", crypto.randomUUID(), { maxHeld: 1 }, 1)).toBe("admitted");
     expect(await limit.enter("place-1", workflowId, { maxHeld: 1 }, 1)).toBe("queued");
     const answering = gate();
-    await runInDurableObject(limit, (instance) => {
-      // The execution's answer held on its way (its object at the network boundary).
-      const object = instance as unknown as { env: Env };
-      const real = object.env.WORKFLOW_EXECUTION;
-      const answeringExecution = {
-        idFromName: (name: string) => real.idFromName(name),
-        get: () => ({
-          givePlace: async () => {
-            answering.hit();
-            await answering.released;
-            return "gone";
-          },
-        }),
-      };
-      object.env = { ...object.env, WORKFLOW_EXECUTION: answeringExecution as unknown as Env["WORKFLOW_EXECUTION"] };
-    });
+    // The execution's answer held on its way.
+    await heldExecutionAnswers(limit, "givePlace", answering, "gone");
     // place-0 ends: place-1 is given its place, to be told.
     await limit.leave("place-0");
     await answering.reached;

@@ -5,9 +5,9 @@
  */
 import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { executionLimitAt, type LimitSnapshot } from "../../src/actors/execution-limit";
+import { executionLimitAt, type ExecutionLimit, type LimitSnapshot } from "../../src/actors/execution-limit";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, eventually, gate, getWorkflow, register, startWorkflow, storedByExecutionObject, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, gate, getWorkflow, heldExecutionAnswers, register, startWorkflow, storedByExecutionObject, waitFor, type WorkflowJson } from "./helpers";
 
 /** A definition named `name` (version 1 unless given) whose one task waits to be completed from outside, limited by `rateLimitConfig`. */
 async function registerLimited(name: string, rateLimitConfig: JsonObject, version = 1): Promise<void> {
@@ -17,6 +17,13 @@ async function registerLimited(name: string, rateLimitConfig: JsonObject, versio
 /** The limit object's view of `key`, once `accept` holds (bounded wait): leaves and notices are background work. */
 async function limitOf(key: string, accept: (snapshot: LimitSnapshot) => boolean, what: string): Promise<LimitSnapshot> {
   return eventually(() => executionLimitAt(env, key).snapshot(), accept, what);
+}
+
+/** Makes every place `limit` holds due for its periodic check (held more than PLACE_CHECK_MS, five minutes). */
+async function placesDue(limit: DurableObjectStub<ExecutionLimit>): Promise<void> {
+  await runInDurableObject(limit, (_instance, state) => {
+    state.storage.sql.exec(`UPDATE places SET checked_at = checked_at - ?`, 5 * 60_000 + 1);
+  });
 }
 
 const running = (workflow: WorkflowJson) => workflow.status === "RUNNING" && workflow["rateLimited"] === false && workflow.tasks.length === 1;
@@ -368,8 +375,7 @@ describe("workflow rate limits", () => {
     expect(recorded.results).toEqual([{ rate_limit_key: key }]);
   });
 
-  // Fails until ExecutionLimit checks its places (a leave lost leaves the place taken for good).
-  it.fails("frees a place whose execution never left it (gone, or ended without its leave): the next execution of the key runs", async () => {
+  it("frees a place whose execution never left it (gone, or ended without its leave): the next execution of the key runs", async () => {
     await registerLimited("wrl_lost", { concurrentExecLimit: 1 });
     const limit = executionLimitAt(env, "wrl_lost");
     // A place taken for an execution that does not exist: what a leave lost leaves (an entry delivered after it, a bug).
@@ -377,10 +383,60 @@ describe("workflow rate limits", () => {
     expect(await limit.enter("wrl_lost", lost, 1, 0, "wrl_lost")).toBe("admitted");
     const next = await startWorkflow("wrl_lost");
     expect(await limitOf("wrl_lost", (snapshot) => snapshot.waiting.length === 1, "the next one waiting")).toEqual({ limit: 1, running: [lost], waiting: [next] });
-    await runDurableObjectAlarm(limit);
+    await placesDue(limit);
+    // The alarm's check asks the execution, which does not exist ("gone"): the place goes to the next.
+    expect(await runDurableObjectAlarm(limit)).toBe(true);
     await waitFor(next, running);
     await completeHold(next);
     expect(await limitOf("wrl_lost", (snapshot) => snapshot.running.length === 0, "every place free")).toEqual({ limit: 1, running: [], waiting: [] });
+    // An idle key keeps no alarm.
+    expect(await runDurableObjectAlarm(limit)).toBe(false);
+  });
+
+  it("frees a place entered again by an execution that had ended and left (the entry arriving late), and keeps the place of one still running", async () => {
+    await registerLimited("wrl_late_entry", { concurrentExecLimit: 1 });
+    const limit = executionLimitAt(env, "wrl_late_entry");
+    const ended = await startWorkflow("wrl_late_entry");
+    await waitFor(ended, running);
+    await completeHold(ended);
+    await limitOf("wrl_late_entry", (snapshot) => snapshot.running.length === 0, "the ended one's place given back");
+    // Its entry, delivered late on the network (after its leave), takes a place again.
+    expect(await limit.enter("wrl_late_entry", ended, 1, 0)).toBe("admitted");
+    const next = await startWorkflow("wrl_late_entry");
+    await limitOf("wrl_late_entry", (snapshot) => snapshot.waiting.length === 1, "the next one waiting");
+    await placesDue(limit);
+    expect(await runDurableObjectAlarm(limit)).toBe(true);
+    await waitFor(next, running);
+    expect(await limitOf("wrl_late_entry", (snapshot) => snapshot.running[0] === next, "the next one's place")).toEqual({ limit: 1, running: [next], waiting: [] });
+
+    // Running, it still holds its place: the check keeps it, and the one after waits.
+    const after = await startWorkflow("wrl_late_entry");
+    await limitOf("wrl_late_entry", (snapshot) => snapshot.waiting.length === 1, "the one after waiting");
+    await placesDue(limit);
+    expect(await runDurableObjectAlarm(limit)).toBe(true);
+    expect(await limit.snapshot()).toEqual({ limit: 1, running: [next], waiting: [after] });
+    expect((await getWorkflow(after))["rateLimited"]).toBe(true);
+    await completeHold(next);
+    await waitFor(after, running);
+    await completeHold(after);
+  });
+
+  it("a place entered again while the periodic check's answer that its execution was gone is on its way stays held", async () => {
+    const key = "wrl_check_race";
+    const limit = executionLimitAt(env, key);
+    const workflowId = crypto.randomUUID();
+    expect(await limit.enter(key, workflowId, 1, 1)).toBe("admitted");
+    await placesDue(limit);
+    const answering = gate();
+    // The execution's answer held on its way: it was gone when asked.
+    await heldExecutionAnswers(limit, "holdsPlace", answering, "gone");
+    const checking = runDurableObjectAlarm(limit);
+    await answering.reached;
+    // Meanwhile the execution enters again (its entry repeated after an eviction): it holds the place as of now.
+    expect(await limit.enter(key, workflowId, 1, 1)).toBe("admitted");
+    answering.release();
+    expect(await checking).toBe(true);
+    expect((await limit.snapshot()).running).toEqual([workflowId]);
   });
 
   it("refuses a bad rateLimitConfig at registration, storing nothing", async () => {
