@@ -341,6 +341,27 @@ describe("workflow rate limits", () => {
     await completeHold(holder);
   });
 
+  it("frees a place taken again for a removed execution (its entry arriving after its leave and its removal): the removed execution answers that it is gone", async () => {
+    await registerLimited("wrl_removed_late", { concurrentExecLimit: 1 });
+    const limit = executionLimitAt(env, "wrl_removed_late");
+    const removed = await startWorkflow("wrl_removed_late");
+    await waitFor(removed, running);
+    expect((await api("DELETE", `/api/workflow/${removed}`)).status).toBe(200);
+    // Removed only once its place is given up (retention's removal is the same call).
+    await eventually(() => api("DELETE", `/api/workflow/${removed}/remove`), (response) => response.status === 200, "the terminated execution removed");
+    expect(await limit.snapshot()).toEqual({ limit: 1, running: [], waiting: [] });
+    // An entry of it still on its way (its caller cut off before the answer) arrives now and takes the place.
+    expect(await limit.enter("wrl_removed_late", removed, 1, 0)).toBe("admitted");
+    const next = await startWorkflow("wrl_removed_late");
+    await limitOf("wrl_removed_late", (snapshot) => snapshot.waiting.length === 1, "the next one waiting");
+    await placesDue(limit);
+    expect(await runDurableObjectAlarm(limit)).toBe(true);
+    await waitFor(next, running);
+    expect(await limit.snapshot()).toEqual({ limit: 1, running: [next], waiting: [] });
+    expect((await storedByExecutionObject(removed)).executionRows).toBe(0);
+    await completeHold(next);
+  });
+
   it("applies an entry and a leave in the order they came: a leave coming in while the entry's D1 record is awaited frees the place the entry took", async () => {
     // The call sequence an execution makes when its entry's caller side was cut off (an eviction, a lost connection)
     // while the limit object still waited for D1: the execution, back, ends and leaves before that entry is done.
