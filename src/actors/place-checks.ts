@@ -52,9 +52,14 @@ export async function checkHeldPlaces(places: HeldPlaces, now: number): Promise<
   return due.length > 0;
 }
 
-/** When the next place held is due for its check (not before `now`), or undefined when none is held. */
+/**
+ * When the next place held is due for its check (not before `now`), or undefined when none is. Only places whose
+ * execution was told count, as {@link checkHeldPlaces} asks only about those: a notice still owed is retried on its own
+ * schedule, and one failing for longer than {@link PLACE_CHECK_MS} would otherwise keep this at `now`, the alarm firing
+ * back to back with nothing to check.
+ */
 export function nextPlaceCheckAt(sql: SqlStorage, now: number): number | undefined {
-  const oldest = sql.exec<{ at: number | null }>(`SELECT MIN(checked_at) AS at FROM places`).one().at;
+  const oldest = sql.exec<{ at: number | null }>(`SELECT MIN(checked_at) AS at FROM places WHERE told = 1`).one().at;
   return oldest === null ? undefined : Math.max(oldest + PLACE_CHECK_MS, now + 1);
 }
 

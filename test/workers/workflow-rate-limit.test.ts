@@ -26,6 +26,19 @@ async function placesDue(limit: DurableObjectStub<ExecutionLimit>): Promise<void
   });
 }
 
+/** Makes the execution objects unreachable from `limit` (its binding to them at the network boundary): every call throws. */
+async function unreachableExecutions(limit: DurableObjectStub<ExecutionLimit>): Promise<void> {
+  await runInDurableObject(limit, (instance) => {
+    const object = instance as unknown as { env: Env };
+    const real = object.env.WORKFLOW_EXECUTION;
+    const failing = async (): Promise<never> => {
+      throw new Error("execution unreachable");
+    };
+    const unreachable = { idFromName: (name: string) => real.idFromName(name), get: () => ({ admit: failing, holdsPlace: failing }) };
+    object.env = { ...object.env, WORKFLOW_EXECUTION: unreachable as unknown as Env["WORKFLOW_EXECUTION"] };
+  });
+}
+
 const running = (workflow: WorkflowJson) => workflow.status === "RUNNING" && workflow["rateLimited"] === false && workflow.tasks.length === 1;
 
 /** Completes the execution's waiting task once it has one (an admitted execution schedules it as it takes its place). */
@@ -458,6 +471,28 @@ describe("workflow rate limits", () => {
     answering.release();
     expect(await checking).toBe(true);
     expect((await limit.snapshot()).running).toEqual([workflowId]);
+  });
+
+  it("retries a notice that keeps failing every 2 s, also once it has failed for longer than the check's period, not at once", async () => {
+    const key = "wrl_notice_failing";
+    const limit = executionLimitAt(env, key);
+    const holder = crypto.randomUUID();
+    const admitted = crypto.randomUUID();
+    expect(await limit.enter(key, holder, 1, 1)).toBe("admitted");
+    expect(await limit.enter(key, admitted, 1, 1)).toBe("queued");
+    await unreachableExecutions(limit);
+    // The holder leaves: the place goes to the one waiting, whose execution cannot be told.
+    await limit.leave(holder);
+    expect(await limit.snapshot()).toEqual({ limit: 1, running: [admitted], waiting: [] });
+    // Its notices have failed for more than PLACE_CHECK_MS (five minutes) since the place was given.
+    await placesDue(limit);
+    expect(await runDurableObjectAlarm(limit)).toBe(true);
+    // Retried in NOTICE_RETRY_MS (2 s), as before: the check (which asks only about places whose execution was told)
+    // has nothing due, and must not bring the alarm forward to now, which would fire it back to back.
+    const alarm = await runInDurableObject(limit, (_instance, state) => state.storage.getAlarm());
+    expect(alarm).not.toBeNull();
+    expect(alarm! - Date.now()).toBeGreaterThan(1_000);
+    expect(await limit.snapshot()).toEqual({ limit: 1, running: [admitted], waiting: [] });
   });
 
   it("refuses a bad rateLimitConfig at registration, storing nothing", async () => {
