@@ -495,6 +495,30 @@ describe("workflow rate limits", () => {
     expect(await limit.snapshot()).toEqual({ limit: 1, running: [admitted], waiting: [] });
   });
 
+  it("an object created before places were checked gets their checked_at, its places then due for a check", async () => {
+    const key = "wrl_old_table";
+    const limit = executionLimitAt(env, key);
+    const lost = crypto.randomUUID();
+    expect(await limit.enter(key, crypto.randomUUID(), 2, 1)).toBe("admitted");
+    await runInDurableObject(limit, (_instance, state) => {
+      // The table as the code before the check made it, with a place whose execution does not exist.
+      state.storage.sql.exec(`DROP TABLE places`);
+      state.storage.sql.exec(`CREATE TABLE places (workflow_id TEXT PRIMARY KEY, told INTEGER NOT NULL)`);
+      state.storage.sql.exec(`INSERT INTO places (workflow_id, told) VALUES (?, 1)`, lost);
+    });
+    // The object starts again on the new code (a new stub: the old one's connection is cut), which adds the column; a
+    // second start finds it there.
+    await abortAllDurableObjects();
+    const other = crypto.randomUUID();
+    expect(await executionLimitAt(env, key).enter(key, other, 2, 1)).toBe("admitted");
+    await abortAllDurableObjects();
+    const restarted = executionLimitAt(env, key);
+    expect(await restarted.snapshot()).toEqual({ limit: 2, running: [lost, other].sort(), waiting: [] });
+    // The old place was never checked: due at once, its execution gone, it is freed.
+    expect(await runDurableObjectAlarm(restarted)).toBe(true);
+    expect(await restarted.snapshot()).toEqual({ limit: 2, running: [other], waiting: [] });
+  });
+
   it("refuses a bad rateLimitConfig at registration, storing nothing", async () => {
     const response = await api("POST", "/api/metadata/workflow", {
       name: "wrl_refused",
