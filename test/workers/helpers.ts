@@ -158,6 +158,22 @@ export async function heldExecutionAnswers(limit: DurableObjectStub, method: str
 }
 
 /**
+ * Makes the execution objects unreachable from limit object `limit` (an ExecutionLimit or a TaskLimit): its binding to
+ * them (the network boundary) is replaced by one whose `methods` throw.
+ */
+export async function unreachableExecutions(limit: DurableObjectStub, methods: readonly string[]): Promise<void> {
+  await runInDurableObject(limit, (instance) => {
+    const object = instance as unknown as { env: Env };
+    const real = object.env.WORKFLOW_EXECUTION;
+    const failing = async (): Promise<never> => {
+      throw new Error("execution unreachable");
+    };
+    const unreachable = { idFromName: (name: string) => real.idFromName(name), get: () => Object.fromEntries(methods.map((method) => [method, failing])) };
+    object.env = { ...object.env, WORKFLOW_EXECUTION: unreachable as unknown as Env["WORKFLOW_EXECUTION"] };
+  });
+}
+
+/**
  * Polls (bounded) until the execution's search row shows `status`. Search rows are written off the
  * hot path (a new execution's first one up to half a second after it starts, every one batched with
  * others), so tests that compare stored state wait for it first.

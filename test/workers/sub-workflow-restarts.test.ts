@@ -10,7 +10,7 @@ import { ExecutionIndexWriter } from "../../src/actors/index-writer";
 import { taskLimitAt, type TaskLimitSnapshot } from "../../src/actors/task-limit";
 import { WorkflowExecution, type ActorResult } from "../../src/actors/workflow-execution";
 import { executionStub } from "../../src/worker/executions";
-import { api, apiOk, eventually, gate, getWorkflow, heldExecutionAnswers, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, eventually, gate, getWorkflow, heldExecutionAnswers, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, unreachableExecutions, waitFor, waitForIndexRow } from "./helpers";
 import { firstChildOf, reopenAnswered, subTask, terminal, waitTask } from "./sub-workflow-helpers";
 import type { JsonObject } from "../../src/engine/model";
 
@@ -799,6 +799,25 @@ describe("SUB_WORKFLOW: its task definition's concurrentExecLimit (a place held 
     await limit.take("place-1", workflowId);
     answering.release();
     expect(await checking).toBe(true);
+    expect((await limit.snapshot()).running).toEqual(["place-1"]);
+  });
+
+  it("retries a notice of a place given that keeps failing every 2 s, also once it has failed for longer than the check's period, not at once", async () => {
+    const limit = taskLimitAt(env, "sublim_notice_failing");
+    expect(await limit.enter("place-0", crypto.randomUUID(), { maxHeld: 1 }, 1)).toBe("admitted");
+    expect(await limit.enter("place-1", crypto.randomUUID(), { maxHeld: 1 }, 1)).toBe("queued");
+    await unreachableExecutions(limit, ["givePlace"]);
+    // place-0 ends: place-1 is given its place, whose execution cannot be told.
+    await limit.leave("place-0");
+    await runInDurableObject(limit, (_instance, state) => {
+      // Its notices have failed for more than PLACE_CHECK_MS (five minutes) since the place was given.
+      state.storage.sql.exec(`UPDATE places SET checked_at = checked_at - ?`, 5 * 60_000 + 1);
+    });
+    expect(await runDurableObjectAlarm(limit)).toBe(true);
+    // Retried in NOTICE_RETRY_MS (2 s): the check asks only about told places, so it must not set the alarm to now.
+    const alarm = await runInDurableObject(limit, (_instance, state) => state.storage.getAlarm());
+    expect(alarm).not.toBeNull();
+    expect(alarm! - Date.now()).toBeGreaterThan(1_000);
     expect((await limit.snapshot()).running).toEqual(["place-1"]);
   });
 

@@ -7,7 +7,7 @@ import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject 
 import { describe, expect, it } from "vitest";
 import { executionLimitAt, type ExecutionLimit, type LimitSnapshot } from "../../src/actors/execution-limit";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, eventually, gate, getWorkflow, heldExecutionAnswers, register, startWorkflow, storedByExecutionObject, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, gate, getWorkflow, heldExecutionAnswers, register, startWorkflow, storedByExecutionObject, unreachableExecutions, waitFor, type WorkflowJson } from "./helpers";
 
 /** A definition named `name` (version 1 unless given) whose one task waits to be completed from outside, limited by `rateLimitConfig`. */
 async function registerLimited(name: string, rateLimitConfig: JsonObject, version = 1): Promise<void> {
@@ -23,19 +23,6 @@ async function limitOf(key: string, accept: (snapshot: LimitSnapshot) => boolean
 async function placesDue(limit: DurableObjectStub<ExecutionLimit>): Promise<void> {
   await runInDurableObject(limit, (_instance, state) => {
     state.storage.sql.exec(`UPDATE places SET checked_at = checked_at - ?`, 5 * 60_000 + 1);
-  });
-}
-
-/** Makes the execution objects unreachable from `limit` (its binding to them at the network boundary): every call throws. */
-async function unreachableExecutions(limit: DurableObjectStub<ExecutionLimit>): Promise<void> {
-  await runInDurableObject(limit, (instance) => {
-    const object = instance as unknown as { env: Env };
-    const real = object.env.WORKFLOW_EXECUTION;
-    const failing = async (): Promise<never> => {
-      throw new Error("execution unreachable");
-    };
-    const unreachable = { idFromName: (name: string) => real.idFromName(name), get: () => ({ admit: failing, holdsPlace: failing }) };
-    object.env = { ...object.env, WORKFLOW_EXECUTION: unreachable as unknown as Env["WORKFLOW_EXECUTION"] };
   });
 }
 
@@ -480,7 +467,7 @@ describe("workflow rate limits", () => {
     const admitted = crypto.randomUUID();
     expect(await limit.enter(key, holder, 1, 1)).toBe("admitted");
     expect(await limit.enter(key, admitted, 1, 1)).toBe("queued");
-    await unreachableExecutions(limit);
+    await unreachableExecutions(limit, ["admit", "holdsPlace"]);
     // The holder leaves: the place goes to the one waiting, whose execution cannot be told.
     await limit.leave(holder);
     expect(await limit.snapshot()).toEqual({ limit: 1, running: [admitted], waiting: [] });
