@@ -159,14 +159,14 @@ export async function heldExecutionAnswers(limit: DurableObjectStub, method: str
 
 /**
  * Makes the execution objects unreachable from limit object `limit` (an ExecutionLimit or a TaskLimit): its binding to
- * them (the network boundary) is replaced by one whose `methods` throw.
+ * them (the network boundary) is replaced by one whose `methods` throw `error`.
  */
-export async function unreachableExecutions(limit: DurableObjectStub, methods: readonly string[]): Promise<void> {
+export async function unreachableExecutions(limit: DurableObjectStub, methods: readonly string[], error: Error = new Error("execution unreachable")): Promise<void> {
   await runInDurableObject(limit, (instance) => {
     const object = instance as unknown as { env: Env };
     const real = object.env.WORKFLOW_EXECUTION;
     const failing = async (): Promise<never> => {
-      throw new Error("execution unreachable");
+      throw error;
     };
     const unreachable = { idFromName: (name: string) => real.idFromName(name), get: () => Object.fromEntries(methods.map((method) => [method, failing])) };
     object.env = { ...object.env, WORKFLOW_EXECUTION: unreachable as unknown as Env["WORKFLOW_EXECUTION"] };

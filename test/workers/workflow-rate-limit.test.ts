@@ -482,6 +482,24 @@ describe("workflow rate limits", () => {
     expect(await limit.snapshot()).toEqual({ limit: 1, running: [admitted], waiting: [] });
   });
 
+  it("keeps the place of an execution still on the code before holdsPlace (a deploy under way), asking again at the next check", async () => {
+    const key = "wrl_old_execution";
+    const limit = executionLimitAt(env, key);
+    const holder = crypto.randomUUID();
+    const waiter = crypto.randomUUID();
+    expect(await limit.enter(key, holder, 1, 1)).toBe("admitted");
+    expect(await limit.enter(key, waiter, 1, 1)).toBe("queued");
+    // workerd's answer to a method the object's code does not have: not "gone", the execution may well hold its place.
+    await unreachableExecutions(limit, ["holdsPlace"], new TypeError('The RPC receiver does not implement the method "holdsPlace".'));
+    await placesDue(limit);
+    expect(await runDurableObjectAlarm(limit)).toBe(true);
+    expect(await limit.snapshot()).toEqual({ limit: 1, running: [holder], waiting: [waiter] });
+    // Asked again a check's period (five minutes) later, not at once.
+    const alarm = await runInDurableObject(limit, (_instance, state) => state.storage.getAlarm());
+    expect(alarm).not.toBeNull();
+    expect(alarm! - Date.now()).toBeGreaterThan(4 * 60_000);
+  });
+
   it("an object created before places were checked gets their checked_at, its places then due for a check", async () => {
     const key = "wrl_old_table";
     const limit = executionLimitAt(env, key);
