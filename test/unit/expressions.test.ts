@@ -936,6 +936,25 @@ describe("syntax errors", () => {
     expect(syntaxErrorOf(() => parseTemplate(nested)).message).toContain("operators deep");
   });
 
+  it("counts the operators of a nested ${…} towards the path it sits in: ten levels of long chains are refused, not a stack overflow", () => {
+    // Each level: a chain of 998 `||` whose first operand is a path with the next level nested in its index.
+    const levels = (count: number): string => {
+      let template = "0";
+      for (let level = 0; level < count; level++) {
+        const first = level === 0 ? "0" : `workflow.input.list[${template}]`;
+        template = "${" + first + " || 0".repeat(998) + "}";
+      }
+      return template;
+    };
+    const deep = levels(10);
+    const [issue] = findTemplateErrors({ when: deep }, "");
+    expect(issue?.message).toContain("operators deep");
+    expect(() => resolveValue(deep, ctx)).toThrow(ExpressionSyntaxError);
+    // One level of such a chain is within the limit, and so is a nested one with the outer short.
+    expect(findTemplateErrors({ when: levels(1) }, "")).toEqual([]);
+    expect(resolveValue("${workflow.input.list[" + levels(1) + "] || 0}", ctx)).toBe(10);
+  });
+
   it("raises the syntax error from resolveValue too", () => {
     expect(() => resolveValue({ a: ["${a b}"] }, ctx)).toThrow(ExpressionSyntaxError);
   });

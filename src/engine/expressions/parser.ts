@@ -21,12 +21,14 @@
 import {
   filterPredicates,
   PATH_FUNCTIONS,
+  splicedExpressions,
   type ComparisonOperator,
   type Expression,
   type FixedPath,
   type PathFunction,
   type PathSegment,
   type QueryStep,
+  type SplicedExpression,
 } from "./ast";
 import { ExpressionSyntaxError } from "./errors";
 import { negate } from "./values";
@@ -51,6 +53,13 @@ const MAX_NESTING = 100;
  */
 const MAX_OPERATOR_DEPTH = 1_000;
 
+/**
+ * Operator depth of each operator node built so far, by any parser; leaves are absent and count as 0. Shared, not one
+ * per parser, because a nested `${…}` is parsed by a parser of its own and its operators are evaluated below the path
+ * it sits in: counting them there keeps ten nested levels of a thousand operators each from overflowing the stack.
+ */
+const operatorDepths = new WeakMap<Expression, number>();
+
 const COMPARISON_OPERATORS: ReadonlySet<Operator> = new Set(["<", ">", "<=", ">="]);
 
 /**
@@ -73,8 +82,6 @@ class Parser {
   private depth = 0;
   /** How many `[?(...)]` the parser is inside: `@` means something only there. */
   private filterDepth = 0;
-  /** Operator depth of each operator node built so far; leaves are absent and count as 0. */
-  private readonly operatorDepths = new WeakMap<Expression, number>();
   /** Each nested `${…}` parsed, by its token: a path's own and those of the filters in it are read again for its pieces. */
   private readonly nestedExpressions = new Map<Token, Expression>();
   /** Set by a bracket key that is a nested `${…}`, for the path step being parsed. */
@@ -276,7 +283,11 @@ class Parser {
         }
         continue;
       }
-      if (fixed !== undefined) return { kind: "spliced", fixed, pieces: this.splicedPieces(firstIndex, this.index), start };
+      if (fixed !== undefined) {
+        const spliced: SplicedExpression = { kind: "spliced", fixed, pieces: this.splicedPieces(firstIndex, this.index), start };
+        // The nested expressions are evaluated below this path: their operators count towards its depth.
+        return this.node(spliced, { children: splicedExpressions(spliced), at: start });
+      }
       const path: Expression = { kind: "path", root, segments, ...(query.length > 0 ? { query } : {}), ...(fn === undefined ? {} : { fn }), start };
       // A filter's predicate is evaluated below its path: count it towards the evaluator's depth.
       const predicates = filterPredicates(path);
@@ -425,14 +436,14 @@ class Parser {
 
   /** Records `node`'s operator depth, refusing it when the evaluator would recurse too deep. */
   private node<T extends Expression>(node: T, { children, at }: Operands): T {
-    const depth = 1 + Math.max(...children.map((child) => this.operatorDepths.get(child) ?? 0));
+    const depth = 1 + Math.max(...children.map((child) => operatorDepths.get(child) ?? 0));
     if (depth > MAX_OPERATOR_DEPTH) {
       throw new ExpressionSyntaxError(
-        `expression is more than ${MAX_OPERATOR_DEPTH} operators deep (each operator of a chain such as a || b || c is one level)`,
+        `expression is more than ${MAX_OPERATOR_DEPTH} operators deep (each operator of a chain such as a || b || c is one level, and those of a nested \${…} count too)`,
         at,
       );
     }
-    this.operatorDepths.set(node, depth);
+    operatorDepths.set(node, depth);
     return node;
   }
 
