@@ -4,8 +4,10 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { JsonObject, JsonValue, WorkflowDef } from "../../src/engine/model";
 import { BoundedCache } from "../../src/engine/expressions/cache";
+import { MAX_QUERY_VALUES } from "../../src/engine/expressions/query";
 import {
   evaluateExpression,
+  ExpressionLimitError,
   ExpressionSyntaxError,
   findTemplateErrors,
   hasExpression,
@@ -557,6 +559,24 @@ describe("JSONPath queries (Conductor's Jayway paths)", () => {
     for (let level = 0; level < 20_000; level++) deep = { next: deep };
     const deepContext = makeContext({ tasks: { d: { taskId: "t", status: "COMPLETED", input: {}, output: deep } } });
     expect(ev("d.output..id", deepContext)).toEqual(["bottom"]);
+  });
+
+  it("refuses a query whose deep scans multiply past MAX_QUERY_VALUES, rather than running out of memory", () => {
+    // A hundred arrays nested in each other: some 200 bytes, whose every `..*` multiplies what the one before selected.
+    let nested: JsonValue = [];
+    for (let level = 0; level < 100; level++) nested = [nested];
+    const nestedContext = makeContext({ workflow: { input: { nested } } });
+    // Three scans select some 160,000 values at their last step: within the bound, and as before.
+    expect((ev("workflow.input.nested..*..*..*", nestedContext) as JsonValue[]).length).toBe(161_700);
+    // A fourth would select some four million; the fifth, ninety.
+    expect(() => ev("workflow.input.nested..*..*..*..*", nestedContext)).toThrow(ExpressionLimitError);
+    expect(() => resolveValue({ all: "${workflow.input.nested..*..*..*..*..*}" }, nestedContext)).toThrow(
+      `a JSONPath query selects more than ${MAX_QUERY_VALUES} values`,
+    );
+    // A list of a hundred thousand values, each selected twice over, is within it.
+    const list = Array.from({ length: 100_000 }, (_, index) => ({ id: index }));
+    const listContext = makeContext({ workflow: { input: { list } } });
+    expect(ev("workflow.input.list[*].id.length()", listContext)).toBe(100_000);
   });
 
   it("never reaches a prototype through a query", () => {

@@ -42,3 +42,17 @@ export class MissingSecretError extends Error {
     this.secretName = secretName;
   }
 }
+
+/**
+ * An expression whose evaluation would take more than the engine bounds it to (a JSONPath query selecting more than
+ * MAX_QUERY_VALUES values): raised instead of running the Durable Object out of memory, so the task (or the workflow,
+ * for its output) fails with the reason, as a malformed expression does.
+ */
+export class ExpressionLimitError extends Error {
+  override readonly name = "ExpressionLimitError";
+
+  /** @param reason what is over which bound */
+  constructor(reason: string) {
+    super(`expression too costly to evaluate: ${reason}`);
+  }
+}

@@ -5,6 +5,17 @@
  */
 import type { JsonValue } from "../model";
 import type { Expression, PathFunction, PathSegment, QueryStep } from "./ast";
+import { ExpressionLimitError } from "./errors";
+
+/**
+ * The most values one query may select, over all its steps together. Each `..` or `*` multiplies what the step before
+ * it selected: `workflow.input..*..*..*..*..*` over a 200-byte input of nested arrays would select some 90 million
+ * values and run the Durable Object out of its 128 MB, at every attempt to decide again. A document within the default
+ * MAX_PAYLOAD_BYTES (768 KB) holds under 400,000 values, so a query that takes each of them once or twice passes; and a
+ * million references are some 8 MB, within what an isolate holds beside its executions. Bounding the sum, not each
+ * step, bounds the time too.
+ */
+export const MAX_QUERY_VALUES = 1_000_000;
 
 /** Path segments that address an array element when the current value is an array. */
 const INDEX_KEY = /^[0-9]+$/;
@@ -40,18 +51,46 @@ export function pathExists(value: JsonValue, segments: readonly PathSegment[]): 
 /**
  * Everything `steps` select from `start`, in document order. Missing children select nothing (Jayway with
  * SUPPRESS_EXCEPTIONS, as Conductor configures it), so the answer is a list, possibly empty, never null.
+ *
+ * @throws ExpressionLimitError once the steps together select more than {@link MAX_QUERY_VALUES} values
  */
 export function selectAll(start: JsonValue, steps: readonly QueryStep[], matches: (predicate: Expression, value: JsonValue) => boolean): JsonValue[] {
+  const counted = new Selection();
   let selected: JsonValue[] = [start];
   for (const step of steps) {
-    const next: JsonValue[] = [];
+    const next = counted.step();
     for (const value of selected) selectFrom(value, step, matches, next);
-    selected = next;
+    selected = next.values;
   }
   return selected;
 }
 
-function selectFrom(value: JsonValue, step: QueryStep, matches: (predicate: Expression, value: JsonValue) => boolean, into: JsonValue[]): void {
+/**
+ * The values a query's steps select, counted as they are taken: the count is checked at each value, not after a step,
+ * as one step (a `..` over what the steps before selected) may be the one that would not fit in memory.
+ */
+class Selection {
+  private taken = 0;
+
+  /** A fresh list for the next step's values, counted with those of the steps before. */
+  step(): StepValues {
+    const values: JsonValue[] = [];
+    return {
+      values,
+      push: (value) => {
+        if (++this.taken > MAX_QUERY_VALUES) {
+          throw new ExpressionLimitError(`a JSONPath query selects more than ${MAX_QUERY_VALUES} values (its steps together; each '..' or '*' multiplies what the step before it selected)`);
+        }
+        values.push(value);
+      },
+    };
+  }
+}
+
+/** What one step selected so far, and how it takes one more. */
+type StepValues = { readonly values: JsonValue[]; readonly push: (value: JsonValue) => void };
+
+function selectFrom(value: JsonValue, step: QueryStep, matches: (predicate: Expression, value: JsonValue) => boolean, into: StepValues): void {
   switch (step.kind) {
     case "child":
       pushDefined(into, childOf(value, step.key));
@@ -70,18 +109,19 @@ function selectFrom(value: JsonValue, step: QueryStep, matches: (predicate: Expr
       return;
     case "filter":
       // Jayway filters an array's elements, and tests an object as a whole.
-      if (Array.isArray(value)) pushAll(into, value.filter((element) => matches(step.predicate, element)));
-      else if (value !== null && typeof value === "object" && matches(step.predicate, value)) into.push(value);
+      if (Array.isArray(value)) {
+        for (const element of value) if (matches(step.predicate, element)) into.push(element);
+      } else if (value !== null && typeof value === "object" && matches(step.predicate, value)) into.push(value);
       return;
   }
 }
 
-function pushDefined(into: JsonValue[], value: JsonValue | undefined): void {
+function pushDefined(into: StepValues, value: JsonValue | undefined): void {
   if (value !== undefined) into.push(value);
 }
 
-/** One by one: spreading a list of a hundred thousand values into push() would overflow the call stack. */
-function pushAll(into: JsonValue[], values: readonly JsonValue[]): void {
+/** One by one, each counted (and spreading a list of a hundred thousand values into push() would overflow the call stack). */
+function pushAll(into: StepValues, values: readonly JsonValue[]): void {
   for (const value of values) into.push(value);
 }
 
@@ -92,7 +132,7 @@ function childrenOf(value: JsonValue): JsonValue[] {
 }
 
 /** The value, then what is below it depth first; a loop over a stack, so deep documents cannot overflow the call stack. */
-function pushSelfAndDescendants(into: JsonValue[], value: JsonValue): void {
+function pushSelfAndDescendants(into: StepValues, value: JsonValue): void {
   const pending: JsonValue[] = [value];
   while (pending.length > 0) {
     const current = pending.pop() as JsonValue;
