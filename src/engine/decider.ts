@@ -6,7 +6,7 @@ import type { DecideEnv } from "./config";
 import { Draft, type DraftMark } from "./draft";
 import { EngineError } from "./errors";
 import { evaluationContext, maskedSecrets } from "./evaluation";
-import { ExpressionSyntaxError, referencedSecrets, resolveValue } from "./expressions";
+import { ExpressionLimitError, ExpressionSyntaxError, referencedSecrets, resolveValue } from "./expressions";
 import {
   SUCCESSFUL_TASK_STATUSES,
   type ExternalTaskStatus,
@@ -2420,7 +2420,7 @@ function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, run
     const context = evaluationContext(state, env.now, taskId, maskedSecrets);
     resolved = resolvedTaskInput(runsAs, (template) => resolveValue(template, context));
   } catch (error) {
-    if (error instanceof ExpressionSyntaxError) return error;
+    if (isExpressionFailure(error)) return error;
     throw error;
   }
   const input = typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
@@ -2431,6 +2431,15 @@ function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, run
   const fork = planTask(state.definition, step.forked.fork);
   const forkTask = latestInstance(state, step.forked.fork);
   return fork === undefined || forkTask === undefined ? input : { ...input, ...forkedTaskInput(fork, forkTask, step.forked.position, step.task.taskReferenceName) };
+}
+
+/**
+ * Whether `error` is an expression failing against this execution's data (malformed, or too costly to evaluate): the
+ * task or the workflow it was resolved for fails with it, as with any bad value; thrown out of a decision instead, it
+ * would refuse the event that led there (a start, a worker's result) again at every attempt.
+ */
+function isExpressionFailure(error: unknown): error is ExpressionSyntaxError | ExpressionLimitError {
+  return error instanceof ExpressionSyntaxError || error instanceof ExpressionLimitError;
 }
 
 function failedOnInput(error: Error, env: DecideEnv): Partial<TaskExecution> {
@@ -2744,6 +2753,18 @@ function outputAtEnd(state: WorkflowExecution, endedBy: TaskExecution | undefine
   return oversize(output, env.config.maxPayloadBytes) === undefined ? output : {};
 }
 
+/** The definition's `outputParameters` resolved against what ran, or the expression failure that stops them (see {@link isExpressionFailure}). */
+function resolvedOutput(state: WorkflowExecution, outputParameters: JsonObject, env: DecideEnv): JsonObject | Error {
+  let resolved: JsonValue;
+  try {
+    resolved = resolveValue(outputParameters, evaluationContext(state, env.now, undefined, maskedSecrets));
+  } catch (error) {
+    if (isExpressionFailure(error)) return error;
+    throw error;
+  }
+  return typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
+}
+
 /**
  * Completes the workflow with `given` as its output, or else the one its definition's `outputParameters` give, or
  * else its last task's: the latest of the top-level ones (a JOIN's, not that of a branch task that happened to finish last).
@@ -2755,8 +2776,12 @@ function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given
   if (given !== undefined) {
     output = given;
   } else if (outputParameters && Object.keys(outputParameters).length > 0) {
-    const resolved = resolveValue(outputParameters, evaluationContext(state, env.now, undefined, maskedSecrets));
-    output = typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
+    const resolved = resolvedOutput(state, outputParameters, env);
+    if (resolved instanceof Error) {
+      endWorkflow(draft, "FAILED", `The workflow output could not be resolved: ${resolved.message}`, env, effects);
+      return;
+    }
+    output = resolved;
   } else {
     output = lastTopLevelTask(state)?.outputData ?? {};
   }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { JsonValue } from "../../src/engine/model";
 import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+import { pollOne, report, simpleTask } from "./task-worker-helpers";
 
 describe("running a workflow of chained HTTP tasks", () => {
   it("feeds each task's output into the next through expressions and completes with outputParameters", async () => {
@@ -58,6 +60,28 @@ describe("running a workflow of chained HTTP tasks", () => {
     expect(done.status).toBe("COMPLETED");
     expect(done.tasks[0]!.inputData["body"]).toEqual({ k1: 2, k2: 2, k3: 5, k4: "", k5: "", k6: "ab", externalId: "ext-7", version: 2, absent: null, byId: { x: "found" } });
     expect(done.output).toEqual({ found: "found", label: "id-2" });
+  });
+
+  it("fails the task, or the workflow for its output, whose JSONPath query would select more than a million values, rather than refusing the start or the worker's result", async () => {
+    // 95 arrays nested in each other (some 200 bytes): the four scans would select some 2.5 million values.
+    let nested: JsonValue = [];
+    for (let level = 0; level < 95; level++) nested = [nested];
+    const costly = "${workflow.input.nested..*..*..*..*}";
+    const tooCostly = "expression too costly to evaluate: a JSONPath query selects more than 1000000 values";
+    await register({ name: "costly_input", tasks: [httpTask("scan", { uri: target("/echo/costly"), method: "POST", body: { all: costly } })] });
+    const failedOnInput = await waitFor(await startWorkflow("costly_input", { nested }), ["COMPLETED", "FAILED"]);
+    expect(failedOnInput.status).toBe("FAILED");
+    expect(failedOnInput.tasks.map((task) => task.status)).toEqual(["FAILED_WITH_TERMINAL_ERROR"]);
+    expect(failedOnInput.tasks[0]!.reasonForIncompletion).toContain(`Invalid task input: ${tooCostly}`);
+
+    await register({ name: "costly_output", tasks: [simpleTask("costly_worker")], outputParameters: { all: costly } });
+    const workflowId = await startWorkflow("costly_output", { nested });
+    expect((await report(await pollOne("costly_worker"), "COMPLETED", { done: true })).status).toBe(200);
+    const failedOnOutput = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(failedOnOutput.status).toBe("FAILED");
+    expect(failedOnOutput.reasonForIncompletion).toContain(`The workflow output could not be resolved: ${tooCostly}`);
+    expect(failedOnOutput.tasks.map((task) => task.status)).toEqual(["COMPLETED"]);
+    expect(failedOnOutput.output).toEqual({});
   });
 
   it("without outputParameters, the output is the last task's output", async () => {
