@@ -571,8 +571,15 @@ describe("JSONPath queries (Conductor's Jayway paths)", () => {
     // A fourth would select some four million; the fifth, ninety.
     expect(() => ev("workflow.input.nested..*..*..*..*", nestedContext)).toThrow(ExpressionLimitError);
     expect(() => resolveValue({ all: "${workflow.input.nested..*..*..*..*..*}" }, nestedContext)).toThrow(
-      `a JSONPath query selects more than ${MAX_QUERY_VALUES} values`,
+      `its JSONPath queries select more than ${MAX_QUERY_VALUES} values`,
     );
+    // The queries of a filter's predicate count with the query around them: 95 predicates of some 160,000 values each.
+    expect(() => ev("workflow.input.nested..[?(@..*..*..*)]", nestedContext)).toThrow(ExpressionLimitError);
+    // So do those of the parts of one expression: each of these takes some 340,000 values, its steps together.
+    const scans = "workflow.input.nested..*..*..*.length() > 0";
+    expect(ev(`${scans} && ${scans}`, nestedContext)).toBe(true);
+    expect(() => ev(`${scans} && ${scans} && ${scans}`, nestedContext)).toThrow(ExpressionLimitError);
+    expect(ev("workflow.input.nested..*..*..*.length()", nestedContext)).toBe(161_700);
     // A list of a hundred thousand values, each selected twice over, is within it.
     const list = Array.from({ length: 100_000 }, (_, index) => ({ id: index }));
     const listContext = makeContext({ workflow: { input: { list } } });

@@ -67,7 +67,7 @@ describe("running a workflow of chained HTTP tasks", () => {
     let nested: JsonValue = [];
     for (let level = 0; level < 95; level++) nested = [nested];
     const costly = "${workflow.input.nested..*..*..*..*}";
-    const tooCostly = "expression too costly to evaluate: a JSONPath query selects more than 1000000 values";
+    const tooCostly = "expression too costly to evaluate: its JSONPath queries select more than 1000000 values";
     await register({ name: "costly_input", tasks: [httpTask("scan", { uri: target("/echo/costly"), method: "POST", body: { all: costly } })] });
     const failedOnInput = await waitFor(await startWorkflow("costly_input", { nested }), ["COMPLETED", "FAILED"]);
     expect(failedOnInput.status).toBe("FAILED");

@@ -8,7 +8,7 @@ import type { EvaluationContext } from "./context";
 import { environmentJsonSteps } from "./environment";
 import { MissingSecretError } from "./errors";
 import { isUnderSecrets, secretNameOf } from "./secrets";
-import { applyPathFunction, childOf, pathExists, selectAll } from "./query";
+import { applyPathFunction, childOf, pathExists, QueryBudget, selectAll } from "./query";
 import { splicedPath } from "./splice";
 import { compareOrdered, deepEqual, interpolate, isTruthy, negate } from "./values";
 
@@ -16,40 +16,42 @@ import { compareOrdered, deepEqual, interpolate, isTruthy, negate } from "./valu
  * Computes the value of `expression`. `&&`, `||` and `?:` only evaluate the operand they
  * need, so a secret referenced in a branch that is not taken is never looked up.
  *
- * `tested` is what `@` stands for inside a filter's predicate.
+ * `tested` is what `@` stands for inside a filter's predicate; `budget` what the expression's queries may still take,
+ * shared with its parts (see MAX_QUERY_VALUES in query.ts): a fresh one for a whole expression.
  *
  * @throws MissingSecretError when a `workflow.secrets.<name>` that is evaluated does not exist
+ * @throws ExpressionLimitError when its queries take more than MAX_QUERY_VALUES values
  */
-export function evaluate(expression: Expression, ctx: EvaluationContext, tested: JsonValue = null): JsonValue {
+export function evaluate(expression: Expression, ctx: EvaluationContext, tested: JsonValue = null, budget = new QueryBudget()): JsonValue {
   switch (expression.kind) {
     case "literal":
       return expression.value;
     case "path":
-      return evaluatePath(expression, ctx, tested);
+      return evaluatePath(expression, ctx, tested, budget);
     case "not":
-      return !isTruthy(evaluate(expression.operand, ctx, tested));
+      return !isTruthy(evaluate(expression.operand, ctx, tested, budget));
     case "negate": {
-      const value = evaluate(expression.operand, ctx, tested);
+      const value = evaluate(expression.operand, ctx, tested, budget);
       return typeof value === "number" ? negate(value) : null;
     }
     case "compare": {
-      const left = evaluate(expression.left, ctx, tested);
-      const right = evaluate(expression.right, ctx, tested);
+      const left = evaluate(expression.left, ctx, tested, budget);
+      const right = evaluate(expression.right, ctx, tested, budget);
       if (expression.operator === "==") return deepEqual(left, right);
       if (expression.operator === "!=") return !deepEqual(left, right);
       return compareOrdered(expression.operator, left, right);
     }
     case "logical": {
-      const left = evaluate(expression.left, ctx, tested);
+      const left = evaluate(expression.left, ctx, tested, budget);
       const decided = expression.operator === "&&" ? !isTruthy(left) : isTruthy(left);
-      return decided ? left : evaluate(expression.right, ctx, tested);
+      return decided ? left : evaluate(expression.right, ctx, tested, budget);
     }
     case "conditional":
-      return isTruthy(evaluate(expression.test, ctx, tested))
-        ? evaluate(expression.consequent, ctx, tested)
-        : evaluate(expression.alternate, ctx, tested);
+      return isTruthy(evaluate(expression.test, ctx, tested, budget))
+        ? evaluate(expression.consequent, ctx, tested, budget)
+        : evaluate(expression.alternate, ctx, tested, budget);
     case "spliced":
-      return evaluateSpliced(expression, ctx, tested);
+      return evaluateSpliced(expression, ctx, tested, budget);
   }
 }
 
@@ -58,28 +60,28 @@ export function evaluate(expression: Expression, ctx: EvaluationContext, tested:
  * path. An inner value that is null leaves nothing to read (Conductor would write `null` in, and find nothing there);
  * so does text that does not read as a path, or one that reaches what the definition did not name (see splice.ts).
  */
-function evaluateSpliced(spliced: SplicedExpression, ctx: EvaluationContext, tested: JsonValue): JsonValue {
+function evaluateSpliced(spliced: SplicedExpression, ctx: EvaluationContext, tested: JsonValue, budget: QueryBudget): JsonValue {
   let text = "";
   for (const piece of spliced.pieces) {
     if (typeof piece === "string") {
       text += piece;
       continue;
     }
-    const value = evaluate(piece, ctx, tested);
+    const value = evaluate(piece, ctx, tested, budget);
     if (value === null) return null;
     text += interpolate(value);
   }
   const path = splicedPath(text, spliced.fixed, ctx.maskedKeys);
-  return path === null ? null : evaluate(path, ctx, tested);
+  return path === null ? null : evaluate(path, ctx, tested, budget);
 }
 
 /** A path's value: its segments walked, then its JSONPath query run and its function applied, when it has them. */
-function evaluatePath(path: PathExpression, ctx: EvaluationContext, tested: JsonValue): JsonValue {
+function evaluatePath(path: PathExpression, ctx: EvaluationContext, tested: JsonValue, budget: QueryBudget): JsonValue {
   const { root, segments, query, fn } = path;
   // A secret is a value, whole: nothing may select from it or measure it (registration refuses this too).
   if ((query !== undefined || fn !== undefined) && isUnderSecrets(root, segments)) return null;
   const value = root === "@" ? walk(tested, segments) : resolvePath(root, segments, ctx);
-  const selected = query === undefined ? value : selectAll(value, query, (predicate, candidate) => filterMatches(predicate, candidate, ctx));
+  const selected = query === undefined ? value : selectAll(value, query, (predicate, candidate) => filterMatches(predicate, candidate, ctx, budget), budget);
   return fn === undefined ? selected : applyPathFunction(fn, selected);
 }
 
@@ -94,11 +96,11 @@ function withoutSecrets(workflow: JsonObject): JsonObject {
  * Whether a filter keeps `candidate`. A lone `@.field` asks whether the field exists, as in Jayway (`[?(@.isbn)]`);
  * anything else whether its value is truthy.
  */
-function filterMatches(predicate: Expression, candidate: JsonValue, ctx: EvaluationContext): boolean {
+function filterMatches(predicate: Expression, candidate: JsonValue, ctx: EvaluationContext, budget: QueryBudget): boolean {
   if (predicate.kind === "path" && predicate.root === "@" && predicate.query === undefined && predicate.fn === undefined) {
     return pathExists(candidate, predicate.segments);
   }
-  return isTruthy(evaluate(predicate, ctx, candidate));
+  return isTruthy(evaluate(predicate, ctx, candidate, budget));
 }
 
 /**

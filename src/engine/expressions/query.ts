@@ -8,14 +8,38 @@ import type { Expression, PathFunction, PathSegment, QueryStep } from "./ast";
 import { ExpressionLimitError } from "./errors";
 
 /**
- * The most values one query may select, over all its steps together. Each `..` or `*` multiplies what the step before
- * it selected: `workflow.input..*..*..*..*..*` over a 200-byte input of nested arrays would select some 90 million
- * values and run the Durable Object out of its 128 MB, at every attempt to decide again. A document within the default
- * MAX_PAYLOAD_BYTES (768 KB) holds under 400,000 values, so a query that takes each of them once or twice passes; and a
- * million references are some 8 MB, within what an isolate holds beside its executions. Bounding the sum, not each
- * step, bounds the time too.
+ * The most values one expression's queries may take, their steps and the queries of their filters together (a filter
+ * counts each value it tests too). Each `..` or `*` multiplies what the step before it selected:
+ * `workflow.input..*..*..*..*..*` over a 200-byte input of nested arrays would select some 90 million values and run
+ * the Durable Object out of its 128 MB, at every attempt to decide again; a filter whose predicate is such a query
+ * multiplies the time as well. A document within the default MAX_PAYLOAD_BYTES (768 KB) holds under 400,000 values,
+ * so a query that takes each of them once or twice passes; and a million references are some 8 MB, within what an
+ * isolate holds beside its executions.
  */
 export const MAX_QUERY_VALUES = 1_000_000;
+
+/**
+ * What one expression's queries have taken so far (see {@link MAX_QUERY_VALUES}): one per evaluation of a whole
+ * expression, shared by the queries in it and in its filters' predicates, so that neither nesting nor repetition
+ * multiplies the bound.
+ */
+export class QueryBudget {
+  private taken = 0;
+
+  /**
+   * Counts one value more, checked as each is taken: one step (a `..` over what the steps before selected) may be the
+   * one that would not fit in memory.
+   *
+   * @throws ExpressionLimitError past MAX_QUERY_VALUES
+   */
+  take(): void {
+    if (++this.taken > MAX_QUERY_VALUES) {
+      throw new ExpressionLimitError(
+        `its JSONPath queries select more than ${MAX_QUERY_VALUES} values (their steps and filters together; each '..' or '*' multiplies what the step before it selected)`,
+      );
+    }
+  }
+}
 
 /** Path segments that address an array element when the current value is an array. */
 const INDEX_KEY = /^[0-9]+$/;
@@ -52,43 +76,37 @@ export function pathExists(value: JsonValue, segments: readonly PathSegment[]): 
  * Everything `steps` select from `start`, in document order. Missing children select nothing (Jayway with
  * SUPPRESS_EXCEPTIONS, as Conductor configures it), so the answer is a list, possibly empty, never null.
  *
- * @throws ExpressionLimitError once the steps together select more than {@link MAX_QUERY_VALUES} values
+ * @throws ExpressionLimitError once what is taken passes what `budget` allows
  */
-export function selectAll(start: JsonValue, steps: readonly QueryStep[], matches: (predicate: Expression, value: JsonValue) => boolean): JsonValue[] {
-  const counted = new Selection();
+export function selectAll(
+  start: JsonValue,
+  steps: readonly QueryStep[],
+  matches: (predicate: Expression, value: JsonValue) => boolean,
+  budget: QueryBudget,
+): JsonValue[] {
   let selected: JsonValue[] = [start];
   for (const step of steps) {
-    const next = counted.step();
+    const next = stepValues(budget);
     for (const value of selected) selectFrom(value, step, matches, next);
     selected = next.values;
   }
   return selected;
 }
 
-/**
- * The values a query's steps select, counted as they are taken: the count is checked at each value, not after a step,
- * as one step (a `..` over what the steps before selected) may be the one that would not fit in memory.
- */
-class Selection {
-  private taken = 0;
+/** What one step selected so far, and how it takes one more (counted) or counts one it only tested. */
+type StepValues = { readonly values: JsonValue[]; readonly push: (value: JsonValue) => void; readonly test: () => void };
 
-  /** A fresh list for the next step's values, counted with those of the steps before. */
-  step(): StepValues {
-    const values: JsonValue[] = [];
-    return {
-      values,
-      push: (value) => {
-        if (++this.taken > MAX_QUERY_VALUES) {
-          throw new ExpressionLimitError(`a JSONPath query selects more than ${MAX_QUERY_VALUES} values (its steps together; each '..' or '*' multiplies what the step before it selected)`);
-        }
-        values.push(value);
-      },
-    };
-  }
+function stepValues(budget: QueryBudget): StepValues {
+  const values: JsonValue[] = [];
+  return {
+    values,
+    push: (value) => {
+      budget.take();
+      values.push(value);
+    },
+    test: () => budget.take(),
+  };
 }
-
-/** What one step selected so far, and how it takes one more. */
-type StepValues = { readonly values: JsonValue[]; readonly push: (value: JsonValue) => void };
 
 function selectFrom(value: JsonValue, step: QueryStep, matches: (predicate: Expression, value: JsonValue) => boolean, into: StepValues): void {
   switch (step.kind) {
@@ -109,9 +127,17 @@ function selectFrom(value: JsonValue, step: QueryStep, matches: (predicate: Expr
       return;
     case "filter":
       // Jayway filters an array's elements, and tests an object as a whole.
+      // Each value tested counts once, kept or not (a predicate without a query costs its evaluation all the same);
+      // the queries of the predicate count besides.
       if (Array.isArray(value)) {
-        for (const element of value) if (matches(step.predicate, element)) into.push(element);
-      } else if (value !== null && typeof value === "object" && matches(step.predicate, value)) into.push(value);
+        for (const element of value) {
+          into.test();
+          if (matches(step.predicate, element)) into.values.push(element);
+        }
+      } else if (value !== null && typeof value === "object") {
+        into.test();
+        if (matches(step.predicate, value)) into.values.push(value);
+      }
       return;
   }
 }
