@@ -22,7 +22,7 @@ import {
 import { EngineError, type EngineErrorKind } from "../engine/errors";
 import { evaluationContext } from "../engine/evaluation";
 import { ENVIRONMENT_READING_COMMANDS, environmentVariablesOf } from "../engine/environment";
-import { MissingSecretError, referencedSecrets, resolveValue } from "../engine/expressions";
+import { ExpressionLimitError, ExpressionSyntaxError, isExpressionFailure, MissingSecretError, referencedSecrets, resolveValue } from "../engine/expressions";
 import {
   isHttpType,
   RETRYABLE_WORKFLOW_STATUSES,
@@ -167,7 +167,19 @@ class UnsendableInputError extends Error {
  * A polled task's input as the worker gets it, or why its task fails instead. `text`: the input as JSON, when the poll
  * wrote it out to measure it, so that its Task JSON is built around that text rather than writing the input out again.
  */
-type PollInput = { input: JsonObject; secrets: string[]; sealed?: ReadonlyMap<string, string>; text?: string } | MissingSecretError | UnsendableInputError;
+type PollInput = { input: JsonObject; secrets: string[]; sealed?: ReadonlyMap<string, string>; text?: string } | UnresolvedInput | UnsendableInputError;
+
+/**
+ * Why a task's input, resolved again with its secrets' values as it is sent, could not be: a secret that does not
+ * exist, or an expression failing against the execution's data as it now stands (a parallel branch's output read since
+ * the task was scheduled may make a query too costly). Either comes again at every attempt, so the task fails.
+ */
+type UnresolvedInput = MissingSecretError | ExpressionSyntaxError | ExpressionLimitError;
+
+/** The reason a task fails with when its input is {@link UnresolvedInput}: as the engine words it when it schedules the task. */
+function unresolvedInputReason(error: UnresolvedInput): string {
+  return error instanceof MissingSecretError ? `Task input references an unknown secret: ${error.message}` : `Invalid task input: ${error.message}`;
+}
 
 /**
  * A task's input as its side effect needs it: with the real values of the secrets it names (`secrets`), and the
@@ -243,10 +255,8 @@ function sendableInput(live: PollInput, limit: number): { live: PollInput; bytes
 
 /** The event a poll of task `taskId` applies: handed out to `workerId`, or failed when its input cannot go to a worker. */
 function pollEvent(taskId: string, live: PollInput, workerId: string | undefined): ExecutionEvent {
-  if (live instanceof MissingSecretError) {
-    return { type: "externalUpdate", taskId, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason: `Task input references an unknown secret: ${live.message}` };
-  }
   if (live instanceof UnsendableInputError) return { type: "externalUpdate", taskId, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason: live.message };
+  if (live instanceof Error) return { type: "externalUpdate", taskId, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason: unresolvedInputReason(live) };
   return workerId === undefined ? { type: "taskPolled", taskId } : { type: "taskPolled", taskId, workerId };
 }
 
@@ -1909,7 +1919,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       return { ok: false, refusal: { status: 429, message: `Too many callbacks for task ${call.taskRefName}; try again in ${seconds} s`, retryAfterSeconds: seconds } };
     }
     const live = await this.#liveInput(execution, task);
-    if (live instanceof MissingSecretError) return refuse(401, `The callback cannot be verified: ${live.message}`);
+    if (live instanceof Error) return refuse(401, `The callback cannot be verified: ${live.message}`);
     const expected = webhookExpectations(live.input);
     if (!expected.ok) return refuse(401, `The callback cannot be verified: ${expected.reason}`);
     const headers = new Headers(call.headers);
@@ -3324,7 +3334,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    * The task's input as its side effect needs it: with real secret values when it references any
    * (they exist only in memory, for this call), else the stored input.
    */
-  async #liveInput(execution: Execution, task: TaskExecution): Promise<LiveInput | MissingSecretError> {
+  async #liveInput(execution: Execution, task: TaskExecution): Promise<LiveInput | UnresolvedInput> {
     const named = this.#namedSecrets(execution, task);
     if (!named) return { input: task.inputData, secrets: [], sealed: new Map() };
     return this.#inputWithSecrets(execution, task, named, await readSecrets(this.env, named.names));
@@ -3334,7 +3344,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    * {@link WorkflowExecution.#liveInput} of `task`, which names the secrets of `named`, with their values as `read` gives
    * them (`sealed`: the encrypted form of each, to keep where whoever is handed the input may quote it back later).
    */
-  #inputWithSecrets(execution: Execution, task: TaskExecution, named: { definition: WorkflowTaskDef; names: string[] }, read: SecretRead): LiveInput | MissingSecretError {
+  #inputWithSecrets(execution: Execution, task: TaskExecution, named: { definition: WorkflowTaskDef; names: string[] }, read: SecretRead): LiveInput | UnresolvedInput {
     const { lookup } = read;
     try {
       // As when it was scheduled: the variables may have changed since, and what is sent must match what is stored.
@@ -3345,7 +3355,8 @@ export class WorkflowExecution extends DurableObject<Env> {
       // The values themselves, so whatever the side effect brings back can be scrubbed of them.
       return { input, secrets: secretValues(named.names, lookup), sealed: sealedOf(named.names, read.sealed) };
     } catch (error) {
-      if (error instanceof MissingSecretError) return error;
+      // Returned, not thrown: thrown out of a dispatch, the watchdog would send the task again for ever.
+      if (error instanceof MissingSecretError || isExpressionFailure(error)) return error;
       throw error;
     }
   }
@@ -3552,7 +3563,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const definition = instanceTask(execution.definition, task)!;
     const failed = (reason: string): ExecutionEvent => ({ type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason });
     const live = await this.#liveInput(execution, task);
-    if (live instanceof MissingSecretError) return failed(`Task input references an unknown secret: ${live.message}`);
+    if (live instanceof Error) return failed(unresolvedInputReason(live));
     // The task may have been canceled or completed while its input was read: start nothing for it.
     if (cancel.aborted) return { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "CANCELED", output: {}, reason: "Canceled before it was dispatched" };
     // Before the call: the service an asyncComplete HTTP task reaches reports it from outside, perhaps after the secret

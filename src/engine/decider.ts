@@ -6,7 +6,7 @@ import type { DecideEnv } from "./config";
 import { Draft, type DraftMark } from "./draft";
 import { EngineError } from "./errors";
 import { evaluationContext, maskedSecrets } from "./evaluation";
-import { ExpressionLimitError, ExpressionSyntaxError, referencedSecrets, resolveValue } from "./expressions";
+import { isExpressionFailure, referencedSecrets, resolveValue } from "./expressions";
 import {
   SUCCESSFUL_TASK_STATUSES,
   type ExternalTaskStatus,
@@ -2420,6 +2420,8 @@ function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, run
     const context = evaluationContext(state, env.now, taskId, maskedSecrets);
     resolved = resolvedTaskInput(runsAs, (template) => resolveValue(template, context));
   } catch (error) {
+    // The task fails with it; thrown out of the decision, it would refuse the event that led here (a start, a worker's
+    // result) again at every attempt.
     if (isExpressionFailure(error)) return error;
     throw error;
   }
@@ -2431,15 +2433,6 @@ function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, run
   const fork = planTask(state.definition, step.forked.fork);
   const forkTask = latestInstance(state, step.forked.fork);
   return fork === undefined || forkTask === undefined ? input : { ...input, ...forkedTaskInput(fork, forkTask, step.forked.position, step.task.taskReferenceName) };
-}
-
-/**
- * Whether `error` is an expression failing against this execution's data (malformed, or too costly to evaluate): the
- * task or the workflow it was resolved for fails with it, as with any bad value; thrown out of a decision instead, it
- * would refuse the event that led there (a start, a worker's result) again at every attempt.
- */
-function isExpressionFailure(error: unknown): error is ExpressionSyntaxError | ExpressionLimitError {
-  return error instanceof ExpressionSyntaxError || error instanceof ExpressionLimitError;
 }
 
 function failedOnInput(error: Error, env: DecideEnv): Partial<TaskExecution> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { JsonValue } from "../../src/engine/model";
-import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
-import { pollOne, report, simpleTask } from "./task-worker-helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+import { poll, pollOne, report, simpleTask } from "./task-worker-helpers";
 
 describe("running a workflow of chained HTTP tasks", () => {
   it("feeds each task's output into the next through expressions and completes with outputParameters", async () => {
@@ -82,6 +82,65 @@ describe("running a workflow of chained HTTP tasks", () => {
     expect(failedOnOutput.reasonForIncompletion).toContain(`The workflow output could not be resolved: ${tooCostly}`);
     expect(failedOnOutput.tasks.map((task) => task.status)).toEqual(["COMPLETED"]);
     expect(failedOnOutput.output).toEqual({});
+  });
+
+  it("fails a task whose input, resolved again with its secrets as it is sent, would now select more than a million values, rather than leaving the send to be retried for ever", async () => {
+    // The send's input reads a parallel branch's output: empty as its retry was scheduled, some 2.5 million values by
+    // the four scans once the branch completed; resolved again as it is sent, because it names a secret.
+    let nested: JsonValue = [];
+    for (let level = 0; level < 95; level++) nested = [nested];
+    expect((await api("PUT", "/api/secrets/costly_token", JSON.stringify("Bearer t0ken"))).status).toBe(200);
+    const send = httpTask(
+      "send",
+      { uri: target("/flaky/costly-dispatch?fail=1"), method: "POST", headers: { Authorization: "${workflow.secrets.costly_token}" }, body: { all: "${costly_source_ref.output.nested..*..*..*..*}" } },
+      { retryCount: 1, retryDelaySeconds: 3600 },
+    );
+    await register({
+      name: "costly_dispatch",
+      tasks: [
+        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[simpleTask("costly_source")], [send]] },
+        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["costly_source_ref", "send"] },
+      ],
+    });
+    const workflowId = await startWorkflow("costly_dispatch");
+    const isRetry = (task: { referenceTaskName: string; retryCount?: unknown }) => task.referenceTaskName === "send" && task.retryCount === 1;
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => isRetry(task) && task.status === "SCHEDULED"));
+    const retryId = waiting.tasks.find(isRetry)!.taskId;
+    expect((await report(await pollOne("costly_source"), "COMPLETED", { nested })).status).toBe(200);
+    // Its delay is an hour: only this starts it, now that the branch's output is there.
+    expect(await apiOk<string>("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: retryId, status: "IN_PROGRESS", outputData: {} })).toBe(retryId);
+    const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    const retry = failed.tasks.find((task) => task.taskId === retryId)!;
+    expect(retry.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(retry.reasonForIncompletion).toContain("Invalid task input: expression too costly to evaluate: its JSONPath queries select more than 1000000 values");
+    expect(failed.status).toBe("FAILED");
+    expect(await hits("costly-dispatch")).toBe(1);
+  });
+
+  it("fails a worker's task whose input, resolved again with its secrets as it is polled, would now select more than a million values, with the reason its scheduling gives", async () => {
+    let nested: JsonValue = [];
+    for (let level = 0; level < 95; level++) nested = [nested];
+    expect((await api("PUT", "/api/secrets/costly_poll_token", JSON.stringify("t0ken"))).status).toBe(200);
+    const consumer = simpleTask("costly_consumer", "costly_consumer_ref", { token: "${workflow.secrets.costly_poll_token}", all: "${costly_feed_ref.output.nested..*..*..*..*}" });
+    await register({
+      name: "costly_poll",
+      tasks: [
+        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[simpleTask("costly_feed")], [consumer]] },
+        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["costly_feed_ref", "costly_consumer_ref"] },
+      ],
+    });
+    const workflowId = await startWorkflow("costly_poll");
+    // Both scheduled at once: the consumer's input was resolved while the feed's output was empty.
+    expect((await report(await pollOne("costly_feed"), "COMPLETED", { nested })).status).toBe(200);
+    const isConsumer = (task: { referenceTaskName: string }) => task.referenceTaskName === "costly_consumer_ref";
+    // Polled until its poll has failed it (it is handed out to no one).
+    const failed = await eventually(
+      async () => ((await poll("costly_consumer")).length > 0 ? null : getWorkflow(workflowId)),
+      (workflow) => workflow?.tasks.find(isConsumer)?.status === "FAILED_WITH_TERMINAL_ERROR",
+      "the consumer's task failed at its poll",
+    );
+    const polled = failed!.tasks.find(isConsumer)!;
+    expect(polled.reasonForIncompletion).toContain("Invalid task input: expression too costly to evaluate: its JSONPath queries select more than 1000000 values");
   });
 
   it("without outputParameters, the output is the last task's output", async () => {

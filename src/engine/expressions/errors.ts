@@ -56,3 +56,12 @@ export class ExpressionLimitError extends Error {
     super(`expression too costly to evaluate: ${reason}`);
   }
 }
+
+/**
+ * Whether `error` is an expression failing against an execution's data (malformed, or too costly to evaluate): the
+ * task or the workflow it was resolved for fails with it, as with any bad value. Any other error is a bug, and is let
+ * through rather than passed off as the definition's fault.
+ */
+export function isExpressionFailure(error: unknown): error is ExpressionSyntaxError | ExpressionLimitError {
+  return error instanceof ExpressionSyntaxError || error instanceof ExpressionLimitError;
+}
