@@ -2,6 +2,7 @@
  * The request shapes of Orkes' human task API (`/api/human/...`), checked at the edge.
  */
 import * as v from "valibot";
+import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
 import { HUMAN_STATES } from "../engine/tasks/human/progress";
 import { HUMAN_USER_TYPES } from "../engine/tasks/human/settings";
 import { booleanParam, integerParam, jsonData, requestObject } from "./schemas";
@@ -93,13 +94,18 @@ export const HumanTaskIds = v.pipe(
 
 /** Longest user form name. */
 export const MAX_TEMPLATE_NAME_LENGTH = 255;
-/** A user form's name: letters, digits, spaces, `_`, `-` and `.` (it is a path segment of the template routes). */
+/**
+ * A user form's name: letters, digits, spaces, `_`, `-` and `.` (it is a path segment of the template routes), so not `.`
+ * or `..`, which a client's URL resolves away (`/api/human/template/../1` is `/api/human/1`): such a form could be saved
+ * but never read or deleted by name.
+ */
 export const TemplateName = v.pipe(
   v.string("must be a string"),
   v.minLength(1, "must not be empty"),
   v.maxLength(MAX_TEMPLATE_NAME_LENGTH, `must be at most ${MAX_TEMPLATE_NAME_LENGTH} characters`),
   v.regex(/^[A-Za-z0-9_.\- ]+$/, "must hold only letters, digits, spaces, _, - and ."),
   v.check((name) => !/^\d+$/.test(name), "must not be only digits (GET /api/human/template/{id} reads a task's form by task id)"),
+  v.check((name) => !isDotSegment(name), DOT_SEGMENT_MESSAGE),
 );
 const Tag = requestObject({ key: v.pipe(v.string("must be a string"), v.maxLength(256)), value: v.pipe(v.string("must be a string"), v.maxLength(1024)) });
 

@@ -362,6 +362,13 @@ describe("user forms (/api/human/template)", () => {
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ validationErrors: [{ path: "jsonSchema" }] });
     expect((await api("POST", "/api/human/template/bulk", [form(unique("good")), form("123")])).status).toBe(400);
+    // `.` and `..` would be saved but never reached by name: a URL resolves them away (`/api/human/template/../1` is `/api/human/1`).
+    for (const name of [".", ".."]) {
+      const dotted = await api("POST", "/api/human/template", form(name));
+      expect(dotted.status).toBe(400);
+      expect(await dotted.json()).toMatchObject({ validationErrors: [{ path: "name" }] });
+    }
+    expect((await api("POST", "/api/human/template/bulk", [form(unique("good")), form("..")])).status).toBe(400);
     // An empty list is the caller's mistake too (it was a 500: a batch of no statements).
     const empty = await api("POST", "/api/human/template/bulk", []);
     expect(empty.status).toBe(400);
