@@ -106,7 +106,7 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
 
 export default {
   async fetch(incoming, env, ctx): Promise<Response> {
-    const request = withSingleSlashes(incoming);
+    const request = withUnreservedDecoded(withSingleSlashes(incoming));
     const cors = serviceConfig(env).cors;
     if (isPreflight(request)) return withResponseHeaders(preflightResponse(request, cors), request, cors);
     if (request.method === "HEAD") return withResponseHeaders(await headResponse(request, env, ctx), request, cors);
@@ -164,5 +164,31 @@ function withSingleSlashes(request: Request): Request {
   const url = new URL(request.url);
   if (!url.pathname.includes("//")) return request;
   url.pathname = url.pathname.replace(/\/{2,}/g, "/");
+  return new Request(url.toString(), request);
+}
+
+/** A percent-encoded octet. */
+const PERCENT_ENCODED = /%([0-9A-Fa-f]{2})/g;
+/** RFC 3986's unreserved characters (2.3), which no route's literal segment is spelt without. */
+const UNRESERVED = /^[A-Za-z0-9._~-]$/;
+
+/**
+ * The request with each percent-encoded unreserved character of its path decoded (`/api/workflow/%74est` is
+ * `/api/workflow/test`), as RFC 3986 6.2.2.2 says such URIs are equivalent and should be normalized, and as Conductor's
+ * Spring MVC matches the decoded path. The access rules compare a path's literal segments decoded, while the router
+ * matches them as written: without this, `POST /api/workflow/%74est` was authorized as the test endpoint (the start
+ * right on the workflow its body names) and routed as the start of the workflow named "test". Other escapes (`%2F`,
+ * `%25`, a space) stay for the route's parameters to decode, once; what is decoded here is never `%`, so nothing is
+ * decoded twice. Done before anything reads the path, with the single slashes.
+ */
+function withUnreservedDecoded(request: Request): Request {
+  if (!request.url.includes("%")) return request;
+  const url = new URL(request.url);
+  const pathname = url.pathname.replace(PERCENT_ENCODED, (escape: string, hex: string) => {
+    const character = String.fromCharCode(Number.parseInt(hex, 16));
+    return UNRESERVED.test(character) ? character : escape;
+  });
+  if (pathname === url.pathname) return request;
+  url.pathname = pathname;
   return new Request(url.toString(), request);
 }

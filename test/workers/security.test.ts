@@ -671,6 +671,23 @@ describe("RBAC", () => {
     expect(matchApiPath("/api/x/a_b", "/api/x/a%5")).toBeUndefined();
   });
 
+  it("a path percent-encoding a character of a route's literal segment is that route, as the rules read it: /api/workflow/%74est is the test endpoint, not the start of workflow test", async () => {
+    const wait = { name: "w", taskReferenceName: "w", type: "WAIT", inputParameters: {} };
+    await register({ name: "test", tasks: [wait] });
+    await register({ name: "list", tasks: [wait] });
+    await register({ name: "enc_mine", tasks: [wait] });
+    const user = await createUser("rbac-encoded", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:enc_mine" }, { action: "WORKFLOW_READ", scope: "workflow:enc_mine" }] });
+    // Authorized as the test run of the workflow the body names (enc_mine, allowed): that is what runs, not workflow "test".
+    const started = await call("POST", "/api/workflow/%74est", orkes(user.token), { name: "enc_mine" });
+    expect(started.status).toBe(200);
+    expect(await started.json()).toMatchObject({ workflowName: "enc_mine" });
+    await expectStatus(await call("POST", "/api/workflow/test", orkes(user.token), {}), 403, "PERMISSION_DENIED");
+    // Authorized as the listing of definitions the caller may read: that is what answers, not definition "list".
+    const listed = await call("GET", "/api/metadata/workflow/%6Cist", orkes(user.token));
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as Array<{ name: string }>).map((definition) => definition.name)).toEqual(["enc_mine"]);
+  });
+
   it("a stored rule naming one execution is not bypassed by writing its id in upper case", async () => {
     await register({ name: "rule_payroll2", tasks: [httpTask("a", { uri: target("/echo/p"), method: "GET" })] });
     const id = await startWorkflow("rule_payroll2");
