@@ -686,6 +686,12 @@ describe("RBAC", () => {
     const listed = await call("GET", "/api/metadata/workflow/%6Cist", orkes(user.token));
     expect(listed.status).toBe(200);
     expect(((await listed.json()) as Array<{ name: string }>).map((definition) => definition.name)).toEqual(["enc_mine"]);
+    // Hex digits in either case (RFC 3986 2.1): %6c is %6C.
+    const lower = await call("GET", "/api/metadata/workflow/%6cist", orkes(user.token));
+    expect(lower.status).toBe(200);
+    expect(((await lower.json()) as Array<{ name: string }>).map((definition) => definition.name)).toEqual(["enc_mine"]);
+    // Decoded once, never twice: an escaped escape is the name `%74est` (the start of that workflow), not the test endpoint.
+    await expectStatus(await call("POST", "/api/workflow/%2574est", orkes(user.token), { name: "enc_mine" }), 403, "PERMISSION_DENIED");
   });
 
   it("a stored rule naming one execution is not bypassed by writing its id in upper case", async () => {
