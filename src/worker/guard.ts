@@ -98,7 +98,8 @@ function pathTarget(method: string, path: string): PathTarget | undefined {
     return byRef ? { workflowId: first!, taskRefName: second! } : { workflowId: first! };
   }
   // Conductor's AdminResource, acting on one execution: `/api/admin/sweep/requeue/{workflowId}`, `…/verifyAndRepair/{workflowId}`.
-  if (area === "admin") return rest === 3 && isUuid(segments.at(-1)!) ? { workflowId: segments.at(-1)! } : undefined;
+  // Those two only: `/api/admin/cache/clear/{taskDefName}` names a task definition, whatever its name looks like.
+  if (area === "admin") return rest === 3 && isExecutionAdminPath(first!, second!) && isUuid(segments[4]!) ? { workflowId: segments[4]! } : undefined;
   // Conductor's QueueAdminResource updates: `/api/queue/update/{workflowId}/task/{taskId}/{status}` and
   // `/api/queue/update/{workflowId}/{taskRefName}/{status}`.
   if (area === "queue") {
@@ -112,6 +113,11 @@ function pathTarget(method: string, path: string): PathTarget | undefined {
     return rest <= 3 ? { workflowName: second! } : undefined;
   }
   return undefined;
+}
+
+/** Whether `/api/admin/{first}/{second}/…` is one of Conductor's AdminResource routes taking an execution id. */
+function isExecutionAdminPath(first: string, second: string): boolean {
+  return (first === "sweep" && second === "requeue") || (first === "consistency" && second === "verifyAndRepair");
 }
 
 /** The path's segments, percent-decoded as the routes decode their parameters; undefined for a malformed escape. */

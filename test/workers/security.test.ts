@@ -630,6 +630,21 @@ describe("RBAC", () => {
     }
   });
 
+  it("a stored rule's ${workflow.name} on POST /api/admin/cache/clear/{taskDefName} names no workflow, even when the task name is an execution's id", async () => {
+    await register({ name: "cache_clear_named", tasks: [httpTask("a", { uri: target("/status/500"), method: "GET" })] });
+    const execution = await startWorkflow("cache_clear_named");
+    const rule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: "/api/admin/*", methods: ["POST"], requiredPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:${workflow.name}" }] }, 201);
+    try {
+      const user = await createUser("rbac-cache-clear", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:cache_clear_named" }] });
+      // The path names a task definition: the execution whose id it happens to spell is not what the request acts on.
+      await expectStatus(await call("POST", `/api/admin/cache/clear/${execution}`, orkes(user.token)), 403, "PERMISSION_DENIED");
+      // The AdminResource routes that take an execution's id are still scoped by its workflow.
+      await expectStatus(await call("POST", `/api/admin/consistency/verifyAndRepair/${execution}`, orkes(user.token)), 200);
+    } finally {
+      await apiOk("DELETE", `/api/security/rules/${rule.id}`);
+    }
+  });
+
   it("access rules added through the API take precedence, with ${path.workflowId} scopes; deleting one restores the default", async () => {
     await register({ name: "ruled", tasks: [httpTask("a", { uri: target("/echo/r"), method: "GET" })] });
     const mine = await startWorkflow("ruled");
