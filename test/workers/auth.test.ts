@@ -42,6 +42,18 @@ describe("authentication", () => {
   });
 
   it.each([
+    ["X-Authorization: Bearer", { "x-authorization": "Bearer" }],
+    ["X-Authorization: Bearer and spaces", { "x-authorization": "Bearer   " }],
+    ["X-Authorization empty", { "x-authorization": "" }],
+    ["Authorization: Bearer", { authorization: "Bearer" }],
+    ["Authorization: Bearer and spaces", { authorization: "Bearer   " }],
+  ])("a token header holding no token (%s) is no credentials: 401 UNAUTHENTICATED, not INVALID_TOKEN", async (_label, headers: Record<string, string>) => {
+    const response = await SELF.fetch("https://conductor.test/api/metadata/workflow", { headers });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ status: 401, error: "UNAUTHENTICATED" });
+  });
+
+  it.each([
     ["wrong secret", `${ADMIN_KEY.split(":")[0]}:wrong`],
     ["wrong key id", `someone:${ADMIN_KEY.split(":")[1]}`],
     ["no separator", "justakey"],

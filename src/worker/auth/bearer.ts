@@ -4,10 +4,14 @@ import type { Principal } from "./principal";
 import type { AuthProvider } from "./provider";
 import { isOwnToken, verifyAccessToken } from "./tokens";
 
-/** The bearer token of a request: `X-Authorization: <token>` (Orkes) or `Authorization: Bearer <token>`. */
+/**
+ * The bearer token of a request: `X-Authorization: <token>` (Orkes, `Bearer ` before it allowed) or
+ * `Authorization: Bearer <token>`. A header holding no token (empty, or the word `Bearer` alone) is no credential
+ * (401 UNAUTHENTICATED, as without the header), not a token to refuse as invalid.
+ */
 export function bearerToken(request: Request): string | undefined {
-  const orkes = request.headers.get("x-authorization");
-  if (orkes !== null && orkes.trim() !== "") return orkes.trim().replace(/^Bearer\s+/i, "");
+  const orkes = request.headers.get("x-authorization")?.trim().replace(/^Bearer(?:\s+|$)/i, "");
+  if (orkes !== undefined && orkes !== "") return orkes;
   const standard = request.headers.get("authorization");
   const match = standard === null ? null : /^Bearer\s+(.+)$/i.exec(standard.trim());
   return match ? match[1]!.trim() : undefined;
