@@ -109,6 +109,20 @@ describe("task output cache", () => {
     expect(await hits("toc-masked")).toBe(2);
   });
 
+  it("migration 0040 deletes outputs cached under a key's text (before keys were digests), keeping those under a digest", async () => {
+    const migration = env.TEST_MIGRATIONS.find((candidate) => candidate.name.startsWith("0040_"));
+    expect(migration?.name).toBe("0040_task_output_cache_plain_keys.sql");
+    const digest = await storedCacheKey("toc-plain-kept");
+    const rows: Array<[string, string]> = [["toc_plain", "Bearer eyJ.plain-token"], ["toc_plain", "a".repeat(64)], ["toc_plain", "A".repeat(64)], ["toc_plain", digest]];
+    const expiresAt = Date.now() + 3_600_000;
+    for (const [name, key] of rows) {
+      await env.DB.prepare("INSERT INTO task_output_cache (task_name, cache_key, output, expires_at) VALUES (?, ?, '{}', ?)").bind(name, key, expiresAt).run();
+    }
+    for (const query of migration!.queries) await env.DB.prepare(query).run();
+    const left = await env.DB.prepare("SELECT cache_key FROM task_output_cache WHERE task_name = 'toc_plain' ORDER BY cache_key").all<{ cache_key: string }>();
+    expect(left.results.map((row) => row.cache_key)).toEqual(["a".repeat(64), digest].sort());
+  });
+
   it("calls again once the output expired, and never caches a failure", async () => {
     await registerCounting("toc_expiring", { key: "${uri}", ttlInSecond: 1 });
     await outputOf("toc_expiring", { key: "toc-exp" });
