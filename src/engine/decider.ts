@@ -2771,7 +2771,8 @@ function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given
   } else if (outputParameters && Object.keys(outputParameters).length > 0) {
     const resolved = resolvedOutput(state, outputParameters, env);
     if (resolved instanceof Error) {
-      endWorkflow(draft, "FAILED", `The workflow output could not be resolved: ${resolved.message}`, env, effects);
+      // outputAtEnd would resolve the same outputParameters again (up to MAX_QUERY_VALUES of work) to the same {}.
+      endWorkflow(draft, "FAILED", `The workflow output could not be resolved: ${resolved.message}`, env, effects, { output: {} });
       return;
     }
     output = resolved;
