@@ -56,6 +56,28 @@ describe("egress policy: the non-public default", () => {
     expect(allowed("http://[2001:0:4136:e378:8000:63bf:f7f7:f7f7]/", parseEgressPolicy({ allow: "8.8.8.8", allowPrivate: false }))).toBe(true);
   });
 
+  it("denies the IPv6 blocks IANA marks not globally reachable: 2001::/23, documentation, the dummy prefix and SRv6 SIDs (RFC 9637, 9780, 9602)", () => {
+    for (const url of [
+      "http://[2001:2::1]/", "http://[2001:10::1]/", "http://[2001:1::4]/", "http://[2001:5::1]/", "http://[2001:1ff:ffff::1]/",
+      "http://[2001:db8::1]/", "http://[3fff::1]/", "http://[3fff:fff:ffff::1]/", "http://[100:0:0:1::5]/", "http://[5f00:1:2::]/",
+    ]) {
+      const answer = verdict(url);
+      expect(answer.allowed, url).toBe(false);
+      expect(!answer.allowed && answer.reason, url).toMatch(/^egress denied: .*EGRESS_ALLOW_PRIVATE is off/);
+    }
+    expect(verdict("http://[3fff::1]/")).toEqual({ allowed: false, reason: "egress denied: [3fff::1] is in the non-public range 3fff::/20 (EGRESS_ALLOW_PRIVATE is off)" });
+    expect(verdict("http://[2001:2::1]/")).toEqual({ allowed: false, reason: "egress denied: [2001:2::1] is in the non-public range 2001::/23 (EGRESS_ALLOW_PRIVATE is off)" });
+    // The parts IANA marks globally reachable stay open (PCP, TURN and SRP anycast, AMT, AS112-v6, ORCHIDv2, DETs),
+    // as do the addresses just past each block.
+    for (const url of [
+      "http://[2001:1::1]/", "http://[2001:1::2]/", "http://[2001:1::3]/", "http://[2001:3::1]/", "http://[2001:4:112::1]/",
+      "http://[2001:20::1]/", "http://[2001:2f:ffff::1]/", "http://[2001:30::1]/", "http://[2001:200::1]/", "http://[3fff:1000::1]/",
+      "http://[5f01::1]/", "http://[100:0:0:2::1]/",
+    ]) {
+      expect(allowed(url), url).toBe(true);
+    }
+  });
+
   it("reads :: and ::1 as the unspecified and loopback addresses, not as IPv4-compatible 0.0.0.0 and 0.0.0.1 (RFC 4291 2.5.2, 2.5.3)", () => {
     expect(verdict("http://[::1]/")).toEqual({ allowed: false, reason: "egress denied: [::1] is in the non-public range ::1/128 (EGRESS_ALLOW_PRIVATE is off)" });
     expect(verdict("http://[0:0:0:0:0:0:0:0]/")).toEqual({ allowed: false, reason: "egress denied: [::] is in the non-public range ::/128 (EGRESS_ALLOW_PRIVATE is off)" });

@@ -30,14 +30,30 @@ export class EgressConfigError extends Error {
   override name = "EgressConfigError";
 }
 
-/** Ranges that are not the public internet (IANA special-purpose registries). */
+/**
+ * Ranges that are not the public internet (IANA special-purpose registries, the "Globally Reachable: False"
+ * entries). IPv6 adds the IETF protocol assignments `2001::/23` (less {@link GLOBALLY_REACHABLE}'s parts of it),
+ * the documentation prefixes `2001:db8::/32` and `3fff::/20` (RFC 9637), the dummy prefix `100:0:0:1::/64`
+ * (RFC 9780) and SRv6 SIDs `5f00::/16` (RFC 9602).
+ */
 const NON_PUBLIC_RANGES: readonly string[] = [
   "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
   "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
   "224.0.0.0/4", "240.0.0.0/4",
-  "::/128", "::1/128", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001:db8::/32", "fc00::/7", "fe80::/10", "ff00::/8",
+  "::/128", "::1/128", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "100:0:0:1::/64", "2001::/23", "2001:db8::/32",
+  "3fff::/20", "5f00::/16", "fc00::/7", "fe80::/10", "ff00::/8",
 ];
-const NON_PUBLIC: readonly HostPattern[] = NON_PUBLIC_RANGES.map((range) => parsePattern(range));
+const NON_PUBLIC: readonly Range[] = NON_PUBLIC_RANGES.map((range) => parsePattern(range) as Range);
+
+/**
+ * Parts of {@link NON_PUBLIC_RANGES} that are not non-public themselves. The registry marks these globally
+ * reachable inside `2001::/23`: the PCP, TURN and DNS-SD SRP anycast addresses (2001:1::1-3), AMT `2001:3::/32`,
+ * AS112-v6 `2001:4:112::/48`, ORCHIDv2 `2001:20::/28` and drone DETs `2001:30::/28`. Teredo `2001::/32` it marks
+ * N/A (RFC 4380 5): like 6to4, such an address is judged by the IPv4 address it carries ({@link IPV4_EMBEDDINGS}).
+ */
+const GLOBALLY_REACHABLE: readonly Range[] = [
+  "2001::/32", "2001:1::1/128", "2001:1::2/128", "2001:1::3/128", "2001:3::/32", "2001:4:112::/48", "2001:20::/28", "2001:30::/28",
+].map((range) => parsePattern(range) as Range);
 
 type Range = Extract<HostPattern, { kind: "range" }>;
 
@@ -169,6 +185,11 @@ function matches(hostname: string, pattern: HostPattern): boolean {
   }
 }
 
+/** Whether one of the addresses `hostname` stands for is in the non-public `range` and not a globally reachable part of it. */
+function isNonPublicIn(hostname: string, range: Range): boolean {
+  return addressesOf(hostname).some((ip) => inRange(ip, range) && !GLOBALLY_REACHABLE.some((part) => inRange(ip, part)));
+}
+
 function describe(pattern: HostPattern): string {
   return pattern.kind === "name" ? pattern.name : pattern.kind === "suffix" ? `*${pattern.suffix}` : pattern.text;
 }
@@ -204,7 +225,7 @@ export function checkEgress(url: URL, policy: EgressPolicy): EgressVerdict {
   if (policy.allow.length > 0) return { allowed: false, reason: `egress denied: ${hostname} is not in EGRESS_ALLOW` };
   if (!policy.allowPrivate) {
     if (isLocalName(hostname)) return { allowed: false, reason: `egress denied: ${hostname} is this machine (EGRESS_ALLOW_PRIVATE is off)` };
-    const range = NON_PUBLIC.find((pattern) => matches(hostname, pattern));
+    const range = NON_PUBLIC.find((pattern) => isNonPublicIn(hostname, pattern));
     if (range) return { allowed: false, reason: `egress denied: ${hostname} is in the non-public range ${describe(range)} (EGRESS_ALLOW_PRIVATE is off)` };
   }
   return { allowed: true };
