@@ -37,6 +37,17 @@ describe("egress policy: the non-public default", () => {
     expect(allowed("http://[2002:cb00:7101::]/", parseEgressPolicy({ deny: "203.0.113.0/24", allowPrivate: true }))).toBe(false);
   });
 
+  it("judges the historic IPv4-translated form ::ffff:0:a.b.c.d (RFC 2765 2.1) by the IPv4 address it carries", () => {
+    for (const url of ["http://[::ffff:0:127.0.0.1]/", "http://[::ffff:0:7f00:1]/", "http://[::ffff:0:a9fe:a9fe]/latest/meta-data", "http://[0:0:0:0:ffff:0:a00:5]/"]) {
+      const answer = verdict(url);
+      expect(answer.allowed, url).toBe(false);
+      expect(!answer.allowed && answer.reason, url).toMatch(/^egress denied: .*EGRESS_ALLOW_PRIVATE is off/);
+    }
+    expect(verdict("http://[::ffff:0:7f00:1]/")).toEqual({ allowed: false, reason: "egress denied: [::ffff:0:7f00:1] is in the non-public range 127.0.0.0/8 (EGRESS_ALLOW_PRIVATE is off)" });
+    expect(allowed("http://[::ffff:0:808:808]/")).toBe(true);
+    expect(allowed("http://[::ffff:0:cb00:7101]/", parseEgressPolicy({ deny: "203.0.113.0/24", allowPrivate: true }))).toBe(false);
+  });
+
   it("denies a Teredo address (2001::/32, RFC 4380) whose client address, stored inverted, is non-public", () => {
     for (const url of [
       "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", "http://[2001:0:4136:e378:8000:63bf:5601:5601]/latest/meta-data",

@@ -59,8 +59,9 @@ type Range = Extract<HostPattern, { kind: "range" }>;
 
 /**
  * IPv6 forms that carry an IPv4 address, and where (`shift`: the bits below it; `obfuscated`: stored inverted):
- * IPv4-mapped (`::ffff:a.b.c.d`, RFC 4291 2.5.5.2), IPv4-compatible (`::a.b.c.d`, RFC 4291 2.5.5.1, deprecated but
- * still parsed; not `::` and `::1`, the unspecified and loopback addresses of 2.5.2 and 2.5.3), NAT64's well-known
+ * IPv4-mapped (`::ffff:a.b.c.d`, RFC 4291 2.5.5.2), IPv4-translated (`::ffff:0:a.b.c.d`, RFC 2765 2.1, historic, as
+ * an old SIIT translator may still map it), IPv4-compatible (`::a.b.c.d`, RFC 4291 2.5.5.1, deprecated but still
+ * parsed; not `::` and `::1`, the unspecified and loopback addresses of 2.5.2 and 2.5.3), NAT64's well-known
  * prefix (`64:ff9b::a.b.c.d`, RFC 6052), 6to4 (`2002:aabb:ccdd::`, RFC 3056: the IPv4 address in the 32 bits after
  * the prefix) and Teredo (`2001::/32`, RFC 4380 4: the client's IPv4 address, inverted, in the last 32 bits; not the
  * server's after the prefix, which packets to the client never reach, so an allow list naming a Teredo server does
@@ -69,6 +70,7 @@ type Range = Extract<HostPattern, { kind: "range" }>;
  */
 const IPV4_EMBEDDINGS: ReadonlyArray<{ range: Range; except?: Range; shift: bigint; obfuscated?: true }> = [
   { range: "::ffff:0:0/96", shift: 0n },
+  { range: "::ffff:0:0:0/96", shift: 0n },
   { range: "::/96", except: "::/127", shift: 0n },
   { range: "64:ff9b::/96", shift: 0n },
   { range: "2002::/16", shift: 80n },
