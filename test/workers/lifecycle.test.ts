@@ -1,5 +1,5 @@
 import { env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { executionStub } from "../../src/worker/executions";
 import { TERMINATED_NOT_REMOVED } from "../../src/worker/workflow-actions";
@@ -1041,25 +1041,32 @@ describe("decide (PUT /api/workflow/decide/{workflowId}) and Conductor's AdminRe
     ["POST /api/admin/sweep/requeue/{workflowId}", "POST", (id: string) => `/api/admin/sweep/requeue/${id}`, (id: string) => `true.${id}`, "text/plain;charset=UTF-8"],
     ["POST /api/admin/consistency/verifyAndRepair/{workflowId}", "POST", (id: string) => `/api/admin/consistency/verifyAndRepair/${id}`, () => "true", "text/plain;charset=UTF-8"],
   ])("%s does now what the alarm would: a WAIT whose time has passed ends without waiting for the alarm", async (_label, method, path, answer, contentType) => {
-    await register({ name: "decide_wait", tasks: [{ name: "pause", taskReferenceName: "pause", type: "WAIT", inputParameters: { duration: "1 seconds" } }] });
+    // An hour: its alarm cannot fire while the test runs, however slow the machine (a 1 s WAIT's did, before it was cleared).
+    await register({ name: "decide_wait", tasks: [{ name: "pause", taskReferenceName: "pause", type: "WAIT", inputParameters: { duration: "1 hours" } }] });
     const workflowId = await startWorkflow("decide_wait");
-    await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS", "the WAIT started");
+    const started = await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS", "the WAIT started");
     // As if the alarm were late: it is cleared, so only decide can end the wait now.
     await runInDurableObject(executionStub(env, workflowId), (_instance, state) => state.storage.deleteAlarm());
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
-    expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
-    // One who may only read the workflow changes nothing.
-    const reader = await createUser("decide-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:decide_wait" }] });
-    expect((await call(method, path(workflowId), orkes(reader.token))).status).toBe(403);
-    expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
-    const decided = await api(method, path(workflowId));
-    expect(decided.status).toBe(200);
-    expect(decided.headers.get("content-type")).toBe(contentType);
-    expect(await decided.text()).toBe(answer(workflowId));
-    expect(await getWorkflow(workflowId)).toMatchObject({ status: "COMPLETED", tasks: [{ status: "COMPLETED" }] });
-    // A finished workflow has nothing due: decide changes nothing. An unknown id is not found.
-    expect((await api(method, path(workflowId))).status).toBe(200);
-    expect((await api(method, path(crypto.randomUUID()))).status).toBe(404);
+    // Past the wait's end on the clock the router and the object read (both run in this isolate), without waiting for it.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Number(started.tasks[0]!["startTime"]) + 3_600_000 + 1_000);
+      expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
+      // One who may only read the workflow changes nothing.
+      const reader = await createUser("decide-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:decide_wait" }] });
+      expect((await call(method, path(workflowId), orkes(reader.token))).status).toBe(403);
+      expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
+      const decided = await api(method, path(workflowId));
+      expect(decided.status).toBe(200);
+      expect(decided.headers.get("content-type")).toBe(contentType);
+      expect(await decided.text()).toBe(answer(workflowId));
+      expect(await getWorkflow(workflowId)).toMatchObject({ status: "COMPLETED", tasks: [{ status: "COMPLETED" }] });
+      // A finished workflow has nothing due: decide changes nothing. An unknown id is not found.
+      expect((await api(method, path(workflowId))).status).toBe(200);
+      expect((await api(method, path(crypto.randomUUID()))).status).toBe(404);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
