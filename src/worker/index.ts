@@ -167,6 +167,17 @@ function withSingleSlashes(request: Request): Request {
   return new Request(url.toString(), request);
 }
 
+/**
+ * Whether serialized `url` has a `%` before its query: only the path is normalized, and a query's escapes (common in
+ * search and filter parameters) need no URL parse. Its first `?` ends the path, which holds none unencoded.
+ */
+function pathMayHoldEscape(url: string): boolean {
+  const percent = url.indexOf("%");
+  if (percent === -1) return false;
+  const query = url.indexOf("?");
+  return query === -1 || percent < query;
+}
+
 /** A percent-encoded octet. */
 const PERCENT_ENCODED = /%([0-9A-Fa-f]{2})/g;
 /** RFC 3986's unreserved characters (2.3), which no route's literal segment is spelt without. */
@@ -182,7 +193,7 @@ const UNRESERVED = /^[A-Za-z0-9._~-]$/;
  * decoded twice. Done before anything reads the path, with the single slashes.
  */
 function withUnreservedDecoded(request: Request): Request {
-  if (!request.url.includes("%")) return request;
+  if (!pathMayHoldEscape(request.url)) return request;
   const url = new URL(request.url);
   const pathname = url.pathname.replace(PERCENT_ENCODED, (escape: string, hex: string) => {
     const character = String.fromCharCode(Number.parseInt(hex, 16));

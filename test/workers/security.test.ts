@@ -705,6 +705,10 @@ describe("RBAC", () => {
     const lower = await call("GET", "/api/metadata/workflow/%6cist", orkes(user.token));
     expect(lower.status).toBe(200);
     expect(((await lower.json()) as Array<{ name: string }>).map((definition) => definition.name)).toEqual(["enc_mine"]);
+    // A query's escapes change nothing: the path before it is still decoded.
+    const queried = await call("GET", "/api/metadata/workflow/%6Cist?q=%41", orkes(user.token));
+    expect(queried.status).toBe(200);
+    expect(((await queried.json()) as Array<{ name: string }>).map((definition) => definition.name)).toEqual(["enc_mine"]);
     // Decoded once, never twice: an escaped escape is the name `%74est` (the start of that workflow), not the test endpoint.
     await expectStatus(await call("POST", "/api/workflow/%2574est", orkes(user.token), { name: "enc_mine" }), 403, "PERMISSION_DENIED");
   });
