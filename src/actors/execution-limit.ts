@@ -137,11 +137,12 @@ export class ExecutionLimit extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    const now = Date.now();
-    await this.#deliver();
-    // Asks the executions of the places held longest whether they still hold them, freeing those that do not.
-    const asked = await checkHeldPlaces({ sql: this.#sql, idColumn: "workflow_id", max: CALLS_PER_ROUND, ask: (place) => executionStub(this.env, place.workflowId).holdsPlace(this.#key()) }, now);
+    // Asks the executions of the places held longest whether they still hold them, freeing those that do not. Before the
+    // delivery round, not after: that round arms the alarm as it ends, and with places still due for this check it would
+    // arm it at once, a second alarm run right after this one for nothing.
+    const asked = await checkHeldPlaces({ sql: this.#sql, idColumn: "workflow_id", max: CALLS_PER_ROUND, ask: (place) => executionStub(this.env, place.workflowId).holdsPlace(this.#key()) }, Date.now());
     if (asked && this.#fill(Date.now())) this.#deliverSoon();
+    await this.#deliver();
     await this.#armAlarm(Date.now());
   }
 

@@ -154,12 +154,13 @@ export class TaskLimit extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    const now = Date.now();
-    if (this.#fill(now)) this.#deliverSoon();
-    await this.#deliver();
     // Asks the executions of the places held longest whether their tasks still hold them, freeing those that do not.
-    const asked = await checkHeldPlaces({ sql: this.#sql, idColumn: "place_id", max: CALLS_PER_ROUND, ask: (place) => executionStub(this.env, place.workflowId).givePlace(place.id) }, now);
-    if (asked && this.#fill(Date.now())) this.#deliverSoon();
+    // Before the delivery round, not after: that round arms the alarm as it ends, and with places still due for this
+    // check it would arm it at once, a second alarm run right after this one for nothing.
+    await checkHeldPlaces({ sql: this.#sql, idColumn: "place_id", max: CALLS_PER_ROUND, ask: (place) => executionStub(this.env, place.workflowId).givePlace(place.id) }, Date.now());
+    // Places freed by the check, or by a rate window that reopened (what this alarm was set for), go to those waiting.
+    if (this.#fill(Date.now())) this.#deliverSoon();
+    await this.#deliver();
     await this.#armAlarm(Date.now());
   }
 
