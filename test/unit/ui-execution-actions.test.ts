@@ -35,19 +35,34 @@ vi.stubGlobal("fetch", async (path: string) => {
 
 afterEach(() => {
   permissionsFail = false;
+  workflow.status = "RUNNING";
   vi.useRealTimers();
   forgetPermissions();
 });
 
+/** What a browser tab showing the page has: a clock (Date, faked to be moved on) and a visible document. */
+function showPage(): void {
+  vi.useFakeTimers({ toFake: ["Date"] });
+  vi.stubGlobal("document", { ...(globalThis as unknown as { document: object }).document, visibilityState: "visible", querySelector: () => null, activeElement: null });
+}
+
+/** The texts of the buttons `container` shows. */
+function buttonsOf(container: FakeElement): string[] {
+  return container.descendants().filter((element) => element.tagName === "button").map((element) => element.textContent);
+}
+
 describe("the UI's execution page", () => {
-  it("offers the workflow actions a grant made while the page is open allows, once the permissions are asked again", async () => {
-    vi.useFakeTimers({ toFake: ["Date"] });
-    vi.stubGlobal("document", { ...(globalThis as unknown as { document: object }).document, visibilityState: "visible", querySelector: () => null, activeElement: null });
+  // A running execution's page refreshes anyway; a settled one's (FAILED) only asks its permissions again on its ticks.
+  it.each([
+    ["a running", "RUNNING", "Pause"],
+    ["a settled", "FAILED", "Restart"],
+  ])("offers the actions a grant made while the page of %s execution is open allows (%s: %s), once the permissions are asked again", async (_kind, status, action) => {
+    showPage();
+    workflow.status = status;
     const container = new FakeElement("main");
-    const buttons = () => container.descendants().filter((element) => element.tagName === "button").map((element) => element.textContent);
     held = ["WORKFLOW_READ"];
     await renderExecution(container, new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => true }, "wf-1");
-    expect(buttons()).not.toContain("Pause");
+    expect(buttonsOf(container)).not.toContain(action);
     // An admin grants WORKFLOW_ADMIN; the page refreshes past the look-up's keep time, and again once it is answered.
     held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
     vi.advanceTimersByTime(HELD_PERMISSIONS_KEPT_MS);
@@ -55,31 +70,8 @@ describe("the UI's execution page", () => {
     await vi.waitFor(async () => {
       refresh();
       await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(buttons()).toContain("Pause");
+      expect(buttonsOf(container)).toContain(action);
     });
-  });
-
-  it("offers Restart to a grant made while the page of a settled execution is open, which is not read again otherwise", async () => {
-    vi.useFakeTimers({ toFake: ["Date"] });
-    vi.stubGlobal("document", { ...(globalThis as unknown as { document: object }).document, visibilityState: "visible", querySelector: () => null, activeElement: null });
-    workflow.status = "FAILED";
-    try {
-      const container = new FakeElement("main");
-      const buttons = () => container.descendants().filter((element) => element.tagName === "button").map((element) => element.textContent);
-      held = ["WORKFLOW_READ"];
-      await renderExecution(container, new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => true }, "wf-1");
-      expect(buttons()).not.toContain("Restart");
-      held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
-      vi.advanceTimersByTime(HELD_PERMISSIONS_KEPT_MS);
-      refresh();
-      await vi.waitFor(async () => {
-        refresh();
-        await new Promise((resolve) => setTimeout(resolve, 10));
-        expect(buttons()).toContain("Restart");
-      });
-    } finally {
-      workflow.status = "RUNNING";
-    }
   });
 
   /** Runs the page's refresh `ticks` times, 2 s apart as its interval would, letting each tick's answers arrive. */
@@ -92,89 +84,69 @@ describe("the UI's execution page", () => {
   }
 
   it("asks nothing on the ticks of a settled execution's page while the permissions it was drawn with are kept", async () => {
-    vi.useFakeTimers({ toFake: ["Date"] });
-    vi.stubGlobal("document", { ...(globalThis as unknown as { document: object }).document, visibilityState: "visible", querySelector: () => null, activeElement: null });
+    showPage();
     workflow.status = "COMPLETED";
-    try {
-      held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
-      await renderExecution(new FakeElement("main"), new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => true }, "wf-1");
-      requested.length = 0;
-      await tick(20);
-      expect(requested).toEqual([]);
-    } finally {
-      workflow.status = "RUNNING";
-    }
+    held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
+    await renderExecution(new FakeElement("main"), new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => true }, "wf-1");
+    requested.length = 0;
+    await tick(20);
+    expect(requested).toEqual([]);
   });
 
   it("keeps a settled execution's actions, and does not read it again, while the permissions look-up fails", async () => {
-    vi.useFakeTimers({ toFake: ["Date"] });
-    vi.stubGlobal("document", { ...(globalThis as unknown as { document: object }).document, visibilityState: "visible", querySelector: () => null, activeElement: null });
+    showPage();
     workflow.status = "FAILED";
-    try {
-      const container = new FakeElement("main");
-      const buttons = () => container.descendants().filter((element) => element.tagName === "button").map((element) => element.textContent);
-      held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
-      await renderExecution(container, new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => true }, "wf-1");
+    const container = new FakeElement("main");
+    const buttons = () => buttonsOf(container);
+    held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
+    await renderExecution(container, new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => true }, "wf-1");
+    expect(buttons()).toContain("Restart");
+    // The service fails every look-up from now on, past the answer's keep time and several failure retries.
+    permissionsFail = true;
+    requested.length = 0;
+    vi.advanceTimersByTime(HELD_PERMISSIONS_KEPT_MS);
+    for (let round = 0; round < 4; round++) {
+      await tick(16);
       expect(buttons()).toContain("Restart");
-      // The service fails every look-up from now on, past the answer's keep time and several failure retries.
-      permissionsFail = true;
-      requested.length = 0;
-      vi.advanceTimersByTime(HELD_PERMISSIONS_KEPT_MS);
-      for (let round = 0; round < 4; round++) {
-        await tick(16);
-        expect(buttons()).toContain("Restart");
-      }
-      // Asked again once per 30 s a failure is kept (128 s of ticks: at most 5 times), never read or drawn again.
-      expect(requested.filter((path) => path.startsWith("/api/workflow/"))).toEqual([]);
-      expect(requested.length).toBeGreaterThan(0);
-      expect(requested.length).toBeLessThanOrEqual(5);
-    } finally {
-      workflow.status = "RUNNING";
     }
+    // Asked again once per 30 s a failure is kept (128 s of ticks: at most 5 times), never read or drawn again.
+    expect(requested.filter((path) => path.startsWith("/api/workflow/"))).toEqual([]);
+    expect(requested.length).toBeGreaterThan(0);
+    expect(requested.length).toBeLessThanOrEqual(5);
   });
 
   it("draws a settled execution again only once a failed permissions look-up is answered", async () => {
-    vi.useFakeTimers({ toFake: ["Date"] });
-    vi.stubGlobal("document", { ...(globalThis as unknown as { document: object }).document, visibilityState: "visible", querySelector: () => null, activeElement: null });
+    showPage();
     workflow.status = "FAILED";
-    try {
-      const container = new FakeElement("main");
-      const buttons = () => container.descendants().filter((element) => element.tagName === "button").map((element) => element.textContent);
-      held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
-      permissionsFail = true;
-      await renderExecution(container, new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => true }, "wf-1");
-      expect(buttons()).not.toContain("Restart");
-      requested.length = 0;
-      await tick(40);
-      // Asked again after each 30 s a failure is kept, never read or drawn again while it fails.
-      expect(requested.filter((path) => path.startsWith("/api/workflow/"))).toEqual([]);
-      expect(requested.length).toBeLessThanOrEqual(3);
-      permissionsFail = false;
-      await tick(16);
-      expect(buttons()).toContain("Restart");
-    } finally {
-      workflow.status = "RUNNING";
-    }
+    const container = new FakeElement("main");
+    const buttons = () => buttonsOf(container);
+    held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
+    permissionsFail = true;
+    await renderExecution(container, new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => true }, "wf-1");
+    expect(buttons()).not.toContain("Restart");
+    requested.length = 0;
+    await tick(40);
+    // Asked again after each 30 s a failure is kept, never read or drawn again while it fails.
+    expect(requested.filter((path) => path.startsWith("/api/workflow/"))).toEqual([]);
+    expect(requested.length).toBeLessThanOrEqual(3);
+    permissionsFail = false;
+    await tick(16);
+    expect(buttons()).toContain("Restart");
   });
 
   it("stops a settled execution's ticks once the page is left, asking nothing more", async () => {
-    vi.useFakeTimers({ toFake: ["Date"] });
-    vi.stubGlobal("document", { ...(globalThis as unknown as { document: object }).document, visibilityState: "visible", querySelector: () => null, activeElement: null });
+    showPage();
     workflow.status = "TERMINATED";
-    try {
-      let active = true;
-      held = ["WORKFLOW_READ"];
-      await renderExecution(new FakeElement("main"), new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => active }, "wf-1");
-      active = false;
-      cleared.length = 0;
-      requested.length = 0;
-      held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
-      vi.advanceTimersByTime(HELD_PERMISSIONS_KEPT_MS);
-      await tick(1);
-      expect(cleared).toEqual([1]);
-      expect(requested).toEqual([]);
-    } finally {
-      workflow.status = "RUNNING";
-    }
+    let active = true;
+    held = ["WORKFLOW_READ"];
+    await renderExecution(new FakeElement("main"), new URLSearchParams(), { notify: () => {}, go: () => {}, active: () => active }, "wf-1");
+    active = false;
+    cleared.length = 0;
+    requested.length = 0;
+    held = ["WORKFLOW_READ", "WORKFLOW_ADMIN"];
+    vi.advanceTimersByTime(HELD_PERMISSIONS_KEPT_MS);
+    await tick(1);
+    expect(cleared).toEqual([1]);
+    expect(requested).toEqual([]);
   });
 });
