@@ -627,6 +627,27 @@ describe("JSONPath queries (Conductor's Jayway paths)", () => {
     expect(misuse("${workflow.input.list[?(workflow.secrets.k)]}")).toEqual([expect.stringContaining("not in a filter")]);
     expect(referencedSecrets({ v: "${workflow.input.list[?(@ == workflow.secrets.k)]}" })).toEqual(["k"]);
   });
+
+  it.each<[string, string, string]>([
+    ["${workflow.secrets.creds.user}", "${workflow.secrets.creds}", ".user"],
+    ["${workflow.secrets.creds['user']}", "${workflow.secrets.creds}", ".user"],
+    ["${workflow.secrets.creds[0]}", "${workflow.secrets.creds}", "[0]"],
+    ["${workflow.secrets['api key'].a['b c']}", "${workflow.secrets['api key']}", ".a['b c']"],
+    ["u=${workflow.secrets.creds.user}", "${workflow.secrets.creds}", ".user"],
+    ["${workflow.input.on ? workflow.secrets.creds.user : 'none'}", "${workflow.secrets.creds}", ".user"],
+    ["${workflow.secrets.creds.items[*]}", "${workflow.secrets.creds}", ".items"],
+  ])("refuses at registration %s, a field read inside a secret (Conductor OSS reads a JSON path into it, here it is null)", (text, whole, field) => {
+    const issues = findTemplateErrors({ h: { v: text } }, "in");
+    expect(issues).toEqual([{ path: "in.h.v", message: expect.stringContaining(`a secret is read whole here: \`${whole}\``) as unknown }]);
+    expect(issues[0]!.message).toContain(`reading a field inside one (\`${field}\`) is not supported (Conductor OSS reads a JSON path into it)`);
+  });
+
+  it("does not refuse a secret read whole, one whose name holds a dot, or the bare collection", () => {
+    for (const text of ["${workflow.secrets.creds}", "${workflow.secrets['a.b']}", "x ${workflow.input.on ? workflow.secrets.creds : 'none'}", "${workflow.secrets}"]) {
+      expect(findTemplateErrors({ v: text }, "")).toEqual([]);
+    }
+    expect(referencedSecrets({ v: "${workflow.secrets['a.b']}" })).toEqual(["a.b"]);
+  });
 });
 
 describe("literals", () => {

@@ -215,6 +215,17 @@ describe("FORK_JOIN_DYNAMIC", () => {
     expect(echo.body.headers["x-key"]).toBe("${workflow.secrets.fork_guarded}");
   });
 
+  it("refuses to fork a task given at run time that reads a field inside a secret, as registration refuses it: the fork fails, calling nothing", async () => {
+    await register({ name: "dynamic_secret_field", tasks: dynamicFork("fan", "${workflow.input.tasks}", "${workflow.input.inputs}") });
+    const tasks = [{ name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: { http_request: { uri: target("/count/dynamic-secret-field?k=${workflow.secrets.fork_guarded.k}"), method: "GET" } } }];
+    const done = await waitFor(await startWorkflow("dynamic_secret_field", { tasks, inputs: {} }), ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("FAILED");
+    const fan = done.tasks.find((task) => task.referenceTaskName === "fan")!;
+    expect(fan.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(String(fan.reasonForIncompletion)).toContain("a secret is read whole here: `${workflow.secrets.fork_guarded}`");
+    expect(await hits("dynamic-secret-field")).toBe(0);
+  });
+
   it("forks Conductor's older form: the DynamicForkJoinTaskList dynamicForkJoinTasksParam names, its workers' tasks polled with their entries' input", async () => {
     const definition: JsonObject = {
       name: "dynamic_older_form",

@@ -400,6 +400,31 @@ describe("secrets at run time", () => {
     await register({ name: "secret_as_value", tasks: [httpTask("call", { uri: target("/echo"), method: "GET", headers: { A: "${workflow.secrets.cmp}", B: "x ${workflow.input.on ? workflow.secrets.cmp : 'none'}" } })] });
   });
 
+  it("a field read inside a secret (${workflow.secrets.creds.user}) is refused at registration: it reads nothing here, where Conductor OSS reads a JSON path", async () => {
+    const before = await rowCount("workflow_defs");
+    const refused = await call(
+      "POST",
+      "/api/metadata/workflow",
+      JSON.stringify({
+        name: "secret_field_read",
+        version: 1,
+        schemaVersion: 2,
+        tasks: [httpTask("call", { uri: target("/echo"), method: "GET", headers: { U: "u=${workflow.secrets.creds.user}", P: "${workflow.input.on ? workflow.secrets.creds['password'] : 'none'}" } })],
+      }),
+    );
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.text)).toMatchObject({
+      status: 400,
+      error: "VALIDATION_ERROR",
+      validationErrors: [
+        { path: "tasks[0].inputParameters.headers.U", message: expect.stringMatching(/^a secret is read whole here: `\$\{workflow\.secrets\.creds\}` .*`\.user`/) as unknown },
+        { path: "tasks[0].inputParameters.headers.P", message: expect.stringContaining("`.password`") as unknown },
+      ],
+    });
+    expect((await call("GET", "/api/metadata/workflow/secret_field_read")).status).toBe(404);
+    expect(await rowCount("workflow_defs")).toBe(before);
+  });
+
   it("an HTTP task sends the real value (a changed value from the next run on); input, records, search and answers show only ***", async () => {
     const first = freshValue("api");
     await putSecret("api_token", first);

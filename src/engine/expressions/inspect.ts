@@ -29,7 +29,7 @@ export function findTemplateErrors(value: JsonValue, path: string): ValidationIs
     }
     for (const part of parts) {
       if (part.kind !== "expression") continue;
-      const misuse = secretMisuse(part.expression) ?? computedEnvironmentName(part.expression);
+      const misuse = secretMisuse(part.expression) ?? secretFieldRead(part.expression) ?? computedEnvironmentName(part.expression);
       if (misuse !== undefined) issues.push({ path: at, message: misuse });
     }
   });
@@ -111,6 +111,35 @@ function splicedSecret(spliced: SplicedExpression): OperandSecret | undefined {
     if (found !== undefined) return found;
   }
   return undefined;
+}
+
+/**
+ * Why an expression reads below a secret's name (`${workflow.secrets.creds.user}`, `….creds['user']`, `….creds[0]`), or
+ * undefined. Such a path is null here and references no secret, so the task would send null with no error, where Conductor
+ * OSS's ParametersUtils.resolveSecretRef reads the rest as a JSONPath into a JSON secret: refused so that a copied
+ * definition fails at registration instead of sending a wrong value.
+ */
+function secretFieldRead(expression: Expression): string | undefined {
+  if (expression.kind === "path") {
+    const { root, segments } = expression;
+    const name = segments[1];
+    if (isUnderSecrets(root, segments) && segments.length > 2 && typeof name === "string") {
+      const whole = `\${workflow.secrets${pathText([name])}}`;
+      return `a secret is read whole here: \`${whole}\` at position ${expression.start}; reading a field inside one (\`${pathText(segments.slice(2))}\`) is not supported (Conductor OSS reads a JSON path into it): store each field as a secret of its own, or hand the whole secret to a worker`;
+    }
+  }
+  for (const child of childExpressions(expression)) {
+    const found = secretFieldRead(child);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** Path segments as written: `.name` for a plain name, `['a b']` for any other key, `[0]` for an index. */
+function pathText(segments: readonly PathSegment[]): string {
+  return segments
+    .map((segment) => (typeof segment === "number" ? `[${segment}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(segment) ? `.${segment}` : `['${segment.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}']`))
+    .join("");
 }
 
 /**
