@@ -3,6 +3,16 @@ import type { JsonValue } from "../../src/engine/model";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
 import { poll, pollOne, report, simpleTask } from "./task-worker-helpers";
 
+/**
+ * `depth` arrays, each holding the next: a few hundred bytes that a query of four `..*` scans multiplies past
+ * MAX_QUERY_VALUES, without the test ever allocating those values.
+ */
+function nestedArrays(depth: number): JsonValue {
+  let nested: JsonValue = [];
+  for (let level = 0; level < depth; level++) nested = [nested];
+  return nested;
+}
+
 describe("running a workflow of chained HTTP tasks", () => {
   it("feeds each task's output into the next through expressions and completes with outputParameters", async () => {
     await register({
@@ -64,8 +74,7 @@ describe("running a workflow of chained HTTP tasks", () => {
 
   it("fails the task, or the workflow for its output, whose JSONPath query would select more than a million values, rather than refusing the start or the worker's result", async () => {
     // 95 arrays nested in each other (some 200 bytes): the four scans would select some 2.5 million values.
-    let nested: JsonValue = [];
-    for (let level = 0; level < 95; level++) nested = [nested];
+    const nested = nestedArrays(95);
     const costly = "${workflow.input.nested..*..*..*..*}";
     const tooCostly = "expression too costly to evaluate: its JSONPath queries select more than 1000000 values";
     await register({ name: "costly_input", tasks: [httpTask("scan", { uri: target("/echo/costly"), method: "POST", body: { all: costly } })] });
@@ -87,8 +96,7 @@ describe("running a workflow of chained HTTP tasks", () => {
   it("fails a task whose input, resolved again with its secrets as it is sent, would now select more than a million values, rather than leaving the send to be retried for ever", async () => {
     // The send's input reads a parallel branch's output: empty as its retry was scheduled, some 2.5 million values by
     // the four scans once the branch completed; resolved again as it is sent, because it names a secret.
-    let nested: JsonValue = [];
-    for (let level = 0; level < 95; level++) nested = [nested];
+    const nested = nestedArrays(95);
     expect((await api("PUT", "/api/secrets/costly_token", JSON.stringify("Bearer t0ken"))).status).toBe(200);
     const send = httpTask(
       "send",
@@ -118,8 +126,7 @@ describe("running a workflow of chained HTTP tasks", () => {
   });
 
   it("fails a worker's task whose input, resolved again with its secrets as it is polled, would now select more than a million values, with the reason its scheduling gives", async () => {
-    let nested: JsonValue = [];
-    for (let level = 0; level < 95; level++) nested = [nested];
+    const nested = nestedArrays(95);
     expect((await api("PUT", "/api/secrets/costly_poll_token", JSON.stringify("t0ken"))).status).toBe(200);
     const consumer = simpleTask("costly_consumer", "costly_consumer_ref", { token: "${workflow.secrets.costly_poll_token}", all: "${costly_feed_ref.output.nested..*..*..*..*}" });
     await register({
