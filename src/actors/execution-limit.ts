@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { executionStub } from "../worker/executions";
 import { deliverOwedNotices, type NoticeAnswer } from "./owed-notices";
-import { checkHeldPlaces, keepAlarm, nextPlaceCheckAt } from "./place-checks";
+import { checkHeldPlaces, indexHeldPlaces, keepAlarm, nextPlaceCheckAt } from "./place-checks";
 
 /** What {@link ExecutionLimit.enter} answers: the execution may run now, or waits to be admitted. */
 export type Entry = "admitted" | "queued";
@@ -52,6 +52,7 @@ export class ExecutionLimit extends DurableObject<Env> {
     // Objects created before places were checked lack the column: their places are due for a check at the next alarm.
     const created = this.#sql.exec<{ sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'places'`).one().sql;
     if (!created.includes("checked_at")) this.#sql.exec(`ALTER TABLE places ADD COLUMN checked_at INTEGER NOT NULL DEFAULT 0`);
+    indexHeldPlaces(this.#sql);
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS waiting (seq INTEGER PRIMARY KEY AUTOINCREMENT, workflow_id TEXT NOT NULL UNIQUE)`);
     // The workflows whose executions entered, once each recorded in D1's rate_limit_keys (see #recordWorkflow).
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS workflows (name TEXT PRIMARY KEY)`);

@@ -23,6 +23,15 @@ export interface HeldPlaces {
 }
 
 /**
+ * Indexes a limit object's `places` table by what the alarm reads on every entry and leave (is a notice owed, which
+ * place is checked next) and what the check selects, so those stay lookups when a key holds thousands of places
+ * rather than a scan of them all. Idempotent: run by each constructor, it also indexes objects created before it.
+ */
+export function indexHeldPlaces(sql: SqlStorage): void {
+  sql.exec(`CREATE INDEX IF NOT EXISTS places_by_check ON places (told, checked_at)`);
+}
+
+/**
  * Asks the executions of the places not checked for {@link PLACE_CHECK_MS} whether they still hold them, and frees
  * those that do not. True when it asked about any (the caller then gives what was freed to those waiting).
  */

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { HandOutLimits } from "../engine/tasks/simple";
 import { executionStub } from "../worker/executions";
 import { deliverOwedNotices, type NoticeAnswer } from "./owed-notices";
-import { checkHeldPlaces, keepAlarm, nextPlaceCheckAt } from "./place-checks";
+import { checkHeldPlaces, indexHeldPlaces, keepAlarm, nextPlaceCheckAt } from "./place-checks";
 
 /** What {@link TaskLimit.enter} answers: the task may run now, or waits for a place. */
 export type PlaceEntry = "admitted" | "queued";
@@ -55,6 +55,7 @@ export class TaskLimit extends DurableObject<Env> {
     // `told` is 0 for a place given from the queue whose execution has not been told yet; `checked_at` is when its
     // execution last said (or the place was given) that it is held.
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS places (place_id TEXT PRIMARY KEY, workflow_id TEXT NOT NULL, told INTEGER NOT NULL, checked_at INTEGER NOT NULL)`);
+    indexHeldPlaces(this.#sql);
     // `limits` (JSON) are those of a waiting task's own taskDefinition, which hold for it whatever is registered; NULL
     // for a task following the registered definition's (see {@link enter}).
     // `no_rate` is 1 for a task held to the concurrentExecLimit only (a SUB_WORKFLOW: see `countsRate`).

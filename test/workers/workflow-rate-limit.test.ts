@@ -6,6 +6,7 @@
 import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { executionLimitAt, type ExecutionLimit, type LimitSnapshot } from "../../src/actors/execution-limit";
+import { taskLimitAt } from "../../src/actors/task-limit";
 import type { JsonObject } from "../../src/engine/model";
 import { api, apiOk, eventually, gate, getWorkflow, heldExecutionAnswers, register, startWorkflow, storedByExecutionObject, unreachableExecutions, waitFor, type WorkflowJson } from "./helpers";
 
@@ -29,6 +30,25 @@ async function placesDue(limit: DurableObjectStub<ExecutionLimit>): Promise<void
     state.storage.sql.exec(`UPDATE places SET checked_at = checked_at - ?`, 5 * 60_000 + 1);
     await state.storage.setAlarm(Date.now() + 60 * 60_000);
   });
+}
+
+/**
+ * What SQLite's planner does for the reads a limit object's alarm makes on every entry and leave, and its check: each
+ * should find its rows through places_by_check, not scan every place held.
+ */
+function placeReadPlans(state: DurableObjectState): string[] {
+  const reads = [
+    `SELECT 1 FROM places WHERE told = 0 LIMIT 1`,
+    `SELECT MIN(checked_at) AS at FROM places WHERE told = 1`,
+    `SELECT workflow_id FROM places WHERE told = 1 AND checked_at <= 0 ORDER BY checked_at LIMIT 10`,
+  ];
+  return reads.map((read) =>
+    state.storage.sql
+      .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${read}`)
+      .toArray()
+      .map((step) => step.detail)
+      .join("; "),
+  );
 }
 
 const running = (workflow: WorkflowJson) => workflow.status === "RUNNING" && workflow["rateLimited"] === false && workflow.tasks.length === 1;
@@ -505,6 +525,17 @@ describe("workflow rate limits", () => {
     expect(alarm! - Date.now()).toBeGreaterThan(4 * 60_000);
   });
 
+  it("the reads of the places held on every entry, leave and check go through an index, in both limit objects", async () => {
+    const key = "wrl_indexed";
+    expect(await executionLimitAt(env, key).enter(key, crypto.randomUUID(), 2, 1)).toBe("admitted");
+    const plans = [
+      ...(await runInDurableObject(executionLimitAt(env, key), (_instance, state) => placeReadPlans(state))),
+      ...(await runInDurableObject(taskLimitAt(env, "wrl_indexed_task"), (_instance, state) => placeReadPlans(state))),
+    ];
+    expect(plans).toHaveLength(6);
+    for (const plan of plans) expect(plan).toContain("places_by_check");
+  });
+
   it("an object created before places were checked gets their checked_at, its places then due for a check", async () => {
     const key = "wrl_old_table";
     const limit = executionLimitAt(env, key);
@@ -525,6 +556,7 @@ describe("workflow rate limits", () => {
     await abortAllDurableObjects();
     const restarted = executionLimitAt(env, key);
     expect(await restarted.snapshot()).toEqual({ limit: 2, running: [lost], waiting: [] });
+    for (const plan of await runInDurableObject(restarted, (_instance, state) => placeReadPlans(state))) expect(plan).toContain("places_by_check");
     // The old place was never checked: due at once, its execution gone, it is freed.
     expect(await runDurableObjectAlarm(restarted)).toBe(true);
     expect(await restarted.snapshot()).toEqual({ limit: 2, running: [], waiting: [] });
