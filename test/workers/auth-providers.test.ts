@@ -3,7 +3,7 @@ import { SignJWT, generateKeyPair, importJWK, type JWK } from "jose";
 import { describe, expect, it, vi } from "vitest";
 import { apiOk } from "./helpers";
 import { customProvider } from "../../src/worker/auth/custom";
-import { MAX_KEYS_TRIED_WITHOUT_KID, oauthProvider } from "../../src/worker/auth/oauth";
+import { MAX_KEYS_TRIED_WITHOUT_KID, OAUTH_CLOCK_SKEW_SECONDS, oauthProvider } from "../../src/worker/auth/oauth";
 
 /** Signs an access token as the local OAuth issuer of the tests (its JWKS is served by the target). */
 async function issuerToken(claims: Record<string, unknown>, options: { issuer?: string; audience?: string; expiresIn?: string | number; key?: CryptoKey | Uint8Array; alg?: string; kid?: string } = {}): Promise<string> {
@@ -82,6 +82,36 @@ describe("external OAuth 2.0 / OIDC access tokens", () => {
     await expect(oauthProvider.authenticate(request, withoutAudience)).rejects.toMatchObject({ status: 401, message: expect.stringContaining("OAUTH_AUDIENCE") });
     // An external subject named like the bootstrap admin is not the bootstrap admin.
     expect(await get("/api/metadata/workflow", { authorization: `Bearer ${valid}` })).toMatchObject({ status: 403, body: { error: "PERMISSION_DENIED" } });
+  });
+});
+
+describe("the issuer's clock", () => {
+  /** A token of the local issuer whose `nbf` is `nbfAheadSeconds` from now and `exp` `expInSeconds` from now. */
+  async function tokenAt(nbfAheadSeconds: number, expInSeconds: number): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    const jwk = JSON.parse(env.OAUTH_TEST_PRIVATE_JWK) as JWK;
+    return new SignJWT({ sub: "oidc-skewed" })
+      .setProtectedHeader({ alg: "RS256", kid: "issuer-key-1" })
+      .setIssuer("https://issuer.test")
+      .setAudience("edge-conductor-api")
+      .setIssuedAt(now + nbfAheadSeconds)
+      .setNotBefore(now + nbfAheadSeconds)
+      .setExpirationTime(now + expInSeconds)
+      .sign((await importJWK(jwk, "RS256")) as CryptoKey);
+  }
+
+  it("takes a token whose nbf is a little ahead (an issuer's clock running ahead), up to the skew allowed, and says why past it", async () => {
+    const ahead = await tokenAt(5, 300);
+    expect(await get("/api/security/permissions", { authorization: `Bearer ${ahead}` })).toMatchObject({ status: 200, body: { userId: "oidc-skewed" } });
+    const tooFar = await tokenAt(OAUTH_CLOCK_SKEW_SECONDS + 60, 600);
+    const refused = await get("/api/security/permissions", { authorization: `Bearer ${tooFar}` });
+    expect(refused).toMatchObject({ status: 401, body: { error: "INVALID_TOKEN" } });
+    expect(refused.body.message).toContain("not valid yet");
+  });
+
+  it("allows no skew on exp: a token expired seconds ago is expired", async () => {
+    const justExpired = await tokenAt(-600, -5);
+    expect(await get("/api/security/permissions", { authorization: `Bearer ${justExpired}` })).toMatchObject({ status: 401, body: { error: "EXPIRED_TOKEN" } });
   });
 });
 

@@ -215,6 +215,20 @@ async function verifyWithIssuerKeys(token: string, keys: IssuerKeys, options: JW
   }
 }
 
+/**
+ * Seconds an issuer's clock may run ahead of this service's: a token whose `nbf` (RFC 7519 4.1.5: "some small leeway
+ * ... to account for clock skew") is at most this far ahead is taken. An issuer that sets `nbf` to the moment it signs
+ * and whose clock runs a second ahead otherwise makes a token used at once a 401, which the client takes for a bad token.
+ * 60 s is what Spring Security's resource servers allow (JwtTimestampValidator's default). `exp` is checked without it
+ * (see {@link expiredByOurClock}): tolerating skew never extends a token's life here.
+ */
+export const OAUTH_CLOCK_SKEW_SECONDS = 60;
+
+/** True when `payload`'s `exp` (required, a number: jose checked it) has passed by this service's clock. */
+function expiredByOurClock(payload: JWTPayload): boolean {
+  return payload.exp! <= Math.floor(Date.now() / 1000);
+}
+
 /** Reads a claim by dotted path (`realm_access.roles`). */
 function claim(payload: JWTPayload, path: string): unknown {
   let value: unknown = payload;
@@ -223,6 +237,11 @@ function claim(payload: JWTPayload, path: string): unknown {
     value = (value as Record<string, unknown>)[part];
   }
   return value;
+}
+
+/** The 401 of an issuer's token past its `exp`. */
+function expiredIssuerToken(issuer: string): ApiError {
+  return new ApiError(401, "EXPIRED_TOKEN", `Token expired: get a new one from ${issuer}`);
 }
 
 /**
@@ -253,14 +272,19 @@ export const oauthProvider: AuthProvider = {
       // RFC 9068's explicit type (at+jwt) tells an access token from an ID token of the same issuer and audience; many
       // issuers still send "JWT", so it is checked only when configured (jose compares it without "application/").
       const typ = env.OAUTH_TOKEN_TYPE?.trim() || undefined;
-      payload = await verifyWithIssuerKeys(token, jwks(keysUrl), { issuer, audience, algorithms: ALGORITHMS, requiredClaims: ["exp"], ...(typ ? { typ } : {}) });
+      const options: JWTVerifyOptions = { issuer, audience, algorithms: ALGORITHMS, requiredClaims: ["exp"], clockTolerance: OAUTH_CLOCK_SKEW_SECONDS, ...(typ ? { typ } : {}) };
+      payload = await verifyWithIssuerKeys(token, jwks(keysUrl), options);
     } catch (error) {
-      if (error instanceof errors.JWTExpired) throw new ApiError(401, "EXPIRED_TOKEN", `Token expired: get a new one from ${issuer}`);
+      if (error instanceof errors.JWTExpired) throw expiredIssuerToken(issuer);
+      if (error instanceof errors.JWTClaimValidationFailed && error.claim === "nbf") {
+        throw new ApiError(401, "INVALID_TOKEN", `Token not valid yet: its nbf is more than ${OAUTH_CLOCK_SKEW_SECONDS} s ahead of this service's clock; check the clock of ${issuer}`);
+      }
       if (keysUnavailable(error)) {
         throw new ApiError(503, "UNAVAILABLE", `The keys of ${issuer} could not be fetched, so the token was not checked: try again in ${JWKS_RETRY_AFTER_SECONDS} s`, undefined, { "Retry-After": String(JWKS_RETRY_AFTER_SECONDS) });
       }
       throw new ApiError(401, "INVALID_TOKEN", `Invalid token: signature, algorithm, audience or expiry check failed against ${issuer}; check the token's audience and expiry`);
     }
+    if (expiredByOurClock(payload)) throw expiredIssuerToken(issuer);
     const userId = claim(payload, env.OAUTH_USER_CLAIM || "sub");
     if (typeof userId !== "string" || userId === "") throw new ApiError(401, "INVALID_TOKEN", `Invalid token: no ${env.OAUTH_USER_CLAIM || "sub"} claim naming the user`);
     const roles = env.OAUTH_ROLES_CLAIM ? claim(payload, env.OAUTH_ROLES_CLAIM) : undefined;
