@@ -22,7 +22,7 @@ import {
 import { EngineError, type EngineErrorKind } from "../engine/errors";
 import { evaluationContext } from "../engine/evaluation";
 import { ENVIRONMENT_READING_COMMANDS, environmentVariablesOf } from "../engine/environment";
-import { ExpressionLimitError, ExpressionSyntaxError, isExpressionFailure, MissingSecretError, referencedSecrets, resolveValue } from "../engine/expressions";
+import { isExpressionFailure, MissingSecretError, referencedSecrets, resolveValue, type ExpressionFailure } from "../engine/expressions";
 import {
   isHttpType,
   RETRYABLE_WORKFLOW_STATUSES,
@@ -174,7 +174,7 @@ type PollInput = { input: JsonObject; secrets: string[]; sealed?: ReadonlyMap<st
  * exist, or an expression failing against the execution's data as it now stands (a parallel branch's output read since
  * the task was scheduled may make a query too costly). Either comes again at every attempt, so the task fails.
  */
-type UnresolvedInput = MissingSecretError | ExpressionSyntaxError | ExpressionLimitError;
+type UnresolvedInput = MissingSecretError | ExpressionFailure;
 
 /** The reason a task fails with when its input is {@link UnresolvedInput}: as the engine words it when it schedules the task. */
 function unresolvedInputReason(error: UnresolvedInput): string {

@@ -11,11 +11,13 @@ import {
   ExpressionSyntaxError,
   findTemplateErrors,
   hasExpression,
+  isExpressionFailure,
   referencedEnvironmentVariables,
   MissingSecretError,
   parseTemplate,
   referencedSecrets,
   resolveValue,
+  SecretFieldReadError,
   type EvaluationContext,
 } from "../../src/engine/expressions";
 import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
@@ -876,10 +878,43 @@ describe("secrets", () => {
     expect(resolveValue("${workflow.secrets}", spying)).toBeNull();
     expect(resolveValue("${workflow['secrets']}", spying)).toBeNull();
     expect(resolveValue("[${workflow.secrets}]", spying)).toBe("[null]");
-    expect(resolveValue("${workflow.secrets.token.length}", spying)).toBeNull();
-    expect(resolveValue("${workflow.secrets.token[0]}", spying)).toBeNull();
+    // Below a secret's name: refused (see the next test), never read.
+    expect(() => resolveValue("${workflow.secrets.token.length}", spying)).toThrow(SecretFieldReadError);
+    expect(() => resolveValue("${workflow.secrets.token[0]}", spying)).toThrow(SecretFieldReadError);
     expect(resolveValue("${workflow.secrets[0]}", spying)).toBeNull();
     expect(calls).toEqual([]);
+  });
+
+  it.each([
+    "${workflow.secrets.creds.user}",
+    "u=${workflow.secrets.creds['user']}",
+    "${workflow.secrets.token[0]}",
+    "${workflow.secrets.creds.items[*]}",
+    "${workflow.input.on ? workflow.secrets.creds.user : 'none'}",
+    "${workflow.input.list[?(@ == workflow.secrets.creds.user)]}",
+  ])("refuses %s as it is evaluated, with the words registration uses: a definition stored before registration refused it sends nothing", (text) => {
+    const calls: string[] = [];
+    const spying = makeContext({ workflow: { input: { on: true, list: [1] } }, secret: (name) => (calls.push(name), SECRETS.get(name)) });
+    let thrown: unknown;
+    try {
+      resolveValue({ h: text }, spying);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(SecretFieldReadError);
+    // The task fails with it, as with a malformed expression, and its reason is what registration answers.
+    expect(isExpressionFailure(thrown)).toBe(true);
+    expect((thrown as Error).message).toBe(findTemplateErrors({ h: text }, "")[0]!.message);
+    expect(calls).toEqual([]);
+  });
+
+  it("evaluates a secret read whole, and a field read in a branch not taken, as before", () => {
+    const context = makeContext({ workflow: { input: { on: false } }, secret: (name) => SECRETS.get(name) });
+    expect(resolveValue({ a: "${workflow.secrets.token}", b: "${workflow.secrets['api key']}", c: "${workflow.input.on ? workflow.secrets.creds.user : 'none'}" }, context)).toEqual({
+      a: "s3cr3t",
+      b: "k-123",
+      c: "none",
+    });
   });
 
   it("does not read a secrets field of the workflow record", () => {

@@ -425,6 +425,25 @@ describe("secrets at run time", () => {
     expect(await rowCount("workflow_defs")).toBe(before);
   });
 
+  it("a definition an older deploy stored with a field read inside a secret (a D1 row never checked for it) fails that task as it runs, with the words registration answers, sending nothing", async () => {
+    const user = freshValue("field-user");
+    await putSecret("creds_stored", JSON.stringify({ user }));
+    const tasks = [httpTask("call", { uri: target("/count/secret-field-stored"), method: "GET", headers: { U: "u=${workflow.secrets.creds_stored.user}", W: "${workflow.secrets.creds_stored}" } })];
+    const now = Date.now();
+    const definition = { name: "secret_field_stored", version: 1, schemaVersion: 2, ownerEmail: "test@example.com", tasks, createTime: now, updateTime: now };
+    await env.DB.prepare("INSERT INTO workflow_defs (name, version, definition, create_time, update_time) VALUES (?1, 1, ?2, ?3, ?3)").bind(definition.name, JSON.stringify(definition), now).run();
+    const registered = await call("POST", "/api/metadata/workflow?overwrite=true", JSON.stringify(definition));
+    expect(registered.status).toBe(400);
+    const [issue] = (JSON.parse(registered.text) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors;
+    expect(issue).toMatchObject({ path: "tasks[0].inputParameters.headers.U", message: expect.stringContaining("a secret is read whole here: `${workflow.secrets.creds_stored}`") as unknown });
+
+    const done = await waitUntil(await start("secret_field_stored"), finished);
+    expect(done.status).toBe("FAILED");
+    expect(done.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: `Invalid task input: ${issue!.message}` });
+    expect(await hits("secret-field-stored")).toBe(0);
+    expectNeverAnswered(user);
+  });
+
   it("an HTTP task sends the real value (a changed value from the next run on); input, records, search and answers show only ***", async () => {
     const first = freshValue("api");
     await putSecret("api_token", first);

@@ -58,10 +58,27 @@ export class ExpressionLimitError extends Error {
 }
 
 /**
- * Whether `error` is an expression failing against an execution's data (malformed, or too costly to evaluate): the
- * task or the workflow it was resolved for fails with it, as with any bad value. Any other error is a bug, and is let
- * through rather than passed off as the definition's fault.
+ * A path read below a secret's name (`${workflow.secrets.creds.user}`) as it is evaluated: registration refuses it, so it
+ * comes from a definition that reached an execution without that check (stored by an older deploy). Raised, with the
+ * words registration uses, rather than evaluating to null and sending null where Conductor OSS would send the field.
  */
-export function isExpressionFailure(error: unknown): error is ExpressionSyntaxError | ExpressionLimitError {
-  return error instanceof ExpressionSyntaxError || error instanceof ExpressionLimitError;
+export class SecretFieldReadError extends Error {
+  override readonly name = "SecretFieldReadError";
+
+  /** @param reason why, as registration words it (see secretFieldReadReason in secrets.ts) */
+  constructor(reason: string) {
+    super(reason);
+  }
+}
+
+/** What {@link isExpressionFailure} accepts. */
+export type ExpressionFailure = ExpressionSyntaxError | ExpressionLimitError | SecretFieldReadError;
+
+/**
+ * Whether `error` is an expression failing against an execution's data (malformed, too costly to evaluate, or reading
+ * inside a secret): the task or the workflow it was resolved for fails with it, as with any bad value. Any other error
+ * is a bug, and is let through rather than passed off as the definition's fault.
+ */
+export function isExpressionFailure(error: unknown): error is ExpressionFailure {
+  return error instanceof ExpressionSyntaxError || error instanceof ExpressionLimitError || error instanceof SecretFieldReadError;
 }

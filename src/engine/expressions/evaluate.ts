@@ -6,8 +6,8 @@ import type { JsonObject, JsonValue } from "../model";
 import type { Expression, PathExpression, PathSegment, SplicedExpression } from "./ast";
 import type { EvaluationContext } from "./context";
 import { environmentJsonSteps } from "./environment";
-import { MissingSecretError } from "./errors";
-import { isUnderSecrets, secretNameOf } from "./secrets";
+import { MissingSecretError, SecretFieldReadError } from "./errors";
+import { isUnderSecrets, secretFieldReadReason, secretNameOf } from "./secrets";
 import { applyPathFunction, childOf, pathExists, QueryBudget, selectAll } from "./query";
 import { splicedPath } from "./splice";
 import { compareOrdered, deepEqual, interpolate, isTruthy, negate } from "./values";
@@ -20,6 +20,7 @@ import { compareOrdered, deepEqual, interpolate, isTruthy, negate } from "./valu
  * shared with its parts (see MAX_QUERY_VALUES in query.ts): a fresh one for a whole expression.
  *
  * @throws MissingSecretError when a `workflow.secrets.<name>` that is evaluated does not exist
+ * @throws SecretFieldReadError when a path read inside a secret (`workflow.secrets.<name>.<field>`) is evaluated
  * @throws ExpressionLimitError when its queries take more than MAX_QUERY_VALUES values
  */
 export function evaluate(expression: Expression, ctx: EvaluationContext, tested: JsonValue = null, budget = new QueryBudget()): JsonValue {
@@ -78,11 +79,24 @@ function evaluateSpliced(spliced: SplicedExpression, ctx: EvaluationContext, tes
 /** A path's value: its segments walked, then its JSONPath query run and its function applied, when it has them. */
 function evaluatePath(path: PathExpression, ctx: EvaluationContext, tested: JsonValue, budget: QueryBudget): JsonValue {
   const { root, segments, query, fn } = path;
-  // A secret is a value, whole: nothing may select from it or measure it (registration refuses this too).
-  if ((query !== undefined || fn !== undefined) && isUnderSecrets(root, segments)) return null;
+  if (isUnderSecrets(root, segments)) return secretAt(path, ctx);
   const value = root === "@" ? walk(tested, segments) : resolvePath(root, segments, ctx);
   const selected = query === undefined ? value : selectAll(value, query, (predicate, candidate) => filterMatches(predicate, candidate, ctx, budget), budget);
   return fn === undefined ? selected : applyPathFunction(fn, selected);
+}
+
+/**
+ * What a path under `workflow.secrets` evaluates to. Checked only here, so an expression that reads no secret pays
+ * nothing for it.
+ *
+ * @throws SecretFieldReadError for a field read inside a secret (registration refuses it; an older deploy did not)
+ */
+function secretAt(path: PathExpression, ctx: EvaluationContext): JsonValue {
+  const refused = secretFieldReadReason(path);
+  if (refused !== undefined) throw new SecretFieldReadError(refused);
+  // A secret is a value, whole: nothing may select from it or measure it (registration refuses this too).
+  if (path.query !== undefined || path.fn !== undefined) return null;
+  return resolveSecret(path.root, path.segments, ctx);
 }
 
 /** The workflow record as a query over all of it (`workflow..id`) sees it: never a `secrets` field. */
@@ -112,7 +126,7 @@ function resolvePath(root: string, segments: readonly PathSegment[], ctx: Evalua
     case "workflow":
       // The whole record (`${workflow}`, `workflow..id`) never shows a `secrets` field.
       if (segments.length === 0) return withoutSecrets(ctx.workflow);
-      if (isUnderSecrets(root, segments)) return resolveSecret(root, segments, ctx);
+      // A path under `workflow.secrets` never gets here: evaluatePath hands it to secretAt.
       const jsonSteps = environmentJsonSteps(segments);
       if (jsonSteps !== undefined) return walk(parsedJson(walk(ctx.workflow, segments.slice(0, 2))), jsonSteps);
       return walk(ctx.workflow, segments);
@@ -129,8 +143,8 @@ function resolvePath(root: string, segments: readonly PathSegment[], ctx: Evalua
 
 /**
  * Secrets are reachable only one at a time, by the exact path `workflow.secrets.<name>`; the
- * collection itself and anything below a secret are null so no expression can dump them.
- * `ctx.workflow.secrets` is never read for the same reason.
+ * collection itself (and `workflow.secrets[0]`) is null so no expression can dump them, and a read below a
+ * secret's name never gets here (see {@link secretAt}). `ctx.workflow.secrets` is never read for the same reason.
  */
 function resolveSecret(root: string, segments: readonly PathSegment[], ctx: EvaluationContext): JsonValue {
   const name = secretNameOf(root, segments);

@@ -7,7 +7,7 @@ import { childPath, type ValidationIssue } from "../validation-issue";
 import { childExpressions, filterPredicates, type Expression, type PathSegment, type SplicedExpression } from "./ast";
 import { environmentVariableNameOf } from "./environment";
 import { ExpressionSyntaxError } from "./errors";
-import { isUnderSecrets, secretNameOf } from "./secrets";
+import { isUnderSecrets, secretFieldReadReason, secretNameOf } from "./secrets";
 import { parseTemplate } from "./template";
 
 /**
@@ -115,31 +115,19 @@ function splicedSecret(spliced: SplicedExpression): OperandSecret | undefined {
 
 /**
  * Why an expression reads below a secret's name (`${workflow.secrets.creds.user}`, `….creds['user']`, `….creds[0]`), or
- * undefined. Such a path is null here and references no secret, so the task would send null with no error, where Conductor
- * OSS's ParametersUtils.resolveSecretRef reads the rest as a JSONPath into a JSON secret: refused so that a copied
- * definition fails at registration instead of sending a wrong value.
+ * undefined (see {@link secretFieldReadReason}). Such a path would send nothing of the secret, where Conductor OSS reads
+ * a JSON path into it: refused so that a copied definition fails at registration instead of sending a wrong value.
  */
 function secretFieldRead(expression: Expression): string | undefined {
   if (expression.kind === "path") {
-    const { root, segments } = expression;
-    const name = segments[1];
-    if (isUnderSecrets(root, segments) && segments.length > 2 && typeof name === "string") {
-      const whole = `\${workflow.secrets${pathText([name])}}`;
-      return `a secret is read whole here: \`${whole}\` at position ${expression.start}; reading a field inside one (\`${pathText(segments.slice(2))}\`) is not supported (Conductor OSS reads a JSON path into it): store each field as a secret of its own, or hand the whole secret to a worker`;
-    }
+    const reason = secretFieldReadReason(expression);
+    if (reason !== undefined) return reason;
   }
   for (const child of childExpressions(expression)) {
     const found = secretFieldRead(child);
     if (found !== undefined) return found;
   }
   return undefined;
-}
-
-/** Path segments as written: `.name` for a plain name, `['a b']` for any other key, `[0]` for an index. */
-function pathText(segments: readonly PathSegment[]): string {
-  return segments
-    .map((segment) => (typeof segment === "number" ? `[${segment}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(segment) ? `.${segment}` : `['${segment.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}']`))
-    .join("");
 }
 
 /**
