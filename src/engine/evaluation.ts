@@ -1,4 +1,4 @@
-import type { EvaluationContext } from "./expressions";
+import { QueryBudget, type EvaluationContext } from "./expressions";
 import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
 import { maskedKeysOf } from "./masking";
 import { definitionReferenceName } from "./plan";
@@ -62,7 +62,8 @@ export function workflowRecord(execution: WorkflowExecution): JsonObject {
  * The context expressions are evaluated in. Later instances of a reference (retries, iterations) shadow
  * earlier ones, so `${ref.output}` is always the latest attempt's output; a task of a DO_WHILE's loop is also seen
  * under its definition's name, as its latest iteration (as in Conductor). Records are made for the references an
- * expression names, once each.
+ * expression names, once each. Its query budget is shared by all it resolves (see MAX_QUERY_VALUES): make one per
+ * resolution (a task's input, a workflow's output), never keep one for the next.
  */
 export function evaluationContext(
   execution: WorkflowExecution,
@@ -78,7 +79,8 @@ export function evaluationContext(
     records.set(reference, record);
     return record;
   };
-  const context: EvaluationContext = { workflow: workflowRecord(execution), task, now, maskedKeys: maskedKeysOf(execution.definition) };
+  // One budget for everything resolved with this context: a caller makes one context per resolution.
+  const context: EvaluationContext = { workflow: workflowRecord(execution), task, now, maskedKeys: maskedKeysOf(execution.definition), queryBudget: new QueryBudget() };
   if (taskId !== undefined) context.taskId = taskId;
   if (secret !== undefined) context.secret = secret;
   return context;

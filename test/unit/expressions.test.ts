@@ -573,7 +573,7 @@ describe("JSONPath queries (Conductor's Jayway paths)", () => {
     // A fourth would select some four million; the fifth, ninety.
     expect(() => ev("workflow.input.nested..*..*..*..*", nestedContext)).toThrow(ExpressionLimitError);
     expect(() => resolveValue({ all: "${workflow.input.nested..*..*..*..*..*}" }, nestedContext)).toThrow(
-      `its JSONPath queries select more than ${MAX_QUERY_VALUES} values`,
+      `the JSONPath queries resolved together select more than ${MAX_QUERY_VALUES} values`,
     );
     // The queries of a filter's predicate count with the query around them: 95 predicates of some 160,000 values each.
     expect(() => ev("workflow.input.nested..[?(@..*..*..*)]", nestedContext)).toThrow(ExpressionLimitError);
@@ -586,6 +586,29 @@ describe("JSONPath queries (Conductor's Jayway paths)", () => {
     const list = Array.from({ length: 100_000 }, (_, index) => ({ id: index }));
     const listContext = makeContext({ workflow: { input: { list } } });
     expect(ev("workflow.input.list[*].id.length()", listContext)).toBe(100_000);
+  });
+
+  it("counts the queries of one resolution together: fifty expressions each within MAX_QUERY_VALUES, over it in all, fail the task's input", () => {
+    // Each `${workflow.input.list[*].length()}` takes 25,000 values (and gives a number): forty take MAX_QUERY_VALUES
+    // exactly, fifty 1,250,000.
+    const list = Array.from({ length: 25_000 }, (_, index) => index);
+    const inputOf = (count: number): JsonObject => Object.fromEntries(Array.from({ length: count }, (_, index) => [`v${index}`, "${workflow.input.list[*].length()}"]));
+    const definition = (count: number): WorkflowDef => ({ name: "many_queries", version: 1, schemaVersion: 2, tasks: [{ name: "w", taskReferenceName: "w", type: "SIMPLE", inputParameters: inputOf(count) }] });
+    const env = { now: 1_000, newId: () => `id-${Math.random()}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner, jq: jqRunner, taskDefs: () => null };
+    const execution = createExecution({ workflowId: "wf", definition: definition(50), input: { list } }, 1_000);
+
+    // One context, one resolution: its expressions share one budget.
+    expect(() => resolveValue(inputOf(50), evaluationContext(execution, 1_000))).toThrow(ExpressionLimitError);
+    expect(() => resolveValue(inputOf(50), evaluationContext(execution, 1_000))).toThrow(`the JSONPath queries resolved together select more than ${MAX_QUERY_VALUES} values`);
+    expect(Object.values(resolveValue(inputOf(40), evaluationContext(execution, 1_000)) as JsonObject)).toEqual(Array(40).fill(25_000));
+    // Each of them alone is well within it.
+    expect(resolveValue("${workflow.input.list[*].length()}", evaluationContext(execution, 1_000))).toBe(25_000);
+
+    // The engine fails the task on it, as on a malformed expression, and runs the same input of forty.
+    const [failed] = decide(execution, { type: "start" }, env).state.tasks;
+    expect(failed).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("Invalid task input: expression too costly to evaluate: the JSONPath queries resolved together") as unknown });
+    const [scheduled] = decide(createExecution({ workflowId: "wf2", definition: definition(40), input: { list } }, 1_000), { type: "start" }, env).state.tasks;
+    expect(scheduled?.status).toBe("SCHEDULED");
   });
 
   it("never reaches a prototype through a query", () => {

@@ -76,7 +76,7 @@ describe("running a workflow of chained HTTP tasks", () => {
     // 95 arrays nested in each other (some 200 bytes): the four scans would select some 2.5 million values.
     const nested = nestedArrays(95);
     const costly = "${workflow.input.nested..*..*..*..*}";
-    const tooCostly = "expression too costly to evaluate: its JSONPath queries select more than 1000000 values";
+    const tooCostly = "expression too costly to evaluate: the JSONPath queries resolved together select more than 1000000 values";
     await register({ name: "costly_input", tasks: [httpTask("scan", { uri: target("/echo/costly"), method: "POST", body: { all: costly } })] });
     const failedOnInput = await waitFor(await startWorkflow("costly_input", { nested }), ["COMPLETED", "FAILED"]);
     expect(failedOnInput.status).toBe("FAILED");
@@ -91,6 +91,30 @@ describe("running a workflow of chained HTTP tasks", () => {
     expect(failedOnOutput.reasonForIncompletion).toContain(`The workflow output could not be resolved: ${tooCostly}`);
     expect(failedOnOutput.tasks.map((task) => task.status)).toEqual(["COMPLETED"]);
     expect(failedOnOutput.output).toEqual({});
+  });
+
+  it("counts the queries of a task's whole input, or of the workflow's output, together: four expressions each well within a million values fail it, where three run", async () => {
+    // 95 arrays nested in each other: each `..*..*..*` takes some 290,000 values, so three pass and four do not.
+    const nested = nestedArrays(95);
+    const scan = "${workflow.input.nested..*..*..*.length()}";
+    const tooCostly = "Invalid task input: expression too costly to evaluate: the JSONPath queries resolved together select more than 1000000 values";
+    await register({ name: "costly_together", tasks: [httpTask("scan", { uri: target("/count/costly-together"), method: "POST", body: { a: scan, b: scan, c: scan, d: scan } })] });
+    const failed = await waitFor(await startWorkflow("costly_together", { nested }), ["COMPLETED", "FAILED"]);
+    expect(failed.status).toBe("FAILED");
+    expect(failed.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining(tooCostly) as unknown });
+    expect(await hits("costly-together")).toBe(0);
+
+    await register({ name: "costly_three", tasks: [httpTask("scan", { uri: target("/echo/costly-three"), method: "POST", body: { a: scan, b: scan, c: scan } })] });
+    const ran = await waitFor(await startWorkflow("costly_three", { nested }), ["COMPLETED", "FAILED"]);
+    expect(ran.status).toBe("COMPLETED");
+    expect(ran.tasks[0]!.inputData["body"]).toEqual({ a: 138_415, b: 138_415, c: 138_415 });
+
+    await register({ name: "costly_outputs", tasks: [simpleTask("costly_outputs_worker")], outputParameters: { a: scan, b: scan, c: scan, d: scan } });
+    const workflowId = await startWorkflow("costly_outputs", { nested });
+    expect((await report(await pollOne("costly_outputs_worker"), "COMPLETED", { done: true })).status).toBe(200);
+    const failedOnOutput = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(failedOnOutput.status).toBe("FAILED");
+    expect(failedOnOutput.reasonForIncompletion).toContain("The workflow output could not be resolved: expression too costly to evaluate");
   });
 
   it("fails a task whose input, resolved again with its secrets as it is sent, would now select more than a million values, rather than leaving the send to be retried for ever", async () => {
@@ -120,7 +144,7 @@ describe("running a workflow of chained HTTP tasks", () => {
     const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     const retry = failed.tasks.find((task) => task.taskId === retryId)!;
     expect(retry.status).toBe("FAILED_WITH_TERMINAL_ERROR");
-    expect(retry.reasonForIncompletion).toContain("Invalid task input: expression too costly to evaluate: its JSONPath queries select more than 1000000 values");
+    expect(retry.reasonForIncompletion).toContain("Invalid task input: expression too costly to evaluate: the JSONPath queries resolved together select more than 1000000 values");
     expect(failed.status).toBe("FAILED");
     expect(await hits("costly-dispatch")).toBe(1);
   });
@@ -147,7 +171,7 @@ describe("running a workflow of chained HTTP tasks", () => {
       "the consumer's task failed at its poll",
     );
     const polled = failed!.tasks.find(isConsumer)!;
-    expect(polled.reasonForIncompletion).toContain("Invalid task input: expression too costly to evaluate: its JSONPath queries select more than 1000000 values");
+    expect(polled.reasonForIncompletion).toContain("Invalid task input: expression too costly to evaluate: the JSONPath queries resolved together select more than 1000000 values");
   });
 
   it("without outputParameters, the output is the last task's output", async () => {

@@ -1,5 +1,6 @@
 /** What an expression can see while it is evaluated. */
 import type { JsonObject, JsonValue } from "../model";
+import type { QueryBudget } from "./query";
 
 /**
  * The data an expression resolves against. Supplied by the engine per task so evaluation
@@ -26,4 +27,10 @@ export interface EvaluationContext {
    * `${…}` may not reach one through a step only its data names: what is shown could not be masked.
    */
   maskedKeys?: ReadonlySet<string>;
+  /**
+   * What the JSONPath queries of everything resolved with this context may still take, together (see MAX_QUERY_VALUES
+   * in query.ts): one context, one budget, per resolution (a task's input with the defaults it falls back to, a
+   * workflow's outputParameters), so that many expressions cannot each take the bound. Omitted → each `${…}` its own.
+   */
+  queryBudget?: QueryBudget;
 }

@@ -17,13 +17,15 @@ import { compareOrdered, deepEqual, interpolate, isTruthy, negate } from "./valu
  * need, so a secret referenced in a branch that is not taken is never looked up.
  *
  * `tested` is what `@` stands for inside a filter's predicate; `budget` what the expression's queries may still take,
- * shared with its parts (see MAX_QUERY_VALUES in query.ts): a fresh one for a whole expression.
+ * shared with its parts (see MAX_QUERY_VALUES in query.ts): for a whole expression, the context's (shared by all that
+ * is resolved with it), or a fresh one when it has none.
  *
  * @throws MissingSecretError when a `workflow.secrets.<name>` that is evaluated does not exist
  * @throws SecretFieldReadError when a path read inside a secret (`workflow.secrets.<name>.<field>`) is evaluated
- * @throws ExpressionLimitError when its queries take more than MAX_QUERY_VALUES values
+ * @throws ExpressionLimitError when its queries, with those evaluated before them against the same budget, take more
+ *   than MAX_QUERY_VALUES values
  */
-export function evaluate(expression: Expression, ctx: EvaluationContext, tested: JsonValue = null, budget = new QueryBudget()): JsonValue {
+export function evaluate(expression: Expression, ctx: EvaluationContext, tested: JsonValue = null, budget = ctx.queryBudget ?? new QueryBudget()): JsonValue {
   switch (expression.kind) {
     case "literal":
       return expression.value;

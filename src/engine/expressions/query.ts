@@ -8,20 +8,22 @@ import type { Expression, PathFunction, PathSegment, QueryStep } from "./ast";
 import { ExpressionLimitError } from "./errors";
 
 /**
- * The most values one expression's queries may take, their steps and the queries of their filters together (a filter
- * counts each value it tests too). Each `..` or `*` multiplies what the step before it selected:
- * `workflow.input..*..*..*..*..*` over a 200-byte input of nested arrays would select some 90 million values and run
- * the Durable Object out of its 128 MB, at every attempt to decide again; a filter whose predicate is such a query
- * multiplies the time as well. A document within the default MAX_PAYLOAD_BYTES (768 KB) holds under 400,000 values,
- * so a query that takes each of them once or twice passes; and a million references are some 8 MB, within what an
- * isolate holds beside its executions.
+ * The most values the queries of one resolution may take (a task's input, a workflow's outputParameters: every `${…}`
+ * of it), their steps and the queries of their filters together (a filter counts each value it tests too). Each `..`
+ * or `*` multiplies what the step before it selected: `workflow.input..*..*..*..*..*` over a 200-byte input of nested
+ * arrays would select some 90 million values and run the Durable Object out of its 128 MB, at every attempt to decide
+ * again; a filter whose predicate is such a query multiplies the time as well; and an input of hundreds of `${…}` just
+ * under the bound each would take hundreds of millions of steps (tens of milliseconds a million), which is why the bound spans
+ * the resolution rather than each expression. A document within the default MAX_PAYLOAD_BYTES (768 KB) holds under
+ * 400,000 values, so queries that take each of them once or twice in all pass; and a million references are some
+ * 8 MB, within what an isolate holds beside its executions.
  */
 export const MAX_QUERY_VALUES = 1_000_000;
 
 /**
- * What one expression's queries have taken so far (see {@link MAX_QUERY_VALUES}): one per evaluation of a whole
- * expression, shared by the queries in it and in its filters' predicates, so that neither nesting nor repetition
- * multiplies the bound.
+ * What the queries of one resolution have taken so far (see {@link MAX_QUERY_VALUES}): one per resolution (the
+ * EvaluationContext's), shared by every expression of it, the queries in them and in their filters' predicates, so
+ * that neither nesting, nor repetition, nor the number of expressions multiplies the bound.
  */
 export class QueryBudget {
   private taken = 0;
@@ -35,7 +37,7 @@ export class QueryBudget {
   take(): void {
     if (++this.taken > MAX_QUERY_VALUES) {
       throw new ExpressionLimitError(
-        `its JSONPath queries select more than ${MAX_QUERY_VALUES} values (their steps and filters together; each '..' or '*' multiplies what the step before it selected)`,
+        `the JSONPath queries resolved together select more than ${MAX_QUERY_VALUES} values (those of every expression of a task's input or a workflow's output, their steps and filters; each '..' or '*' multiplies what the step before it selected)`,
       );
     }
   }
