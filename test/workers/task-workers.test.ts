@@ -276,14 +276,18 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     const workflowId = await startWorkflow("w_retry");
     const first = await pollOne("w_flaky");
     await report(first, "FAILED", {}, { reasonForIncompletion: "disk full" });
+    // Queued, not yet polled: no startTime, so a queueWaitTime of 0 (Conductor's TaskModel.getQueueWaitTime).
+    const queued = (await waitFor(workflowId, (workflow) => workflow.tasks.length === 2)).tasks[1]!;
+    expect([queued.status, queued["startTime"], queued["queueWaitTime"]]).toEqual(["SCHEDULED", 0, 0]);
     const second = await pollOne("w_flaky");
     expect(second.taskId).not.toBe(first.taskId);
     expect(second).toMatchObject({ retryCount: 1, responseTimeoutSeconds: 60, retriedTaskId: first.taskId });
     expect(first).not.toHaveProperty("retriedTaskId");
     // Conductor's queueWaitTime: scheduled to polled.
     expect(second["queueWaitTime"]).toBe((second["startTime"] as number) - (second["scheduledTime"] as number));
-    const waiting = (await getWorkflow(workflowId)).tasks.at(-1)!;
-    expect(waiting["queueWaitTime"]).toBeGreaterThanOrEqual(0);
+    // The execution shows the polled retry with the same queueWaitTime as its poll answered.
+    const polled = (await getWorkflow(workflowId)).tasks.at(-1)!;
+    expect([polled.taskId, polled.status, polled["queueWaitTime"]]).toEqual([second.taskId, "IN_PROGRESS", second["queueWaitTime"]]);
     await report(second, "FAILED_WITH_TERMINAL_ERROR", {}, { reasonForIncompletion: "corrupt input" });
     const failed = await waitFor(workflowId, ["FAILED", "COMPLETED"]);
     expect(failed.status).toBe("FAILED");
