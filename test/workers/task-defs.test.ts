@@ -153,7 +153,7 @@ describe("registering task definitions", () => {
     ["an unknown retry logic", [{ name: "td_bad_logic", retryLogic: "SOMETIMES" }], "[0].retryLogic", /one of FIXED, LINEAR_BACKOFF, EXPONENTIAL_BACKOFF/],
     ["a response timeout beyond the timeout", [{ name: "td_bad_timeout", timeoutSeconds: 60 }], "[0].responseTimeoutSeconds", /must not exceed timeoutSeconds \(60\)/],
     ["a timeout beyond the attempts' total", [{ name: "td_bad_total", timeoutSeconds: 1000, responseTimeoutSeconds: 1, totalTimeoutSeconds: 900 }], "[0].timeoutSeconds", /must not exceed totalTimeoutSeconds \(900\)/],
-    ["a broken expression in inputTemplate", [{ name: "td_bad_template", inputTemplate: { a: "${workflow.input" } }], "[0].inputTemplate.a", /./],
+    ["a broken expression in inputTemplate", [{ name: "td_bad_template", inputTemplate: { a: "${workflow.input" } }], "[0].inputTemplate.a", /^malformed expression at position 0: expected '}' to close '\$\{'$/],
     ["a secret in inputTemplate", [{ name: "td_bad_secret", inputTemplate: { token: "${workflow.secrets.apiKey}" } }], "[0].inputTemplate", /must not use secrets \(apiKey\)/],
     ["the same name twice", [{ name: "td_bad_twice" }, { name: "td_bad_twice" }], "(body)", /appears twice/],
     ["an ownerEmail that is no address (Conductor's TaskDef @Email)", [{ name: "td_bad_owner_ok" }, { name: "td_bad_owner", ownerEmail: "payments team" }], "[1].ownerEmail", /ownerEmail must be an e-mail address/],
