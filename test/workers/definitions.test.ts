@@ -55,8 +55,13 @@ describe("registering definitions", () => {
     expect((await api("POST", "/api/metadata/workflow/validate", valid("defs_validated"))).status).toBe(200);
     expect(await rowCount("workflow_defs")).toBe(before);
     expect((await api("GET", "/api/metadata/workflow/defs_validated")).status).toBe(404);
-    const bad = await refused(await api("POST", "/api/metadata/workflow/validate", { ...valid("defs_validated"), tasks: [{ name: "x", taskReferenceName: "x", type: "HTTP", inputParameters: {} }] }), 400, "VALIDATION_ERROR");
-    expect(bad.validationErrors?.length).toBeGreaterThan(0);
+    const broken = { ...valid("defs_validated"), tasks: [{ name: "x", taskReferenceName: "x", type: "HTTP", inputParameters: {} }] };
+    const bad = await refused(await api("POST", "/api/metadata/workflow/validate", broken), 400, "VALIDATION_ERROR");
+    // The registration's 400: its message and issues, the HTTP task's two missing fields named.
+    const registering = await refused(await api("POST", "/api/metadata/workflow", broken), 400, "VALIDATION_ERROR");
+    expect(bad.validationErrors?.map((issue) => issue.path)).toEqual(["tasks[0].inputParameters.uri", "tasks[0].inputParameters.method"]);
+    expect([bad.message, bad.validationErrors]).toEqual([registering.message, registering.validationErrors]);
+    expect(await rowCount("workflow_defs")).toBe(before);
     // Asked as a registration would be: a writer of that workflow only.
     const writer = await createUser("defs-validate-writer", { directPermissions: [{ action: "WORKFLOW_WRITE", scope: "workflow:defs_validated" }] });
     expect((await call("POST", "/api/metadata/workflow/validate", orkes(writer.token), valid("defs_validated"))).status).toBe(200);
