@@ -382,7 +382,8 @@ describe("the official Conductor TypeScript client", () => {
     const run = await executor.updateState(started, { taskReferenceName: "gate", taskResult: { taskId: "", workflowInstanceId: started, status: "COMPLETED", outputData: { by: "state" } }, variables: { stage: "updated" } }, requestId);
     expect(run).toMatchObject({ workflowId: started, status: "COMPLETED", requestId, variables: { stage: "updated" }, output: { stage: "updated", by: "state" } });
     // A refused one changes nothing: the task is done, so neither its result nor the variables given with it are taken.
-    await expect(executor.updateState(started, { taskReferenceName: "gate", taskResult: { taskId: "", workflowInstanceId: "", status: "FAILED" }, variables: { stage: "late" } }, crypto.randomUUID())).rejects.toThrow();
+    const late = await sdkError(executor.updateState(started, { taskReferenceName: "gate", taskResult: { taskId: "", workflowInstanceId: "", status: "FAILED" }, variables: { stage: "late" } }, crypto.randomUUID()));
+    expect(late).toBe(`Failed to update state for workflow '${started}': Cannot update the variables of workflow ${started}: its status is COMPLETED`);
     expect((await executor.getWorkflow(started, false)).variables).toEqual({ stage: "updated" });
   });
 
@@ -576,7 +577,7 @@ describe("the official Conductor TypeScript client", () => {
     // A script that does not parse never reaches storage: the client surfaces the service's message.
     const broken = new ConductorWorkflow(executor, `client_inline_broken_${suffix}`).add(inlineTask("oops", "function ( {"));
     await expect(broken.register(true)).rejects.toThrow(/does not parse as JavaScript/);
-    await expect(metadata.getWorkflowDef(`client_inline_broken_${suffix}`)).rejects.toThrow();
+    expect(await sdkError(metadata.getWorkflowDef(`client_inline_broken_${suffix}`))).toMatch(/No such workflow found by name: client_inline_broken_/);
   });
 
   it("a doWhileTask and a newLoopTask from the builders loop in wrangler dev: each run named ref__<iteration>, the latest read by the plain name", async () => {
