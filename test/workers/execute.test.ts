@@ -327,6 +327,7 @@ describe("Orkes' state update (POST /api/workflow/{workflowId}/state)", () => {
   it("refuses a bad update with the error naming what is wrong, and a refused task result leaves the variables as they were", async () => {
     const workflowId = await waitingForApproval("state_refused");
     const before = await getWorkflow(workflowId);
+    const unknownTaskId = crypto.randomUUID();
     const refusals: Array<[unknown, number, string]> = [
       [{ taskResult: { status: "COMPLETED" }, variables: { decision: "no" } }, 400, "taskReferenceName"],
       // Empty ids (the official client's type requires both) are absent ones.
@@ -335,14 +336,16 @@ describe("Orkes' state update (POST /api/workflow/{workflowId}/state)", () => {
       [{ taskReferenceName: "approve", taskResult: { status: "COMPLETED", workflowInstanceId: crypto.randomUUID() }, variables: { decision: "no" } }, 400, "taskResult.workflowInstanceId"],
       [{ variables: ["decision"] }, 400, "variables"],
       [[{ variables: {} }], 400, "(body)"],
-      [{ taskReferenceName: "no_such_task", taskResult: { status: "COMPLETED" }, variables: { decision: "no" } }, 404, ""],
-      [{ taskResult: { taskId: crypto.randomUUID(), status: "COMPLETED" }, variables: { decision: "no" } }, 404, ""],
+      [{ taskReferenceName: "no_such_task", taskResult: { status: "COMPLETED" }, variables: { decision: "no" } }, 404, "has no task with reference name no_such_task"],
+      [{ taskResult: { taskId: unknownTaskId, status: "COMPLETED" }, variables: { decision: "no" } }, 404, `has no task ${unknownTaskId}`],
     ];
-    for (const [body, status, path] of refusals) {
+    // A 400 names the field among its validationErrors; a 404 says which task the workflow lacks.
+    for (const [body, status, what] of refusals) {
       const response = await update(workflowId, body);
       expect(response.status, JSON.stringify(body)).toBe(status);
-      const error = (await response.json()) as { validationErrors?: Array<{ path: string }> };
-      if (path !== "") expect(error.validationErrors?.map((issue) => issue.path), JSON.stringify(body)).toContain(path);
+      const error = (await response.json()) as { message: string; validationErrors?: Array<{ path: string }> };
+      if (status === 400) expect(error.validationErrors?.map((issue) => issue.path), JSON.stringify(body)).toContain(what);
+      else expect(error.message, JSON.stringify(body)).toBe(`Workflow ${workflowId} ${what}`);
     }
     // A result without a status (the Java client's TaskResult unless set) completes it, as Conductor takes it.
     expect((await update(workflowId, { taskReferenceName: "approve", taskResult: { outputData: { a: "b" }, status: null } })).status).toBe(200);
