@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { awaitedChildId, isBlocked, type Decision } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
+import { EngineError } from "../../src/engine/errors";
 import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { enclosingJoins, leavesLane, nextPlanIndex, planIndexOf, planOf, ROOT_LANE } from "../../src/engine/plan";
 import { attemptEnds, env, httpGet, latestNamed, refusal, registrationErrors, startedWith } from "./engine-env";
@@ -343,11 +344,13 @@ describe("FORK_JOIN endings and children", () => {
       const sub = instance(state, "sub");
       return decide(state, { type: "childFinished", taskId: sub.taskId, subWorkflowId: sub.subWorkflowId!, status, output: {}, ...(status === "FAILED" ? { reason: "boom" } : {}) }, env(now)).state;
     };
+    // Refused as the engine refuses it (a CONFLICT); any other error fails the test.
     const followable = (state: WorkflowExecution) => {
       try {
         return decide(state, { type: "resumeChild", taskId: instance(state, "sub").taskId }, env(9_000)).state.status;
-      } catch {
-        return "refused";
+      } catch (error) {
+        if (error instanceof EngineError && error.kind === "CONFLICT") return "refused";
+        throw error;
       }
     };
     // The JOIN, scheduled with the fork before `sub`, waited for it (by name, or by the SWITCH holding it) and ended;
@@ -378,11 +381,13 @@ describe("FORK_JOIN endings and children", () => {
       const sub = instance(state, "sub__1");
       return decide(state, { type: "childFinished", taskId: sub.taskId, subWorkflowId: sub.subWorkflowId!, status: "COMPLETED", output: {} }, env(now)).state;
     };
+    // Refused as the engine refuses it (a CONFLICT); any other error fails the test.
     const followable = (state: WorkflowExecution) => {
       try {
         return decide(state, { type: "resumeChild", taskId: instance(state, "sub__1").taskId }, env(9_000)).state.status;
-      } catch {
-        return "refused";
+      } catch (error) {
+        if (error instanceof EngineError && error.kind === "CONFLICT") return "refused";
+        throw error;
       }
     };
     // Its iteration still runs (ended during the pause, nothing acted on it yet): the parent waits for the child again.
