@@ -2895,7 +2895,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       const current = this.#execution;
       const lookups = current === null ? [] : awaitedCacheLookups(current);
       if (lookups.length === 0) return;
-      const outputs = await new TaskOutputCache(this.env.DB).lookup(lookups, Date.now());
+      const outputs = await new TaskOutputCache(this.env.DB, this.env.SECRETS_ENCRYPTION_KEY).lookup(lookups, Date.now());
       if (this.#execution === null || this.#removing) return;
       this.#apply({ type: "cacheLookedUp", outputs });
     });
@@ -2905,7 +2905,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   #syncCacheWrites(): void {
     for (const [taskId, write] of this.#cacheWrites) {
       this.#runJob(CACHE_WRITE_META + taskId, async () => {
-        await new TaskOutputCache(this.env.DB).store(write, Date.now());
+        await new TaskOutputCache(this.env.DB, this.env.SECRETS_ENCRYPTION_KEY).store(write, Date.now());
         if (this.#execution === null || this.#cacheWrites.get(taskId) !== write) return; // removed, or completed again (a rerun) meanwhile
         this.#cacheWrites.delete(taskId);
         this.#store.deleteMeta(CACHE_WRITE_META + taskId);

@@ -1,6 +1,7 @@
 import type { JsonObject } from "../engine/model";
 import type { TaskCacheWrite } from "../engine/task-cache";
 import { hexOf } from "../engine/task-id";
+import { decryptSecret, encryptSecret, loadKeyring, type SecretsKeyring } from "./secrets/crypto";
 
 /** Most look-ups one D1 batch makes (one statement each). */
 const LOOKUPS_PER_BATCH = 50;
@@ -17,6 +18,44 @@ export async function storedCacheKey(key: string): Promise<string> {
   return hexOf(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key))));
 }
 
+/**
+ * How outputs are kept: sealed with the secrets store's keyring (`SECRETS_ENCRYPTION_KEY` configured), in plain (none
+ * configured), or not at all (a key that is set but unusable: its operator meant outputs to be sealed).
+ */
+type OutputSealing = { kind: "sealed"; keyring: SecretsKeyring } | { kind: "plain" } | { kind: "none" };
+
+/** The sealing `SECRETS_ENCRYPTION_KEY` (`encryptionKey`) gives; the keyring is imported once per isolate (see loadKeyring). */
+async function outputSealing(encryptionKey: string | undefined): Promise<OutputSealing> {
+  const loaded = await loadKeyring(encryptionKey);
+  if (loaded.ok) return { kind: "sealed", keyring: loaded.keyring };
+  return loaded.problem === "missing" ? { kind: "plain" } : { kind: "none" };
+}
+
+/**
+ * The additional authenticated data of a sealed output: its row's task name and stored key, so that a ciphertext moved
+ * to another row (or another table) fails authentication and is a miss. The NUL can be in no secret's name, so no
+ * secret's ciphertext opens as an output, nor an output's as a secret.
+ */
+export function sealedOutputContext(taskName: string, storedKey: string): string {
+  return `task_output_cache\u0000${taskName}\u0000${storedKey}`;
+}
+
+/**
+ * The output a row holds, or null when it is none to trust: sealed, only what the keyring opens (a row in plain, from
+ * before outputs were sealed or from a Worker without the key, or sealed by a key since removed, is a miss, never an
+ * error: a D1 writer cannot put an output in a sealed cache's place); in plain, only plain JSON.
+ */
+async function openedOutput(sealing: OutputSealing, taskName: string, storedKey: string, text: string): Promise<JsonObject | null> {
+  let json: string | undefined = text;
+  if (sealing.kind === "sealed") json = await decryptSecret(sealing.keyring, sealedOutputContext(taskName, storedKey), text);
+  if (json === undefined || !json.startsWith("{")) return null;
+  try {
+    return JSON.parse(json) as JsonObject;
+  } catch {
+    return null;
+  }
+}
+
 /** What one task waiting for its look-up asks: its task name and resolved key. */
 export interface TaskCacheLookup {
   taskId: string;
@@ -30,23 +69,37 @@ export interface TaskCacheLookup {
  */
 export class TaskOutputCache {
   readonly #db: D1Database;
+  readonly #encryptionKey: string | undefined;
 
-  constructor(db: D1Database) {
+  /**
+   * `encryptionKey`: the service's `SECRETS_ENCRYPTION_KEY`, with which outputs are sealed at rest (AES-256-GCM, as
+   * secrets are): an output may hold a credential (a token endpoint's answer, a `maskedFields` value, a worker's
+   * result), and D1 is read by anyone with the account's access and shows in its exports. Not needed to clear.
+   */
+  constructor(db: D1Database, encryptionKey?: string) {
     this.#db = db;
+    this.#encryptionKey = encryptionKey;
   }
 
   /** The unexpired output cached for each look-up, by task id (null: none). */
   async lookup(lookups: readonly TaskCacheLookup[], now: number): Promise<Record<string, JsonObject | null>> {
     const outputs: Record<string, JsonObject | null> = {};
+    const sealing = await outputSealing(this.#encryptionKey);
+    if (sealing.kind === "none") {
+      for (const lookup of lookups) outputs[lookup.taskId] = null;
+      return outputs;
+    }
     for (let start = 0; start < lookups.length; start += LOOKUPS_PER_BATCH) {
       const chunk = lookups.slice(start, start + LOOKUPS_PER_BATCH);
       const keys = await Promise.all(chunk.map((lookup) => storedCacheKey(lookup.key)));
       const statement = this.#db.prepare(`SELECT output FROM task_output_cache WHERE task_name = ? AND cache_key = ? AND expires_at > ?`);
       const results = await this.#db.batch<{ output: string }>(chunk.map((lookup, index) => statement.bind(lookup.taskName, keys[index], now)));
-      chunk.forEach((lookup, index) => {
-        const row = results[index]?.results[0];
-        outputs[lookup.taskId] = row === undefined ? null : (JSON.parse(row.output) as JsonObject);
-      });
+      await Promise.all(
+        chunk.map(async (lookup, index) => {
+          const row = results[index]?.results[0];
+          outputs[lookup.taskId] = row === undefined ? null : await openedOutput(sealing, lookup.taskName, keys[index]!, row.output);
+        }),
+      );
     }
     return outputs;
   }
@@ -59,16 +112,23 @@ export class TaskOutputCache {
     await this.#db.prepare(`DELETE FROM task_output_cache WHERE task_name = ?`).bind(taskName).run();
   }
 
-  /** Caches `write`'s output (under its key's digest) until its time to live has passed (replacing any under its name and key), deleting a few expired ones. */
+  /**
+   * Caches `write`'s output (under its key's digest; sealed when a key is configured) until its time to live has passed
+   * (replacing any under its name and key), deleting a few expired ones. Nothing with a key set but unusable.
+   */
   async store(write: TaskCacheWrite, now: number): Promise<void> {
+    const sealing = await outputSealing(this.#encryptionKey);
+    if (sealing.kind === "none") return;
     const key = await storedCacheKey(write.key);
+    const text = JSON.stringify(write.output);
+    const output = sealing.kind === "sealed" ? await encryptSecret(sealing.keyring, sealedOutputContext(write.taskName, key), text) : text;
     await this.#db.batch([
       this.#db
         .prepare(
           `INSERT INTO task_output_cache (task_name, cache_key, output, expires_at) VALUES (?1, ?2, ?3, ?4)
            ON CONFLICT (task_name, cache_key) DO UPDATE SET output = excluded.output, expires_at = excluded.expires_at`,
         )
-        .bind(write.taskName, key, JSON.stringify(write.output), now + write.ttlSeconds * 1000),
+        .bind(write.taskName, key, output, now + write.ttlSeconds * 1000),
       this.#db
         .prepare(`DELETE FROM task_output_cache WHERE rowid IN (SELECT rowid FROM task_output_cache WHERE expires_at <= ? LIMIT ?)`)
         .bind(now, EXPIRED_DELETED_PER_WRITE),

@@ -7,12 +7,22 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
-import { storedCacheKey } from "../../src/worker/task-output-cache";
+import { sealedOutputContext, storedCacheKey } from "../../src/worker/task-output-cache";
+import { decryptSecret, loadKeyring } from "../../src/worker/secrets/crypto";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
 /** A workflow whose one HTTP task GETs `/count/<key>` (the target counts each request) with `cacheConfig`. */
 async function registerCounting(name: string, cacheConfig: JsonObject, extra: JsonObject = {}): Promise<void> {
   await register({ name, tasks: [httpTask("fetch", { uri: target("/count/${workflow.input.key}"), method: "GET" }, { cacheConfig, ...extra })] });
+}
+
+/** The output D1 holds for task `taskName` (the one row of that name), opened with the configured key, and its raw text. */
+async function cachedRow(taskName: string): Promise<{ raw: string; opened: JsonObject | undefined }> {
+  const row = await env.DB.prepare("SELECT cache_key, output FROM task_output_cache WHERE task_name = ?").bind(taskName).first<{ cache_key: string; output: string }>();
+  const keyring = await loadKeyring(env.SECRETS_ENCRYPTION_KEY);
+  if (row === null || !keyring.ok) throw new Error(`no output cached for ${taskName}, or no key`);
+  const text = await decryptSecret(keyring.keyring, sealedOutputContext(taskName, row.cache_key), row.output);
+  return { raw: row.output, opened: text === undefined ? undefined : (JSON.parse(text) as JsonObject) };
 }
 
 async function outputOf(name: string, input: JsonObject): Promise<JsonObject> {
@@ -123,6 +133,47 @@ describe("task output cache", () => {
     expect(left.results.map((row) => row.cache_key)).toEqual(["a".repeat(64), digest].sort());
   });
 
+  it("seals outputs at rest with SECRETS_ENCRYPTION_KEY: D1 holds no output in plain, a hit still completes with it, a row in plain or moved to another key is a miss", async () => {
+    // A worker returning a credential (no stored secret's value, so nothing scrubs it): what D1 holds must not show it.
+    const workflow = { name: "toc_sealed", tasks: [{ name: "toc_sealed_worker", taskReferenceName: "login", type: "SIMPLE", inputParameters: { account: "${workflow.input.account}" }, cacheConfig: { key: "acct-${account}", ttlInSecond: 600 } }] };
+    await register(workflow);
+    const runWorker = async (account: string, output: JsonObject): Promise<string> => {
+      const id = await startWorkflow("toc_sealed", { account });
+      const polled = await eventually(() => apiOk<JsonObject | null>("GET", "/api/tasks/poll/toc_sealed_worker?workerid=w1").catch(() => null), (task) => task !== null && typeof task === "object" && "taskId" in task, "a poll handing the task out");
+      await apiOk("POST", "/api/tasks", { workflowInstanceId: id, taskId: polled!["taskId"], status: "COMPLETED", outputData: output });
+      await waitFor(id, ["COMPLETED"]);
+      return id;
+    };
+    await runWorker("a1", { access_token: "toc-sealed-credential-1", expires_in: 3600 });
+    await eventually(() => rowCount("task_output_cache WHERE task_name = 'toc_sealed_worker'"), (rows) => rows === 1, "the output cached");
+    const { raw, opened } = await cachedRow("toc_sealed_worker");
+    expect(raw).not.toContain("toc-sealed-credential-1");
+    expect(raw).toMatch(/^v1:/);
+    expect(opened).toEqual({ access_token: "toc-sealed-credential-1", expires_in: 3600 });
+    // A hit still completes the task with the output as the worker gave it.
+    const hit = await waitFor(await startWorkflow("toc_sealed", { account: "a1" }), ["COMPLETED"]);
+    expect(hit.tasks[0]).toMatchObject({ outputData: { access_token: "toc-sealed-credential-1", expires_in: 3600, _cachedResponse: true }, pollCount: 0 });
+    // A row in plain (cached before outputs were sealed, or put there by hand) is not trusted: its task runs.
+    const plainKey = await storedCacheKey("acct-a2");
+    await env.DB.prepare("INSERT INTO task_output_cache (task_name, cache_key, output, expires_at) VALUES ('toc_sealed_worker', ?, ?, ?)").bind(plainKey, JSON.stringify({ access_token: "forged" }), Date.now() + 600_000).run();
+    await runWorker("a2", { access_token: "toc-sealed-credential-2" });
+    // Nor is a sealed output moved under another key (its authenticated data names its row).
+    await env.DB.prepare("INSERT INTO task_output_cache (task_name, cache_key, output, expires_at) VALUES ('toc_sealed_worker', ?, ?, ?)").bind(await storedCacheKey("acct-a3"), raw, Date.now() + 600_000).run();
+    await runWorker("a3", { access_token: "toc-sealed-credential-3" });
+  });
+
+  it("migration 0041 deletes outputs cached in plain (before outputs were sealed), keeping sealed ones", async () => {
+    const migration = env.TEST_MIGRATIONS.find((candidate) => candidate.name.startsWith("0041_"));
+    expect(migration?.name).toBe("0041_task_output_cache_sealed_outputs.sql");
+    const expiresAt = Date.now() + 3_600_000;
+    for (const [key, output] of [["a".repeat(64), '{"token":"plain"}'], ["b".repeat(64), "v1:AAAA:AAAA"]]) {
+      await env.DB.prepare("INSERT INTO task_output_cache (task_name, cache_key, output, expires_at) VALUES ('toc_unsealed', ?, ?, ?)").bind(key, output, expiresAt).run();
+    }
+    for (const query of migration!.queries) await env.DB.prepare(query).run();
+    const left = await env.DB.prepare("SELECT output FROM task_output_cache WHERE task_name = 'toc_unsealed'").all<{ output: string }>();
+    expect(left.results.map((row) => row.output)).toEqual(["v1:AAAA:AAAA"]);
+  });
+
   it("calls again once the output expired, and never caches a failure", async () => {
     await registerCounting("toc_expiring", { key: "${uri}", ttlInSecond: 1 });
     await outputOf("toc_expiring", { key: "toc-exp" });
@@ -152,7 +203,7 @@ describe("task output cache", () => {
     const second = await waitFor(await startWorkflow("toc_simple", { item: "x1" }), ["COMPLETED"]);
     expect(second.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { price: 42, _cachedResponse: true }, pollCount: 0 });
     // The mark is not cached: the stored output is the worker's.
-    expect(JSON.parse((await env.DB.prepare("SELECT output FROM task_output_cache WHERE task_name = 'toc_worker'").first<{ output: string }>())!.output)).toEqual({ price: 42 });
+    expect((await cachedRow("toc_worker")).opened).toEqual({ price: 42 });
     const sizes = await apiOk<Record<string, number>>("GET", "/api/tasks/queue/sizes?taskType=toc_worker");
     expect(sizes["toc_worker"] ?? 0).toBe(0);
     // Another item is the worker's again.

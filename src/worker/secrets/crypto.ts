@@ -38,11 +38,17 @@ const encoder = new TextEncoder();
 // fatal: a value that decrypts to invalid UTF-8 is corrupt, not something to show with U+FFFD.
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
-/** Standard base64 of bytes; chunked so a 64 KiB value does not exceed the argument limit of `fromCharCode`. */
+/** Bytes per `fromCharCode` call of {@link toBase64}: under the argument limit, and large enough to be few. */
+const BASE64_CHUNK = 0x2000;
+
+/**
+ * Standard base64 of bytes; chunked so a large value (a cached task output of 768 KiB) does not exceed the argument
+ * limit of `fromCharCode`. `apply` with the typed array itself, not a spread: some five times faster for large values.
+ */
 export function toBase64(bytes: Uint8Array): string {
   let binary = "";
-  for (let offset = 0; offset < bytes.length; offset += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(offset, offset + 0x8000));
+  for (let offset = 0; offset < bytes.length; offset += BASE64_CHUNK) {
+    binary += String.fromCharCode.apply(null, bytes.subarray(offset, offset + BASE64_CHUNK) as unknown as number[]);
   }
   return btoa(binary);
 }
@@ -51,7 +57,11 @@ export function toBase64(bytes: Uint8Array): string {
 export function fromBase64(text: string): Uint8Array | undefined {
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return undefined;
   try {
-    return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+    // A plain loop: `Uint8Array.from` with a mapping function is some twenty times slower on large values.
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
+    return bytes;
   } catch {
     return undefined;
   }
