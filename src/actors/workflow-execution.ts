@@ -2895,9 +2895,10 @@ export class WorkflowExecution extends DurableObject<Env> {
       const current = this.#execution;
       const lookups = current === null ? [] : awaitedCacheLookups(current);
       if (lookups.length === 0) return;
-      const outputs = await new TaskOutputCache(this.env.DB, this.env.SECRETS_ENCRYPTION_KEY).lookup(lookups, Date.now());
+      const { outputs, keys } = await new TaskOutputCache(this.env.DB, this.env.SECRETS_ENCRYPTION_KEY).lookup(lookups, Date.now());
       if (this.#execution === null || this.#removing) return;
-      this.#apply({ type: "cacheLookedUp", outputs });
+      // The finer keys are kept with the tasks that missed: their outputs are cached under the secrets' versions they looked up by.
+      this.#apply(Object.keys(keys).length === 0 ? { type: "cacheLookedUp", outputs } : { type: "cacheLookedUp", outputs, keys });
     });
   }
 

@@ -228,9 +228,11 @@ export type ExecutionEvent =
   | { type: "workerDomainsChosen"; domains: Record<string, string | null> }
   /**
    * What the task output cache holds for the tasks that wait for their look-up (see {@link awaitedCacheLookups}), by
-   * task id, null for nothing cached: a task with an output completes with it, the others start.
+   * task id, null for nothing cached: a task with an output completes with it, the others start. `keys`: the key a task
+   * was looked up by where the actor made it finer than the one it gave (the versions of the secrets it sends), which
+   * its output is then cached under.
    */
-  | { type: "cacheLookedUp"; outputs: Record<string, JsonObject | null> }
+  | { type: "cacheLookedUp"; outputs: Record<string, JsonObject | null>; keys?: Record<string, string> }
   /**
    * The limit objects of their task names gave these places (see `task-places.ts`), by place id: each task that still
    * asks for one holds it, and starts.
@@ -646,7 +648,7 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       // Where a task waits changes; nothing else moves.
       return applyWorkerDomainsChosen(draft, event.domains, env, effects) ? { state: draft.state, effects } : { state, effects: [] };
     case "cacheLookedUp":
-      if (!applyCacheLookups(draft, event.outputs, env)) return { state, effects: [] };
+      if (!applyCacheLookups(draft, event.outputs, event.keys ?? {}, env)) return { state, effects: [] };
       break;
     case "placesGiven":
       if (!applyPlacesGiven(draft, event.placeIds)) return { state, effects: [] };
@@ -695,20 +697,22 @@ function applyWorkerDomainsChosen(draft: Draft, domains: Record<string, string |
 }
 
 /**
- * Completes each task that waited for its cache look-up with the output found, or lets it start (`missed`); false when
- * there is nothing to do (the execution ended meanwhile, or no task named waits).
+ * Completes each task that waited for its cache look-up with the output found, or lets it start (`missed`, keeping the
+ * key it was looked up by from `keys`, to cache its output under); false when there is nothing to do (the execution
+ * ended meanwhile, or no task named waits).
  */
-function applyCacheLookups(draft: Draft, outputs: Record<string, JsonObject | null>, env: DecideEnv): boolean {
+function applyCacheLookups(draft: Draft, outputs: Record<string, JsonObject | null>, keys: Record<string, string>, env: DecideEnv): boolean {
   const state = draft.state;
   if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) return false;
   let changed = false;
   for (const task of state.tasks) {
     if (task.cache?.state !== "looking" || task.status !== "SCHEDULED" || !Object.hasOwn(outputs, task.taskId)) continue;
     const output = outputs[task.taskId] ?? null;
-    if (output === null) draft.updateTask(task.taskId, { cache: { key: task.cache.key, state: "missed" } });
+    const key = Object.hasOwn(keys, task.taskId) ? keys[task.taskId]! : task.cache.key;
+    if (output === null) draft.updateTask(task.taskId, { cache: { key, state: "missed" } });
     else {
       draft.updateTask(task.taskId, {
-        cache: { key: task.cache.key, state: "hit" },
+        cache: { key, state: "hit" },
         status: "COMPLETED",
         // Marked as Orkes marks a cache hit's output (only a miss's output is ever cached, so the mark is never stored).
         outputData: { ...output, _cachedResponse: true },

@@ -77,6 +77,17 @@ function inputNamed(taskType: string, input: JsonObject, name: string): JsonValu
 }
 
 /**
+ * The names of the secrets stored key `key` carries (see {@link storedKey}), sorted; none for a task sending none. For
+ * the actor, which makes the key finer with the versions of those secrets as it looks up (a secret given a new value
+ * then misses what was cached with the old).
+ */
+export function cacheKeySecrets(key: string): string[] {
+  if (!key.startsWith(SECRETS_MARK) || key.startsWith(SECRETS_MARK, 1)) return [];
+  const end = key.indexOf(SECRETS_MARK, 1);
+  return end < 0 ? [] : key.slice(1, end).split(",");
+}
+
+/**
  * The input a key reads, and the secrets `task` sends (by name, sorted), or undefined when its template cannot be
  * resolved again (it then runs uncached). The input is the task's, except that where its template reads a secret, the
  * reference as written (`${workflow.secrets.token_a}`) stands in the stored `***`. Every secret reads `***` there, so a

@@ -1,7 +1,8 @@
 import type { JsonObject } from "../engine/model";
-import type { TaskCacheWrite } from "../engine/task-cache";
+import { cacheKeySecrets, type TaskCacheWrite } from "../engine/task-cache";
 import { hexOf } from "../engine/task-id";
 import { decryptSecret, encryptSecret, loadKeyring, type SecretsKeyring } from "./secrets/crypto";
+import { readEncryptedSecrets } from "./secrets/store";
 
 /** Most look-ups one D1 batch makes (one statement each). */
 const LOOKUPS_PER_BATCH = 50;
@@ -16,6 +17,34 @@ const EXPIRED_DELETED_PER_WRITE = 20;
  */
 export async function storedCacheKey(key: string): Promise<string> {
   return hexOf(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key))));
+}
+
+/** Between a key carrying secrets and the digest of their versions (see {@link versionedKeys}). */
+const VERSIONS_MARK = "\u001e";
+
+/**
+ * The key each look-up whose task sends secrets is made finer with: its key, then the SHA-256 of those secrets' stored
+ * (encrypted) values, by task id. A value is encrypted afresh (a random IV) each time it is put, so a secret given a new
+ * value (`PUT /api/secrets/{name}`, an UPDATE_SECRET) misses what was cached with the old one, where the names alone
+ * found it until it expired; the digest of a ciphertext D1 already holds says nothing of the value. A secret missing
+ * counts as empty (its task fails, caching nothing). One D1 read for all the look-ups, none when no task sends a secret.
+ */
+async function versionedKeys(db: D1Database, lookups: readonly TaskCacheLookup[]): Promise<Record<string, string>> {
+  const named = lookups.map((lookup) => ({ lookup, secrets: cacheKeySecrets(lookup.key) })).filter((entry) => entry.secrets.length > 0);
+  if (named.length === 0) return {};
+  const stored = await readEncryptedSecrets(db, [...new Set(named.flatMap((entry) => entry.secrets))]);
+  const keys: Record<string, string> = {};
+  for (const { lookup, secrets } of named) {
+    const versions = await storedCacheKey(secrets.map((name) => stored.get(name) ?? "").join("\n"));
+    keys[lookup.taskId] = `${lookup.key}${VERSIONS_MARK}${versions}`;
+  }
+  return keys;
+}
+
+/** What a look-up found: the output for each task (null: none), and the finer keys of those sending secrets (see {@link versionedKeys}). */
+export interface TaskCacheFound {
+  outputs: Record<string, JsonObject | null>;
+  keys: Record<string, string>;
 }
 
 /**
@@ -81,17 +110,21 @@ export class TaskOutputCache {
     this.#encryptionKey = encryptionKey;
   }
 
-  /** The unexpired output cached for each look-up, by task id (null: none). */
-  async lookup(lookups: readonly TaskCacheLookup[], now: number): Promise<Record<string, JsonObject | null>> {
+  /**
+   * The unexpired output cached for each look-up, by task id (null: none), found by its key made finer with the
+   * versions of the secrets its task sends, the key its output is to be cached under.
+   */
+  async lookup(lookups: readonly TaskCacheLookup[], now: number): Promise<TaskCacheFound> {
     const outputs: Record<string, JsonObject | null> = {};
     const sealing = await outputSealing(this.#encryptionKey);
     if (sealing.kind === "none") {
       for (const lookup of lookups) outputs[lookup.taskId] = null;
-      return outputs;
+      return { outputs, keys: {} };
     }
+    const versioned = await versionedKeys(this.#db, lookups);
     for (let start = 0; start < lookups.length; start += LOOKUPS_PER_BATCH) {
       const chunk = lookups.slice(start, start + LOOKUPS_PER_BATCH);
-      const keys = await Promise.all(chunk.map((lookup) => storedCacheKey(lookup.key)));
+      const keys = await Promise.all(chunk.map((lookup) => storedCacheKey(versioned[lookup.taskId] ?? lookup.key)));
       const statement = this.#db.prepare(`SELECT output FROM task_output_cache WHERE task_name = ? AND cache_key = ? AND expires_at > ?`);
       const results = await this.#db.batch<{ output: string }>(chunk.map((lookup, index) => statement.bind(lookup.taskName, keys[index], now)));
       await Promise.all(
@@ -101,7 +134,7 @@ export class TaskOutputCache {
         }),
       );
     }
-    return outputs;
+    return { outputs, keys: versioned };
   }
 
   /**

@@ -3,7 +3,7 @@ import { createExecution, nextDeadline } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
-import { awaitedCacheLookups, taskCacheKey, taskCacheWrites } from "../../src/engine/task-cache";
+import { awaitedCacheLookups, cacheKeySecrets, taskCacheKey, taskCacheWrites } from "../../src/engine/task-cache";
 import { attemptEnds, env, httpGet, latestNamed, registrationErrors } from "./engine-env";
 
 const CACHE = { key: "${uri}-${method}", ttlInSecond: 60 };
@@ -74,6 +74,10 @@ describe("the cache key", () => {
     expect(keyOf(withA!)).toBe(`\u001f${withA}`);
     expect(keyOf("\u001f\u001fx")).toBe("\u001f\u001f\u001fx");
     expect(keyOf("plain")).toBe("plain");
+    // The names are read back from the key (the actor adds their versions), none from a key carrying none.
+    expect(cacheKeySecrets(sending(["token_b", "token_a"])("${uri}")!)).toEqual(["token_a", "token_b"]);
+    expect(cacheKeySecrets(keyOf(withA!)!)).toEqual([]);
+    expect(cacheKeySecrets("plain")).toEqual([]);
   });
 
   it("carries the secrets its task sends as it runs, not those of a branch not taken (`?:` choosing the credential)", () => {
@@ -135,6 +139,15 @@ describe("a task whose output is cached", () => {
     expect(taskCacheWrites(completed, { ...completed })).toEqual([]);
     const failed = attemptEnds(missed.state, "a", 3_000, "FAILED").state;
     expect(taskCacheWrites(missed.state, failed)).toEqual([]);
+  });
+
+  it("not found by a finer key (its secrets' versions), it caches its output under that key", () => {
+    const waiting = started([httpGet("a", { cacheConfig: CACHE })]);
+    const a = latestNamed(waiting, "a");
+    const missed = decide(waiting, { type: "cacheLookedUp", outputs: { [a.taskId]: null }, keys: { [a.taskId]: "finer" } }, env(2_000));
+    expect(latestNamed(missed.state, "a").cache).toEqual({ key: "finer", state: "missed" });
+    const completed = attemptEnds(missed.state, "a", 3_000, "COMPLETED", { body: "fresh" }).state;
+    expect(taskCacheWrites(missed.state, completed)).toEqual([{ taskId: a.taskId, taskName: "a", key: "finer", output: { body: "fresh" }, ttlSeconds: 60 }]);
   });
 
   it("is never cached in a test run, and a rerun looks the cache up again", () => {

@@ -103,6 +103,29 @@ describe("task output cache", () => {
     expect(await hits("toc-pick")).toBe(2);
   });
 
+  it("misses the output cached with a secret's old value once it is given a new one (PUT /api/secrets/{name}): the task calls with the new value", async () => {
+    await apiOk("PUT", "/api/secrets/toc_rotated", JSON.stringify("toc-rotated-old"));
+    const request = { uri: target("/count/toc-rotated"), method: "GET", headers: { Authorization: "Bearer ${workflow.secrets.toc_rotated}" } };
+    await register({ name: "toc_rotating", tasks: [httpTask("toc_rotating_me", request, { cacheConfig: { key: "${uri}", ttlInSecond: 600 } })] });
+    const cachedRows = () => env.DB.prepare("SELECT COUNT(*) AS n FROM task_output_cache WHERE task_name = 'toc_rotating_me'").first<{ n: number }>();
+    expect((await outputOf("toc_rotating", {}))["status"]).toBe("COMPLETED");
+    await eventually(cachedRows, (row) => row!.n === 1, "the output cached");
+    expect((await outputOf("toc_rotating", {}))["_cachedResponse"]).toBe(true);
+    expect(await hits("toc-rotated")).toBe(1);
+    // Rotated: the answer to the old credential is not this one's.
+    await apiOk("PUT", "/api/secrets/toc_rotated", JSON.stringify("toc-rotated-new"));
+    const rotated = await outputOf("toc_rotating", {});
+    expect(rotated["status"]).toBe("COMPLETED");
+    expect(rotated["_cachedResponse"]).toBeUndefined();
+    expect(await hits("toc-rotated")).toBe(2);
+    // The new value's output is cached and found in its turn.
+    await eventually(cachedRows, (row) => row!.n === 2, "the new value's output cached");
+    expect((await outputOf("toc_rotating", {}))["_cachedResponse"]).toBe(true);
+    expect(await hits("toc-rotated")).toBe(2);
+    const rows = await env.DB.prepare("SELECT * FROM task_output_cache WHERE task_name = 'toc_rotating_me'").all();
+    expect(JSON.stringify(rows.results)).not.toMatch(/toc-rotated-(old|new)/);
+  });
+
   it("keeps a key that reads a masked value out of D1 in plain: the output is stored under the key's digest, found by the same value only", async () => {
     // A key reading a value Orkes masks (`_secrets` of the workflow's input): what D1 holds must not show it.
     await register({ name: "toc_masked", tasks: [httpTask("toc_masked_me", { uri: target("/count/toc-masked"), method: "GET", headers: { Authorization: "Bearer ${workflow.input._secrets.token}" } }, { cacheConfig: { key: "${workflow.input._secrets.token}", ttlInSecond: 600 } })] });
