@@ -70,13 +70,26 @@ export function sealedOutputContext(taskName: string, storedKey: string): string
 }
 
 /**
+ * What `output` holds in a row whose output is sealed (in `sealed_output`): JSON `null`, which the code before sealing
+ * (it reads `output` only, and parses it) takes for nothing cached, running the task, where a ciphertext there would
+ * fail its look-up (a gradual deployment serves both).
+ */
+const SEALED_ROW_OUTPUT = "null";
+
+/** A row as a look-up reads it: `output` in plain (JSON), `sealed_output` the sealed form, when sealed. */
+interface CachedRow {
+  output: string;
+  sealed_output: string | null;
+}
+
+/**
  * The output a row holds, or null when it is none to trust: sealed, only what the keyring opens (a row in plain, from
  * before outputs were sealed or from a Worker without the key, or sealed by a key since removed, is a miss, never an
  * error: a D1 writer cannot put an output in a sealed cache's place); in plain, only plain JSON.
  */
-async function openedOutput(sealing: OutputSealing, taskName: string, storedKey: string, text: string): Promise<JsonObject | null> {
-  let json: string | undefined = text;
-  if (sealing.kind === "sealed") json = await decryptSecret(sealing.keyring, sealedOutputContext(taskName, storedKey), text);
+async function openedOutput(sealing: OutputSealing, taskName: string, storedKey: string, row: CachedRow): Promise<JsonObject | null> {
+  let json: string | undefined = row.output;
+  if (sealing.kind === "sealed") json = row.sealed_output === null ? undefined : await decryptSecret(sealing.keyring, sealedOutputContext(taskName, storedKey), row.sealed_output);
   if (json === undefined || !json.startsWith("{")) return null;
   try {
     return JSON.parse(json) as JsonObject;
@@ -125,12 +138,12 @@ export class TaskOutputCache {
     for (let start = 0; start < lookups.length; start += LOOKUPS_PER_BATCH) {
       const chunk = lookups.slice(start, start + LOOKUPS_PER_BATCH);
       const keys = await Promise.all(chunk.map((lookup) => storedCacheKey(versioned[lookup.taskId] ?? lookup.key)));
-      const statement = this.#db.prepare(`SELECT output FROM task_output_cache WHERE task_name = ? AND cache_key = ? AND expires_at > ?`);
-      const results = await this.#db.batch<{ output: string }>(chunk.map((lookup, index) => statement.bind(lookup.taskName, keys[index], now)));
+      const statement = this.#db.prepare(`SELECT output, sealed_output FROM task_output_cache WHERE task_name = ? AND cache_key = ? AND expires_at > ?`);
+      const results = await this.#db.batch<CachedRow>(chunk.map((lookup, index) => statement.bind(lookup.taskName, keys[index], now)));
       await Promise.all(
         chunk.map(async (lookup, index) => {
           const row = results[index]?.results[0];
-          outputs[lookup.taskId] = row === undefined ? null : await openedOutput(sealing, lookup.taskName, keys[index]!, row.output);
+          outputs[lookup.taskId] = row === undefined ? null : await openedOutput(sealing, lookup.taskName, keys[index]!, row);
         }),
       );
     }
@@ -154,14 +167,14 @@ export class TaskOutputCache {
     if (sealing.kind === "none") return;
     const key = await storedCacheKey(write.key);
     const text = JSON.stringify(write.output);
-    const output = sealing.kind === "sealed" ? await encryptSecret(sealing.keyring, sealedOutputContext(write.taskName, key), text) : text;
+    const sealed = sealing.kind === "sealed" ? await encryptSecret(sealing.keyring, sealedOutputContext(write.taskName, key), text) : null;
     await this.#db.batch([
       this.#db
         .prepare(
-          `INSERT INTO task_output_cache (task_name, cache_key, output, expires_at) VALUES (?1, ?2, ?3, ?4)
-           ON CONFLICT (task_name, cache_key) DO UPDATE SET output = excluded.output, expires_at = excluded.expires_at`,
+          `INSERT INTO task_output_cache (task_name, cache_key, output, sealed_output, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)
+           ON CONFLICT (task_name, cache_key) DO UPDATE SET output = excluded.output, sealed_output = excluded.sealed_output, expires_at = excluded.expires_at`,
         )
-        .bind(write.taskName, key, output, now + write.ttlSeconds * 1000),
+        .bind(write.taskName, key, sealed === null ? text : SEALED_ROW_OUTPUT, sealed, now + write.ttlSeconds * 1000),
       this.#db
         .prepare(`DELETE FROM task_output_cache WHERE rowid IN (SELECT rowid FROM task_output_cache WHERE expires_at <= ? LIMIT ?)`)
         .bind(now, EXPIRED_DELETED_PER_WRITE),
