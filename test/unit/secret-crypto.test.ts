@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { redactSecretValues } from "../../src/actors/secrets";
 import type { JsonObject } from "../../src/engine/model";
@@ -140,6 +141,53 @@ describe("secret encryption", () => {
     }
     expect(fromBase64("a")).toBeUndefined();
     expect(fromBase64("ab-_")).toBeUndefined();
+  });
+
+  it("base64 helpers give what the spread-and-Uint8Array.from versions before them gave, for any bytes and text", () => {
+    // The versions before the faster ones (30161323): every value stored since is read with the new ones.
+    const previousToBase64 = (bytes: Uint8Array): string => {
+      let binary = "";
+      for (let offset = 0; offset < bytes.length; offset += 0x8000) binary += String.fromCharCode(...bytes.subarray(offset, offset + 0x8000));
+      return btoa(binary);
+    };
+    const previousFromBase64 = (text: string): Uint8Array | undefined => {
+      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return undefined;
+      try {
+        return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+      } catch {
+        return undefined;
+      }
+    };
+    const every = Uint8Array.from({ length: 256 }, (_, index) => index);
+    expect(toBase64(every)).toBe(previousToBase64(every));
+    // Around the new chunk (0x2000) and the old one (0x8000), as well as the arbitrary lengths below.
+    for (const length of [0x1fff, 0x2000, 0x2001, 0x4000, 0x4001, 0x8001]) {
+      const bytes = Uint8Array.from({ length }, (_, index) => (index * 131 + 17) & 0xff);
+      expect(toBase64(bytes)).toBe(previousToBase64(bytes));
+    }
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 0, maxLength: 20_000 }), fc.nat(0x2100), (bytes, offset) => {
+        const view = bytes.subarray(Math.min(offset, bytes.length));
+        const encoded = toBase64(view);
+        return encoded === previousToBase64(view) && encoded === Buffer.from(view).toString("base64") && Buffer.from(fromBase64(encoded)!).equals(Buffer.from(view));
+      }),
+      { numRuns: 300 },
+    );
+    const base64ish = fc.string({ unit: fc.constantFrom(..."AQgw+/=-_a9 \n\u00e9"), maxLength: 24 });
+    fc.assert(
+      fc.property(fc.oneof(base64ish, fc.string({ maxLength: 24 })), (text) => {
+        const now = fromBase64(text);
+        const before = previousFromBase64(text);
+        return now === undefined ? before === undefined : before !== undefined && Buffer.from(now).equals(Buffer.from(before));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it("still opens a value stored by the code before the faster base64 helpers", async () => {
+    // Written by main's crypto.ts (spread toBase64) with KEY for the name api_token.
+    const stored = "v1:Wy9yYTGTGX2uzs+W:lbM6bIJ3JPM0WdS1aV91wNsLhAOnWfdykJn67pVZSqOhxjM=";
+    expect(await decryptSecret(await keyring(), "api_token", stored)).toBe("pä$$wörd ✓ 🔑");
   });
 });
 
