@@ -83,13 +83,24 @@ interface CachedRow {
 }
 
 /**
- * The output a row holds, or null when it is none to trust: sealed, only what the keyring opens (a row in plain, from
- * before outputs were sealed or from a Worker without the key, or sealed by a key since removed, is a miss, never an
- * error: a D1 writer cannot put an output in a sealed cache's place); in plain, only plain JSON.
+ * Whether a row's `sealed_output` is the output it was last cached with: its `output` is still what a sealed write
+ * puts there. The code before sealing replaces a row's `output` and `expires_at` only (its upsert names no other
+ * column), so a row it wrote over during a gradual deployment keeps the earlier sealed output, which would otherwise
+ * be found past the time to live it was cached for, under the later write's expiry.
+ */
+function sealedIsCurrent(row: CachedRow): row is CachedRow & { sealed_output: string } {
+  return row.sealed_output !== null && row.output === SEALED_ROW_OUTPUT;
+}
+
+/**
+ * The output a row holds, or null when it is none to trust: sealed, only what the keyring opens, and only while no
+ * write that does not seal came after (see {@link sealedIsCurrent}) (a row in plain, from before outputs were sealed or
+ * from a Worker without the key, or sealed by a key since removed, is a miss, never an error: a D1 writer cannot put
+ * an output in a sealed cache's place); in plain, only plain JSON.
  */
 async function openedOutput(sealing: OutputSealing, taskName: string, storedKey: string, row: CachedRow): Promise<JsonObject | null> {
   let json: string | undefined = row.output;
-  if (sealing.kind === "sealed") json = row.sealed_output === null ? undefined : await decryptSecret(sealing.keyring, sealedOutputContext(taskName, storedKey), row.sealed_output);
+  if (sealing.kind === "sealed") json = sealedIsCurrent(row) ? await decryptSecret(sealing.keyring, sealedOutputContext(taskName, storedKey), row.sealed_output) : undefined;
   if (json === undefined || !json.startsWith("{")) return null;
   try {
     return JSON.parse(json) as JsonObject;

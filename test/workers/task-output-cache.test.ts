@@ -187,6 +187,29 @@ describe("task output cache", () => {
     await runWorker("a3", { access_token: "toc-sealed-credential-3" });
   });
 
+  it("misses a sealed output that code before sealing wrote over (a gradual deployment): its upsert keeps the earlier sealed output, past its time to live", async () => {
+    await registerCounting("toc_overwritten", { key: "${uri}", ttlInSecond: 600 });
+    const first = await outputOf("toc_overwritten", { key: "toc-ow" });
+    expect(first["status"]).toBe("COMPLETED");
+    await eventually(() => rowCount(`task_output_cache WHERE task_name = 'fetch' AND sealed_output IS NOT NULL`), (rows) => rows >= 1, "the output cached, sealed");
+    // The previous version's write (main before 30161323, word for word), as it runs when it missed the row (it reads
+    // `output`, JSON null): output and expiry replaced, sealed_output left as it was.
+    const key = await storedCacheKey(target("/count/toc-ow"));
+    await env.DB.prepare(
+      `INSERT INTO task_output_cache (task_name, cache_key, output, expires_at) VALUES (?1, ?2, ?3, ?4)
+       ON CONFLICT (task_name, cache_key) DO UPDATE SET output = excluded.output, expires_at = excluded.expires_at`,
+    )
+      .bind("fetch", key, JSON.stringify({ response: { body: "the older version's" } }), Date.now() + 600_000)
+      .run();
+    // The sealed output is the one cached at first, not the latest: the task runs again, and caches its output sealed.
+    const again = await outputOf("toc_overwritten", { key: "toc-ow" });
+    expect(again["_cachedResponse"]).toBeUndefined();
+    expect(await hits("toc-ow")).toBe(2);
+    await eventually(() => env.DB.prepare("SELECT output FROM task_output_cache WHERE task_name = 'fetch' AND cache_key = ?").bind(key).first<{ output: string }>(), (row) => row?.output === "null", "the row sealed again");
+    expect((await outputOf("toc_overwritten", { key: "toc-ow" }))["_cachedResponse"]).toBe(true);
+    expect(await hits("toc-ow")).toBe(2);
+  });
+
   it("migration 0041 deletes outputs cached in plain (before outputs were sealed), keeping sealed ones", async () => {
     const migration = env.TEST_MIGRATIONS.find((candidate) => candidate.name.startsWith("0041_"));
     expect(migration?.name).toBe("0041_task_output_cache_sealed_outputs.sql");
