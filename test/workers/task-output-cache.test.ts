@@ -7,7 +7,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
-import { sealedOutputContext, storedCacheKey } from "../../src/worker/task-output-cache";
+import { TaskOutputCache, sealedOutputContext, storedCacheKey } from "../../src/worker/task-output-cache";
 import { decryptSecret, loadKeyring } from "../../src/worker/secrets/crypto";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
@@ -208,6 +208,28 @@ describe("task output cache", () => {
     await eventually(() => env.DB.prepare("SELECT output FROM task_output_cache WHERE task_name = 'fetch' AND cache_key = ?").bind(key).first<{ output: string }>(), (row) => row?.output === "null", "the row sealed again");
     expect((await outputOf("toc_overwritten", { key: "toc-ow" }))["_cachedResponse"]).toBe(true);
     expect(await hits("toc-ow")).toBe(2);
+  });
+
+  it("keeps outputs in plain without SECRETS_ENCRYPTION_KEY and finds them; with one set but unusable caches and finds nothing; each finds none of the other's", async () => {
+    const now = Date.now();
+    const write = (taskName: string, key: string) => ({ taskId: `t-${taskName}`, taskName, key, output: { body: `of ${taskName}` }, ttlSeconds: 600 });
+    const look = (taskName: string, key: string) => [{ taskId: `t-${taskName}`, taskName, key }];
+    const plain = new TaskOutputCache(env.DB, undefined);
+    await plain.store(write("toc_plain_mode", "k1"), now);
+    const row = await env.DB.prepare("SELECT output, sealed_output FROM task_output_cache WHERE task_name = 'toc_plain_mode'").first<{ output: string; sealed_output: string | null }>();
+    expect(row).toEqual({ output: JSON.stringify({ body: "of toc_plain_mode" }), sealed_output: null });
+    expect((await plain.lookup(look("toc_plain_mode", "k1"), now)).outputs).toEqual({ "t-toc_plain_mode": { body: "of toc_plain_mode" } });
+    // With the key, that plain row is a miss; and what the key seals is a miss without it (its output is JSON null).
+    const sealed = new TaskOutputCache(env.DB, env.SECRETS_ENCRYPTION_KEY);
+    expect((await sealed.lookup(look("toc_plain_mode", "k1"), now)).outputs).toEqual({ "t-toc_plain_mode": null });
+    await sealed.store(write("toc_sealed_mode", "k1"), now);
+    expect((await sealed.lookup(look("toc_sealed_mode", "k1"), now)).outputs).toEqual({ "t-toc_sealed_mode": { body: "of toc_sealed_mode" } });
+    expect((await plain.lookup(look("toc_sealed_mode", "k1"), now)).outputs).toEqual({ "t-toc_sealed_mode": null });
+    // A key that is set but not the base64 of 32 bytes: its operator meant outputs sealed, so none is kept in plain.
+    const unusable = new TaskOutputCache(env.DB, "not-a-key");
+    await unusable.store(write("toc_unusable_mode", "k1"), now);
+    expect(await rowCount("task_output_cache WHERE task_name = 'toc_unusable_mode'")).toBe(0);
+    expect((await unusable.lookup(look("toc_plain_mode", "k1"), now)).outputs).toEqual({ "t-toc_plain_mode": null });
   });
 
   it("migration 0041 deletes outputs cached in plain (before outputs were sealed), keeping sealed ones", async () => {
