@@ -522,6 +522,50 @@ describe("the README's worked example", () => {
   });
 });
 
+/** The README's one error shape, as printed after its worked example ("Errors always have one shape: `{…}`"). */
+function readmeErrorShape(): { where: string; shape: JsonObject } {
+  const lines = readme.split("\n");
+  const index = lines.findIndex((line) => line.startsWith("Errors always have one shape: `"));
+  const shown = /`(\{.*\})`/.exec(lines[index] ?? "")?.[1];
+  if (shown === undefined) throw new Error("README.md: no \"Errors always have one shape: `{…}`\" line");
+  return { where: `README.md:${index + 1}`, shape: JSON.parse(shown) as JsonObject };
+}
+
+/** The header the README's Quick start says every request but `GET /health` needs ("as the header `X-API-Key: …`"). */
+function quickStartHeader(): string {
+  const header = /needs it, as the header `([^`]+)`/.exec(readme)?.[1];
+  if (header === undefined) throw new Error("README.md, Quick start: no \"needs it, as the header `…`\"");
+  return header;
+}
+
+describe("the README's first steps", () => {
+  it("Quick start: GET /health needs no key, and any other request without one is a 401 saying to send the header the README names", async () => {
+    const health = await SELF.fetch("https://conductor.test/health");
+    expect(health.status, await health.text()).toBe(200);
+    const refused = await SELF.fetch("https://conductor.test/api/metadata/workflow");
+    const body = (await refused.json()) as JsonObject;
+    expect({ code: refused.status, error: body["error"] }, JSON.stringify(body)).toEqual({ code: 401, error: "UNAUTHENTICATED" });
+    expect(String(body["message"])).toContain(quickStartHeader());
+  });
+
+  it("the error shape printed after the worked example is the answer to its definition without tasks[1]'s uri", async () => {
+    const { where, shape } = readmeErrorShape();
+    const [register] = workedExampleSession() as [CurlCommand];
+    const definition = JSON.parse(register.body ?? "{}") as JsonObject;
+    const path = String((shape["validationErrors"] as JsonObject[])[0]?.["path"]);
+    expect(path, where).toBe("tasks[1].inputParameters.uri");
+    delete (((definition["tasks"] as JsonObject[])[1] as JsonObject)["inputParameters"] as JsonObject)["uri"];
+    const answer = await api(register.method, register.path, definition, register.headers);
+    const body = (await answer.json()) as JsonObject;
+    const errors = body["validationErrors"] as JsonObject[];
+    expect(
+      { code: answer.status, keys: Object.keys(body).sort(), status: body["status"], error: body["error"], retryable: body["retryable"], paths: errors.map((e) => e["path"]) },
+      `${where}: ${JSON.stringify(body)}`,
+    ).toEqual({ code: shape["status"], keys: Object.keys(shape).sort(), status: shape["status"], error: shape["error"], retryable: shape["retryable"], paths: [path] });
+    expect(Object.keys(errors[0] ?? {}).sort(), where).toEqual(Object.keys((shape["validationErrors"] as JsonObject[])[0] ?? {}).sort());
+  });
+});
+
 /** The README's access-control walk-through: Alice's key, then the role that lets her read and manage billing_* executions. */
 const ACCESS_CONTROL = "Authentication and access control";
 
