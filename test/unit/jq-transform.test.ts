@@ -642,6 +642,17 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run("$ENV | length, ($__loc__ | .line)")).toEqual({ ok: true, values: [0, 1] });
   });
 
+  it("runs the source of E as $x | body in the scope around it: each next value of E reads the outer $x, not the one it bound", () => {
+    const run = (filter: string) => jqRunner.run(filter, { rows: [{ id: "a", items: [1, 2] }] });
+    // jackson-jq's PipedQuery evaluates E in the outer scope and binds in a child scope; jq 1.6 gives the same.
+    expect(run("10 as $x | [(range(3) | . + $x) as $x | $x]")).toEqual({ ok: true, values: [[10, 11, 12]] });
+    expect(run("1 as $x | [limit(3; 0 | while(true; . + $x)) as $x | $x]")).toEqual({ ok: true, values: [[0, 1, 2]] });
+    expect(run("1 as $x | [limit(3; 0 | recurse(. + $x; . < 10)) as $x | $x]")).toEqual({ ok: true, values: [[0, 1, 2]] });
+    expect(run('.rows[] as $row | [($row.items[] | {id: $row.id, item: .}) as $row | $row]')).toEqual({ ok: true, values: [[{ id: "a", item: 1 }, { id: "a", item: 2 }]] });
+    expect(run("1 as $x | [(1, 2) as [$x] ?// $x | $x]")).toEqual({ ok: false, error: expect.stringContaining("destructuring alternatives") });
+    expect(run("1 as $x | [([[5], [6]] | .[]) as [$x] | $x], $x")).toEqual({ ok: true, values: [[5, 6], 1] });
+  });
+
   it("runs label and break: a break ends its label's outputs, keeping those before; try and ? do not catch it", () => {
     const run = (filter: string) => jqRunner.run(filter, { xs: [1, 2, 3, 4] });
     expect(run("[label $out | .xs[] | if . > 2 then ., break $out else . end]")).toEqual({ ok: true, values: [[1, 2, 3]] });

@@ -90,9 +90,12 @@ const FIXES: readonly SourceFix[] = [
     replace: "            let bound = __parsePattern(tokens, i)\n            let name = bound.pattern\n            i = bound.i",
   },
   {
-    why: "destructuring: binding a pattern",
+    // The source of `E as $x | body` runs in the scope around it, as jackson-jq's PipedQuery evaluates it (the pattern
+    // binds in a child scope the source never sees): its names are put back before each next value of E is asked for.
+    // Bound until E's end, `10 as $x | (range(3) | . + $x) as $x | $x` read its own last $x and gave 10, 11, 13.
+    why: "destructuring: binding a pattern, for the body only",
     find: "        for (let v of this.value.apply(input, conf)) {\n            conf.variables[this.name] = v\n            yield input\n        }\n        delete conf.variables[this.name]",
-    replace: "        const restore = __saveBindings(this.name, conf)\n        try {\n            for (let v of this.value.apply(input, conf)) {\n                for (const _ of __bind(this.name, v, conf))\n                    yield input\n            }\n        } finally {\n            restore()\n        }",
+    replace: "        const restore = __saveBindings(this.name, conf)\n        for (let v of this.value.apply(input, conf)) {\n            try {\n                for (const _ of __bind(this.name, v, conf))\n                    yield input\n            } finally {\n                restore()\n            }\n        }",
   },
   {
     // Each value of the update becomes the state and is extracted, as jackson-jq's ForeachExpression (and jq 1.6) does
