@@ -653,6 +653,19 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run("1 as $x | [([[5], [6]] | .[]) as [$x] | $x], $x")).toEqual({ ok: true, values: [[5, 6], 1] });
   });
 
+  it("lets only its own body see a binding: what a parenthesised E as $x | body or a foreach gives is read with the $x around it", () => {
+    const run = (filter: string) => jqRunner.run(filter, { items: [{ sku: "a", qty: 2 }] });
+    // jackson-jq binds in a child scope that only the body (PipedQuery) or the update and extract (ForeachExpression) see.
+    expect(run("1 as $y | [(2 as $y | 5, 6) | $y]")).toEqual({ ok: true, values: [[1, 1]] });
+    expect(run("1 as $y | [((5, 6) as $y | $y) as $z | [$z, $y]]")).toEqual({ ok: true, values: [[[5, 1], [6, 1]]] });
+    expect(run("1 as $y | [first(2 as $y | 5) | $y]")).toEqual({ ok: true, values: [[1]] });
+    expect(run("1 as $x | [foreach (5, 6) as $x (0; . + $x) | $x]")).toEqual({ ok: true, values: [[1, 1]] });
+    expect(run("1 as $x | [limit(2; foreach (5, 6, 7) as $x (0; . + $x; [., $x])) as $p | $p + [$x]]")).toEqual({ ok: true, values: [[[5, 5, 1], [11, 6, 1]]] });
+    expect(run('.items[0] as $item | [(.items[] | .sku as $item | $item) | {sku: ., qty: $item.qty}]')).toEqual({ ok: true, values: [[{ sku: "a", qty: 2 }]] });
+    // The body itself still sees its binding at every value, also after its consumer asked for the next.
+    expect(run("[(1, 2) as $a | (10, 20) as $b | $a + $b]")).toEqual({ ok: true, values: [[11, 21, 12, 22]] });
+  });
+
   it("runs label and break: a break ends its label's outputs, keeping those before; try and ? do not catch it", () => {
     const run = (filter: string) => jqRunner.run(filter, { xs: [1, 2, 3, 4] });
     expect(run("[label $out | .xs[] | if . > 2 then ., break $out else . end]")).toEqual({ ok: true, values: [[1, 2, 3]] });

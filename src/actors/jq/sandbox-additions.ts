@@ -1242,6 +1242,34 @@ function __withFormat(convert, notAString) {
     }, {params: [{label: 'format'}]})
 }
 
+// --- A binding is seen by its own body only: E as $x | body, and foreach's variable ---
+
+// Yields value to a consumer outside the scope of pattern: with the pattern's names as restoreOuter() puts them (their
+// values outside), and the bound ones back once the consumer asks for the next value (or stops).
+function* __outOfScope(pattern, restoreOuter, value, conf) {
+    const restoreBound = __saveBindings(pattern, conf)
+    restoreOuter()
+    try {
+        yield value
+    } finally {
+        restoreBound()
+    }
+}
+
+// E as $x | body: jqjs's pipe, its body's values given out with $x as it is outside (jackson-jq's PipedQuery binds $x in
+// a child scope that only the body sees): in 1 as $y | (2 as $y | 5) | $y, the last $y read 2. Another pipe is jqjs's,
+// called without a frame of its own (the stack is small).
+const __plainPipeApply = PipeNode.prototype.apply
+function* __bindingPipeApply(pipe, input, conf) {
+    const restoreOuter = __saveBindings(pipe.lhs.name, conf)
+    for (const bound of pipe.lhs.apply(input, conf))
+        for (const value of pipe.rhs.apply(bound, conf))
+            yield* __outOfScope(pipe.lhs.name, restoreOuter, value, conf)
+}
+PipeNode.prototype.apply = function(input, conf) {
+    return this.lhs instanceof VariableBinding ? __bindingPipeApply(this, input, conf) : __plainPipeApply.call(this, input, conf)
+}
+
 // --- Closures: a function's arguments run in the scope of the call that passed them ---
 
 // Runs start()'s iterator with conf's function arguments and variables set to scope's during each of its steps, and

@@ -101,9 +101,11 @@ const FIXES: readonly SourceFix[] = [
     // Each value of the update becomes the state and is extracted, as jackson-jq's ForeachExpression (and jq 1.6) does
     // (for each newaccumulator: extract it, accumulators[0] = newaccumulator); jqjs extracted the last value only, and
     // extracted the old state again when the update gave none.
-    why: "destructuring: binding a pattern in `foreach`; each update value is extracted",
+    // What foreach gives is read outside it, where its variable is not bound (jackson-jq's ForeachExpression binds it
+    // in a child scope, for the update and the extract only): `1 as $x | foreach (5, 6) as $x (0; . + $x) | $x` gave 5, 6.
+    why: "destructuring: binding a pattern in `foreach`; each update value is extracted, and read without the binding",
     find: "                conf.variables[this.name] = v\n                for (let a of this.update.apply(accum, conf))\n                    accum = a\n                for (let e of this.extract.apply(accum, conf))\n                    yield e;\n            }\n            delete conf.variables[this.name]",
-    replace: "                const restore = __saveBindings(this.name, conf)\n                try {\n                    for (const _ of __bind(this.name, v, conf)) {\n                        for (let a of this.update.apply(accum, conf)) {\n                            accum = a\n                            for (let e of this.extract.apply(a, conf))\n                                yield e;\n                        }\n                    }\n                } finally {\n                    restore()\n                }\n            }",
+    replace: "                const restore = __saveBindings(this.name, conf)\n                try {\n                    for (const _ of __bind(this.name, v, conf)) {\n                        for (let a of this.update.apply(accum, conf)) {\n                            accum = a\n                            for (let e of this.extract.apply(a, conf))\n                                yield* __outOfScope(this.name, restore, e, conf);\n                        }\n                    }\n                } finally {\n                    restore()\n                }\n            }",
   },
   {
     // `.headers."content-type"` piped `.headers` into `.` and then into the string: it gave "content-type". jq reads
