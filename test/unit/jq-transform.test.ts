@@ -666,6 +666,15 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run("[(1, 2) as $a | (10, 20) as $b | $a + $b]")).toEqual({ ok: true, values: [[11, 21, 12, 22]] });
   });
 
+  it("follows a path through a binding, as jackson-jq's PipedQuery passes it on: path(), assignments and del across `. as $x | …`", () => {
+    const input = { limit: 1, items: [{ sku: "a", qty: 2 }, { sku: "b", qty: 0 }] };
+    const run = (filter: string) => jqRunner.run(filter, input);
+    expect(run("1 as $x | [path(. as $y | .items[$x].sku), $x]")).toEqual({ ok: true, values: [[["items", 1, "sku"], 1]] });
+    expect(run("(.items[] | . as $i | select($i.qty > 0)).ok = true | .items")).toEqual({ ok: true, values: [[{ sku: "a", qty: 2, ok: true }, { sku: "b", qty: 0 }]] });
+    expect(run('(.items[] | .sku as $s | select($s == "a") | .qty) += 1 | .items[0].qty')).toEqual({ ok: true, values: [3] });
+    expect(run("del(.items[] | . as {qty: $q} | select($q == 0)) | .items | length")).toEqual({ ok: true, values: [1] });
+  });
+
   it("runs label and break: a break ends its label's outputs, keeping those before; try and ? do not catch it", () => {
     const run = (filter: string) => jqRunner.run(filter, { xs: [1, 2, 3, 4] });
     expect(run("[label $out | .xs[] | if . > 2 then ., break $out else . end]")).toEqual({ ok: true, values: [[1, 2, 3]] });

@@ -1270,6 +1270,20 @@ PipeNode.prototype.apply = function(input, conf) {
     return this.lhs instanceof VariableBinding ? __bindingPipeApply(this, input, conf) : __plainPipeApply.call(this, input, conf)
 }
 
+// A path through a binding, as jackson-jq's PipedQuery passes the path on past it: the binding gives its own input,
+// at the path it came with, so the pipe's paths are its body's. jqjs's pipe asked the binding for paths it has none
+// of: path(. as $x | .a) and (.items[] | . as $i | select($i.qty > 0)).ok = true failed with "not a function".
+const __plainPipePaths = PipeNode.prototype.paths
+function* __bindingPipePaths(pipe, input, conf) {
+    const restoreOuter = __saveBindings(pipe.lhs.name, conf)
+    for (const bound of pipe.lhs.apply(input, conf))
+        for (const path of pipe.rhs.paths(bound, conf))
+            yield* __outOfScope(pipe.lhs.name, restoreOuter, path, conf)
+}
+PipeNode.prototype.paths = function(input, conf) {
+    return this.lhs instanceof VariableBinding ? __bindingPipePaths(this, input, conf) : __plainPipePaths.call(this, input, conf)
+}
+
 // --- Closures: a function's arguments run in the scope of the call that passed them ---
 
 // Runs start()'s iterator with conf's function arguments and variables set to scope's during each of its steps, and
