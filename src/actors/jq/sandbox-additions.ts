@@ -1244,44 +1244,95 @@ function __withFormat(convert, notAString) {
 
 // --- A binding is seen by its own body only: E as $x | body, and foreach's variable ---
 
-// Yields value to a consumer outside the scope of pattern: with the pattern's names as restoreOuter() puts them (their
-// values outside), and the bound ones back once the consumer asks for the next value (or stops).
-function* __outOfScope(pattern, restoreOuter, value, conf) {
-    const restoreBound = __saveBindings(pattern, conf)
-    restoreOuter()
-    try {
-        yield value
-    } finally {
-        restoreBound()
+// What stands for an unbound name in __readNames's list.
+const __UNBOUND = {}
+
+// The names a binding node's pattern binds, worked out once per node rather than once per value.
+function __bindingNames(binding) {
+    if (binding.__names === undefined)
+        binding.__names = __patternNames(binding.name)
+    return binding.__names
+}
+
+// What names stand for in vars now (__UNBOUND where unbound).
+function __readNames(names, vars) {
+    const values = new Array(names.length)
+    for (let i = 0; i < names.length; i++)
+        values[i] = Object.hasOwn(vars, names[i]) ? vars[names[i]] : __UNBOUND
+    return values
+}
+
+// Puts names back as __readNames read them, the last first: a pattern naming one twice leaves the first's value.
+function __putNames(names, values, vars) {
+    for (let i = names.length - 1; i >= 0; i--) {
+        if (values[i] === __UNBOUND)
+            delete vars[names[i]]
+        else
+            vars[names[i]] = values[i]
     }
+}
+
+// Gives out what each value of the binding's body gives (of = 'apply') or its paths (of = 'paths'), with the names as
+// they are outside (read when it starts), and the bound ones back once its consumer asks for the next. Inline rather
+// than through a generator per value: that frame and two closures per value halved how many values a filter with a
+// binding could give within the budget.
+function* __bindingPipeGive(pipe, input, conf, of) {
+    const names = __bindingNames(pipe.lhs)
+    const outer = __readNames(names, conf.variables)
+    for (const bound of pipe.lhs.apply(input, conf))
+        for (const value of pipe.rhs[of](bound, conf)) {
+            const inner = __readNames(names, conf.variables)
+            __putNames(names, outer, conf.variables)
+            try {
+                yield value
+            } finally {
+                __putNames(names, inner, conf.variables)
+            }
+        }
+}
+
+// __bindingPipeGive for a pattern of one name (the usual E as $x), without a list per value.
+function* __bindingPipeGiveOne(pipe, input, conf, of) {
+    const name = pipe.lhs.name
+    const outerBound = Object.hasOwn(conf.variables, name)
+    const outer = conf.variables[name]
+    for (const bound of pipe.lhs.apply(input, conf))
+        for (const value of pipe.rhs[of](bound, conf)) {
+            const innerBound = Object.hasOwn(conf.variables, name)
+            const inner = conf.variables[name]
+            if (outerBound)
+                conf.variables[name] = outer
+            else
+                delete conf.variables[name]
+            try {
+                yield value
+            } finally {
+                if (innerBound)
+                    conf.variables[name] = inner
+                else
+                    delete conf.variables[name]
+            }
+        }
 }
 
 // E as $x | body: jqjs's pipe, its body's values given out with $x as it is outside (jackson-jq's PipedQuery binds $x in
 // a child scope that only the body sees): in 1 as $y | (2 as $y | 5) | $y, the last $y read 2. Another pipe is jqjs's,
 // called without a frame of its own (the stack is small).
 const __plainPipeApply = PipeNode.prototype.apply
-function* __bindingPipeApply(pipe, input, conf) {
-    const restoreOuter = __saveBindings(pipe.lhs.name, conf)
-    for (const bound of pipe.lhs.apply(input, conf))
-        for (const value of pipe.rhs.apply(bound, conf))
-            yield* __outOfScope(pipe.lhs.name, restoreOuter, value, conf)
-}
 PipeNode.prototype.apply = function(input, conf) {
-    return this.lhs instanceof VariableBinding ? __bindingPipeApply(this, input, conf) : __plainPipeApply.call(this, input, conf)
+    if (!(this.lhs instanceof VariableBinding))
+        return __plainPipeApply.call(this, input, conf)
+    return typeof this.lhs.name == 'string' ? __bindingPipeGiveOne(this, input, conf, 'apply') : __bindingPipeGive(this, input, conf, 'apply')
 }
 
 // A path through a binding, as jackson-jq's PipedQuery passes the path on past it: the binding gives its own input,
 // at the path it came with, so the pipe's paths are its body's. jqjs's pipe asked the binding for paths it has none
 // of: path(. as $x | .a) and (.items[] | . as $i | select($i.qty > 0)).ok = true failed with "not a function".
 const __plainPipePaths = PipeNode.prototype.paths
-function* __bindingPipePaths(pipe, input, conf) {
-    const restoreOuter = __saveBindings(pipe.lhs.name, conf)
-    for (const bound of pipe.lhs.apply(input, conf))
-        for (const path of pipe.rhs.paths(bound, conf))
-            yield* __outOfScope(pipe.lhs.name, restoreOuter, path, conf)
-}
 PipeNode.prototype.paths = function(input, conf) {
-    return this.lhs instanceof VariableBinding ? __bindingPipePaths(this, input, conf) : __plainPipePaths.call(this, input, conf)
+    if (!(this.lhs instanceof VariableBinding))
+        return __plainPipePaths.call(this, input, conf)
+    return typeof this.lhs.name == 'string' ? __bindingPipeGiveOne(this, input, conf, 'paths') : __bindingPipeGive(this, input, conf, 'paths')
 }
 
 // --- Closures: a function's arguments run in the scope of the call that passed them ---
