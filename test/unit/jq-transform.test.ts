@@ -683,6 +683,18 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run("del(.items[] | . as {qty: $q} | select($q == 0)) | .items | length")).toEqual({ ok: true, values: [1] });
   });
 
+  it("follows a path through label and break, as jackson-jq's PipedQuery passes it on, and fails a variable as no path as jq does", () => {
+    const input = { items: [{ id: 1, last: false }, { id: 2, last: true }, { id: 3, last: false }] };
+    const run = (filter: string) => jqRunner.run(filter, input);
+    // A label is a pipe component like a binding (jackson-jq's LabelPipeComponent); they failed with "not a function".
+    expect(run("[path(label $f | .items[] | if .last then ., break $f else . end)]")).toEqual({ ok: true, values: [[["items", 0], ["items", 1]]] });
+    expect(run("del(label $out | .items[] | if .last then ., break $out else . end) | .items")).toEqual({ ok: true, values: [[{ id: 3, last: false }]] });
+    expect(run("(label $out | .items[] | if .last then ., break $out else . end).seen = true | [.items[].seen]")).toEqual({ ok: true, values: [[true, true, null]] });
+    // jackson-jq's VariableAccess gives a value without a path: jq's message, not "not a function".
+    expect(run(".items[0] as $v | ($v) |= 5")).toEqual({ ok: false, error: expect.stringContaining('Invalid path expression with result {"id":1,"last":false}') });
+    expect(run(".items[0].id as $v | try path($v) catch .")).toEqual({ ok: true, values: ["Invalid path expression with result 1"] });
+  });
+
   it("runs label and break: a break ends its label's outputs, keeping those before; try and ? do not catch it", () => {
     const run = (filter: string) => jqRunner.run(filter, { xs: [1, 2, 3, 4] });
     expect(run("[label $out | .xs[] | if . > 2 then ., break $out else . end]")).toEqual({ ok: true, values: [[1, 2, 3]] });

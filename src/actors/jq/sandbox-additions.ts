@@ -78,6 +78,15 @@ class LabelNode extends ParseNode {
             if (!(e instanceof BreakSignal && e.label == this.label)) throw e
         }
     }
+    // A path runs through a label, as jackson-jq's PipedQuery passes it on past a LabelPipeComponent (and jq 1.6):
+    // del(label $out | .items[] | if .last then ., break $out else . end) failed with "not a function".
+    * paths(input, conf) {
+        try {
+            yield* this.body.paths(input, conf)
+        } catch (e) {
+            if (!(e instanceof BreakSignal && e.label == this.label)) throw e
+        }
+    }
     toString() {
         return 'label $' + this.label + ' | ' + this.body
     }
@@ -89,6 +98,9 @@ class BreakNode extends ParseNode {
         this.label = label
     }
     * apply() {
+        throw new BreakSignal(this.label)
+    }
+    * paths() {
         throw new BreakSignal(this.label)
     }
     toString() {
@@ -1790,15 +1802,17 @@ function* __ifPathsFrom(node, i, input, conf) {
 // What is no path expression (a literal, a string with interpolations, [..], {..}, an operator, @format) fails on
 // its first value as jq's does: "Invalid path expression with result [1,2]", the value cut to 29 characters as jq 1.6
 // cuts it. jqjs's literal gave itself as a path (path(1) was 1, path(.a // "x") ["x"]) and the rest failed with "not a
-// function", a reason that says nothing, which (.tags // []) |= . + ["new"] now reaches through //. (as, reduce and
-// label are path expressions in jq: they keep their "not a function" rather than a message saying they are not.)
+// function", a reason that says nothing, which (.tags // []) |= . + ["new"] now reaches through //. A variable is no
+// path either (jackson-jq's VariableAccess gives its value without one): .a as $v | ($v) |= 5 said "not a function".
+// (reduce and foreach are path expressions in jq: they keep their "not a function" rather than a message saying they
+// are not.)
 function* __noPaths(input, conf) {
     for (const v of this.apply(input, conf)) {
         const text = JSON.stringify(v) ?? String(v)
         throw 'Invalid path expression with result ' + (text.length > 29 ? text.slice(0, 26) + '...' : text)
     }
 }
-for (const node of [ValueNode, StringLiteral, ArrayNode, ObjectNode, OperatorNode, FormatNode])
+for (const node of [ValueNode, StringLiteral, ArrayNode, ObjectNode, OperatorNode, FormatNode, VariableReference])
     node.prototype.paths = __noPaths
 
 IfNode.prototype.paths = function(input, conf) {
