@@ -683,6 +683,18 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run("del(.items[] | . as {qty: $q} | select($q == 0)) | .items | length")).toEqual({ ok: true, values: [1] });
   });
 
+  it("reads a destructuring pattern's key expressions with the names outside it, and keeps the first match of a name bound twice", () => {
+    const run = (filter: string, input: JsonObject = { a: "b", b: 5, z: 9 }) => jqRunner.run(filter, input);
+    // jackson-jq (ObjectMatcher evaluates each key in the scope around the pattern; PipedQuery sets the matches last
+    // first, "jq only uses the first match"), as jq 1.6 does for objects.
+    expect(run('"z" as $a | . as {$a, ($a): $c} | [$a, $c]')).toEqual({ ok: true, values: [["b", 9]] });
+    expect(run("{a: 1, b: 2} as {a: $x, b: $x} | $x")).toEqual({ ok: true, values: [1] });
+    expect(run("{a: 1, b: [2]} as {$a, b: [$a]} | $a")).toEqual({ ok: true, values: [1] });
+    expect(run("[1, 2] as [$a, $a] | $a")).toEqual({ ok: true, values: [1] });
+    // Several keys still give a binding each, and the names around come back after them.
+    expect(run('1 as $x | [. as {("a", "b"): $x} | $x] + [$x]')).toEqual({ ok: true, values: [["b", 5, 1]] });
+  });
+
   it("follows a path through label and break, as jackson-jq's PipedQuery passes it on, and fails a variable as no path as jq does", () => {
     const input = { items: [{ id: 1, last: false }, { id: 2, last: true }, { id: 3, last: false }] };
     const run = (filter: string) => jqRunner.run(filter, input);

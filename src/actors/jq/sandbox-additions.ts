@@ -173,45 +173,69 @@ function __parsePatternPart(tokens, i) {
 }
 
 // Binds pattern's variables to the parts of value, yielding once per binding (a key expression may give several).
+// As in jackson-jq (PipedQuery, ObjectMatcher) and jq 1.6: a key expression reads the names as they are outside the
+// pattern, not as the pattern has bound them so far ("z" as $a | {"a": "b", "b": 5} as {$a, ($a): $c} gave $c = 5 where
+// jq reads .z), and a name the pattern binds twice keeps its first match ({a: $x, b: $x} bound the b's).
 function* __bind(pattern, value, conf) {
     if (typeof pattern == 'string') {
         conf.variables[pattern] = value
         return yield
     }
+    const names = __patternNames(pattern)
+    const outer = __readNames(names, conf.variables)
+    for (const matched of __match(pattern, value, conf, [])) {
+        for (let i = matched.length - 1; i >= 0; i--)
+            conf.variables[matched[i][0]] = matched[i][1]
+        yield
+        __putNames(names, outer, conf.variables)
+    }
+}
+
+// The [name, value] pairs of each way pattern matches value, appended to matched (given out as it is, then taken
+// back); nothing is bound meanwhile.
+function* __match(pattern, value, conf, matched) {
+    if (typeof pattern == 'string') {
+        matched.push([pattern, value])
+        yield matched
+        matched.pop()
+        return
+    }
     if (pattern.kind == 'array') {
         if (value !== null && !Array.isArray(value))
             throw 'Cannot index ' + nameType(value) + ' with number'
-        yield* __bindEach(pattern.items.map((p, n) => [p, value === null || value[n] === undefined ? null : value[n]]), 0, conf)
+        yield* __matchEach(pattern.items.map((p, n) => [p, value === null || value[n] === undefined ? null : value[n]]), 0, conf, matched)
         return
     }
     if (value !== null && nameType(value) != 'object')
         throw 'Cannot index ' + nameType(value) + ' with a key of an object pattern'
-    yield* __bindEntries(pattern.entries, 0, value, conf)
+    yield* __matchEntries(pattern.entries, 0, value, conf, matched)
 }
 
-function* __bindEach(pairs, n, conf) {
+function* __matchEach(pairs, n, conf, matched) {
     if (n == pairs.length)
-        return yield
-    for (const _ of __bind(pairs[n][0], pairs[n][1], conf))
-        yield* __bindEach(pairs, n + 1, conf)
+        return yield matched
+    for (const _ of __match(pairs[n][0], pairs[n][1], conf, matched))
+        yield* __matchEach(pairs, n + 1, conf, matched)
 }
 
-function* __bindEntries(entries, n, value, conf) {
+function* __matchEntries(entries, n, value, conf, matched) {
     if (n == entries.length)
-        return yield
+        return yield matched
     const entry = entries[n]
     for (const key of entry.keyNode ? entry.keyNode.apply(value, conf) : [entry.key]) {
         if (typeof key != 'string')
             throw 'Cannot index object with ' + nameType(key)
         // Own keys only: "constructor" is not Object's.
         const field = value !== null && Object.hasOwn(value, key) ? value[key] : null
+        const size = matched.length
         if (entry.name !== undefined)
-            conf.variables[entry.name] = field
+            matched.push([entry.name, field])
         if (entry.sub === undefined)
-            yield* __bindEntries(entries, n + 1, value, conf)
+            yield* __matchEntries(entries, n + 1, value, conf, matched)
         else
-            for (const _ of __bind(entry.sub, field, conf))
-                yield* __bindEntries(entries, n + 1, value, conf)
+            for (const _ of __match(entry.sub, field, conf, matched))
+                yield* __matchEntries(entries, n + 1, value, conf, matched)
+        matched.length = size
     }
 }
 
