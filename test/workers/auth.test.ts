@@ -68,6 +68,28 @@ describe("authentication", () => {
     expect(await rowCount("workflow_defs")).toBe(before);
   });
 
+  it.each([
+    ["Authorization: Bearer", (key: string) => ({ authorization: `Bearer ${key}` })],
+    ["X-Authorization", (key: string) => ({ "x-authorization": key })],
+  ])("an API key sent as a token (%s) is refused with a message naming X-API-Key, without echoing it", async (_label, headers) => {
+    const before = await rowCount("workflow_defs");
+    const response = await SELF.fetch("https://conductor.test/api/metadata/workflow", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers(ADMIN_KEY) },
+      body: JSON.stringify({ name: "x", tasks: [] }),
+    });
+    expect(response.status).toBe(401);
+    const text = await response.text();
+    expect(JSON.parse(text)).toMatchObject({ status: 401, error: "INVALID_TOKEN", message: expect.stringContaining("sent as X-API-Key: <keyId>:<keySecret>") });
+    expect(text).not.toContain(ADMIN_KEY.split(":")[1]);
+    expect(await rowCount("workflow_defs")).toBe(before);
+  });
+
+  it("a token that is not an API key keeps the message about its issuer", async () => {
+    const response = await SELF.fetch("https://conductor.test/api/metadata/workflow", { headers: { authorization: "Bearer aaa.bbb.ccc" } });
+    expect(await response.json()).toMatchObject({ status: 401, error: "INVALID_TOKEN", message: expect.stringContaining("not issued by this service") });
+  });
+
   it("the bootstrap admin key works, and unknown routes are 404 once authenticated", async () => {
     expect((await api("GET", "/api/metadata/workflow")).status).toBe(200);
     const response = await api("GET", "/api/nothing-here");

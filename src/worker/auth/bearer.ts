@@ -32,7 +32,13 @@ export const ownTokenProvider: AuthProvider = {
 export const unrecognisedTokenProvider: AuthProvider = {
   name: "unrecognised-token",
   async authenticate(request): Promise<Principal | undefined> {
-    if (bearerToken(request) === undefined) return undefined;
+    const token = bearerToken(request);
+    if (token === undefined) return undefined;
+    // A JWT never holds ':', an API key (<keyId>:<keySecret>) always does: sent as a bearer token, it is a wrong header,
+    // and saying so (without echoing it) spares a newcomer looking for a fault in a token they never had.
+    if (token.includes(":")) {
+      throw new ApiError(401, "INVALID_TOKEN", "Invalid token: this looks like an API key (<keyId>:<keySecret>), which is sent as X-API-Key: <keyId>:<keySecret>, or exchanged for a token at POST /api/token");
+    }
     throw new ApiError(401, "INVALID_TOKEN", "Invalid token: not issued by this service nor by a configured OAuth issuer; check its issuer and signature");
   },
 };
