@@ -294,8 +294,10 @@ describe("a HUMAN task assigned to a group", () => {
     // Out of its assignee's inbox (an INBOX search without states, as the JavaScript client sends it), the other in it.
     const ownerToken = (await createUser(owner)).token;
     expect((await as(ownerToken).search({ searchType: "INBOX", workflowNames: [name] })).results.map((entry) => entry.taskId)).toEqual([largeTask]);
-    const bulk = await apiOk<{ deleted: string[]; failed: Record<string, string> }>("DELETE", "/api/human/tasks/delete", [largeTask, smallTask]);
+    // A task named twice (in either case) is deleted once, and listed once: not also as failed, found deleted.
+    const bulk = await apiOk<{ deleted: string[]; failed: Record<string, string> }>("DELETE", "/api/human/tasks/delete", [largeTask, smallTask, largeTask, largeTask.toUpperCase()]);
     expect(bulk.deleted).toEqual([largeTask]);
+    expect(Object.keys(bulk.failed)).toEqual([smallTask]);
     expect(bulk.failed[smallTask]).toContain("DELETED");
   });
 });

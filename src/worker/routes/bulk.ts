@@ -37,11 +37,14 @@ async function bulkIds(request: IRequest, env: Env): Promise<string[]> {
   return parseOrThrow(BulkWorkflowIds, body.value, "bulk request");
 }
 
-/** Each id once, in the order first given (as first spelled): a repeated id would be acted on twice. */
-function distinct(ids: readonly string[]): string[] {
+/**
+ * Each id once, in the order first given (as first spelled), ids of the same `key` being one: a repeated id would be
+ * acted on twice, and listed both as done and as refused (the second time finding it done).
+ */
+export function distinct(ids: readonly string[], keyOf: (id: string) => string = canonicalWorkflowId): string[] {
   const seen = new Set<string>();
   return ids.filter((id) => {
-    const key = canonicalWorkflowId(id);
+    const key = keyOf(id);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;

@@ -27,7 +27,7 @@ import {
 import { groupIdsOf, humanCallerContext, humanTaskAtHand, humanTaskDisplayNames, searchHumanTasks, type HumanTaskAtHand } from "../human-tasks";
 import { HumanTemplateRepository, type HumanTemplate } from "../human-templates";
 import { integerParam, parseOrThrow } from "../schemas";
-import { bulkOutcome } from "./bulk";
+import { bulkOutcome, distinct } from "./bulk";
 
 type Args = [Env, ExecutionContext];
 
@@ -119,7 +119,8 @@ export function registerHumanTaskRoutes(router: RouterType<IRequest, Args>): voi
 
   // Several at once: each as `DELETE /api/human/tasks/delete/{taskId}`; what was refused is listed with why.
   router.delete("/api/human/tasks/delete", async (request, env) => {
-    const ids = await body(request, env, (value) => parseOrThrow(HumanTaskIds, value, "task ids"));
+    // Each task once (its id in either case, as a lookup reads it): a repeated id was listed both deleted and failed.
+    const ids = distinct(await body(request, env, (value) => parseOrThrow(HumanTaskIds, value, "task ids")), (id) => id.toLowerCase());
     // Read before the loop: a failure is this request's, not an unheeded promise's.
     const context = Promise.resolve(await humanCallerContext(request, env));
     const deleted: string[] = [];
