@@ -40,6 +40,8 @@ describe("START_WORKFLOW and NOOP", () => {
     expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: 1234 } })).toEqual({ name: "billing", input: {}, correlationId: "1234" });
     expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: false } })).toEqual({ name: "billing", input: {}, correlationId: "false" });
     expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: "" } })).toEqual({ name: "billing", input: {} });
+    // Blank is none, as Conductor's StartWorkflow reads it (StringUtils.defaultIfBlank): the starter's id is taken.
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: "  " } })).toEqual({ name: "billing", input: {} });
     expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: ["a"] } })).toEqual({ invalid: expect.stringContaining("startWorkflow.correlationId resolved to an array") });
     expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: 12345678901234567890 } })).toEqual({ invalid: expect.stringContaining("beyond 2^53") });
   });

@@ -51,7 +51,8 @@ export function startWorkflowRequest(input: JsonObject): StartWorkflowRequest | 
   }
   const correlationId = correlationIdOf(request["correlationId"], `${START_WORKFLOW_PARAMETER}.correlationId`);
   if (typeof correlationId === "object") return correlationId;
-  if (correlationId !== undefined) started.correlationId = correlationId;
+  // A blank one (spaces only) is none too: Conductor's StartWorkflow takes the starter's id for it (defaultIfBlank).
+  if (correlationId !== undefined && correlationId.trim() !== "") started.correlationId = correlationId;
   const taskToDomain = startedTaskToDomainOf(request["taskToDomain"], `${START_WORKFLOW_PARAMETER}.taskToDomain`);
   if (taskToDomain !== undefined && "invalid" in taskToDomain) return taskToDomain;
   // An empty map is none, as Conductor's StartWorkflow reads it: the starter's domains then apply.
