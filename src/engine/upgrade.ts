@@ -90,17 +90,24 @@ function chosenUnder(task: TaskExecution, was: WorkflowTaskDef | undefined, now:
 }
 
 /**
- * Gives each running JOIN of a CONDITIONAL_FORK the `joinOn` it waits for under the upgraded definition (the last task
- * of each branch its fork chose, which the new version may have changed), as its input shows it (see `resolveTaskInput`).
+ * Gives each running JOIN of a FORK_JOIN or CONDITIONAL_FORK the `joinOn` it waits for under the upgraded definition
+ * (the new version's `joinOn`, which may join a branch it added; after a CONDITIONAL_FORK, the last task of each branch
+ * its fork chose, which the new version may have changed), as its input shows it (see `resolveTaskInput`): the JOIN
+ * waits for that list, and Conductor's JOIN waits for the `joinOn` its input shows. A dynamic fork's JOIN keeps its
+ * own: what the fork forked, which the upgrade does not change.
  */
 function showJoinedBranches(draft: Draft): void {
   const state = draft.state;
   const plan = planOf(state.definition);
   for (const task of state.tasks) {
     const fork = plan.forkOfJoin.get(task.definitionIndex);
-    if (task.status !== "IN_PROGRESS" || fork === undefined || planTask(state.definition, fork)?.type !== "CONDITIONAL_FORK") continue;
+    const forkType = fork === undefined ? undefined : planTask(state.definition, fork)?.type;
+    if (task.status !== "IN_PROGRESS" || (forkType !== "CONDITIONAL_FORK" && forkType !== "FORK_JOIN")) continue;
     const forkTask = state.tasks.findLast((other) => other.definitionIndex === fork && other.seq < task.seq);
-    draft.updateTask(task.taskId, { inputData: { ...task.inputData, joinOn: joinOnOf(state.definition, task.definitionIndex, forkTask) } });
+    const joinOn = joinOnOf(state.definition, task.definitionIndex, forkTask);
+    const shown = task.inputData["joinOn"];
+    if (Array.isArray(shown) && shown.length === joinOn.length && shown.every((name, position) => name === joinOn[position])) continue;
+    draft.updateTask(task.taskId, { inputData: { ...task.inputData, joinOn } });
   }
 }
 

@@ -72,6 +72,22 @@ describe("upgrading a running execution", () => {
     expect(latestNamed(done, "f_join").outputData).toMatchObject({ left: { body: "left" }, right: { body: "right" } });
   });
 
+  it("runs a branch the new version added to a FORK_JOIN that has forked, and its running JOIN shows it in its joinOn, as it waits for it", () => {
+    const v1 = version(1, fork("f", [[httpGet("left")], [httpGet("right")]]));
+    let state = startedWith("orders", v1.tasks).state;
+    state = attemptEnds(state, "left", 2_000).state;
+    const v2 = version(2, fork("f", [[httpGet("left")], [httpGet("right")], [httpGet("extra")]]));
+    const upgraded = decide(state, upgrade(v2), env(3_000)).state;
+    expect(lines(upgraded)).toEqual(["1 f COMPLETED", "2 left COMPLETED", "3 right IN_PROGRESS", "4 f_join IN_PROGRESS", "5 extra IN_PROGRESS"]);
+    // Conductor's JOIN waits for the joinOn its input shows: it shows the list it waits for.
+    expect(latestNamed(upgraded, "f_join").inputData).toEqual({ joinOn: ["left", "right", "extra"] });
+    const waiting = attemptEnds(upgraded, "right", 4_000).state;
+    expect(latestNamed(waiting, "f_join").status).toBe("IN_PROGRESS");
+    const done = attemptEnds(waiting, "extra", 5_000).state;
+    expect(done.status).toBe("COMPLETED");
+    expect(latestNamed(done, "f_join").outputData).toMatchObject({ left: { body: "left" }, right: { body: "right" }, extra: { body: "extra" } });
+  });
+
   it("inside a loop, keeps the iterations run and runs the new version's loop from the next iteration on", () => {
     const loop = (loopOver: WorkflowTaskDef[]): WorkflowTaskDef => ({ name: "loop", taskReferenceName: "loop", type: "DO_WHILE", inputParameters: {}, loopOver, loopCondition: "$.loop['iteration'] < 2" });
     let state = startedWith("orders", [loop([httpGet("a")])]).state;
