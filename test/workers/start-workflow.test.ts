@@ -71,6 +71,16 @@ describe("START_WORKFLOW", () => {
     expect(refused.status).toBe(400);
     expect(JSON.stringify(await refused.json())).toContain("tasks[0].inputParameters.startWorkflow.workflowDef");
     expect((await api("GET", "/api/metadata/workflow/sw_bad_written")).status).toBe(404);
+    // Its scripts and jq filters too, as registered on its own (a SUB_WORKFLOW's inline child's are).
+    const inline = { name: "calc", taskReferenceName: "calc", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "function ( { return 1 }" } };
+    const jq = { name: "shape", taskReferenceName: "shape", type: "JSON_JQ_TRANSFORM", inputParameters: { queryExpression: "[.[" } };
+    const unparsed = await api("POST", "/api/metadata/workflow", { name: "sw_bad_script", schemaVersion: 2, tasks: [startWorkflow("kick", { workflowDef: { name: "sw_script_child", schemaVersion: 2, tasks: [inline, jq] } })] });
+    expect(unparsed.status).toBe(400);
+    expect(((await unparsed.json()) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors).toEqual([
+      { path: "tasks[0].inputParameters.startWorkflow.workflowDef.tasks[0].inputParameters.expression", message: expect.stringMatching(/^the script does not parse as JavaScript: SyntaxError: /) },
+      { path: "tasks[0].inputParameters.startWorkflow.workflowDef.tasks[1].inputParameters.queryExpression", message: expect.stringMatching(/^the jq filter does not compile: /) },
+    ]);
+    expect((await api("GET", "/api/metadata/workflow/sw_bad_script")).status).toBe(404);
   });
 
   it("starts a written definition registered before a registration-only rule it now breaks (an HTTP uri of scheme localhost in a branch not taken), as it did then", async () => {

@@ -6,6 +6,7 @@ import { isRecord } from "./checks";
 import { rawTaskEntries } from "./validate";
 import { taskJqFilter } from "../jq";
 import { conditionScripts, taskScript } from "../scripts";
+import { START_WORKFLOW_PARAMETER } from "../tasks/start-workflow/request";
 
 /** A script a definition holds, with its path in the definition (for validation errors). */
 export interface DefinitionScript {
@@ -22,13 +23,30 @@ function fixedTexts(definition: unknown, pick: (task: unknown) => { source: stri
   const tasks = isRecord(definition) ? definition["tasks"] : undefined;
   if (!Array.isArray(tasks)) return [];
   return rawTaskEntries(tasks, `${at}tasks`).flatMap(({ task, path }) => {
-    // An inline child's scripts are checked with its parent's, at their paths inside it.
-    const child = isRecord(task) && task["type"] === "SUB_WORKFLOW" && isRecord(task["subWorkflowParam"]) ? task["subWorkflowParam"]["workflowDefinition"] : undefined;
-    if (child !== undefined) return fixedTexts(child, pick, `${path}.subWorkflowParam.workflowDefinition.`);
+    // A definition written in place (an inline child, a START_WORKFLOW's workflowDef) has its scripts checked with its
+    // parent's, at their paths inside it, as registered on its own it would.
+    const written = writtenDefinition(task);
+    if (written !== undefined) return fixedTexts(written.definition, pick, `${path}.${written.at}.`);
     const picked = pick(task);
     const texts = picked === undefined ? [] : "source" in picked ? [picked] : picked;
     return texts.flatMap((text) => (text.source.trim() === "" || text.source.includes("${") ? [] : [{ source: text.source, path: `${path}.${text.field}` }]));
   });
+}
+
+/**
+ * The definition task `task` (as received) writes in place, which the registration checks as a definition of its own,
+ * and where it lies in the task: a SUB_WORKFLOW's inline child (`subWorkflowParam.workflowDefinition`), a
+ * START_WORKFLOW's `inputParameters.startWorkflow.workflowDef`. Neither task holds a script of its own.
+ */
+function writtenDefinition(task: unknown): { definition: unknown; at: string } | undefined {
+  if (!isRecord(task)) return undefined;
+  if (task["type"] === "SUB_WORKFLOW" && isRecord(task["subWorkflowParam"]) && task["subWorkflowParam"]["workflowDefinition"] !== undefined) {
+    return { definition: task["subWorkflowParam"]["workflowDefinition"], at: "subWorkflowParam.workflowDefinition" };
+  }
+  const input = task["inputParameters"];
+  const request = task["type"] === "START_WORKFLOW" && isRecord(input) ? input[START_WORKFLOW_PARAMETER] : undefined;
+  if (isRecord(request) && isRecord(request["workflowDef"])) return { definition: request["workflowDef"], at: `inputParameters.${START_WORKFLOW_PARAMETER}.workflowDef` };
+  return undefined;
 }
 
 /** Every script of a definition as received whose text is fixed at registration, with its path (see {@link fixedTexts}). */
