@@ -95,6 +95,14 @@ describe("DYNAMIC", () => {
       expect(body.validationErrors.map((issue) => issue.path)).toEqual(["tasks[0].inputParameters.subWorkflowDefinition.tasks[0].inputParameters.uri", "tasks[0].inputParameters.subWorkflowDefinition.tasks[0].inputParameters.method"]);
     }
     expect((await api("GET", "/api/metadata/workflow/dyn_inline_refused")).status).toBe(404);
+    // Its scripts' syntax too, as registered on its own (a SUB_WORKFLOW's inline child's is checked so).
+    const unparsed = { name: "dyn_inline_unparsed", version: 1, tasks: [{ name: "calc", taskReferenceName: "calc", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "function ( { return 1 }" } }] };
+    const scripted = { ...dynamic("pick"), inputParameters: { taskToExecute: "SUB_WORKFLOW", subWorkflowDefinition: unparsed } };
+    const syntax = await api("POST", "/api/metadata/workflow", { name: "dyn_inline_refused", version: 1, tasks: [scripted] });
+    expect(syntax.status).toBe(400);
+    expect(((await syntax.json()) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors).toEqual([
+      { path: "tasks[0].inputParameters.subWorkflowDefinition.tasks[0].inputParameters.expression", message: expect.stringMatching(/^the script does not parse as JavaScript: SyntaxError: /) },
+    ]);
 
     // Given by an expression (a planner's output), it is checked when the child starts, as a SUB_WORKFLOW's is.
     await register({ name: "dyn_inline_planned", tasks: [dynamic("pick", { subWorkflowDefinition: "${workflow.input.plan}", subWorkflowName: "dyn_inline_planned_child" })] });

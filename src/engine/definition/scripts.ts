@@ -2,11 +2,12 @@
  * The scripts a definition holds, found for the worker's registration-time syntax check (it holds the interpreter;
  * the engine does not).
  */
-import { isRecord } from "./checks";
+import { isExpression, isRecord } from "./checks";
 import { rawTaskEntries } from "./validate";
 import { taskJqFilter } from "../jq";
 import { conditionScripts, taskScript } from "../scripts";
 import { START_WORKFLOW_PARAMETER } from "../tasks/start-workflow/request";
+import { SUB_WORKFLOW_DEFINITION_PARAM } from "../tasks/dynamic/concrete";
 
 /** A script a definition holds, with its path in the definition (for validation errors). */
 export interface DefinitionScript {
@@ -36,7 +37,8 @@ function fixedTexts(definition: unknown, pick: (task: unknown) => { source: stri
 /**
  * The definition task `task` (as received) writes in place, which the registration checks as a definition of its own,
  * and where it lies in the task: a SUB_WORKFLOW's inline child (`subWorkflowParam.workflowDefinition`), a
- * START_WORKFLOW's `inputParameters.startWorkflow.workflowDef`. Neither task holds a script of its own.
+ * START_WORKFLOW's `inputParameters.startWorkflow.workflowDef`, a DYNAMIC's `inputParameters.subWorkflowDefinition` that
+ * may run (see `validateDynamicInlineChild`). None of these tasks holds a script of its own.
  */
 function writtenDefinition(task: unknown): { definition: unknown; at: string } | undefined {
   if (!isRecord(task)) return undefined;
@@ -44,8 +46,15 @@ function writtenDefinition(task: unknown): { definition: unknown; at: string } |
     return { definition: task["subWorkflowParam"]["workflowDefinition"], at: "subWorkflowParam.workflowDefinition" };
   }
   const input = task["inputParameters"];
-  const request = task["type"] === "START_WORKFLOW" && isRecord(input) ? input[START_WORKFLOW_PARAMETER] : undefined;
+  if (!isRecord(input)) return undefined;
+  const request = task["type"] === "START_WORKFLOW" ? input[START_WORKFLOW_PARAMETER] : undefined;
   if (isRecord(request) && isRecord(request["workflowDef"])) return { definition: request["workflowDef"], at: `inputParameters.${START_WORKFLOW_PARAMETER}.workflowDef` };
+  // A DYNAMIC's child written in place, when the validator checks it as one: the DYNAMIC may run a SUB_WORKFLOW.
+  const param = task["dynamicTaskNameParam"];
+  const chosen = task["type"] === "DYNAMIC" && typeof param === "string" ? input[param] : undefined;
+  if (isRecord(input[SUB_WORKFLOW_DEFINITION_PARAM]) && (chosen === "SUB_WORKFLOW" || isExpression(chosen))) {
+    return { definition: input[SUB_WORKFLOW_DEFINITION_PARAM], at: `inputParameters.${SUB_WORKFLOW_DEFINITION_PARAM}` };
+  }
   return undefined;
 }
 
