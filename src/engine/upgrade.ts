@@ -14,7 +14,7 @@ import type { Draft } from "./draft";
 import { EngineError } from "./errors";
 import { activeLanes, latestInstance } from "./lanes";
 import { overExecutionLimitReason, storedTasksBytes } from "./limits";
-import type { JsonObject, TaskExecution, WorkflowDef, WorkflowTaskDef } from "./model";
+import type { JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowTaskDef } from "./model";
 import { definitionReferenceName, failsPermissively, isPermissiveFailure, planIndexOf, planOf, planTask } from "./plan";
 import { joinOnOf } from "./tasks/fork-join";
 import { taskIdWithin } from "./task-id";
@@ -61,6 +61,7 @@ export function applyUpgrade(draft: Draft, request: UpgradeRequest, env: DecideE
     else if (index !== task.definitionIndex) draft.updateTask(task.taskId, { definitionIndex: index });
   }
   showJoinedBranches(draft);
+  showExclusiveJoinLists(draft);
   const skipped = skipPassedSteps(draft, request.taskOutput ?? {}, env);
   const unused = Object.keys(request.taskOutput ?? {}).filter((reference) => !skipped.has(reference));
   if (unused.length > 0) {
@@ -105,10 +106,30 @@ function showJoinedBranches(draft: Draft): void {
     if (task.status !== "IN_PROGRESS" || (forkType !== "CONDITIONAL_FORK" && forkType !== "FORK_JOIN")) continue;
     const forkTask = state.tasks.findLast((other) => other.definitionIndex === fork && other.seq < task.seq);
     const joinOn = joinOnOf(state.definition, task.definitionIndex, forkTask);
-    const shown = task.inputData["joinOn"];
-    if (Array.isArray(shown) && shown.length === joinOn.length && shown.every((name, position) => name === joinOn[position])) continue;
+    if (sameNames(task.inputData["joinOn"], joinOn)) continue;
     draft.updateTask(task.taskId, { inputData: { ...task.inputData, joinOn } });
   }
+}
+
+/**
+ * Gives each running EXCLUSIVE_JOIN the `joinOn` and `defaultExclusiveJoinTask` of its upgraded definition, which it
+ * ends by from now on (see `exclusiveJoinEnding`), as its input shows them (Conductor's ExclusiveJoin reads both from
+ * its input).
+ */
+function showExclusiveJoinLists(draft: Draft): void {
+  const state = draft.state;
+  for (const task of state.tasks) {
+    const step = task.status === "IN_PROGRESS" && task.taskType === "EXCLUSIVE_JOIN" ? planTask(state.definition, task.definitionIndex) : undefined;
+    if (step?.type !== "EXCLUSIVE_JOIN") continue;
+    const lists = { joinOn: step.joinOn ?? [], defaultExclusiveJoinTask: step.defaultExclusiveJoinTask ?? [] };
+    if (sameNames(task.inputData["joinOn"], lists.joinOn) && sameNames(task.inputData["defaultExclusiveJoinTask"], lists.defaultExclusiveJoinTask)) continue;
+    draft.updateTask(task.taskId, { inputData: { ...task.inputData, ...lists } });
+  }
+}
+
+/** True when `shown` (an input's value) is the list `names`. */
+function sameNames(shown: JsonValue | undefined, names: readonly string[]): boolean {
+  return Array.isArray(shown) && shown.length === names.length && shown.every((name, position) => name === names[position]);
 }
 
 /** The step of `upgraded` each task instance maps to, by task id; throws when one has none (see the module comment). */

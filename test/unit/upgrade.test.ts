@@ -88,6 +88,21 @@ describe("upgrading a running execution", () => {
     expect(latestNamed(done, "f_join").outputData).toMatchObject({ left: { body: "left" }, right: { body: "right" }, extra: { body: "extra" } });
   });
 
+  it("gives a running EXCLUSIVE_JOIN the new version's joinOn and defaultExclusiveJoinTask in its input, which it ends by", () => {
+    const exclusive = (joinOn: string[], defaults: string[]): WorkflowTaskDef => ({ name: "ej", taskReferenceName: "ej", type: "EXCLUSIVE_JOIN", joinOn, defaultExclusiveJoinTask: defaults });
+    const v1 = version(1, fork("f", [[httpGet("a")], [httpGet("b")], [exclusive(["a"], [])]]));
+    v1.tasks[1] = { ...v1.tasks[1]!, joinOn: ["a", "ej"] };
+    const state = startedWith("orders", v1.tasks).state;
+    expect(latestNamed(state, "ej")).toMatchObject({ status: "IN_PROGRESS", inputData: { joinOn: ["a"], defaultExclusiveJoinTask: [] } });
+    const v2 = version(2, fork("f", [[httpGet("a")], [httpGet("b")], [exclusive(["b", "a"], ["a"])]]));
+    v2.tasks[1] = { ...v2.tasks[1]!, joinOn: ["a", "ej"] };
+    const upgraded = decide(state, upgrade(v2), env(3_000)).state;
+    // Conductor's ExclusiveJoin reads both lists from its input: it shows those it ends by.
+    expect(latestNamed(upgraded, "ej").inputData).toEqual({ joinOn: ["b", "a"], defaultExclusiveJoinTask: ["a"] });
+    const ended = attemptEnds(upgraded, "b", 4_000).state;
+    expect(latestNamed(ended, "ej")).toMatchObject({ status: "COMPLETED", outputData: { body: "b" } });
+  });
+
   it("inside a loop, keeps the iterations run and runs the new version's loop from the next iteration on", () => {
     const loop = (loopOver: WorkflowTaskDef[]): WorkflowTaskDef => ({ name: "loop", taskReferenceName: "loop", type: "DO_WHILE", inputParameters: {}, loopOver, loopCondition: "$.loop['iteration'] < 2" });
     let state = startedWith("orders", [loop([httpGet("a")])]).state;
