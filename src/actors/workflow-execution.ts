@@ -3351,7 +3351,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       // As when it was scheduled: the variables may have changed since, and what is sent must match what is stored.
       const asScheduled: Execution = { ...execution, variables: task.inputVariables ?? {} };
       // Defaults a task type added at start (e.g. webhook ids) stay; the template's values win.
-      const context = evaluationContext(asScheduled, Date.now(), task.taskId, lookup);
+      const context = evaluationContext(asScheduled, Date.now(), task.taskId, lookup, this.#config.engine.maxPayloadBytes);
       const input = { ...task.inputData, ...(resolvedTaskInput(named.definition, (template) => resolveValue(template, context)) as JsonObject) };
       // The values themselves, so whatever the side effect brings back can be scrubbed of them.
       return { input, secrets: secretValues(named.names, lookup), sealed: sealedOf(named.names, read.sealed) };

@@ -2421,7 +2421,7 @@ function resolveTaskInput(state: WorkflowExecution, definitionIndex: number, run
   if (!step) return new Error(`task definition ${definitionIndex} is missing`);
   let resolved: JsonValue;
   try {
-    const context = evaluationContext(state, env.now, taskId, maskedSecrets);
+    const context = evaluationContext(state, env.now, taskId, maskedSecrets, env.config.maxPayloadBytes);
     resolved = resolvedTaskInput(runsAs, (template) => resolveValue(template, context));
   } catch (error) {
     // The task fails with it; thrown out of the decision, it would refuse the event that led here (a start, a worker's
@@ -2739,7 +2739,7 @@ function outputAtEnd(state: WorkflowExecution, endedBy: TaskExecution | undefine
   const outputParameters = state.definition.outputParameters;
   if (outputParameters && Object.keys(outputParameters).length > 0) {
     try {
-      const resolved = resolveValue(outputParameters, evaluationContext(state, env.now, undefined, maskedSecrets));
+      const resolved = resolveValue(outputParameters, evaluationContext(state, env.now, undefined, maskedSecrets, env.config.maxPayloadBytes));
       output = typeof resolved === "object" && resolved !== null && !Array.isArray(resolved) ? resolved : {};
     } catch {
       output = {};
@@ -2754,7 +2754,7 @@ function outputAtEnd(state: WorkflowExecution, endedBy: TaskExecution | undefine
 function resolvedOutput(state: WorkflowExecution, outputParameters: JsonObject, env: DecideEnv): JsonObject | Error {
   let resolved: JsonValue;
   try {
-    resolved = resolveValue(outputParameters, evaluationContext(state, env.now, undefined, maskedSecrets));
+    resolved = resolveValue(outputParameters, evaluationContext(state, env.now, undefined, maskedSecrets, env.config.maxPayloadBytes));
   } catch (error) {
     if (isExpressionFailure(error)) return error;
     throw error;

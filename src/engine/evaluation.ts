@@ -1,3 +1,4 @@
+import { MAX_PAYLOAD_BYTES_CEILING } from "./config";
 import { QueryBudget, type EvaluationContext } from "./expressions";
 import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
 import { maskedKeysOf } from "./masking";
@@ -63,13 +64,15 @@ export function workflowRecord(execution: WorkflowExecution): JsonObject {
  * earlier ones, so `${ref.output}` is always the latest attempt's output; a task of a DO_WHILE's loop is also seen
  * under its definition's name, as its latest iteration (as in Conductor). Records are made for the references an
  * expression names, once each. Its query budget is shared by all it resolves (see MAX_QUERY_VALUES): make one per
- * resolution (a task's input, a workflow's output), never keep one for the next.
+ * resolution (a task's input, a workflow's output), never keep one for the next. `maxBytes` bounds the text its
+ * interpolations build (the deployment's MAX_PAYLOAD_BYTES; by default the most any deployment may set).
  */
 export function evaluationContext(
   execution: WorkflowExecution,
   now: number,
   taskId?: string,
   secret?: (name: string) => string | undefined,
+  maxBytes = MAX_PAYLOAD_BYTES_CEILING,
 ): EvaluationContext {
   const records = new Map<string, JsonObject | undefined>();
   const task = (reference: string): JsonObject | undefined => {
@@ -80,7 +83,7 @@ export function evaluationContext(
     return record;
   };
   // One budget for everything resolved with this context: a caller makes one context per resolution.
-  const context: EvaluationContext = { workflow: workflowRecord(execution), task, now, maskedKeys: maskedKeysOf(execution.definition), queryBudget: new QueryBudget() };
+  const context: EvaluationContext = { workflow: workflowRecord(execution), task, now, maskedKeys: maskedKeysOf(execution.definition), queryBudget: new QueryBudget(), maxBytes };
   if (taskId !== undefined) context.taskId = taskId;
   if (secret !== undefined) context.secret = secret;
   return context;

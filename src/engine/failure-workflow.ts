@@ -75,7 +75,7 @@ function failureWorkflowName(state: WorkflowExecution, declared: string, env: De
   if (!hasExpression(declared)) return declared.trim();
   let resolved;
   try {
-    resolved = resolveValue(declared, evaluationContext(state, env.now, undefined, maskedSecrets));
+    resolved = resolveValue(declared, evaluationContext(state, env.now, undefined, maskedSecrets, env.config.maxPayloadBytes));
   } catch (error) {
     return { invalid: `failureWorkflow ${declared} could not be resolved: ${error instanceof Error ? error.message : String(error)}` };
   }

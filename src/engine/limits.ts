@@ -1,20 +1,27 @@
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from "./definition/checks";
 import { SHORT_TASK_LIST } from "./draft";
+import { jsonBytesWithin } from "./json-bytes";
 import type { JsonValue, TaskExecution, WorkflowDef } from "./model";
 
 const encoder = new TextEncoder();
 
 /**
+ * How far past its limit {@link oversize} counts a value before it stops: up to this many times the limit it gives the
+ * exact size (the reason a user reads says by how much a payload is over), past it only that it is more. Counting builds
+ * nothing, so the bound is one of time: a few MB of strings, where a value made of references to the same large one
+ * (`${workflow.input.big}` written 800 times) would be hundreds of MB written out.
+ */
+export const EXACT_SIZE_MULTIPLE = 8;
+
+/**
  * The size in bytes of a value as stored (UTF-8 JSON), when it exceeds `limit`; undefined when it
  * fits. Checked where a payload comes from outside the engine's control (a response, a completion,
  * a child's output, outputParameters), so an oversized one fails clearly instead of breaking the
- * write that would persist it.
+ * write that would persist it. Counted without writing it out (see {@link jsonBytesWithin}), exactly up to
+ * {@link EXACT_SIZE_MULTIPLE} times the limit, a count past that beyond it.
  */
 export function oversize(value: JsonValue | WorkflowDef, limit: number): number | undefined {
-  const json = JSON.stringify(value);
-  // Cheap first: a UTF-8 encoding is at most 3 bytes per UTF-16 unit.
-  if (json.length * 3 <= limit) return undefined;
-  const bytes = encoder.encode(json).length;
+  const bytes = jsonBytesWithin(value, limit * EXACT_SIZE_MULTIPLE);
   return bytes > limit ? bytes : undefined;
 }
 
@@ -29,7 +36,9 @@ export function overdeepReason(what: string, value: JsonValue): string | undefin
 
 /** The reason given when a payload is too large. */
 export function oversizeReason(what: string, bytes: number, limit: number): string {
-  return `${what} is ${bytes} bytes, over the limit of ${limit} bytes (MAX_PAYLOAD_BYTES)`;
+  // Past the multiple, `bytes` is where counting stopped (see oversize), not the whole.
+  const size = bytes > limit * EXACT_SIZE_MULTIPLE ? `more than ${limit * EXACT_SIZE_MULTIPLE}` : `${bytes}`;
+  return `${what} is ${size} bytes, over the limit of ${limit} bytes (MAX_PAYLOAD_BYTES)`;
 }
 
 /**

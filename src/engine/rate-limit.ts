@@ -29,7 +29,7 @@ export function rateLimitKeyOf(state: WorkflowExecution, declared: string | unde
   if (!hasExpression(declared)) return declared;
   let resolved: JsonValue | undefined;
   try {
-    resolved = resolveValue(declared, evaluationContext(state, env.now, undefined, maskedSecrets));
+    resolved = resolveValue(declared, evaluationContext(state, env.now, undefined, maskedSecrets, env.config.maxPayloadBytes));
   } catch {
     return state.workflowName;
   }

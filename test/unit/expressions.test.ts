@@ -1,7 +1,7 @@
 import { scriptRunner } from "./script-runner";
 import { jqRunner } from "./jq-runner";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { JsonObject, JsonValue, WorkflowDef } from "../../src/engine/model";
 import { BoundedCache } from "../../src/engine/expressions/cache";
 import { MAX_QUERY_VALUES } from "../../src/engine/expressions/query";
@@ -609,6 +609,33 @@ describe("JSONPath queries (Conductor's Jayway paths)", () => {
     expect(failed).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("Invalid task input: expression too costly to evaluate: the JSONPath queries resolved together") as unknown });
     const [scheduled] = decide(createExecution({ workflowId: "wf2", definition: definition(40), input: { list } }, 1_000), { type: "start" }, env).state.tasks;
     expect(scheduled?.status).toBe("SCHEDULED");
+  });
+
+  it("stops interpolated text as it passes the context's maxBytes (MAX_PAYLOAD_BYTES), never writing a query's values out whole", () => {
+    // A chain 20 deep ending in 50 numbers: `..*` selects every level, each holding those below it, 4.7 KB as text.
+    let chain: JsonValue = Array.from({ length: 50 }, (_, index) => index);
+    for (let level = 0; level < 20; level++) chain = { next: chain };
+    const context = makeContext({ workflow: { input: { chain, word: "y".repeat(600) } }, maxBytes: 1_000 });
+    const stringify = vi.spyOn(JSON, "stringify");
+    let written: number[] = [];
+    try {
+      const tooLong = "the text it writes its values into is over the limit of 1000 bytes (MAX_PAYLOAD_BYTES)";
+      expect(() => resolveValue({ all: "x${workflow.input.chain..*}" }, context)).toThrow(ExpressionLimitError);
+      expect(() => resolveValue({ all: "x${workflow.input.chain..*}" }, context)).toThrow(tooLong);
+      // Text alone, and a spliced path's text, are bounded alike.
+      expect(() => resolveValue("${workflow.input.word} ${workflow.input.word}", context)).toThrow(tooLong);
+      expect(() => resolveValue("${workflow.input.${workflow.input.chain..*}}", context)).toThrow(tooLong);
+      // Within it, as before.
+      expect(resolveValue("${workflow.input.word}-${workflow.input.chain.next.next.next.next.next.next.next.next.next.next.next.next.next.next.next.next.next.next.next.next[0]}", context)).toBe(`${"y".repeat(600)}-0`);
+      expect(resolveValue("x${workflow.input.chain.next.next.next.next.next.next.next.next.next.next.next.next.next.next.next.next.next.next.next}", context)).toBe(`x{"next":${JSON.stringify(Array.from({ length: 50 }, (_, index) => index))}}`);
+      written = stringify.mock.results.map((result) => (typeof result.value === "string" ? result.value.length : 0));
+    } finally {
+      stringify.mockRestore();
+    }
+    // Nothing near the whole (4.7 KB) was written out.
+    expect(Math.max(0, ...written)).toBeLessThan(1_000);
+    // Without a bound (a context made by hand), the whole is built.
+    expect((resolveValue("x${workflow.input.chain..*}", makeContext({ workflow: { input: { chain } } })) as string).length).toBeGreaterThan(4_000);
   });
 
   it("never reaches a prototype through a query", () => {

@@ -117,6 +117,34 @@ describe("running a workflow of chained HTTP tasks", () => {
     expect(failedOnOutput.reasonForIncompletion).toContain("The workflow output could not be resolved: expression too costly to evaluate");
   });
 
+  it("fails a task whose resolved input would be far over MAX_PAYLOAD_BYTES (800 references to a 700 KB input, 560 MB written out) without writing it out: nothing is sent and the execution answers", async () => {
+    const big = "x".repeat(700 * 1024);
+    // Each is a reference to the same string, not a copy: resolving takes no memory, writing the input out 560 MB.
+    const body = Object.fromEntries(Array.from({ length: 800 }, (_, index) => [`k${index}`, "${workflow.input.big}"]));
+    await register({ name: "huge_input", tasks: [httpTask("send", { uri: target("/count/huge-input"), method: "POST", body })] });
+    const started = await api("POST", "/api/workflow/huge_input", { big });
+    expect(started.status).toBe(200);
+    const workflowId = await started.text();
+    const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(failed.status).toBe("FAILED");
+    expect(failed.tasks[0]).toMatchObject({
+      status: "FAILED_WITH_TERMINAL_ERROR",
+      inputData: {},
+      reasonForIncompletion: `Invalid task input: The resolved input is more than ${8 * 768 * 1024} bytes, over the limit of ${768 * 1024} bytes (MAX_PAYLOAD_BYTES)`,
+    });
+    expect(await hits("huge-input")).toBe(0);
+    // The execution still answers its other requests.
+    expect((await api("GET", `/api/workflow/${workflowId}/tasks`)).status).toBe(200);
+
+    // Scheduled by a worker's result rather than by the start: the result is taken, and the task after it fails.
+    await register({ name: "huge_input_later", tasks: [simpleTask("huge_input_worker"), httpTask("send", { uri: target("/count/huge-input-later"), method: "POST", body })] });
+    const laterId = await startWorkflow("huge_input_later", { big });
+    expect((await report(await pollOne("huge_input_worker"), "COMPLETED", { done: true })).status).toBe(200);
+    const failedLater = await waitFor(laterId, ["COMPLETED", "FAILED"]);
+    expect(failedLater.tasks.map((task) => task.status)).toEqual(["COMPLETED", "FAILED_WITH_TERMINAL_ERROR"]);
+    expect(await hits("huge-input-later")).toBe(0);
+  });
+
   it("fails a task whose input, resolved again with its secrets as it is sent, would now select more than a million values, rather than leaving the send to be retried for ever", async () => {
     // The send's input reads a parallel branch's output: empty as its retry was scheduled, some 2.5 million values by
     // the four scans once the branch completed; resolved again as it is sent, because it names a secret.

@@ -33,4 +33,11 @@ export interface EvaluationContext {
    * workflow's outputParameters), so that many expressions cannot each take the bound. Omitted → each `${…}` its own.
    */
   queryBudget?: QueryBudget;
+  /**
+   * The most bytes a value resolved with this context may be (MAX_PAYLOAD_BYTES): a text that interpolation builds
+   * (`"a${x}b"`, a spliced path) fails the resolution with an ExpressionLimitError as soon as it is longer, rather than
+   * being built whole first (a query's values written into text may be a thousand times the document they come from).
+   * Omitted → unbounded.
+   */
+  maxBytes?: number;
 }

@@ -45,8 +45,8 @@ export class MissingSecretError extends Error {
 
 /**
  * An expression whose evaluation would take more than the engine bounds it to (a JSONPath query selecting more than
- * MAX_QUERY_VALUES values): raised instead of running the Durable Object out of memory, so the task (or the workflow,
- * for its output) fails with the reason, as a malformed expression does.
+ * MAX_QUERY_VALUES values, text written past MAX_PAYLOAD_BYTES): raised instead of running the Durable Object out of
+ * memory, so the task (or the workflow, for its output) fails with the reason, as a malformed expression does.
  */
 export class ExpressionLimitError extends Error {
   override readonly name = "ExpressionLimitError";

@@ -10,7 +10,7 @@ import { MissingSecretError, SecretFieldReadError } from "./errors";
 import { isUnderSecrets, secretFieldReadReason, secretNameOf } from "./secrets";
 import { applyPathFunction, childOf, pathExists, QueryBudget, selectAll } from "./query";
 import { splicedPath } from "./splice";
-import { compareOrdered, deepEqual, interpolate, isTruthy, negate } from "./values";
+import { compareOrdered, deepEqual, interpolateOnto, isTruthy, negate, textWithin } from "./values";
 
 /**
  * Computes the value of `expression`. `&&`, `||` and `?:` only evaluate the operand they
@@ -23,7 +23,7 @@ import { compareOrdered, deepEqual, interpolate, isTruthy, negate } from "./valu
  * @throws MissingSecretError when a `workflow.secrets.<name>` that is evaluated does not exist
  * @throws SecretFieldReadError when a path read inside a secret (`workflow.secrets.<name>.<field>`) is evaluated
  * @throws ExpressionLimitError when its queries, with those evaluated before them against the same budget, take more
- *   than MAX_QUERY_VALUES values
+ *   than MAX_QUERY_VALUES values, or a spliced path's text passes the context's maxBytes
  */
 export function evaluate(expression: Expression, ctx: EvaluationContext, tested: JsonValue = null, budget = ctx.queryBudget ?? new QueryBudget()): JsonValue {
   switch (expression.kind) {
@@ -64,15 +64,17 @@ export function evaluate(expression: Expression, ctx: EvaluationContext, tested:
  * so does text that does not read as a path, or one that reaches what the definition did not name (see splice.ts).
  */
 function evaluateSpliced(spliced: SplicedExpression, ctx: EvaluationContext, tested: JsonValue, budget: QueryBudget): JsonValue {
+  // Bounded as a template's text is: the values written in may be far larger than any path.
+  const limit = ctx.maxBytes ?? Infinity;
   let text = "";
   for (const piece of spliced.pieces) {
     if (typeof piece === "string") {
-      text += piece;
+      text = textWithin(text + piece, limit);
       continue;
     }
     const value = evaluate(piece, ctx, tested, budget);
     if (value === null) return null;
-    text += interpolate(value);
+    text = interpolateOnto(text, value, limit);
   }
   const path = splicedPath(text, spliced.fixed, ctx.maskedKeys);
   return path === null ? null : evaluate(path, ctx, tested, budget);

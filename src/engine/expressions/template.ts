@@ -9,7 +9,7 @@ import { BoundedCache } from "./cache";
 import type { EvaluationContext } from "./context";
 import { evaluate } from "./evaluate";
 import { parseExpression } from "./parser";
-import { interpolate } from "./values";
+import { interpolateOnto, textWithin } from "./values";
 
 /** A piece of a template: literal text (escapes already applied) or one `${...}` expression. */
 export type TemplatePart =
@@ -58,13 +58,15 @@ export function parseTemplate(text: string): Template {
  * any surrounding text every expression is interpolated as a string.
  *
  * @throws MissingSecretError when an evaluated secret reference does not exist
+ * @throws ExpressionLimitError when the text built passes the context's maxBytes (checked as each part is added)
  */
 export function renderTemplate(template: Template, ctx: EvaluationContext): JsonValue {
   const { parts } = template;
   const only = parts.length === 1 ? parts[0] : undefined;
   if (only !== undefined) return only.kind === "expression" ? evaluate(only.expression, ctx) : only.text;
+  const limit = ctx.maxBytes ?? Infinity;
   let out = "";
-  for (const part of parts) out += part.kind === "text" ? part.text : interpolate(evaluate(part.expression, ctx));
+  for (const part of parts) out = part.kind === "text" ? textWithin(out + part.text, limit) : interpolateOnto(out, evaluate(part.expression, ctx), limit);
   return out;
 }
 

@@ -2,7 +2,9 @@
  * The value semantics of the language: JavaScript truthiness, deep (never coercing) equality,
  * and how a value reads when interpolated into surrounding text.
  */
+import { jsonBytesWithin } from "../json-bytes";
 import type { JsonValue } from "../model";
+import { ExpressionLimitError } from "./errors";
 
 /** JavaScript truthiness: null, false, 0 and "" are falsy; every object and array is truthy. */
 export function isTruthy(value: JsonValue): boolean {
@@ -69,4 +71,32 @@ export function interpolate(value: JsonValue): string {
   if (typeof value === "string") return value;
   if (typeof value === "object") return JSON.stringify(value);
   return String(value);
+}
+
+/**
+ * `text` with `value` interpolated onto its end, when the whole is at most `limit` UTF-16 units (at least as many UTF-8
+ * bytes); a container is measured before it is written out, so a text past the limit is never built.
+ *
+ * @throws ExpressionLimitError when the text would be longer than `limit`
+ */
+export function interpolateOnto(text: string, value: JsonValue, limit: number): string {
+  if (typeof value === "object" && value !== null && limit !== Infinity) {
+    const room = limit - text.length;
+    if (jsonBytesWithin(value, room) > room) throw textLimitError(limit);
+  }
+  return textWithin(text + interpolate(value), limit);
+}
+
+/**
+ * `text`, when it is at most `limit` UTF-16 units long.
+ *
+ * @throws ExpressionLimitError when it is longer
+ */
+export function textWithin(text: string, limit: number): string {
+  if (text.length > limit) throw textLimitError(limit);
+  return text;
+}
+
+function textLimitError(limit: number): ExpressionLimitError {
+  return new ExpressionLimitError(`the text it writes its values into is over the limit of ${limit} bytes (MAX_PAYLOAD_BYTES); stopped as it passed it`);
 }
