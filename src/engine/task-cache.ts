@@ -6,12 +6,19 @@
 import { hasExpression, referencedSecrets, resolveValue } from "./expressions";
 import { evaluationContext, workflowRecord } from "./evaluation";
 import { isHttpType, type JsonObject, type JsonValue, type TaskCacheConfig, type TaskExecution, type WorkflowExecution } from "./model";
+import { jsonBytesWithin } from "./json-bytes";
 import { instanceTask } from "./plan";
 import { resolvedTaskInput, taskInputTemplate } from "./tasks/registry";
 import { isJsonObjectValue } from "./tasks/workflow-start-fields";
 
 /** Longest key a cache key template may resolve to: a longer one caches nothing (the task simply runs). */
 export const MAX_CACHE_KEY_LENGTH = 1_024;
+
+/**
+ * Most a key is built to before it is given up: UTF-8 bytes are at most 3 a UTF-16 unit, so no text or value within
+ * {@link MAX_CACHE_KEY_LENGTH} characters is refused by it, and a key longer than that caches nothing anyway.
+ */
+const KEY_BUILD_LIMIT = 3 * MAX_CACHE_KEY_LENGTH;
 
 /** An output to cache: what a task that missed the cache completed with. */
 export interface TaskCacheWrite {
@@ -39,11 +46,15 @@ function resolvedKey(state: WorkflowExecution, task: TaskExecution, config: Task
   if (!hasExpression(config.key)) return config.key;
   let resolved;
   try {
-    resolved = resolveValue(config.key, { workflow: workflowRecord(state), task: (name) => inputNamed(task.taskType, input, name), now });
+    // Text past the bound is refused as it is built: a query's values written in may be many times the input they read.
+    const context = { workflow: workflowRecord(state), task: (name: string) => inputNamed(task.taskType, input, name), now, maxBytes: KEY_BUILD_LIMIT };
+    resolved = resolveValue(config.key, context);
   } catch {
     return undefined;
   }
   if (resolved === null) return undefined;
+  // A whole value (a query's subtrees, some hundreds of KB) is measured before it is written out.
+  if (typeof resolved !== "string" && jsonBytesWithin(resolved, KEY_BUILD_LIMIT) > KEY_BUILD_LIMIT) return undefined;
   const key = typeof resolved === "string" ? resolved : JSON.stringify(resolved);
   return key === "" || key.length > MAX_CACHE_KEY_LENGTH ? undefined : key;
 }

@@ -1,8 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createExecution, nextDeadline } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
-import type { JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import type { JsonObject, JsonValue, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { awaitedCacheLookups, cacheKeySecrets, taskCacheKey, taskCacheWrites } from "../../src/engine/task-cache";
 import { attemptEnds, env, httpGet, latestNamed, registrationErrors } from "./engine-env";
 
@@ -110,6 +110,28 @@ describe("the cache key", () => {
   it("is none (the task runs uncached) when it resolves to nothing", () => {
     expect(keyOf("${missing}")).toBeUndefined();
     expect(keyOf("${workflow.input.nothing}")).toBeUndefined();
+  });
+
+  it("is none past MAX_CACHE_KEY_LENGTH without the values it reads being written out first (a query's subtrees)", () => {
+    // 20 levels over 2,000 numbers: `..*` selects every level, some 200 KB as JSON, for a key of at most 1,024 characters.
+    let chain: JsonValue = Array.from({ length: 2_000 }, (_, index) => index);
+    for (let level = 0; level < 20; level++) chain = { next: chain };
+    const run = decide(createExecution({ workflowId: "wf-tree", definition: definition([httpGet("a")]), input: { chain } }, 1_000), { type: "start" }, env(1_000)).state;
+    const keyFor = (key: string) => taskCacheKey(run, latestNamed(run, "a"), { key, ttlInSecond: 1 }, 1_000);
+    const stringify = vi.spyOn(JSON, "stringify");
+    let keys: Array<string | undefined> = [];
+    let written: number[] = [];
+    try {
+      keys = [keyFor("x${workflow.input.chain..*}"), keyFor("${workflow.input.chain..*}"), keyFor("${workflow.input.chain.next}")];
+      written = stringify.mock.results.map((result) => (typeof result.value === "string" ? result.value.length : 0));
+    } finally {
+      stringify.mockRestore();
+    }
+    expect(keys).toEqual([undefined, undefined, undefined]);
+    expect(Math.max(0, ...written)).toBeLessThan(10_000);
+    // Within the bound, a key is what it was: text and a whole value alike.
+    expect(keyOf("x${nested}")).toBe('x{"uri":"https://example.com/n"}');
+    expect(keyOf("${nested}")).toBe('{"uri":"https://example.com/n"}');
   });
 });
 
