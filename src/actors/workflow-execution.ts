@@ -225,32 +225,25 @@ const POLL_ANSWER_BYTES = 28 * 1024 * 1024;
 
 const utf8 = new TextEncoder();
 
-/** The characters of the strings in `value` (keys too): a lower bound of its JSON's UTF-8 bytes, read without building the JSON. */
-function stringCharacters(value: JsonValue): number {
-  if (typeof value === "string") return value.length;
-  if (value === null || typeof value !== "object") return 0;
-  if (Array.isArray(value)) return value.reduce<number>((sum, item) => sum + stringCharacters(item), 0);
-  return Object.entries(value).reduce<number>((sum, [key, item]) => sum + key.length + stringCharacters(item as JsonValue), 0);
-}
-
 /**
  * The input of a polled task with its secrets' values (`live`) and its UTF-8 JSON bytes, or why it cannot go to a worker
- * when it is over `limit` bytes or cannot even be written out (see {@link UnsendableInputError}). Its strings are
- * counted first: a value far over the limit is refused without writing it out (hundreds of MB, past an object's memory).
+ * when it is over `limit` bytes or cannot even be written out (see {@link UnsendableInputError}). It is measured before
+ * it is written out (see {@link oversize}): resolved again as it is polled, it may read what has run since many times
+ * over (a sibling's output of numbers, few characters of text), tens of MB as JSON in an object of 128 MB.
  */
 function sendableInput(live: PollInput, limit: number): { live: PollInput; bytes: number } {
   if (live instanceof Error) return { live, bytes: 0 };
-  const characters = stringCharacters(live.input);
-  if (characters > limit) return { live: new UnsendableInputError(`The input with the secrets' values is at least ${characters} bytes, over the limit of ${limit} bytes (MAX_PAYLOAD_BYTES)`), bytes: 0 };
   let text: string;
   let bytes: number;
   try {
+    const over = oversize(live.input, limit);
+    if (over !== undefined) return { live: new UnsendableInputError(oversizeReason("The input with the secrets' values", over, limit)), bytes: 0 };
     text = JSON.stringify(live.input);
     bytes = utf8.encode(text).byteLength;
   } catch (error) {
     return { live: unbuiltInput(error), bytes: 0 };
   }
-  return bytes > limit ? { live: new UnsendableInputError(oversizeReason("The input with the secrets' values", bytes, limit)), bytes: 0 } : { live: { ...live, text }, bytes };
+  return { live: { ...live, text }, bytes };
 }
 
 /** The event a poll of task `taskId` applies: handed out to `workerId`, or failed when its input cannot go to a worker. */

@@ -5,7 +5,7 @@
  * its workerd has served).
  */
 import { abortAllDurableObjects, createExecutionContext, env, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { workerQueueKey } from "../../src/engine/tasks/simple";
 import { TaskQueue, taskQueueAt } from "../../src/actors/task-queue";
@@ -965,7 +965,7 @@ describe("task workers: a batch poll's secrets", () => {
     const byRef = Object.fromEntries(stored.tasks.map((task) => [task.referenceTaskName, task]));
     // Failed, never handed out (optional, so COMPLETED_WITH_ERRORS, and the workflow goes on).
     expect(byRef["keyed"]).toMatchObject({ status: "COMPLETED_WITH_ERRORS", pollCount: 0 });
-    expect(byRef["keyed"]!.reasonForIncompletion).toMatch(/^The input with the secrets' values is (at least )?\d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)$/);
+    expect(byRef["keyed"]!.reasonForIncompletion).toMatch(/^The input with the secrets' values is (more than )?\d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)$/);
     expect(await queueSize("w_huge_task")).toBe(0);
   });
 
@@ -978,8 +978,37 @@ describe("task workers: a batch poll's secrets", () => {
     const stored = await getWorkflow(workflowId);
     const keyed = stored.tasks.find((task) => task.referenceTaskName === "keyed")!;
     expect(keyed).toMatchObject({ status: "COMPLETED_WITH_ERRORS", pollCount: 0 });
-    expect(keyed.reasonForIncompletion).toBe("The input with the secrets' values cannot be built (RangeError)");
+    // The text stops as it passes MAX_PAYLOAD_BYTES while it is built, long before the runtime's longest string.
+    expect(keyed.reasonForIncompletion).toBe(
+      `Invalid task input: expression too costly to evaluate: the text it writes its values into is over the limit of ${768 * 1024} bytes (MAX_PAYLOAD_BYTES); stopped as it passed it`,
+    );
     expect(await queueSize("w_long_task")).toBe(0);
+  });
+
+  it("measures a task's input with its secrets' values without writing it out: a sibling's output it reads 100 times (numbers, few characters of text) fails it", async () => {
+    await apiOk("PUT", "/api/secrets/w_nums_secret", JSON.stringify("n-value"));
+    // Scheduled with the fork, it read nothing of the producer's output; polled after it, it reads 100 times 200 KB.
+    const keyed = { token: "${workflow.secrets.w_nums_secret}", ...Object.fromEntries(Array.from({ length: 100 }, (_, index) => [`n${index}`, "${producer.output.nums}"])) };
+    const fork = { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[simpleTask("w_nums_producer", "producer")], [simpleTask("w_nums_task", "keyed", keyed, { optional: true })]] };
+    await register({ name: "w_nums", tasks: [fork, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["producer", "keyed"] }] });
+    const workflowId = await startWorkflow("w_nums");
+    const producer = await pollOne("w_nums_producer");
+    expect((await report(producer, "COMPLETED", { nums: Array(100_000).fill(0) })).status).toBe(200);
+    // The object runs in this isolate: what it writes out is seen here.
+    const stringify = vi.spyOn(JSON, "stringify");
+    let written: number[] = [];
+    try {
+      expect(await poll("w_nums_task", { count: "10" })).toEqual([]);
+      written = stringify.mock.results.map((result) => (typeof result.value === "string" ? result.value.length : 0));
+    } finally {
+      stringify.mockRestore();
+    }
+    expect(Math.max(0, ...written)).toBeLessThan(4_000_000);
+    const stored = await getWorkflow(workflowId);
+    const failed = stored.tasks.find((task) => task.referenceTaskName === "keyed")!;
+    expect(failed).toMatchObject({ status: "COMPLETED_WITH_ERRORS", pollCount: 0 });
+    // Some 20 MB as JSON: counted only until past 8 times the limit, never written out.
+    expect(failed.reasonForIncompletion).toBe(`The input with the secrets' values is more than ${8 * 768 * 1024} bytes, over the limit of ${768 * 1024} bytes (MAX_PAYLOAD_BYTES)`);
   });
 
   it("hands out a wide fork whose inputs with their secrets' values are over an RPC answer together in parts: those past the poll's answer go back to the queue at once, none is lost", async () => {
