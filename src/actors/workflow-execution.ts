@@ -236,14 +236,24 @@ function sendableInput(live: PollInput, limit: number): { live: PollInput; bytes
   let text: string;
   let bytes: number;
   try {
-    const over = oversize(live.input, limit);
-    if (over !== undefined) return { live: new UnsendableInputError(oversizeReason("The input with the secrets' values", over, limit)), bytes: 0 };
+    const over = oversizeLiveReason(live.input, limit);
+    if (over !== undefined) return { live: new UnsendableInputError(over), bytes: 0 };
     text = JSON.stringify(live.input);
     bytes = utf8.encode(text).byteLength;
   } catch (error) {
     return { live: unbuiltInput(error), bytes: 0 };
   }
   return { live: { ...live, text }, bytes };
+}
+
+/**
+ * Why a task's input resolved again with its secrets' values cannot be sent, when it is over `limit` bytes (measured, not
+ * written out): resolved as it is sent, it may read what has run since (a parallel branch's output) many times over,
+ * where the input stored when it was scheduled read nothing of it. Undefined when it fits.
+ */
+function oversizeLiveReason(input: JsonObject, limit: number): string | undefined {
+  const bytes = oversize(input, limit);
+  return bytes === undefined ? undefined : oversizeReason("The input with the secrets' values", bytes, limit);
 }
 
 /** The event a poll of task `taskId` applies: handed out to `workerId`, or failed when its input cannot go to a worker. */
@@ -3558,6 +3568,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     const failed = (reason: string): ExecutionEvent => ({ type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "FAILED_WITH_TERMINAL_ERROR", output: {}, reason });
     const live = await this.#liveInput(execution, task);
     if (live instanceof Error) return failed(unresolvedInputReason(live));
+    const unsendable = live.input === task.inputData ? undefined : oversizeLiveReason(live.input, this.#config.engine.maxPayloadBytes);
+    if (unsendable !== undefined) return failed(unsendable);
     // The task may have been canceled or completed while its input was read: start nothing for it.
     if (cancel.aborted) return { type: "dispatchResult", taskId: task.taskId, attempt: task.attempt, status: "CANCELED", output: {}, reason: "Canceled before it was dispatched" };
     // Before the call: the service an asyncComplete HTTP task reaches reports it from outside, perhaps after the secret

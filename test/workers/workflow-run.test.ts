@@ -177,6 +177,35 @@ describe("running a workflow of chained HTTP tasks", () => {
     expect(await hits("costly-dispatch")).toBe(1);
   });
 
+  it("fails a task whose input, resolved again with its secrets as it is sent, is now far over MAX_PAYLOAD_BYTES (a branch's output read 100 times), without writing it out or sending it", async () => {
+    // As above: the retry's input read the branch's output while it was empty; sent after it, 100 times 200 KB of numbers.
+    expect((await api("PUT", "/api/secrets/size_token", JSON.stringify("Bearer t0ken"))).status).toBe(200);
+    const body = Object.fromEntries(Array.from({ length: 100 }, (_, index) => [`n${index}`, "${size_source_ref.output.nums}"]));
+    const send = httpTask("send", { uri: target("/flaky/size-dispatch?fail=1"), method: "POST", headers: { Authorization: "${workflow.secrets.size_token}" }, body }, { retryCount: 1, retryDelaySeconds: 3600 });
+    await register({
+      name: "size_dispatch",
+      tasks: [
+        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[simpleTask("size_source")], [send]] },
+        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["size_source_ref", "send"] },
+      ],
+    });
+    const workflowId = await startWorkflow("size_dispatch");
+    const isRetry = (task: { referenceTaskName: string; retryCount?: unknown }) => task.referenceTaskName === "send" && task.retryCount === 1;
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => isRetry(task) && task.status === "SCHEDULED"));
+    const retryId = waiting.tasks.find(isRetry)!.taskId;
+    expect((await report(await pollOne("size_source"), "COMPLETED", { nums: Array(100_000).fill(0) })).status).toBe(200);
+    expect(await apiOk<string>("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: retryId, status: "IN_PROGRESS", outputData: {} })).toBe(retryId);
+    const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    const retry = failed.tasks.find((task) => task.taskId === retryId)!;
+    expect(retry).toMatchObject({
+      status: "FAILED_WITH_TERMINAL_ERROR",
+      reasonForIncompletion: `The input with the secrets' values is more than ${8 * 768 * 1024} bytes, over the limit of ${768 * 1024} bytes (MAX_PAYLOAD_BYTES)`,
+    });
+    expect(failed.status).toBe("FAILED");
+    // The first attempt only: the 20 MB one was never sent.
+    expect(await hits("size-dispatch")).toBe(1);
+  });
+
   it("fails a worker's task whose input, resolved again with its secrets as it is polled, would now select more than a million values, with the reason its scheduling gives", async () => {
     const nested = nestedArrays(95);
     expect((await api("PUT", "/api/secrets/costly_poll_token", JSON.stringify("t0ken"))).status).toBe(200);
