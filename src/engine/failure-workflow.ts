@@ -6,6 +6,7 @@
 import type { DecideEnv } from "./config";
 import { evaluationContext, maskedSecrets } from "./evaluation";
 import { hasExpression, resolveValue } from "./expressions";
+import { jsonWithin } from "./json-bytes";
 import { cutText, oversize, oversizeReason } from "./limits";
 import type { FailureWorkflowStart, JsonObject, TaskExecution, WorkflowExecution } from "./model";
 import { keptTestDomain } from "./test-domain";
@@ -83,7 +84,9 @@ function failureWorkflowName(state: WorkflowExecution, declared: string, env: De
   // Nothing, or blank text: no failure workflow is named.
   if (resolved === null || resolved === undefined || typeof resolved === "string") return undefined;
   // Cut: the output shows it, and an expression may resolve to a whole object.
-  return { invalid: `failureWorkflow ${declared} resolved to ${cutText(JSON.stringify(resolved), 200)}, not a workflow name` };
+  const written = jsonWithin(resolved, env.config.maxPayloadBytes);
+  const shown = written === undefined ? `a value of more than ${env.config.maxPayloadBytes} bytes` : cutText(written, 200);
+  return { invalid: `failureWorkflow ${declared} resolved to ${shown}, not a workflow name` };
 }
 
 /**

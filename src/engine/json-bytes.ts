@@ -96,3 +96,11 @@ const SHORT_ESCAPES = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
 function isLowSurrogate(unit: number): boolean {
   return unit >= 0xdc00 && unit <= 0xdfff;
 }
+
+/**
+ * `value` as JSON text, when it is at most `cap` UTF-8 bytes; undefined, without writing it out, when it is more. For a
+ * value an expression resolved to where text is wanted (a key, a name): a query's subtrees may be tens of MB as JSON.
+ */
+export function jsonWithin(value: unknown, cap: number): string | undefined {
+  return jsonBytesWithin(value, cap) > cap ? undefined : JSON.stringify(value);
+}

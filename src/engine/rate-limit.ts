@@ -7,6 +7,7 @@
 import type { DecideEnv } from "./config";
 import { evaluationContext, maskedSecrets } from "./evaluation";
 import { hasExpression, resolveValue } from "./expressions";
+import { jsonWithin } from "./json-bytes";
 import { TERMINAL_WORKFLOW_STATUSES, type JsonValue, type WorkflowDef, type WorkflowExecution } from "./model";
 
 /**
@@ -34,8 +35,9 @@ export function rateLimitKeyOf(state: WorkflowExecution, declared: string | unde
     return state.workflowName;
   }
   if (resolved === null || resolved === undefined) return state.workflowName;
-  const key = typeof resolved === "string" ? resolved.trim() : JSON.stringify(resolved);
-  return key === "" ? state.workflowName : key;
+  // A whole value over the payload bound counts as one that cannot be resolved, as text past it does.
+  const key = typeof resolved === "string" ? resolved.trim() : jsonWithin(resolved, env.config.maxPayloadBytes);
+  return key === undefined || key === "" ? state.workflowName : key;
 }
 
 /** An entry under a rate limit an execution owes (the limit object's `enter` arguments). */

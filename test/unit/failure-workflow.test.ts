@@ -1,10 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
 import { createExecution, type Decision, type Effect } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import { FAILURE_WORKFLOW_OUTPUT_KEY } from "../../src/engine/failure-workflow";
-import type { FailureWorkflowStart, JsonObject, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import type { FailureWorkflowStart, JsonObject, JsonValue, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { env, taskDefNamed } from "./engine-env";
 
 const call: WorkflowTaskDef = { name: "call", taskReferenceName: "call", type: "HTTP", inputParameters: { uri: "http://a.test/", method: "GET" } };
@@ -136,6 +136,26 @@ describe("failureWorkflow: what a failed execution starts", () => {
     expect(startsOf(notAName.effects)).toEqual([]);
     expect(notAName.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe(
       'Error workflow ${workflow.input.onFailure} failed to start.  reason: failureWorkflow ${workflow.input.onFailure} resolved to {"name":"page_oncall"}, not a workflow name',
+    );
+  });
+
+  it("a ${...} name resolving to a value over MAX_PAYLOAD_BYTES is reported without the value being written out", () => {
+    // 100 levels over 10,000 numbers (some 50 KB): `..*` selects every level, some 5 MB as JSON, over MAX_PAYLOAD_BYTES.
+    let chain: JsonValue = Array.from({ length: 10_000 }, (_, index) => index % 10);
+    for (let level = 0; level < 99; level++) chain = { next: chain };
+    let failed: Decision | undefined;
+    const stringify = vi.spyOn(JSON, "stringify");
+    let written: number[] = [];
+    try {
+      failed = failCall(started({ failureWorkflow: "${workflow.input.chain..*}" }, { input: { chain } }));
+      written = stringify.mock.results.map((result) => (typeof result.value === "string" ? result.value.length : 0));
+    } finally {
+      stringify.mockRestore();
+    }
+    expect(Math.max(0, ...written)).toBeLessThan(1_000_000);
+    expect(startsOf(failed!.effects)).toEqual([]);
+    expect(failed!.state.output[FAILURE_WORKFLOW_OUTPUT_KEY]).toBe(
+      `Error workflow \${workflow.input.chain..*} failed to start.  reason: failureWorkflow \${workflow.input.chain..*} resolved to a value of more than ${768 * 1024} bytes, not a workflow name`,
     );
   });
 

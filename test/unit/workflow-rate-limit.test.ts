@@ -1,8 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createExecution, nextDeadline, type NewExecution } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
-import type { RateLimitConfig, WorkflowDef, WorkflowExecution } from "../../src/engine/model";
+import type { JsonValue, RateLimitConfig, WorkflowDef, WorkflowExecution } from "../../src/engine/model";
 import { limitChanges, rateLimitKeyOf, registeredLimits } from "../../src/engine/rate-limit";
 import { toWorkflowView } from "../../src/engine/view";
 import { attemptEnds, env, httpGet, latestNamed, refusal } from "./engine-env";
@@ -53,6 +53,24 @@ describe("workflow rate limits in the definition", () => {
     expect(keyOf("${workflow.input}")).toBe('{"tenant":"acme"}');
     expect(keyOf("${workflow.input.missing}")).toBe("orders");
     expect(rateLimitKeyOf({ ...state, correlationId: undefined }, "${workflow.correlationId}", env(2_000))).toBe("orders");
+  });
+
+  it("falls back to the workflow's name for a key resolving to a value over MAX_PAYLOAD_BYTES, without writing it out", () => {
+    // 100 levels over 10,000 numbers (some 50 KB): `..*` selects every level, some 5 MB as JSON, over MAX_PAYLOAD_BYTES.
+    let chain: JsonValue = Array.from({ length: 10_000 }, (_, index) => index % 10);
+    for (let level = 0; level < 99; level++) chain = { next: chain };
+    const state = started(limited(undefined), { input: { chain } });
+    let key: string | undefined;
+    const stringify = vi.spyOn(JSON, "stringify");
+    let written: number[] = [];
+    try {
+      key = rateLimitKeyOf(state, "${workflow.input.chain..*}", env(2_000));
+      written = stringify.mock.results.map((result) => (typeof result.value === "string" ? result.value.length : 0));
+    } finally {
+      stringify.mockRestore();
+    }
+    expect(Math.max(0, ...written)).toBeLessThan(1_000_000);
+    expect(key).toBe("orders");
   });
 });
 
