@@ -428,6 +428,16 @@ const BACKGROUND_SAFETY_MS = 5_000;
 const AWAITED_SAFETY_MS = 1_000;
 
 /**
+ * How long a termination waits for the children it terminates (each through its own object, see
+ * `#awaitChildTerminations`) before answering. Conductor's terminateWorkflow terminates each running SUB_WORKFLOW's child
+ * before it returns (SubWorkflow.cancel calls terminateWorkflow on it); answered first, an eviction right after the
+ * answer left the child running on until the parent's safety alarm (up to {@link BACKGROUND_SAFETY_MS}), making its
+ * calls and even completing. A child that takes longer (unreachable, or itself terminating a deep tree) stays owed, as
+ * before: the answer does not wait on it for good.
+ */
+const CHILD_TERMINATION_WAIT_MS = 3_000;
+
+/**
  * How long a new execution's search row may wait (search finds a running execution within a second).
  * An execution that ends sooner gets a single row, written when it ends.
  */
@@ -1153,9 +1163,28 @@ export class WorkflowExecution extends DurableObject<Env> {
       const event = ENVIRONMENT_READING_COMMANDS.has(given.type) ? { ...given, environment } : given;
       if (event.type === "restart" || event.type === "rerun") this.#reopen(event, tellParent);
       else this.#apply(event);
-      return ok(null);
     } catch (error) {
       return refused(error);
+    }
+    // Applied and stored: a termination answers once the children it canceled are terminated too (see CHILD_TERMINATION_WAIT_MS).
+    if (command.type === "terminate") await this.#awaitChildTerminations();
+    return ok(null);
+  }
+
+  /**
+   * Waits, at most {@link CHILD_TERMINATION_WAIT_MS}, for the owed terminations of children (jobs `terminate:<id>`, started
+   * by the decision that canceled their SUB_WORKFLOW tasks) to be tried. Never throws: one that failed stays owed, and
+   * the alarm tries it again.
+   */
+  async #awaitChildTerminations(): Promise<void> {
+    const owed = [...this.#jobs].filter(([key]) => key.startsWith("terminate:")).map(([, settled]) => settled.catch(() => undefined));
+    if (owed.length === 0) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, CHILD_TERMINATION_WAIT_MS)));
+    try {
+      await Promise.race([Promise.all(owed), bound]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -1204,7 +1233,12 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   async terminateAsChild(parentWorkflowId: string, reason: string): Promise<ActorResult<null>> {
     this.#recover();
-    if (this.#execution) return this.#terminateForParent(this.#execution, reason);
+    if (this.#execution) {
+      const result = this.#terminateForParent(this.#execution, reason);
+      // Its own children too, before the answer, as the parent's termination waits for this one's.
+      if (result.ok) await this.#awaitChildTerminations();
+      return result;
+    }
     if (this.#canceledByParent === undefined) {
       this.#canceledByParent = parentWorkflowId;
       this.#store.setMeta("canceledByParent", parentWorkflowId);

@@ -357,3 +357,32 @@ describe("a mixed workflow terminated midway, evicted around the termination", (
     );
   });
 });
+
+describe("a parent terminated while its child's call is in flight", () => {
+  it("the termination answers with the child terminated too: an eviction right after the answer neither sends the child's call again nor lets it run on", async () => {
+    const key = "sweep_stop_inflight";
+    await register({
+      name: `${key}_child`,
+      tasks: [httpTask("ch", { uri: target(`/count/${key}-ch?delay=800`), method: "POST", body: { charge: 1 } }), counted("after", `${key}-after`)],
+    });
+    await register({
+      name: key,
+      tasks: [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", inputParameters: {}, subWorkflowParam: { name: `${key}_child`, version: 1 } }, counted("next", `${key}-next`)],
+    });
+    const workflowId = await startWorkflow(key);
+    await eventually(() => hits(`${key}-ch`), (n) => n === 1, "the child's call sent");
+    const childId = String(taskOf(await getWorkflow(workflowId), "child")!.outputData["subWorkflowId"]);
+    await apiOk("DELETE", `/api/workflow/${workflowId}?reason=stop`);
+    // Conductor's terminateWorkflow terminates a running SUB_WORKFLOW's child before it returns (SubWorkflow.cancel).
+    await evictAll();
+    const child = await getWorkflow(childId);
+    expect({ status: child.status, tasks: child.tasks.map((task) => `${task.referenceTaskName}:${task.status}`) }).toEqual({ status: "TERMINATED", tasks: ["ch:CANCELED"] });
+    // Whatever alarm either object has left runs now; a call sent after all would arrive within the call's delay.
+    await runDurableObjectAlarm(executionStub(env, childId));
+    await runDurableObjectAlarm(executionStub(env, workflowId));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect({ ch: await hits(`${key}-ch`), after: await hits(`${key}-after`), next: await hits(`${key}-next`) }).toEqual({ ch: 1, after: 0, next: 0 });
+    expect((await getWorkflow(childId)).status).toBe("TERMINATED");
+    expect((await getWorkflow(workflowId)).status).toBe("TERMINATED");
+  });
+});
