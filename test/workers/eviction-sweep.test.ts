@@ -222,6 +222,9 @@ async function driveSweep(drive: Drive): Promise<{ workflowId: string; childId: 
     await afterStep(() => settledAt(workflowId, `lwork__${iteration}`, "IN_PROGRESS"));
     await complete(loopWork, { worked: `loop-${iteration}` });
     await afterStep(() => (iteration < 3 ? settledAt(workflowId, `lwork__${iteration + 1}`, "SCHEDULED") : settledAt(workflowId, "pause", "IN_PROGRESS")));
+    // The worker missed the answer and sends its result again after the eviction: answered as taken, nothing changes
+    // (no iteration completed twice, the output kept; checked at the end).
+    await complete(loopWork, { worked: `resent-${iteration}` });
   }
 
   // Step: the alarm ends the WAIT; the last call runs and the workflow ends.
@@ -258,6 +261,7 @@ async function expectSweepCompleted(drive: Drive, workflowId: string, childId: s
   expect(done.tasks.map((task) => task.referenceTaskName)).toEqual(parentRefs(drive.retried === true));
   expect(byTask.filter((entry) => !entry.endsWith(":COMPLETED")), byTask.join(",")).toEqual(drive.retried ? ["h1:FAILED"] : []);
   expect(new Set(done.tasks.map((task) => task.taskId)).size).toBe(done.tasks.length);
+  expect([1, 2, 3].map((iteration) => taskOf(done, `lwork__${iteration}`)!.outputData["worked"])).toEqual(["loop-1", "loop-2", "loop-3"]);
   const child = await getWorkflow(childId);
   expect(child.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["ch:COMPLETED", "cwork:COMPLETED"]);
   expect(child.status).toBe("COMPLETED");
