@@ -1167,16 +1167,19 @@ export class WorkflowExecution extends DurableObject<Env> {
       return refused(error);
     }
     // Applied and stored: a termination answers once the children it canceled are terminated too (see CHILD_TERMINATION_WAIT_MS).
-    if (command.type === "terminate") await this.#awaitChildTerminations();
+    if (command.type === "terminate") await this.#awaitChildTerminations(execution.workflowId);
     return ok(null);
   }
 
   /**
    * Waits, at most {@link CHILD_TERMINATION_WAIT_MS}, for the owed terminations of children (jobs `terminate:<id>`, started
    * by the decision that canceled their SUB_WORKFLOW tasks) to be tried. Never throws: one that failed stays owed, and
-   * the alarm tries it again.
+   * the alarm tries it again. One owed but not on its way (it failed, or the object was reset before it was tried: a
+   * terminate made again, by the router or the client, finds the workflow already TERMINATED and decides nothing) is
+   * sent again first, so that the repeat too answers once the children are terminated, not after the retry alarm.
    */
-  async #awaitChildTerminations(): Promise<void> {
+  async #awaitChildTerminations(workflowId: string): Promise<void> {
+    if (!this.#removing) this.#syncChildTerminations(workflowId);
     const owed = [...this.#jobs].filter(([key]) => key.startsWith("terminate:")).map(([, settled]) => settled.catch(() => undefined));
     if (owed.length === 0) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -1236,7 +1239,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#execution) {
       const result = this.#terminateForParent(this.#execution, reason);
       // Its own children too, before the answer, as the parent's termination waits for this one's.
-      if (result.ok) await this.#awaitChildTerminations();
+      if (result.ok) await this.#awaitChildTerminations(this.#execution.workflowId);
       return result;
     }
     if (this.#canceledByParent === undefined) {

@@ -1,11 +1,11 @@
 import type { IRequest } from "itty-router";
-import type { WorkflowCommand } from "../actors/workflow-execution";
+import type { ActorResult, WorkflowCommand } from "../actors/workflow-execution";
 import { conflict } from "../engine/decider";
 import { TERMINAL_WORKFLOW_STATUSES } from "../engine/model";
 import { startScopes } from "./auth/access-rules";
 import { DefinitionRepository } from "./definitions";
 import { withTaskDefs } from "./task-defs";
-import { executionStub, unwrap } from "./executions";
+import { executionStub, retryingExecutionCall, unwrap } from "./executions";
 import { ApiError, fromEngineRefusal } from "./http/errors";
 import { booleanQuery, queryValue } from "./http/params";
 import { principalOf } from "./guard";
@@ -53,10 +53,21 @@ const terminate: WorkflowAction = {
   prepare(request) {
     const command = terminateCommand(request);
     return async (env, workflowId) => {
-      unwrap(await executionStub(env, workflowId).command(command));
+      unwrap(await terminateExecution(env, workflowId, command));
     };
   },
 };
+
+/**
+ * A terminate `command` on the execution's object, made again (see {@link retryingExecutionCall}) when a reset of the
+ * object cut it off: a terminate is idempotent (one finding the workflow TERMINATED answers 200 and changes nothing,
+ * as Conductor answers a repeated terminate), and it answers only once the children it canceled are terminated (up to
+ * 3 s), a wait a deploy's reset may cut off after the terminate was stored, where the client got a 503 for it. The
+ * repeat sends the children's terminations still owed again and waits for them (see WorkflowExecution.command).
+ */
+async function terminateExecution(env: Env, workflowId: string, command: WorkflowCommand): Promise<ActorResult<null>> {
+  return retryingExecutionCall(env, workflowId, async (stub): Promise<ActorResult<null>> => await stub.command(command));
+}
 
 /**
  * Why a removal stopped between its two calls: its terminate was done (the execution no longer runs), and the runtime
@@ -81,7 +92,7 @@ async function terminateThenRemove(env: Env, workflowId: string, command: Workfl
   const stub = executionStub(env, workflowId);
   let terminated = true;
   try {
-    unwrap(await stub.command(command));
+    unwrap(await terminateExecution(env, workflowId, command));
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 409)) throw error;
     terminated = false;

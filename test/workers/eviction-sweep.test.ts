@@ -1,5 +1,6 @@
 import { SELF, abortAllDurableObjects, env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { executionStub } from "../../src/worker/executions";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
@@ -387,6 +388,41 @@ describe("a parent terminated while its child's call is in flight", () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect({ ch: await hits(`${key}-ch`), after: await hits(`${key}-after`), next: await hits(`${key}-next`) }).toEqual({ ch: 1, after: 0, next: 0 });
     expect((await getWorkflow(childId)).status).toBe("TERMINATED");
+    expect((await getWorkflow(workflowId)).status).toBe("TERMINATED");
+  });
+
+  it("a terminate cut off by a reset of the parent's object (workerd's .retryable) once stored, its child not yet terminated, is made again: 200, the child TERMINATED by the answer", async () => {
+    const key = "sweep_stop_reset";
+    await register({ name: `${key}_child`, tasks: [{ name: "idle", taskReferenceName: "idle", type: "WAIT", inputParameters: {} }] });
+    await register({ name: key, tasks: [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", inputParameters: {}, subWorkflowParam: { name: `${key}_child`, version: 1 } }] });
+    const workflowId = await startWorkflow(key);
+    const started = await waitFor(workflowId, (workflow) => taskOf(workflow, "child")?.outputData["subWorkflowId"] !== undefined);
+    const childId = String(taskOf(started, "child")!.outputData["subWorkflowId"]);
+    await waitFor(childId, (workflow) => isAt(workflow, "idle", "IN_PROGRESS"));
+    // The first call is stored, its child's termination fails (the child out of reach), and a reset cuts it off: what
+    // workerd throws to the router then (locally abortAllDurableObjects throws no .retryable, see docs/reliability.md).
+    const { command, terminateAsChild } = WorkflowExecution.prototype;
+    let calls = 0;
+    WorkflowExecution.prototype.command = async function (this: WorkflowExecution, ...args: Parameters<WorkflowExecution["command"]>) {
+      if (++calls > 1) return command.apply(this, args);
+      WorkflowExecution.prototype.terminateAsChild = () => Promise.reject(new Error("child out of reach"));
+      try {
+        await command.apply(this, args);
+      } finally {
+        WorkflowExecution.prototype.terminateAsChild = terminateAsChild;
+      }
+      throw Object.assign(new Error("Durable Object reset because its code was updated."), { retryable: true });
+    };
+    let response: Response;
+    try {
+      response = await api("DELETE", `/api/workflow/${workflowId}?reason=stop`);
+    } finally {
+      WorkflowExecution.prototype.command = command;
+    }
+    expect({ status: response.status, calls }).toEqual({ status: 200, calls: 2 });
+    // The repeat sent the child's owed termination again and waited for it, as the first call would have.
+    const child = await getWorkflow(childId);
+    expect({ status: child.status, tasks: child.tasks.map((task) => `${task.referenceTaskName}:${task.status}`) }).toEqual({ status: "TERMINATED", tasks: ["idle:CANCELED"] });
     expect((await getWorkflow(workflowId)).status).toBe("TERMINATED");
   });
 });
