@@ -1174,9 +1174,9 @@ export class WorkflowExecution extends DurableObject<Env> {
   /**
    * Waits, at most {@link CHILD_TERMINATION_WAIT_MS}, for the owed terminations of children (jobs `terminate:<id>`, started
    * by the decision that canceled their SUB_WORKFLOW tasks) to be tried. Never throws: one that failed stays owed, and
-   * the alarm tries it again. One owed but not on its way (it failed, or the object was reset before it was tried: a
-   * terminate made again, by the router or the client, finds the workflow already TERMINATED and decides nothing) is
-   * sent again first, so that the repeat too answers once the children are terminated, not after the retry alarm.
+   * the alarm tries it again. One owed but not on its way (its last try failed: a terminate made again, by the router
+   * or the client, finds the workflow already TERMINATED and decides nothing, so nothing else would send it before the
+   * retry alarm) is sent again first, so that the repeat too answers once the children are terminated.
    */
   async #awaitChildTerminations(workflowId: string): Promise<void> {
     if (!this.#removing) this.#syncChildTerminations(workflowId);
