@@ -413,10 +413,11 @@ const BACKGROUND_SAFETY_MS = 5_000;
 
 /**
  * The safety alarm while work that something else waits on is owed: a worker's task owed to its queue (a push, or the
- * choice of its domain), which a worker polls for, or a parent's notice that this child ended or was reopened, which
- * the parent's SUB_WORKFLOW task waits on. An eviction that killed it would otherwise hold that up for
- * {@link BACKGROUND_SAFETY_MS}. Only executions with SIMPLE tasks or a parent owe these, so no other workflow is woken
- * sooner; the alarm is the one a decision arms anyway.
+ * choice of its domain), which a worker polls for, a parent's notice that this child ended or was reopened, which
+ * the parent's SUB_WORKFLOW task waits on, or a running child's termination (the child runs on until it lands). An
+ * eviction that killed it would otherwise hold that up for {@link BACKGROUND_SAFETY_MS}. Only executions with SIMPLE
+ * tasks, a parent or a running child owe these, so no other workflow is woken sooner; the alarm is the one a decision
+ * arms anyway.
  *
  * Each such alarm is a billed wake-up even when no eviction happened (the push is usually made within milliseconds,
  * and the alarm is not moved later for it: see `#syncAlarm`), so it is armed only for what a worker or parent can
@@ -2580,7 +2581,8 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   #safetyAlarm(execution: Execution, now: number): number | undefined {
     let safety = this.#awaitedQueueWorkAt(execution, now);
-    if (this.#owesParentNotice(execution)) safety = now + AWAITED_SAFETY_MS;
+    // A child's termination too: until it lands the child runs on, making calls its ended parent no longer wants.
+    if (this.#owesParentNotice(execution) || Object.keys(this.#childTerminations).length > 0) safety = now + AWAITED_SAFETY_MS;
     if (this.#owesBackgroundWork(execution)) safety = Math.min(safety ?? Infinity, now + BACKGROUND_SAFETY_MS);
     return safety;
   }

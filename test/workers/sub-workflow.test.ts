@@ -1018,3 +1018,30 @@ describe("rerun and retry across levels", () => {
     expect(await getWorkflow(rootId)).toEqual(failed);
   });
 });
+
+describe("a parent ending on its own while a child runs", () => {
+  it("keeps an alarm a second ahead at most while it owes the child its termination, as it does for a notice a parent waits on", async () => {
+    await register({ name: "ends_alone_child", tasks: [waitTask("idle")] });
+    await register({
+      name: "ends_alone_parent",
+      tasks: [{ name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[subTask("child", { subWorkflowParam: { name: "ends_alone_child" } })], [waitTask("fails")]] }, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["child", "fails"] }],
+    });
+    const parentId = await startWorkflow("ends_alone_parent");
+    const running = await waitFor(parentId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "child" && task["subWorkflowId"] !== undefined && task.status === "IN_PROGRESS"));
+    const childId = String(running.tasks.find((task) => task.referenceTaskName === "child")!["subWorkflowId"]);
+    await waitFor(childId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    // The parent fails in the object's own call, which reads its alarm as it answers (before the termination's job ends
+    // or not: the alarm is not moved later once armed).
+    const failing = running.tasks.find((task) => task.referenceTaskName === "fails")!;
+    const ended = await runInDurableObject(executionStub(env, parentId), async (instance, state) => {
+      const result = await (instance as unknown as WorkflowExecution).updateTask(failing.taskId, "FAILED_WITH_TERMINAL_ERROR", {});
+      return { result, answeredAt: Date.now(), alarmAt: await state.storage.getAlarm() };
+    });
+    expect(ended.result).toMatchObject({ ok: true });
+    expect(ended.alarmAt).not.toBeNull();
+    // AWAITED_SAFETY_MS from the decision (made before the answer), where BACKGROUND_SAFETY_MS (5 s) let a child whose
+    // termination an eviction cut off run on for five seconds.
+    expect(ended.alarmAt!).toBeLessThanOrEqual(ended.answeredAt + 1_000);
+    expect((await waitFor(childId, terminal)).status).toBe("TERMINATED");
+  });
+});
