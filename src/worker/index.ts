@@ -23,6 +23,7 @@ import { registerHumanTaskRoutes } from "./routes/human";
 import { registerTaskDefRoutes } from "./routes/task-defs";
 import { registerJsonSchemaRoutes } from "./routes/json-schemas";
 import { registerTagRoutes } from "./routes/tags";
+import { tagLimitRefusal } from "./tags";
 import { registerTaskRoutes, registerWebhookCallbackRoute } from "./routes/tasks";
 import { registerUnsupportedRoutes } from "./routes/unsupported";
 import { registerVersionRoute } from "./routes/version";
@@ -100,7 +101,8 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
     // repeat, logged with what the object said.
     const unavailable = unavailableError(error);
     if (unavailable !== undefined) console.warn(JSON.stringify({ msg: "an object could not answer", requestId, error: String(error) }));
-    return responseForError(unavailable ?? error, requestId);
+    // A definition's tags added past the limit by a batch another addition raced (see `cappedInsertStatements`).
+    return responseForError(unavailable ?? tagLimitRefusal(error) ?? error, requestId);
   }
 }
 

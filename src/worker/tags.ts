@@ -113,14 +113,42 @@ export class TagRepository {
 
   /** Adds `tags` to those of `target` (refused past {@link MAX_TAGS_PER_TARGET}); true unless `target` is gone. */
   async add(target: TagTarget, tags: readonly Tag[]): Promise<boolean> {
-    return this.#run(target, await this.#addStatements(target, tags));
+    return this.#run(target, await this.#addStatements(target, tags), tags);
   }
 
-  /** The statements adding `tags` to those `target` holds now; refused (400) when that would make more than {@link MAX_TAGS_PER_TARGET}. */
+  /**
+   * The statements adding `tags` to those `target` holds now; refused (400) when that would make more than
+   * {@link MAX_TAGS_PER_TARGET}. The count read here answers most refusals before anything is written; the statements
+   * count again as they insert (see {@link cappedInsertStatements}), since another addition may land in between.
+   */
   async #addStatements(target: TagTarget, tags: readonly Tag[]): Promise<D1PreparedStatement[]> {
     const after = distinctTags([...(await this.list(target)), ...tags]);
     if (after.length > MAX_TAGS_PER_TARGET) throw tooMany(after.length);
-    return this.insertStatements(target, tags);
+    return this.cappedInsertStatements(target, tags);
+  }
+
+  /**
+   * Like {@link insertStatements}, but each insert counts the tags `target` would hold with all of `tags` (those it holds
+   * under other keys, plus these) and, past {@link MAX_TAGS_PER_TARGET}, writes a NULL value, which the column refuses:
+   * the batch fails as a whole (D1 runs a batch as one SQL transaction) and {@link tagLimitRefusal} makes that a 400.
+   * A count read before the batch is no guard: D1 has no transaction across requests, so two additions each finding
+   * room for theirs both got in. Every insert of the batch counts the same (the keys it adds are left out of the
+   * count), so they are all written or none.
+   */
+  cappedInsertStatements(target: TagTarget, tags: readonly Tag[]): D1PreparedStatement[] {
+    const distinct = distinctTags(tags);
+    const keys = JSON.stringify(distinct.map((tag) => tag.key));
+    const exists = `EXISTS (SELECT 1 FROM ${TARGET_TABLES[target.type]} WHERE name = ?2)`;
+    const held = `(SELECT COUNT(*) FROM metadata_tags WHERE target_type = ?1 AND target_name = ?2 AND tag_key NOT IN (SELECT value FROM json_each(?5)))`;
+    return distinct.map((tag) =>
+      this.#db
+        .prepare(
+          `INSERT INTO metadata_tags (target_type, target_name, tag_key, tag_value)
+           SELECT ?1, ?2, ?3, CASE WHEN ${held} + json_array_length(?5) <= ${MAX_TAGS_PER_TARGET} THEN ?4 END WHERE ${exists}
+           ON CONFLICT (target_type, target_name, tag_key) DO UPDATE SET tag_value = excluded.tag_value`,
+        )
+        .bind(target.type, target.name, tag.key, tag.value, keys),
+    );
   }
 
   /** Replaces the tags of `target` by `tags`; true unless `target` is gone. */
@@ -205,17 +233,40 @@ export class TagRepository {
     return (await this.#db.prepare(`SELECT 1 AS found FROM ${TARGET_TABLES[target.type]} WHERE name = ? LIMIT 1`).bind(target.name).first<{ found: number }>()) !== null;
   }
 
-  /** Checks that `target` exists, then runs `statements` in one batch; false when it does not exist. */
-  async #run(target: TagTarget, statements: D1PreparedStatement[]): Promise<boolean> {
+  /**
+   * Checks that `target` exists, then runs `statements` in one batch; false when it does not exist. An addition refused
+   * by its capped inserts (see {@link cappedInsertStatements}) is a 400 counting what it would have made.
+   */
+  async #run(target: TagTarget, statements: D1PreparedStatement[], adding: readonly Tag[] = []): Promise<boolean> {
     if (!(await this.exists(target))) return false;
-    if (statements.length > 0) await this.#db.batch(statements);
+    try {
+      if (statements.length > 0) await this.#db.batch(statements);
+    } catch (error) {
+      if (!isOverTagLimit(error)) throw error;
+      throw tooMany(distinctTags([...(await this.list(target)), ...adding]).length);
+    }
     forgetTaggedDefinitions();
     return true;
   }
 }
 
-function tooMany(count: number) {
-  return validationError("Too many tags", [{ path: "(body)", message: `one thing holds at most ${MAX_TAGS_PER_TARGET} tags; this would make ${count}` }]);
+function tooMany(count?: number) {
+  const made = count === undefined ? `more than ${MAX_TAGS_PER_TARGET}` : String(count);
+  return validationError("Too many tags", [{ path: "(body)", message: `one thing holds at most ${MAX_TAGS_PER_TARGET} tags; this would make ${made}` }]);
+}
+
+/** Whether `error` is D1 refusing the NULL a capped tag insert writes past the limit (see `cappedInsertStatements`). */
+function isOverTagLimit(error: unknown): boolean {
+  return String(error).includes("NOT NULL constraint failed: metadata_tags.tag_value");
+}
+
+/**
+ * The 400 of a batch refused by capped tag inserts (a definition registered with `overwriteTags: false` while another
+ * addition of tags landed); undefined for any other error. Tag values are checked to be strings before any write, so
+ * only the cap writes a NULL one.
+ */
+export function tagLimitRefusal(error: unknown): ReturnType<typeof validationError> | undefined {
+  return isOverTagLimit(error) ? tooMany() : undefined;
 }
 
 /**

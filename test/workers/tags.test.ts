@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { MAX_TAGS_PER_TARGET } from "../../src/worker/tags";
+import { MAX_TAGS_PER_TARGET, TagRepository, type Tag, type TagTarget } from "../../src/worker/tags";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, register } from "./helpers";
 
@@ -14,6 +14,30 @@ const pairs = (tags: TagJson[]) => tags.map((tag) => `${tag.key}=${tag.value}`);
 const storedRows = async (name: string) =>
   (await env.DB.prepare("SELECT COUNT(*) AS n FROM metadata_tags WHERE target_name = ?").bind(name).first<{ n: number }>())!.n;
 const wait = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
+
+/**
+ * Runs `act` while the first read of workflow `name`'s tags is followed, before the request goes on, by another tag
+ * (`other=v`) stored directly: an addition of another request landing between this one's read and its write.
+ */
+async function whileAnotherTagLands(name: string, act: () => Promise<Response>): Promise<Response> {
+  const read = TagRepository.prototype.list;
+  let raced = false;
+  TagRepository.prototype.list = async function (target: TagTarget): Promise<Tag[]> {
+    const tags = await read.call(this, target);
+    if (target.name === name && !raced) {
+      raced = true;
+      await env.DB.prepare("INSERT INTO metadata_tags (target_type, target_name, tag_key, tag_value) VALUES ('WORKFLOW_DEF', ?, 'other', 'v')").bind(name).run();
+    }
+    return tags;
+  };
+  try {
+    const response = await act();
+    expect(raced, "the staged race happened").toBe(true);
+    return response;
+  } finally {
+    TagRepository.prototype.list = read;
+  }
+}
 
 describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadata/task/{taskName}/tags)", () => {
   it("adds, replaces, lists and removes a workflow definition's tags, for every version of its name", async () => {
@@ -134,6 +158,32 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     expect(badTags.status).toBe(400);
     expect(((await badTags.json()) as { validationErrors: Array<{ path: string }> }).validationErrors.map((issue) => issue.path)).toContain("tags[0].key");
     expect((await api("GET", "/api/metadata/workflow/tagged_bad_reg")).status).toBe(404);
+  });
+
+  it("an addition racing another stays within the limit: the count is checked by the insert, not before it", async () => {
+    await register({ name: "tagged_race", tasks: [wait("w")] });
+    const path = "/api/metadata/workflow/tagged_race/tags";
+    await apiOk("PUT", path, Array.from({ length: MAX_TAGS_PER_TARGET - 1 }, (_, index) => ({ key: `k${index}`, value: "v" })));
+    // Another addition lands between this request's read of the 99 tags and its insert (D1 has no transaction across
+    // the two): checked in JavaScript only, the request found room for its one and stored the 101st.
+    const response = await whileAnotherTagLands("tagged_race", () => api("POST", path, { key: "mine", value: "v" }));
+    expect(response.status).toBe(400);
+    const refused = (await response.json()) as { error: string; validationErrors: Array<{ message: string }> };
+    expect(refused.error).toBe("VALIDATION_ERROR");
+    expect(refused.validationErrors[0]!.message).toContain(`this would make ${MAX_TAGS_PER_TARGET + 1}`);
+    expect(await storedRows("tagged_race")).toBe(MAX_TAGS_PER_TARGET);
+    expect(pairs(await tagsOf("/api/metadata/workflow/tagged_race"))).not.toContain("mine=v");
+
+    // A version registered with tags added to the name's (overwriteTags: false), raced the same way: refused whole,
+    // the version not stored either (its batch is one transaction), a 400 and not a 500.
+    await apiOk("DELETE", path, { key: "other", value: "v" });
+    const registration = await whileAnotherTagLands("tagged_race", () =>
+      api("POST", "/api/metadata/workflow", { name: "tagged_race", version: 2, tasks: [wait("w")], tags: [{ key: "mine", value: "v" }], overwriteTags: false }),
+    );
+    expect(registration.status, await registration.clone().text()).toBe(400);
+    expect(((await registration.json()) as { error: string }).error).toBe("VALIDATION_ERROR");
+    expect(await storedRows("tagged_race")).toBe(MAX_TAGS_PER_TARGET);
+    expect((await api("GET", "/api/metadata/workflow/tagged_race?version=2")).status).toBe(404);
   });
 
   it("a workflow definition's tags are read with the right to read it and written with the right to write it", async () => {
