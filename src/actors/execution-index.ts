@@ -207,11 +207,21 @@ export function indexRow(execution: WorkflowExecution, first: boolean): IndexRow
  */
 export function indexRowStatements(db: D1Database, row: IndexRow): D1PreparedStatement[] {
   const statements = [upsertIndexRow(db, row)];
-  if (!row.firstTaskRows) statements.push(...deleteTaskRows(db, row.workflowId));
+  if (!row.firstTaskRows) statements.push(...deleteTaskRows(db, row.workflowId, row.updateTime));
   if (row.tasks.length > 0) statements.push(insertTaskRows(db, row));
   if ((row.humanTasks?.length ?? 0) > 0) statements.push(insertHumanRows(db, row));
   if ((row.webhookWaits?.length ?? 0) > 0) statements.push(insertWebhookWaitRows(db, row));
   return statements;
+}
+
+/**
+ * The condition, for the statements after {@link upsertIndexRow} in the same batch, that the upsert wrote the row: the
+ * execution's stored row has this row's updateTime (`?1` the workflow id, `?<updateTime>` its parameter). A row older
+ * than the stored one (a write of a reset writer still on its way, see {@link upsertIndexRow}) changes nothing, its task,
+ * human task and webhook rows included: they go with their execution's row, or not at all.
+ */
+function rowWritten(updateTime: string): string {
+  return `EXISTS (SELECT 1 FROM executions WHERE workflow_id = ?1 AND update_time = ${updateTime})`;
 }
 
 /** The task rows of `row`, inserted in one statement (D1 binds at most 100 parameters: they go as one JSON array). */
@@ -223,9 +233,9 @@ function insertTaskRows(db: D1Database, row: IndexRow): D1PreparedStatement {
        SELECT json_extract(t.value, '$.taskId'), ?1, ?2, ?3, ?4, json_extract(t.value, '$.taskType'), json_extract(t.value, '$.taskDefName'), json_extract(t.value, '$.referenceTaskName'),
          json_extract(t.value, '$.status'), json_extract(t.value, '$.domain'), json_extract(t.value, '$.workerId'), json_extract(t.value, '$.reason'), json_extract(t.value, '$.scheduledTime'),
          json_extract(t.value, '$.startTime'), json_extract(t.value, '$.endTime'), json_extract(t.value, '$.updateTime'), json_extract(t.value, '$.input'), json_extract(t.value, '$.output')
-       FROM json_each(?5) AS t`,
+       FROM json_each(?5) AS t WHERE ${rowWritten("?6")}`,
     )
-    .bind(row.workflowId, row.workflowName, row.correlationId, row.priority, JSON.stringify(row.tasks));
+    .bind(row.workflowId, row.workflowName, row.correlationId, row.priority, JSON.stringify(row.tasks), row.updateTime);
 }
 
 /** The human task rows of `row`, inserted in one statement as its task rows are. */
@@ -237,9 +247,9 @@ function insertHumanRows(db: D1Database, row: IndexRow): D1PreparedStatement {
          claimant_type, claimant, created_on, updated_on, entry)
        SELECT ${field("taskId")}, ?1, ?2, ${field("taskRefName")}, ${field("definitionName")}, ${field("displayName")}, ${field("state")}, ${field("assigneeType")},
          ${field("assignee")}, ${field("claimantType")}, ${field("claimant")}, ${field("createdOn")}, ${field("updatedOn")}, ${field("entry")}
-       FROM json_each(?3) AS t`,
+       FROM json_each(?3) AS t WHERE ${rowWritten("?4")}`,
     )
-    .bind(row.workflowId, row.workflowName, JSON.stringify(row.humanTasks ?? []));
+    .bind(row.workflowId, row.workflowName, JSON.stringify(row.humanTasks ?? []), row.updateTime);
 }
 
 /** The webhook routing rows of `row`, inserted in one statement as its task rows are. */
@@ -249,16 +259,21 @@ function insertWebhookWaitRows(db: D1Database, row: IndexRow): D1PreparedStateme
     .prepare(
       `INSERT OR REPLACE INTO webhook_waits (task_id, workflow_id, workflow_name, workflow_version, task_ref_name, paths, match_key, created_on)
        SELECT ${field("taskId")}, ?1, ?2, ${field("workflowVersion")}, ${field("taskRefName")}, ${field("paths")}, ${field("matchKey")}, ${field("createdOn")}
-       FROM json_each(?3) AS t`,
+       FROM json_each(?3) AS t WHERE ${rowWritten("?4")}`,
     )
-    .bind(row.workflowId, row.workflowName, JSON.stringify(row.webhookWaits ?? []));
+    .bind(row.workflowId, row.workflowName, JSON.stringify(row.webhookWaits ?? []), row.updateTime);
 }
 
-function deleteTaskRows(db: D1Database, workflowId: string): D1PreparedStatement[] {
-  return ["task_index", "human_tasks", "webhook_waits"].map((table) => db.prepare(`DELETE FROM ${table} WHERE workflow_id = ?`).bind(workflowId));
+/** The deletion of an execution's task rows; with `updateTime`, only while its stored row has it (see {@link rowWritten}). */
+function deleteTaskRows(db: D1Database, workflowId: string, updateTime?: number): D1PreparedStatement[] {
+  return ["task_index", "human_tasks", "webhook_waits"].map((table) =>
+    updateTime === undefined
+      ? db.prepare(`DELETE FROM ${table} WHERE workflow_id = ?1`).bind(workflowId)
+      : db.prepare(`DELETE FROM ${table} WHERE workflow_id = ?1 AND ${rowWritten("?2")}`).bind(workflowId, updateTime),
+  );
 }
 
-/** The upsert of one search row; an older row arriving after a newer one changes nothing. */
+/** The upsert of one search row; an older row arriving after a newer one changes nothing (nor do its task rows, see {@link rowWritten}). */
 function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
   return db
     .prepare(

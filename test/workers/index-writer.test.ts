@@ -48,6 +48,21 @@ describe("the search-row writer", () => {
     expect(await storedStatus(id)).toBe("COMPLETED");
   });
 
+  it("an older row arriving after a newer one leaves the newer one's task rows: they are replaced only with their execution's row", async () => {
+    const id = crypto.randomUUID();
+    const task = (status: string, updateTime: number) => ({
+      taskId: `${id}-t1`, taskType: "SIMPLE", taskDefName: "work", referenceTaskName: "work", status, domain: null, workerId: null, reason: null,
+      scheduledTime: 500, startTime: 500, endTime: status === "COMPLETED" ? updateTime : 0, updateTime, input: "{}", output: "{}",
+    });
+    await indexWriterFor(id).upsert(row(id, { status: "COMPLETED", updateTime: 2_000, tasks: [task("COMPLETED", 2_000)] }));
+    // The older row (a writer reset with its batch still on its way, say): its search row changed nothing, but its task
+    // rows replaced the newer ones, so a task search showed the completed task IN_PROGRESS.
+    await indexWriterFor(id).upsert(row(id, { status: "RUNNING", updateTime: 1_000, tasks: [task("IN_PROGRESS", 1_000)], firstTaskRows: false }));
+    expect(await storedStatus(id)).toBe("COMPLETED");
+    const taskRow = await env.DB.prepare("SELECT status, update_time FROM task_index WHERE workflow_id = ?").bind(id).all<{ status: string; update_time: number }>();
+    expect(taskRow.results).toEqual([{ status: "COMPLETED", update_time: 2_000 }]);
+  });
+
   it("a row without the event (from code older than the column, mid-deploy) keeps the event an earlier row wrote: it never changes", async () => {
     const id = crypto.randomUUID();
     await indexWriterFor(id).upsert(row(id, { status: "RUNNING", updateTime: 1_000, event: "conductor:orders:started" }));
