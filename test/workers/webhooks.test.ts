@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { LATE_LOOK_DELAYS_MS } from "../../src/worker/webhooks/deliver";
+import { WebhookRepository } from "../../src/worker/webhooks/store";
 import { createUser, orkes, call } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
@@ -84,6 +85,37 @@ describe("webhook configs", () => {
     expect((await api("DELETE", `/api/metadata/webhook/${created.id}`)).status).toBe(200);
     expect((await api("GET", `/api/metadata/webhook/${created.id}`)).status).toBe(404);
     expect((await send(created, {}, { "X-Webhook-Secret": "s3cret-two" })).status).toBe(404);
+  });
+
+  it("an update keeping a secret (***) keeps the one stored when it writes: a rotation landing meanwhile is not undone", async () => {
+    await register({ name: "wh_rotated", tasks: [waitingFor("w", {})] });
+    const created = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-rotated", verifier: "HEADER_BASED", headers: { "X-Token": "old" }, receiverWorkflowNamesToVersions: { wh_rotated: 1 } });
+    const sealed = async () => (await env.DB.prepare(`SELECT secrets FROM webhooks WHERE id = ?`).bind(created.id).first<{ secrets: string }>())!.secrets;
+    const old = await sealed();
+    await apiOk("PUT", `/api/metadata/webhook/${created.id}`, { ...created, headers: { "X-Token": "new" } });
+    const rotated = await sealed();
+    await env.DB.prepare(`UPDATE webhooks SET secrets = ? WHERE id = ?`).bind(old, created.id).run();
+    // An edit that keeps the secret (***) read the webhook; the rotation to "new" landed before its write. Written from
+    // its read, the edit put the old secret back: the rotated one was refused and the one meant to be retired verified.
+    const read = WebhookRepository.prototype.getWithSecrets;
+    let raced = false;
+    WebhookRepository.prototype.getWithSecrets = async function (id: string) {
+      const found = await read.call(this, id);
+      if (id === created.id && !raced) {
+        raced = true;
+        await env.DB.prepare(`UPDATE webhooks SET secrets = ? WHERE id = ?`).bind(rotated, created.id).run();
+      }
+      return found;
+    };
+    try {
+      const edited = await apiOk<WebhookJson>("PUT", `/api/metadata/webhook/${created.id}`, { ...created, sourcePlatform: "GitHub" });
+      expect(raced).toBe(true);
+      expect(edited).toMatchObject({ sourcePlatform: "GitHub", headers: { "X-Token": "***" } });
+    } finally {
+      WebhookRepository.prototype.getWithSecrets = read;
+    }
+    expect((await send(created, {}, { "X-Token": "new" })).status).toBe(200);
+    expect((await send(created, {}, { "X-Token": "old" })).status).toBe(401);
   });
 
   it("carry tags: PUT adds (a key again takes the new value), DELETE removes those given, GET lists them", async () => {

@@ -71,7 +71,7 @@ export interface WebhookEvent {
   timeStamp: number;
 }
 
-/** How often a tag change is made again over an edit that landed meanwhile before it gives up (409). */
+/** How often a tag change (or an update keeping secrets) is made again over an edit that landed meanwhile before it gives up (409). */
 const TAG_CHANGE_ATTEMPTS = 5;
 
 /** A webhook's tag. */
@@ -113,11 +113,11 @@ export class WebhookRepository {
    * The webhook `id` with its secrets, read at once, if there is one; `secrets` undefined when they cannot be read (a
    * keyring without their key).
    */
-  async getWithSecrets(id: string): Promise<{ webhook: Webhook; secrets: WebhookSecrets | undefined } | undefined> {
+  async getWithSecrets(id: string): Promise<{ webhook: Webhook; secrets: WebhookSecrets | undefined; sealed: string } | undefined> {
     const row = await this.#env.DB.prepare(`SELECT * FROM webhooks WHERE id = ?`).bind(id).first<WebhookRow>();
     if (row === null) return undefined;
     const plain = await decryptSecret(await requireKeyring(this.#env), secretsName(id), row.secrets);
-    return { webhook: fromRow(row), secrets: plain === undefined ? undefined : (JSON.parse(plain) as WebhookSecrets) };
+    return { webhook: fromRow(row), secrets: plain === undefined ? undefined : (JSON.parse(plain) as WebhookSecrets), sealed: row.secrets };
   }
 
   /** Saves a new webhook under a fresh id; 409 when its name is taken. */
@@ -140,25 +140,33 @@ export class WebhookRepository {
 
   /**
    * Replaces webhook `id`'s settings and secrets (secrets given back as {@link MASKED} are kept); its id, creator and
-   * whether its URL was verified stay. 404 when there is none, 409 when the new name is another's.
+   * whether its URL was verified stay. 404 when there is none, 409 when the new name is another's. A secret kept is
+   * the one stored when the write lands: the write goes through only while the secrets are still those read (D1 has no
+   * transaction across the read and the write), and is made again over a change of them that landed meanwhile (a
+   * rotation), rather than put back the secret it replaced; 409 when they keep changing.
    */
   async update(id: string, save: WebhookSave): Promise<Webhook> {
-    const found = await this.getWithSecrets(id);
-    if (found === undefined) throw new ApiError(404, "NOT_FOUND", `No webhook ${id}`);
-    const { settings, secrets } = checked(save.body, found.secrets);
-    const encrypted = await encryptSecret(await requireKeyring(this.#env), secretsName(id), JSON.stringify(secrets));
-    let changes: number;
-    try {
-      const result = await this.#env.DB.prepare(`UPDATE webhooks SET name = ?, config = ?, secrets = ?, start_scopes = ?, base_url = ?, updated_by = ?, update_time = ? WHERE id = ?`)
-        .bind(settings.name, JSON.stringify(settings), encrypted, JSON.stringify(save.startScopes), save.baseUrl, save.by, save.now, id)
-        .run();
-      changes = result.meta.changes;
-    } catch (error) {
-      if (isUniqueViolation(error)) throw nameTaken(settings.name);
-      throw error;
+    for (let attempt = 0; attempt < TAG_CHANGE_ATTEMPTS; attempt++) {
+      const found = await this.getWithSecrets(id);
+      if (found === undefined) throw new ApiError(404, "NOT_FOUND", `No webhook ${id}`);
+      const { settings, secrets } = checked(save.body, found.secrets);
+      const encrypted = await encryptSecret(await requireKeyring(this.#env), secretsName(id), JSON.stringify(secrets));
+      let changes: number;
+      try {
+        const result = await this.#env.DB.prepare(
+          `UPDATE webhooks SET name = ?, config = ?, secrets = ?, start_scopes = ?, base_url = ?, updated_by = ?, update_time = ? WHERE id = ? AND secrets = ?`,
+        )
+          .bind(settings.name, JSON.stringify(settings), encrypted, JSON.stringify(save.startScopes), save.baseUrl, save.by, save.now, id, found.sealed)
+          .run();
+        changes = result.meta.changes;
+      } catch (error) {
+        if (isUniqueViolation(error)) throw nameTaken(settings.name);
+        throw error;
+      }
+      // Nothing changed: deleted meanwhile (404 when read again) or its secrets changed (made again over them).
+      if (changes > 0) return (await this.get(id))!;
     }
-    if (changes === 0) throw new ApiError(404, "NOT_FOUND", `No webhook ${id}`);
-    return (await this.get(id))!;
+    throw new ApiError(409, "CONFLICT", `Webhook ${id}'s secrets kept changing while this update was being made; try again`);
   }
 
   /** Removes webhook `id`, its event history and the memory of its deliveries; false when there was none. */
