@@ -2,8 +2,8 @@
  * The scripts a definition holds, found for the worker's registration-time syntax check (it holds the interpreter;
  * the engine does not).
  */
-import { isExpression, isRecord } from "./checks";
-import { rawTaskEntries } from "./validate";
+import { isRecord } from "./checks";
+import { dynamicInlineChildOf, rawTaskEntries, startedDefinitionOf } from "./validate";
 import { taskJqFilter } from "../jq";
 import { conditionScripts, taskScript } from "../scripts";
 import { START_WORKFLOW_PARAMETER } from "../tasks/start-workflow/request";
@@ -45,16 +45,11 @@ function writtenDefinition(task: unknown): { definition: unknown; at: string } |
   if (task["type"] === "SUB_WORKFLOW" && isRecord(task["subWorkflowParam"]) && task["subWorkflowParam"]["workflowDefinition"] !== undefined) {
     return { definition: task["subWorkflowParam"]["workflowDefinition"], at: "subWorkflowParam.workflowDefinition" };
   }
-  const input = task["inputParameters"];
-  if (!isRecord(input)) return undefined;
-  const request = task["type"] === "START_WORKFLOW" ? input[START_WORKFLOW_PARAMETER] : undefined;
-  if (isRecord(request) && isRecord(request["workflowDef"])) return { definition: request["workflowDef"], at: `inputParameters.${START_WORKFLOW_PARAMETER}.workflowDef` };
-  // A DYNAMIC's child written in place, when the validator checks it as one: the DYNAMIC may run a SUB_WORKFLOW.
-  const param = task["dynamicTaskNameParam"];
-  const chosen = task["type"] === "DYNAMIC" && typeof param === "string" ? input[param] : undefined;
-  if (isRecord(input[SUB_WORKFLOW_DEFINITION_PARAM]) && (chosen === "SUB_WORKFLOW" || isExpression(chosen))) {
-    return { definition: input[SUB_WORKFLOW_DEFINITION_PARAM], at: `inputParameters.${SUB_WORKFLOW_DEFINITION_PARAM}` };
-  }
+  // The validator's own lookups, so what it checks as a definition and what is searched for scripts stay the same.
+  const started = task["type"] === "START_WORKFLOW" ? startedDefinitionOf(task["inputParameters"]) : undefined;
+  if (started !== undefined) return { definition: started, at: `inputParameters.${START_WORKFLOW_PARAMETER}.workflowDef` };
+  const dynamicChild = task["type"] === "DYNAMIC" ? dynamicInlineChildOf(task) : undefined;
+  if (dynamicChild !== undefined) return { definition: dynamicChild, at: `inputParameters.${SUB_WORKFLOW_DEFINITION_PARAM}` };
   return undefined;
 }
 

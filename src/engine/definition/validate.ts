@@ -462,11 +462,17 @@ function withoutInlineChild(subWorkflowParam: JsonObject): JsonObject {
   return rest;
 }
 
-/** Problems of the definition a START_WORKFLOW's `startWorkflow.workflowDef` writes in place, with paths inside it. */
-function startedDefinitionIssues(input: unknown, path: string, context: ValidationContext): ValidationIssue[] {
+/** The definition a START_WORKFLOW's input (`startWorkflow.workflowDef`) writes in place, if any (as received). */
+export function startedDefinitionOf(input: unknown): UnknownRecord | undefined {
   const request = isRecord(input) ? input["startWorkflow"] : undefined;
   const written = isRecord(request) ? request["workflowDef"] : undefined;
-  if (!isRecord(written)) return [];
+  return isRecord(written) ? written : undefined;
+}
+
+/** Problems of the definition a START_WORKFLOW's `startWorkflow.workflowDef` writes in place, with paths inside it. */
+function startedDefinitionIssues(input: unknown, path: string, context: ValidationContext): ValidationIssue[] {
+  const written = startedDefinitionOf(input);
+  if (written === undefined) return [];
   const at = childPath(childPath(path, "startWorkflow"), "workflowDef");
   const checked = validateWorkflowDef(written, context);
   return checked.ok ? [] : checked.errors.map((issue) => ({ ...issue, path: issue.path === "" ? at : issue.path.startsWith("[") ? `${at}${issue.path}` : childPath(at, issue.path) }));
@@ -501,13 +507,24 @@ function inlineChildIssues(given: UnknownRecord, at: string, name: unknown, name
  * undefined when it has none. `inputPath` is the DYNAMIC's `inputParameters`.
  */
 function validateDynamicInlineChild(raw: UnknownRecord, inputPath: string, context: ValidationContext): { issues: ValidationIssue[]; definition?: WorkflowDef } | undefined {
+  const child = dynamicInlineChildOf(raw);
+  if (child === undefined) return undefined;
+  const input = raw["inputParameters"] as UnknownRecord;
+  return inlineChildIssues(child, childPath(inputPath, SUB_WORKFLOW_DEFINITION_PARAM), input[SUB_WORKFLOW_NAME_PARAM], childPath(inputPath, SUB_WORKFLOW_NAME_PARAM), context);
+}
+
+/**
+ * A DYNAMIC's child definition written in place (`inputParameters.subWorkflowDefinition`, as received) when the DYNAMIC
+ * may run a SUB_WORKFLOW (its task name written so, or an expression); undefined otherwise.
+ */
+export function dynamicInlineChildOf(raw: UnknownRecord): UnknownRecord | undefined {
   const input = raw["inputParameters"];
   const param = raw["dynamicTaskNameParam"];
   if (!isRecord(input) || !isRecord(input[SUB_WORKFLOW_DEFINITION_PARAM]) || typeof param !== "string") return undefined;
   const chosen = input[param];
   // Named as another task, the key is that task's input like any other.
   if (chosen !== "SUB_WORKFLOW" && !isExpression(chosen)) return undefined;
-  return inlineChildIssues(input[SUB_WORKFLOW_DEFINITION_PARAM], childPath(inputPath, SUB_WORKFLOW_DEFINITION_PARAM), input[SUB_WORKFLOW_NAME_PARAM], childPath(inputPath, SUB_WORKFLOW_NAME_PARAM), context);
+  return input[SUB_WORKFLOW_DEFINITION_PARAM];
 }
 
 /** A DYNAMIC's `inputParameters` without the child definition written in place. */
