@@ -11,7 +11,7 @@ const encoder = new TextEncoder();
  * nothing, so the bound is one of time: a few MB of strings, where a value made of references to the same large one
  * (`${workflow.input.big}` written 800 times) would be hundreds of MB written out.
  */
-export const EXACT_SIZE_MULTIPLE = 8;
+const EXACT_SIZE_MULTIPLE = 8;
 
 /**
  * The size in bytes of a value as stored (UTF-8 JSON), when it exceeds `limit`; undefined when it

@@ -119,12 +119,12 @@ export class TagRepository {
   /**
    * The statements adding `tags` to those `target` holds now; refused (400) when that would make more than
    * {@link MAX_TAGS_PER_TARGET}. The count read here answers most refusals before anything is written; the statements
-   * count again as they insert (see {@link cappedInsertStatements}), since another addition may land in between.
+   * count again as they insert (see {@link #cappedInsertStatements}), since another addition may land in between.
    */
   async #addStatements(target: TagTarget, tags: readonly Tag[]): Promise<D1PreparedStatement[]> {
     const after = distinctTags([...(await this.list(target)), ...tags]);
     if (after.length > MAX_TAGS_PER_TARGET) throw tooMany(after.length);
-    return this.cappedInsertStatements(target, tags);
+    return this.#cappedInsertStatements(target, tags);
   }
 
   /**
@@ -135,7 +135,7 @@ export class TagRepository {
    * room for theirs both got in. Every insert of the batch counts the same (the keys it adds are left out of the
    * count), so they are all written or none.
    */
-  cappedInsertStatements(target: TagTarget, tags: readonly Tag[]): D1PreparedStatement[] {
+  #cappedInsertStatements(target: TagTarget, tags: readonly Tag[]): D1PreparedStatement[] {
     const distinct = distinctTags(tags);
     const keys = JSON.stringify(distinct.map((tag) => tag.key));
     const exists = `EXISTS (SELECT 1 FROM ${TARGET_TABLES[target.type]} WHERE name = ?2)`;
@@ -235,7 +235,7 @@ export class TagRepository {
 
   /**
    * Checks that `target` exists, then runs `statements` in one batch; false when it does not exist. An addition refused
-   * by its capped inserts (see {@link cappedInsertStatements}) is a 400 counting what it would have made.
+   * by its capped inserts (see {@link #cappedInsertStatements}) is a 400 counting what it would have made.
    */
   async #run(target: TagTarget, statements: D1PreparedStatement[], adding: readonly Tag[] = []): Promise<boolean> {
     if (!(await this.exists(target))) return false;

@@ -6,6 +6,6 @@ export { splicedExpressions, type ComparisonOperator, type Expression, type Path
 export type { EvaluationContext } from "./context";
 export { ExpressionLimitError, ExpressionSyntaxError, isExpressionFailure, MissingSecretError, SecretFieldReadError, type ExpressionFailure } from "./errors";
 export { findTemplateErrors, referencedEnvironmentVariables, referencedSecrets } from "./inspect";
-export { MAX_QUERY_VALUES, QueryBudget } from "./query";
+export { QueryBudget } from "./query";
 export { evaluateExpression, resolveValue } from "./resolve";
 export { hasExpression, parseTemplate, type Template, type TemplatePart } from "./template";

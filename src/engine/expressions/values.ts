@@ -66,7 +66,7 @@ export function negate(value: number): number {
  * How a value reads inside surrounding text: containers become JSON, null (unresolved too) `null`, as Conductor's
  * `Objects.toString` writes it: `order-${workflow.input.missing}` is `order-null`, which shows what was missing.
  */
-export function interpolate(value: JsonValue): string {
+function interpolate(value: JsonValue): string {
   if (value === null) return "null";
   if (typeof value === "string") return value;
   if (typeof value === "object") return JSON.stringify(value);

@@ -72,7 +72,7 @@ export interface WebhookEvent {
 }
 
 /** How often a tag change (or an update keeping secrets) is made again over an edit that landed meanwhile before it gives up (409). */
-const TAG_CHANGE_ATTEMPTS = 5;
+const EDIT_ATTEMPTS = 5;
 
 /** A webhook's tag. */
 type Tag = { key: string; value: string };
@@ -146,7 +146,7 @@ export class WebhookRepository {
    * rotation), rather than put back the secret it replaced; 409 when they keep changing.
    */
   async update(id: string, save: WebhookSave): Promise<Webhook> {
-    for (let attempt = 0; attempt < TAG_CHANGE_ATTEMPTS; attempt++) {
+    for (let attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
       const found = await this.getWithSecrets(id);
       if (found === undefined) throw new ApiError(404, "NOT_FOUND", `No webhook ${id}`);
       const { settings, secrets } = checked(save.body, found.secrets);
@@ -185,7 +185,7 @@ export class WebhookRepository {
    * webhook. Two edits at once both land: the later one is made again over the first's tags.
    */
   async changeTags(id: string, change: (tags: readonly Tag[]) => Tag[]): Promise<boolean> {
-    for (let attempt = 0; attempt < TAG_CHANGE_ATTEMPTS; attempt++) {
+    for (let attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
       const webhook = await this.get(id);
       if (webhook === undefined) return false;
       const tags = change(webhook.settings.tags);
