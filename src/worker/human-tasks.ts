@@ -49,10 +49,17 @@ export async function humanCallerContext(request: IRequest, env: Env): Promise<H
 
 /**
  * HUMAN task `taskId` and who the caller is to it; 404 when there is no such HUMAN task, 403 when the caller may not
- * see it (see {@link mayView}). A request naming several tasks reads the caller's `context` once for all of them.
+ * see it (see {@link mayView}). A request naming several tasks reads the caller's `context` once for all of them, and
+ * gives where each task was `located` (looked up together: see `lookUpCandidates`).
  */
-export async function humanTaskAtHand(request: IRequest, env: Env, taskId: string, context: Promise<HumanCallerContext> = humanCallerContext(request, env)): Promise<HumanTaskAtHand> {
-  const [found, known] = await Promise.all([findTask(request, env, taskId), context]);
+export async function humanTaskAtHand(
+  request: IRequest,
+  env: Env,
+  taskId: string,
+  context: Promise<HumanCallerContext> = humanCallerContext(request, env),
+  located?: Promise<FoundTask | undefined>,
+): Promise<HumanTaskAtHand> {
+  const [found, known] = await Promise.all([located ?? findTask(request, env, taskId), context]);
   if (found === undefined) throw humanTaskNotFound(taskId);
   const [entryJson, manager, workflowReader, taskReader] = await Promise.all([
     retryingExecutionCall(env, found.workflowId, (stub) => stub.getHumanTask(taskId.toLowerCase())),

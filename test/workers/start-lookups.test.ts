@@ -7,37 +7,7 @@ import type { JsonObject } from "../../src/engine/model";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { SchemaRepository } from "../../src/worker/json-schemas";
 import { TaskDefRepository } from "../../src/worker/task-defs";
-import { apiOk, neverTakenSwitch, register } from "./helpers";
-
-type Methods = Record<string, (...args: unknown[]) => unknown>;
-
-/**
- * The D1 statements run in this isolate while `run` runs, each by its SQL (a batch's each): counted where they are run,
- * on the classes of the D1 binding, which the router and the objects share.
- */
-async function statementsOf(run: () => Promise<unknown>): Promise<string[]> {
-  const database = Object.getPrototypeOf(env.DB) as Methods;
-  const statement = Object.getPrototypeOf(env.DB.prepare("SELECT 1")) as Methods;
-  const seen: string[] = [];
-  const saved: Array<[Methods, string, Methods[string]]> = [];
-  const note = (target: Methods, method: string, sqlOf: (self: unknown, args: unknown[]) => string[]) => {
-    const original = target[method]!;
-    saved.push([target, method, original]);
-    target[method] = function (this: unknown, ...args: unknown[]) {
-      seen.push(...sqlOf(this, args));
-      return original.apply(this, args);
-    };
-  };
-  const sql = (each: unknown) => String((each as { statement?: string }).statement);
-  for (const method of ["first", "all", "run", "raw"]) note(statement, method, (self) => [sql(self)]);
-  note(database, "batch", (_self, [list]) => (list as unknown[]).map(sql));
-  try {
-    await run();
-  } finally {
-    for (const [target, method, original] of saved) target[method] = original;
-  }
-  return seen;
-}
+import { apiOk, neverTakenSwitch, register, statementsOf } from "./helpers";
 
 const noop = [{ name: "n", taskReferenceName: "n", type: "NOOP" }];
 

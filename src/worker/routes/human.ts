@@ -27,6 +27,7 @@ import {
 import { groupIdsOf, humanCallerContext, humanTaskAtHand, humanTaskDisplayNames, searchHumanTasks, type HumanTaskAtHand } from "../human-tasks";
 import { HumanTemplateRepository, type HumanTemplate } from "../human-templates";
 import { integerParam, parseOrThrow } from "../schemas";
+import { lookUpCandidates, taskAmong } from "../task-lookup";
 import { bulkOutcome, distinct } from "./bulk";
 
 type Args = [Env, ExecutionContext];
@@ -123,12 +124,17 @@ export function registerHumanTaskRoutes(router: RouterType<IRequest, Args>): voi
     const ids = distinct(await body(request, env, (value) => parseOrThrow(HumanTaskIds, value, "task ids")), (id) => id.toLowerCase());
     // Read before the loop: a failure is this request's, not an unheeded promise's.
     const context = Promise.resolve(await humanCallerContext(request, env));
+    // Looked up together, the wait for executions not yet searchable once for all: one id at a time, each unknown id
+    // waited 1.45 s (100 of them, 2.5 minutes). Its failure (past the request's subrequests) is each id's, as below.
+    const candidates = lookUpCandidates(env, ids);
+    candidates.catch(() => undefined);
     const deleted: string[] = [];
     const failed: Record<string, string> = {};
     for (const taskId of ids) {
       // Any failure is this id's (an unexpected one too, logged with a request id): the others may be deleted already.
       const deletion = async () => {
-        await act(env, await humanTaskAtHand(request, env, taskId, context), { kind: "delete" });
+        const located = taskAmong(env, taskId, (await candidates).get(taskId.toLowerCase()) ?? []);
+        await act(env, await humanTaskAtHand(request, env, taskId, context, located), { kind: "delete" });
       };
       const refusal = await bulkOutcome(deletion, { operation: "human task delete", taskId });
       if (refusal === undefined) deleted.push(taskId);
