@@ -200,6 +200,43 @@ describe("a HUMAN task assigned to a group", () => {
     expect((await as(byName.token).search({ searchType: "ADMIN", workflowIds: [openId] })).results.map((entry) => entry.taskId)).toEqual([openTask]);
   });
 
+  it("refuses each action to one who may see a task claimed by another but not act on it with a 403, as on the task unclaimed: the right is checked before the claim", async () => {
+    const groupId = unique("approvers");
+    const [adaId, bobId] = [unique("ada"), unique("bob")];
+    const [ada, bob] = [await createUser(adaId), await createUser(bobId)];
+    await group(groupId, [adaId, bobId]);
+    const name = unique("refund");
+    await registerApproval(name, { assignments: [{ assignee: { user: groupId, userType: "CONDUCTOR_GROUP" }, slaMinutes: 0 }] });
+    const workflowId = await startWorkflow(name, { amount: 4 });
+    const taskId = await humanTaskOf(workflowId);
+    // A reader of the workflow sees the task and may claim only a task open to anyone: this one is the group's.
+    const reader = await createUser(unique("reader"), { directPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:${name}` }] });
+    const chain = [{ assignee: { user: unique("other"), userType: "CONDUCTOR_USER" }, slaMinutes: 0 }];
+    const actions: Array<[string, string, unknown?]> = [
+      ["claim", `/api/human/tasks/${taskId}/claim`],
+      ["release", `/api/human/tasks/${taskId}/release`],
+      ["update", `/api/human/tasks/${taskId}/update`, { note: "x" }],
+      ["complete", `/api/human/tasks/${taskId}/update?complete=true`, { approved: true }],
+      ["skip", `/api/human/tasks/${taskId}/skip`],
+      ["reassign", `/api/human/tasks/${taskId}/reassign`, chain],
+    ];
+    const statusOf = async (token: string, [, path, body]: [string, string, unknown?]) => (await call("POST", path, orkes(token), body)).status;
+    const refusedAll = async (token: string) => {
+      const statuses: Record<string, number> = {};
+      for (const action of actions) statuses[action[0]] = await statusOf(token, action);
+      statuses["delete"] = (await call("DELETE", `/api/human/tasks/delete/${taskId}`, orkes(token))).status;
+      return statuses;
+    };
+    const unclaimed = await refusedAll(reader.token);
+    expect(unclaimed).toMatchObject({ claim: 403, skip: 403, reassign: 403, delete: 403 });
+    expect((await as(ada.token).post(`/api/human/tasks/${taskId}/claim`)).status).toBe(200);
+    const claimed = await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`);
+    expect(await refusedAll(reader.token)).toEqual({ claim: 403, release: 403, update: 403, complete: 403, skip: 403, reassign: 403, delete: 403 });
+    // A member of the group may skip or reassign it, so learns it is claimed (release it first); filling it in is ada's.
+    expect(await refusedAll(bob.token)).toEqual({ claim: 409, release: 403, update: 403, complete: 403, skip: 409, reassign: 409, delete: 403 });
+    expect(await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`)).toEqual(claimed);
+  });
+
   it("refuses malformed requests with the contract's error and leaves the task as it was", async () => {
     const name = unique("refund");
     await registerApproval(name, { assignments: [{ assignee: { user: "someone", userType: "CONDUCTOR_USER" }, slaMinutes: 30 }] });

@@ -196,20 +196,20 @@ export function humanActionFields(task: TaskExecution, caller: HumanCaller, acti
     case "claim": {
       const claimant: HumanUser = action.forUser === undefined ? { user: caller.userId, userType: "CONDUCTOR_USER" } : { user: action.forUser.userId, userType: "EXTERNAL_USER" };
       if (action.forUser !== undefined && !caller.manager) throw forbidden("Claiming a human task for another user needs the permission to complete the task (TASK_EXECUTE on it or its workflow)");
-      if (claimedBy !== undefined) {
-        if (!action.override) throw new EngineError("CONFLICT", `Human task ${task.taskId} cannot be claimed: ${claimedBy} (it must be released first)`);
-        if (!caller.manager) throw forbidden(`Human task ${task.taskId} cannot be taken over: ${claimedBy}, and overriding a claim needs the permission to complete the task`);
-      }
       const fits =
         progress.assignee === undefined
           ? caller.reader || caller.manager
           : action.forUser === undefined
             ? isAssignee(progress.assignee, caller.userId, caller.groups)
             : externalClaimerFits(progress.assignee, action.forUser);
-      if (!fits && !(action.override && caller.manager)) {
-        const why = progress.assignee === undefined ? "it is open to those who may read its workflow" : `it is assigned to ${describeUser(progress.assignee)}`;
-        throw forbidden(`Human task ${task.taskId} cannot be claimed by ${describeUser(claimant)}: ${why}${caller.manager ? " (claim it with overrideAssignment=true to take it over)" : ""}`);
+      // The right first: one who could not claim the task unclaimed is refused it claimed too (a 403, as unclaimed),
+      // not told to wait for its release. One who may take it over (a manager) learns of the claim.
+      if (!fits && !caller.manager) throw cannotClaim(task, progress, claimant, caller);
+      if (claimedBy !== undefined) {
+        if (!action.override) throw new EngineError("CONFLICT", `Human task ${task.taskId} cannot be claimed: ${claimedBy} (it must be released first)`);
+        if (!caller.manager) throw forbidden(`Human task ${task.taskId} cannot be taken over: ${claimedBy}, and overriding a claim needs the permission to complete the task`);
       }
+      if (!fits && !(action.override && caller.manager)) throw cannotClaim(task, progress, claimant, caller);
       // overrideAssignment makes the claimant the assignee, as Orkes' docs show it, even one the assignment fitted.
       const assignee = fits && !action.override ? progress.assignee : claimant;
       const human: HumanProgress = assignee === undefined ? { ...progress, claimant } : { ...progress, claimant, assignee };
@@ -226,19 +226,22 @@ export function humanActionFields(task: TaskExecution, caller: HumanCaller, acti
       return stamped(human, { timeoutAt: sla > 0 ? Math.max(now, progress.assignedAt + sla * 60_000) : undefined });
     }
     case "reassign": {
-      if (claimedBy !== undefined) throw new EngineError("CONFLICT", `Human task ${task.taskId} cannot be reassigned: ${claimedBy} (it must be released first)`);
+      // The right first: one who may not reassign the task learns nothing of its claim.
       if (!caller.manager && !isAssignee(progress.assignee, caller.userId, caller.groups)) {
         throw forbidden(`Human task ${task.taskId} can be reassigned only by its assignee or by one who may complete it`);
       }
+      if (claimedBy !== undefined) throw new EngineError("CONFLICT", `Human task ${task.taskId} cannot be reassigned: ${claimedBy} (it must be released first)`);
       const moved = assignedFrom({ ...progress, assignments: action.assignments }, 0, now);
       return stamped(moved.human!, moved);
     }
     case "skip": {
-      if (claimedBy !== undefined) throw new EngineError("CONFLICT", `Human task ${task.taskId} cannot be skipped: ${claimedBy} (it must be released first)`);
-      if (progress.assignee === undefined) throw new EngineError("CONFLICT", `Human task ${task.taskId} has no assignee: there is no assignment to skip`);
+      // The right first: one who may not skip the task learns nothing of its claim (an unassigned task's assignee is
+      // no one, so only a manager may skip it, and learns it has no assignment to skip).
       if (!caller.manager && !isAssignee(progress.assignee, caller.userId, caller.groups)) {
         throw forbidden(`Human task ${task.taskId} can be skipped only by its assignee or by one who may complete it`);
       }
+      if (claimedBy !== undefined) throw new EngineError("CONFLICT", `Human task ${task.taskId} cannot be skipped: ${claimedBy} (it must be released first)`);
+      if (progress.assignee === undefined) throw new EngineError("CONFLICT", `Human task ${task.taskId} has no assignee: there is no assignment to skip`);
       const moved = movedOn(task, progress, now);
       return stamped(moved.human!, moved);
     }
@@ -246,6 +249,12 @@ export function humanActionFields(task: TaskExecution, caller: HumanCaller, acti
       if (!caller.manager) throw forbidden(`Human task ${task.taskId} can be deleted only by one who may complete it`);
       return stamped({ ...progress, deleted: true }, { timeoutAt: undefined });
   }
+}
+
+/** The refusal of a claim of `task` for `claimant` by `caller`, whom its assignment does not fit. */
+function cannotClaim(task: TaskExecution, progress: HumanProgress, claimant: HumanUser, caller: HumanCaller): EngineError {
+  const why = progress.assignee === undefined ? "it is open to those who may read its workflow" : `it is assigned to ${describeUser(progress.assignee)}`;
+  return forbidden(`Human task ${task.taskId} cannot be claimed by ${describeUser(claimant)}: ${why}${caller.manager ? " (claim it with overrideAssignment=true to take it over)" : ""}`);
 }
 
 /** True when a user claimed for by a manager's call on their behalf fits `assignee`. */
