@@ -86,6 +86,35 @@ describe("GET /api/tasks/{taskId} (Conductor's getTask)", () => {
     expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]).toMatchObject({ taskId: olderId, status: "COMPLETED", outputData: { approved: true } });
   });
 
+  it("finds tasks of older ids, in upper case and sharing an execution in a bulk human task delete, as one at a time: the ids looked up together (by prefix, then the task index)", async () => {
+    await register({ name: "tb_older_bulk", tasks: [{ name: "approve", taskReferenceName: "approve", type: "HUMAN" }] });
+    await register({
+      name: "tb_pair_bulk",
+      tasks: [
+        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[{ name: "a", taskReferenceName: "a", type: "HUMAN" }], [{ name: "b", taskReferenceName: "b", type: "HUMAN" }]] },
+        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["a", "b"] },
+      ],
+    });
+    const { workflowId, tasks } = await startedAndIndexed("tb_older_bulk");
+    const olderId = crypto.randomUUID();
+    await runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
+      state.storage.sql.exec(`UPDATE tasks SET task_id = ?1, data = json_set(data, '$.taskId', ?1) WHERE task_id = ?2`, olderId, tasks[0]!.taskId);
+      state.storage.sql.exec(`UPDATE meta SET value = 'RUNNING' WHERE key = 'indexed'`);
+    });
+    await abortAllDurableObjects();
+    expect((await getWorkflow(workflowId)).tasks[0]!.taskId).toBe(olderId);
+    await eventually(() => env.DB.prepare("SELECT workflow_id FROM task_index WHERE task_id = ?1").bind(olderId).first<{ workflow_id: string }>(), (row) => row?.workflow_id === workflowId, "the task's row");
+    // Two tasks of one execution (one prefix), and one whose execution the start's answer just gave (no search row yet).
+    const pair = (await startedAndIndexed("tb_pair_bulk")).tasks.filter((task) => task.taskType === "HUMAN").map((task) => task.taskId);
+    expect(pair).toHaveLength(2);
+    const fresh = (await apiOk<{ tasks: TaskJson[] }>("POST", "/api/workflow/execute/tb_older_bulk/1", {})).tasks[0]!.taskId;
+    const ids = ["not-a-task", olderId.toUpperCase(), pair[0]!.toUpperCase(), pair[1]!, fresh, pair[1]!.toUpperCase()];
+    const bulk = await apiOk<{ deleted: string[]; failed: Record<string, string> }>("DELETE", "/api/human/tasks/delete", ids);
+    expect(bulk).toMatchObject({ deleted: [olderId.toUpperCase(), pair[0]!.toUpperCase(), pair[1]!, fresh] });
+    expect(Object.keys(bulk.failed)).toEqual(["not-a-task"]);
+    for (const id of [olderId, ...pair, fresh]) expect(await apiOk("GET", `/api/human/tasks/${id}`)).toMatchObject({ taskId: id, state: "DELETED" });
+  });
+
   it("shows a task to whoever may read its workflow, or read or execute tasks of its name, and to no one else (not by its reference name)", async () => {
     await register({ name: "tb_rights", tasks: [simple("tb_rights_task", "work")] });
     const { tasks } = await startedAndIndexed("tb_rights");
