@@ -80,6 +80,17 @@ export function shownTaskInput(task: TaskInputOf, execution: WorkflowExecution, 
 /** What of a task instance its shown input depends on: its input, its step and what it runs as (a DYNAMIC's choice). */
 export type TaskInputOf = Pick<TaskExecution, "inputData" | "definitionIndex" | "taskType" | "taskDefName">;
 
+/**
+ * A SUB_WORKFLOW task whose child's start is on its way (decider's isInFlight, which view.ts cannot import: the decider
+ * imports it). Its `subWorkflowId` is chosen and stored before the start is sent, so that a start sent again after an
+ * eviction finds the same child; shown then, it named a child that answered 404 until its start arrived (or, with an
+ * idempotency key returning an existing child, one that never would). Conductor's SubWorkflow sets the task's
+ * subWorkflowId once the child's start has returned.
+ */
+function childStartOnItsWay(task: TaskExecution): boolean {
+  return task.taskType === "SUB_WORKFLOW" && task.status === "IN_PROGRESS" && task.awaitingExternal !== true && task.attemptDeadline !== undefined;
+}
+
 /** Conductor's `Task` JSON for one task instance; engine bookkeeping (attempts, deadlines) stays internal. */
 export function toTaskView(task: TaskExecution, execution: WorkflowExecution): TaskView {
   // The task definition it follows, when it was looked up as it ran (a DYNAMIC's choice, a forked task).
@@ -121,7 +132,7 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   // As Conductor shows a DYNAMIC's: its own, named as the task it chose.
   const shown = definition?.type === "DYNAMIC" ? { ...definition, name: task.taskDefName, ...taskDefinition } : taskDefinition === undefined ? definition : runsAs;
   if (shown) view["workflowTask"] = shownWorkflowTask(shown) as unknown as JsonObject;
-  if (task.subWorkflowId !== undefined) view["subWorkflowId"] = task.subWorkflowId;
+  if (task.subWorkflowId !== undefined && !childStartOnItsWay(task)) view["subWorkflowId"] = task.subWorkflowId;
   // Conductor's Task: `iteration` 0 and `loopOverTask` false outside loops.
   view["iteration"] = task.iteration ?? 0;
   // As Conductor's Task.isLoopOverTask (iteration > 0): a run of a loop's task, and a DO_WHILE (or WHILE) itself once it

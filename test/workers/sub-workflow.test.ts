@@ -21,6 +21,37 @@ describe("SUB_WORKFLOW", () => {
     expect(child).toMatchObject({ status: "COMPLETED", parentWorkflowId: parentId, parentWorkflowTaskId: task.taskId, input: { who: "ada" } });
   });
 
+  it("shows no subWorkflowId while the child's start is on its way, then the child's, which answers (as Conductor sets it once the start returned)", async () => {
+    await register({ name: "held_start_child", tasks: [waitTask("gate")] });
+    await register({ name: "held_start_parent", tasks: [subTask("sub", { subWorkflowParam: { name: "held_start_child" } })] });
+    const startArrived = gate();
+    const { start } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.start = async function (this: WorkflowExecution, params: Parameters<WorkflowExecution["start"]>[0]) {
+      if (params.definition.name === "held_start_child") {
+        startArrived.hit();
+        await startArrived.released;
+      }
+      return start.call(this, params);
+    };
+    try {
+      const parentId = await startWorkflow("held_start_parent");
+      await startArrived.reached;
+      // The task runs, its child's id chosen and stored, the start held on its way: no id to follow to a 404 yet.
+      const starting = await waitFor(parentId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+      expect(starting.tasks[0]!["subWorkflowId"]).toBeUndefined();
+      expect(starting.tasks[0]!.outputData["subWorkflowId"]).toBeUndefined();
+      const task = await apiOk<JsonObject>("GET", `/api/tasks/${starting.tasks[0]!.taskId}`);
+      expect(task["subWorkflowId"]).toBeUndefined();
+      startArrived.release();
+      const running = await waitFor(parentId, (workflow) => workflow.tasks[0]?.["subWorkflowId"] !== undefined);
+      const childId = String(running.tasks[0]!["subWorkflowId"]);
+      expect(running.tasks[0]!.outputData["subWorkflowId"]).toBe(childId);
+      expect(await getWorkflow(childId)).toMatchObject({ status: "RUNNING", parentWorkflowId: parentId });
+    } finally {
+      WorkflowExecution.prototype.start = start;
+    }
+  });
+
   it("starts a child whose definition an expression gives as the parent runs (a planner task's output, as Conductor's InlineSubWorkflowFromExpressionSpec), checked then as a registration would be", async () => {
     await register({
       name: "planned_parent",
