@@ -41,6 +41,7 @@ import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAIL
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
 import { setOwn } from "./own-property";
 import { shownFailedTasks } from "./view";
+import { isInFlight } from "./in-flight";
 import { maskedInputValues, maskedOutputValues, maskedValuesRead, reasonMaskedOf, withReasonMasked } from "./masked-reason";
 import { activeLanes, inCurrentLoopRun, laneAfterMove, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
 import {
@@ -359,10 +360,8 @@ export function isPending(task: TaskExecution): boolean {
   return !TERMINAL_TASK_STATUSES.has(task.status);
 }
 
-/** True when a dispatched side effect of the task may be running (and is the engine's to finish). */
-export function isInFlight(task: TaskExecution): boolean {
-  return task.status === "IN_PROGRESS" && task.awaitingExternal !== true && task.attemptDeadline !== undefined;
-}
+/** Re-exported for the actors, which read it with the rest of the decider. */
+export { isInFlight };
 
 /**
  * Applies one event. Throws {@link EngineError} (and changes nothing) when the event does not fit

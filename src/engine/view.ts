@@ -1,6 +1,7 @@
 import { TERMINAL_TASK_STATUSES, TERMINAL_WORKFLOW_STATUSES, type FailedTaskLists, type JsonObject, type TaskDef, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "./model";
 import { templateReadsKeys, withDerivedMasked } from "./derived-masking";
 import { taskInputTemplate } from "./tasks/registry";
+import { isInFlight } from "./in-flight";
 import { cutText } from "./limits";
 import { masked, maskedKeysOf } from "./masking";
 import { instanceTask, planOf, planTask } from "./plan";
@@ -81,14 +82,13 @@ export function shownTaskInput(task: TaskInputOf, execution: WorkflowExecution, 
 export type TaskInputOf = Pick<TaskExecution, "inputData" | "definitionIndex" | "taskType" | "taskDefName">;
 
 /**
- * A SUB_WORKFLOW task whose child's start is on its way (decider's isInFlight, which view.ts cannot import: the decider
- * imports it). Its `subWorkflowId` is chosen and stored before the start is sent, so that a start sent again after an
- * eviction finds the same child; shown then, it named a child that answered 404 until its start arrived (or, with an
- * idempotency key returning an existing child, one that never would). Conductor's SubWorkflow sets the task's
- * subWorkflowId once the child's start has returned.
+ * A SUB_WORKFLOW task whose child's start is on its way. Its `subWorkflowId` is chosen and stored before the start is
+ * sent, so that a start sent again after an eviction finds the same child; shown then, it named a child that answered
+ * 404 until its start arrived (or, with an idempotency key returning an existing child, one that never would).
+ * Conductor's SubWorkflow sets the task's subWorkflowId once the child's start has returned.
  */
 function childStartOnItsWay(task: TaskExecution): boolean {
-  return task.taskType === "SUB_WORKFLOW" && task.status === "IN_PROGRESS" && task.awaitingExternal !== true && task.attemptDeadline !== undefined;
+  return task.taskType === "SUB_WORKFLOW" && isInFlight(task);
 }
 
 /** Conductor's `Task` JSON for one task instance; engine bookkeeping (attempts, deadlines) stays internal. */
