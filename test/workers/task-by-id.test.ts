@@ -16,6 +16,26 @@ async function startedAndIndexed(name: string, input: JsonObject = {}): Promise<
   return { workflowId, tasks: (await getWorkflow(workflowId)).tasks };
 }
 
+/**
+ * A started execution of `name` (one HUMAN task) whose task holds a random id, not sharing its execution's prefix, as
+ * code older than the id scheme made it, with its search rows written again under the new code (evicted, woken).
+ */
+async function startedWithOlderTaskId(name: string): Promise<{ workflowId: string; olderId: string }> {
+  await register({ name, tasks: [{ name: "approve", taskReferenceName: "approve", type: "HUMAN" }] });
+  const { workflowId, tasks } = await startedAndIndexed(name);
+  // As the older code stored it: a random task id, and its search rows written under an index signature of an older form.
+  const olderId = crypto.randomUUID();
+  await runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
+    state.storage.sql.exec(`UPDATE tasks SET task_id = ?1, data = json_set(data, '$.taskId', ?1) WHERE task_id = ?2`, olderId, tasks[0]!.taskId);
+    state.storage.sql.exec(`UPDATE meta SET value = 'RUNNING' WHERE key = 'indexed'`);
+  });
+  await abortAllDurableObjects();
+  // Woken under the new code, it writes its rows again: the task's row names the id it holds.
+  expect((await getWorkflow(workflowId)).tasks[0]!.taskId).toBe(olderId);
+  await eventually(() => env.DB.prepare("SELECT workflow_id FROM task_index WHERE task_id = ?1").bind(olderId).first<{ workflow_id: string }>(), (row) => row?.workflow_id === workflowId, "the task's row");
+  return { workflowId, olderId };
+}
+
 describe("GET /api/tasks/{taskId} (Conductor's getTask)", () => {
   it("answers the task as its workflow shows it; its id is a version 4 UUID sharing its execution id's first 64 bits", async () => {
     await register({ name: "tb_read", tasks: [wait("hold"), simple("tb_worker_task", "work")] });
@@ -66,18 +86,7 @@ describe("GET /api/tasks/{taskId} (Conductor's getTask)", () => {
   });
 
   it("finds a task whose id does not share its execution's prefix (made by code older than the scheme, running on after a deploy) once its execution woke", async () => {
-    await register({ name: "tb_older_ids", tasks: [{ name: "approve", taskReferenceName: "approve", type: "HUMAN" }] });
-    const { workflowId, tasks } = await startedAndIndexed("tb_older_ids");
-    // As the older code stored it: a random task id, and its search rows written under an index signature of an older form.
-    const olderId = crypto.randomUUID();
-    await runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
-      state.storage.sql.exec(`UPDATE tasks SET task_id = ?1, data = json_set(data, '$.taskId', ?1) WHERE task_id = ?2`, olderId, tasks[0]!.taskId);
-      state.storage.sql.exec(`UPDATE meta SET value = 'RUNNING' WHERE key = 'indexed'`);
-    });
-    await abortAllDurableObjects();
-    // Woken under the new code, it writes its rows again: the task's row names the id it holds.
-    expect((await getWorkflow(workflowId)).tasks[0]!.taskId).toBe(olderId);
-    await eventually(() => env.DB.prepare("SELECT workflow_id FROM task_index WHERE task_id = ?1").bind(olderId).first<{ workflow_id: string }>(), (row) => row?.workflow_id === workflowId, "the task's row");
+    const { workflowId, olderId } = await startedWithOlderTaskId("tb_older_ids");
     expect((await apiOk<TaskJson>("GET", `/api/tasks/${olderId}`)).taskId).toBe(olderId);
     expect(await apiOk("GET", `/api/human/tasks/${olderId}`)).toMatchObject({ taskId: olderId, workflowId });
     await apiOk("POST", `/api/tasks/${olderId}/log`, "still here");
@@ -87,7 +96,6 @@ describe("GET /api/tasks/{taskId} (Conductor's getTask)", () => {
   });
 
   it("finds tasks of older ids, in upper case and sharing an execution in a bulk human task delete, as one at a time: the ids looked up together (by prefix, then the task index)", async () => {
-    await register({ name: "tb_older_bulk", tasks: [{ name: "approve", taskReferenceName: "approve", type: "HUMAN" }] });
     await register({
       name: "tb_pair_bulk",
       tasks: [
@@ -95,15 +103,7 @@ describe("GET /api/tasks/{taskId} (Conductor's getTask)", () => {
         { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["a", "b"] },
       ],
     });
-    const { workflowId, tasks } = await startedAndIndexed("tb_older_bulk");
-    const olderId = crypto.randomUUID();
-    await runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
-      state.storage.sql.exec(`UPDATE tasks SET task_id = ?1, data = json_set(data, '$.taskId', ?1) WHERE task_id = ?2`, olderId, tasks[0]!.taskId);
-      state.storage.sql.exec(`UPDATE meta SET value = 'RUNNING' WHERE key = 'indexed'`);
-    });
-    await abortAllDurableObjects();
-    expect((await getWorkflow(workflowId)).tasks[0]!.taskId).toBe(olderId);
-    await eventually(() => env.DB.prepare("SELECT workflow_id FROM task_index WHERE task_id = ?1").bind(olderId).first<{ workflow_id: string }>(), (row) => row?.workflow_id === workflowId, "the task's row");
+    const { olderId } = await startedWithOlderTaskId("tb_older_bulk");
     // Two tasks of one execution (one prefix), and one whose execution the start's answer just gave (no search row yet).
     const pair = (await startedAndIndexed("tb_pair_bulk")).tasks.filter((task) => task.taskType === "HUMAN").map((task) => task.taskId);
     expect(pair).toHaveLength(2);
