@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { JsonValue } from "../../src/engine/model";
-import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor } from "./helpers";
+import type { JsonObject, JsonValue } from "../../src/engine/model";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 import { poll, pollOne, report, simpleTask } from "./task-worker-helpers";
 
 /**
@@ -11,6 +11,31 @@ function nestedArrays(depth: number): JsonValue {
   let nested: JsonValue = [];
   for (let level = 0; level < depth; level++) nested = [nested];
   return nested;
+}
+
+/**
+ * Runs `name`: a fork of a worker task `<source>` and the HTTP task `send` (ref "send", retried once after an hour).
+ * The first `send` fails; its retry is scheduled while the branch's output is still empty, then the worker completes
+ * `<source>` with `sourceOutput` and the retry is started at once (a worker's IN_PROGRESS), so that it is resolved again
+ * with its secrets as it is sent. Answers the ended workflow and the retry.
+ */
+async function retrySentAfterBranch(name: string, source: string, send: JsonObject, sourceOutput: JsonObject): Promise<{ failed: WorkflowJson; retry: WorkflowJson["tasks"][number] }> {
+  await register({
+    name,
+    tasks: [
+      { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[simpleTask(source)], [send]] },
+      { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: [`${source}_ref`, "send"] },
+    ],
+  });
+  const workflowId = await startWorkflow(name);
+  const isRetry = (task: { referenceTaskName: string; retryCount?: unknown }) => task.referenceTaskName === "send" && task.retryCount === 1;
+  const waiting = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => isRetry(task) && task.status === "SCHEDULED"));
+  const retryId = waiting.tasks.find(isRetry)!.taskId;
+  expect((await report(await pollOne(source), "COMPLETED", sourceOutput)).status).toBe(200);
+  // Its delay is an hour: only this starts it, now that the branch's output is there.
+  expect(await apiOk<string>("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: retryId, status: "IN_PROGRESS", outputData: {} })).toBe(retryId);
+  const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+  return { failed, retry: failed.tasks.find((task) => task.taskId === retryId)! };
 }
 
 describe("running a workflow of chained HTTP tasks", () => {
@@ -155,22 +180,7 @@ describe("running a workflow of chained HTTP tasks", () => {
       { uri: target("/flaky/costly-dispatch?fail=1"), method: "POST", headers: { Authorization: "${workflow.secrets.costly_token}" }, body: { all: "${costly_source_ref.output.nested..*..*..*..*}" } },
       { retryCount: 1, retryDelaySeconds: 3600 },
     );
-    await register({
-      name: "costly_dispatch",
-      tasks: [
-        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[simpleTask("costly_source")], [send]] },
-        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["costly_source_ref", "send"] },
-      ],
-    });
-    const workflowId = await startWorkflow("costly_dispatch");
-    const isRetry = (task: { referenceTaskName: string; retryCount?: unknown }) => task.referenceTaskName === "send" && task.retryCount === 1;
-    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => isRetry(task) && task.status === "SCHEDULED"));
-    const retryId = waiting.tasks.find(isRetry)!.taskId;
-    expect((await report(await pollOne("costly_source"), "COMPLETED", { nested })).status).toBe(200);
-    // Its delay is an hour: only this starts it, now that the branch's output is there.
-    expect(await apiOk<string>("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: retryId, status: "IN_PROGRESS", outputData: {} })).toBe(retryId);
-    const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
-    const retry = failed.tasks.find((task) => task.taskId === retryId)!;
+    const { failed, retry } = await retrySentAfterBranch("costly_dispatch", "costly_source", send, { nested });
     expect(retry.status).toBe("FAILED_WITH_TERMINAL_ERROR");
     expect(retry.reasonForIncompletion).toContain("Invalid task input: expression too costly to evaluate: the JSONPath queries resolved together select more than 1000000 values");
     expect(failed.status).toBe("FAILED");
@@ -182,21 +192,7 @@ describe("running a workflow of chained HTTP tasks", () => {
     expect((await api("PUT", "/api/secrets/size_token", JSON.stringify("Bearer t0ken"))).status).toBe(200);
     const body = Object.fromEntries(Array.from({ length: 100 }, (_, index) => [`n${index}`, "${size_source_ref.output.nums}"]));
     const send = httpTask("send", { uri: target("/flaky/size-dispatch?fail=1"), method: "POST", headers: { Authorization: "${workflow.secrets.size_token}" }, body }, { retryCount: 1, retryDelaySeconds: 3600 });
-    await register({
-      name: "size_dispatch",
-      tasks: [
-        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[simpleTask("size_source")], [send]] },
-        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["size_source_ref", "send"] },
-      ],
-    });
-    const workflowId = await startWorkflow("size_dispatch");
-    const isRetry = (task: { referenceTaskName: string; retryCount?: unknown }) => task.referenceTaskName === "send" && task.retryCount === 1;
-    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => isRetry(task) && task.status === "SCHEDULED"));
-    const retryId = waiting.tasks.find(isRetry)!.taskId;
-    expect((await report(await pollOne("size_source"), "COMPLETED", { nums: Array(100_000).fill(0) })).status).toBe(200);
-    expect(await apiOk<string>("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: retryId, status: "IN_PROGRESS", outputData: {} })).toBe(retryId);
-    const failed = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
-    const retry = failed.tasks.find((task) => task.taskId === retryId)!;
+    const { failed, retry } = await retrySentAfterBranch("size_dispatch", "size_source", send, { nums: Array(100_000).fill(0) });
     expect(retry).toMatchObject({
       status: "FAILED_WITH_TERMINAL_ERROR",
       reasonForIncompletion: `The input with the secrets' values is more than ${8 * 768 * 1024} bytes, over the limit of ${768 * 1024} bytes (MAX_PAYLOAD_BYTES)`,
