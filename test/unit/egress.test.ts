@@ -6,6 +6,11 @@ const production = parseEgressPolicy({ allowPrivate: false });
 const verdict = (url: string, policy = production) => checkEgress(new URL(url), policy);
 const allowed = (url: string, policy = production) => verdict(url, policy).allowed;
 
+/** Asserts the default policy denies `url` as non-public (the reason naming EGRESS_ALLOW_PRIVATE). */
+function expectDeniedAsNonPublic(url: string): void {
+  expect(verdict(url), url).toEqual({ allowed: false, reason: expect.stringMatching(/^egress denied: .*EGRESS_ALLOW_PRIVATE is off/) });
+}
+
 describe("egress policy: the non-public default", () => {
   it("denies loopback, private, link-local, CGNAT and other special ranges in every notation URL parsing accepts", () => {
     for (const url of [
@@ -15,9 +20,7 @@ describe("egress policy: the non-public default", () => {
       "http://[::1]/", "http://[::]/", "http://[fc00::1]/", "http://[fd12:3456::1]/", "http://[fe80::1]/", "http://[::ffff:127.0.0.1]/",
       "http://[::ffff:7f00:1]/", "http://[::ffff:10.1.2.3]/", "http://localhost:8787/", "http://api.localhost/", "http://LOCALHOST./",
     ]) {
-      const answer = verdict(url);
-      expect(answer.allowed, url).toBe(false);
-      expect(!answer.allowed && answer.reason, url).toMatch(/^egress denied: .*EGRESS_ALLOW_PRIVATE is off/);
+      expectDeniedAsNonPublic(url);
     }
   });
 
@@ -26,9 +29,7 @@ describe("egress policy: the non-public default", () => {
       "http://[::127.0.0.1]/", "http://[::7f00:1]/", "http://[::a9fe:a9fe]/latest/meta-data", "http://[::10.0.0.5]/",
       "http://[2002:7f00:1::]/", "http://[2002:a9fe:a9fe::1]/", "http://[2002:c0a8:101:5::1]/", "http://[64:ff9b:1::a00:5]/",
     ]) {
-      const answer = verdict(url);
-      expect(answer.allowed, url).toBe(false);
-      expect(!answer.allowed && answer.reason, url).toMatch(/^egress denied: .*EGRESS_ALLOW_PRIVATE is off/);
+      expectDeniedAsNonPublic(url);
     }
     expect(verdict("http://[2002:a9fe:a9fe::]/")).toEqual({ allowed: false, reason: "egress denied: [2002:a9fe:a9fe::] is in the non-public range 169.254.0.0/16 (EGRESS_ALLOW_PRIVATE is off)" });
     // The same forms of a public address stay open, and a deny list's IPv4 range covers them.
@@ -39,9 +40,7 @@ describe("egress policy: the non-public default", () => {
 
   it("judges the historic IPv4-translated form ::ffff:0:a.b.c.d (RFC 2765 2.1) by the IPv4 address it carries", () => {
     for (const url of ["http://[::ffff:0:127.0.0.1]/", "http://[::ffff:0:7f00:1]/", "http://[::ffff:0:a9fe:a9fe]/latest/meta-data", "http://[0:0:0:0:ffff:0:a00:5]/"]) {
-      const answer = verdict(url);
-      expect(answer.allowed, url).toBe(false);
-      expect(!answer.allowed && answer.reason, url).toMatch(/^egress denied: .*EGRESS_ALLOW_PRIVATE is off/);
+      expectDeniedAsNonPublic(url);
     }
     expect(verdict("http://[::ffff:0:7f00:1]/")).toEqual({ allowed: false, reason: "egress denied: [::ffff:0:7f00:1] is in the non-public range 127.0.0.0/8 (EGRESS_ALLOW_PRIVATE is off)" });
     expect(allowed("http://[::ffff:0:808:808]/")).toBe(true);
@@ -53,9 +52,7 @@ describe("egress policy: the non-public default", () => {
       "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", "http://[2001:0:4136:e378:8000:63bf:5601:5601]/latest/meta-data",
       "http://[2001:0000:4136:E378:8000:63BF:F5FF:FFFA]/",
     ]) {
-      const answer = verdict(url);
-      expect(answer.allowed, url).toBe(false);
-      expect(!answer.allowed && answer.reason, url).toMatch(/^egress denied: .*EGRESS_ALLOW_PRIVATE is off/);
+      expectDeniedAsNonPublic(url);
     }
     expect(verdict("http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/")).toEqual({ allowed: false, reason: "egress denied: [2001:0:4136:e378:8000:63bf:80ff:fffe] is in the non-public range 127.0.0.0/8 (EGRESS_ALLOW_PRIVATE is off)" });
     // A public client through a public server stays open, and a deny list's IPv4 range covers the client.
@@ -72,9 +69,7 @@ describe("egress policy: the non-public default", () => {
       "http://[2001:2::1]/", "http://[2001:10::1]/", "http://[2001:1::4]/", "http://[2001:5::1]/", "http://[2001:1ff:ffff::1]/",
       "http://[2001:db8::1]/", "http://[3fff::1]/", "http://[3fff:fff:ffff::1]/", "http://[100:0:0:1::5]/", "http://[5f00:1:2::]/",
     ]) {
-      const answer = verdict(url);
-      expect(answer.allowed, url).toBe(false);
-      expect(!answer.allowed && answer.reason, url).toMatch(/^egress denied: .*EGRESS_ALLOW_PRIVATE is off/);
+      expectDeniedAsNonPublic(url);
     }
     expect(verdict("http://[3fff::1]/")).toEqual({ allowed: false, reason: "egress denied: [3fff::1] is in the non-public range 3fff::/20 (EGRESS_ALLOW_PRIVATE is off)" });
     expect(verdict("http://[2001:2::1]/")).toEqual({ allowed: false, reason: "egress denied: [2001:2::1] is in the non-public range 2001::/23 (EGRESS_ALLOW_PRIVATE is off)" });
@@ -149,7 +144,7 @@ describe("egress policy: allow and deny lists", () => {
 
   it("reads a name without any of its trailing dots: localhost.., evil.com.. and 127.0.0.1.. meet their undotted forms' rules", () => {
     for (const url of ["http://localhost../", "http://LOCALHOST.../x", "http://api.localhost../", "http://127.0.0.1../"]) {
-      expect(verdict(url), url).toEqual({ allowed: false, reason: expect.stringMatching(/^egress denied: .*EGRESS_ALLOW_PRIVATE is off/) });
+      expectDeniedAsNonPublic(url);
     }
     const policy = parseEgressPolicy({ allow: "api.example.com", deny: "evil.com, *.evil.net", allowPrivate: true });
     expect(verdict("http://evil.com../", policy)).toEqual({ allowed: false, reason: "egress denied: evil.com matches evil.com in EGRESS_DENY" });
