@@ -227,8 +227,14 @@ describe("a HUMAN task assigned to a group", () => {
       statuses["delete"] = (await call("DELETE", `/api/human/tasks/delete/${taskId}`, orkes(token))).status;
       return statuses;
     };
-    const unclaimed = await refusedAll(reader.token);
-    expect(unclaimed).toMatchObject({ claim: 403, skip: 403, reassign: 403, delete: 403 });
+    const before = await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`);
+    // Unclaimed too: one who could not claim it is not told to claim it first (release, update, complete were 409s).
+    expect(await refusedAll(reader.token)).toEqual({ claim: 403, release: 403, update: 403, complete: 403, skip: 403, reassign: 403, delete: 403 });
+    expect(await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`)).toEqual(before);
+    // A member of the group could claim it, so learns it is not claimed yet.
+    const waitingForClaim = actions.filter(([kind]) => ["release", "update", "complete"].includes(kind));
+    expect(await Promise.all(waitingForClaim.map((action) => statusOf(bob.token, action)))).toEqual([409, 409, 409]);
+    expect(await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`)).toEqual(before);
     expect((await as(ada.token).post(`/api/human/tasks/${taskId}/claim`)).status).toBe(200);
     const claimed = await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`);
     expect(await refusedAll(reader.token)).toEqual({ claim: 403, release: 403, update: 403, complete: 403, skip: 403, reassign: 403, delete: 403 });

@@ -197,11 +197,9 @@ export function humanActionFields(task: TaskExecution, caller: HumanCaller, acti
       const claimant: HumanUser = action.forUser === undefined ? { user: caller.userId, userType: "CONDUCTOR_USER" } : { user: action.forUser.userId, userType: "EXTERNAL_USER" };
       if (action.forUser !== undefined && !caller.manager) throw forbidden("Claiming a human task for another user needs the permission to complete the task (TASK_EXECUTE on it or its workflow)");
       const fits =
-        progress.assignee === undefined
-          ? caller.reader || caller.manager
-          : action.forUser === undefined
-            ? isAssignee(progress.assignee, caller.userId, caller.groups)
-            : externalClaimerFits(progress.assignee, action.forUser);
+        action.forUser === undefined || progress.assignee === undefined
+          ? fitsAssignment(progress, caller)
+          : externalClaimerFits(progress.assignee, action.forUser);
       // The right first: one who could not claim the task unclaimed is refused it claimed too (a 403, as unclaimed),
       // not told to wait for its release. One who may take it over (a manager) learns of the claim.
       if (!fits && !caller.manager) throw cannotClaim(task, progress, claimant, caller);
@@ -217,6 +215,11 @@ export function humanActionFields(task: TaskExecution, caller: HumanCaller, acti
       return stamped(human, { timeoutAt: undefined });
     }
     case "release": {
+      // The right first, as for a claim: one who could neither claim the task nor complete it learns a 403, not that
+      // it waits for a claim they may not make.
+      if (progress.claimant === undefined && !caller.manager && !fitsAssignment(progress, caller)) {
+        throw forbidden(`Human task ${task.taskId} can be released only by whoever claims it or by one who may complete it, and you may not claim it: ${whyNotOpen(progress)}`);
+      }
       if (progress.claimant === undefined) throw new EngineError("CONFLICT", `Human task ${task.taskId} is not claimed: there is nothing to release`);
       if (!isCaller(progress.claimant, caller) && !caller.manager) throw forbidden(`Human task ${task.taskId} can be released only by whoever claimed it (${label(progress.claimant)}) or by one who may complete it`);
       const human: HumanProgress = { ...progress };
@@ -253,8 +256,17 @@ export function humanActionFields(task: TaskExecution, caller: HumanCaller, acti
 
 /** The refusal of a claim of `task` for `claimant` by `caller`, whom its assignment does not fit. */
 function cannotClaim(task: TaskExecution, progress: HumanProgress, claimant: HumanUser, caller: HumanCaller): EngineError {
-  const why = progress.assignee === undefined ? "it is open to those who may read its workflow" : `it is assigned to ${describeUser(progress.assignee)}`;
-  return forbidden(`Human task ${task.taskId} cannot be claimed by ${describeUser(claimant)}: ${why}${caller.manager ? " (claim it with overrideAssignment=true to take it over)" : ""}`);
+  return forbidden(`Human task ${task.taskId} cannot be claimed by ${describeUser(claimant)}: ${whyNotOpen(progress)}${caller.manager ? " (claim it with overrideAssignment=true to take it over)" : ""}`);
+}
+
+/** Who may claim `progress`'s task, as a refusal says it. */
+function whyNotOpen(progress: HumanProgress): string {
+  return progress.assignee === undefined ? "it is open to those who may read its workflow" : `it is assigned to ${describeUser(progress.assignee)}`;
+}
+
+/** True when `caller`'s claim for themselves fits the task's assignment: its assignee, or, unassigned, a reader of its workflow. */
+function fitsAssignment(progress: HumanProgress, caller: HumanCaller): boolean {
+  return progress.assignee === undefined ? caller.reader || caller.manager : isAssignee(progress.assignee, caller.userId, caller.groups);
 }
 
 /** True when a user claimed for by a manager's call on their behalf fits `assignee`. */
@@ -272,6 +284,10 @@ function externalClaimerFits(assignee: HumanUser, claimer: { userId: string; gro
 export function checkMayUpdate(task: TaskExecution, caller: HumanCaller): HumanProgress {
   const progress = actionableProgress(task);
   if (caller.manager || isCaller(progress.claimant, caller)) return progress;
+  if (progress.claimant === undefined && !fitsAssignment(progress, caller)) {
+    // The right first: telling one who may not claim the task to claim it first sends them to a 403.
+    throw forbidden(`Human task ${task.taskId} can be filled in only by whoever claims it, and you may not claim it: ${whyNotOpen(progress)}`);
+  }
   if (progress.claimant === undefined) throw new EngineError("CONFLICT", `Human task ${task.taskId} is not claimed: claim it first (POST /api/human/tasks/${task.taskId}/claim)`);
   throw forbidden(`Human task ${task.taskId} is claimed by ${describeUser(progress.claimant)}: only they can fill it in`);
 }
