@@ -620,9 +620,11 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
       applyUpgrade(draft, event, env);
       refreshUnstartedInputs(draft, env);
       // A new timeout counts from where the old one did: the start, or the last retry, rerun or resume (what the old
-      // deadline was set from); from the start when the old one set none (ALERT_ONLY, no timeout).
+      // deadline was set from). When the old one set none (ALERT_ONLY, no timeout), from the last retry or resume, else
+      // the start, as Conductor's checkWorkflowTimeout counts from lastRetriedTime when it has one: from the start, a
+      // workflow resumed or retried a while ago would time out at once under a timeout it has not yet had in full.
       if (event.definition.timeoutSeconds !== state.definition.timeoutSeconds || event.definition.timeoutPolicy !== state.definition.timeoutPolicy) {
-        const countedFrom = state.deadline === undefined ? state.startTime : state.deadline - (state.definition.timeoutSeconds ?? 0) * 1000;
+        const countedFrom = state.deadline === undefined ? (state.lastRetriedTime ?? state.startTime) : state.deadline - (state.definition.timeoutSeconds ?? 0) * 1000;
         draft.patch({ deadline: workflowDeadline(event.definition, countedFrom) });
       }
       replaceStartScopes(draft, event.startScopes);

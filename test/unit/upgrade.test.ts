@@ -142,6 +142,22 @@ describe("upgrading a running execution", () => {
     expect(longer.deadline).toBe(500_000 + 120_000);
     expect(longer.status).toBe("RUNNING");
   });
+
+  it("counts a workflow timeout the old version did not have from the last resume or retry, not the start, as Conductor's checkWorkflowTimeout reads lastRetriedTime", () => {
+    const timed = version(2, [httpGet("a"), httpGet("b")], { timeoutSeconds: 60 });
+    const paused = decide(atSecondTask([httpGet("a"), httpGet("b")]), { type: "pause" }, env(2_500)).state;
+    const resumed = decide(paused, { type: "resume" }, env(500_000)).state;
+    expect(resumed.deadline).toBeUndefined();
+    const upgraded = decide(resumed, upgrade(timed), env(501_000)).state;
+    expect(upgraded.deadline).toBe(500_000 + 60_000);
+    // The next tick finds no timeout passed: the minute counts from the resume.
+    expect(decide(upgraded, { type: "tick", liveTaskIds: new Set([latestNamed(upgraded, "b").taskId]) }, env(502_000)).state.status).toBe("RUNNING");
+
+    const failed = attemptEnds(atSecondTask([httpGet("a"), httpGet("b")]), "b", 3_000, "FAILED").state;
+    expect(failed.status).toBe("FAILED");
+    const retried = decide(failed, { type: "retry" }, env(700_000)).state;
+    expect(decide(retried, upgrade(timed), env(701_000)).state.deadline).toBe(700_000 + 60_000);
+  });
 });
 
 describe("an upgrade refused, changing nothing", () => {
