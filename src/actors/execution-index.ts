@@ -193,21 +193,38 @@ export type IndexRow = ReturnType<typeof summaryRowOf> & {
   webhookWaits?: WebhookWaitRow[];
   /** True when the execution has written no task rows before (its first row): there are none to replace. */
   firstTaskRows: boolean;
+  /**
+   * The number of this write among its execution's (1, 2, ...): stored by the execution's object before the write
+   * leaves it, so a write made after it (by the object's next instance too) has a higher one. Orders writes with the
+   * same `updateTime` (see {@link upsertIndexRow}). Absent from rows made by code older than it, mid-deploy.
+   */
+  indexSequence?: number;
 };
 
-/** The search row of an execution as it stands, with its task rows; `first` when it has written none before. */
-export function indexRow(execution: WorkflowExecution, first: boolean): IndexRow {
-  return { ...summaryRowOf(execution), tasks: taskIndexRows(execution), humanTasks: humanIndexRows(execution), webhookWaits: webhookWaitRows(execution), firstTaskRows: first };
+/**
+ * The search row of an execution as it stands, with its task rows; `first` when it has written none before, `sequence`
+ * its number among the execution's writes (see {@link IndexRow.indexSequence}).
+ */
+export function indexRow(execution: WorkflowExecution, first: boolean, sequence: number): IndexRow {
+  return {
+    ...summaryRowOf(execution),
+    tasks: taskIndexRows(execution),
+    humanTasks: humanIndexRows(execution),
+    webhookWaits: webhookWaitRows(execution),
+    firstTaskRows: first,
+    indexSequence: sequence,
+  };
 }
 
 /**
  * The statements writing an execution's search row and its task rows (see {@link upsertIndexRow}). The task rows are
- * replaced as a whole: an execution's writes reach D1 in order (one writer, one write of it at a time), so the last
- * one written is its latest.
+ * replaced as a whole, and only when the row is written: an execution's writes usually reach D1 in order (one writer,
+ * one write of it at a time), but one of a writer evicted with it on its way may land after a later one, which its
+ * updateTime and sequence tell apart.
  */
 export function indexRowStatements(db: D1Database, row: IndexRow): D1PreparedStatement[] {
   const statements = [upsertIndexRow(db, row)];
-  if (!row.firstTaskRows) statements.push(...deleteTaskRows(db, row.workflowId, row.updateTime));
+  if (!row.firstTaskRows) statements.push(...deleteTaskRows(db, row.workflowId, row));
   if (row.tasks.length > 0) statements.push(insertTaskRows(db, row));
   if ((row.humanTasks?.length ?? 0) > 0) statements.push(insertHumanRows(db, row));
   if ((row.webhookWaits?.length ?? 0) > 0) statements.push(insertWebhookWaitRows(db, row));
@@ -216,12 +233,18 @@ export function indexRowStatements(db: D1Database, row: IndexRow): D1PreparedSta
 
 /**
  * The condition, for the statements after {@link upsertIndexRow} in the same batch, that the upsert wrote the row: the
- * execution's stored row has this row's updateTime (`?1` the workflow id, `?<updateTime>` its parameter). A row older
- * than the stored one (a write of a reset writer still on its way, see {@link upsertIndexRow}) changes nothing, its task,
- * human task and webhook rows included: they go with their execution's row, or not at all.
+ * execution's stored row has this row's updateTime and sequence (`?1` the workflow id, `updateTime` and `sequence` the
+ * parameters binding them, see {@link writeOrder}; a row without a sequence, from older code, by its updateTime alone).
+ * A row older than the stored one (a write of a reset writer still on its way, see {@link upsertIndexRow}) changes
+ * nothing, its task, human task and webhook rows included: they go with their execution's row, or not at all.
  */
-function rowWritten(updateTime: string): string {
-  return `EXISTS (SELECT 1 FROM executions WHERE workflow_id = ?1 AND update_time = ${updateTime})`;
+function rowWritten(updateTime: string, sequence: string): string {
+  return `EXISTS (SELECT 1 FROM executions WHERE workflow_id = ?1 AND update_time = ${updateTime} AND (${sequence} IS NULL OR index_sequence = ${sequence}))`;
+}
+
+/** What orders a row's writes: its updateTime and its sequence (null from older code, which sends none). */
+function writeOrder(row: IndexRow): [updateTime: number, sequence: number | null] {
+  return [row.updateTime, row.indexSequence ?? null];
 }
 
 /** The task rows of `row`, inserted in one statement (D1 binds at most 100 parameters: they go as one JSON array). */
@@ -233,9 +256,9 @@ function insertTaskRows(db: D1Database, row: IndexRow): D1PreparedStatement {
        SELECT json_extract(t.value, '$.taskId'), ?1, ?2, ?3, ?4, json_extract(t.value, '$.taskType'), json_extract(t.value, '$.taskDefName'), json_extract(t.value, '$.referenceTaskName'),
          json_extract(t.value, '$.status'), json_extract(t.value, '$.domain'), json_extract(t.value, '$.workerId'), json_extract(t.value, '$.reason'), json_extract(t.value, '$.scheduledTime'),
          json_extract(t.value, '$.startTime'), json_extract(t.value, '$.endTime'), json_extract(t.value, '$.updateTime'), json_extract(t.value, '$.input'), json_extract(t.value, '$.output')
-       FROM json_each(?5) AS t WHERE ${rowWritten("?6")}`,
+       FROM json_each(?5) AS t WHERE ${rowWritten("?6", "?7")}`,
     )
-    .bind(row.workflowId, row.workflowName, row.correlationId, row.priority, JSON.stringify(row.tasks), row.updateTime);
+    .bind(row.workflowId, row.workflowName, row.correlationId, row.priority, JSON.stringify(row.tasks), ...writeOrder(row));
 }
 
 /** The human task rows of `row`, inserted in one statement as its task rows are. */
@@ -247,9 +270,9 @@ function insertHumanRows(db: D1Database, row: IndexRow): D1PreparedStatement {
          claimant_type, claimant, created_on, updated_on, entry)
        SELECT ${field("taskId")}, ?1, ?2, ${field("taskRefName")}, ${field("definitionName")}, ${field("displayName")}, ${field("state")}, ${field("assigneeType")},
          ${field("assignee")}, ${field("claimantType")}, ${field("claimant")}, ${field("createdOn")}, ${field("updatedOn")}, ${field("entry")}
-       FROM json_each(?3) AS t WHERE ${rowWritten("?4")}`,
+       FROM json_each(?3) AS t WHERE ${rowWritten("?4", "?5")}`,
     )
-    .bind(row.workflowId, row.workflowName, JSON.stringify(row.humanTasks ?? []), row.updateTime);
+    .bind(row.workflowId, row.workflowName, JSON.stringify(row.humanTasks ?? []), ...writeOrder(row));
 }
 
 /** The webhook routing rows of `row`, inserted in one statement as its task rows are. */
@@ -259,33 +282,45 @@ function insertWebhookWaitRows(db: D1Database, row: IndexRow): D1PreparedStateme
     .prepare(
       `INSERT OR REPLACE INTO webhook_waits (task_id, workflow_id, workflow_name, workflow_version, task_ref_name, paths, match_key, created_on)
        SELECT ${field("taskId")}, ?1, ?2, ${field("workflowVersion")}, ${field("taskRefName")}, ${field("paths")}, ${field("matchKey")}, ${field("createdOn")}
-       FROM json_each(?3) AS t WHERE ${rowWritten("?4")}`,
+       FROM json_each(?3) AS t WHERE ${rowWritten("?4", "?5")}`,
     )
-    .bind(row.workflowId, row.workflowName, JSON.stringify(row.webhookWaits ?? []), row.updateTime);
+    .bind(row.workflowId, row.workflowName, JSON.stringify(row.webhookWaits ?? []), ...writeOrder(row));
 }
 
-/** The deletion of an execution's task rows; with `updateTime`, only while its stored row has it (see {@link rowWritten}). */
-function deleteTaskRows(db: D1Database, workflowId: string, updateTime?: number): D1PreparedStatement[] {
+/** The deletion of an execution's task rows; with `row`, only while its stored row is that one (see {@link rowWritten}). */
+function deleteTaskRows(db: D1Database, workflowId: string, row?: IndexRow): D1PreparedStatement[] {
   return ["task_index", "human_tasks", "webhook_waits"].map((table) =>
-    updateTime === undefined
+    row === undefined
       ? db.prepare(`DELETE FROM ${table} WHERE workflow_id = ?1`).bind(workflowId)
-      : db.prepare(`DELETE FROM ${table} WHERE workflow_id = ?1 AND ${rowWritten("?2")}`).bind(workflowId, updateTime),
+      : db.prepare(`DELETE FROM ${table} WHERE workflow_id = ?1 AND ${rowWritten("?2", "?3")}`).bind(workflowId, ...writeOrder(row)),
   );
 }
 
-/** The upsert of one search row; an older row arriving after a newer one changes nothing (nor do its task rows, see {@link rowWritten}). */
+/**
+ * The upsert of one search row; an older row arriving after a newer one changes nothing (nor do its task rows, see
+ * {@link rowWritten}). Older by its updateTime, which every code version compares, and, with the same updateTime, by
+ * its sequence (`?18`): the object's writes between two workflow-level changes share their updateTime, and one of a
+ * writer evicted with its batch on its way may land after a later one. The sequence only breaks that tie, rather than
+ * ordering every write alone, because the stored one may be behind: code older than the column (mid-deploy, either
+ * side) leaves it as it was (0 in a row it inserted), its rows carrying none. A write without one (null) is taken by its
+ * updateTime alone, as that code's upsert takes it, and leaves the stored sequence; the object's next write numbers
+ * above every one it sent, so a stored sequence never holds back a newer write of it (nor could it past the next
+ * workflow-level change, which moves updateTime).
+ */
 function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
   return db
     .prepare(
       `INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, correlation_id, parent_workflow_id, reason,
-         priority, create_time, start_time, end_time, update_time, input, output, failed_reference_task_names, failed_task_names, event)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+         priority, create_time, start_time, end_time, update_time, input, output, failed_reference_task_names, failed_task_names, event, index_sequence)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, COALESCE(?18, 0))
        ON CONFLICT (workflow_id) DO UPDATE SET
          workflow_version = excluded.workflow_version, status = excluded.status, reason = excluded.reason, correlation_id = excluded.correlation_id,
          start_time = excluded.start_time, end_time = excluded.end_time, update_time = excluded.update_time,
          input = excluded.input, output = excluded.output, failed_reference_task_names = excluded.failed_reference_task_names,
-         failed_task_names = excluded.failed_task_names, event = COALESCE(excluded.event, executions.event)
-       WHERE excluded.update_time >= executions.update_time`,
+         failed_task_names = excluded.failed_task_names, event = COALESCE(excluded.event, executions.event),
+         index_sequence = COALESCE(?18, executions.index_sequence)
+       WHERE excluded.update_time > executions.update_time
+         OR (excluded.update_time = executions.update_time AND (?18 IS NULL OR ?18 >= executions.index_sequence))`,
     )
     .bind(
       row.workflowId,
@@ -308,6 +343,7 @@ function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
       // Likewise. An execution's event is set at its start and never changes, so a row without one (null) keeps the
       // stored one (the upsert's COALESCE): a row of older code written mid-deploy, after one of newer code, erases nothing.
       row.event ?? null,
+      row.indexSequence ?? null,
     );
 }
 

@@ -114,6 +114,9 @@ export type PushAnswer = { ok: true; messageId: string } | { ok: false; status: 
  */
 const MAX_PULLS_PER_CHANGE = 100;
 
+/** The meta key of the sequence of the object's last search-row write (see {@link WorkflowExecution.#indexSequence}). */
+const INDEX_SEQUENCE_META = "indexSequence";
+
 /** The meta key saying the object has a message queue table (see `MessageQueue`). */
 const MESSAGE_QUEUE_META = "messageQueue";
 
@@ -793,6 +796,12 @@ export class WorkflowExecution extends DurableObject<Env> {
   readonly #cacheWrites: Map<string, TaskCacheWrite>;
   #indexedSignature: string | undefined;
   /**
+   * The sequence of the last search-row write this object made (stored as meta `indexSequence` before the write
+   * leaves): the next one is numbered above it, so that D1 tells it from a late write of an earlier one with the same
+   * updateTime (see `upsertIndexRow`). 0 before the first.
+   */
+  #indexSequence: number;
+  /**
    * The search-row writer shard of this execution, stored with its start: every write of its row (and its
    * removal) goes through that one writer, in order, even after `INDEX_WRITER_SHARDS` changes. Executions
    * stored before shards were pinned have none and use what the current setting gives them.
@@ -846,6 +855,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const meta = this.#store.loadMeta();
     this.#messages = new MessageQueue(ctx.storage.sql, meta.get(MESSAGE_QUEUE_META) === "1", () => this.#store.setMeta(MESSAGE_QUEUE_META, "1"));
     this.#indexedSignature = meta.get("indexed");
+    this.#indexSequence = Number(meta.get(INDEX_SEQUENCE_META) ?? 0);
     const shard = meta.get("indexShard");
     this.#indexShard = shard === undefined ? undefined : Number(shard);
     this.#watchers = JSON.parse(meta.get("watchers") ?? "[]") as Watcher[];
@@ -1424,7 +1434,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     const execution = this.#execution!;
     const signature = indexSignature(execution);
     if (signature === this.#indexedSignature) return;
-    const outcome = await writer.upsert(indexRow(execution, this.#indexedSignature === undefined));
+    const outcome = await writer.upsert(indexRow(execution, this.#indexedSignature === undefined, this.#nextIndexSequence()));
     if (!outcome.ok) {
       console.error(JSON.stringify({ msg: "owed search row refused; removing without it", workflowId: execution.workflowId, error: outcome.error }));
       return;
@@ -1472,6 +1482,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#armAlarm(this.#alarmAt);
     this.#execution = null;
     this.#indexedSignature = undefined;
+    // Its row is deleted: a start of the id again (refused while the tombstone lasts) would number its writes afresh.
+    this.#indexSequence = 0;
     this.#indexShard = undefined;
     this.#watchers = [];
     this.#childTerminations = {};
@@ -2699,7 +2711,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#runJob(`index`, async () => {
       const snapshot = this.#execution!;
       const written = indexSignature(snapshot);
-      const row = indexRow(snapshot, this.#indexedSignature === undefined);
+      const row = indexRow(snapshot, this.#indexedSignature === undefined, this.#nextIndexSequence());
       expectIndexWritten(await indexWriterAt(this.env, this.#indexWriterShard(snapshot.workflowId)).upsert(row), "writing the search row");
       // Removed while the row was on its way: its storage is gone, and the removal deleted the row after this write.
       if (this.#execution === null) return;
@@ -2707,6 +2719,18 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#indexRowWrittenAt = Date.now();
       this.#store.setMeta("indexed", written);
     });
+  }
+
+  /**
+   * The sequence of the search-row write being made, stored before it leaves: the runtime holds an object's outgoing
+   * calls until the storage writes made before them are durable, so a write that reaches the writer has its number
+   * stored, and the next instance after an eviction numbers above it, even a write still on its way. In the turn that
+   * changed the state when the write follows a change at once (one storage transaction with it).
+   */
+  #nextIndexSequence(): number {
+    this.#indexSequence += 1;
+    this.#store.setMeta(INDEX_SEQUENCE_META, String(this.#indexSequence));
+    return this.#indexSequence;
   }
 
   /**

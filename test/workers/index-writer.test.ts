@@ -1,4 +1,4 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { IndexRow } from "../../src/actors/execution-index";
 import { ExecutionIndexWriter, INDEX_MAX_BATCH, indexShardFor, indexWriterAt } from "../../src/actors/index-writer";
@@ -17,6 +17,22 @@ function indexWriterFor(workflowId: string) {
 
 async function storedStatus(workflowId: string): Promise<string | undefined> {
   return (await env.DB.prepare("SELECT status FROM executions WHERE workflow_id = ?").bind(workflowId).first<{ status: string }>())?.status;
+}
+
+/** A task row of execution `id` (its one task, `t1`) with that status and updateTime, for rows written out of order. */
+function taskRowOf(id: string) {
+  return (status: string, updateTime: number) => ({
+    taskId: `${id}-t1`, taskType: "SIMPLE", taskDefName: "work", referenceTaskName: "work", status, domain: null, workerId: null, reason: null,
+    scheduledTime: 500, startTime: 500, endTime: status === "IN_PROGRESS" || status === "SCHEDULED" ? 0 : updateTime, updateTime, input: "{}", output: "{}",
+  });
+}
+
+/** The task index's rows of an execution, with the sequence of its search row (which wrote them). */
+async function storedTasks(workflowId: string): Promise<Array<{ status: string; update_time: number; index_sequence: number }>> {
+  const { results } = await env.DB.prepare(
+    `SELECT t.status, t.update_time, e.index_sequence FROM task_index t JOIN executions e USING (workflow_id) WHERE t.workflow_id = ? ORDER BY t.task_id`,
+  ).bind(workflowId).all<{ status: string; update_time: number; index_sequence: number }>();
+  return results;
 }
 
 describe("the search-row writer", () => {
@@ -50,10 +66,7 @@ describe("the search-row writer", () => {
 
   it("an older row arriving after a newer one leaves the newer one's task rows: they are replaced only with their execution's row", async () => {
     const id = crypto.randomUUID();
-    const task = (status: string, updateTime: number) => ({
-      taskId: `${id}-t1`, taskType: "SIMPLE", taskDefName: "work", referenceTaskName: "work", status, domain: null, workerId: null, reason: null,
-      scheduledTime: 500, startTime: 500, endTime: status === "COMPLETED" ? updateTime : 0, updateTime, input: "{}", output: "{}",
-    });
+    const task = taskRowOf(id);
     await indexWriterFor(id).upsert(row(id, { status: "COMPLETED", updateTime: 2_000, tasks: [task("COMPLETED", 2_000)] }));
     // The older row (a writer reset with its batch still on its way, say): its search row changed nothing, but its task
     // rows replaced the newer ones, so a task search showed the completed task IN_PROGRESS.
@@ -61,6 +74,78 @@ describe("the search-row writer", () => {
     expect(await storedStatus(id)).toBe("COMPLETED");
     const taskRow = await env.DB.prepare("SELECT status, update_time FROM task_index WHERE workflow_id = ?").bind(id).all<{ status: string; update_time: number }>();
     expect(taskRow.results).toEqual([{ status: "COMPLETED", update_time: 2_000 }]);
+  });
+
+  it("of two rows with the same updateTime (task changes), a late one of a lower sequence leaves the higher one's rows", async () => {
+    const id = crypto.randomUUID();
+    const task = taskRowOf(id);
+    await indexWriterFor(id).upsert(row(id, { status: "RUNNING", updateTime: 1_000, tasks: [task("IN_PROGRESS", 1_500)], indexSequence: 1 }));
+    await indexWriterFor(id).upsert(row(id, { status: "RUNNING", updateTime: 1_000, tasks: [task("COMPLETED", 1_800)], firstTaskRows: false, indexSequence: 3 }));
+    // The second write of the object (sequence 2), sent to a writer evicted with it on its way and landing only now:
+    // it showed the completed task IN_PROGRESS again in task search until the execution's next workflow-level change.
+    await indexWriterFor(id).upsert(row(id, { status: "RUNNING", updateTime: 1_000, tasks: [task("IN_PROGRESS", 1_600)], firstTaskRows: false, indexSequence: 2 }));
+    expect(await storedTasks(id)).toEqual([{ status: "COMPLETED", update_time: 1_800, index_sequence: 3 }]);
+    // The same write sent again (a retry whose first try committed) changes nothing either; a later one lands.
+    await indexWriterFor(id).upsert(row(id, { status: "RUNNING", updateTime: 1_000, tasks: [task("COMPLETED", 1_800)], firstTaskRows: false, indexSequence: 3 }));
+    await indexWriterFor(id).upsert(row(id, { status: "RUNNING", updateTime: 1_000, tasks: [task("COMPLETED", 1_800), { ...task("SCHEDULED", 1_900), taskId: `${id}-t2` }], firstTaskRows: false, indexSequence: 4 }));
+    expect((await storedTasks(id)).map((stored) => stored.status)).toEqual(["COMPLETED", "SCHEDULED"]);
+  });
+
+  it("a row without a sequence (older code, mid-deploy) is ordered by its updateTime alone, and never holds back the sequenced rows after it", async () => {
+    const id = crypto.randomUUID();
+    const task = taskRowOf(id);
+    // Older code's writer inserts the first row with its own statement, which names no index_sequence: the default, 0.
+    await env.DB.prepare(
+      `INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, correlation_id, parent_workflow_id, reason,
+         priority, create_time, start_time, end_time, update_time, input, output, failed_reference_task_names, failed_task_names, event)
+       VALUES (?1, 'batched', 1, 'RUNNING', NULL, NULL, NULL, 0, 500, 500, 0, 1000, '{}', '{}', '', NULL, NULL)`,
+    ).bind(id).run();
+    await indexWriterFor(id).upsert(row(id, { status: "RUNNING", updateTime: 1_000, tasks: [task("IN_PROGRESS", 1_500)], firstTaskRows: false, indexSequence: 7 }));
+    expect(await storedTasks(id)).toEqual([{ status: "IN_PROGRESS", update_time: 1_500, index_sequence: 7 }]);
+    // An object still on older code sends no sequence: taken by its updateTime (the same one), as older code takes it,
+    // the stored sequence left as it was.
+    const { indexSequence: _none, ...older } = row(id, { status: "RUNNING", updateTime: 1_000, tasks: [task("COMPLETED", 1_800)], firstTaskRows: false });
+    await indexWriterFor(id).upsert(older);
+    expect(await storedTasks(id)).toEqual([{ status: "COMPLETED", update_time: 1_800, index_sequence: 7 }]);
+    // The object on newer code again numbers above what it sent before: taken.
+    await indexWriterFor(id).upsert(row(id, { status: "RUNNING", updateTime: 1_000, tasks: [task("FAILED", 1_900)], firstTaskRows: false, indexSequence: 8 }));
+    expect(await storedTasks(id)).toEqual([{ status: "FAILED", update_time: 1_900, index_sequence: 8 }]);
+    // A later updateTime is taken whatever the sequence (older code's upsert leaves the stored one, 8, as it is).
+    await indexWriterFor(id).upsert({ ...older, status: "COMPLETED", updateTime: 2_000, tasks: [task("COMPLETED", 2_000)] });
+    expect(await storedTasks(id)).toEqual([{ status: "COMPLETED", update_time: 2_000, index_sequence: 8 }]);
+    await indexWriterFor(id).upsert(row(id, { status: "COMPLETED", updateTime: 2_000, tasks: [task("COMPLETED", 2_000)], firstTaskRows: false, indexSequence: 9 }));
+    expect(await storedStatus(id)).toBe("COMPLETED");
+    expect(await storedTasks(id)).toEqual([{ status: "COMPLETED", update_time: 2_000, index_sequence: 9 }]);
+  });
+
+  it("an execution numbers its row writes upwards, across an eviction too: its next instance's writes are never taken for older ones", async () => {
+    const simple = (ref: string) => ({ name: `sequenced_${ref}`, taskReferenceName: ref, type: "SIMPLE", inputParameters: {} });
+    await register({ name: "sequenced_rows", tasks: [simple("first"), simple("second")] });
+    const sent: Array<number | undefined> = [];
+    const { upsert } = ExecutionIndexWriter.prototype;
+    let workflowId = "";
+    ExecutionIndexWriter.prototype.upsert = async function (this: ExecutionIndexWriter, written) {
+      if (written.workflowId === workflowId) sent.push(written.indexSequence);
+      return upsert.call(this, written);
+    };
+    try {
+      workflowId = await startWorkflow("sequenced_rows");
+      const firstTask = () => env.DB.prepare("SELECT status FROM task_index WHERE workflow_id = ? AND reference_task_name = 'first'").bind(workflowId).first<{ status: string }>();
+      const taskShown = (status: string) => eventually(firstTask, (task) => task?.status === status, `the first task ${status} in the index`);
+      await taskShown("SCHEDULED");
+      await apiOk("POST", `/api/tasks/${workflowId}/first/COMPLETED`, {});
+      await taskShown("COMPLETED");
+      // Its next instance starts from what was stored: the number of the last write it sent included.
+      await abortAllDurableObjects();
+      await apiOk("POST", `/api/tasks/${workflowId}/second/COMPLETED`, {});
+      await waitForIndexRow(workflowId, "COMPLETED");
+    } finally {
+      ExecutionIndexWriter.prototype.upsert = upsert;
+    }
+    expect(sent.length).toBeGreaterThanOrEqual(3);
+    expect(sent).toEqual(sent.map((_, index) => index + 1));
+    const stored = await env.DB.prepare("SELECT index_sequence FROM executions WHERE workflow_id = ?").bind(workflowId).first<{ index_sequence: number }>();
+    expect(stored?.index_sequence).toBe(sent.length);
   });
 
   it("a row without the event (from code older than the column, mid-deploy) keeps the event an earlier row wrote: it never changes", async () => {
