@@ -46,12 +46,25 @@ function factsOf(row: IndexRow): Fact[] {
 }
 
 /**
+ * `facts` with each counted once: an execution's start, an ending of it or of a task (by its status and time), a task's
+ * start (by its time). The later row's copy is kept: the ending's count compares its update time, the later one.
+ */
+function distinctFacts(facts: readonly Fact[]): Fact[] {
+  const byIdentity = new Map<string, Fact>();
+  // Ids and statuses hold no line break.
+  for (const fact of facts) byIdentity.set(`${fact.metric}\n${fact.workflowId}\n${fact.taskId ?? ""}\n${fact.status}\n${fact.at ?? ""}`, fact);
+  return [...byIdentity.values()];
+}
+
+/**
  * The statement counting what the search rows of one writer batch show for the first time (the counters behind
  * `GET /api/metrics`): an execution's start, when the index has no row of it yet; its ending, when the index does not
  * show that ending yet (nor anything newer); each task's start and ending the task index does not show yet. It reads
  * the rows the same batch then replaces, so it goes first; a row sent again (a retried batch) finds itself and counts
- * nothing. One statement for the whole batch (a batch holds at most one row of an execution: each execution writes
- * one at a time), so counting adds one statement and a row per counter to a batch, not a statement per execution.
+ * nothing. One statement for the whole batch, so counting adds one statement and a row per counter to a batch, not a
+ * statement per execution. A batch may hold two rows of one execution (each execution writes one at a time, but a write
+ * of an instance evicted while it waited at the writer stays queued there when its next instance writes): both read
+ * the index as it stood before the batch, so what both show is counted once ({@link distinctFacts}).
  */
 export function metricCountStatement(db: D1Database, rows: readonly IndexRow[]): D1PreparedStatement {
   const field = (name: keyof Fact) => `json_extract(t.value, '$.${name}')`;
@@ -72,5 +85,5 @@ export function metricCountStatement(db: D1Database, rows: readonly IndexRow[]):
        GROUP BY f.metric, f.name, f.status, f.bucket
        ON CONFLICT (metric, name, status, bucket) DO UPDATE SET count = count + excluded.count, sum_ms = sum_ms + excluded.sum_ms`,
     )
-    .bind(JSON.stringify(rows.flatMap(factsOf)));
+    .bind(JSON.stringify(distinctFacts(rows.flatMap(factsOf))));
 }

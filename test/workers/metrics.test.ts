@@ -228,6 +228,21 @@ describe("GET /api/metrics", () => {
     expect((await counted())["workflow_completed"]).toContainEqual(["COMPLETED", bucketOf(0.5), 3, 900]);
   });
 
+  it("counts what two rows of one execution in the same batch both show once (a write of an evicted instance still queued at the writer, then its next instance's)", async () => {
+    const workflowId = crypto.randomUUID();
+    const before = await counted();
+    const total = (counts: Awaited<ReturnType<typeof counted>>, metric: string) => (counts[metric] ?? []).reduce((sum, [, , count]) => sum + count, 0);
+    const running = row(workflowId, { status: "RUNNING", endTime: 0, updateTime: 1_000, tasks: [taskRow("t1", "IN_PROGRESS", 1_100, 0)], indexSequence: 1 });
+    const ended = row(workflowId, { tasks: [taskRow("t1", "COMPLETED", 1_100, 1_250)], firstTaskRows: false, indexSequence: 2 });
+    await writeRows(running, ended);
+    const after = await counted();
+    // Each counted twice before: both rows read the index as it stood before the batch, which showed neither.
+    expect(total(after, "workflow_started") - total(before, "workflow_started")).toBe(1);
+    expect(total(after, "task_queue_wait") - total(before, "task_queue_wait")).toBe(1);
+    expect(total(after, "workflow_completed") - total(before, "workflow_completed")).toBe(1);
+    expect(total(after, "task_completed") - total(before, "task_completed")).toBe(1);
+  });
+
   it("counts an execution removed while its search row's write waits for its retry: the removal writes the row first", async () => {
     await register({ name: "mt_owed_row", tasks: [simple("work", "mt_owed_row_worker")] });
     // The writer refuses this execution's rows until the removal is asked for: its last row (TERMINATED) waits for a
