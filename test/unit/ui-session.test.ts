@@ -6,6 +6,7 @@ interface UiApi {
   api(method: string, path: string, body?: unknown): Promise<unknown>;
   logIn(credential: string): Promise<unknown>;
   isLoggedIn(): boolean;
+  logOut(): void;
   setSessionEndHandler(handler: () => void): void;
 }
 
@@ -199,6 +200,68 @@ describe("ui/lib/api.js: ending a session", () => {
     await expect(ui.api("GET", "/api/metadata/workflow")).rejects.toThrow("Failed to fetch");
     expect(sessionEnds).toBe(0);
     expect(storage.getItem(REFRESH_KEY)).toBe("R1");
+  });
+  it("keeps a session ended by a logout ended when a refresh sent before it is answered after it", async () => {
+    const server = fakeServer();
+    expiredSession(server);
+    // The user logs out while the refresh is on its way: the server answers it with a new pair all the same.
+    let ui: UiApi | undefined;
+    ui = await loadUiApi(async (input, init) => {
+      if (input === "/api/security/token/refresh") ui?.logOut();
+      return server.fetch(input, init);
+    });
+    await expect(ui.api("GET", "/api/metadata/workflow")).rejects.toMatchObject({ status: 401 });
+    await aTurnLater();
+    expect(ui.isLoggedIn()).toBe(false);
+    expect(storage.getItem(TOKEN_KEY)).toBeNull();
+    expect(storage.getItem(REFRESH_KEY)).toBeNull();
+    // The pair that arrived too late is revoked too: the logout's own revocation may not have reached the server.
+    expect(server.revoked).toEqual(expect.arrayContaining(["R1", "A1", "R2"]));
+    // Ended by the user: not reported as a session that ended by itself.
+    expect(sessionEnds).toBe(0);
+  });
+
+  it("sends nothing again, and reports no ended session, when a request sent before a logout is refused after it", async () => {
+    const server = fakeServer();
+    server.live.add("A1");
+    storage.setItem(TOKEN_KEY, "A1");
+    storage.setItem(REFRESH_KEY, "R1");
+    server.refreshTokens.set("R1", "unused");
+    let ui: UiApi | undefined;
+    ui = await loadUiApi(async (input, init) => {
+      if (input === "/api/metadata/workflow") {
+        // The user logs out while the request is on its way; the server has revoked the session when it arrives.
+        ui?.logOut();
+        server.live.clear();
+      }
+      return server.fetch(input, init);
+    });
+    await expect(ui.api("GET", "/api/metadata/workflow")).rejects.toMatchObject({ status: 401 });
+    await aTurnLater();
+    expect(server.seen.filter((request) => request.url === "/api/metadata/workflow")).toHaveLength(1);
+    expect(server.seen.some((request) => request.url === "/api/security/token/refresh")).toBe(false);
+    expect(sessionEnds).toBe(0);
+  });
+
+  it("keeps the session of a login made while an earlier session's refresh was on its way", async () => {
+    const server = fakeServer();
+    expiredSession(server);
+    let ui: UiApi | undefined;
+    ui = await loadUiApi(async (input, init) => {
+      if (input === "/api/security/token/refresh") {
+        // Another user logs in in this tab (the first logged out) before the first session's refresh is answered.
+        ui?.logOut();
+        server.live.add("B1");
+        storage.setItem(TOKEN_KEY, "B1");
+        storage.setItem(REFRESH_KEY, "RB1");
+      }
+      return server.fetch(input, init);
+    });
+    await ui.api("GET", "/api/metadata/workflow").catch(() => {});
+    await aTurnLater();
+    expect(storage.getItem(TOKEN_KEY)).toBe("B1");
+    expect(storage.getItem(REFRESH_KEY)).toBe("RB1");
+    expect(server.revoked).toContain("R2");
   });
 });
 

@@ -43,7 +43,15 @@ export function logOut() {
   const token = sessionStorage.getItem(TOKEN_KEY);
   sessionStorage.removeItem(TOKEN_KEY);
   sessionStorage.removeItem(REFRESH_KEY);
-  for (const value of [refresh, token]) {
+  revoke(refresh, token);
+}
+
+/**
+ * Asks the server to revoke tokens no longer kept (best effort: they are forgotten already).
+ * @param {...(string | null | undefined)} tokens
+ */
+function revoke(...tokens) {
+  for (const value of tokens) {
     if (value) void fetch("/api/security/token/revoke", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: value }) }).catch(() => {});
   }
 }
@@ -129,8 +137,8 @@ function toError(response, body) {
 }
 
 /**
- * Exchanges the refresh token for new tokens. Resolves whether it did; false means the server refused it (401)
- * or there is none, so the session is over. Any other failure (429, 5xx, no network) is thrown: the session
+ * Exchanges the refresh token for new tokens. Resolves whether it did; false means the server refused it (401),
+ * there is none, or the session ended while the exchange was under way, so the session is over. Any other failure (429, 5xx, no network) is thrown: the session
  * may well be fine, and the refresh token is kept for the next try.
  * @returns {Promise<boolean>}
  */
@@ -146,6 +154,12 @@ async function exchangeRefreshToken() {
   const body = await readBody(response);
   if (!response.ok) throw toError(response, body);
   const tokens = /** @type {{token: string, refresh_token?: string}} */ (body);
+  // The session that asked has ended meanwhile (a logout) or been replaced (a new login in this tab): stored, the new
+  // pair would log the tab back in, or into the earlier session, so it is revoked instead.
+  if (sessionStorage.getItem(REFRESH_KEY) !== refreshToken) {
+    revoke(tokens.refresh_token, tokens.token);
+    return false;
+  }
   sessionStorage.setItem(TOKEN_KEY, tokens.token);
   if (tokens.refresh_token) sessionStorage.setItem(REFRESH_KEY, tokens.refresh_token);
   return true;
@@ -178,11 +192,14 @@ function endSession() {
 
 /**
  * Whether a request refused with the token it sent is worth sending again: another request may have
- * refreshed the token meanwhile, else this one refreshes it (once for all).
+ * refreshed the token meanwhile, else this one refreshes it (once for all); not once the tab has logged out.
  * @param {string | null} sent
  */
 async function renewedSince(sent) {
-  if (sessionStorage.getItem(TOKEN_KEY) !== sent) return true;
+  const now = sessionStorage.getItem(TOKEN_KEY);
+  // Logged out meanwhile: there is nothing to send it with, and the session was ended on purpose.
+  if (now === null) return false;
+  if (now !== sent) return true;
   if (await refresh()) return true;
   const current = sessionStorage.getItem(TOKEN_KEY);
   return current !== null && current !== sent;
