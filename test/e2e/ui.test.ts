@@ -7,7 +7,8 @@
  * and what its JOIN still waits for, read a task's logs, rerun from a task,
  * act on several executions of the list at once, register a definition with a mistake and see the error at its
  * line, create, pause, resume and delete a schedule, manage roles, users, applications and their keys, and see that a
- * read-only user is not offered what it may not do. Every page must keep a clean console.
+ * read-only user is not offered what it may not do, and that markup in names and inputs shows as text. Every
+ * page must keep a clean console.
  *
  * `SCREENSHOT_DIR=docs/screenshots npx vitest run --project e2e test/e2e/ui.test.ts` also saves the screenshots
  * the README links to.
@@ -155,6 +156,47 @@ describe("web UI", () => {
     expect(problems).toEqual([]);
     expect(refusedLoads).toEqual([expect.stringContaining("status of 401")]);
     await tab.context().close();
+  });
+
+  it("shows markup in a definition's name, description and an execution's input as text, and the page takes no HTML strings (Trusted Types)", async () => {
+    // Each would run its handler if the page put it in as HTML.
+    const markup = (where: string) => `<img src=x onerror="window.injected='${where}'">`;
+    const name = `${parentName}_${markup("name")}`;
+    await callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey,
+      body: { name, description: markup("description"), version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: "note", taskReferenceName: "note", type: "SET_VARIABLE", inputParameters: { note: "${workflow.input.note}" } }] },
+    });
+    const id = (await callOk(server.url, "POST", `/api/workflow/${encodeURIComponent(name)}`, { key: adminKey, body: { note: markup("input") } })).text.trim();
+    await waitForStatus(server.url, adminKey, id, ["COMPLETED"]);
+
+    const { page, problems } = await openPage(browser);
+    await logIn(page, adminKey);
+    await page.goto(`${server.url}/#/definitions/${encodeURIComponent(name)}/1`);
+    await page.getByText(markup("description")).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.goto(`${server.url}/#/executions/${id}`);
+    await page.getByRole("heading", { name }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.getByLabel("Workflow input", { exact: true }).textContent()).toContain(JSON.stringify(markup("input")));
+    expect(await page.locator("#view img").count()).toBe(0);
+    expect(await page.evaluate("window.injected")).toBeUndefined();
+
+    // The page's policy (the HTML's own answer, not only its scripts') makes a markup sink refuse a string outright:
+    // a view that one day wrote API data as HTML would fail loudly instead of running what the data holds.
+    const headers = (await fetch(`${server.url}/`)).headers;
+    expect(headers.get("content-security-policy")).toContain("require-trusted-types-for 'script'");
+    expect(headers.get("x-frame-options")).toBe("DENY");
+    expect(headers.get("referrer-policy")).toBe("no-referrer");
+    const assigned = await page.evaluate(`(() => {
+      try {
+        document.createElement("div").innerHTML = ${JSON.stringify(markup("sink"))};
+        return "assigned";
+      } catch (error) {
+        return error.name;
+      }
+    })()`);
+    expect(assigned).toBe("TypeError");
+    expect(problems).toEqual([expect.stringContaining("requires 'TrustedHTML' assignment")]);
+    await page.context().close();
+    await callOk(server.url, "DELETE", `/api/workflow/${id}/remove`, { key: adminKey });
   });
 
   it("runs a workflow, shows its waiting task IN_PROGRESS, completes it by hand and ends COMPLETED", async () => {
