@@ -7,8 +7,8 @@
  * and what its JOIN still waits for, read a task's logs, rerun from a task,
  * act on several executions of the list at once, register a definition with a mistake and see the error at its
  * line, create, pause, resume and delete a schedule, manage roles, users, applications and their keys, and see that a
- * read-only user is not offered what it may not do, and that markup in names and inputs shows as text. Every
- * page must keep a clean console.
+ * read-only user is not offered what it may not do, that markup in names and inputs shows as text, and that a
+ * confirmation does not outlive its page. Every page must keep a clean console.
  *
  * `SCREENSHOT_DIR=docs/screenshots npx vitest run --project e2e test/e2e/ui.test.ts` also saves the screenshots
  * the README links to.
@@ -197,6 +197,32 @@ describe("web UI", () => {
     expect(problems).toEqual([expect.stringContaining("requires 'TrustedHTML' assignment")]);
     await page.context().close();
     await callOk(server.url, "DELETE", `/api/workflow/${id}/remove`, { key: adminKey });
+  });
+
+  it("cancels a confirmation left open when the page changes (Back), so it cannot act on the page left while another shows", async () => {
+    const create = async (name: string) => (await callOk(server.url, "POST", "/api/applications", { key: adminKey, body: { name } })).json() as Promise<{ id: string }>;
+    const [kept, left] = [await create(`${parentName}-kept`), await create(`${parentName}-left`)];
+    const { page, problems } = await openPage(browser);
+    await logIn(page, adminKey);
+    const nameFact = page.locator(".facts .fact").first();
+    await page.goto(`${server.url}/#/access/applications/${kept.id}`);
+    await expect.poll(() => nameFact.textContent(), { timeout: STEP_TIMEOUT_MS }).toBe(`Name ${parentName}-kept`);
+    await page.goto(`${server.url}/#/access/applications/${left.id}`);
+    await expect.poll(() => nameFact.textContent(), { timeout: STEP_TIMEOUT_MS }).toBe(`Name ${parentName}-left`);
+    // Its question names no application: over the page Back shows, it would read as the deletion of that one.
+    await page.getByRole("button", { name: "Delete…" }).click();
+    await page.getByRole("dialog", { name: "Delete this application?" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.goBack();
+    await expect.poll(() => nameFact.textContent(), { timeout: STEP_TIMEOUT_MS }).toBe(`Name ${parentName}-kept`);
+    expect(await page.locator("dialog").count()).toBe(0);
+    // Nothing was deleted, and the page shown is usable (no modal left making it inert).
+    await callOk(server.url, "GET", `/api/applications/${left.id}`, { key: adminKey });
+    await callOk(server.url, "GET", `/api/applications/${kept.id}`, { key: adminKey });
+    await page.getByRole("link", { name: "Users", exact: true }).click({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("heading", { name: "Users" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(problems).toEqual([]);
+    await page.context().close();
+    for (const { id } of [kept, left]) await callOk(server.url, "DELETE", `/api/applications/${id}`, { key: adminKey });
   });
 
   it("runs a workflow, shows its waiting task IN_PROGRESS, completes it by hand and ends COMPLETED", async () => {

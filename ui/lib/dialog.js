@@ -3,7 +3,8 @@ import { h } from "./dom.js";
 
 /**
  * Opens a modal dialog (native `<dialog>`: focus is trapped and Escape cancels). `onConfirm` runs on submit;
- * when it throws, its message is shown in the dialog, which stays open so nothing typed is lost.
+ * when it throws, its message is shown in the dialog, which stays open so nothing typed is lost. Leaving the page
+ * (the address changes) cancels it.
  * @param {{ title: string, body?: Array<Node | string>, confirmLabel: string, danger?: boolean, onConfirm: () => Promise<void> }} options
  * @returns {Promise<boolean>} whether the action was confirmed and succeeded
  */
@@ -34,7 +35,15 @@ export function openDialog({ title, body = [], confirmLabel, danger = false, onC
         ...body,
         error,
         h("div", { className: "dialog-actions" }, cancel, confirm)));
+    // The dialog belongs to the page that opened it, and most name their subject only by that page ("Terminate
+    // workflow", "Delete this application?"): left open over the next page (the browser's Back, a session ending), it
+    // would act on the page left. A dialog whose action navigates on success is closed ("done") before this runs.
+    const leave = () => {
+      if (dialog.open) dialog.close("cancel");
+    };
+    window.addEventListener("hashchange", leave);
     dialog.addEventListener("close", () => {
+      window.removeEventListener("hashchange", leave);
       dialog.remove();
       resolve(dialog.returnValue === "done");
     });
