@@ -229,6 +229,8 @@ describe("web UI", () => {
     const { page } = admin;
     await logIn(page, adminKey);
     // At 1280 px the header is one band: the user and "Log out" sit beside the navigation, not on a row of their own.
+    // Measured once both show: they do when the user's identity is read, which may come after the page's heading.
+    await page.getByRole("button", { name: "Log out" }).waitFor({ timeout: STEP_TIMEOUT_MS });
     const [navBox, userBox] = [await page.locator("#nav").boundingBox(), await page.locator("#user").boundingBox()];
     expect(userBox!.y).toBeLessThan(navBox!.y + navBox!.height);
     expect(userBox!.x).toBeGreaterThanOrEqual(navBox!.x + navBox!.width);
@@ -1120,6 +1122,23 @@ describe("web UI", () => {
     expect(team.problems).toEqual([]);
     expect(team.refusedLoads).toEqual([]);
     await team.page.context().close();
+  });
+
+  it("refuses to register a new task definition under a name in use, which the service's save would overwrite", async () => {
+    const name = `${parentName}_taken`;
+    await callOk(server.url, "POST", "/api/metadata/taskdefs", { key: adminKey, body: [{ name, retryCount: 7, timeoutSeconds: 0 }] });
+    const { page, problems } = await openPage(browser);
+    await logIn(page, adminKey);
+    await page.goto(`${server.url}/#/taskdefs/new`);
+    const editor = page.getByLabel("Task definition (JSON)");
+    await expect.poll(() => editor.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain('"retryCount": 3');
+    await editor.fill(JSON.stringify({ name, retryCount: 1, timeoutSeconds: 0 }));
+    await page.getByRole("button", { name: "Register" }).click();
+    await expect.poll(() => page.locator(".definition-editor .error").textContent(), { timeout: STEP_TIMEOUT_MS }).toContain(`"${name}" exists already`);
+    expect((await callOk(server.url, "GET", `/api/metadata/taskdefs/${name}`, { key: adminKey })).json()).toMatchObject({ retryCount: 7 });
+    expect(problems).toEqual([]);
+    await page.context().close();
+    await callOk(server.url, "DELETE", `/api/metadata/taskdefs/${name}`, { key: adminKey });
   });
 
   it("registers a task definition, marks a refused field at its line, lists its settings, edits and deletes it", async () => {

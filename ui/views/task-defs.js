@@ -130,6 +130,20 @@ export async function renderTaskDefs(container, _params, context) {
 }
 
 /**
+ * Throws when a task definition named `name` exists: the service's save replaces one of the same name (Conductor's
+ * upsert), so a new one registered under a name in use would overwrite another silently. Looked up in the list (one the
+ * caller may not read is left to the service, as before), not by name, whose 404 would be a console error on every
+ * registration.
+ * @param {string} name
+ */
+async function refuseTaken(name) {
+  const taskDefs = /** @type {Array<{ name: string }>} */ (await api("GET", "/api/metadata/taskdefs"));
+  if (taskDefs.some((taskDef) => taskDef.name === name)) {
+    throw new Error(`A task definition named ${JSON.stringify(name)} exists already: open it to change it, or choose another name.`);
+  }
+}
+
+/**
  * Shows one task definition as editable JSON (read-only without a metadata right), or a new one. Saving creates
  * or replaces it; the service's validation errors are marked at their lines.
  * @type {import("../app.js").View}
@@ -151,7 +165,10 @@ export async function renderTaskDefEditor(container, _params, context, name) {
     listHref: "#/taskdefs",
     canEdit: mayWriteTaskDefs(permissions, atAll),
     missing: `METADATA_ADMIN or WORKFLOW_WRITE on *, or TASK_WRITE on ${name === undefined ? "its name" : `task:${name}`}`,
-    save: async (taskDef) => void (await api("PUT", "/api/metadata/taskdefs", taskDef)),
+    save: async (taskDef) => {
+      if (!existing) await refuseTaken(String(taskDef["name"]));
+      await api("PUT", "/api/metadata/taskdefs", taskDef);
+    },
     remove: async () => void (await api("DELETE", `/api/metadata/taskdefs/${encodeURIComponent(String(name))}`)),
     removalNote: "Tasks of this name in executions started later run without it (no retries unless their workflow task sets them). Running executions keep their copy.",
   }, context));
