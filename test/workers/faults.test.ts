@@ -768,6 +768,37 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     }
   });
 
+  it("a poll reaching an object still on the code before pollTasks (a deploy's first moments, a gradual deployment's old version) hands the task out through that code's pollTask, one task at a time, where the task came back after each lease and went to no worker", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "fx_old_poll_worker", ownerEmail: "test@example.com", retryCount: 0 }]);
+    await register({ name: "fx_old_poll", tasks: [{ name: "fx_old_poll_worker", taskReferenceName: "work", type: "SIMPLE", inputParameters: { n: "${workflow.input.n}" } }] });
+    const first = await startWorkflow("fx_old_poll", { n: 1 });
+    const second = await startWorkflow("fx_old_poll", { n: 2 });
+    // The code before has no pollTasks (workerd answers its TypeError); its pollTask hands out one task by itself.
+    let restore = () => {};
+    await runInDurableObject(executionStub(env, first), (instance: object) => {
+      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
+      const [pollTasks, pollTask] = [prototype["pollTasks"] as ExecutionMethod, prototype["pollTask"]];
+      delete prototype["pollTasks"];
+      prototype["pollTask"] = async function (this: unknown, taskId: string, workerId: string | undefined, holdsPlace = false) {
+        const [answer] = (await pollTasks.call(this, [{ taskId, holdsPlace }], workerId)) as unknown[];
+        return answer;
+      };
+      restore = () => Object.assign(prototype, { pollTasks, pollTask });
+    });
+    try {
+      const polled: Array<{ workflowInstanceId: string; inputData: JsonObject }> = [];
+      await eventually(
+        async () => polled.push(...(await apiOk<typeof polled>("GET", "/api/tasks/poll/batch/fx_old_poll_worker?workerid=w&count=5&timeout=200"))),
+        () => polled.length >= 2,
+        "both tasks polled",
+      );
+      expect(polled.map((task) => [task.workflowInstanceId, task.inputData["n"]]).sort()).toEqual([[first, 1], [second, 2]].sort());
+    } finally {
+      restore();
+    }
+    for (const workflowId of [first, second]) expect((await getWorkflow(workflowId)).tasks[0]?.status).toBe("IN_PROGRESS");
+  });
+
   it("a variables update delivered after its own repeat merges nothing: a key another request changed since stays as that request set it", async () => {
     await register({ name: "fx_late_variables", tasks: [hold("first")] });
     const workflowId = await startWorkflow("fx_late_variables");

@@ -5,7 +5,7 @@ import type { PollData } from "../../actors/poll-log";
 import { workerQueueKey } from "../../engine/tasks/simple";
 import { MAX_DOMAIN_LENGTH } from "../../engine/tasks/workflow-start-fields";
 import { serviceConfig } from "../config";
-import { executionStub } from "../executions";
+import { executionStub, isUnimplementedRpcMethod } from "../executions";
 import { jsonTextResponse, readJsonBody } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
 import { authorizeRead, principalOf } from "../guard";
@@ -235,13 +235,33 @@ async function pollWorkerQueue(env: Env, ctx: ExecutionContext, poll: PollReques
   return tasks;
 }
 
-/** Asks execution `workflowId` for the tasks of its `entries`; async, so that any failure (a stub that cannot be made too) is a rejection. */
+/**
+ * Asks execution `workflowId` for the tasks of its `entries`; async, so that any failure (a stub that cannot be made too)
+ * is a rejection. An object still on the code before `pollTasks` (a deploy's first moments, a gradual deployment's
+ * previous version: see `isUnimplementedRpcMethod`) is asked task by task through its `pollTask`, as that code's router
+ * asked it; rejected, its tasks came back after each lease and went to no worker polling through this router until the
+ * object took the new code. That code bounds no batch's `share` of the answer: its tasks are answered whole.
+ */
 async function offer(env: Env, workflowId: string, entries: readonly LeasedTask[], workerId: string | undefined, share: PollShare | undefined): Promise<PollAnswer[]> {
-  return executionStub(env, workflowId).pollTasks(
-    entries.map((entry) => ({ taskId: entry.taskId, holdsPlace: entry.holdsPlace === true })),
-    workerId,
-    share,
-  );
+  const stub = executionStub(env, workflowId);
+  const asked = entries.map((entry) => ({ taskId: entry.taskId, holdsPlace: entry.holdsPlace === true }));
+  try {
+    return await stub.pollTasks(asked, workerId, share);
+  } catch (error) {
+    if (!isUnimplementedRpcMethod(error, "pollTasks")) throw error;
+    const answers: PollAnswer[] = [];
+    for (const entry of asked) {
+      try {
+        answers.push(await stub.pollTask(entry.taskId, workerId, entry.holdsPlace));
+      } catch (failure) {
+        // The tasks handed out before are the worker's: only this one and those after wait out their lease ("later").
+        if (answers.length === 0) throw failure;
+        console.error(JSON.stringify({ msg: "poll could not reach an execution; its task comes back after the lease", taskId: entry.taskId, error: String(failure) }));
+        answers.push({ outcome: "later" });
+      }
+    }
+    return answers;
+  }
 }
 
 /** Whether the caller may poll tasks named `taskName`, by the rules that decide `GET /api/tasks/poll/{taskType}`. */
