@@ -5,7 +5,7 @@ import { ApiError } from "./http/errors";
 import type { Principal } from "./auth/principal";
 import { serviceConfig } from "./config";
 import { peekJsonObject } from "./http/body";
-import { executionStub, retryingExecutionCall } from "./executions";
+import { executionStub, isUnimplementedRpcMethod, retryingExecutionCall } from "./executions";
 import { SecurityStore } from "./security/store";
 import { taskResultMaxBytes, WEBHOOK_CALLBACK_PATH } from "./routes/tasks";
 import { WEBHOOK_EVENT_PATH } from "./routes/webhooks";
@@ -37,7 +37,7 @@ function isPublic(method: string, path: string): boolean {
 async function targetOf(request: Request, env: Env, path: string): Promise<RequestTarget> {
   const target = pathTarget(request.method, path);
   if (target === undefined) return {};
-  if ("taskRefName" in target) return taskTarget(await retryingExecutionCall(env, target.workflowId, (stub) => stub.getTaskScopeByRef(target.taskRefName)));
+  if ("taskRefName" in target) return await taskByRefTarget(env, target.workflowId, target.taskRefName);
   if ("inWorkflow" in target) return taskTarget(await retryingExecutionCall(env, target.inWorkflow, (stub) => stub.getTaskScope(target.taskId)));
   if ("workflowId" in target) return { workflowName: await executionName(env, target.workflowId) };
   if ("workflowName" in target) return { workflowName: target.workflowName };
@@ -144,6 +144,21 @@ async function taskResultTarget(env: Env, body: Record<string, unknown> | undefi
 /** A task's scope as its execution reported it (see `getTaskScope`); empty when it holds no execution. */
 function taskTarget(scope: { workflowName: string; taskRefName: string | null; taskName: string | null } | null): RequestTarget {
   return { workflowName: scope?.workflowName, taskRefName: scope?.taskRefName ?? undefined, taskName: scope?.taskName ?? undefined };
+}
+
+/**
+ * The target of an update of task `taskRefName` of execution `workflowId` by its reference name: the workflow and the
+ * task the reference names there. An object still on the code before `getTaskScopeByRef` (a deploy's first moments, a
+ * gradual deployment's previous version: see `isUnimplementedRpcMethod`) gives the workflow alone, as that code's router
+ * checked such an update (by the workflow's rights, not a task name's), where the guard's call failed it with a 500.
+ */
+async function taskByRefTarget(env: Env, workflowId: string, taskRefName: string): Promise<RequestTarget> {
+  try {
+    return taskTarget(await retryingExecutionCall(env, workflowId, (stub) => stub.getTaskScopeByRef(taskRefName)));
+  } catch (error) {
+    if (!isUnimplementedRpcMethod(error, "getTaskScopeByRef")) throw error;
+    return { workflowName: await executionName(env, workflowId) };
+  }
 }
 
 async function executionName(env: Env, workflowId: string): Promise<string | undefined> {

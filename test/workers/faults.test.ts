@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { executionStub } from "../../src/worker/executions";
+import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 /**
@@ -797,6 +798,26 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
       restore();
     }
     for (const workflowId of [first, second]) expect((await getWorkflow(workflowId)).tasks[0]?.status).toBe("IN_PROGRESS");
+  });
+
+  it("an update by reference name guarded against an object still on the code before getTaskScopeByRef is checked by the workflow's rights, as that code's router checked it, where the guard's call answered 500", async () => {
+    await register({ name: "fx_byref_old", tasks: [{ name: "fx_byref_old_task", taskReferenceName: "encode_step", type: "SIMPLE", inputParameters: {} }] });
+    const workflowId = await startWorkflow("fx_byref_old");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+    const byWorkflow = await createUser("fx-byref-old-wf", { directPermissions: [{ action: "TASK_EXECUTE", scope: "workflow:fx_byref_old" }] });
+    const byTaskName = await createUser("fx-byref-old-task", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:fx_byref_old_task" }] });
+    const restore = await asOlderObject(workflowId, ["getTaskScopeByRef"]);
+    try {
+      // A grant on the task's name alone was no grant there: that code's router knew no task name for a reference.
+      expect((await call("POST", `/api/tasks/${workflowId}/encode_step/COMPLETED`, orkes(byTaskName.token), { by: "name" })).status).toBe(403);
+      expect((await getWorkflow(workflowId)).tasks[0]?.status).toBe("SCHEDULED");
+      const response = await call("POST", `/api/tasks/${workflowId}/encode_step/COMPLETED`, orkes(byWorkflow.token), { by: "workflow" });
+      expect(response.status, await response.clone().text()).toBe(200);
+    } finally {
+      restore();
+    }
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks[0]?.outputData).toEqual({ by: "workflow" });
   });
 
   it("a variables update delivered after its own repeat merges nothing: a key another request changed since stays as that request set it", async () => {
