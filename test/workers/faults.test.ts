@@ -488,6 +488,19 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     })).toBe(1);
   });
 
+  it("an execute without a key cut off after its start landed on an object still on the code before awaitSettled is the 503 that code's router answered, not workerd's 'does not implement' as a 500", async () => {
+    await register({ name: "fx_retry_exec_old", tasks: [hold("first")] });
+    const any = await startWorkflow("fx_retry_exec_old");
+    const restore = await asOlderObject(any, ["awaitSettled"]);
+    try {
+      expect(await withFailingCalls(any, "execute", { flag: "retryable", times: 1, land: true }, async () => {
+        expect((await api("POST", "/api/workflow/execute/fx_retry_exec_old/1?waitForSeconds=10", { input: {} })).status).toBe(503);
+      })).toBe(1);
+    } finally {
+      restore();
+    }
+  });
+
   it("a signal whose update took effect but a reset cut off its answer is made again and answered as applied (200), completing that WAIT alone, not the next", async () => {
     await register({ name: "fx_retry_signal_update", tasks: [hold("first"), hold("second")] });
     const workflowId = await startWorkflow("fx_retry_signal_update");
