@@ -77,7 +77,7 @@ import { dispatchSignedJwt } from "./dispatch/signed-jwt";
 import { dispatchUpdateSecret } from "./dispatch/update-secret";
 import { dispatchSubWorkflow } from "./dispatch/sub-workflow";
 import { dispatchTerminateWorkflow } from "./dispatch/terminate-workflow";
-import type { ExecutionReach } from "./dispatch/execution-reach";
+import { stubHandle, type ExecutionReach } from "./dispatch/execution-reach";
 import { dispatchUpdateTask } from "./dispatch/update-task";
 import { startFailureWorkflow } from "./dispatch/failure-workflow";
 import { hasTasksFoundByRow, indexRow, indexSignature, onlyTasksChanged } from "./execution-index";
@@ -3692,7 +3692,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         const reach: ExecutionReach = {
           env: this.env,
           // Its own execution is this object: a call through a stub would come back here as another request.
-          execution: (workflowId) => (workflowId === execution.workflowId ? this : isWorkflowId(workflowId) ? executionStub(this.env, workflowId) : undefined),
+          execution: (workflowId) => (workflowId === execution.workflowId ? this : isWorkflowId(workflowId) ? stubHandle(executionStub(this.env, workflowId)) : undefined),
         };
         return task.taskType === "UPDATE_TASK" ? dispatchUpdateTask(reach, execution, task) : dispatchTerminateWorkflow(reach, execution, task);
       }

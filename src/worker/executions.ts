@@ -1,5 +1,5 @@
 import type { ActorResult, RepeatableRequest, TaskUpdated, TaskUpdateOptions } from "../actors/workflow-execution";
-import type { ExternalTaskStatus, JsonObject } from "../engine/model";
+import type { ExternalTaskStatus, JsonObject, WorkflowStatus } from "../engine/model";
 import { fromEngineRefusal, notFound } from "./http/errors";
 import { isUuid } from "../engine/task-id";
 import { retryingObjectCall } from "./object-retry";
@@ -127,6 +127,24 @@ export function mayRepeatRequest(firstCalledAt: number, now: number): boolean {
 export function isUnimplementedRpcMethod(error: unknown, method: string): boolean {
   if (!(error instanceof TypeError)) return false;
   return error.message.includes(`does not implement the method "${method}"`) || error.message.includes(`does not implement "${method}"`);
+}
+
+/**
+ * The definition name and status of the execution `stub` reaches, or null when its object holds none. An object still
+ * on the code before `getNameAndStatus` (ae1ddb7f; a gradual deployment's previous version, see
+ * {@link isUnimplementedRpcMethod}) is read through its Workflow JSON, which every version answers, where the call
+ * failed: a 500 to a restart with the latest definitions, an UPDATE_TASK or TERMINATE_WORKFLOW failing its task.
+ */
+export async function nameAndStatusOf(stub: ExecutionStub): Promise<{ workflowName: string; status: WorkflowStatus } | null> {
+  try {
+    return await stub.getNameAndStatus();
+  } catch (error) {
+    if (!isUnimplementedRpcMethod(error, "getNameAndStatus")) throw error;
+    const json = await stub.getWorkflowJson(false);
+    if (json === null) return null;
+    const { workflowName, status } = JSON.parse(json) as { workflowName: string; status: WorkflowStatus };
+    return { workflowName, status };
+  }
 }
 
 /** The value of an actor result, or the matching API error. */

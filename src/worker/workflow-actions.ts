@@ -5,7 +5,7 @@ import { TERMINAL_WORKFLOW_STATUSES } from "../engine/model";
 import { startScopes } from "./auth/access-rules";
 import { DefinitionRepository } from "./definitions";
 import { withTaskDefs } from "./task-defs";
-import { executionStub, retryingExecutionCall, unwrap } from "./executions";
+import { executionStub, nameAndStatusOf, retryingExecutionCall, unwrap } from "./executions";
 import { ApiError, fromEngineRefusal } from "./http/errors";
 import { booleanQuery, queryValue } from "./http/params";
 import { principalOf } from "./guard";
@@ -167,7 +167,7 @@ const restart: WorkflowAction = {
       // refuses one not in a terminal state (409) before it looks for the definition (404): a running execution whose
       // workflow has no registered definition (started with an inline one, or deleted since) is a 409, not a 404. The
       // same one call as reading the name alone; the command checks the status again as it runs.
-      const summary = await stub.getNameAndStatus();
+      const summary = await nameAndStatusOf(stub);
       if (summary === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
       if (!TERMINAL_WORKFLOW_STATUSES.has(summary.status)) throw fromEngineRefusal(conflict({ workflowId, status: summary.status }, "restart"));
       const definition = await withTaskDefs(env.DB, await new DefinitionRepository(env.DB).get(summary.workflowName));

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { executionStub } from "../../src/worker/executions";
@@ -186,5 +186,35 @@ describe("TERMINATE_WORKFLOW", () => {
     expect(run.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "No workflow terminated: whoever started tw_eve may not terminate workflow tw_theirs (it needs WORKFLOW_ADMIN on workflow:tw_theirs)" });
     expect((await getWorkflow(ours)).status).toBe("RUNNING");
     expect((await getWorkflow(theirs)).status).toBe("RUNNING");
+  });
+});
+
+describe("against an object still on the code before getNameAndStatus (a gradual deployment's previous version)", () => {
+  it("UPDATE_TASK and TERMINATE_WORKFLOW act on it, read through its Workflow JSON, and a restart with the latest definitions restarts it, where workerd's 'does not implement' failed the tasks and the restart answered 500", async () => {
+    await register({ name: "old_reach_waiter", tasks: [wait("approval"), wait("second")] });
+    await register({ name: "old_reach_updater", tasks: [updateTask("approve", { taskStatus: "COMPLETED", workflowId: "${workflow.input.target}", taskRefName: "approval", taskOutput: { approved: true } })] });
+    await register({ name: "old_reach_terminator", tasks: [terminateWorkflow("stop", { workflowId: "${workflow.input.target}", terminationReason: "stopped" })] });
+    const target = await startWorkflow("old_reach_waiter");
+    await waitFor(target, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    let restore = () => {};
+    await runInDurableObject(executionStub(env, target), (instance: object) => {
+      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
+      const getNameAndStatus = prototype["getNameAndStatus"];
+      delete prototype["getNameAndStatus"];
+      restore = () => Object.assign(prototype, { getNameAndStatus });
+    });
+    try {
+      const updater = await execute("old_reach_updater", { target });
+      expect(updater.status, String(updater["reasonForIncompletion"])).toBe("COMPLETED");
+      await waitFor(target, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
+      const terminator = await execute("old_reach_terminator", { target });
+      expect(terminator.status, String(terminator["reasonForIncompletion"])).toBe("COMPLETED");
+      expect(terminator.tasks[0]!.outputData["terminatedWorkflows"]).toEqual([target]);
+      expect((await waitFor(target, ENDED)).status).toBe("TERMINATED");
+      await apiOk("POST", `/api/workflow/${target}/restart?useLatestDefinitions=true`, undefined, 204);
+    } finally {
+      restore();
+    }
+    expect((await getWorkflow(target)).status).toBe("RUNNING");
   });
 });
