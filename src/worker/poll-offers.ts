@@ -2,10 +2,20 @@ import type { LeasedTask } from "../actors/task-queue";
 import type { PollAnswer, PollShare } from "../actors/workflow-execution";
 
 /**
+ * An entry whose own call failed while others of its execution were answered (an object still on the code before
+ * `pollTasks` is asked task by task: see the router's poll): answered as an execution that could not be asked, left
+ * leased, its reservation counting until the lease ends, as that code's router left it.
+ */
+export interface UnreachedEntry {
+  outcome: "unreached";
+  reason: unknown;
+}
+
+/**
  * Asks execution `workflowId` for the tasks of its `entries` (a call to its object: see `WorkflowExecution.pollTasks`),
  * within `share` of the poll's answer; none: no bound beyond the execution's own.
  */
-export type AskExecution = (workflowId: string, entries: readonly LeasedTask[], share: PollShare | undefined) => Promise<PollAnswer[]>;
+export type AskExecution = (workflowId: string, entries: readonly LeasedTask[], share: PollShare | undefined) => Promise<ReadonlyArray<PollAnswer | UnreachedEntry>>;
 
 /** The answer to each leased entry of a poll: its execution's, or why its execution could not be asked. */
 export type EntryAnswer = PromiseSettledResult<PollAnswer>;
@@ -13,7 +23,7 @@ export type EntryAnswer = PromiseSettledResult<PollAnswer>;
 /**
  * Offers the `leased` entries to their executions, one call per execution however many of its tasks were taken (a wide
  * fork's tasks come by the hundred), all executions at once: the answer to each entry, in the entries' order. An
- * execution that could not be asked rejects the answers of its entries only.
+ * execution that could not be asked rejects the answers of its entries only (an entry answered "unreached", its own).
  * The tasks handed out hold at most `budget` bytes of inputs (and one task whatever its size): each execution is given a
  * share by its number of entries, the first's first task going out anyway. The entries past an execution's share answer
  * "unsent" with their size; those that fit in what is left of the budget, in the entries' order, are offered once more,
@@ -27,7 +37,12 @@ export async function offerAll(leased: readonly LeasedTask[], budget: number, as
     const settled = await Promise.allSettled(groups.map(({ workflowId, indexes, share }) => ask(workflowId, indexes.map((index) => leased[index]!), share)));
     settled.forEach((result, group) => {
       groups[group]!.indexes.forEach((index, position) => {
-        answers[index] = result.status === "rejected" ? result : { status: "fulfilled", value: result.value[position] ?? { outcome: "gone" } };
+        if (result.status === "rejected") {
+          answers[index] = result;
+          return;
+        }
+        const answer = result.value[position] ?? { outcome: "gone" };
+        answers[index] = answer.outcome === "unreached" ? { status: "rejected", reason: answer.reason } : { status: "fulfilled", value: answer };
       });
     });
   };

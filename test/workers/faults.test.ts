@@ -813,6 +813,42 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     for (const workflowId of [first, second]) expect((await getWorkflow(workflowId)).tasks[0]?.status).toBe("IN_PROGRESS");
   });
 
+  it("a poll's call to an object still on the code before pollTasks that fails for one of its tasks (its answer lost after it landed) leaves that entry leased, its place under the concurrentExecLimit held, where a third task of a limit of 2 went out at once", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "fx_old_poll_limited_worker", ownerEmail: "test@example.com", retryCount: 0, concurrentExecLimit: 2 }]);
+    const worker = (ref: string) => ({ name: "fx_old_poll_limited_worker", taskReferenceName: ref, type: "SIMPLE", inputParameters: {} });
+    await register({
+      name: "fx_old_poll_limited",
+      tasks: [
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[worker("a")], [worker("b")], [worker("c")]] },
+        { name: "meet", taskReferenceName: "meet", type: "JOIN", joinOn: ["a", "b", "c"] },
+      ],
+    });
+    const workflowId = await startWorkflow("fx_old_poll_limited");
+    await waitFor(workflowId, (workflow) => workflow.tasks.filter((task) => task.status === "SCHEDULED").length === 3);
+    // The code before: no pollTasks, a pollTask per task; the second call hands its task out, then a reset cuts its answer off.
+    let restore = () => {};
+    await runInDurableObject(executionStub(env, workflowId), (instance: object) => {
+      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
+      const [pollTasks, pollTask] = [prototype["pollTasks"] as ExecutionMethod, prototype["pollTask"]];
+      let calls = 0;
+      delete prototype["pollTasks"];
+      prototype["pollTask"] = async function (this: unknown, taskId: string, workerId: string | undefined, holdsPlace = false) {
+        const [answer] = (await pollTasks.call(this, [{ taskId, holdsPlace }], workerId)) as unknown[];
+        if (++calls === 2) throw Object.assign(new Error("Durable Object reset because its code was updated."), { retryable: true });
+        return answer;
+      };
+      restore = () => Object.assign(prototype, { pollTasks, pollTask });
+    });
+    try {
+      expect(await apiOk<unknown[]>("GET", "/api/tasks/poll/batch/fx_old_poll_limited_worker?workerid=w&count=5&timeout=200")).toHaveLength(1);
+      // Two are with workers (one's answer was lost): the limit of 2 holds the third back.
+      expect(await apiOk<unknown[]>("GET", "/api/tasks/poll/batch/fx_old_poll_limited_worker?workerid=w&count=5&timeout=100")).toEqual([]);
+    } finally {
+      restore();
+    }
+    expect((await getWorkflow(workflowId)).tasks.filter((task) => task.taskDefName === "fx_old_poll_limited_worker" && task.status === "IN_PROGRESS")).toHaveLength(2);
+  });
+
   it("an update by reference name guarded against an object still on the code before getTaskScopeByRef is checked by the workflow's rights, as that code's router checked it, where the guard's call answered 500", async () => {
     await register({ name: "fx_byref_old", tasks: [{ name: "fx_byref_old_task", taskReferenceName: "encode_step", type: "SIMPLE", inputParameters: {} }] });
     const workflowId = await startWorkflow("fx_byref_old");

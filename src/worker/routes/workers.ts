@@ -15,7 +15,7 @@ import { isSubrequestLimitError } from "../subrequest-limit";
 import { MAX_QUERY_NAME_LENGTH, decodedPathParam, integerQuery, nameQuery, queryParams, queryValue } from "../http/params";
 import { TaskResultRequest, parseOrThrow } from "../schemas";
 import { applyTaskResult, taskResultMaxBytes } from "./tasks";
-import { offerAll } from "../poll-offers";
+import { offerAll, type UnreachedEntry } from "../poll-offers";
 
 /**
  * A read of the worker queue of `taskName` in `domain` (none: the default queue), made again on a fresh stub when it
@@ -242,22 +242,21 @@ async function pollWorkerQueue(env: Env, ctx: ExecutionContext, poll: PollReques
  * asked it; rejected, its tasks came back after each lease and went to no worker polling through this router until the
  * object took the new code. That code bounds no batch's `share` of the answer: its tasks are answered whole.
  */
-async function offer(env: Env, workflowId: string, entries: readonly LeasedTask[], workerId: string | undefined, share: PollShare | undefined): Promise<PollAnswer[]> {
+async function offer(env: Env, workflowId: string, entries: readonly LeasedTask[], workerId: string | undefined, share: PollShare | undefined): Promise<ReadonlyArray<PollAnswer | UnreachedEntry>> {
   const stub = executionStub(env, workflowId);
   const asked = entries.map((entry) => ({ taskId: entry.taskId, holdsPlace: entry.holdsPlace === true }));
   try {
     return await stub.pollTasks(asked, workerId, share);
   } catch (error) {
     if (!isUnimplementedRpcMethod(error, "pollTasks")) throw error;
-    const answers: PollAnswer[] = [];
+    // Each call on its own, as that code's router made them: one that fails leaves its entry leased (a "later" would
+    // drop a limited task's reservation at once, though the call may have handed the task out before its answer was lost).
+    const answers: Array<PollAnswer | UnreachedEntry> = [];
     for (const entry of asked) {
       try {
         answers.push(await stub.pollTask(entry.taskId, workerId, entry.holdsPlace));
       } catch (failure) {
-        // The tasks handed out before are the worker's: only this one and those after wait out their lease ("later").
-        if (answers.length === 0) throw failure;
-        console.error(JSON.stringify({ msg: "poll could not reach an execution; its task comes back after the lease", taskId: entry.taskId, error: String(failure) }));
-        answers.push({ outcome: "later" });
+        answers.push({ outcome: "unreached", reason: failure });
       }
     }
     return answers;
