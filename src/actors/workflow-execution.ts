@@ -1130,6 +1130,9 @@ export class WorkflowExecution extends DurableObject<Env> {
    * callers ask; without it, the NOT_FOUND the code before 794417ee answered, which a caller still on that code (an
    * older router, or a parent's object, during a gradual deployment) reads, where a null answer was read as a target
    * (its router's 500) or as the child's answer (its parent's object stopping there, not asking its other children).
+   * The code from 794417ee to the change that added `noneAsNull` asks without it too: its router, during a deployment
+   * from that code, answers a signal finding nothing waiting here 404 where it answered 200 (docs/reliability.md).
+   * Once no deployment's previous version is older than `noneAsNull`, the NOT_FOUND can go: null to every caller.
    */
   async signalTarget(noneAsNull = false): Promise<ActorResult<SignalTarget | null>> {
     this.#recover();

@@ -122,7 +122,10 @@ export function mayRepeatRequest(firstCalledAt: number, now: number): boolean {
  * for as long as a gradual deployment assigns it the previous version (Cloudflare's Durable Objects known issues, and
  * gradual deployments with Durable Objects), so a method added since is not there yet. workerd words it `The RPC
  * receiver does not implement the method "X".` (worker-rpc.c++); the test pool's wrapper of the object, `The RPC
- * receiver does not implement "X".`: both are read.
+ * receiver does not implement "X".`: both are read. Only that TypeError naming `method` itself: an error from inside
+ * the method of an object that has it (a TypeError, a reset, an overload) is not read as its absence.
+ * Each fallback on it can go once no deployment's previous version lacks its method: after a deployment of code with
+ * the method has finished (every object on it), the next one's previous version has it (docs/reliability.md).
  */
 export function isUnimplementedRpcMethod(error: unknown, method: string): boolean {
   if (!(error instanceof TypeError)) return false;
