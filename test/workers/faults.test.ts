@@ -869,6 +869,38 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     expect(done.tasks[0]?.outputData).toEqual({ by: "workflow" });
   });
 
+  it("a TypeError thrown inside getTaskScopeByRef or pollTasks of an object that has them is not read as their absence: the update by reference name is refused (500), not guarded by the workflow's rights alone, and the poll asks no pollTask", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "fx_inner_error_task", ownerEmail: "test@example.com", retryCount: 0 }]);
+    await register({ name: "fx_inner_error", tasks: [{ name: "fx_inner_error_task", taskReferenceName: "step", type: "SIMPLE", inputParameters: {} }] });
+    const workflowId = await startWorkflow("fx_inner_error");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "SCHEDULED");
+    const byWorkflow = await createUser("fx-inner-error-wf", { directPermissions: [{ action: "TASK_EXECUTE", scope: "workflow:fx_inner_error" }] });
+    let pollTaskCalls = 0;
+    let restore = () => {};
+    await runInDurableObject(executionStub(env, workflowId), (instance: object) => {
+      const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
+      const saved = { getTaskScopeByRef: prototype["getTaskScopeByRef"], pollTasks: prototype["pollTasks"], pollTask: prototype["pollTask"] };
+      const inner = async () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'taskDefName')");
+      };
+      prototype["getTaskScopeByRef"] = inner;
+      prototype["pollTasks"] = inner;
+      prototype["pollTask"] = async function (this: unknown, ...args: unknown[]) {
+        pollTaskCalls++;
+        return await (saved.pollTask as ExecutionMethod).apply(this, args);
+      };
+      restore = () => Object.assign(prototype, saved);
+    });
+    try {
+      expect((await call("POST", `/api/tasks/${workflowId}/step/COMPLETED`, orkes(byWorkflow.token), {})).status).toBe(500);
+      expect(await apiOk<unknown[]>("GET", "/api/tasks/poll/batch/fx_inner_error_task?workerid=w&count=5&timeout=100")).toEqual([]);
+    } finally {
+      restore();
+    }
+    expect(pollTaskCalls).toBe(0);
+    expect((await getWorkflow(workflowId)).tasks[0]?.status).toBe("SCHEDULED");
+  });
+
   it("a variables update delivered after its own repeat merges nothing: a key another request changed since stays as that request set it", async () => {
     await register({ name: "fx_late_variables", tasks: [hold("first")] });
     const workflowId = await startWorkflow("fx_late_variables");
