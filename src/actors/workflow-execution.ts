@@ -1125,29 +1125,21 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * The task a signal resolves (Conductor's `POST /api/tasks/{workflowId}/{status}/signal`): this execution's (see
-   * `signalledWait`), else the first one found in a child it runs (depth first, see `signalledChildIds`). NOT_FOUND
-   * when this object holds no execution. When nothing waits for a signal: null with `noneAsNull`, as this code's
-   * callers ask; without it, the NOT_FOUND the code before 794417ee answered, which a caller still on that code (an
-   * older router, or a parent's object, during a gradual deployment) reads, where a null answer was read as a target
-   * (its router's 500) or as the child's answer (its parent's object stopping there, not asking its other children).
-   * The code from 794417ee to the change that added `noneAsNull` asks without it too: its router, during a deployment
-   * from that code, answers a signal finding nothing waiting here 404 where it answered 200 (docs/reliability.md).
-   * Once no deployment's previous version is older than `noneAsNull`, the NOT_FOUND can go: null to every caller.
+   * `signalledWait`), else the first one found in a child it runs (depth first, see `signalledChildIds`); null when
+   * nothing waits for a signal. NOT_FOUND when this object holds no execution.
    */
-  async signalTarget(noneAsNull = false): Promise<ActorResult<SignalTarget | null>> {
+  async signalTarget(): Promise<ActorResult<SignalTarget | null>> {
     this.#recover();
     const execution = this.#execution;
     if (!execution || this.#removing) return refused(this.#notFound());
     const waiting = signalledWait(execution);
     if (waiting) return ok({ workflowId: execution.workflowId, taskId: waiting.taskId, taskRefName: definitionReferenceName(execution.definition, waiting) });
     for (const childId of signalledChildIds(execution)) {
-      // A child still on the code before answers NOT_FOUND for nothing waiting, as it read its own children's.
-      const found = await executionStub(this.env, childId).signalTarget(true);
+      const found = await executionStub(this.env, childId).signalTarget();
       if (found.ok && found.value !== null) return found;
     }
     // Nothing waits for a signal: not an error of the workflow's (the callers say what it means to them).
-    if (noneAsNull) return ok(null);
-    return refused(new EngineError("NOT_FOUND", `Workflow ${execution.workflowId} has no WAIT task waiting for a signal (nor has any sub workflow it runs)`));
+    return ok(null);
   }
 
   // ---- RPC: lifecycle ---------------------------------------------------------------------

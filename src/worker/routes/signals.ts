@@ -30,7 +30,7 @@ async function applySignal(request: IRequest, env: Env, authorize: () => Promise
   let refusedTaskId: string | undefined;
   for (let attempt = 1; ; attempt++) {
     // An unknown workflow is a 404 (unwrap's).
-    const target = unwrap(await retryingExecutionCall(env, workflowId, async (stub) => await stub.signalTarget(true)));
+    const target = unwrap(await retryingExecutionCall(env, workflowId, async (stub) => await stub.signalTarget()));
     if (target === null) return "nothing waiting";
     if (target.workflowId !== workflowId) {
       // As the completion of that very task instance would be checked (by its reference name, its task name or its
