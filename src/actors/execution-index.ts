@@ -298,7 +298,8 @@ function deleteTaskRows(db: D1Database, workflowId: string, row?: IndexRow): D1P
 
 /**
  * The upsert of one search row; an older row arriving after a newer one changes nothing (nor do its task rows, see
- * {@link rowWritten}). Older by its updateTime, which every code version compares, and, with the same updateTime, by
+ * {@link rowWritten}), and neither does a row of a removed execution arriving after its removal (see
+ * {@link deleteIndexRow}): its tombstone names an execution created at or after this row's. Older by its updateTime, which every code version compares, and, with the same updateTime, by
  * its sequence (`?18`): the object's writes between two workflow-level changes share their updateTime, and one of a
  * writer evicted with its batch on its way may land after a later one. The sequence only breaks that tie, rather than
  * ordering every write alone, because the stored one may be behind: code older than the column (mid-deploy, either
@@ -312,7 +313,8 @@ function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
     .prepare(
       `INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, correlation_id, parent_workflow_id, reason,
          priority, create_time, start_time, end_time, update_time, input, output, failed_reference_task_names, failed_task_names, event, index_sequence)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, COALESCE(?18, 0))
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, COALESCE(?18, 0)
+       WHERE ${notRemoved("?1", "?9")}
        ON CONFLICT (workflow_id) DO UPDATE SET
          workflow_version = excluded.workflow_version, status = excluded.status, reason = excluded.reason, correlation_id = excluded.correlation_id,
          start_time = excluded.start_time, end_time = excluded.end_time, update_time = excluded.update_time,
@@ -347,9 +349,52 @@ function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
     );
 }
 
-/** The deletion of an execution's search row and its task rows. */
-export function deleteIndexRow(db: D1Database, workflowId: string): D1PreparedStatement[] {
-  return [db.prepare(`DELETE FROM executions WHERE workflow_id = ?`).bind(workflowId), ...deleteTaskRows(db, workflowId)];
+/**
+ * How long a removed execution's tombstone (`removed_executions`) refuses its late row writes: far longer than a write
+ * can be on its way. A write lives only in memory: in its execution's call to the writer, in the writer's queue (which
+ * holds about one write per execution, each waiting for its own before sending the next, and sends dozens of them per D1
+ * round trip), or in the writer's D1 batch (D1 ends a query after 30 s). Nothing retries
+ * it later: the writer answers its caller, and a caller that hears of no success writes afresh, never after its removal.
+ */
+export const REMOVED_TOMBSTONE_KEEP_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The condition that the execution `workflowId` (an SQL expression) of a row created at `createTime` was not removed:
+ * no tombstone names it with a create time at or after the row's. A later execution under the same id (started once
+ * its object's own tombstone is gone: an event's start derives its id from the event) was created after the removal,
+ * so is not held back. A lookup by the tombstones' primary key.
+ */
+export function notRemoved(workflowId: string, createTime: string): string {
+  return `NOT EXISTS (SELECT 1 FROM removed_executions WHERE workflow_id = ${workflowId} AND create_time >= ${createTime})`;
+}
+
+/** What a removal knows of the execution it removes: its create time (its last start's), and when it is removed. */
+export interface Removal {
+  createTime: number;
+  removedAt: number;
+}
+
+/**
+ * The deletion of an execution's search row and its task rows, leaving its tombstone: a row write of it landing after
+ * this (one of an index writer reset with its batch on its way) then changes nothing (see {@link upsertIndexRow}), its
+ * task rows neither (they go only with a row written, see {@link rowWritten}), and the metrics do not count it again.
+ */
+export function deleteIndexRow(db: D1Database, workflowId: string, removal: Removal): D1PreparedStatement[] {
+  return [
+    db.prepare(`DELETE FROM executions WHERE workflow_id = ?`).bind(workflowId),
+    ...deleteTaskRows(db, workflowId),
+    db
+      .prepare(
+        `INSERT INTO removed_executions (workflow_id, create_time, removed_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (workflow_id) DO UPDATE SET create_time = MAX(create_time, excluded.create_time), removed_at = excluded.removed_at`,
+      )
+      .bind(workflowId, removal.createTime, removal.removedAt),
+  ];
+}
+
+/** The deletion of the tombstones of executions removed longer than {@link REMOVED_TOMBSTONE_KEEP_MS} before `now`. */
+export function pruneRemovedTombstones(db: D1Database, now: number): D1PreparedStatement {
+  return db.prepare(`DELETE FROM removed_executions WHERE removed_at < ?`).bind(now - REMOVED_TOMBSTONE_KEEP_MS);
 }
 
 /** An idempotency key an execution was started with: keys are per workflow name. */

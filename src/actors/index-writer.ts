@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { serviceConfig } from "../worker/config";
-import { deleteIndexRow, indexRowStatements, releaseIdempotencyKey, type HeldIdempotencyKey, type IndexRow } from "./execution-index";
+import { deleteIndexRow, indexRowStatements, pruneRemovedTombstones, releaseIdempotencyKey, type HeldIdempotencyKey, type IndexRow } from "./execution-index";
 import { metricCountStatement } from "./metric-counts";
 
 /**
@@ -13,8 +13,11 @@ export const INDEX_FLUSH_DELAY_MS = 100;
 /** Most writes in one D1 batch (each is one statement of the batch). */
 export const INDEX_MAX_BATCH = 40;
 
-/** One write the writer queues: a search row to upsert, or an execution's rows to delete. */
-export type IndexWrite = { kind: "upsert"; row: IndexRow } | { kind: "delete"; workflowId: string; idempotencyKey?: HeldIdempotencyKey };
+/**
+ * One write the writer queues: a search row to upsert, or an execution's rows to delete (with its create time, see
+ * `deleteIndexRow`; absent from a removal by code older than the tombstones, mid-deploy).
+ */
+export type IndexWrite = { kind: "upsert"; row: IndexRow } | { kind: "delete"; workflowId: string; idempotencyKey?: HeldIdempotencyKey; createTime?: number };
 
 /**
  * How a write went: committed, with the number of writes of the D1 batch that carried it (1 when it went
@@ -47,12 +50,16 @@ export class ExecutionIndexWriter extends DurableObject<Env> {
   }
 
   /**
-   * Deletes a search row and, in the same transaction, releases the idempotency key the removed execution
-   * held: a later start with that key is a new execution, never this one's id started again. Someone is
-   * waiting for this one, so it goes out without waiting for others.
+   * Deletes a search row, leaving the removed execution's tombstone (`createTime`, its last start's: a row of it landing
+   * later is refused, see `deleteIndexRow`) and, in the same transaction, releases the idempotency key it held: a later
+   * start with that key is a new execution, never this one's id started again. Someone is waiting for this one, so it
+   * goes out without waiting for others.
    */
-  async delete(workflowId: string, idempotencyKey?: HeldIdempotencyKey): Promise<IndexWriteOutcome> {
-    return this.#enqueue(idempotencyKey === undefined ? { kind: "delete", workflowId } : { kind: "delete", workflowId, idempotencyKey }, true);
+  async delete(workflowId: string, idempotencyKey?: HeldIdempotencyKey, createTime?: number): Promise<IndexWriteOutcome> {
+    return this.#enqueue(
+      { kind: "delete", workflowId, ...(idempotencyKey === undefined ? {} : { idempotencyKey }), ...(createTime === undefined ? {} : { createTime }) },
+      true,
+    );
   }
 
   #enqueue(write: IndexWrite, urgent: boolean): Promise<IndexWriteOutcome> {
@@ -104,18 +111,24 @@ export class ExecutionIndexWriter extends DurableObject<Env> {
 
 /**
  * The statements of one D1 batch of `writes` (one transaction): the metrics' counting of every row first (it compares
- * the rows with what the index shows before they replace it), then each write's own.
+ * the rows with what the index shows before they replace it), then each write's own, then, when the batch removes an
+ * execution, the pruning of tombstones past their time (removals are rare next to row writes: no statement is added to
+ * a batch of rows alone).
  */
 export function indexBatchStatements(db: D1Database, writes: readonly IndexWrite[]): D1PreparedStatement[] {
+  const now = Date.now();
   const rows = writes.flatMap((write) => (write.kind === "upsert" ? [write.row] : []));
   const counting = rows.length === 0 ? [] : [metricCountStatement(db, rows)];
+  const removes = rows.length < writes.length;
   return [
     ...counting,
     ...writes.flatMap((write) => {
       if (write.kind === "upsert") return indexRowStatements(db, write.row);
-      const deleted = deleteIndexRow(db, write.workflowId);
+      // A removal by older code (mid-deploy) names no create time: every row of its execution was created before now.
+      const deleted = deleteIndexRow(db, write.workflowId, { createTime: write.createTime ?? now, removedAt: now });
       return write.idempotencyKey === undefined ? deleted : [...deleted, releaseIdempotencyKey(db, write.workflowId, write.idempotencyKey)];
     }),
+    ...(removes ? [pruneRemovedTombstones(db, now)] : []),
   ];
 }
 

@@ -1,6 +1,6 @@
 import { TERMINAL_TASK_STATUSES, TERMINAL_WORKFLOW_STATUSES, type TaskStatus, type WorkflowStatus } from "../engine/model";
 import { durationBucket, type CountedMetric } from "../worker/metrics/histogram";
-import type { IndexRow } from "./execution-index";
+import { notRemoved, type IndexRow } from "./execution-index";
 
 /**
  * One thing a search row may show for the first time. `at` tells it from what the index shows already: an ending's end
@@ -12,9 +12,13 @@ interface Fact {
   status: string;
   bucket: number;
   ms: number;
-  /** The execution whose row shows it, and that row's update time (what the index's row is compared with). */
+  /**
+   * The execution whose row shows it, that row's update time (what the index's row is compared with), and its create
+   * time (what a tombstone of the execution is compared with: a row of it landing after its removal counts nothing).
+   */
   workflowId: string;
   updateTime: number;
+  createTime: number;
   taskId?: string;
   at?: number;
 }
@@ -26,7 +30,7 @@ function span(from: number, to: number): number {
 
 /** What a search row shows that the metrics count: its start, its ending, each task's start and ending. */
 function factsOf(row: IndexRow): Fact[] {
-  const of = { workflowId: row.workflowId, updateTime: row.updateTime };
+  const of = { workflowId: row.workflowId, updateTime: row.updateTime, createTime: row.createTime };
   const facts: Fact[] = [{ metric: "workflow_started", name: row.workflowName, status: "", bucket: 0, ms: 0, ...of }];
   if (TERMINAL_WORKFLOW_STATUSES.has(row.status as WorkflowStatus)) {
     const ms = span(row.startTime, row.endTime);
@@ -61,7 +65,8 @@ function distinctFacts(facts: readonly Fact[]): Fact[] {
  * `GET /api/metrics`): an execution's start, when the index has no row of it yet; its ending, when the index does not
  * show that ending yet (nor anything newer); each task's start and ending the task index does not show yet. It reads
  * the rows the same batch then replaces, so it goes first; a row sent again (a retried batch) finds itself and counts
- * nothing. One statement for the whole batch, so counting adds one statement and a row per counter to a batch, not a
+ * nothing, and so does a row of a removed execution landing after its removal (its tombstone, see `deleteIndexRow`),
+ * which the index no longer shows. One statement for the whole batch, so counting adds one statement and a row per counter to a batch, not a
  * statement per execution. A batch may hold two rows of one execution (each execution writes one at a time, but a write
  * of an instance evicted while it waited at the writer stays queued there when its next instance writes): both read
  * the index as it stood before the batch, so what both show is counted once ({@link distinctFacts}).
@@ -73,10 +78,11 @@ export function metricCountStatement(db: D1Database, rows: readonly IndexRow[]):
       `INSERT INTO metric_counts (metric, name, status, bucket, count, sum_ms)
        SELECT f.metric, f.name, f.status, f.bucket, COUNT(*), SUM(f.ms) FROM (
          SELECT ${field("metric")} AS metric, ${field("name")} AS name, ${field("status")} AS status, ${field("bucket")} AS bucket,
-           ${field("ms")} AS ms, ${field("workflowId")} AS workflow_id, ${field("updateTime")} AS update_time, ${field("taskId")} AS task_id, ${field("at")} AS at
+           ${field("ms")} AS ms, ${field("workflowId")} AS workflow_id, ${field("updateTime")} AS update_time, ${field("createTime")} AS create_time,
+           ${field("taskId")} AS task_id, ${field("at")} AS at
          FROM json_each(?1) AS t
        ) AS f
-       WHERE CASE f.metric
+       WHERE ${notRemoved("f.workflow_id", "f.create_time")} AND CASE f.metric
          WHEN 'workflow_started' THEN NOT EXISTS (SELECT 1 FROM executions WHERE workflow_id = f.workflow_id)
          WHEN 'workflow_completed' THEN NOT EXISTS (SELECT 1 FROM executions WHERE workflow_id = f.workflow_id AND (update_time > f.update_time OR (status = f.status AND end_time = f.at)))
          WHEN 'task_completed' THEN NOT EXISTS (SELECT 1 FROM task_index WHERE task_id = f.task_id AND status = f.status AND end_time = f.at)

@@ -1461,14 +1461,15 @@ export class WorkflowExecution extends DurableObject<Env> {
    * this object is empty, is a new execution under a new id rather than a second run of this one.
    */
   async #deleteEverything(): Promise<void> {
-    const { workflowId, workflowName, idempotencyKey } = this.#execution!;
+    const { workflowId, workflowName, idempotencyKey, createTime } = this.#execution!;
     const held = idempotencyKey === undefined ? undefined : { workflowName, key: idempotencyKey };
-    // A row write still on its way goes first: calls through two stubs are not ordered, and a write arriving after the
-    // deletion would put the row back (and count the execution in the metrics again).
+    // A row write still on its way goes first: calls through two stubs are not ordered, and one landing after the
+    // deletion would be refused by the tombstone the deletion leaves, what it shows left uncounted.
     await this.#jobs.get("index")?.catch(() => undefined);
     const writer = indexWriterAt(this.env, this.#indexWriterShard(workflowId));
     await this.#writeOwedRow(writer);
-    expectIndexWritten(await writer.delete(workflowId, held), "deleting the search row");
+    // Its tombstone, by its create time, refuses a row write of it landing after the delete (see `deleteIndexRow`).
+    expectIndexWritten(await writer.delete(workflowId, held, createTime), "deleting the search row");
     // The alarm goes with the storage, in the one call (compatibility date 2026-02-24 on): no eviction can come
     // between the two and leave a flagged removal with no alarm to finish it.
     await this.ctx.storage.deleteAll();

@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { IndexRow } from "../../src/actors/execution-index";
-import { ExecutionIndexWriter, INDEX_MAX_BATCH, indexShardFor, indexWriterAt } from "../../src/actors/index-writer";
+import { indexRowStatements, pruneRemovedTombstones, REMOVED_TOMBSTONE_KEEP_MS, type IndexRow } from "../../src/actors/execution-index";
+import { ExecutionIndexWriter, INDEX_MAX_BATCH, indexBatchStatements, indexShardFor, indexWriterAt } from "../../src/actors/index-writer";
 import { serviceConfig } from "../../src/worker/config";
 import { executionStub } from "../../src/worker/executions";
 import { api, apiOk, eventually, gate, getWorkflow, httpTask, register, searchRow, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
@@ -219,6 +219,90 @@ describe("the search-row writer", () => {
       { metric: "workflow_completed", status: "COMPLETED", count: 1 },
       { metric: "workflow_started", status: "", count: 1 },
     ]);
+  });
+
+  it("a row write landing after its execution's removal (a writer reset with its batch on its way) puts nothing back in search, task search or the human task list, nor counts again", async () => {
+    await register({ name: "removed_then_late_row", tasks: [{ name: "removed_then_late_review", taskReferenceName: "review", type: "HUMAN" }] });
+    const sent: IndexRow[] = [];
+    const { upsert } = ExecutionIndexWriter.prototype;
+    let workflowId = "";
+    ExecutionIndexWriter.prototype.upsert = async function (this: ExecutionIndexWriter, written) {
+      if (written.workflowId === workflowId) sent.push(structuredClone(written));
+      return upsert.call(this, written);
+    };
+    try {
+      workflowId = await startWorkflow("removed_then_late_row");
+      await waitForIndexRow(workflowId, "RUNNING");
+      // Removing a running execution terminates it first: its TERMINATED row, then the delete.
+      await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
+    } finally {
+      ExecutionIndexWriter.prototype.upsert = upsert;
+    }
+    const counted = () => env.DB.prepare(`SELECT metric, status, count FROM metric_counts WHERE name = 'removed_then_late_row' ORDER BY metric, status`).all().then((all) => all.results);
+    const countedBefore = await counted();
+    // The RUNNING row, sent by a writer that was reset before D1 answered, D1 running it only now; the TERMINATED row
+    // likewise (a removal sends the execution's last row before its delete, and may itself be tried again).
+    const [running, terminated] = [sent.find((row) => row.status === "RUNNING")!, sent.find((row) => row.status === "TERMINATED")!];
+    expect(running.humanTasks).toHaveLength(1);
+    for (const late of [running, terminated]) expect(await indexWriterFor(workflowId).upsert(late)).toMatchObject({ ok: true });
+    expect(await storedStatus(workflowId)).toBeUndefined();
+    const byId = encodeURIComponent(`workflowId = '${workflowId}'`);
+    expect((await apiOk<{ totalHits: number }>("GET", `/api/workflow/search?query=${byId}`)).totalHits).toBe(0);
+    expect((await apiOk<{ totalHits: number }>("GET", `/api/tasks/search?query=${byId}`)).totalHits).toBe(0);
+    expect((await apiOk<{ totalHits: number }>("POST", "/api/human/tasks/search", { searchType: "ADMIN", workflowIds: [workflowId] })).totalHits).toBe(0);
+    for (const table of ["task_index", "human_tasks", "webhook_waits"]) {
+      expect(await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE workflow_id = ?`).bind(workflowId).first("n")).toBe(0);
+    }
+    expect(await counted()).toEqual(countedBefore);
+    expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
+  });
+
+  it("a removal's tombstone refuses only rows of the removed execution: one started later under the same id is indexed", async () => {
+    const id = crypto.randomUUID();
+    await indexWriterFor(id).upsert(row(id, { status: "RUNNING", createTime: 1_000, updateTime: 1_000 }));
+    // Restarted at 2 000 (a restart makes the execution's createTime the restart's), then removed.
+    expect(await indexWriterFor(id).delete(id, undefined, 2_000)).toMatchObject({ ok: true });
+    for (const createTime of [1_000, 2_000]) {
+      await indexWriterFor(id).upsert(row(id, { status: "COMPLETED", createTime, updateTime: 3_000, indexSequence: 9 }));
+      expect(await storedStatus(id)).toBeUndefined();
+    }
+    // An execution started under the id after the removal (an event's start derives its id from the event, and the
+    // removed object forgets its own tombstone after an hour): created later, so its rows land.
+    await indexWriterFor(id).upsert(row(id, { status: "RUNNING", createTime: 4_000, updateTime: 4_000, indexSequence: 1 }));
+    expect(await storedStatus(id)).toBe("RUNNING");
+  });
+
+  it("a removal by older code (no create time, mid-deploy) leaves a tombstone refusing every row created before it", async () => {
+    const id = crypto.randomUUID();
+    const created = Date.now();
+    await indexWriterFor(id).upsert(row(id, { status: "RUNNING", createTime: created, updateTime: created }));
+    expect(await indexWriterFor(id).delete(id)).toMatchObject({ ok: true });
+    await indexWriterFor(id).upsert(row(id, { status: "COMPLETED", createTime: created, updateTime: created + 1 }));
+    expect(await storedStatus(id)).toBeUndefined();
+  });
+
+  it("tombstones are pruned a day after their removal, by a later batch that removes an execution; a batch of rows alone adds no statement", async () => {
+    const [stale, fresh, removed] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const insert = env.DB.prepare(`INSERT INTO removed_executions (workflow_id, create_time, removed_at) VALUES (?, 0, ?)`);
+    await env.DB.batch([insert.bind(stale, Date.now() - REMOVED_TOMBSTONE_KEEP_MS - 60_000), insert.bind(fresh, Date.now() - REMOVED_TOMBSTONE_KEEP_MS + 60_000)]);
+    const tombstoned = async (id: string) => (await env.DB.prepare(`SELECT 1 FROM removed_executions WHERE workflow_id = ?`).bind(id).first()) !== null;
+    await indexWriterFor(removed).upsert(row(removed));
+    expect(await tombstoned(stale)).toBe(true);
+    await indexWriterFor(removed).delete(removed, undefined, Date.now());
+    expect([await tombstoned(stale), await tombstoned(fresh), await tombstoned(removed)]).toEqual([false, true, true]);
+    const rowsAlone = indexBatchStatements(env.DB, [{ kind: "upsert", row: row(stale) }]);
+    expect(rowsAlone).toHaveLength(1 + indexRowStatements(env.DB, row(stale)).length);
+  });
+
+  it("the tombstone check of a row write and of its counting looks a tombstone up by its primary key", async () => {
+    const id = crypto.randomUUID();
+    const plan = async (statement: D1PreparedStatement) => {
+      const { statement: sql, params } = statement as unknown as { statement: string; params: unknown[] };
+      return (await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`).bind(...params).all<{ detail: string }>()).results.map((step) => step.detail).join("; ");
+    };
+    const [counting, upsert] = indexBatchStatements(env.DB, [{ kind: "upsert", row: row(id) }]);
+    for (const statement of [counting!, upsert!]) expect(await plan(statement)).toContain("SEARCH removed_executions USING PRIMARY KEY (workflow_id=?)");
+    expect(await plan(pruneRemovedTombstones(env.DB, Date.now()))).toContain("removed_executions_by_time");
   });
 
   it("a pause, resume and pause while the first pause's row is on its way leave the row with the workflow's last updateTime", async () => {
