@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { indexRowStatements, pruneRemovedTombstones, REMOVED_TOMBSTONE_KEEP_MS, type IndexRow } from "../../src/actors/execution-index";
-import { ExecutionIndexWriter, INDEX_MAX_BATCH, indexBatchStatements, indexShardFor, indexWriterAt } from "../../src/actors/index-writer";
+import { ExecutionIndexWriter, INDEX_MAX_BATCH, indexBatchStatements, indexShardFor, indexWriterAt, type IndexWriteOutcome } from "../../src/actors/index-writer";
 import { serviceConfig } from "../../src/worker/config";
 import { executionStub } from "../../src/worker/executions";
 import { api, apiOk, eventually, gate, getWorkflow, httpTask, register, searchRow, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
@@ -254,6 +254,39 @@ describe("the search-row writer", () => {
       expect(await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE workflow_id = ?`).bind(workflowId).first("n")).toBe(0);
     }
     expect(await counted()).toEqual(countedBefore);
+    expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
+  });
+
+  it("a row write of an execution reset with it on its way, reaching the writer after the next instance removed the execution, is refused", async () => {
+    await register({ name: "reset_then_removed", tasks: [{ name: "reset_then_removed_review", taskReferenceName: "review", type: "HUMAN" }] });
+    // The first row write of the execution is held on its way to the writer (the network between the two objects)
+    // until the execution's object has been reset and its next instance has removed the execution.
+    const onItsWay = gate();
+    let late: Promise<IndexWriteOutcome> | undefined;
+    let workflowId = "";
+    const { upsert } = ExecutionIndexWriter.prototype;
+    ExecutionIndexWriter.prototype.upsert = async function (this: ExecutionIndexWriter, written) {
+      if (written.workflowId !== workflowId || late !== undefined) return upsert.call(this, written);
+      late = onItsWay.released.then(() => upsert.call(this, written));
+      onItsWay.hit();
+      return late;
+    };
+    try {
+      workflowId = await startWorkflow("reset_then_removed");
+      await onItsWay.reached;
+      await runInDurableObject(executionStub(env, workflowId), (_instance, state) => state.abort("reset by the test")).catch(() => undefined);
+      // Its next instance knows of no write in this isolate to wait for: it writes the row it owes, then deletes.
+      await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
+      onItsWay.release();
+      // D1 took the write (it changed nothing): the writer answers as for any row.
+      expect(await late).toMatchObject({ ok: true });
+    } finally {
+      ExecutionIndexWriter.prototype.upsert = upsert;
+      onItsWay.release();
+    }
+    expect(await storedStatus(workflowId)).toBeUndefined();
+    const byId = encodeURIComponent(`workflowId = '${workflowId}'`);
+    expect((await apiOk<{ totalHits: number }>("GET", `/api/workflow/search?query=${byId}`)).totalHits).toBe(0);
     expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
   });
 
