@@ -392,9 +392,26 @@ export function deleteIndexRow(db: D1Database, workflowId: string, removal: Remo
   ];
 }
 
-/** The deletion of the tombstones of executions removed longer than {@link REMOVED_TOMBSTONE_KEEP_MS} before `now`. */
+/**
+ * Most tombstones one batch prunes. Pruning rides on a removal's batch (one transaction, which holds D1's writes while
+ * it runs), so its work is bounded rather than scaled by a backlog: a day after a bulk removal of a million executions
+ * with no removal since, the next removal would otherwise delete them all in its batch, stalling the database and
+ * risking D1's time limit, which would fail that removal and every one after it the same way. A batch adds at most
+ * 40 tombstones (the writer's `INDEX_MAX_BATCH`), so each removal's batch takes a backlog down by far more than it adds.
+ */
+export const REMOVED_TOMBSTONE_PRUNE_LIMIT = 1000;
+
+/**
+ * The deletion of the oldest tombstones (at most {@link REMOVED_TOMBSTONE_PRUNE_LIMIT}) of executions removed longer
+ * than {@link REMOVED_TOMBSTONE_KEEP_MS} before `now`.
+ */
 export function pruneRemovedTombstones(db: D1Database, now: number): D1PreparedStatement {
-  return db.prepare(`DELETE FROM removed_executions WHERE removed_at < ?`).bind(now - REMOVED_TOMBSTONE_KEEP_MS);
+  return db
+    .prepare(
+      `DELETE FROM removed_executions WHERE workflow_id IN (
+         SELECT workflow_id FROM removed_executions WHERE removed_at < ?1 ORDER BY removed_at LIMIT ?2)`,
+    )
+    .bind(now - REMOVED_TOMBSTONE_KEEP_MS, REMOVED_TOMBSTONE_PRUNE_LIMIT);
 }
 
 /** An idempotency key an execution was started with: keys are per workflow name. */

@@ -1,6 +1,6 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { indexRowStatements, pruneRemovedTombstones, REMOVED_TOMBSTONE_KEEP_MS, type IndexRow } from "../../src/actors/execution-index";
+import { indexRowStatements, pruneRemovedTombstones, REMOVED_TOMBSTONE_KEEP_MS, REMOVED_TOMBSTONE_PRUNE_LIMIT, type IndexRow } from "../../src/actors/execution-index";
 import { ExecutionIndexWriter, INDEX_MAX_BATCH, indexBatchStatements, indexShardFor, indexWriterAt, type IndexWriteOutcome } from "../../src/actors/index-writer";
 import { serviceConfig } from "../../src/worker/config";
 import { executionStub } from "../../src/worker/executions";
@@ -325,6 +325,27 @@ describe("the search-row writer", () => {
     expect([await tombstoned(stale), await tombstoned(fresh), await tombstoned(removed)]).toEqual([false, true, true]);
     const rowsAlone = indexBatchStatements(env.DB, [{ kind: "upsert", row: row(stale) }]);
     expect(rowsAlone).toHaveLength(1 + indexRowStatements(env.DB, row(stale)).length);
+  });
+
+  it("a removal's batch prunes a bounded number of tombstones, the oldest first: a backlog goes over the removals that follow", async () => {
+    // A bulk removal a day ago and none since: the next removal's batch (one D1 transaction) must not delete them all.
+    const backlog = REMOVED_TOMBSTONE_PRUNE_LIMIT + 50;
+    const dayAgo = Date.now() - REMOVED_TOMBSTONE_KEEP_MS - 60_000;
+    const prefix = `backlog-${crypto.randomUUID()}-`;
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+       INSERT INTO removed_executions (workflow_id, create_time, removed_at) SELECT ?2 || i, 0, ?3 - i FROM n`,
+    ).bind(backlog, prefix, dayAgo).run();
+    const staleLeft = async () => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM removed_executions WHERE removed_at < ?`).bind(dayAgo + 1).first<number>("n"))!;
+    const oldestLeft = () => env.DB.prepare(`SELECT MIN(removed_at) AS at FROM removed_executions WHERE workflow_id LIKE ? || '%'`).bind(prefix).first<number>("at");
+    const before = await staleLeft();
+    const [first, second] = [crypto.randomUUID(), crypto.randomUUID()];
+    expect(await indexWriterFor(first).delete(first, undefined, Date.now())).toMatchObject({ ok: true });
+    expect(await staleLeft()).toBe(before - REMOVED_TOMBSTONE_PRUNE_LIMIT);
+    // The oldest went: those left are the newest 50 of the backlog (removed at dayAgo - 1 ... dayAgo - 50).
+    expect(await oldestLeft()).toBe(dayAgo - 50);
+    expect(await indexWriterFor(second).delete(second, undefined, Date.now())).toMatchObject({ ok: true });
+    expect(await oldestLeft()).toBeNull();
   });
 
   it("the tombstone check of a row write and of its counting looks a tombstone up by its primary key", async () => {
