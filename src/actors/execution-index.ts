@@ -317,7 +317,7 @@ function upsertIndexRow(db: D1Database, row: IndexRow): D1PreparedStatement {
        WHERE ${notRemoved("?1", "?9")}
        ON CONFLICT (workflow_id) DO UPDATE SET
          workflow_version = excluded.workflow_version, status = excluded.status, reason = excluded.reason, correlation_id = excluded.correlation_id,
-         start_time = excluded.start_time, end_time = excluded.end_time, update_time = excluded.update_time,
+         create_time = excluded.create_time, start_time = excluded.start_time, end_time = excluded.end_time, update_time = excluded.update_time,
          input = excluded.input, output = excluded.output, failed_reference_task_names = excluded.failed_reference_task_names,
          failed_task_names = excluded.failed_task_names, event = COALESCE(excluded.event, executions.event),
          index_sequence = COALESCE(?18, executions.index_sequence)

@@ -161,6 +161,27 @@ describe("the search-row writer", () => {
     expect(stored).toEqual({ status: "COMPLETED", event: "conductor:orders:started" });
   });
 
+  it("a restart's row shows the restart's createTime, as the execution does (the row kept the first start's)", async () => {
+    const name = `restart_create_${crypto.randomUUID().slice(0, 8)}`;
+    await register({ name, tasks: [httpTask("a", { uri: target("/echo/restart-create"), method: "GET" })] });
+    const workflowId = await startWorkflow(name);
+    await waitFor(workflowId, ["COMPLETED"]);
+    await waitForIndexRow(workflowId, "COMPLETED");
+    const first = (await getWorkflow(workflowId))["createTime"] as number;
+    // A restart in a later millisecond than the start: its createTime is the restart's.
+    await eventually(async () => Date.now(), (now) => now > first + 5, "a later millisecond");
+    expect((await api("POST", `/api/workflow/${workflowId}/restart`)).status).toBe(204);
+    await waitFor(workflowId, ["COMPLETED"]);
+    const restarted = (await getWorkflow(workflowId))["createTime"] as number;
+    expect(restarted).toBeGreaterThan(first);
+    const indexed = () => env.DB.prepare("SELECT create_time, status, update_time FROM executions WHERE workflow_id = ?").bind(workflowId).first<{ create_time: number; status: string; update_time: number }>();
+    const row = await eventually(indexed, (found) => found?.status === "COMPLETED" && found.update_time >= restarted, "the restart's search row");
+    expect(row?.create_time).toBe(restarted);
+    const byId = encodeURIComponent(`workflowId = '${workflowId}'`);
+    const found = await apiOk<{ results: Array<{ createTime: number }> }>("GET", `/api/workflow/search?query=${byId}`);
+    expect(found.results.map((summary) => summary.createTime)).toEqual([restarted]);
+  });
+
   it("removing an execution right after it ends leaves no search row behind", async () => {
     await register({ name: "ends_then_removed", tasks: [httpTask("only", { uri: target("/echo/ends-then-removed"), method: "GET" })] });
     const workflowId = await startWorkflow("ends_then_removed");
