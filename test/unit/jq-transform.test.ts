@@ -232,6 +232,38 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run("def addvalue(f): f as $x | map(. + $x); .xs | addvalue(.[0])", { xs: [[1, 2], [10, 20]] })).toEqual({ ok: true, values: [[[1, 2, 1, 2], [10, 20, 1, 2]]] });
   });
 
+  it("binds a def where it is written, as jq does: its body sees the variables, defs and parameters around it there, and only the rest of its scope sees it", () => {
+    const run = (filter: string, input: JsonObject = {}) => jqRunner.run(filter, input);
+    // A def's variables are those where it is written, not the caller's.
+    expect(run("1 as $x | def f: $x; 2 as $x | f")).toEqual({ ok: true, values: [1] });
+    expect(run("1 as $x | def f: $x; def g: 2 as $x | f; g")).toEqual({ ok: true, values: [1] });
+    expect(run("def f(g): def h: g; 2 as $x | h; 1 as $x | f($x)")).toEqual({ ok: true, values: [1] });
+    expect(run("10 as $step | def count: if . >= 50 then . else . + $step | count end; 0 | count")).toEqual({ ok: true, values: [50] });
+    // A def is seen by the rest of its scope only: not outside its parentheses, its function's body, or a later filter.
+    expect(run("def f: 1; (def f: 2; f), f")).toEqual({ ok: true, values: [2, 1] });
+    expect(run("def f: 1; def g: (def f: 2; f); g, f")).toEqual({ ok: true, values: [2, 1] });
+    expect(run("def f: 1; [.xs[] | def f: 2; f], f", { xs: [0] })).toEqual({ ok: true, values: [[2], 1] });
+    expect(run("[1, 2] | (def f: . * 10; map(f)), (def f: . + 1; map(f))")).toEqual({ ok: true, values: [[10, 20], [2, 3]] });
+    expect(run("def f: def g: 3; g; def g: 4; f, g")).toEqual({ ok: true, values: [3, 4] });
+    expect(run("def g: def h: 3; h; g, h")).toEqual({ ok: false, error: "The jq filter failed: no such function h/0" });
+    // The functions a def calls are those where it is written: a later def or a caller's parameter of the same name is another.
+    expect(run("def f: 1; def g: f; def f: 5; g, f")).toEqual({ ok: true, values: [1, 5] });
+    expect(run("def f: 1; def g: f; def h(f): g; h(2)")).toEqual({ ok: true, values: [1] });
+    // A nested def sees its function's parameters, filters and $names alike (a $name is the filter name too).
+    expect(run("def g(f): def h: f + 1; [.[] | h]; .xs | g(. * 10)", { xs: [1, 2] })).toEqual({ ok: true, values: [[11, 21]] });
+    expect(run("def g($x): def h: $x, x; [h]; g(5)")).toEqual({ ok: true, values: [[5, 5]] });
+    expect(run("def f($a): a + $a; [f(1, 2)]")).toEqual({ ok: true, values: [[2, 3, 3, 4]] });
+    expect(run("def outer($n): def inner: if . < $n then . + 1 | inner else . end; inner; 0 | outer(4)")).toEqual({ ok: true, values: [4] });
+    expect(run(". as [$a, $b] | def f: $a + $b; [3, 4] as [$a, $b] | f", { a: 1 })).toEqual({ ok: false, error: "The jq filter failed: Cannot index object with number" });
+    expect(run("[1, 2] as [$a, $b] | def f: $a + $b; [3, 4] as [$a, $b] | f")).toEqual({ ok: true, values: [3] });
+    // A def shadowing a builtin does so in its own scope only, and never inside another builtin.
+    expect(run("(def length: \"mine\"; [1, 2] | length), ([1, 2] | length)")).toEqual({ ok: true, values: ["mine", 2] });
+    expect(run("def map(f): \"mine\"; [[1], [1]] | unique_by(.), map(.)")).toEqual({ ok: true, values: [[[1]], "mine"] });
+    expect(run("def select(f): \"mine\"; [1, 2] | map(select(. > 1))")).toEqual({ ok: true, values: [["mine", "mine"]] });
+    // A def's paths are its body's.
+    expect(run("def f: .a; path(f), (.a |= 5 | f)", { a: 1 })).toEqual({ ok: true, values: [["a"], 5] });
+  });
+
   it("transposes as jq does: a row per column, however many rows, with nulls where a row is short", () => {
     expect(jqRunner.run(".rows | transpose", { rows: [[3, "c"], [1, "a"], [2, "b"]] })).toEqual({ ok: true, values: [[[3, 1, 2], ["c", "a", "b"]]] });
     expect(jqRunner.run("[[1], [2, 3]] | transpose", {})).toEqual({ ok: true, values: [[[1, 2], [null, 3]]] });

@@ -1425,22 +1425,90 @@ function* __inScope(conf, scope, start) {
     }
 }
 
-// A call of a function defined in jq (a def, or a builtin jqjs defines in jq): its body runs with its parameters
-// bound to the arguments, each a closure over the caller's function arguments and variables as they were at the call,
-// and with variables of its own.
-function __callUserFunction(params, body, input, conf, args) {
-    const caller = {args: conf.userFuncArgs, vars: Object.assign({}, conf.variables)}
-    const own = Object.create(caller.args)
-    for (let i = 0; i < params.length; i++) {
-        const arg = args[i]
-        own[params[i] + '/0'] = {
-            apply: (x, c) => __inScope(c, caller, () => arg.apply(x, c)),
-            paths: (x, c) => __inScope(c, caller, () => arg.paths(x, c)),
+// Where a builtin that jqjs defines in jq (map, select, …) is defined: it sees the other builtins and its own
+// parameters only, not a def or a variable of the filter calling it (def map(f): 0; unique_by(.) still groups).
+const __BUILTIN_SCOPE = {args: Object.create(null), vars: Object.create(null)}
+
+// A call of a function defined in jq (a def, or a builtin jqjs defines in jq): its body runs in the scope it was defined
+// in (defined, {args, vars}; a builtin's when none), with its parameters bound to the arguments, each a closure over the
+// caller's function arguments and variables as they were at the call.
+function __callUserFunction(params, body, input, conf, args, defined) {
+    const scope = defined === undefined ? __BUILTIN_SCOPE : defined
+    const own = Object.create(scope.args)
+    if (params.length > 0) {
+        const caller = {args: conf.userFuncArgs, vars: Object.assign({}, conf.variables)}
+        for (let i = 0; i < params.length; i++) {
+            const arg = args[i]
+            own[params[i] + '/0'] = {
+                apply: (x, c) => __inScope(c, caller, () => arg.apply(x, c)),
+                paths: (x, c) => __inScope(c, caller, () => arg.paths(x, c)),
+            }
         }
     }
-    // The body binds its variables (its $parameters too) in a copy of its own: in the one object the caller shares,
+    // The body binds its variables (its $parameters too) in a copy of its own: in one object shared between calls,
     // def f($n): $n + f($n - 1) read the inner call's $n on the left of + once the inner call had given its value.
-    return __inScope(conf, {args: own, vars: Object.assign({}, conf.variables)}, () => body(input, conf))
+    return __inScope(conf, {args: own, vars: Object.assign({}, scope.vars)}, () => body(input, conf))
+}
+
+// --- def: bound where it is written, for the rest of its scope, with the names around it there ---
+
+// def name(params): body; rest. jq binds names where they are written: the body sees the variables, defs and
+// parameters around the def (1 as $x | def f: $x; 2 as $x | f gives 1), itself (it may recurse), and not what a caller
+// has bound; the def is seen by rest only ((def f: 2; f), f gives 2, then the outer f). Each time the def is reached
+// (once per call of a function whose body holds it) it closes over the scope as it is then.
+class __DefNode extends ParseNode {
+    constructor(name, params, body, rest) {
+        super()
+        this.name = name
+        this.params = params
+        this.body = body
+        this.rest = rest
+    }
+    apply(input, conf) {
+        return __inScope(conf, this.scopeOfRest(conf), () => this.rest.apply(input, conf))
+    }
+    paths(input, conf) {
+        return __inScope(conf, this.scopeOfRest(conf), () => this.rest.paths(input, conf))
+    }
+    // The scope rest runs in: the current one, and the def (a closure over it, and over itself).
+    scopeOfRest(conf) {
+        const args = Object.create(conf.userFuncArgs)
+        const defined = {args, vars: Object.assign({}, conf.variables)}
+        const {params, body} = this
+        const applied = (x, c) => body.apply(x, c)
+        const pathed = (x, c) => body.paths(x, c)
+        args[this.name] = {
+            apply: (x, c, callArgs) => __callUserFunction(params, applied, x, c, callArgs, defined),
+            paths: (x, c, callArgs) => __callUserFunction(params, pathed, x, c, callArgs, defined),
+        }
+        return {args, vars: conf.variables}
+    }
+    toString() {
+        const name = this.name.replace(/\/.*$/, '')
+        return 'def ' + name + (this.params.length ? '(' + this.params.join('; ') + ')' : '') + ': ' + this.body + '; ' + this.rest
+    }
+}
+
+// A name bound in the scope (a def, or a function's parameter) before a builtin; a def is called with the call's
+// arguments (jqjs passed none: it had no defs in scope, only parameters).
+FunctionCall.prototype.apply = function(input, conf) {
+    const bound = conf.userFuncArgs[this.name]
+    if (bound !== undefined)
+        return bound.apply(input, conf, this.args)
+    const func = functions[this.name]
+    if (!func)
+        throw 'no such function ' + this.name
+    return func(input, conf, this.args)
+}
+
+FunctionCall.prototype.paths = function(input, conf) {
+    const bound = conf.userFuncArgs[this.name]
+    if (bound !== undefined)
+        return bound.paths(input, conf, this.args)
+    const func = functions[this.name + '-paths']
+    if (!func)
+        throw 'no paths for ' + this.name
+    return func(input, conf, this.args)
 }
 
 // --- Regular expressions: match and capture as jq's (Oniguruma) give them ---

@@ -225,6 +225,21 @@ const FIXES: readonly SourceFix[] = [
     replace: "    let ret = function(input, conf, args) {\n        return __callUserFunction(params, f, input, conf, args)\n    }",
   },
   {
+    // jqjs put each def in its one table of functions as it parsed it: a def was seen everywhere after (and before) it,
+    // in other scopes too ((def f: 2; f), f gave 2 twice), and its body ran with the variables and parameters of the
+    // call (1 as $x | def f: $x; 2 as $x | f gave 2). jq binds a def where it is written: it is seen by the rest of its
+    // scope only, and its body sees the names around it there (see __DefNode). A `$name` parameter is also the filter
+    // `name`, as in jq (def f($a): a).
+    why: "a def is bound where it is written, for the rest of its scope",
+    find: "                    if (tokens[i].type == 'variable') { // def foo($f), translated to a pipe to that variable\n                        varParams.push({truename: '$inner' + params.length + '/0', bindname: tokens[i].name});\n                        params.push('$inner' + params.length)",
+    replace: "                    if (tokens[i].type == 'variable') { // def foo($f), translated to a pipe to that variable\n                        varParams.push({truename: tokens[i].name + '/0', bindname: tokens[i].name});\n                        params.push(tokens[i].name)",
+  },
+  {
+    why: "a def is bound where it is written, for the rest of its scope (its node)",
+    find: "            let func = makeUserFuncFromNode(params, node);\n            functions[name + '/' + params.length] = func;\n            let pathFunc = makeUserFuncFromNode(params, node, true);\n            functions[name + '/' + params.length + '-paths'] = pathFunc;\n            i = j;",
+    replace: "            let rest = parse(tokens, j + 1, until)\n            ret.push(new __DefNode(name + '/' + params.length, params, node, rest.node))\n            i = rest.i\n            if (tokens[i] && until.indexOf(tokens[i].type) != -1)\n                i--",
+  },
+  {
     // jqjs tested the token after `$x` for the type ',' (a comma's type is 'comma'), so `{$a, $b}` and `{$a, b: 1}` were
     // refused ("unexpected comma, expected colon"): only a last `$x` was read as `x: $x`.
     why: "`{$a, $b}` is `{a: $a, b: $b}`",
