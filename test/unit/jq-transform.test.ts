@@ -264,6 +264,30 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run("def f: .a; path(f), (.a |= 5 | f)", { a: 1 })).toEqual({ ok: true, values: [["a"], 5] });
   });
 
+  it("walks repeat, recurse, while and until thousands deep within the budget, lazily, in jq's order", () => {
+    const run = (filter: string, input: JsonObject = {}) => jqRunner.run(filter, input);
+    // Each stopped near 220 levels with "stack overflow" (repeat and recurse were jq defs, a JS frame per level).
+    expect(run("([limit(1000; 1 | repeat(. + 1))] | length), last(limit(5000; repeat(.)))", { a: 1 })).toEqual({ ok: true, values: [1000, { a: 1 }] });
+    expect(run("[limit(5; 1 | repeat(. + 1, . + 10))]")).toEqual({ ok: true, values: [[2, 11, 2, 11, 2]] });
+    expect(run("[limit(20000; 0 | recurse(. + 1))] | length, .[-1]")).toEqual({ ok: true, values: [20000, 19999] });
+    expect(run("[0 | while(. < 20000; . + 1)] | length, (0 | until(. >= 20000; . + 1))")).toEqual({ ok: true, values: [20000, 20000] });
+    expect(run("def f: if . < 200 then . + 1 | f else . end; 0 | f")).toEqual({ ok: true, values: [200] });
+    expect(run("[range(3000)] | length, (reduce range(100000) as $i (0; . + $i))")).toEqual({ ok: true, values: [3000, 4999950000] });
+    // Lazily, as jq's recursive defs: a step's values are walked one by one (recurse ran all of f's values first, so an
+    // endless f never gave one), and recurse no longer stops quietly after 100,000 values.
+    expect(run("[limit(5; 0 | recurse(. + 1, range(1e9)))]")).toEqual({ ok: true, values: [[0, 1, 2, 3, 4]] });
+    expect(run("last(0 | recurse(. + 1; . < 60000))")).toEqual({ ok: true, values: [59999] });
+    // jq gives 109999, past the budget here; it gave 100001.
+    expect(run("last(0 | recurse(. + 1; . < 110000))")).toEqual({ ok: false, error: expect.stringMatching(/ran too long/) });
+    // Depth first, each value's walk before the next value's, a condition's values each a branch (jq 1.6's answers).
+    expect(run("[0 | recurse(if . < 3 then . + 1, . + 1 else empty end)]")).toEqual({ ok: true, values: [[0, 1, 2, 3, 3, 2, 3, 3, 1, 2, 3, 3, 2, 3, 3]] });
+    expect(run("[limit(5; 1 | recurse(. + 1, . + 10; . < 100))], [0 | while((. < 3), (. < 2); . + 1)]")).toEqual({ ok: true, values: [[1, 2, 3, 4, 5], [0, 1, 2, 1, 2, 0, 1, 2, 1, 2]] });
+    expect(run("[0 | while(. < 3; . + 1, . + 2)], [0 | until(. >= 3; . + 1, . + 2)]")).toEqual({ ok: true, values: [[0, 1, 2, 2], [3, 4, 3, 3, 4]] });
+    expect(run('[[1, [2]], {"a": 3}] | [recurse], [recurse(.[]?; type == "array")]')).toEqual({ ok: true, values: [[[[1, [2]], { a: 3 }], [1, [2]], 1, [2], 2, { a: 3 }, 3], [[[1, [2]], { a: 3 }], [1, [2]], [2]]] });
+    // A walk too deep for the budget is stopped by it, not by the stack.
+    expect(run("[limit(1000000; 0 | recurse(. + 1))] | length")).toEqual({ ok: false, error: expect.stringMatching(/ran too long|out of memory/) });
+  }, BUDGET_TEST_TIMEOUT_MS);
+
   it("transposes as jq does: a row per column, however many rows, with nulls where a row is short", () => {
     expect(jqRunner.run(".rows | transpose", { rows: [[3, "c"], [1, "a"], [2, "b"]] })).toEqual({ ok: true, values: [[[3, 1, 2], ["c", "a", "b"]]] });
     expect(jqRunner.run("[[1], [2, 3]] | transpose", {})).toEqual({ ok: true, values: [[[1, 2], [null, 3]]] });
@@ -622,7 +646,9 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run('"abAB" | gsub("a"; "z"; "i")')).toEqual({ ok: true, values: ["zbzB"] });
     expect(run('1, "xa" | ltrimstr("x"), rtrimstr("a")')).toEqual({ ok: true, values: [1, 1, "a", "x"] });
     expect(run('{"b": 1, "a": 2} | keys_unsorted, keys')).toEqual({ ok: true, values: [["b", "a"], ["a", "b"]] });
-    expect(run('[limit(4; 1 | repeat(. * 2))], ("é€" | utf8bytelength), (1, [1] | toarray)')).toEqual({ ok: true, values: [[1, 2, 4, 8], 5, [1], [1]] });
+    // jq 1.6's repeat(f) is def _repeat: f, _repeat: f's values on the same input, again and again (jq 1.6 gives
+    // [2, 2, 2, 2] here; jq 1.7's walks on from each value).
+    expect(run('[limit(4; 1 | repeat(. * 2))], ("é€" | utf8bytelength), (1, [1] | toarray)')).toEqual({ ok: true, values: [[2, 2, 2, 2], 5, [1], [1]] });
     expect(run('{"a": [1, {"b": 2}]} | [leaf_paths]')).toEqual({ ok: true, values: [[["a", 0], ["a", 1, "b"]]] });
     expect(run('1425599621.5 | gmtime | ., mktime, strftime("%F %T")')).toEqual({ ok: true, values: [[2015, 2, 5, 23, 53, 41.5, 4, 63], 1425599621, "2015-03-05 23:53:41"] });
     expect(run('1425599621 | strftime("%Y-%m-%dT%H:%M:%SZ %a %A %b %B %j %e %I%p %s %%"), (0 | localtime | mktime)')).toEqual({

@@ -1967,6 +1967,58 @@ Object.assign(functions, {
     },
 })
 
+// jq's recursive generators (def r: ., (f | r) and the like), walked depth first with a stack of iterators rather than a
+// JS frame per level: the stack is small (a few hundred levels), a walk may be thousands deep. level(v) gives the values
+// v gives out, and a __Descend where the walk goes down next, before v's next value. As jq's tail call, a level whose
+// last value is walked is dropped first, so a walk whose step gives one value holds one level, not one per step (each
+// kept its frames: GC over them took 6 s for the budget's worth of recurse(. + 1)); to know it is the last, the level's
+// next value is asked for before that walk (an error there comes before it, where jq's would come after).
+class __Descend {
+    constructor(value) {
+        this.value = value
+    }
+}
+
+const __NOTHING_AHEAD = {}
+
+function* __walk(input, level) {
+    const levels = [level(input)]
+    const ahead = [__NOTHING_AHEAD]
+    try {
+        while (levels.length) {
+            const k = levels.length - 1
+            let item = ahead[k]
+            if (item !== __NOTHING_AHEAD)
+                ahead[k] = __NOTHING_AHEAD
+            else {
+                const r = levels[k].next()
+                if (r.done) {
+                    levels.pop()
+                    ahead.pop()
+                    continue
+                }
+                item = r.value
+            }
+            if (!(item instanceof __Descend)) {
+                yield item
+                continue
+            }
+            const r = levels[k].next()
+            if (r.done) {
+                levels.pop()
+                ahead.pop()
+            } else
+                ahead[k] = r.value
+            levels.push(level(item.value))
+            ahead.push(__NOTHING_AHEAD)
+        }
+    } finally {
+        // A consumer that stops early (limit, first) closes each level, so that what they hold open is closed too.
+        for (let k = levels.length - 1; k >= 0; k--)
+            levels[k].return()
+    }
+}
+
 // The values any/all look at: an array's or an object's, as jq's reduce .[] reads them.
 function __iterated(input, name) {
     const t = nameType(input)
@@ -2008,31 +2060,56 @@ Object.assign(functions, {
     'all/2': function*(input, conf, args) {
         yield* __anyAll(args[0].apply(input, conf), args[1], conf, false)
     },
-    // jq's while and until, with a queue rather than recursion (as jqjs's), so that a long loop needs no deep stack.
-    'while/2': function*(input, conf, args) {
-        const queue = [input]
-        while (queue.length) {
-            const v = queue.shift()
-            for (const c of args[0].apply(v, conf)) {
+    // jq's def while(cond; update): def _while: if cond then ., (update | _while) else empty end; _while. Through
+    // __walk, so that a long loop needs no deep stack, and lazily: jqjs's queue ran all of update's values before
+    // walking the first, so limit(3; 0 | while(true; . + 1, . + 1e9 | error)) failed where jq gives 0, 1, 2.
+    'while/2': function(input, conf, args) {
+        const [cond, update] = args
+        return __walk(input, function*(v) {
+            for (const c of cond.apply(v, conf)) {
                 if (!__truthy(c))
                     continue
                 yield v
-                queue.unshift(...args[1].apply(v, conf))
+                for (const u of update.apply(v, conf))
+                    yield new __Descend(u)
             }
-        }
+        })
     },
-    'until/2': function*(input, conf, args) {
-        const queue = [input]
-        while (queue.length) {
-            const v = queue.shift()
-            for (const c of args[0].apply(v, conf)) {
+    // jq's def until(cond; next): def _until: if cond then . else (next | _until) end; _until.
+    'until/2': function(input, conf, args) {
+        const [cond, next] = args
+        return __walk(input, function*(v) {
+            for (const c of cond.apply(v, conf)) {
                 if (__truthy(c)) {
                     yield v
                     continue
                 }
-                queue.unshift(...args[1].apply(v, conf))
+                for (const u of next.apply(v, conf))
+                    yield new __Descend(u)
             }
-        }
+        })
+    },
+    // jq's def recurse(f; cond): def r: ., (f | select(cond) | r); r. jqjs's ran all of f's values before walking the
+    // first (so recurse over an endless f never gave a value) and quietly stopped after 100,000 values.
+    'recurse/2': function(input, conf, args) {
+        const [f, cond] = args
+        return __walk(input, function*(v) {
+            yield v
+            for (const x of f.apply(v, conf))
+                for (const c of cond.apply(x, conf))
+                    if (__truthy(c))
+                        yield new __Descend(x)
+        })
+    },
+    // jq 1.6's def repeat(f): def _repeat: f, _repeat; _repeat: f's values on the input, again and again (jq 1.7 gives
+    // the input first and applies f to each value it gave; jackson-jq has no repeat). A loop, as jq's tail call is.
+    'repeat/1': function*(input, conf, args) {
+        for (;;)
+            yield* args[0].apply(input, conf)
+    },
+    'repeat/1-paths': function*(input, conf, args) {
+        for (;;)
+            yield* args[0].paths(input, conf)
     },
 })
 
@@ -2470,7 +2547,6 @@ Object.assign(functions, {
     },
 })
 
-defineShorthandFunction('repeat', 'f', 'def _repeat: ., (f | _repeat); _repeat')
 defineShorthandFunction('leaf_paths', [], 'paths(scalars)')
 defineShorthandFunction('localtime', [], 'gmtime')
 defineShorthandFunction('strflocaltime', 'f', 'strftime(f)')
