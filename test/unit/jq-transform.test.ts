@@ -636,6 +636,22 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('.xs[] | try .x["a"] catch .', { xs: [{ x: 5 }, { x: null }, { x: { a: 1 } }] })).toEqual({ ok: true, values: ['Cannot index number with "a"', null, 1] });
   });
 
+  it("reads catch's handler as jq 1.6 does: a term, so that an operator after it applies to the whole try; a binding in the body or handler runs on", () => {
+    const run = (filter: string, input: JsonObject = {}) => jqRunner.run(filter, input);
+    // The handler took `. + "b"` whole: a body that raised nothing gave its value without the + "b" (jq 1.6's answers).
+    expect(run('try "x" catch . + "b", try error("a") catch . + "b"')).toEqual({ ok: true, values: ["xb", "ab"] });
+    expect(run("try 1 catch . + 1, try 1 catch 2 + 3, try 2 catch . * 3 + 1")).toEqual({ ok: true, values: [2, 4, 7] });
+    expect(run("try 1 catch . == 1, try 1 catch . and false, try 1 catch .? + 1, try 1 catch -1 + 5")).toEqual({ ok: true, values: [true, false, 2, 6] });
+    expect(run('"x" as $x | try error("a") catch . + $x, (try error("a") catch . + "b" | length)')).toEqual({ ok: true, values: ["ax", 2] });
+    expect(run('try error("a") catch try error("b") catch . + "c" | . + "d"')).toEqual({ ok: true, values: ["bcd"] });
+    expect(run('try error("a") catch (. + "b"), [try error("a") catch ., 1]')).toEqual({ ok: true, values: ["ab", ["a", 1]] });
+    // A binding runs to the end of the enclosing expression, in the handler and in the body (whose `as` was refused).
+    expect(run("try 1 catch . as $x | $x + 1")).toEqual({ ok: true, values: [1] });
+    expect(run("(try 1 catch 2) as $y | $y + 1")).toEqual({ ok: true, values: [2] });
+    expect(run('try error(["q"]) catch . as [$x] | $x + "!" | ascii_upcase')).toEqual({ ok: true, values: ["Q!"] });
+    expect(run('try . as $x | $x | error("a") catch 5, [try (1, 2) as $x | $x * 10 catch 5]')).toEqual({ ok: true, values: [5, [10, 20]] });
+  });
+
   it("has jq's builtins that jqjs lacked or broke: base64 over UTF-8, scan, test's flags, gsub's flags, ltrimstr, keys_unsorted, repeat, strftime, strptime", () => {
     const run = (filter: string, input: JsonObject = {}) => jqRunner.run(filter, input);
     expect(run('.s | @base64 | ., @base64d', { s: "aé€😀" })).toEqual({ ok: true, values: ["YcOp4oKs8J+YgA==", "aé€😀"] });

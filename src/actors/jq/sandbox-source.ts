@@ -53,12 +53,13 @@ const FIXES: readonly SourceFix[] = [
     replace: "const KEYWORDS = ['as', 'reduce', 'foreach', 'import', 'include', 'def', 'if', 'then', 'else', 'end', 'elif', 'and', 'or', 'try', 'catch'];",
   },
   {
-    // `try body catch handler`: the body runs to the first pipe, comma or closing bracket (or `catch`), the handler
-    // too, so `try A catch B | C` is `(try A catch B) | C` as in jq.
+    // `try body catch handler`: the body runs to the first pipe, comma or closing bracket (or `catch`), so `try A
+    // catch B | C` is `(try A catch B) | C` as in jq; the handler is a term, as jq 1.6's grammar reads it (see
+    // __parseCatchHandler).
     why: "`try … catch …` parses",
     find: "        // Conditional if-then-(elif-then)*-else?-end\n        } else if (t.type == 'if') {",
     replace:
-      "        } else if (t.type == 'try') {\n            const ends = ['comma', 'pipe', 'as', 'right-paren', 'right-brace', 'right-square', '<end-of-program>'].concat(until)\n            let body = parse(tokens, i + 1, ['catch'].concat(ends))\n            let handler = null\n            i = body.i\n            if (tokens[i] && tokens[i].type == 'catch') {\n                let r = parse(tokens, i + 1, ends)\n                handler = r.node\n                i = r.i\n            }\n            i--\n            ret.push(new TryNode(body.node, handler))\n        // Conditional if-then-(elif-then)*-else?-end\n        } else if (t.type == 'if') {",
+      "        } else if (t.type == 'try') {\n            const ends = ['comma', 'pipe', 'as', 'right-paren', 'right-brace', 'right-square', '<end-of-program>'].concat(until)\n            let body = __parseTryBody(tokens, i + 1, ends)\n            let handler = null\n            i = body.i\n            if (tokens[i] && tokens[i].type == 'catch') {\n                let r = __parseCatchHandler(tokens, i + 1, ends)\n                handler = r.node\n                i = r.i\n            }\n            i--\n            ret.push(new TryNode(body.node, handler))\n        // Conditional if-then-(elif-then)*-else?-end\n        } else if (t.type == 'if') {",
   },
   {
     // `.a?` keeps a null it produces, as jq's does, and lets QuickJS's own InternalError through (see caughtJqError).
