@@ -268,7 +268,8 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     const run = (filter: string, input: JsonObject = {}) => jqRunner.run(filter, input);
     // Each stopped near 220 levels with "stack overflow" (repeat and recurse were jq defs, a JS frame per level).
     expect(run("([limit(1000; 1 | repeat(. + 1))] | length), last(limit(5000; repeat(.)))", { a: 1 })).toEqual({ ok: true, values: [1000, { a: 1 }] });
-    expect(run("[limit(5; 1 | repeat(. + 1, . + 10))]")).toEqual({ ok: true, values: [[2, 11, 2, 11, 2]] });
+    expect(run("[limit(5; 1 | repeat(. + 1, . + 10))]")).toEqual({ ok: true, values: [[1, 2, 3, 4, 5]] });
+    expect(run("[limit(4; {a: {a: {a: 1}}} | path(repeat(.a)))]")).toEqual({ ok: true, values: [[[], ["a"], ["a", "a"], ["a", "a", "a"]]] });
     expect(run("[limit(20000; 0 | recurse(. + 1))] | length, .[-1]")).toEqual({ ok: true, values: [20000, 19999] });
     expect(run("[0 | while(. < 20000; . + 1)] | length, (0 | until(. >= 20000; . + 1))")).toEqual({ ok: true, values: [20000, 20000] });
     expect(run("def f: if . < 200 then . + 1 | f else . end; 0 | f")).toEqual({ ok: true, values: [200] });
@@ -662,9 +663,8 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run('"abAB" | gsub("a"; "z"; "i")')).toEqual({ ok: true, values: ["zbzB"] });
     expect(run('1, "xa" | ltrimstr("x"), rtrimstr("a")')).toEqual({ ok: true, values: [1, 1, "a", "x"] });
     expect(run('{"b": 1, "a": 2} | keys_unsorted, keys')).toEqual({ ok: true, values: [["b", "a"], ["a", "b"]] });
-    // jq 1.6's repeat(f) is def _repeat: f, _repeat: f's values on the same input, again and again (jq 1.6 gives
-    // [2, 2, 2, 2] here; jq 1.7's walks on from each value).
-    expect(run('[limit(4; 1 | repeat(. * 2))], ("é€" | utf8bytelength), (1, [1] | toarray)')).toEqual({ ok: true, values: [[2, 2, 2, 2], 5, [1], [1]] });
+    // repeat(f) is jq 1.7's (the manual's) def _repeat: ., (f | _repeat): the jq 1.6 binary gives [2, 2, 2, 2] here.
+    expect(run('[limit(4; 1 | repeat(. * 2))], ("é€" | utf8bytelength), (1, [1] | toarray)')).toEqual({ ok: true, values: [[1, 2, 4, 8], 5, [1], [1]] });
     expect(run('{"a": [1, {"b": 2}]} | [leaf_paths]')).toEqual({ ok: true, values: [[["a", 0], ["a", 1, "b"]]] });
     expect(run('1425599621.5 | gmtime | ., mktime, strftime("%F %T")')).toEqual({ ok: true, values: [[2015, 2, 5, 23, 53, 41.5, 4, 63], 1425599621, "2015-03-05 23:53:41"] });
     expect(run('1425599621 | strftime("%Y-%m-%dT%H:%M:%SZ %a %A %b %B %j %e %I%p %s %%"), (0 | localtime | mktime)')).toEqual({

@@ -1956,6 +1956,9 @@ AlternativeOperator.prototype.paths = function*(input, conf) {
 }
 
 // jq's def recurse(f; cond): def r: ., (f | select(cond) | r); r; with the paths taken below prefix.
+// recurse's condition for repeat, which walks every value.
+const __ALWAYS_TRUE = { *apply() { yield true } }
+
 function* __recursePaths(value, prefix, f, cond, conf) {
     yield prefix
     for (const p of f.paths(value, conf)) {
@@ -2129,15 +2132,20 @@ Object.assign(functions, {
                         yield new __Descend(x)
         })
     },
-    // jq 1.6's def repeat(f): def _repeat: f, _repeat; _repeat: f's values on the input, again and again (jq 1.7 gives
-    // the input first and applies f to each value it gave; jackson-jq has no repeat). A loop, as jq's tail call is.
-    'repeat/1': function*(input, conf, args) {
-        for (;;)
-            yield* args[0].apply(input, conf)
+    // jq's def repeat(f): def _repeat: ., (f | _repeat); _repeat (jq 1.7's and the manual's: the input, then f applied to
+    // each value given, so 1 | repeat(. * 2) is 1, 2, 4, ...; the jq 1.6 binary gives f's values on the input again and
+    // again, [2, 2, 2] for limit(3; 1 | repeat(. + 1)), a stream of one value no filter means; jackson-jq has none).
+    // Through __walk, as jq's tail call, so a long repeat needs no deep stack.
+    'repeat/1': function(input, conf, args) {
+        const [f] = args
+        return __walk(input, function*(v) {
+            yield v
+            for (const x of f.apply(v, conf))
+                yield new __Descend(x)
+        })
     },
-    'repeat/1-paths': function*(input, conf, args) {
-        for (;;)
-            yield* args[0].paths(input, conf)
+    'repeat/1-paths': function(input, conf, args) {
+        return __recursePaths(input, [], args[0], __ALWAYS_TRUE, conf)
     },
 })
 
