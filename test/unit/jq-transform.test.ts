@@ -653,6 +653,18 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run('try . as $x | $x | error("a") catch 5, [try (1, 2) as $x | $x * 10 catch 5]')).toEqual({ ok: true, values: [5, [10, 20]] });
   });
 
+  it("runs catch's handler in a path expression as jq 1.6 does: a value it gives is no path, an error it raises fails", () => {
+    const run = (filter: string, input: JsonObject = {}) => jqRunner.run(filter, input);
+    // The handler was skipped in paths: now that `try E catch . |= f` is `(try E catch .) |= f`, it changed nothing.
+    expect(run('try error("x") catch . |= 1')).toEqual({ ok: false, error: 'The jq filter failed: Invalid path expression with result "x"' });
+    expect(run('try path(try error("x") catch 1) catch ., [path(try error("x") catch empty)]')).toEqual({ ok: true, values: ["Invalid path expression with result 1", []] });
+    expect(run('path(try error("x") catch error("y: " + .))')).toEqual({ ok: false, error: "The jq filter failed: y: x" });
+    // error raises in a path expression as anywhere ("no paths for error/1").
+    expect(run('try ((if .ok then .a else error("no a") end) |= 1) catch ., try path(error) catch .', { ok: false })).toEqual({ ok: true, values: ["no a", { ok: false }] });
+    // A body that raises nothing gives its paths, as before.
+    expect(run("(try .a catch .) |= 5, [path(try (.a, error(\"x\"), .b))]", { a: 1 })).toEqual({ ok: true, values: [{ a: 5 }, [["a"]]] });
+  });
+
   it("has jq's builtins that jqjs lacked or broke: base64 over UTF-8, scan, test's flags, gsub's flags, ltrimstr, keys_unsorted, repeat, strftime, strptime", () => {
     const run = (filter: string, input: JsonObject = {}) => jqRunner.run(filter, input);
     expect(run('.s | @base64 | ., @base64d', { s: "aé€😀" })).toEqual({ ok: true, values: ["YcOp4oKs8J+YgA==", "aé€😀"] });

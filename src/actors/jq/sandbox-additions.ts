@@ -44,11 +44,16 @@ class TryNode extends ParseNode {
         if (this.handler) yield* this.handler.apply(caught, conf)
     }
     * paths(input, conf) {
+        let caught
         try {
             yield* this.body.paths(input, conf)
+            return
         } catch (e) {
-            caughtJqError(e)
+            caught = caughtJqError(e)
         }
+        // The handler runs on the message as in jq, where what it gives is no path of the input and its errors are
+        // raised: it was skipped, so (try error("x") catch .) |= 1 quietly changed nothing.
+        if (this.handler) yield* __noPaths.call(this.handler, caught, conf)
     }
     toString() {
         return 'try ' + this.body + (this.handler ? ' catch ' + this.handler : '')
@@ -2467,6 +2472,11 @@ Object.assign(functions, {
     'strftime/1': __withFormat(__strftime, 'strftime/1 requires a string format'),
     'strptime/1': __withFormat(__strptime, 'strptime/1 requires string inputs and arguments'),
 })
+
+// error raises in a path expression as anywhere (jq's path(error("x")) raises "x"): it said "no paths for error/1",
+// so (if .ok then .a else error("no a") end) |= 1 failed with that, and a catch handler's error was lost in it.
+functions['error/0-paths'] = functions['error/0']
+functions['error/1-paths'] = functions['error/1']
 
 // --- Numbers: C's rounding and the libm functions jq has that JavaScript's Math lacks ---
 
