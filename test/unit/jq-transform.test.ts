@@ -289,6 +289,19 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run("[limit(1000000; 0 | recurse(. + 1))] | length")).toEqual({ ok: false, error: expect.stringMatching(/ran too long|out of memory/) });
   }, BUDGET_TEST_TIMEOUT_MS);
 
+  it("raises an error or a break of a recurse, while or until step where jq does: after the walks of the values before it", () => {
+    const run = (filter: string, input: JsonObject = {}) => jqRunner.run(filter, input);
+    // The step's next value was asked for before the walk below its value (to drop a finished level), and what it
+    // raised was raised at once: [0] and [0, "c"] (jq 1.6's answers).
+    const step = "if . < 3 then . + 1, error(\"x\") else empty end";
+    expect(run(`[0 | recurse(${step})?], [try (0 | recurse(${step})) catch "c"]`)).toEqual({ ok: true, values: [[0, 1, 2, 3], [0, 1, 2, 3, "c"]] });
+    expect(run("[label $out | 0 | recurse(if . < 3 then . + 1, break $out else empty end)]")).toEqual({ ok: true, values: [[0, 1, 2, 3]] });
+    expect(run('[limit(3; 0 | recurse(. + 1, error("r"); true))], [limit(3; 0 | while(true; . + 1, error("r")))]')).toEqual({ ok: true, values: [[0, 1, 2], [0, 1, 2]] });
+    expect(run('[0 | while(. < 3; . + 1, error("w"))?], [0 | until(. > 2; . + 1, error("w"))?]')).toEqual({ ok: true, values: [[0, 1, 2], [3]] });
+    // Raised in its turn, not dropped.
+    expect(run(`[0 | recurse(${step})]`)).toEqual({ ok: false, error: "The jq filter failed: x" });
+  });
+
   it("transposes as jq does: a row per column, however many rows, with nulls where a row is short", () => {
     expect(jqRunner.run(".rows | transpose", { rows: [[3, "c"], [1, "a"], [2, "b"]] })).toEqual({ ok: true, values: [[[3, 1, 2], ["c", "a", "b"]]] });
     expect(jqRunner.run("[[1], [2, 3]] | transpose", {})).toEqual({ ok: true, values: [[[1, 2], [null, 3]]] });

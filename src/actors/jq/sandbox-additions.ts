@@ -2008,7 +2008,8 @@ Object.assign(functions, {
 // v gives out, and a __Descend where the walk goes down next, before v's next value. As jq's tail call, a level whose
 // last value is walked is dropped first, so a walk whose step gives one value holds one level, not one per step (each
 // kept its frames: GC over them took 6 s for the budget's worth of recurse(. + 1)); to know it is the last, the level's
-// next value is asked for before that walk (an error there comes before it, where jq's would come after).
+// next value is asked for before that walk, and what that raised (an error, a break) is kept and raised after it, where
+// jq raises it: raised at once, [0 | recurse(if . < 3 then . + 1, error("x") else empty end)?] gave [0], not [0, 1, 2, 3].
 class __Descend {
     constructor(value) {
         this.value = value
@@ -2017,6 +2018,20 @@ class __Descend {
 
 const __NOTHING_AHEAD = {}
 
+// What a level raised when its next value was asked for ahead, to be raised in its turn.
+class __RaisedAhead {
+    constructor(error) {
+        this.error = error
+    }
+}
+
+// Whether e is raised by the filter (a jq error, a break), which comes where the walk reaches it; not QuickJS's own
+// InternalError (the budget, out of memory, a stack overflow) or the null it throws when memory is full, which end the
+// run at once.
+function __raisedByFilter(e) {
+    return e instanceof BreakSignal || typeof e == 'string' || (e instanceof Error && e.name != 'InternalError')
+}
+
 function* __walk(input, level) {
     const levels = [level(input)]
     const ahead = [__NOTHING_AHEAD]
@@ -2024,6 +2039,8 @@ function* __walk(input, level) {
         while (levels.length) {
             const k = levels.length - 1
             let item = ahead[k]
+            if (item instanceof __RaisedAhead)
+                throw item.error
             if (item !== __NOTHING_AHEAD)
                 ahead[k] = __NOTHING_AHEAD
             else {
@@ -2039,7 +2056,14 @@ function* __walk(input, level) {
                 yield item
                 continue
             }
-            const r = levels[k].next()
+            let r
+            try {
+                r = levels[k].next()
+            } catch (e) {
+                if (!__raisedByFilter(e))
+                    throw e
+                r = {done: false, value: new __RaisedAhead(e)}
+            }
             if (r.done) {
                 levels.pop()
                 ahead.pop()
