@@ -2122,7 +2122,7 @@ Object.assign(functions, {
     },
     // jq's def while(cond; update): def _while: if cond then ., (update | _while) else empty end; _while. Through
     // __walk, so that a long loop needs no deep stack, and lazily: jqjs's queue ran all of update's values before
-    // walking the first, so limit(3; 0 | while(true; . + 1, . + 1e9 | error)) failed where jq gives 0, 1, 2.
+    // walking the first, so limit(3; 0 | while(true; . + 1, (. + 1e9 | error))) failed where jq gives 0, 1, 2.
     'while/2': function(input, conf, args) {
         const [cond, update] = args
         return __walk(input, function*(v) {
