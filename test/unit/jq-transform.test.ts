@@ -664,6 +664,9 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run("(try 1 catch 2) as $y | $y + 1")).toEqual({ ok: true, values: [2] });
     expect(run('try error(["q"]) catch . as [$x] | $x + "!" | ascii_upcase')).toEqual({ ok: true, values: ["Q!"] });
     expect(run('try . as $x | $x | error("a") catch 5, [try (1, 2) as $x | $x * 10 catch 5]')).toEqual({ ok: true, values: [5, [10, 20]] });
+    // Over commas too, up to the bracket around it: the comma ended it ("$x is not defined", ["a", {}]; jq 1.6's answers).
+    expect(run('[try error("a") catch . as $x | $x, $x], [try error("a") catch . as $x | $x | ., .], [try 1 catch . as $x | $x, $x]')).toEqual({ ok: true, values: [["a", "a"], ["a", "a"], [1]] });
+    expect(run("[try 1 as $x | $x, $x catch 0], {a: (try 1 catch . as $x | $x), b: 2}")).toEqual({ ok: true, values: [[1, 1], { a: 1, b: 2 }] });
   });
 
   it("runs catch's handler in a path expression as jq 1.6 does: a value it gives is no path, an error it raises fails", () => {

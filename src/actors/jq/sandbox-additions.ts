@@ -62,29 +62,29 @@ class TryNode extends ParseNode {
 
 // The handler after catch, as jq 1.6's grammar reads it: a term with its suffixes (a leading - too), so that an operator
 // after it applies to the whole try: try error("a") catch . + "b" is (try error("a") catch .) + "b", and try 1 catch
-// . + 1 is 2 (it was 1: the handler took . + 1). A binding there runs to the end of the enclosing expression, as in jq:
-// try 1 catch . as $x | $x + 1 is 1.
-function __parseCatchHandler(tokens, i, ends) {
+// . + 1 is 2 (it was 1: the handler took . + 1). A binding there runs to the end of the enclosing expression (until), over
+// commas and pipes, as in jq: try 1 catch . as $x | $x + 1 is 1, [try error("a") catch . as $x | $x, $x] ["a", "a"].
+function __parseCatchHandler(tokens, i, ends, until) {
     const term = __parseOperand(tokens, i, ends.concat(['op', 'equals', 'pipe-equals', 'op-equals']))
-    return __parseBindingAfter(term, tokens, ends)
+    return __parseBindingAfter(term, tokens, ['<end-of-program>'].concat(until))
 }
 
-// The body of try, up to catch: a binding in it runs over pipes to the catch, as in jq (try . as $x | $x | error("a")
-// catch 5 is 5; the body stopped at as, and catch was refused).
-function __parseTryBody(tokens, i, ends) {
+// The body of try, up to catch: a binding in it runs over commas and pipes to the catch, as in jq (try . as $x | $x |
+// error("a") catch 5 is 5; the body stopped at as, and catch was refused).
+function __parseTryBody(tokens, i, ends, until) {
     const body = parse(tokens, i, ['catch'].concat(ends))
-    return __parseBindingAfter(body, tokens, ['catch'].concat(ends))
+    return __parseBindingAfter(body, tokens, ['catch', '<end-of-program>'].concat(until))
 }
 
-// When parsed (a {node, i} that stopped at as) is the source of a binding: E as pattern | body, body running to the
-// end of the enclosing expression (stops, less a pipe or as, which the body goes through); else parsed.
+// When parsed (a {node, i} that stopped at as) is the source of a binding: E as pattern | body, body running up to
+// stops (the end of the enclosing expression); else parsed.
 function __parseBindingAfter(parsed, tokens, stops) {
     if (!tokens[parsed.i] || tokens[parsed.i].type != 'as')
         return parsed
     const bound = __parsePattern(tokens, parsed.i + 1)
     if (!tokens[bound.i] || tokens[bound.i].type != 'pipe')
         throw 'expected | after the pattern at ' + describeLocation(tokens[bound.i])
-    const body = parse(tokens, bound.i + 1, stops.filter(type => type != 'as' && type != 'pipe'))
+    const body = parse(tokens, bound.i + 1, stops)
     return {node: new PipeNode(new VariableBinding(parsed.node, bound.pattern), body.node), i: body.i}
 }
 

@@ -59,7 +59,7 @@ const FIXES: readonly SourceFix[] = [
     why: "`try … catch …` parses",
     find: "        // Conditional if-then-(elif-then)*-else?-end\n        } else if (t.type == 'if') {",
     replace:
-      "        } else if (t.type == 'try') {\n            const ends = ['comma', 'pipe', 'as', 'right-paren', 'right-brace', 'right-square', '<end-of-program>'].concat(until)\n            let body = __parseTryBody(tokens, i + 1, ends)\n            let handler = null\n            i = body.i\n            if (tokens[i] && tokens[i].type == 'catch') {\n                let r = __parseCatchHandler(tokens, i + 1, ends)\n                handler = r.node\n                i = r.i\n            }\n            i--\n            ret.push(new TryNode(body.node, handler))\n        // Conditional if-then-(elif-then)*-else?-end\n        } else if (t.type == 'if') {",
+      "        } else if (t.type == 'try') {\n            const ends = ['comma', 'pipe', 'as', 'right-paren', 'right-brace', 'right-square', '<end-of-program>'].concat(until)\n            let body = __parseTryBody(tokens, i + 1, ends, until)\n            let handler = null\n            i = body.i\n            if (tokens[i] && tokens[i].type == 'catch') {\n                let r = __parseCatchHandler(tokens, i + 1, ends, until)\n                handler = r.node\n                i = r.i\n            }\n            i--\n            ret.push(new TryNode(body.node, handler))\n        // Conditional if-then-(elif-then)*-else?-end\n        } else if (t.type == 'if') {",
   },
   {
     // `.a?` keeps a null it produces, as jq's does, and lets QuickJS's own InternalError through (see caughtJqError).
