@@ -253,6 +253,11 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run("def g(f): def h: f + 1; [.[] | h]; .xs | g(. * 10)", { xs: [1, 2] })).toEqual({ ok: true, values: [[11, 21]] });
     expect(run("def g($x): def h: $x, x; [h]; g(5)")).toEqual({ ok: true, values: [[5, 5]] });
     expect(run("def f($a): a + $a; [f(1, 2)]")).toEqual({ ok: true, values: [[2, 3, 3, 4]] });
+    // The first $parameter's values are the outer loop, as jq's a as $a | b as $b (the last was: [1, 3], [2, 3], …).
+    expect(run("def f($a; $b): [$a, $b]; [f(1, 2; 3, 4)], [def g($a; b; $c): [$a, b, $c]; g(1, 2; 3, 4; 5, 6)]")).toEqual({
+      ok: true,
+      values: [[[1, 3], [1, 4], [2, 3], [2, 4]], [[1, 3, 4, 5], [1, 3, 4, 6], [2, 3, 4, 5], [2, 3, 4, 6]]],
+    });
     expect(run("def outer($n): def inner: if . < $n then . + 1 | inner else . end; inner; 0 | outer(4)")).toEqual({ ok: true, values: [4] });
     expect(run(". as [$a, $b] | def f: $a + $b; [3, 4] as [$a, $b] | f", { a: 1 })).toEqual({ ok: false, error: "The jq filter failed: Cannot index object with number" });
     expect(run("[1, 2] as [$a, $b] | def f: $a + $b; [3, 4] as [$a, $b] | f")).toEqual({ ok: true, values: [3] });

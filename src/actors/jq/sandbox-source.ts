@@ -236,6 +236,13 @@ const FIXES: readonly SourceFix[] = [
     replace: "                    if (tokens[i].type == 'variable') { // def foo($f), translated to a pipe to that variable\n                        varParams.push({truename: tokens[i].name + '/0', bindname: tokens[i].name});\n                        params.push(tokens[i].name)",
   },
   {
+    // jq's def f($a; $b): body is def f(a; b): a as $a | b as $b | body, the first parameter's values the outer loop;
+    // jqjs wrapped the body in the order given, so the last was outermost: [f(1, 2; 3, 4)] varied $a fastest.
+    why: "`def f($a; $b)` binds $a around $b",
+    find: "            for (let vp of varParams) {\n                let lhs = new VariableBinding(new FunctionCall(vp.truename, []), vp.bindname);",
+    replace: "            for (let vp of varParams.slice().reverse()) {\n                let lhs = new VariableBinding(new FunctionCall(vp.truename, []), vp.bindname);",
+  },
+  {
     why: "a def is bound where it is written, for the rest of its scope (its node)",
     find: "            let func = makeUserFuncFromNode(params, node);\n            functions[name + '/' + params.length] = func;\n            let pathFunc = makeUserFuncFromNode(params, node, true);\n            functions[name + '/' + params.length + '-paths'] = pathFunc;\n            i = j;",
     replace: "            let rest = parse(tokens, j + 1, until)\n            ret.push(new __DefNode(name + '/' + params.length, params, node, rest.node))\n            i = rest.i\n            if (tokens[i] && until.indexOf(tokens[i].type) != -1)\n                i--",
