@@ -1,7 +1,7 @@
 // @ts-check
-import { forgetPermissions, isLoggedIn, logOut, me, setSessionEndHandler, errorMessage } from "./lib/api.js";
+import { ApiError, forgetPermissions, isLoggedIn, logOut, me, setSessionEndHandler, errorMessage } from "./lib/api.js";
 import { h, replaceChildren } from "./lib/dom.js";
-import { decodePart, readHash } from "./lib/hash.js";
+import { decodePart, formerCreateHash, readHash } from "./lib/hash.js";
 import { renderApplication, renderApplications, renderGroup, renderGroups, renderRoleEditor, renderRoles, renderUser, renderUsers } from "./views/access.js";
 import { renderDefinition, renderDefinitionEditor } from "./views/definition.js";
 import { renderDefinitions } from "./views/definitions.js";
@@ -32,18 +32,22 @@ const statusLine = /** @type {HTMLElement} */ (document.getElementById("status-l
 const userBox = /** @type {HTMLElement} */ (document.getElementById("user"));
 const nav = /** @type {HTMLElement} */ (document.getElementById("nav"));
 
-/** @type {Array<[RegExp, View]>} */
+/**
+ * Each page's address pattern, matched in order against the still-encoded path. A create page is `<section>/+new`
+ * (NEW_SEGMENT in lib/hash.js), which no name's address can be, so `<section>/new` opens the one named `new`.
+ * @type {Array<[RegExp, View]>}
+ */
 const ROUTES = [
   [/^executions$/, renderExecutions],
   [/^executions\/([^/]+)$/, renderExecution],
   [/^definitions$/, renderDefinitions],
-  [/^definitions\/new$/, (container, params, context) => renderDefinitionEditor(container, params, context)],
+  [/^definitions\/\+new$/, (container, params, context) => renderDefinitionEditor(container, params, context)],
   [/^definitions\/([^/]+)\/(\d+)\/edit$/, renderDefinitionEditor],
   [/^definitions\/([^/]+)\/(\d+)$/, renderDefinition],
   // The latest version, as Conductor's UI shows `/workflowDef/{name}` (see _redirects).
   [/^definitions\/([^/]+)$/, renderDefinition],
   [/^taskdefs$/, renderTaskDefs],
-  [/^taskdefs\/new$/, (container, params, context) => renderTaskDefEditor(container, params, context)],
+  [/^taskdefs\/\+new$/, (container, params, context) => renderTaskDefEditor(container, params, context)],
   [/^taskdefs\/(.+)$/, renderTaskDefEditor],
   [/^tasks$/, renderTasks],
   [/^inbox$/, renderInbox],
@@ -51,20 +55,20 @@ const ROUTES = [
   [/^queues$/, renderQueues],
   [/^metrics$/, renderMetrics],
   [/^schedules$/, renderSchedules],
-  [/^schedules\/new$/, (container, params, context) => renderScheduleEditor(container, params, context)],
+  [/^schedules\/\+new$/, (container, params, context) => renderScheduleEditor(container, params, context)],
   [/^schedules\/([^/]+)$/, renderScheduleEditor],
   [/^events$/, renderEventHandlers],
-  [/^events\/new$/, (container, params, context) => renderEventHandlerEditor(container, params, context)],
+  [/^events\/\+new$/, (container, params, context) => renderEventHandlerEditor(container, params, context)],
   [/^events\/(.+)$/, renderEventHandlerEditor],
   [/^webhooks$/, renderWebhooks],
-  [/^webhooks\/new$/, (container, params, context) => renderWebhookEditor(container, params, context)],
+  [/^webhooks\/\+new$/, (container, params, context) => renderWebhookEditor(container, params, context)],
   [/^webhooks\/([^/]+)$/, renderWebhookEditor],
   [/^secrets$/, renderSecrets],
   [/^environment$/, renderEnvironment],
   [/^secrets\/([^/]+)$/, renderSecret],
   [/^access$/, (container, params, context) => context.go("#/access/roles")],
   [/^access\/roles$/, renderRoles],
-  [/^access\/roles\/new$/, (container, params, context) => renderRoleEditor(container, params, context)],
+  [/^access\/roles\/\+new$/, (container, params, context) => renderRoleEditor(container, params, context)],
   [/^access\/roles\/(.+)$/, renderRoleEditor],
   [/^access\/users$/, renderUsers],
   [/^access\/users\/(.+)$/, renderUser],
@@ -119,7 +123,12 @@ async function route() {
     try {
       await view(main, params, context, ...match.slice(1).map(decodePart));
     } catch (error) {
-      if (context.active()) notify(errorMessage(error), "error");
+      if (!context.active()) return;
+      // An address the New buttons used to write (`#/taskdefs/new`, bookmarked) names nothing of that name: it still
+      // opens the create page, in place of the address that found nothing.
+      const formerCreate = error instanceof ApiError && error.status === 404 ? formerCreateHash(path) : undefined;
+      if (formerCreate !== undefined) location.replace(formerCreate);
+      else notify(errorMessage(error), "error");
     }
     return;
   }

@@ -1124,12 +1124,48 @@ describe("web UI", () => {
     await team.page.context().close();
   });
 
+  it("opens what is named `new` at its own address, while the New buttons, and the `…/new` addresses they wrote before, open the create pages", async () => {
+    // Each kind with a create page, one of it named `new`: its link was `#/<section>/new`, the create page's address.
+    const named = "new";
+    await callOk(server.url, "POST", "/api/metadata/taskdefs", { key: adminKey, body: [{ name: named, retryCount: 5, timeoutSeconds: 0 }] });
+    await callOk(server.url, "POST", "/api/metadata/workflow", { key: adminKey, body: { name: named, version: 1, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: "note", taskReferenceName: "note", type: "SET_VARIABLE", inputParameters: { note: "x" } }] } });
+    await callOk(server.url, "POST", "/api/event", { key: adminKey, body: { name: named, event: `conductor:${parentName}:new`, active: false, actions: [{ action: "start_workflow", start_workflow: { name: childName } }] } });
+    await callOk(server.url, "POST", "/api/security/roles", { key: adminKey, body: { name: named, description: "", permissions: [{ action: "WORKFLOW_READ", scope: `workflow:${childName}` }] } }, 201);
+    await callOk(server.url, "POST", "/api/scheduler/schedules", { key: adminKey, body: { name: named, cronExpression: "0 0 1 1 * ?", paused: true, startWorkflowRequest: { name: childName } } });
+    const { page, problems, refusedLoads } = await openPage(browser);
+    await logIn(page, adminKey);
+    const opens = async (list: string, linkName: string, heading: string | RegExp) => {
+      await page.goto(`${server.url}/#/${list}`);
+      await page.getByRole("link", { name: linkName, exact: true }).click({ timeout: STEP_TIMEOUT_MS });
+      await page.getByRole("heading", { name: heading, exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    };
+    for (const [list, heading] of [["taskdefs", "Task definition new"], ["events", "Event handler new"], ["access/roles", "Role new"], ["schedules", "Schedule new"]] as const) {
+      await opens(list, named, heading);
+      expect(page.url()).toBe(`${server.url}/#/${list}/new`);
+    }
+    await opens("definitions", named, "new v1");
+    // The create pages, from each list's New button.
+    for (const [list, button, heading] of [["taskdefs", "New task definition", "New task definition"], ["events", "New event handler", "New event handler"], ["access/roles", "New role", "New role"],
+      ["schedules", "New schedule", "New schedule"], ["definitions", "New definition", "New definition"], ["webhooks", "New webhook", "New webhook"]] as const) {
+      await opens(list, button, heading);
+      expect(page.url()).toBe(`${server.url}/#/${list}/+new`);
+    }
+    // A bookmark of the create page as it was addressed still opens it while nothing of that kind is named `new`.
+    await page.goto(`${server.url}/#/webhooks/new`);
+    await page.getByRole("heading", { name: "New webhook", exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await expect.poll(() => page.url(), { timeout: STEP_TIMEOUT_MS }).toBe(`${server.url}/#/webhooks/+new`);
+    expect(refusedLoads).toEqual([expect.stringContaining("status of 404")]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+    for (const path of ["/api/metadata/taskdefs/new", "/api/metadata/workflow/new/1", "/api/event/new", "/api/security/roles/new", "/api/scheduler/schedules/new"]) await callOk(server.url, "DELETE", path, { key: adminKey });
+  });
+
   it("refuses to register a new task definition under a name in use, which the service's save would overwrite", async () => {
     const name = `${parentName}_taken`;
     await callOk(server.url, "POST", "/api/metadata/taskdefs", { key: adminKey, body: [{ name, retryCount: 7, timeoutSeconds: 0 }] });
     const { page, problems } = await openPage(browser);
     await logIn(page, adminKey);
-    await page.goto(`${server.url}/#/taskdefs/new`);
+    await page.goto(`${server.url}/#/taskdefs/+new`);
     const editor = page.getByLabel("Task definition (JSON)");
     await expect.poll(() => editor.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain('"retryCount": 3');
     await editor.fill(JSON.stringify({ name, retryCount: 1, timeoutSeconds: 0 }));

@@ -5,13 +5,15 @@ import { describe, expect, it } from "vitest";
 interface HashModule {
   readHash(hash: string): { raw: string; path: string; params: URLSearchParams };
   decodePart(part: string): string;
+  createHash(section: string): string;
+  formerCreateHash(path: string): string | undefined;
 }
 interface SearchPageModule {
   searchHash(route: string, filters: Array<[string, string]>, pageStart: number, trailing?: Array<[string, string]>): string;
 }
 
 // By URL: the modules are plain JavaScript without type declarations, so TypeScript must not resolve them.
-const { readHash, decodePart } = (await import(/* @vite-ignore */ new URL("../../ui/lib/hash.js", import.meta.url).href)) as HashModule;
+const { readHash, decodePart, createHash, formerCreateHash } = (await import(/* @vite-ignore */ new URL("../../ui/lib/hash.js", import.meta.url).href)) as HashModule;
 const { searchHash } = (await import(/* @vite-ignore */ new URL("../../ui/lib/search-page.js", import.meta.url).href)) as SearchPageModule;
 
 /** Two of the router's routes (ui/app.js), matched as it matches them: against the path, each part decoded. */
@@ -47,5 +49,14 @@ describe("the UI's router", () => {
     expect(readHash("#/definitions/R%26D/2?x=1").raw).toBe("definitions/R%26D/2?x=1");
     expect(readHash("").path).toBe("");
     expect(routed(TASK_DEF, "#/taskdefs/100%")).toEqual(["100%"]);
+  });
+
+  it("addresses a create page so that no name's address is one, and takes an address of the former form to it only in its sections", () => {
+    for (const name of [...NAMES, "new", "+new", " new"]) expect(readHash(`#/taskdefs/${encodeURIComponent(name)}`).path).not.toBe(readHash(createHash("taskdefs")).path);
+    expect(createHash("access/roles")).toBe("#/access/roles/+new");
+    expect(formerCreateHash("access/roles/new")).toBe("#/access/roles/+new");
+    expect(formerCreateHash("definitions/new")).toBe("#/definitions/+new");
+    // Not a user's or a group's (they have no create page), nor a name ending in `new`, nor a version of one named so.
+    for (const path of ["access/users/new", "access/groups/new", "taskdefs/renew", "taskdefs/x/new", "definitions/new/1", "new"]) expect(formerCreateHash(path)).toBeUndefined();
   });
 });

@@ -30,3 +30,32 @@ export function decodePart(part) {
     return part;
   }
 }
+
+/**
+ * The last segment of a create page's address (`#/taskdefs/+new`). Not `new`: that is how a task definition, role or
+ * event handler named `new` is addressed (`encodeURIComponent("new")`), and it must open that one. A name never
+ * yields this segment, since a name is written encoded and `encodeURIComponent` writes `+` as `%2B`.
+ */
+export const NEW_SEGMENT = "+new";
+
+/** The sections whose list offers a create page, as their addresses begin (`#/access/roles/…`). */
+const SECTIONS_WITH_CREATE_PAGE = ["definitions", "taskdefs", "schedules", "events", "webhooks", "access/roles"];
+
+/**
+ * The address of a section's create page.
+ * @param {string} section as its addresses begin ("taskdefs", "access/roles")
+ */
+export function createHash(section) {
+  return `#/${section}/${NEW_SEGMENT}`;
+}
+
+/**
+ * The create page that a path of the form the UI wrote before (`taskdefs/new`, bookmarked from its New button) meant,
+ * when it names no `new` of that section: that path now opens the one named `new` when there is one, as any name's
+ * does, and otherwise still leads where it did. Undefined for any other path.
+ * @param {string} path as {@link readHash} answers it
+ */
+export function formerCreateHash(path) {
+  const section = path.endsWith("/new") ? path.slice(0, -"/new".length) : undefined;
+  return section !== undefined && SECTIONS_WITH_CREATE_PAGE.includes(section) ? createHash(section) : undefined;
+}

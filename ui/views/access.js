@@ -2,6 +2,7 @@
 import { api, ApiError, errorMessage } from "../lib/api.js";
 import { openDialog } from "../lib/dialog.js";
 import { copyButton, formatTime, h, replaceChildren } from "../lib/dom.js";
+import { createHash } from "../lib/hash.js";
 import { entityEditor } from "../lib/entity-editor.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
 
@@ -121,7 +122,7 @@ async function accessPage(container, context, page, render) {
  * @type {import("../app.js").View}
  */
 export async function renderRoles(container, _params, context) {
-  await accessPage(container, context, { title: "Roles", tab: "roles", action: h("a", { className: "button", href: "#/access/roles/new" }, "New role") }, async () => {
+  await accessPage(container, context, { title: "Roles", tab: "roles", action: h("a", { className: "button", href: createHash("access/roles") }, "New role") }, async () => {
     const roles = /** @type {Role[]} */ (await api("GET", "/api/security/roles"));
     return [
       h("p", { className: "help" }, "A role is a named set of permissions at scopes (*, a prefix such as workflow:orders_*, or an exact one); users and applications hold roles and permissions of their own. You can hand out only what you hold."),

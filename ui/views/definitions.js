@@ -2,6 +2,7 @@
 import { api, permissionsAnywhere, permissionsAt } from "../lib/api.js";
 import { mayWriteDefinition } from "./definition.js";
 import { h, matchesFilter, replaceChildren, tagList } from "../lib/dom.js";
+import { createHash } from "../lib/hash.js";
 
 /**
  * @typedef {{ name: string, version: number, description?: string, ownerEmail?: string, tasks: unknown[], updateTime?: number, createTime?: number,
@@ -24,7 +25,7 @@ export async function renderDefinitions(container, _params, context) {
   if (!context.active()) return;
   const canRegister = mayWriteDefinition(held, atAll);
   replaceChildren(container,
-    h("div", { className: "page-head" }, h("h1", {}, "Definitions"), canRegister ? h("a", { className: "button", href: "#/definitions/new" }, "New definition") : null),
+    h("div", { className: "page-head" }, h("h1", {}, "Definitions"), canRegister ? h("a", { className: "button", href: createHash("definitions") }, "New definition") : null),
     h("div", { className: "filters" }, h("div", { className: "field" }, h("label", { for: "definition-filter" }, "Filter"), filter)),
     list);
   const definitions = await reading;

@@ -1,6 +1,7 @@
 // @ts-check
 import { api, ApiError, permissionsAt } from "../lib/api.js";
 import { formatTime, h, replaceChildren } from "../lib/dom.js";
+import { createHash } from "../lib/hash.js";
 import { entityEditor } from "../lib/entity-editor.js";
 
 /**
@@ -71,7 +72,7 @@ export async function renderEventHandlers(container, _params, context) {
   }
   if (!context.active()) return;
   replaceChildren(container,
-    h("div", { className: "page-head" }, h("h1", {}, "Event handlers"), canEdit ? h("a", { className: "button", href: "#/events/new" }, "New event handler") : null),
+    h("div", { className: "page-head" }, h("h1", {}, "Event handlers"), canEdit ? h("a", { className: "button", href: createHash("events") }, "New event handler") : null),
     h("p", { className: "help" }, "What to do when an EVENT task publishes (conductor:<workflow>:<queue>), or a workflow with a status listener ends (conductor:_callbackSuccessQueue, conductor:_callbackFailureQueue): the active handlers of that event whose condition holds run their actions, with ${…} taken from the event's payload."),
     handlers.length === 0
       ? h("p", { className: "empty" }, "No event handler is registered yet.")

@@ -2,6 +2,7 @@
 import { api, ApiError, permissionsAt, errorMessage } from "../lib/api.js";
 import { openDialog } from "../lib/dialog.js";
 import { fact, formatTime, h, replaceChildren, statusBadge } from "../lib/dom.js";
+import { createHash } from "../lib/hash.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
 
 /**
@@ -157,7 +158,7 @@ export async function renderSchedules(container, _params, context) {
   const canCreate = permissions.has("WORKFLOW_ADMIN") || (await mayManageSome(schedules));
   if (!context.active()) return;
   replaceChildren(container,
-    h("div", { className: "page-head" }, h("h1", {}, "Schedules"), canCreate ? h("a", { className: "button", href: "#/schedules/new" }, "New schedule") : null),
+    h("div", { className: "page-head" }, h("h1", {}, "Schedules"), canCreate ? h("a", { className: "button", href: createHash("schedules") }, "New schedule") : null),
     h("p", { className: "help" }, "Each schedule starts its workflow at the times of its cron expression, read in its time zone."),
     h("div", { className: "filters" }, h("div", { className: "field" }, h("label", { for: "schedule-filter" }, "Filter"), filter)),
     list);

@@ -1,6 +1,7 @@
 // @ts-check
 import { api, errorMessage, permissionsAnywhere, permissionsAt } from "../lib/api.js";
 import { h, matchesFilter, replaceChildren, tagList } from "../lib/dom.js";
+import { createHash } from "../lib/hash.js";
 import { entityEditor } from "../lib/entity-editor.js";
 
 /**
@@ -101,7 +102,7 @@ export async function renderTaskDefs(container, _params, context) {
   const sizes = permissions.has("TASK_READ") ? await queueSizes(taskDefs.map((taskDef) => taskDef.name)) : undefined;
   if (!context.active()) return;
   replaceChildren(container,
-    h("div", { className: "page-head" }, h("h1", {}, "Task definitions"), canRegister ? h("a", { className: "button", href: "#/taskdefs/new" }, "New task definition") : null),
+    h("div", { className: "page-head" }, h("h1", {}, "Task definitions"), canRegister ? h("a", { className: "button", href: createHash("taskdefs") }, "New task definition") : null),
     h("p", { className: "help" }, "Shared by every workflow task of the same name: retries, timeout, default input and, for workers' tasks, how many are handed out. An execution keeps the copy it started with."),
     h("div", { className: "filters" }, h("div", { className: "field" }, h("label", { for: "taskdef-filter" }, "Filter"), filter)),
     list);

@@ -1,6 +1,7 @@
 // @ts-check
 import { api, ApiError, permissionsAt } from "../lib/api.js";
 import { formatTime, h, replaceChildren } from "../lib/dom.js";
+import { createHash } from "../lib/hash.js";
 import { entityEditor } from "../lib/entity-editor.js";
 
 /**
@@ -80,7 +81,7 @@ export async function renderWebhooks(container, _params, context) {
   }
   if (!context.active()) return;
   replaceChildren(container,
-    h("div", { className: "page-head" }, h("h1", {}, "Webhooks"), canEdit ? h("a", { className: "button", href: "#/webhooks/new" }, "New webhook") : null),
+    h("div", { className: "page-head" }, h("h1", {}, "Webhooks"), canEdit ? h("a", { className: "button", href: createHash("webhooks") }, "New webhook") : null),
     h("p", { className: "help" }, "One URL per sender (GitHub, Slack, Stripe, your own): each event is verified, completes the waiting WAIT_FOR_WEBHOOK tasks of the receiving workflows whose matches it meets, and starts the workflows to start with it as their input."),
     webhooks.length === 0
       ? h("p", { className: "empty" }, "No webhook is registered yet.")
