@@ -1160,6 +1160,40 @@ describe("web UI", () => {
     for (const path of ["/api/metadata/taskdefs/new", "/api/metadata/workflow/new/1", "/api/event/new", "/api/security/roles/new", "/api/scheduler/schedules/new"]) await callOk(server.url, "DELETE", path, { key: adminKey });
   });
 
+  it("refuses to save an edited workflow definition over another name or version that exists, which the service's update would replace", async () => {
+    const name = `${parentName}_renamed`;
+    const define = (version: number, description: string) => callOk(server.url, "POST", "/api/metadata/workflow", {
+      key: adminKey, body: { name, version, description, schemaVersion: 2, ownerEmail: "ui@example.com", tasks: [{ name: "note", taskReferenceName: "note", type: "SET_VARIABLE", inputParameters: { note: "x" } }] },
+    });
+    await define(1, "first");
+    await define(2, "second");
+    const { page, problems, refusedLoads } = await openPage(browser);
+    await logIn(page, adminKey);
+    await page.goto(`${server.url}/#/definitions/${name}/1/edit`);
+    const editor = page.getByLabel("Workflow definition (JSON)");
+    await expect.poll(() => editor.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain('"description": "first"');
+    const opened = JSON.parse(await editor.inputValue()) as Record<string, unknown>;
+    const message = page.locator(".definition-editor .error");
+    // Version 1 saved as version 2, which exists; then under the name of another definition, which exists.
+    await editor.fill(JSON.stringify({ ...opened, version: 2, description: "over the second" }));
+    await page.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => message.textContent(), { timeout: STEP_TIMEOUT_MS }).toContain(`${name} v2 exists already`);
+    await editor.fill(JSON.stringify({ ...opened, name: childName, description: "over another" }));
+    await page.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => message.textContent(), { timeout: STEP_TIMEOUT_MS }).toContain(`${childName} v1 exists already`);
+    expect((await callOk(server.url, "GET", `/api/metadata/workflow/${name}?version=2`, { key: adminKey })).json().description).toBe("second");
+    expect((await callOk(server.url, "GET", `/api/metadata/workflow/${childName}?version=1`, { key: adminKey })).json().description).toBeUndefined();
+    // A version not taken is registered beside the one opened, which stays as it was.
+    await editor.fill(JSON.stringify({ ...opened, version: 3, description: "third" }));
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("heading", { name: `${name} v3` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect((await callOk(server.url, "GET", `/api/metadata/workflow/${name}?version=1`, { key: adminKey })).json().description).toBe("first");
+    expect(refusedLoads).toEqual([expect.stringContaining("status of 409"), expect.stringContaining("status of 409")]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+    for (const version of [1, 2, 3]) await callOk(server.url, "DELETE", `/api/metadata/workflow/${name}/${version}`, { key: adminKey });
+  });
+
   it("refuses to register a new task definition under a name in use, which the service's save would overwrite", async () => {
     const name = `${parentName}_taken`;
     await callOk(server.url, "POST", "/api/metadata/taskdefs", { key: adminKey, body: [{ name, retryCount: 7, timeoutSeconds: 0 }] });

@@ -128,7 +128,7 @@ function run(definition, context) {
  */
 export async function renderDefinitionEditor(container, _params, context, name, version) {
   const [existing, permissions, atAll] = await Promise.all([
-    name === undefined ? Promise.resolve(undefined) : api("GET", `/api/metadata/workflow/${encodeURIComponent(name)}?version=${encodeURIComponent(version ?? "")}`),
+    name === undefined ? Promise.resolve(undefined) : /** @type {Promise<{ name: string, version: number }>} */ (api("GET", `/api/metadata/workflow/${encodeURIComponent(name)}?version=${encodeURIComponent(version ?? "")}`)),
     // A new definition's name is not known yet: the service decides by the name typed (WORKFLOW_WRITE at its scope), so
     // what counts here is holding the right at some scope.
     name === undefined ? permissionsAnywhere() : permissionsAt(`workflow:${name}`),
@@ -156,14 +156,19 @@ export async function renderDefinitionEditor(container, _params, context, name, 
         return;
       }
       save.disabled = true;
+      const [savedName, savedVersion] = [definition["name"], definition["version"] ?? 1];
       try {
-        // PUT registers or replaces (Conductor's update); POST refuses an existing name+version, which protects a new one.
-        if (existing) await api("PUT", "/api/metadata/workflow", [definition]);
+        // PUT registers or replaces whatever name and version the text holds (Conductor's update): only the version
+        // opened is saved so. Under another name or version the text is a new definition, and POST refuses one taken
+        // (409), which an edit of the name or version would otherwise replace without a word.
+        if (existing && savedName === existing.name && savedVersion === existing.version) await api("PUT", "/api/metadata/workflow", [definition]);
         else await api("POST", "/api/metadata/workflow", definition);
-        context.notify(`Saved ${String(definition["name"])} v${String(definition["version"] ?? 1)}`);
-        context.go(`#/definitions/${encodeURIComponent(String(definition["name"]))}/${String(definition["version"] ?? 1)}`);
+        context.notify(`Saved ${String(savedName)} v${String(savedVersion)}`);
+        context.go(`#/definitions/${encodeURIComponent(String(savedName))}/${String(savedVersion)}`);
       } catch (error) {
-        message.textContent = errorMessage(error);
+        message.textContent = error instanceof ApiError && error.status === 409
+          ? `A workflow definition ${String(savedName)} v${String(savedVersion)} exists already: open it to change it, or choose another name or version.`
+          : errorMessage(error);
         if (error instanceof ApiError && error.validationErrors.length > 0) {
           editor.showErrors(error.validationErrors.map((issue) => ({ ...issue, path: issue.path.replace(/^\[0\]\.?|^0\.?/, "") })));
         }
