@@ -1211,6 +1211,35 @@ describe("web UI", () => {
     await callOk(server.url, "DELETE", `/api/metadata/taskdefs/${name}`, { key: adminKey });
   });
 
+  it("does not add a task definition's workers panel to the page shown when its answer arrives after the user left", async () => {
+    const name = `${parentName}_left`;
+    await callOk(server.url, "POST", "/api/metadata/taskdefs", { key: adminKey, body: [{ name, retryCount: 0, timeoutSeconds: 0 }] });
+    const { page, problems } = await openPage(browser);
+    await logIn(page, adminKey);
+    // The workers' look-up is held until the user has gone on to the list.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route("**/api/tasks/queue/polldata**", async (route) => {
+      await held;
+      await route.continue();
+    });
+    const answered = page.waitForResponse((response) => response.url().includes("/api/tasks/queue/polldata"));
+    await page.goto(`${server.url}/#/taskdefs/${name}`);
+    await page.getByRole("heading", { name: `Task definition ${name}` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("link", { name: "Definitions", exact: true }).click();
+    await page.getByRole("heading", { name: "Definitions", exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    release();
+    await (await answered).finished();
+    // The page has read the answer (its resource entry is complete) and run what follows it.
+    await page.waitForFunction(`performance.getEntriesByType("resource").some((entry) => entry.name.includes("/api/tasks/queue/polldata") && entry.responseEnd > 0)`, undefined, { timeout: STEP_TIMEOUT_MS });
+    await page.evaluate("new Promise((resolve) => setTimeout(resolve, 0))");
+    expect(await page.locator("#view h2", { hasText: "Workers" }).count()).toBe(0);
+    expect(await page.getByRole("heading", { name: "Definitions", exact: true }).count()).toBe(1);
+    expect(problems).toEqual([]);
+    await page.context().close();
+    await callOk(server.url, "DELETE", `/api/metadata/taskdefs/${name}`, { key: adminKey });
+  });
+
   it("registers a task definition, marks a refused field at its line, lists its settings, edits and deletes it", async () => {
     const { page } = admin;
     const name = `${parentName}_taskdef`;

@@ -173,7 +173,11 @@ export async function renderTaskDefEditor(container, _params, context, name) {
     remove: async () => void (await api("DELETE", `/api/metadata/taskdefs/${encodeURIComponent(String(name))}`)),
     removalNote: "Tasks of this name in executions started later run without it (no retries unless their workflow task sets them). Running executions keep their copy.",
   }, context));
-  if (existing && name !== undefined && permissions.has("TASK_READ")) container.append(await workersPanel(name, context));
+  if (existing && name !== undefined && permissions.has("TASK_READ")) {
+    const workers = await workersPanel(name, context);
+    // Left meanwhile, the container shows another page, which this panel is not part of.
+    if (context.active()) container.append(workers);
+  }
 }
 
 /**
