@@ -1684,8 +1684,11 @@ describe("web UI", () => {
     // An application: the role added, a key made and used, stopped, revoked.
     await page.getByRole("navigation", { name: "Access" }).getByRole("link", { name: "Applications" }).click();
     await page.getByLabel("New application").fill(`${parentName}-worker`);
-    await page.getByRole("button", { name: "Create" }).click();
-    await page.getByRole("heading", { name: "Application" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.getByRole("button", { name: "Create", exact: true }).click();
+    // Exactly: a heading named "Application" is also found in the list's "Applications", so that wait ended at once,
+    // before the new application's page was shown.
+    await page.getByRole("heading", { name: "Application", exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.locator(".facts .fact").first().textContent()).toBe(`Name ${parentName}-worker`);
     await page.getByText("No role yet: its keys can sign in and do nothing.").waitFor({ timeout: STEP_TIMEOUT_MS });
     await page.getByLabel("Role", { exact: true }).selectOption(role);
     await page.getByRole("button", { name: "Add role" }).click();
