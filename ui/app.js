@@ -90,8 +90,15 @@ function notify(message, kind = "info") {
   if (kind === "info") statusTimer = window.setTimeout(() => (statusLine.textContent = ""), 6000);
 }
 
+/**
+ * Whether the next page keeps the status line: a view's go() follows what it did ("Saved role ops") to the page that
+ * shows the result, which would otherwise clear the message as it opens. A page the user opens clears it.
+ */
+let keepStatus = false;
+
 /** @param {string} hash */
 function go(hash) {
+  keepStatus = true;
   if (location.hash === hash) void route();
   else location.hash = hash;
 }
@@ -101,12 +108,15 @@ async function route() {
   /** @type {ViewContext} */
   const context = { notify, go, active: () => current === generation };
   const { raw, path, params } = readHash(location.hash);
-  statusLine.textContent = "";
+  if (!keepStatus) statusLine.textContent = "";
+  keepStatus = false;
   replaceChildren(main);
   if (!isLoggedIn()) {
     showUser(undefined);
     await renderLogin(main, params, context, async () => {
       forgetPermissions();
+      // What brought the user to the login ("Your session ended") is not news on the page it leads to.
+      statusLine.textContent = "";
       go(path === "login" || path === "" ? "#/executions" : `#/${raw}`);
     });
     return;
@@ -162,7 +172,7 @@ function showUser(id) {
   nav.hidden = id === undefined && !isLoggedIn();
   replaceChildren(userBox, id === undefined ? [] : [
     h("span", { className: "user-id" }, id),
-    h("button", { type: "button", className: "secondary", onclick: () => { logOut(); forgetPermissions(); showUser(undefined); go("#/login"); } }, "Log out"),
+    h("button", { type: "button", className: "secondary", onclick: () => { logOut(); forgetPermissions(); showUser(undefined); statusLine.textContent = ""; go("#/login"); } }, "Log out"),
   ]);
 }
 

@@ -1187,6 +1187,8 @@ describe("web UI", () => {
     await editor.fill(JSON.stringify({ ...opened, version: 3, description: "third" }));
     await page.getByRole("button", { name: "Save" }).click();
     await page.getByRole("heading", { name: `${name} v3` }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    // What the save says stays shown on the page it leads to.
+    expect(await page.getByRole("status").textContent()).toBe(`Saved ${name} v3`);
     expect((await callOk(server.url, "GET", `/api/metadata/workflow/${name}?version=1`, { key: adminKey })).json().description).toBe("first");
     expect(refusedLoads).toEqual([expect.stringContaining("status of 409"), expect.stringContaining("status of 409")]);
     expect(problems).toEqual([]);
