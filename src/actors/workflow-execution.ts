@@ -114,8 +114,13 @@ export type PushAnswer = { ok: true; messageId: string } | { ok: false; status: 
  */
 const MAX_PULLS_PER_CHANGE = 100;
 
-/** The meta key of the sequence of the object's last search-row write (see {@link WorkflowExecution.#indexSequence}). */
+/** The meta key of the first sequence number of the object's latest block of search-row writes (see {@link WorkflowExecution.#indexSequence}). */
 const INDEX_SEQUENCE_META = "indexSequence";
+/**
+ * How many search-row writes one block of sequence numbers numbers: an instance of the object takes a block above every
+ * number stored before (one storage write), and numbers its writes within it without storing each.
+ */
+const INDEX_SEQUENCE_BLOCK = 2 ** 20;
 
 /** The meta key saying the object has a message queue table (see `MessageQueue`). */
 const MESSAGE_QUEUE_META = "messageQueue";
@@ -796,11 +801,13 @@ export class WorkflowExecution extends DurableObject<Env> {
   readonly #cacheWrites: Map<string, TaskCacheWrite>;
   #indexedSignature: string | undefined;
   /**
-   * The sequence of the last search-row write this object made (stored as meta `indexSequence` before the write
-   * leaves): the next one is numbered above it, so that D1 tells it from a late write of an earlier one with the same
-   * updateTime (see `upsertIndexRow`). 0 before the first.
+   * The sequence of the last search-row write this instance made, or, before its first, the first number of the block
+   * the instance before it took (meta `indexSequence`; 0 before any): each write is numbered above every earlier one,
+   * so that D1 tells it from a late write of an earlier one with the same updateTime (see `upsertIndexRow`).
    */
   #indexSequence: number;
+  /** The end (exclusive) of this instance's block of sequence numbers; undefined until its first search-row write. */
+  #indexSequenceBlockEnd: number | undefined;
   /**
    * The search-row writer shard of this execution, stored with its start: every write of its row (and its
    * removal) goes through that one writer, in order, even after `INDEX_WRITER_SHARDS` changes. Executions
@@ -1485,6 +1492,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#indexedSignature = undefined;
     // Its row is deleted: a start of the id again (refused while the tombstone lasts) would number its writes afresh.
     this.#indexSequence = 0;
+    this.#indexSequenceBlockEnd = undefined;
     this.#indexShard = undefined;
     this.#watchers = [];
     this.#childTerminations = {};
@@ -2723,14 +2731,21 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /**
-   * The sequence of the search-row write being made, stored before it leaves: the runtime holds an object's outgoing
-   * calls until the storage writes made before them are durable, so a write that reaches the writer has its number
-   * stored, and the next instance after an eviction numbers above it, even a write still on its way. In the turn that
-   * changed the state when the write follows a change at once (one storage transaction with it).
+   * The sequence of the search-row write being made. An instance's first write takes a block of numbers above the one
+   * stored (or above the last number, as code before blocks stored it) and stores the block's start before the write
+   * leaves: the runtime holds an object's outgoing calls until the storage writes made before them are durable, so the
+   * next instance after an eviction takes a block above every number this one sent, even for a write still on its way.
+   * One storage write an instance (and a block), not one a row write: the rows a running execution writes are many.
    */
   #nextIndexSequence(): number {
+    if (this.#indexSequenceBlockEnd === undefined || this.#indexSequence + 1 >= this.#indexSequenceBlockEnd) {
+      const start = (Math.floor(this.#indexSequence / INDEX_SEQUENCE_BLOCK) + 1) * INDEX_SEQUENCE_BLOCK;
+      this.#store.setMeta(INDEX_SEQUENCE_META, String(start));
+      this.#indexSequenceBlockEnd = start + INDEX_SEQUENCE_BLOCK;
+      this.#indexSequence = start;
+      return start;
+    }
     this.#indexSequence += 1;
-    this.#store.setMeta(INDEX_SEQUENCE_META, String(this.#indexSequence));
     return this.#indexSequence;
   }
 

@@ -142,12 +142,20 @@ describe("the search-row writer", () => {
     } finally {
       ExecutionIndexWriter.prototype.upsert = upsert;
     }
-    // Numbers only go up (one a write sent but lost with an evicted writer would leave a gap, never a repeat).
+    // Numbers only go up (one a write sent but lost with an evicted writer would leave a gap, never a repeat): each
+    // instance numbers within a block of its own, above the blocks before it.
+    const block = 2 ** 20;
     expect(sent.length).toBeGreaterThanOrEqual(3);
-    expect(sent[0]).toBe(1);
+    expect(sent[0]).toBe(block);
     expect(sent.every((sequence, index) => index === 0 || sequence! > sent[index - 1]!)).toBe(true);
+    expect(sent.at(-1)).toBeGreaterThanOrEqual(2 * block);
     const stored = await env.DB.prepare("SELECT index_sequence FROM executions WHERE workflow_id = ?").bind(workflowId).first<{ index_sequence: number }>();
     expect(stored?.index_sequence).toBe(sent.at(-1));
+    // The object stored its block's start once, not each number it sent.
+    const storedStart = await runInDurableObject(executionStub(env, workflowId), (_instance, state) =>
+      state.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'indexSequence'`).one().value,
+    );
+    expect(Number(storedStart)).toBe(Math.floor(sent.at(-1)! / block) * block);
   });
 
   it("a row without the event (from code older than the column, mid-deploy) keeps the event an earlier row wrote: it never changes", async () => {
