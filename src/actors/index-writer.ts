@@ -10,7 +10,7 @@ import { metricCountStatement } from "./metric-counts";
  */
 export const INDEX_FLUSH_DELAY_MS = 100;
 
-/** Most writes in one D1 batch (each is one statement of the batch). */
+/** Most writes in one D1 batch (a write is several statements: a row with its task, human task and webhook rows; a removal its deletes). */
 export const INDEX_MAX_BATCH = 40;
 
 /**

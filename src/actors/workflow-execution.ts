@@ -1490,7 +1490,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#armAlarm(this.#alarmAt);
     this.#execution = null;
     this.#indexedSignature = undefined;
-    // Its row is deleted: a start of the id again (refused while the tombstone lasts) would number its writes afresh.
+    // Its row is deleted: a start of the id again (refused while the object's own `removed` mark lasts, an hour; D1's
+    // tombstone then lets the later execution's rows in) numbers its writes afresh.
     this.#indexSequence = 0;
     this.#indexSequenceBlockEnd = undefined;
     this.#indexShard = undefined;
