@@ -282,6 +282,10 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     // Lazily, as jq's recursive defs: a step's values are walked one by one (recurse ran all of f's values first, so an
     // endless f never gave one), and recurse no longer stops quietly after 100,000 values.
     expect(run("[limit(5; 0 | recurse(. + 1, range(1e9)))]")).toEqual({ ok: true, values: [[0, 1, 2, 3, 4]] });
+    // A step's next value is not asked for before its first is walked (within 64 levels), as in jq: one that would
+    // never come is never asked for (it ran out of budget).
+    const never = "last(range(1e9))";
+    expect(run(`[limit(3; 0 | while(true; . + 1, ${never}))], [limit(3; 0 | recurse(. + 1, ${never}))], [limit(3; 1 | repeat(. + 1, ${never}))]`)).toEqual({ ok: true, values: [[0, 1, 2], [0, 1, 2], [1, 2, 3]] });
     expect(run("last(0 | recurse(. + 1; . < 60000))")).toEqual({ ok: true, values: [59999] });
     // jq gives 109999, past the budget here; it gave 100001.
     expect(run("last(0 | recurse(. + 1; . < 110000))")).toEqual({ ok: false, error: expect.stringMatching(/ran too long/) });

@@ -2008,8 +2008,9 @@ Object.assign(functions, {
 // v gives out, and a __Descend where the walk goes down next, before v's next value. As jq's tail call, a level whose
 // last value is walked is dropped first, so a walk whose step gives one value holds one level, not one per step (each
 // kept its frames: GC over them took 6 s for the budget's worth of recurse(. + 1)); to know it is the last, the level's
-// next value is asked for before that walk, and what that raised (an error, a break) is kept and raised after it, where
-// jq raises it: raised at once, [0 | recurse(if . < 3 then . + 1, error("x") else empty end)?] gave [0], not [0, 1, 2, 3].
+// next value is asked for before that walk (past the first __WALK_LEVELS_KEPT levels), and what that raised (an error,
+// a break) is kept and raised after it, where jq raises it: raised at once, [0 | recurse(if . < 3 then . + 1,
+// error("x") else empty end)?] gave [0], not [0, 1, 2, 3].
 class __Descend {
     constructor(value) {
         this.value = value
@@ -2031,6 +2032,10 @@ class __RaisedAhead {
 function __raisedByFilter(e) {
     return e instanceof BreakSignal || typeof e == 'string' || (e instanceof Error && e.name != 'InternalError')
 }
+
+// How deep a walk goes before it asks a level for its next value ahead (see above): within it, a step whose next value
+// would never come (limit(3; 0 | while(true; . + 1, last(range(1e9))))) is never asked for, as in jq.
+const __WALK_LEVELS_KEPT = 64
 
 function* __walk(input, level) {
     const levels = [level(input)]
@@ -2056,19 +2061,23 @@ function* __walk(input, level) {
                 yield item
                 continue
             }
-            let r
-            try {
-                r = levels[k].next()
-            } catch (e) {
-                if (!__raisedByFilter(e))
-                    throw e
-                r = {done: false, value: new __RaisedAhead(e)}
+            // Shallow, a level is kept as jq keeps its frame (its next value is asked for when the walk comes back to
+            // it, as jq does); deeper, its next value is asked for first, so that a finished level is dropped.
+            if (levels.length > __WALK_LEVELS_KEPT) {
+                let r
+                try {
+                    r = levels[k].next()
+                } catch (e) {
+                    if (!__raisedByFilter(e))
+                        throw e
+                    r = {done: false, value: new __RaisedAhead(e)}
+                }
+                if (r.done) {
+                    levels.pop()
+                    ahead.pop()
+                } else
+                    ahead[k] = r.value
             }
-            if (r.done) {
-                levels.pop()
-                ahead.pop()
-            } else
-                ahead[k] = r.value
             levels.push(level(item.value))
             ahead.push(__NOTHING_AHEAD)
         }
