@@ -206,7 +206,9 @@ describe("the workflow message queue (POST /api/workflow/{workflowId}/messages, 
     });
     const full = await api("POST", `/api/workflow/${workflowId}/messages`, { n: 1000 });
     expect(full.status).toBe(429);
-    expect(await full.json()).toMatchObject({ status: 429, error: "RATE_LIMITED" });
+    // As every 429 here (its body says retryable): when to try again.
+    expect(full.headers.get("retry-after")).toBe("5");
+    expect(await full.json()).toMatchObject({ status: 429, error: "RATE_LIMITED", retryable: true });
     expect(await queued(workflowId)).toBe(1000);
     const large = await api("POST", `/api/workflow/${workflowId}/messages`, { big: "x".repeat(768 * 1024 - 20) });
     expect(large.status).toBe(413);

@@ -16,6 +16,14 @@ type Args = [Env, ExecutionContext];
 /** The error code of each refusal of a push (see `PushAnswer`). */
 const REFUSAL_CODES = { 409: "CONFLICT", 413: "PAYLOAD_TOO_LARGE", 429: "RATE_LIMITED" } as const;
 
+/**
+ * The `Retry-After` (seconds) of a push refused because the queue is full: every 429 of the service says when to try
+ * again (its body says `retryable: true`), and clients that wait for it would otherwise retry at once. The queue
+ * drains only as the workflow's PULL_WORKFLOW_MESSAGES tasks run, a pace nothing here foresees: a few seconds keeps
+ * a client's retries from hammering a queue that may stay full.
+ */
+const FULL_QUEUE_RETRY_AFTER_SECONDS = 5;
+
 /** Registers the push of a message. Before the single-id workflow routes, whose patterns it might fit. */
 export function registerMessageRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/workflow/:workflowId/messages", async (request, env) => {
@@ -27,6 +35,7 @@ export function registerMessageRoutes(router: RouterType<IRequest, Args>): void 
     const answer = await executionStub(env, workflowId).pushMessage(payload);
     if (answer.ok) return textResponse(answer.messageId);
     if (answer.status === 404) throw notFound(`Workflow ${workflowId} not found`);
-    throw new ApiError(answer.status, REFUSAL_CODES[answer.status], answer.message);
+    const headers = answer.status === 429 ? { "Retry-After": String(FULL_QUEUE_RETRY_AFTER_SECONDS) } : undefined;
+    throw new ApiError(answer.status, REFUSAL_CODES[answer.status], answer.message, undefined, headers);
   });
 }
