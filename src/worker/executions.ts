@@ -98,12 +98,7 @@ export function updateTaskRepeatably(env: Env, workflowId: string, taskId: strin
  * as that code's router answered), since that code ignores the request's id and would apply the repeat again.
  */
 async function keepsAppliedRequests(stub: ExecutionStub): Promise<boolean> {
-  try {
-    return await stub.keepsAppliedRequests();
-  } catch (error) {
-    if (isUnimplementedRpcMethod(error, "keepsAppliedRequests")) return false;
-    throw error;
-  }
+  return await orOnOlderCode("keepsAppliedRequests", () => stub.keepsAppliedRequests(), () => false);
 }
 
 /**
@@ -133,21 +128,32 @@ export function isUnimplementedRpcMethod(error: unknown, method: string): boolea
 }
 
 /**
+ * What `call` of RPC method `method` answers, or, from an object whose code does not have that method yet (see
+ * {@link isUnimplementedRpcMethod}), what `fallback` does in its place, as the code before it did. Every such fallback
+ * goes through here, so that those no deployment needs any more are found in one search.
+ */
+export async function orOnOlderCode<T, F = T>(method: string, call: () => Promise<T>, fallback: () => F | Promise<F>): Promise<T | F> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!isUnimplementedRpcMethod(error, method)) throw error;
+    return await fallback();
+  }
+}
+
+/**
  * The definition name and status of the execution `stub` reaches, or null when its object holds none. An object still
  * on the code before `getNameAndStatus` (ae1ddb7f; a gradual deployment's previous version, see
  * {@link isUnimplementedRpcMethod}) is read through its Workflow JSON, which every version answers, where the call
  * failed: a 500 to a restart with the latest definitions, an UPDATE_TASK or TERMINATE_WORKFLOW failing its task.
  */
 export async function nameAndStatusOf(stub: ExecutionStub): Promise<{ workflowName: string; status: WorkflowStatus } | null> {
-  try {
-    return await stub.getNameAndStatus();
-  } catch (error) {
-    if (!isUnimplementedRpcMethod(error, "getNameAndStatus")) throw error;
+  return await orOnOlderCode("getNameAndStatus", () => stub.getNameAndStatus(), async () => {
     const json = await stub.getWorkflowJson(false);
     if (json === null) return null;
     const { workflowName, status } = JSON.parse(json) as { workflowName: string; status: WorkflowStatus };
     return { workflowName, status };
-  }
+  });
 }
 
 /** The value of an actor result, or the matching API error. */

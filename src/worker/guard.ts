@@ -5,7 +5,7 @@ import { ApiError } from "./http/errors";
 import type { Principal } from "./auth/principal";
 import { serviceConfig } from "./config";
 import { peekJsonObject } from "./http/body";
-import { executionStub, isUnimplementedRpcMethod, retryingExecutionCall } from "./executions";
+import { executionStub, orOnOlderCode, retryingExecutionCall } from "./executions";
 import { SecurityStore } from "./security/store";
 import { taskResultMaxBytes, WEBHOOK_CALLBACK_PATH } from "./routes/tasks";
 import { WEBHOOK_EVENT_PATH } from "./routes/webhooks";
@@ -153,12 +153,11 @@ function taskTarget(scope: { workflowName: string; taskRefName: string | null; t
  * checked such an update (by the workflow's rights, not a task name's), where the guard's call failed it with a 500.
  */
 async function taskByRefTarget(env: Env, workflowId: string, taskRefName: string): Promise<RequestTarget> {
-  try {
-    return taskTarget(await retryingExecutionCall(env, workflowId, (stub) => stub.getTaskScopeByRef(taskRefName)));
-  } catch (error) {
-    if (!isUnimplementedRpcMethod(error, "getTaskScopeByRef")) throw error;
-    return { workflowName: await executionName(env, workflowId) };
-  }
+  return await orOnOlderCode(
+    "getTaskScopeByRef",
+    async () => taskTarget(await retryingExecutionCall(env, workflowId, (stub) => stub.getTaskScopeByRef(taskRefName))),
+    async (): Promise<RequestTarget> => ({ workflowName: await executionName(env, workflowId) }),
+  );
 }
 
 async function executionName(env: Env, workflowId: string): Promise<string | undefined> {

@@ -9,7 +9,7 @@ import { DefinitionRepository, workflowNotFoundMessage } from "./definitions";
 import { withTaskDefs } from "./task-defs";
 import { EnvironmentRepository } from "./environment";
 import { environmentVariablesOf } from "../engine/environment";
-import { executionStub, isUnimplementedRpcMethod, retryingExecutionCall, type ExecutionStub } from "./executions";
+import { executionStub, orOnOlderCode, retryingExecutionCall, type ExecutionStub } from "./executions";
 import { isTransientObjectError } from "./object-retry";
 import { SchemaRepository, describeSchema, schemaIssues } from "./json-schemas";
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from "./schemas";
@@ -193,11 +193,15 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
       // this call started, whose wait alone was lost; waited for again (the time left) and answered, where a 503 had
       // the client start a second one. None there: the start did not land, the error stands (nothing to repeat).
       if (repeatable || options.workflowId !== undefined || !isTransientObjectError(error)) throw error;
-      // An object still on the code before awaitSettled (see isUnimplementedRpcMethod) cannot be asked: the error
-      // stands, the 503 that code's router answered, not workerd's "does not implement" as a 500.
-      const again = await retryingExecutionCall(env, workflowId, async (stub) => await stub.awaitSettled(Math.max(0, deadline - Date.now()), waitUntilTaskRefs)).catch((failure: unknown) => {
-        throw isUnimplementedRpcMethod(failure, "awaitSettled") ? error : failure;
-      });
+      // An object still on the code before awaitSettled cannot be asked: the error stands, the 503 that code's router
+      // answered, not workerd's "does not implement" as a 500.
+      const again = await orOnOlderCode(
+        "awaitSettled",
+        async () => await retryingExecutionCall(env, workflowId, async (stub) => await stub.awaitSettled(Math.max(0, deadline - Date.now()), waitUntilTaskRefs)),
+        () => {
+          throw error;
+        },
+      );
       if (!again.ok) throw error;
       executed = again;
     }

@@ -5,7 +5,7 @@ import type { PollData } from "../../actors/poll-log";
 import { workerQueueKey } from "../../engine/tasks/simple";
 import { MAX_DOMAIN_LENGTH } from "../../engine/tasks/workflow-start-fields";
 import { serviceConfig } from "../config";
-import { executionStub, isUnimplementedRpcMethod } from "../executions";
+import { executionStub, orOnOlderCode } from "../executions";
 import { jsonTextResponse, readJsonBody } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
 import { authorizeRead, principalOf } from "../guard";
@@ -245,10 +245,7 @@ async function pollWorkerQueue(env: Env, ctx: ExecutionContext, poll: PollReques
 async function offer(env: Env, workflowId: string, entries: readonly LeasedTask[], workerId: string | undefined, share: PollShare | undefined): Promise<ReadonlyArray<PollAnswer | UnreachedEntry>> {
   const stub = executionStub(env, workflowId);
   const asked = entries.map((entry) => ({ taskId: entry.taskId, holdsPlace: entry.holdsPlace === true }));
-  try {
-    return await stub.pollTasks(asked, workerId, share);
-  } catch (error) {
-    if (!isUnimplementedRpcMethod(error, "pollTasks")) throw error;
+  return await orOnOlderCode("pollTasks", async () => await stub.pollTasks(asked, workerId, share), async () => {
     // Each call on its own, as that code's router made them: one that fails leaves its entry leased (a "later" would
     // drop a limited task's reservation at once, though the call may have handed the task out before its answer was lost).
     const answers: Array<PollAnswer | UnreachedEntry> = [];
@@ -260,7 +257,7 @@ async function offer(env: Env, workflowId: string, entries: readonly LeasedTask[
       }
     }
     return answers;
-  }
+  });
 }
 
 /** Whether the caller may poll tasks named `taskName`, by the rules that decide `GET /api/tasks/poll/{taskType}`. */

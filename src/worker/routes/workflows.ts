@@ -5,7 +5,7 @@ import { oversize, oversizeReason } from "../../engine/limits";
 import { TERMINAL_WORKFLOW_STATUSES, type JsonObject, type WorkflowDef, type WorkflowTestPlan } from "../../engine/model";
 import { childPath } from "../../engine/validation-issue";
 import { serviceConfig } from "../config";
-import { executionStub, isUnimplementedRpcMethod, repeatableExecutionCall, retryingExecutionCall, unwrap } from "../executions";
+import { executionStub, orOnOlderCode, repeatableExecutionCall, retryingExecutionCall, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
 import { ApiError, validationError, type ErrorCode } from "../http/errors";
 import {
@@ -81,14 +81,9 @@ async function workflowJson(env: Env, workflowId: string, includeTasks: boolean)
  */
 async function mergeVariables(env: Env, workflowId: string, variables: JsonObject) {
   return await repeatableExecutionCall(env, workflowId, async (stub, made) => {
-    try {
-      return await stub.updateVariables(variables, made);
-    } catch (error) {
-      // An object still on the code before updateVariables (see isUnimplementedRpcMethod) merges through its command,
-      // as that code did: a repeat there merges again, as before.
-      if (!isUnimplementedRpcMethod(error, "updateVariables")) throw error;
-      return await stub.command({ type: "updateVariables", variables });
-    }
+    // An object still on the code before updateVariables merges through its command, as that code did: a repeat there
+    // merges again, as before.
+    return await orOnOlderCode("updateVariables", async () => await stub.updateVariables(variables, made), async () => await stub.command({ type: "updateVariables", variables }));
   }, { repeatsOnOlderCode: true });
 }
 
