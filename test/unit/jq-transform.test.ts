@@ -983,8 +983,72 @@ describe("the jq runner (jqjs in QuickJS)", () => {
   it("compiles without running", () => {
     expect(jqRunner.compileError("last(range(1000000000000))")).toBeUndefined();
     expect(jqRunner.compileError("{ a: .b")).toEqual(expect.any(String));
-    // jqjs finds an unknown function only when the filter runs.
-    expect(jqRunner.compileError("nosuchfunction")).toBeUndefined();
+    expect(jqRunner.compileError("if .x then nosuchfunction else . end")).toEqual("nosuchfunction/0 is not defined");
+  });
+
+  it("refuses at compile time a function not defined with that many arguments, as jq 1.6 does, where jqjs failed only when the call was reached", () => {
+    const cases: [string, string][] = [
+      ["foo", "foo/0 is not defined"],
+      ["foo(1)", "foo/1 is not defined"],
+      ["map(1; 2)", "map/2 is not defined"],
+      ["length(1)", "length/1 is not defined"],
+      ["select", "select/0 is not defined"],
+      ["def f(a): a; f", "f/0 is not defined"],
+      // A def is seen by the rest of its scope only, and a parameter is a function of no arguments.
+      ["def f: def g: 1; g; g", "g/0 is not defined"],
+      ["def f: g; def g: 1; f", "g/0 is not defined"],
+      ["def f(g): g(1); f(.)", "g/1 is not defined"],
+      ["..a", "a/0 is not defined"],
+    ];
+    for (const [filter, error] of cases) expect(jqRunner.compileError(filter), filter).toBe(error);
+  });
+
+  it("refuses at compile time a variable nothing binds and a break outside its label, as jq 1.6 does", () => {
+    const cases: [string, string][] = [
+      ["$nope", "$nope is not defined"],
+      ["1 as $x | $y", "$y is not defined"],
+      ["[$x]", "$x is not defined"],
+      ["{$x}", "$x is not defined"],
+      // A binding is seen by its body only.
+      ["(1 as $x | $x), $x", "$x is not defined"],
+      ["reduce .[] as $x (0; .) | $x", "$x is not defined"],
+      ["[foreach .[] as $x (0; .; $x)] | $x", "$x is not defined"],
+      ["def f: $x; 1 as $x | f", "$x is not defined"],
+      ["break $out", "break $out has no label $out around it"],
+      ["label $a | break $b", "break $b has no label $b around it"],
+    ];
+    for (const [filter, error] of cases) expect(jqRunner.compileError(filter), filter).toBe(error);
+  });
+
+  it("refuses at compile time a missing expression (a dangling pipe, comma or operator, empty brackets), as jq 1.6 does, where jqjs ran it as one giving nothing", () => {
+    for (const filter of [".a |", "| .a", "1 +", "* 1", "1 or", ".a //", ".a =", ".a |= ", ",", "1,", "1,,2", "[1,]", "{a: }", "map()", "def f: ;", "try", "try 1 catch", '"\\()"', ". as $x", ". as $x |", "if then 1 end"]) {
+      expect(jqRunner.compileError(filter), filter).toEqual(expect.stringContaining("syntax error: an expression is missing"));
+    }
+  });
+
+  it("compiles what jq 1.6 compiles: bound names in scope, jq 1.6's builtins, an empty array, a program of defs only, and a def nothing calls", () => {
+    for (const filter of [
+      "def f: 1; def g: f; g",
+      "def f($a): $a, a; f(1)",
+      "def f(g): def h: g; h; f(.)",
+      "1 as $x | def f: $x; f",
+      ". as [$a, {b: $c}] | $a, $c",
+      "reduce .[] as [$k, $v] (0; . + $v)",
+      "[foreach .[] as $x (0; . + $x; [$x, .])]",
+      "try error(\"x\") catch . as $m | $m",
+      "label $out | 1, break $out",
+      "$ENV, $__loc__, [], {}, [.[]?]",
+      // jq 1.6 has input and splits/2; jqjs lacks input, which fails when it runs.
+      "input, splits(\"a\"; \"g\")",
+      // jq 1.6 runs a program of defs as . and drops a def nothing calls before it looks up its names.
+      "def f: 1;",
+      "def f: foo($nope); 1",
+      "def f(g): g(1); 1",
+      // Not jq 1.6, but jackson-jq (Conductor's jq) reads it: left as it was.
+      "if . then 1 end",
+    ]) {
+      expect(jqRunner.compileError(filter), filter).toBeUndefined();
+    }
   });
 
   it("refuses a jqjs source its fixes no longer apply to", () => {

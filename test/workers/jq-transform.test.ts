@@ -113,4 +113,24 @@ describe("JSON_JQ_TRANSFORM through the router", () => {
     ]);
     expect((await api("GET", "/api/metadata/workflow/jq_bad_filter")).status).toBe(404);
   });
+
+  it("refuses at registration, as jq 1.6 refuses to compile them, a misspelt function, a variable nothing binds and a dangling pipe, and stores nothing", async () => {
+    const definition = {
+      name: "jq_undefined_names",
+      version: 1,
+      schemaVersion: 2,
+      ownerEmail: "test@example.com",
+      tasks: [jq("misspelt", "if .vip then uppercase(.name) else .name end"), jq("unbound", ".items | map(. * $rate)"), jq("dangling", ".a |")],
+    };
+    const response = await api("POST", "/api/metadata/workflow", definition);
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: string; validationErrors: Array<{ path: string; message: string }> };
+    expect(body.error).toBe("VALIDATION_ERROR");
+    expect(body.validationErrors).toEqual([
+      { path: "tasks[0].inputParameters.queryExpression", message: "the jq filter does not compile: uppercase/1 is not defined" },
+      { path: "tasks[1].inputParameters.queryExpression", message: "the jq filter does not compile: $rate is not defined" },
+      { path: "tasks[2].inputParameters.queryExpression", message: expect.stringMatching(/^the jq filter does not compile: syntax error: an expression is missing/) },
+    ]);
+    expect((await api("GET", "/api/metadata/workflow/jq_undefined_names")).status).toBe(404);
+  });
 });

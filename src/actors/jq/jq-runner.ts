@@ -79,7 +79,7 @@ globalThis.__jqRun = (filter, input) => __jqThenRestore(() => {
   for (const value of __jqjs.compile(filter)(JSON.parse(input))) values.push(value === undefined ? null : value);
   return JSON.stringify(values);
 });
-globalThis.__jqCompile = (filter) => __jqThenRestore(() => { __jqjs.compile(filter); return ""; });`;
+globalThis.__jqCompile = (filter) => __jqThenRestore(() => { __compileChecked(filter); return ""; });`;
 
 /** A context with jqjs loaded, kept between runs: loading it again for each would cost more than most filters. */
 interface Sandbox {

@@ -2629,4 +2629,146 @@ Object.assign(functions, {
 defineShorthandFunction('leaf_paths', [], 'paths(scalars)')
 defineShorthandFunction('localtime', [], 'gmtime')
 defineShorthandFunction('strflocaltime', 'f', 'strftime(f)')
+
+// --- Names, checked when a filter is compiled: jq 1.6 refuses a call of a function that is not defined with that many
+// arguments (map(1; 2), foo), a variable nothing binds ($nope) and a break without its label (its compile errors,
+// before any input is read); jqjs found each only when it was reached, so a filter with a misspelt name was accepted
+// at registration and failed (or, in a branch seldom taken, passed) at run time. A builtin of jq 1.6 that jqjs lacks is
+// left to fail when it runs, as before: jq 1.6 compiles it, and jackson-jq (Conductor's jq) has many of them. ---
+
+const __JQ16_BUILTINS = new Set(('IN/1 IN/2 INDEX/1 INDEX/2 JOIN/2 JOIN/3 JOIN/4 acos/0 acosh/0 add/0 all/0 all/1 all/2 any/0 ' +
+    'any/1 any/2 arrays/0 ascii_downcase/0 ascii_upcase/0 asin/0 asinh/0 atan/0 atan2/2 atanh/0 booleans/0 bsearch/1 ' +
+    'builtins/0 capture/1 capture/2 cbrt/0 ceil/0 combinations/0 combinations/1 contains/1 copysign/2 cos/0 cosh/0 ' +
+    'debug/0 del/1 delpaths/1 drem/2 empty/0 endswith/1 env/0 erf/0 erfc/0 error/0 error/1 exp/0 exp10/0 exp2/0 ' +
+    'explode/0 expm1/0 fabs/0 fdim/2 finites/0 first/0 first/1 flatten/0 flatten/1 floor/0 fma/3 fmax/2 fmin/2 fmod/2 ' +
+    'format/1 frexp/0 from_entries/0 fromdate/0 fromdateiso8601/0 fromjson/0 fromstream/1 gamma/0 get_jq_origin/0 ' +
+    'get_prog_origin/0 get_search_list/0 getpath/1 gmtime/0 group_by/1 gsub/2 gsub/3 halt/0 halt_error/0 halt_error/1 ' +
+    'has/1 hypot/2 implode/0 in/1 index/1 indices/1 infinite/0 input/0 input_filename/0 input_line_number/0 inputs/0 ' +
+    'inside/1 isempty/1 isfinite/0 isinfinite/0 isnan/0 isnormal/0 iterables/0 j0/0 j1/0 jn/2 join/1 keys/0 ' +
+    'keys_unsorted/0 last/0 last/1 ldexp/2 leaf_paths/0 length/0 lgamma/0 lgamma_r/0 limit/2 localtime/0 log/0 log10/0 ' +
+    'log1p/0 log2/0 logb/0 ltrimstr/1 map/1 map_values/1 match/1 match/2 max/0 max_by/1 min/0 min_by/1 mktime/0 modf/0 ' +
+    'modulemeta/0 nan/0 nearbyint/0 nextafter/2 nexttoward/2 normals/0 not/0 now/0 nth/1 nth/2 nulls/0 numbers/0 ' +
+    'objects/0 path/1 paths/0 paths/1 pow/2 pow10/0 range/1 range/2 range/3 recurse/0 recurse/1 recurse/2 ' +
+    'recurse_down/0 remainder/2 repeat/1 reverse/0 rindex/1 rint/0 round/0 rtrimstr/1 scalars/0 scalars_or_empty/0 ' +
+    'scalb/2 scalbln/2 scan/1 select/1 setpath/2 significand/0 sin/0 sinh/0 sort/0 sort_by/1 split/1 split/2 splits/1 ' +
+    'splits/2 sqrt/0 startswith/1 stderr/0 strflocaltime/1 strftime/1 strings/0 strptime/1 sub/2 sub/3 tan/0 tanh/0 ' +
+    'test/1 test/2 tgamma/0 to_entries/0 todate/0 todateiso8601/0 tojson/0 tonumber/0 tostream/0 tostring/0 ' +
+    'transpose/0 trunc/0 truncate_stream/1 type/0 unique/0 unique_by/1 until/2 utf8bytelength/0 values/0 walk/1 ' +
+    'while/2 with_entries/1 y0/0 y1/0 yn/2').split(' '))
+
+// The names a scope sees, each over its parent's: its functions as name/arity (whether one was called: {used}), its
+// variables and its labels.
+function __childScope(scope, funcs = [], vars = [], labels = []) {
+    const child = {funcs: Object.create(scope.funcs), vars: Object.create(scope.vars), labels: Object.create(scope.labels)}
+    for (const f of funcs) child.funcs[f] = {used: false}
+    for (const v of vars) child.vars[v] = true
+    for (const l of labels) child.labels[l] = true
+    return child
+}
+
+// The expressions inside a pattern (the keys of {(expr): $v}), which run in the scope around it.
+function __checkPatternNames(pattern, scope) {
+    if (typeof pattern == 'string')
+        return
+    if (pattern.kind == 'array')
+        return pattern.items.forEach(item => __checkPatternNames(item, scope))
+    for (const entry of pattern.entries) {
+        if (entry.keyNode !== undefined)
+            __checkNames(entry.keyNode, scope)
+        if (entry.sub !== undefined)
+            __checkPatternNames(entry.sub, scope)
+    }
+}
+
+// Throws jq's compile error for the first name in node that scope does not define.
+function __checkNames(node, scope) {
+    if (node === null || typeof node != 'object')
+        return
+    if (Array.isArray(node))
+        return node.forEach(n => __checkNames(n, scope))
+    if (node instanceof FunctionCall) {
+        const defined = scope.funcs[node.name]
+        if (defined !== undefined)
+            defined.used = true
+        else if (!Object.hasOwn(functions, node.name) && !__JQ16_BUILTINS.has(node.name))
+            throw node.name + ' is not defined'
+        return __checkNames(node.args, scope)
+    }
+    if (node instanceof VariableReference) {
+        if (!(node.name in scope.vars) && node.name != 'ENV' && node.name != '__loc__')
+            throw '$' + node.name + ' is not defined'
+        return
+    }
+    if (node instanceof BreakNode) {
+        if (!(node.label in scope.labels))
+            throw 'break $' + node.label + ' has no label $' + node.label + ' around it'
+        return
+    }
+    if (node instanceof LabelNode)
+        return __checkNames(node.body, __childScope(scope, [], [], [node.label]))
+    if (node instanceof PipeNode && node.lhs instanceof VariableBinding) {
+        __checkNames(node.lhs, scope)
+        return __checkNames(node.rhs, __childScope(scope, [], __patternNames(node.lhs.name)))
+    }
+    if (node instanceof VariableBinding) {
+        __checkNames(node.value, scope)
+        return __checkPatternNames(node.name, scope)
+    }
+    if (node instanceof ReduceNode || node instanceof ForeachNode) {
+        __checkNames(node.generator, scope)
+        __checkPatternNames(node.name, scope)
+        __checkNames(node.init, scope)
+        const inner = __childScope(scope, [], __patternNames(node.name))
+        if (node instanceof ReduceNode)
+            return __checkNames(node.expr, inner)
+        __checkNames(node.update, inner)
+        return __checkNames(node.extract, inner)
+    }
+    // A def's body is checked only when something calls it, as jq 1.6 drops a def nothing calls before it looks up
+    // names (def f: foo; 1 compiles there): the rest first, which may call it, and only then its body.
+    if (node instanceof __DefNode) {
+        const withDef = __childScope(scope, [node.name])
+        __checkNames(node.rest, withDef)
+        if (withDef.funcs[node.name].used)
+            __checkNames(node.body, __childScope(withDef, node.params.map(p => p + '/0')))
+        return
+    }
+    // Any other node: its parts (nodes, lists of them, and the {key, value} fields of an object), in the same scope.
+    for (const part of Object.values(node))
+        __checkNames(part, scope)
+}
+
+// jqjs reads a missing expression as an empty one (an empty FilterNode, which gives no value): .a |, 1 +, 1, and (),
+// {a: }, try, def f: ; all compiled and gave nothing, where jq 1.6 refuses them as syntax errors. Only [] holds one
+// rightly, and the program itself, which may be empty or only defs (jq 1.6 runs those as .).
+function __isMissing(node) {
+    return node instanceof FilterNode && !node.filter
+}
+
+// The parse tree keeps no token locations, and its nodes' text is not always jq's, so the message shows the usual causes.
+function __checkNoMissingExpression(node, parent) {
+    if (node === null || typeof node != 'object')
+        return
+    if (Array.isArray(node))
+        return node.forEach(n => __checkNoMissingExpression(n, parent))
+    if (__isMissing(node) && !(parent instanceof ArrayNode))
+        throw 'syntax error: an expression is missing: after | , = or an operator (.a |, 1 +), before one (| .a), or between brackets (map(), {a: })'
+    for (const part of Object.values(node))
+        __checkNoMissingExpression(part, node)
+}
+
+// The compile check, as jq 1.6's: the filter parses, no expression in it is missing, and every name in it is defined
+// where it is used.
+function __compileChecked(filter) {
+    const compiled = compile(filter)
+    let program = compiled.ast
+    while (program instanceof __DefNode) {
+        __checkNoMissingExpression(program.body, program)
+        program = program.rest
+    }
+    if (!__isMissing(program))
+        __checkNoMissingExpression(program, null)
+    __checkNames(compiled.ast, {funcs: Object.create(null), vars: Object.create(null), labels: Object.create(null)})
+    return compiled
+}
 `;
