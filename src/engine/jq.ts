@@ -15,8 +15,11 @@ export interface JqRunner {
    * runner's memory or instruction budget is a failed outcome, never an exception.
    */
   run(filter: string, input: JsonObject): JqOutcome;
-  /** Why `filter` does not compile, or undefined when it does. Nothing is run. */
-  compileError(filter: string): string | undefined;
+  /**
+   * Why `filter` does not compile, or undefined when it does. Nothing is run. With `parseOnly`, only whether it parses,
+   * as registrations checked before jq 1.6's compile errors were (a filter given as written in an accepted definition).
+   */
+  compileError(filter: string, parseOnly?: boolean): string | undefined;
 }
 
 /** The input parameter holding a JSON_JQ_TRANSFORM's filter, as in Conductor. */

@@ -44,10 +44,14 @@ function scriptSyntaxIssues(definition: unknown): Promise<ValidationIssue[]> {
   });
 }
 
-/** JSON_JQ_TRANSFORM filters of a definition as received that do not compile. */
-function jqCompileIssues(definition: unknown): Promise<ValidationIssue[]> {
+/**
+ * JSON_JQ_TRANSFORM filters of a definition as received that do not compile. One `accepted` by an earlier registration
+ * is only parsed again: the names and missing expressions jq 1.6 refuses were not checked before, and a filter that
+ * registered and ran then (a misspelt function in a branch never taken) must not fail the workflow holding it now.
+ */
+function jqCompileIssues(definition: unknown, accepted: boolean): Promise<ValidationIssue[]> {
   return textIssues(definitionJqFilters(definition), loadJqRunner, (runner, source) => {
-    const error = runner.compileError(source);
+    const error = runner.compileError(source, accepted);
     return error === undefined ? undefined : `the jq filter does not compile: ${error}`;
   });
 }
@@ -127,7 +131,7 @@ export async function validateDefinitions(inputs: readonly unknown[], env: Env, 
     const errors = [
       ...(result.ok ? [...configuredLimitIssues(result.value, env), ...(await schemaReferenceIssues(result.value, env))] : result.errors),
       ...(await scriptSyntaxIssues(input)),
-      ...(await jqCompileIssues(input)),
+      ...(await jqCompileIssues(input, accepted)),
     ];
     if (result.ok && errors.length === 0) definitions.push(result.value);
     else problems.push(...errors.map((issue) => ({ ...issue, path: underPath(at(index), issue.path) })));

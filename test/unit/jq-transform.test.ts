@@ -984,6 +984,10 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.compileError("last(range(1000000000000))")).toBeUndefined();
     expect(jqRunner.compileError("{ a: .b")).toEqual(expect.any(String));
     expect(jqRunner.compileError("if .x then nosuchfunction else . end")).toEqual("nosuchfunction/0 is not defined");
+    // Only parsed, for a definition an earlier registration accepted.
+    expect(jqRunner.compileError("if .x then nosuchfunction else . end", true)).toBeUndefined();
+    expect(jqRunner.compileError(".a |", true)).toBeUndefined();
+    expect(jqRunner.compileError("{ a: .b", true)).toEqual(expect.any(String));
   });
 
   it("refuses at compile time a function not defined with that many arguments, as jq 1.6 does, where jqjs failed only when the call was reached", () => {

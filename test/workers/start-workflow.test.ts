@@ -83,6 +83,21 @@ describe("START_WORKFLOW", () => {
     expect((await api("GET", "/api/metadata/workflow/sw_bad_script")).status).toBe(404);
   });
 
+  it("starts a written definition whose jq filter registered before jq 1.6's compile errors were checked (a misspelt function in a branch not taken), as it did then", async () => {
+    const child = (filter: string): JsonObject => ({ name: "sw_jq_child", version: 1, schemaVersion: 2, tasks: [{ name: "shape", taskReferenceName: "shape", type: "JSON_JQ_TRANSFORM", inputParameters: { queryExpression: filter, n: 1 } }] });
+    await register({ name: "sw_jq_starter", tasks: [startWorkflow("kick", { name: "sw_jq_child", workflowDef: child(".n"), input: {} })] });
+    await env.DB.prepare(`UPDATE workflow_defs SET definition = json_set(definition, '$.tasks[0].inputParameters.startWorkflow.workflowDef.tasks[0].inputParameters.queryExpression', ?1) WHERE name = 'sw_jq_starter'`)
+      .bind("if .never then nosuchfn else .n end")
+      .run();
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/sw_jq_starter/1", { input: {} });
+    expect(run.status, String(run.reasonForIncompletion ?? run.tasks[0]?.["reasonForIncompletion"])).toBe("COMPLETED");
+    expect(await getWorkflow(String(run.tasks[0]!.outputData["workflowId"]))).toMatchObject({ workflowName: "sw_jq_child", status: "COMPLETED", tasks: [{ outputData: { result: 1 } }] });
+    // Registered now, it is refused.
+    const registered = await api("POST", "/api/metadata/workflow", { name: "sw_jq_again", schemaVersion: 2, tasks: [startWorkflow("kick", { name: "sw_jq_child", workflowDef: child("if .never then nosuchfn else .n end") })] });
+    expect(registered.status).toBe(400);
+    expect(JSON.stringify(await registered.json())).toContain("nosuchfn/0 is not defined");
+  });
+
   it("starts a written definition registered before a registration-only rule it now breaks (an HTTP uri of scheme localhost in a branch not taken), as it did then", async () => {
     const http = (uri: string): JsonObject => ({ name: "legacy", taskReferenceName: "legacy", type: "HTTP", inputParameters: { http_request: { uri, method: "GET" } } });
     const child = (uri: string): JsonObject => ({

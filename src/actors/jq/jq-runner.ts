@@ -79,7 +79,7 @@ globalThis.__jqRun = (filter, input) => __jqThenRestore(() => {
   for (const value of __jqjs.compile(filter)(JSON.parse(input))) values.push(value === undefined ? null : value);
   return JSON.stringify(values);
 });
-globalThis.__jqCompile = (filter) => __jqThenRestore(() => { __compileChecked(filter); return ""; });`;
+globalThis.__jqCompile = (filter, parseOnly) => __jqThenRestore(() => { parseOnly === "1" ? __jqjs.compile(filter) : __compileChecked(filter); return ""; });`;
 
 /** A context with jqjs loaded, kept between runs: loading it again for each would cost more than most filters. */
 interface Sandbox {
@@ -186,8 +186,8 @@ export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, 
       if (!called.ok) return { ok: false, error: `The jq filter failed: ${called.error}` };
       return { ok: true, values: JSON.parse(called.value === "" ? "[]" : called.value) as JsonValue[] };
     },
-    compileError(filter: string): string | undefined {
-      const called = call((current) => current.compile, [filter]);
+    compileError(filter: string, parseOnly = false): string | undefined {
+      const called = call((current) => current.compile, [filter, parseOnly ? "1" : "0"]);
       return called.ok ? undefined : called.error;
     },
   };
