@@ -2656,6 +2656,10 @@ const __JQ16_BUILTINS = new Set(('IN/1 IN/2 INDEX/1 INDEX/2 JOIN/2 JOIN/3 JOIN/4
     'transpose/0 trunc/0 truncate_stream/1 type/0 unique/0 unique_by/1 until/2 utf8bytelength/0 values/0 walk/1 ' +
     'while/2 with_entries/1 y0/0 y1/0 yn/2').split(' '))
 
+// The variables jq 1.6 defines around every program: $ARGS, which jqjs lacks, fails only when it runs, as a builtin
+// jqjs lacks does (jq 1.6 compiles it).
+const __JQ16_GLOBAL_VARIABLES = new Set(['ENV', '__loc__', 'ARGS'])
+
 // The names a scope sees, each over its parent's: its functions as name/arity (whether one was called: {used}), its
 // variables and its labels.
 function __childScope(scope, funcs = [], vars = [], labels = []) {
@@ -2695,7 +2699,7 @@ function __checkNames(node, scope) {
         return __checkNames(node.args, scope)
     }
     if (node instanceof VariableReference) {
-        if (!(node.name in scope.vars) && node.name != 'ENV' && node.name != '__loc__')
+        if (!(node.name in scope.vars) && !__JQ16_GLOBAL_VARIABLES.has(node.name))
             throw '$' + node.name + ' is not defined'
         return
     }
