@@ -12,6 +12,16 @@ const jq = (ref: string, queryExpression: string, inputs: JsonObject = {}): Json
 });
 const waitTask = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
 
+/** The validation errors of registering workflow `name` with `tasks`, refused (a 400 VALIDATION_ERROR) and stored nowhere. */
+async function refusedRegistration(name: string, tasks: JsonObject[]): Promise<Array<{ path: string; message: string }>> {
+  const response = await api("POST", "/api/metadata/workflow", { name, version: 1, schemaVersion: 2, ownerEmail: "test@example.com", tasks });
+  expect(response.status).toBe(400);
+  const body = (await response.json()) as { error: string; validationErrors: Array<{ path: string; message: string }> };
+  expect(body.error).toBe("VALIDATION_ERROR");
+  expect((await api("GET", `/api/metadata/workflow/${name}`)).status).toBe(404);
+  return body.validationErrors;
+}
+
 describe("JSON_JQ_TRANSFORM through the router", () => {
   it("reshapes an HTTP response, and the next call uses the result", async () => {
     await register({
@@ -96,41 +106,19 @@ describe("JSON_JQ_TRANSFORM through the router", () => {
   });
 
   it("refuses a filter that does not compile and a missing one at registration, with their paths, and stores nothing", async () => {
-    const definition = {
-      name: "jq_bad_filter",
-      version: 1,
-      schemaVersion: 2,
-      ownerEmail: "test@example.com",
-      tasks: [jq("ok", ".a"), jq("broken", "{ a: .b"), { name: "none", taskReferenceName: "none", type: "JSON_JQ_TRANSFORM", inputParameters: { a: 1 } }],
-    };
-    const response = await api("POST", "/api/metadata/workflow", definition);
-    expect(response.status).toBe(400);
-    const body = (await response.json()) as { error: string; validationErrors: Array<{ path: string; message: string }> };
-    expect(body.error).toBe("VALIDATION_ERROR");
-    expect(body.validationErrors).toEqual([
+    const validationErrors = await refusedRegistration("jq_bad_filter", [jq("ok", ".a"), jq("broken", "{ a: .b"), { name: "none", taskReferenceName: "none", type: "JSON_JQ_TRANSFORM", inputParameters: { a: 1 } }]);
+    expect(validationErrors).toEqual([
       { path: "tasks[2].inputParameters.queryExpression", message: expect.stringContaining("is required") },
       { path: "tasks[1].inputParameters.queryExpression", message: expect.stringMatching(/^the jq filter does not compile: /) },
     ]);
-    expect((await api("GET", "/api/metadata/workflow/jq_bad_filter")).status).toBe(404);
   });
 
   it("refuses at registration, as jq 1.6 refuses to compile them, a misspelt function, a variable nothing binds and a dangling pipe, and stores nothing", async () => {
-    const definition = {
-      name: "jq_undefined_names",
-      version: 1,
-      schemaVersion: 2,
-      ownerEmail: "test@example.com",
-      tasks: [jq("misspelt", "if .vip then uppercase(.name) else .name end"), jq("unbound", ".items | map(. * $rate)"), jq("dangling", ".a |")],
-    };
-    const response = await api("POST", "/api/metadata/workflow", definition);
-    expect(response.status).toBe(400);
-    const body = (await response.json()) as { error: string; validationErrors: Array<{ path: string; message: string }> };
-    expect(body.error).toBe("VALIDATION_ERROR");
-    expect(body.validationErrors).toEqual([
+    const validationErrors = await refusedRegistration("jq_undefined_names", [jq("misspelt", "if .vip then uppercase(.name) else .name end"), jq("unbound", ".items | map(. * $rate)"), jq("dangling", ".a |")]);
+    expect(validationErrors).toEqual([
       { path: "tasks[0].inputParameters.queryExpression", message: "the jq filter does not compile: uppercase/1 is not defined" },
       { path: "tasks[1].inputParameters.queryExpression", message: "the jq filter does not compile: $rate is not defined" },
       { path: "tasks[2].inputParameters.queryExpression", message: expect.stringMatching(/^the jq filter does not compile: syntax error: an expression is missing/) },
     ]);
-    expect((await api("GET", "/api/metadata/workflow/jq_undefined_names")).status).toBe(404);
   });
 });
