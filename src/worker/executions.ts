@@ -1,6 +1,6 @@
 import type { ActorResult, RepeatableRequest, TaskUpdated, TaskUpdateOptions } from "../actors/workflow-execution";
 import type { ExternalTaskStatus, JsonObject, WorkflowStatus } from "../engine/model";
-import { fromEngineRefusal, notFound } from "./http/errors";
+import { ApiError, fromEngineRefusal, notFound } from "./http/errors";
 import { isUuid } from "../engine/task-id";
 import { retryingObjectCall } from "./object-retry";
 import { APPLIED_REQUEST_KEEP_MS } from "../actors/execution-store";
@@ -123,9 +123,35 @@ export function mayRepeatRequest(firstCalledAt: number, now: number): boolean {
  * the method has finished (every object on it), the next one's previous version has it (docs/reliability.md).
  */
 export function isUnimplementedRpcMethod(error: unknown, method: string): boolean {
-  if (!(error instanceof TypeError)) return false;
-  return error.message.includes(`does not implement the method "${method}"`) || error.message.includes(`does not implement "${method}"`);
+  return unimplementedRpcMethodOf(error) === method;
 }
+
+/** The RPC method `error` says the object's code does not have (see {@link isUnimplementedRpcMethod}), else undefined. */
+function unimplementedRpcMethodOf(error: unknown): string | undefined {
+  if (!(error instanceof TypeError)) return undefined;
+  return /does not implement (?:the method )?"([^"]+)"/.exec(error.message)?.[1];
+}
+
+/**
+ * The 503 for a call of a method the execution's object does not have yet (see {@link isUnimplementedRpcMethod}) that
+ * no fallback stood in for, else undefined: a route whose feature came with its method (a workflow's size, its message
+ * queue) cannot be answered by the previous version's object, but it will be once the deployment reaches it. Nothing
+ * was done (the call never ran), so the client may safely send the request again; a 500 would say the service failed.
+ */
+export function olderObjectCodeError(error: unknown): ApiError | undefined {
+  const method = unimplementedRpcMethodOf(error);
+  if (method === undefined) return undefined;
+  return new ApiError(
+    503,
+    "UNAVAILABLE",
+    "This execution is still served by the service's previous version (a deployment is under way), which cannot answer this request yet; nothing was changed: try again shortly",
+    undefined,
+    { "Retry-After": String(OLDER_OBJECT_CODE_RETRY_AFTER_SECONDS) },
+  );
+}
+
+/** What a client refused by an object on the previous version is told to wait (`Retry-After`, seconds): a deployment takes seconds to minutes to reach every object. */
+const OLDER_OBJECT_CODE_RETRY_AFTER_SECONDS = 10;
 
 /**
  * What `call` of RPC method `method` answers, or, from an object whose code does not have that method yet (see

@@ -901,6 +901,29 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     expect((await getWorkflow(workflowId)).tasks[0]?.status).toBe("SCHEDULED");
   });
 
+  it("a route whose feature came with its method (a workflow's size, a message push) reaching an object still on the code before it is a 503 with Retry-After that changed nothing, not workerd's 'does not implement' as a 500", async () => {
+    await register({ name: "fx_new_feature_old", tasks: [{ name: "pull", taskReferenceName: "pull", type: "PULL_WORKFLOW_MESSAGES", inputParameters: {} }] });
+    const workflowId = await startWorkflow("fx_new_feature_old");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const restore = await asOlderObject(workflowId, ["getSize", "pushMessage"]);
+    try {
+      for (const [method, path, body] of [["GET", `/api/workflow/${workflowId}/size`, undefined], ["POST", `/api/workflow/${workflowId}/messages`, { text: "early" }]] as const) {
+        const response = await api(method, path, body);
+        expect(response.status, await response.clone().text()).toBe(503);
+        expect(response.headers.get("retry-after")).toBe("10");
+        expect(await response.json()).toMatchObject({ status: 503, error: "UNAVAILABLE", retryable: true, message: expect.stringContaining("previous version") });
+      }
+      expect((await getWorkflow(workflowId)).tasks[0]?.status).toBe("IN_PROGRESS");
+    } finally {
+      restore();
+    }
+    // The refused push queued nothing: the one sent once the object has the method is the only message taken.
+    expect((await apiOk<{ sizeBytes: number }>("GET", `/api/workflow/${workflowId}/size`)).sizeBytes).toBeGreaterThan(0);
+    expect((await api("POST", `/api/workflow/${workflowId}/messages`, { text: "late" })).status).toBe(200);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks[0]?.outputData).toMatchObject({ count: 1, messages: [{ payload: { text: "late" } }] });
+  });
+
   it("a variables update delivered after its own repeat merges nothing: a key another request changed since stays as that request set it", async () => {
     await register({ name: "fx_late_variables", tasks: [hold("first")] });
     const workflowId = await startWorkflow("fx_late_variables");
