@@ -70,7 +70,8 @@ export class EventRecordRepository {
   /**
    * Records `message` and its actions at `now` in one batch (a publication repeated after a failure rewrites its rows:
    * ids are the message's and the action's place, which a handler edited between the runs may give another action, so
-   * the action is rewritten too), and drops the oldest past {@link MAX_RECORDED_PER_EVENT}.
+   * the action is rewritten too), and drops the oldest past {@link MAX_RECORDED_PER_EVENT}. The actions of a handler
+   * deleted meanwhile are not recorded (its deletion took what it did).
    */
   async record(message: MessageRecord, now: number): Promise<void> {
     const handled = message.actions.some((action) => action.status !== "SKIPPED");
@@ -84,7 +85,10 @@ export class EventRecordRepository {
       ...message.actions.map((action) =>
         this.#db
           .prepare(
-            `INSERT INTO event_executions (id, message_id, handler_name, event, action, status, status_description, output, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            // Only for a handler that still exists: one deleted while its actions ran took its record with it, and a row
+            // written after would be kept for good, shown as what a handler created again under its name did.
+            `INSERT INTO event_executions (id, message_id, handler_name, event, action, status, status_description, output, created)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE EXISTS (SELECT 1 FROM event_handlers WHERE name = ?3)
              ON CONFLICT (id) DO UPDATE SET action = excluded.action, status = excluded.status, status_description = excluded.status_description, output = excluded.output`,
           )
           .bind(`${message.id}/${action.handler}/${action.index}`, message.id, action.handler, message.event, action.action, action.status, action.statusDescription ?? null, JSON.stringify(action.output), now),

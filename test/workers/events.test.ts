@@ -784,6 +784,39 @@ describe("what handlers did with each event (Orkes' event executions and message
     expect((await api("POST", "/api/event", handler("evvalue_python", event, start, { condition: "approved", evaluatorType: "python" }))).status).toBe(400);
   });
 
+  it("a handler deleted while its actions run leaves no record of them behind: a handler created again under its name shows none, where the record written after the deletion was kept for good", async () => {
+    await register({ name: "evrec_gone_started", tasks: [wait("hold")] });
+    await register({ name: "evrec_gone_publisher", tasks: [eventTask("announce", "conductor:gone")] });
+    const event = "conductor:evrec_gone_publisher:gone";
+    await apiOk("POST", "/api/event", handler("evrec_gone", event, [{ action: "start_workflow", start_workflow: { name: "evrec_gone_started" } }]));
+    // The handler's start held on its way to the new execution (the network boundary), while the handler is deleted.
+    const crossing = gate();
+    const { start } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.start = async function (this: WorkflowExecution, params: Parameters<WorkflowExecution["start"]>[0]) {
+      if (params.event === event) {
+        crossing.hit();
+        await crossing.released;
+      }
+      return start.call(this, params);
+    };
+    try {
+      const publisherId = await startWorkflow("evrec_gone_publisher");
+      await crossing.reached;
+      await apiOk("DELETE", "/api/event/evrec_gone");
+      crossing.release();
+      const messageId = taskOf(await waitFor(publisherId, ["COMPLETED", "FAILED"]), "announce")!.taskId;
+      // The message is recorded in the batch that would record the action: once it is there, so is all the record.
+      const [message] = await eventually(() => apiOk<MessageJson[]>("GET", `/api/event/message/${encodeURIComponent(event)}`), (list) => list.length === 1, "the message recorded");
+      expect(message).toMatchObject({ id: messageId, eventExecutions: [] });
+    } finally {
+      WorkflowExecution.prototype.start = start;
+    }
+    expect(await apiOk<ExecutionJson[]>("GET", "/api/event/execution/evrec_gone")).toEqual([]);
+    await apiOk("POST", "/api/event", handler("evrec_gone", event, []));
+    expect(await apiOk<ExecutionJson[]>("GET", "/api/event/execution/evrec_gone")).toEqual([]);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM event_executions WHERE handler_name = 'evrec_gone'").first("n")).toBe(0);
+  });
+
   it("records an event no active handler acted on as RECEIVED, and pages with from", async () => {
     await register({ name: "evrec_lonely", tasks: [eventTask("shout", "conductor:void", { n: "${workflow.input.n}" })] });
     const event = "conductor:evrec_lonely:void";
