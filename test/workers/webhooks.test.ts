@@ -5,7 +5,7 @@ import type { JsonObject } from "../../src/engine/model";
 import { LATE_LOOK_DELAYS_MS } from "../../src/worker/webhooks/deliver";
 import { WebhookRepository } from "../../src/worker/webhooks/store";
 import { createUser, orkes, call } from "./auth-helpers";
-import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
+import { api, apiOk, eventually, gate, getWorkflow, hits, httpTask, register, rowCount, startWorkflow, target, waitFor } from "./helpers";
 
 // Orkes' webhooks through the real router, objects and D1: configs under /api/metadata/webhook, events sent as an
 // outside system sends them (POST /webhook/{id}, no API key), matched to waiting WAIT_FOR_WEBHOOK tasks by key.
@@ -285,6 +285,34 @@ describe("events sent to a webhook", () => {
     expect(kept.map((event) => event.eventId)).not.toContain(hit.eventId);
     // Deleting the webhook deletes its history.
     await apiOk("DELETE", `/api/metadata/webhook/${webhook.id}`);
+    expect((await env.DB.prepare(`SELECT count(*) AS n FROM webhook_events WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>())!.n).toBe(0);
+  });
+
+  it("sent to a webhook deleted while they are delivered, leave no history behind: the deletion took it, and a record written after it was kept for good", async () => {
+    await register({ name: "wh_gone", tasks: [waitingFor("w", { "$.n": "${workflow.input.n}" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-gone", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_gone: 1 } });
+    const workflowId = await startWorkflow("wh_gone", { n: 1 });
+    await waitsOf(workflowId);
+    // The delivery's completion of the waiting task held on its way to the execution (the network boundary), while the
+    // webhook is deleted.
+    const crossing = gate();
+    const { webhookEvent } = WorkflowExecution.prototype;
+    WorkflowExecution.prototype.webhookEvent = async function (this: WorkflowExecution, ...args: Parameters<WorkflowExecution["webhookEvent"]>) {
+      crossing.hit();
+      await crossing.released;
+      return webhookEvent.apply(this, args);
+    };
+    try {
+      const delivery = send(webhook, { n: 1 }, { "X-Token": "t" });
+      await crossing.reached;
+      await apiOk("DELETE", `/api/metadata/webhook/${webhook.id}`);
+      crossing.release();
+      // Taken by the webhook as it was when it came: its task completes.
+      expect((await delivery).status).toBe(200);
+    } finally {
+      WorkflowExecution.prototype.webhookEvent = webhookEvent;
+    }
+    expect((await getWorkflow(workflowId)).status).toBe("COMPLETED");
     expect((await env.DB.prepare(`SELECT count(*) AS n FROM webhook_events WHERE webhook_id = ?`).bind(webhook.id).first<{ n: number }>())!.n).toBe(0);
   });
 

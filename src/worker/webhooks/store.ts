@@ -212,13 +212,17 @@ export class WebhookRepository {
   /**
    * Records an event webhook `id` received and verified, keeping its latest {@link EVENTS_KEPT}. An event recorded
    * already (its delivery resent, see `delivery-memory.ts`) is kept once: what this attempt reached is added to it.
-   * `alongside` are run in the same batch (the delivery's last event forgets its delivery: a round trip fewer).
+   * `alongside` are run in the same batch (the delivery's last event forgets its delivery: a round trip fewer). Nothing
+   * is recorded for a webhook deleted meanwhile.
    */
   async recordEvent(id: string, event: WebhookEvent, alongside: readonly D1PreparedStatement[] = []): Promise<void> {
     const db = this.#env.DB;
     await db.batch([
       db.prepare(
-        `INSERT INTO webhook_events (event_id, webhook_id, received_at, matched, workflow_ids, payload) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        // Only while the webhook exists: one deleted while this event was delivered took its history with it, and a row
+        // written after would be kept for good (no webhook is ever given its id again, so none would trim it).
+        `INSERT INTO webhook_events (event_id, webhook_id, received_at, matched, workflow_ids, payload)
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?2)
          ON CONFLICT (event_id) DO UPDATE SET matched = max(webhook_events.matched, ?4),
            workflow_ids = (SELECT json_group_array(value) FROM (SELECT value FROM json_each(webhook_events.workflow_ids) UNION SELECT value FROM json_each(?5)))`,
       ).bind(event.eventId, id, event.timeStamp, event.matched ? 1 : 0, JSON.stringify(event.workflowIds), cutToBytes(event.payload, MAX_EVENT_PAYLOAD_BYTES)),
