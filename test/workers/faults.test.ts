@@ -136,13 +136,20 @@ async function executionsOf(name: string): Promise<Array<{ workflowId: string; i
   return Promise.all(rows.map(async (row) => ({ workflowId: row.workflow_id, input: (await getWorkflow(row.workflow_id)).input })));
 }
 
-/** Exactly `count` executions of `name` (bounded wait for them, then a second look a moment later finds no more). */
-async function startedOnce(name: string, count = 1): Promise<Array<{ workflowId: string; input: JsonObject }>> {
-  await eventually(() => executionsOf(name), (found) => found.length >= count, `${count} execution(s) of ${name}`, 12_000);
+/**
+ * Exactly `count` executions of each of `names` (bounded waits for them, side by side, then one second look a moment
+ * after the last has them finds no more of any), in the order of `names`.
+ */
+async function startedOnce(names: readonly string[], count = 1): Promise<Array<Array<{ workflowId: string; input: JsonObject }>>> {
+  await Promise.all(names.map((name) => eventually(() => executionsOf(name), (found) => found.length >= count, `${count} execution(s) of ${name}`, 12_000)));
   await sleep(1_000);
-  const found = await executionsOf(name);
-  expect(found, name).toHaveLength(count);
-  return found;
+  return Promise.all(
+    names.map(async (name) => {
+      const found = await executionsOf(name);
+      expect(found, name).toHaveLength(count);
+      return found;
+    }),
+  );
 }
 
 describe("evicting every object while an execution's effects on others are on their way", () => {
@@ -191,11 +198,11 @@ describe("evicting every object while an execution's effects on others are on th
     const updated = await waitFor(held, ["COMPLETED", "FAILED"], 15_000);
     expect(updated.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["hold", "COMPLETED"], ["after", "COMPLETED"]]);
     expect(updated.tasks[0]!.outputData).toEqual({ by: "actor" });
-    const [started] = await startedOnce(`${tag}_started`);
+    const [started, recorded, listened, failure] = (await startedOnce(["started", "recorded", "listened", "failure"].map((name) => `${tag}_${name}`))).map((found) => found[0]!);
     expect(started!.workflowId).toBe(done.tasks[2]!.outputData["workflowId"]);
-    expect((await startedOnce(`${tag}_recorded`))[0]!.input).toMatchObject({ from: actor });
-    expect((await startedOnce(`${tag}_listened`))[0]!.input).toMatchObject({ ended: actor, status: "COMPLETED" });
-    expect((await startedOnce(`${tag}_failure`))[0]!.input).toMatchObject({ workflowId: victim });
+    expect(recorded!.input).toMatchObject({ from: actor });
+    expect(listened!.input).toMatchObject({ ended: actor, status: "COMPLETED" });
+    expect(failure!.input).toMatchObject({ workflowId: victim });
     // Nothing of the updated execution ran twice: its HTTP step, scheduled by the update after the eviction, met none.
     // On a loaded machine the actor may reach its update before the eviction: that step's request, then on its way, may
     // be cut off and sent again (at least once, as any step in flight).
@@ -224,8 +231,8 @@ describe("evicting every object while an execution's effects on others are on th
     await apiOk("POST", `/api/human/tasks/${taskId}/update?complete=true`, { approved: true });
     await abortAllDurableObjects();
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"], 15_000)).status).toBe("COMPLETED");
-    const notices = await startedOnce("fx_human_notify", 3);
-    expect(notices.map((notice) => notice.input["on"]).sort()).toEqual(["ASSIGNED", "COMPLETED", "IN_PROGRESS"]);
+    const [notices] = await startedOnce(["fx_human_notify"], 3);
+    expect(notices!.map((notice) => notice.input["on"]).sort()).toEqual(["ASSIGNED", "COMPLETED", "IN_PROGRESS"]);
   }, 60_000);
 });
 
