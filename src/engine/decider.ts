@@ -908,6 +908,7 @@ function applyExternalUpdate(draft: Draft, event: Extract<ExecutionEvent, { type
       const reason = `Task ${task.referenceTaskName} of parent workflow ${draft.state.workflowId} was set to ${fields.status} from outside`;
       effects.push({ kind: "terminateChild", taskId: task.taskId, subWorkflowId: task.subWorkflowId, reason });
     }
+    Object.assign(fields, childNeverAnswered(task));
   }
   draft.updateTask(task.taskId, fields);
 }
@@ -2812,6 +2813,18 @@ function failWorkflow(draft: Draft, task: TaskExecution, reason: string, env: De
 }
 
 /**
+ * What a SUB_WORKFLOW task ending while its child's start is still on its way (in flight: chosen, not answered) drops:
+ * the id chosen for that child, which the task must not show, as the view does not while the start is on its way
+ * (see childStartOnItsWay in view.ts). The child may never start (the dispatch is canceled, or its start is refused
+ * once the termination reached it first), so a client following the id found a 404 for good; Conductor sets a task's
+ * subWorkflowId only once the start returned. The termination effect sent with the end carries the id, so a child
+ * that did start is still terminated.
+ */
+function childNeverAnswered(task: TaskExecution): Partial<TaskExecution> {
+  return task.taskType === "SUB_WORKFLOW" && isInFlight(task) ? { subWorkflowId: undefined } : {};
+}
+
+/**
  * Ends a pending task in `status` from the engine's side: its request in flight is abandoned, its child (told
  * `childReason`) terminated, and nothing of it stays timed.
  */
@@ -2821,6 +2834,7 @@ function stopPendingTask(draft: Draft, task: TaskExecution, status: TaskStatus, 
     effects.push({ kind: "terminateChild", taskId: task.taskId, subWorkflowId: task.subWorkflowId, reason: childReason });
   }
   draft.updateTask(task.taskId, {
+    ...childNeverAnswered(task),
     status,
     reasonForIncompletion: reason,
     endTime: env.now,

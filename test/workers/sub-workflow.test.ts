@@ -303,6 +303,25 @@ describe("SUB_WORKFLOW", () => {
     expect(child["reasonForIncompletion"]).toContain(parentId);
   });
 
+  it("a SUB_WORKFLOW canceled in the decision that started it (a TERMINATE in another fork branch) shows no subWorkflowId: its child never started, a 404 to follow", async () => {
+    await register({ name: "never_started_child", tasks: [waitTask("gate")] });
+    await register({
+      name: "terminated_beside_start",
+      tasks: [
+        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[subTask("sub", { subWorkflowParam: { name: "never_started_child" } })], [{ name: "stop", taskReferenceName: "stop", type: "TERMINATE", inputParameters: { terminationStatus: "COMPLETED" } }]] },
+        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["sub", "stop"] },
+      ],
+    });
+    const parentId = await startWorkflow("terminated_beside_start");
+    const parent = await waitFor(parentId, terminal);
+    expect(parent.status).toBe("COMPLETED");
+    const sub = parent.tasks.find((task) => task.referenceTaskName === "sub")!;
+    expect(sub.status).toBe("CANCELED");
+    expect(sub["subWorkflowId"]).toBeUndefined();
+    expect(sub.outputData["subWorkflowId"]).toBeUndefined();
+    expect((await apiOk<JsonObject>("GET", `/api/tasks/${sub.taskId}`))["subWorkflowId"]).toBeUndefined();
+  });
+
   it("a parent terminated while its child's start is still on its way: the child never runs on (refused at start, or terminated)", async () => {
     await register({ name: "child_started_late", tasks: [waitTask("gate")] });
     await register({ name: "parent_stopped_early", tasks: [subTask("sub", { subWorkflowParam: { name: "child_started_late" } })] });
@@ -318,7 +337,10 @@ describe("SUB_WORKFLOW", () => {
     });
     const parent = await waitFor(parentId, terminal);
     expect(parent.status).toBe("TERMINATED");
-    const childId = String(parent.tasks[0]!["subWorkflowId"]);
+    // The start was never answered: the task shows no child (it may never have started); the parent let go of the id it chose.
+    expect(parent.tasks[0]!["subWorkflowId"]).toBeUndefined();
+    const [childId] = await runInDurableObject(executionStub(env, parentId), (_instance, state) => JSON.parse(state.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'childrenLetGo'`).one().value) as string[]);
+    expect(childId).toBeDefined();
     // Whichever reached the child first, the outcome settles once the child's start has arrived: gone, or terminated.
     const settled = await eventually(
       async () => {
