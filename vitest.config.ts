@@ -14,7 +14,16 @@ export default defineConfig({
     // is spent waiting on timers, alarms and loopback requests, not computing.
     maxWorkers: 2,
     projects: [
-      { test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" } },
+      {
+        test: {
+          name: "unit",
+          include: ["test/unit/**/*.test.ts"],
+          environment: "node",
+          // Pure computation: some property and long-loop cases take 3-4 s alone, and beside an e2e file and a workerd
+          // file on 2 cores they passed vitest's default 5 s (do-while's 5,000-iteration loop did). A hang still fails.
+          testTimeout: 30_000,
+        },
+      },
       {
         test: {
           name: "e2e",
