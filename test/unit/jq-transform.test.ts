@@ -678,6 +678,20 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run("[try 1 as $x | $x, $x catch 0], {a: (try 1 catch . as $x | $x), b: 2}")).toEqual({ ok: true, values: [[1, 1], { a: 1, b: 2 }] });
   });
 
+  it("reads try's body as jq 1.6 does: a term, so that an operator after it applies to the whole try, which catches only the term's errors", () => {
+    const run = (filter: string, input: JsonObject = {}) => jqRunner.run(filter, input);
+    // The body ran to the next pipe or comma and caught the right side's error (gave nothing); jq 1.6 raises it.
+    expect(run('try 1 + error("x")')).toEqual({ ok: false, error: "The jq filter failed: x" });
+    expect(run('1 as $x | try $x == error("y")')).toEqual({ ok: false, error: "The jq filter failed: y" });
+    expect(run('try error("x") // error("y")')).toEqual({ ok: false, error: "The jq filter failed: y" });
+    // The term's own errors are caught; then the operator runs on what try gave (jq 1.6's answers).
+    expect(run('[try error("x") + 1], [try error("x") * 2], [try 1 * 2], [try error("x") // 5], [try -error("x")], [try -1]')).toEqual({ ok: true, values: [[], [], [2], [5], [], [-1]] });
+    expect(run('[try error("x") and true], [try if true then 1 else 2 end + 1], [try reduce (1, 2) as $x (0; . + $x) + 1], [try .a.b], [try error("x")?]')).toEqual({ ok: true, values: [[], [2], [4], [null], []] });
+    expect(run('[try error("x"), 2], [try error("x") as $x | 1], [try try error("x") catch error("y") catch "z"], [try (1 + error("x"))]')).toEqual({ ok: true, values: [[2], [], ["z"], []] });
+    // So catch after an operator is refused, as jq 1.6 refuses it.
+    for (const filter of ["try 1 + 2 catch 3", 'try error("x") | 1 catch 2', "try 1 and 2 catch 3"]) expect(jqRunner.compileError(filter), filter).toEqual(expect.stringContaining("catch"));
+  });
+
   it("runs catch's handler in a path expression as jq 1.6 does: a value it gives is no path, an error it raises fails", () => {
     const run = (filter: string, input: JsonObject = {}) => jqRunner.run(filter, input);
     // The handler was skipped in paths: now that `try E catch . |= f` is `(try E catch .) |= f`, it changed nothing.

@@ -65,16 +65,22 @@ class TryNode extends ParseNode {
 // . + 1 is 2 (it was 1: the handler took . + 1). A binding there runs to the end of the enclosing expression (until), over
 // commas and pipes, as in jq: try 1 catch . as $x | $x + 1 is 1, [try error("a") catch . as $x | $x, $x] ["a", "a"].
 function __parseCatchHandler(tokens, i, ends, until) {
-    const term = __parseOperand(tokens, i, ends.concat(['op', 'equals', 'pipe-equals', 'op-equals']))
+    const term = __parseOperand(tokens, i, ends.concat(__TRY_TERM_ENDS))
     return __parseBindingAfter(term, tokens, ['<end-of-program>'].concat(until))
 }
 
-// The body of try, up to catch: a binding in it runs over commas and pipes to the catch, as in jq (try . as $x | $x |
-// error("a") catch 5 is 5; the body stopped at as, and catch was refused).
+// The body of try, as jq 1.6's grammar reads it: a term with its suffixes, as the handler, so that an operator after it
+// applies to the whole try: try 1 + error("x") is (try 1) + error("x"), which raises x (the body ran to the next pipe
+// or comma, and caught it), and try 1 + 2 catch 3 is refused. A binding in it runs over commas and pipes to the catch,
+// as in jq (try . as $x | $x | error("a") catch 5 is 5).
 function __parseTryBody(tokens, i, ends, until) {
-    const body = parse(tokens, i, ['catch'].concat(ends))
+    const body = __parseOperand(tokens, i, ['catch'].concat(ends, __TRY_TERM_ENDS))
     return __parseBindingAfter(body, tokens, ['catch', '<end-of-program>'].concat(until))
 }
+
+// What ends a try's body or handler besides the end of the enclosing expression: any binary operator (and, or and //
+// are 'op' tokens too) or assignment.
+const __TRY_TERM_ENDS = ['op', 'equals', 'pipe-equals', 'op-equals']
 
 // When parsed (a {node, i} that stopped at as) is the source of a binding: E as pattern | body, body running up to
 // stops (the end of the enclosing expression); else parsed.

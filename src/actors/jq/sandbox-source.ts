@@ -53,9 +53,8 @@ const FIXES: readonly SourceFix[] = [
     replace: "const KEYWORDS = ['as', 'reduce', 'foreach', 'import', 'include', 'def', 'if', 'then', 'else', 'end', 'elif', 'and', 'or', 'try', 'catch'];",
   },
   {
-    // `try body catch handler`: the body runs to the first pipe, comma or closing bracket (or `catch`), so `try A
-    // catch B | C` is `(try A catch B) | C` as in jq; the handler is a term, as jq 1.6's grammar reads it (see
-    // __parseCatchHandler).
+    // `try body catch handler`: the body and the handler are terms, as jq 1.6's grammar reads them (see __parseTryBody
+    // and __parseCatchHandler), so `try A catch B | C` is `(try A catch B) | C` and `try A + B` is `(try A) + B`.
     why: "`try … catch …` parses",
     find: "        // Conditional if-then-(elif-then)*-else?-end\n        } else if (t.type == 'if') {",
     replace:
