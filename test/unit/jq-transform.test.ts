@@ -1071,6 +1071,14 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     }
   });
 
+  it("runs a program of defs only, or of nothing but a comment, as ., as jq 1.6 does (it gave no value: a null result)", () => {
+    const input = { a: 1 };
+    for (const filter of ["def f: 1;", "def f: 1; def g: f;", "def f: 1; # only defs", "# nothing"]) expect(jqRunner.run(filter, input), filter).toEqual({ ok: true, values: [input] });
+    // What follows the defs runs as before; defs alone inside brackets are still refused, as jq 1.6 refuses them.
+    expect(jqRunner.run("def f: 1; f, .a", input)).toEqual({ ok: true, values: [1, 1] });
+    expect(jqRunner.compileError("[def f: 1;]")).toEqual(expect.stringContaining("an expression is missing"));
+  });
+
   it("refuses a jqjs source its fixes no longer apply to", () => {
     expect(() => jqSandboxSource(jqjsSource)).not.toThrow();
     expect(() => jqSandboxSource(jqjsSource.replace("if (v !== null) found = true", "if (v != null) found = true"))).toThrow(/drops null and false/);

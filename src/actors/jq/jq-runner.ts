@@ -76,10 +76,10 @@ const __jqThenRestore = (work) => {
 };
 globalThis.__jqRun = (filter, input) => __jqThenRestore(() => {
   const values = [];
-  for (const value of __jqjs.compile(filter)(JSON.parse(input))) values.push(value === undefined ? null : value);
+  for (const value of __compileProgram(filter)(JSON.parse(input))) values.push(value === undefined ? null : value);
   return JSON.stringify(values);
 });
-globalThis.__jqCompile = (filter, parseOnly) => __jqThenRestore(() => { parseOnly === "1" ? __jqjs.compile(filter) : __compileChecked(filter); return ""; });`;
+globalThis.__jqCompile = (filter, parseOnly) => __jqThenRestore(() => { parseOnly === "1" ? __compileProgram(filter) : __compileChecked(filter); return ""; });`;
 
 /** A context with jqjs loaded, kept between runs: loading it again for each would cost more than most filters. */
 interface Sandbox {

@@ -2750,7 +2750,7 @@ function __checkNames(node, scope) {
 
 // jqjs reads a missing expression as an empty one (an empty FilterNode, which gives no value): .a |, 1 +, 1, and (),
 // {a: }, try, def f: ; all compiled and gave nothing, where jq 1.6 refuses them as syntax errors. Only [] holds one
-// rightly, and the program itself, which may be empty or only defs (jq 1.6 runs those as .).
+// rightly, and the program itself, which may be empty or only defs (jq 1.6 runs those as .: see __compileProgram).
 function __isMissing(node) {
     return node instanceof FilterNode && !node.filter
 }
@@ -2767,18 +2767,36 @@ function __checkNoMissingExpression(node, parent) {
         __checkNoMissingExpression(part, node)
 }
 
+// The filter compiled as jq 1.6 runs it: a program that is empty or only defs (def f: 1;) is ., where jqjs ran the
+// empty expression after the defs, which gives no value (the task completed with a null result).
+function __compileProgram(filter) {
+    const compiled = compile(filter)
+    let lastDef = null
+    let program = compiled.filter.node
+    while (program instanceof __DefNode) {
+        lastDef = program
+        program = program.rest
+    }
+    if (__isMissing(program)) {
+        if (lastDef)
+            lastDef.rest = new IdentityNode()
+        else
+            compiled.filter.node = new IdentityNode()
+    }
+    return compiled
+}
+
 // The compile check, as jq 1.6's: the filter parses, no expression in it is missing, and every name in it is defined
 // where it is used.
 function __compileChecked(filter) {
-    const compiled = compile(filter)
-    let program = compiled.ast
+    const compiled = __compileProgram(filter)
+    let program = compiled.filter.node
     while (program instanceof __DefNode) {
         __checkNoMissingExpression(program.body, program)
         program = program.rest
     }
-    if (!__isMissing(program))
-        __checkNoMissingExpression(program, null)
-    __checkNames(compiled.ast, {funcs: Object.create(null), vars: Object.create(null), labels: Object.create(null)})
+    __checkNoMissingExpression(program, null)
+    __checkNames(compiled.filter.node, {funcs: Object.create(null), vars: Object.create(null), labels: Object.create(null)})
     return compiled
 }
 `;
