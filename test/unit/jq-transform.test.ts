@@ -1079,6 +1079,24 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.compileError("[def f: 1;]")).toEqual(expect.stringContaining("an expression is missing"));
   });
 
+  it("reads \\u escapes in string literals as jq 1.6 does: four hexadecimal digits, a high surrogate with its low one, a lone low one as U+FFFD", () => {
+    // jqjs read "\uZZZZ" as a NUL, took "\u12"'s closing quote for a digit, and kept a lone high surrogate; jq 1.6
+    // refuses all three at compile time.
+    const refused: [string, string][] = [
+      ['"\\uZZZZ"', "Invalid \\uXXXX escape"],
+      ['"\\u12G4"', "Invalid \\uXXXX escape"],
+      ['"\\u12" + "ab"', "Invalid \\uXXXX escape"],
+      ['"\\ud800"', "Invalid \\uXXXX\\uXXXX surrogate pair escape"],
+      ['"\\ud800\\u0041"', "Invalid \\uXXXX\\uXXXX surrogate pair escape"],
+      ['{"k\\(1)\\udbff": 1}', "Invalid \\uXXXX\\uXXXX surrogate pair escape"],
+    ];
+    for (const [filter, error] of refused) {
+      expect(jqRunner.compileError(filter), filter).toEqual(expect.stringContaining(error));
+      expect(jqRunner.run(filter, {}), filter).toEqual({ ok: false, error: expect.stringContaining(error) });
+    }
+    expect(jqRunner.run('"\\u00e9\\u00C9", "\\ud83d\\ude00", "\\udc00\\u0041", ("\\u0000" | length), "\\\\u12"', {})).toEqual({ ok: true, values: ["éÉ", "😀", "\uFFFDA", 1, "\\u12"] });
+  });
+
   it("refuses a jqjs source its fixes no longer apply to", () => {
     expect(() => jqSandboxSource(jqjsSource)).not.toThrow();
     expect(() => jqSandboxSource(jqjsSource.replace("if (v !== null) found = true", "if (v != null) found = true"))).toThrow(/drops null and false/);

@@ -1140,6 +1140,30 @@ function __parseOperand(tokens, i, stops) {
     return parse(tokens, i, stops)
 }
 
+// --- String literals: \uXXXX escapes as jq 1.6's lexer reads them ---
+
+const __HEX4 = /^[0-9a-fA-F]{4}$/
+
+// The text of the \u escape whose digits start at str[at] (in the literal starting at location), and the index of its
+// last character: four hexadecimal digits, a high surrogate followed by a \u escape of its low one (the pair's one
+// character), and a lone low surrogate U+FFFD, as jq 1.6 gives them. Anything else is refused, as jq 1.6 refuses it
+// at compile time: fewer than four hexadecimal digits ("\uZZZZ" was a NUL, "\u12" took the closing quote for a digit),
+// or a high surrogate alone ("\ud800" was kept, a string no JSON encoder writes back as it was).
+function __unicodeEscape(str, at, location) {
+    const digits = str.slice(at, at + 4)
+    if (!__HEX4.test(digits))
+        throw 'Invalid \\uXXXX escape in the string at ' + location + ': four hexadecimal digits must follow \\u'
+    const unit = Number.parseInt(digits, 16)
+    if (unit >= 0xDC00 && unit <= 0xDFFF)
+        return {text: '\uFFFD', last: at + 3}
+    if (unit < 0xD800 || unit > 0xDBFF)
+        return {text: String.fromCharCode(unit), last: at + 3}
+    const low = str.slice(at + 6, at + 10)
+    if (str.slice(at + 4, at + 6) != '\\u' || !__HEX4.test(low) || Number.parseInt(low, 16) < 0xDC00 || Number.parseInt(low, 16) > 0xDFFF)
+        throw 'Invalid \\uXXXX\\uXXXX surrogate pair escape in the string at ' + location + ': \\u' + digits + ' must be followed by a low surrogate'
+    return {text: String.fromCharCode(unit, Number.parseInt(low, 16)), last: at + 9}
+}
+
 // --- UTF-8 and base64 (QuickJS has neither TextEncoder nor btoa) ---
 
 function __utf8Bytes(text) {

@@ -147,6 +147,13 @@ const FIXES: readonly SourceFix[] = [
       "            if (ret.length == 0 && t.op == '-' && tokens[i+1].type == 'number') {\n                tokens[i+1].value = -tokens[i+1].value\n                t = tokens[++i]\n                continue\n            }\n            if (ret.length == 0 && t.op == '-') {\n                let r = __parseOperand(tokens, i, ['op', 'comma', 'pipe', 'right-paren',\n                    'right-brace', 'right-square', '<end-of-program>'].concat(until))\n                ret.push(r.node)\n                i = r.i\n                t = tokens[i]\n                continue\n            }\n            let lhs = makeFilterNode(ret)\n            let op = t.op\n            let stream = [lhs, t]\n            let r = __parseOperand(tokens, i + 1, ['op', 'comma', 'pipe', 'right-paren',\n                'right-brace', 'right-square', '<end-of-program>'].concat(until))\n            i = r.i\n            stream.push(r.node)\n            while (i < tokens.length && tokens[i].type == 'op') {\n                stream.push(tokens[i])\n                let r = __parseOperand(tokens, i + 1, ['op', 'comma', 'pipe',\n                    'right-paren', 'right-brace', 'right-square', '<end-of-program>'].concat(until))",
   },
   {
+    // jqjs read any four characters after \u as hexadecimal digits ("\uZZZZ" was a NUL, "\u12" swallowed the closing
+    // quote) and kept a lone surrogate ("\ud800"); jq 1.6 refuses those at compile time (see __unicodeEscape).
+    why: "a \\u escape takes four hexadecimal digits, and a high surrogate its low one",
+    find: "                    else if (q == 'u') uniEsc = 4",
+    replace: "                    else if (q == 'u') {\n                        let u = __unicodeEscape(str, i + 1, location)\n                        tok += u.text\n                        i = u.last\n                    }",
+  },
+  {
     // jqjs stopped a number at its exponent: `1e3` was 1 followed by a call to e3, which failed only when it ran.
     why: "number literals take an exponent: 1e3, 2.5E-3, 1e+2",
     find: "            while (isDigit(str[i]) || str[i] == '.')\n                tok += str[i++]\n            ret.push({type: 'number', value: Number.parseFloat(tok), location})",
