@@ -842,6 +842,20 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run("[inputs], (try input catch .)")).toEqual({ ok: true, values: [[], "No more inputs"] });
   });
 
+  it("breaks the run of the label a break was written in, as jq 1.6 does: a label of the same name inside a function it is passed to does not catch it", () => {
+    const run = (filter: string) => jqRunner.run(filter, {});
+    // A label matched a break by name: the function's own label $a caught the caller's break ([3], [1, 9], [4, 3]).
+    expect(run("[label $a | def f(g): label $a | g, 2; f(break $a), 3]")).toEqual({ ok: true, values: [[]] });
+    expect(run("[def f(g): label $a | (g, 5); label $a | f(1, break $a), 9]")).toEqual({ ok: true, values: [[1]] });
+    expect(run("[label $a | def f(g): (label $a | g), 4; f(break $a), 3]")).toEqual({ ok: true, values: [[]] });
+    // What already held (jq 1.6's answers): a def's break ends the label around the def, each call's label is its own,
+    // the innermost label of a name is the one a break in it ends, and a recursive def's label ends only its own call.
+    expect(run("[label $out | def f: if . > 2 then break $out else ., (. + 1 | f) end; 0 | f], [def f: label $a | (1, break $a, 2); f, f]")).toEqual({ ok: true, values: [[0, 1, 2], [1, 1]] });
+    expect(run("[label $a | (label $a | 1, break $a), 2], [label $a | range(3) | label $a | if . == 1 then break $a else . end]")).toEqual({ ok: true, values: [[1, 2], [0, 2]] });
+    expect(run("[def f(n): label $out | if n > 0 then n, f(n - 1), break $out else 0 end; f(3)], [def f(n; g): label $out | if n > 0 then n, f(n - 1; break $out) else g end; f(3; 100)]")).toEqual({ ok: true, values: [[3, 2, 1, 0], [3, 2, 1]] });
+    expect(run("[label $a | (label $a | 1, 2) | (., break $a)], [limit(3; label $a | range(10) | if . == 5 then break $a else . end)]")).toEqual({ ok: true, values: [[1], [0, 1, 2]] });
+  });
+
   it("fails the task on an error nothing catches, with its message", () => {
     expect(jqRunner.run('error("no such customer")', {})).toEqual({ ok: false, error: "The jq filter failed: no such customer" });
     expect(jqRunner.run("error({code: 1})", {})).toEqual({ ok: false, error: 'The jq filter failed: {"code":1} (not a string)' });

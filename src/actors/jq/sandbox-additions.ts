@@ -96,11 +96,50 @@ function __parseBindingAfter(parsed, tokens, stops) {
 
 // --- label $name | ... break $name: stops the label's outputs, keeping those before ---
 
-// Not an Error, so that try and ? (caughtJqError) let it through to its label.
+// Not an Error, so that try and ? (caughtJqError) let it through to its label. label is the label's name, instance the
+// run of a label $name it breaks (see __labelled).
 class BreakSignal {
-    constructor(label) {
+    constructor(label, instance) {
         this.label = label
+        this.instance = instance
         this.message = '$*label-' + label + ' is not defined'
+    }
+}
+
+// The variable a label binds for its body, as jq 1.6 binds $*label-name: a name no filter can write.
+function __labelKey(label) {
+    return '*label-' + label
+}
+
+// The values (of = 'apply') or paths (of = 'paths') of a label's body, up to a break of this run of the label. Each run
+// is its own label, bound as a variable is (the body sees it, and the defs and closures written in it; its consumer
+// sees the one outside): a break written outside a function and passed into it (def f(g): label $a | g; label $a |
+// f(break $a)) ends the label it was written in, where a label of the same name inside the function caught it.
+function* __labelled(node, input, conf, of) {
+    const key = __labelKey(node.label)
+    const instance = {}
+    const vars = conf.variables
+    const outerBound = Object.hasOwn(vars, key)
+    const outer = vars[key]
+    // Inline rather than through a helper around each step, as bindings are (see __bindingPipeGiveOne).
+    try {
+        vars[key] = instance
+        for (const value of node.body[of](input, conf)) {
+            if (outerBound)
+                vars[key] = outer
+            else
+                delete vars[key]
+            yield value
+            vars[key] = instance
+        }
+    } catch (e) {
+        if (!(e instanceof BreakSignal && e.instance === instance))
+            throw e
+    } finally {
+        if (outerBound)
+            vars[key] = outer
+        else
+            delete vars[key]
     }
 }
 
@@ -110,21 +149,13 @@ class LabelNode extends ParseNode {
         this.label = label
         this.body = body
     }
-    * apply(input, conf) {
-        try {
-            yield* this.body.apply(input, conf)
-        } catch (e) {
-            if (!(e instanceof BreakSignal && e.label == this.label)) throw e
-        }
+    apply(input, conf) {
+        return __labelled(this, input, conf, 'apply')
     }
     // A path runs through a label, as jackson-jq's PipedQuery passes it on past a LabelPipeComponent (and jq 1.6):
     // del(label $out | .items[] | if .last then ., break $out else . end) failed with "not a function".
-    * paths(input, conf) {
-        try {
-            yield* this.body.paths(input, conf)
-        } catch (e) {
-            if (!(e instanceof BreakSignal && e.label == this.label)) throw e
-        }
+    paths(input, conf) {
+        return __labelled(this, input, conf, 'paths')
     }
     toString() {
         return 'label $' + this.label + ' | ' + this.body
@@ -136,11 +167,11 @@ class BreakNode extends ParseNode {
         super()
         this.label = label
     }
-    * apply() {
-        throw new BreakSignal(this.label)
+    * apply(input, conf) {
+        throw new BreakSignal(this.label, conf.variables[__labelKey(this.label)])
     }
-    * paths() {
-        throw new BreakSignal(this.label)
+    * paths(input, conf) {
+        throw new BreakSignal(this.label, conf.variables[__labelKey(this.label)])
     }
     toString() {
         return 'break $' + this.label
