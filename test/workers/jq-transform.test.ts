@@ -113,6 +113,33 @@ describe("JSON_JQ_TRANSFORM through the router", () => {
     ]);
   });
 
+  it("reads filters as jq 1.6 does: defs alone give the input, a label ends only its own run, and try binds to a term, so an error on an operator's right fails the task", async () => {
+    await register({
+      name: "jq_grammar",
+      tasks: [
+        jq("defs", "def f: 1;", { n: 5 }),
+        jq("labels", "[label $a | def f(g): label $a | g, 2; f(break $a), 3]"),
+        // (try .n) + error(…): the error is raised, where the body ran to the end and caught it (a null result).
+        jq("tried", 'try .n + error("late: \\(.n)")', { n: "${defs.output.result.n}" }),
+        httpTask("after", { uri: target("/count/jq-grammar-after"), method: "GET" }),
+      ],
+    });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/jq_grammar/1", { input: {} });
+    expect(run.status, JSON.stringify(run.tasks)).toBe("FAILED");
+    expect(run.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { result: { queryExpression: "def f: 1;", n: 5 } } });
+    expect(run.tasks[1]).toMatchObject({ status: "COMPLETED", outputData: { result: [] } });
+    expect(run.tasks[2]).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining("late: 5") });
+    expect(await hits("jq-grammar-after")).toBe(0);
+  });
+
+  it("refuses at registration a string whose \\u escape jq 1.6 refuses: a lone high surrogate, or fewer than four hexadecimal digits", async () => {
+    const validationErrors = await refusedRegistration("jq_bad_escape", [jq("surrogate", '.name + "\\ud800"'), jq("short", '"\\u12" + .name')]);
+    expect(validationErrors).toEqual([
+      { path: "tasks[0].inputParameters.queryExpression", message: expect.stringContaining("the jq filter does not compile: Invalid \\uXXXX\\uXXXX surrogate pair escape") },
+      { path: "tasks[1].inputParameters.queryExpression", message: expect.stringContaining("the jq filter does not compile: Invalid \\uXXXX escape") },
+    ]);
+  });
+
   it("refuses at registration, as jq 1.6 refuses to compile them, a misspelt function, a variable nothing binds and a dangling pipe, and stores nothing", async () => {
     const validationErrors = await refusedRegistration("jq_undefined_names", [jq("misspelt", "if .vip then uppercase(.name) else .name end"), jq("unbound", ".items | map(. * $rate)"), jq("dangling", ".a |")]);
     expect(validationErrors).toEqual([
