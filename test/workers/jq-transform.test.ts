@@ -95,6 +95,34 @@ describe("JSON_JQ_TRANSFORM through the router", () => {
     expect(runner.run(".n * 2", { n: 21 })).toEqual({ ok: true, values: [42] });
   });
 
+  it("recurses a def about 160 to 260 levels deep, and stops a deeper or endless recursion with QuickJS's stack overflow before the isolate's own stack overflows", async () => {
+    const runner = await loadJqRunner();
+    expect(runner.run("def f: if . < 200 then . + 1 | f else . end; 0 | f", {})).toEqual({ ok: true, values: [200] });
+    expect(runner.run("def fact: if . <= 1 then 1 else . * (. - 1 | fact) end; 120 | fact | . > 1e198", {})).toEqual({ ok: true, values: [true] });
+    expect(runner.run('def build: if . > 0 then {c: (. - 1 | build)} else {} end; def depth: if has("c") then (.c | depth) + 1 else 0 end; 150 | build | depth', {})).toEqual({ ok: true, values: [150] });
+    // Each level takes about four times as much of workerd's own stack as of QuickJS's: with QuickJS's limit raised to
+    // 4 MiB, the host's stack overflowed near 250 levels ("the filter broke the jq interpreter", which replaces it). The
+    // limit must stay below that for every shape of recursion.
+    for (const filter of [
+      "def f: if . < 100000 then . + 1 | f else . end; 0 | f",
+      "def fact: if . <= 1 then 1 else . * (. - 1 | fact) end; 5000 | fact",
+      "def f: f; f",
+      "def f: 1 + f; f",
+      "def f: [f]; f",
+      "def f: f?; f",
+      "def f: try f catch 0; f",
+      "def f: label $a | f; f",
+      "def f: . as $x | f; f",
+      "def f($a): f($a); f(1)",
+      "def f: reduce f as $x (0; .); f",
+      "def f: first(f); f",
+      'def f: "\\(f)"; f',
+    ]) {
+      expect(runner.run(filter, {}), filter).toEqual({ ok: false, error: "The jq filter failed: stack overflow" });
+    }
+    expect(runner.run(".n * 2", { n: 21 })).toEqual({ ok: true, values: [42] });
+  });
+
   it("runs after the object was evicted: a fresh object loads jq before its first decision", async () => {
     await register({ name: "jq_evicted", tasks: [waitTask("approve"), jq("double", ".n * 2", { n: "${approve.output.n}" })] });
     const workflowId = await startWorkflow("jq_evicted");
