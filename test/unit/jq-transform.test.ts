@@ -277,7 +277,7 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(run("[limit(4; {a: {a: {a: 1}}} | path(repeat(.a)))]")).toEqual({ ok: true, values: [[[], ["a"], ["a", "a"], ["a", "a", "a"]]] });
     expect(run("[limit(20000; 0 | recurse(. + 1))] | length, .[-1]")).toEqual({ ok: true, values: [20000, 19999] });
     expect(run("[0 | while(. < 20000; . + 1)] | length, (0 | until(. >= 20000; . + 1))")).toEqual({ ok: true, values: [20000, 20000] });
-    expect(run("def f: if . < 200 then . + 1 | f else . end; 0 | f")).toEqual({ ok: true, values: [200] });
+    expect(run("def f: if . < 150 then . + 1 | f else . end; 0 | f")).toEqual({ ok: true, values: [150] });
     expect(run("[range(3000)] | length, (reduce range(100000) as $i (0; . + $i))")).toEqual({ ok: true, values: [3000, 4999950000] });
     // Lazily, as jq's recursive defs: a step's values are walked one by one (recurse ran all of f's values first, so an
     // endless f never gave one), and recurse no longer stops quietly after 100,000 values.

@@ -17,14 +17,16 @@ import { jqSandboxSource } from "./sandbox-source";
  */
 const MEMORY_LIMIT_BYTES = 32 * 1024 * 1024;
 /**
- * As for scripts: QuickJS stops a runaway recursion with its own error before the host's stack overflows. This, not
- * QuickJS's memory, bounds how deep a def may recurse (about 260 levels of `def f: … | f`, 160 of a factorial): each jq
+ * QuickJS stops a runaway recursion with its own error ("stack overflow") before the host's stack overflows. This, not
+ * QuickJS's memory, bounds how deep a def may recurse (about 190 levels of `def f: … | f`, 115 of a factorial): each jq
  * level is several generators deep in jqjs, and each takes about four times as much of workerd's own stack (the
  * WebAssembly's frames) as of QuickJS's. Raised to 4 MiB, workerd's stack overflowed near 250 levels instead, a
- * RangeError that breaks the interpreter (it is replaced); fewer generators per level (a scope switched without one)
- * shifted that balance the other way. The workers jq-transform test checks the balance over a dozen shapes of recursion.
+ * RangeError that breaks the interpreter (it is replaced); at a script's 256 KiB (about 260 levels) it still did, now
+ * and then, for a runaway `def f: . + 1 | f`, so the jq sandbox keeps a quarter in hand. Fewer generators per level (a
+ * scope switched without one) shifted that balance the wrong way. The workers jq-transform test checks it over a dozen
+ * shapes of recursion.
  */
-const MAX_STACK_BYTES = 256 * 1024;
+const MAX_STACK_BYTES = 192 * 1024;
 /**
  * Interrupt-handler calls a filter may take (QuickJS calls it every few thousand operations): five times a script's,
  * a few hundred ms, as jqjs takes many interpreter steps per jq step; a select over 1,000 items takes about 20. A count, not a clock, as for
