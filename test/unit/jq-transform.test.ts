@@ -1091,6 +1091,10 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     // What follows the defs runs as before; defs alone inside brackets are still refused, as jq 1.6 refuses them.
     expect(jqRunner.run("def f: 1; f, .a", input)).toEqual({ ok: true, values: [1, 1] });
     expect(jqRunner.compileError("[def f: 1;]")).toEqual(expect.stringContaining("an expression is missing"));
+    // Only the program's own defs: in brackets they are a missing expression, as jq 1.6 reads them (jqjs drops the
+    // brackets, so (def f: 1;) ran as a program of defs only and gave the input).
+    for (const filter of ["(def f: 1;)", "def f: 1; (def g: 2;)", "(def f: 1; def g: 2;)"]) expect(jqRunner.compileError(filter), filter).toEqual(expect.stringContaining("an expression is missing"));
+    expect(jqRunner.run("(def f: 1; f), (def g: .a; g)", input)).toEqual({ ok: true, values: [1, 1] });
   });
 
   it("reads \\u escapes in string literals as jq 1.6 does: four hexadecimal digits, a high surrogate with its low one, a lone low one as U+FFFD", () => {

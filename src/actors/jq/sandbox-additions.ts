@@ -2823,12 +2823,13 @@ function __checkNoMissingExpression(node, parent) {
 }
 
 // The filter compiled as jq 1.6 runs it: a program that is empty or only defs (def f: 1;) is ., where jqjs ran the
-// empty expression after the defs, which gives no value (the task completed with a null result).
+// empty expression after the defs, which gives no value (the task completed with a null result). Defs in brackets,
+// (def f: 1;), are not the program's own: they stay a missing expression, which the compile check refuses.
 function __compileProgram(filter) {
     const compiled = compile(filter)
     let lastDef = null
     let program = compiled.filter.node
-    while (program instanceof __DefNode) {
+    while (program instanceof __DefNode && !program.bracketed) {
         lastDef = program
         program = program.rest
     }

@@ -147,6 +147,13 @@ const FIXES: readonly SourceFix[] = [
       "            if (ret.length == 0 && t.op == '-' && tokens[i+1].type == 'number') {\n                tokens[i+1].value = -tokens[i+1].value\n                t = tokens[++i]\n                continue\n            }\n            if (ret.length == 0 && t.op == '-') {\n                let r = __parseOperand(tokens, i, ['op', 'comma', 'pipe', 'right-paren',\n                    'right-brace', 'right-square', '<end-of-program>'].concat(until))\n                ret.push(r.node)\n                i = r.i\n                t = tokens[i]\n                continue\n            }\n            let lhs = makeFilterNode(ret)\n            let op = t.op\n            let stream = [lhs, t]\n            let r = __parseOperand(tokens, i + 1, ['op', 'comma', 'pipe', 'right-paren',\n                'right-brace', 'right-square', '<end-of-program>'].concat(until))\n            i = r.i\n            stream.push(r.node)\n            while (i < tokens.length && tokens[i].type == 'op') {\n                stream.push(tokens[i])\n                let r = __parseOperand(tokens, i + 1, ['op', 'comma', 'pipe',\n                    'right-paren', 'right-brace', 'right-square', '<end-of-program>'].concat(until))",
   },
   {
+    // jqjs drops the brackets around an expression: (def f: 1;) was a program of defs only, run as . (see
+    // __compileProgram), where jq 1.6 refuses it as a missing expression. The mark keeps them apart.
+    why: "defs alone in brackets are no program of defs only",
+    find: "            let r = parse(tokens, i + 1, ['right-paren'])\n            ret.push(r.node)",
+    replace: "            let r = parse(tokens, i + 1, ['right-paren'])\n            if (r.node instanceof __DefNode)\n                r.node.bracketed = true\n            ret.push(r.node)",
+  },
+  {
     // jqjs read any four characters after \u as hexadecimal digits ("\uZZZZ" was a NUL, "\u12" swallowed the closing
     // quote) and kept a lone surrogate ("\ud800"); jq 1.6 refuses those at compile time (see __unicodeEscape).
     why: "a \\u escape takes four hexadecimal digits, and a high surrogate its low one",
