@@ -123,6 +123,23 @@ describe("JSON_JQ_TRANSFORM through the router", () => {
     expect(runner.run(".n * 2", { n: 21 })).toEqual({ ok: true, values: [42] });
   });
 
+  it("fails a task whose filter writes out a value nested thousands of levels deep, which overflows the Worker's own stack, and the next filters of the same run work", async () => {
+    // QuickJS's JSON.stringify takes far more of workerd's stack per level than of its own, so no stack limit short of
+    // crippling recursion stops it first: the host's RangeError is caught, and the sandbox is made again.
+    await register({
+      name: "jq_deep_value",
+      tasks: [
+        { ...jq("deep", "try (reduce range(20000) as $i (1; [.]) | tojson | length) catch 0"), optional: true },
+        jq("next", ".n * 2", { n: 21 }),
+        jq("then", "def f: if . < 150 then . + 1 | f else . end; 0 | f"),
+      ],
+    });
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/jq_deep_value/1", { input: {} });
+    expect(run.status, JSON.stringify(run.tasks)).toBe("COMPLETED");
+    expect(run.tasks[0]).toMatchObject({ status: "COMPLETED_WITH_ERRORS", reasonForIncompletion: expect.stringContaining("the filter broke the jq interpreter") });
+    expect(run.tasks.slice(1).map((task) => task.outputData)).toEqual([expect.objectContaining({ result: 42 }), expect.objectContaining({ result: 150 })]);
+  });
+
   it("runs after the object was evicted: a fresh object loads jq before its first decision", async () => {
     await register({ name: "jq_evicted", tasks: [waitTask("approve"), jq("double", ".n * 2", { n: "${approve.output.n}" })] });
     const workflowId = await startWorkflow("jq_evicted");
