@@ -98,11 +98,20 @@ export function quickJsScriptRunner(initial: QuickJSWASMModule, reload?: () => P
       runtime.setMaxStackSize(MAX_STACK_BYTES);
       runtime.setInterruptHandler(() => ++interrupts > INTERRUPT_BUDGET);
       const context = runtime.newContext();
+      let used = false;
       try {
-        return use(context, () => interrupts > INTERRUPT_BUDGET);
+        const result = use(context, () => interrupts > INTERRUPT_BUDGET);
+        used = true;
+        return result;
       } finally {
-        context.dispose();
-        runtime.dispose();
+        try {
+          context.dispose();
+          runtime.dispose();
+        } catch (freeing) {
+          // After a host stack overflow inside JSON.parse or JSON.stringify, freeing the runtime aborts on the objects
+          // it leaked: the overflow, thrown by use, is the reason to give, not that assertion in quickjs.c.
+          if (used) throw freeing;
+        }
       }
     } catch (error) {
       return broken(replace(error));
