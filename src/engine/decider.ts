@@ -71,7 +71,8 @@ import {
 import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
 import { exclusiveJoinEnding } from "./tasks/exclusive-join";
 import { joinEnding, joinOnOf, scriptedJoinEnding } from "./tasks/fork-join";
-import { joinScript, type ScriptLogs } from "./scripts";
+import { taskJqFilter } from "./jq";
+import { joinScript, taskScript, type ScriptLogs } from "./scripts";
 import { taskIdWithin } from "./task-id";
 import { schemaIssues, taskSchemaFailure, workflowOutputSchemaFailure } from "./json-schema";
 import { checkMayUpdate, humanActionFields, type HumanAction, type HumanCaller } from "./tasks/human/progress";
@@ -1631,6 +1632,8 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
   let settling = false;
   // The lanes as the previous pass's move left them, when it can tell (see keptLanes).
   let kept: PassLanes | undefined;
+  // The script work done before this decision: what it does itself is counted from there (see scriptWork).
+  const workBefore = scriptWork(env);
   // Each pass either returns or adds/changes a task; the bound only guards against a logic error looping.
   for (let guard = 0; guard < 10_000; guard++) {
     // Waiting for its rate limit's place, it schedules nothing (its timeout still applies: see applyDeadlines).
@@ -1638,7 +1641,8 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     let waiting = false;
     let moved = false;
     visited += draft.state.tasks.length;
-    const paced = guard >= PASSES_PER_DECISION || visited >= VISITS_PER_DECISION;
+    const scriptsSpent = scriptWork(env) - workBefore >= SCRIPT_BUDGETS_PER_DECISION;
+    const paced = guard >= PASSES_PER_DECISION || visited >= VISITS_PER_DECISION || scriptsSpent;
     // Lanes are looked at afresh after every move (a move can start lanes, a fork, or end the workflow), unless the move
     // only added or changed the latest task of its lane (see keptLanes).
     const pass = kept ?? passLanes(draft.state);
@@ -1646,7 +1650,7 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
     const mark = draft.mark();
     let deferredJoin = false;
     for (const at of passOrder(pass)) {
-      const outcome = moveLane(draft, pass.lanes[at]!, pass.lanes, env, effects, paced, settling);
+      const outcome = moveLane(draft, pass.lanes[at]!, pass.lanes, env, effects, { paced, scriptsSpent }, settling);
       if (outcome === "ended") return;
       if (outcome === "waiting") {
         waiting = true;
@@ -1884,6 +1888,35 @@ const PASSES_PER_DECISION = 1_000;
  */
 const VISITS_PER_DECISION = 500_000;
 
+/**
+ * Script work (in script budgets: see `ScriptRunner.spent`) after which one `advance` starts no more tasks that run a
+ * script or a jq filter, and a loop's next iteration or an immediate retry waits, all for a later decision. Each run is
+ * bounded (a few hundred ms at most), but not how many a decision makes: a loop of 60 INLINE tasks each near its
+ * budget held the object for 8 s in one decision (in workerd), so 300 would pass the 30 s of CPU a Durable Object has
+ * by default, and a dynamic fork of 1,000 take minutes, the object reset at every try and the execution never moving
+ * again. Scripts that take little (most) count little, and rarely reach it.
+ */
+const SCRIPT_BUDGETS_PER_DECISION = 10;
+
+/** The work the execution's script and jq runners have done so far (see `ScriptRunner.spent`). */
+function scriptWork(env: DecideEnv): number {
+  return (env.scripts.spent?.() ?? 0) + (env.jq.spent?.() ?? 0);
+}
+
+/**
+ * How far a decision has gone (see `advance`): `paced`, a loop's next iteration or an immediate retry waits for a later
+ * decision; `scriptsSpent`, so does the start of a task that runs a script or a jq filter.
+ */
+interface Pace {
+  readonly paced: boolean;
+  readonly scriptsSpent: boolean;
+}
+
+/** True when `definition`'s task runs a script or a jq filter (see `taskScript`, `taskJqFilter`). */
+function runsScript(definition: WorkflowTaskDef): boolean {
+  return taskScript(definition) !== undefined || taskJqFilter(definition) !== undefined;
+}
+
 /** How long an iteration or retry held back so waits: due at once, but only in a later decision (the alarm's), after this one is stored. */
 const PACE_MS = 1;
 
@@ -1894,10 +1927,11 @@ const PACE_MS = 1;
 type LaneOutcome = "moved" | "waiting" | "done" | "ended" | "deferred";
 
 /**
- * Moves `lane` one step on, when it can; `paced`: a loop's next iteration or an immediate retry waits for a later
- * decision. `lanes`: every active lane, as the execution stands (a pass ends at its first move).
+ * Moves `lane` one step on, when it can; `pace`: what waits for a later decision (see {@link Pace}). `lanes`: every
+ * active lane, as the execution stands (a pass ends at its first move).
  */
-function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], env: DecideEnv, effects: Effect[], paced: boolean, settling: boolean): LaneOutcome {
+function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], env: DecideEnv, effects: Effect[], pace: Pace, settling: boolean): LaneOutcome {
+  const paced = pace.paced;
   const state = draft.state;
   const head = lane.head;
   if (!head) {
@@ -1914,6 +1948,10 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
   }
   switch (head.status) {
     case "SCHEDULED":
+      if (pace.scriptsSpent && runsScript(definition)) {
+        draft.updateTask(head.taskId, { scheduledTime: env.now + PACE_MS });
+        return "moved";
+      }
       startTask(draft, head, definition, env, effects);
       // A task can fail as it starts (an input no callback could satisfy): handled in the next pass, not at some later
       // event. A start always moves the task on; the check only guards against one that did not.

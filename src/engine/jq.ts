@@ -20,6 +20,8 @@ export interface JqRunner {
    * as registrations checked before jq 1.6's compile errors were (a filter given as written in an accepted definition).
    */
   compileError(filter: string, parseOnly?: boolean): string | undefined;
+  /** The work the runner's filters have done so far, in script budgets, as `ScriptRunner.spent` counts it. */
+  spent?(): number;
 }
 
 /** The input parameter holding a JSON_JQ_TRANSFORM's filter, as in Conductor. */

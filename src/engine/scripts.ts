@@ -40,6 +40,14 @@ export interface ScriptRunner {
   run(source: string, input: JsonObject): ScriptOutcome;
   /** Why `source` does not parse as a script, or undefined when it does. Nothing is run. */
   syntaxError(source: string): string | undefined;
+  /**
+   * The work the runner's runs have done so far, in script budgets (1 is the most one script may run, about a million
+   * loop iterations, a few hundred ms of CPU; a jq filter may take 5); it only grows. Each run is bounded, but a
+   * decision may run many (a loop of INLINE tasks, a fork of them): the decider reads this to hold the next ones back
+   * for a later decision once it has done enough (see `SCRIPT_BUDGETS_PER_DECISION` in decider.ts). A runner without
+   * it counts as doing none.
+   */
+  spent?(): number;
 }
 
 /**

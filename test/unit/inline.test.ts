@@ -195,6 +195,16 @@ describe("the QuickJS script runner", () => {
     expect(scriptRunner.run("1;\nthrow { message: 'bad csv', lineNumber: 57 }", {})).toEqual({ ok: false, error: "bad csv" });
   });
 
+  it("counts the work its scripts did, in script budgets: one stopped by its budget about one, a short one next to none", () => {
+    const before = scriptRunner.spent!();
+    expect(scriptRunner.run("while (true) {}", {})).toMatchObject({ ok: false, stopped: true });
+    const stopped = scriptRunner.spent!() - before;
+    expect(stopped).toBeGreaterThanOrEqual(1);
+    expect(stopped).toBeLessThan(1.1);
+    expect(scriptRunner.run("$.x * 2", { x: 21 })).toEqual({ ok: true, value: 42 });
+    expect(scriptRunner.spent!() - before - stopped).toBeLessThan(0.1);
+  });
+
   it("stops a script that loops forever, recurses without end or allocates without end, and runs the next one fine", () => {
     expect(scriptRunner.run("while (true) {}", {})).toEqual({ ok: false, error: expect.stringContaining("ran too long"), stopped: true });
     expect(scriptRunner.run("function f() { return f() + 1; } f()", {})).toEqual({ ok: false, error: "InternalError: stack overflow" });
@@ -346,6 +356,31 @@ describe("INLINE in the decider", () => {
       expect(state.status).toBe("FAILED");
       expect(state.tasks.map((t) => [t.status, t.reasonForIncompletion])).toEqual([["FAILED_WITH_TERMINAL_ERROR", reason]]);
     }
+  });
+
+  it("starts the scripts of a wide fork over several decisions once one decision has done ten script budgets of work, rather than all in one", () => {
+    // Each run here counts as a whole budget (a script near its limit, some 130 ms): 40 of them in one decision were
+    // 5 s of CPU, and a dynamic fork of 1,000 minutes, past what a Durable Object may take for one request.
+    let runs = 0;
+    const costly = { ...scriptRunner, run: (source: string, input: JsonObject) => (runs++, scriptRunner.run(source, input)), spent: () => runs };
+    const costlyEnv = (now: number) => ({ ...env(now), scripts: costly });
+    const branches = Array.from({ length: 40 }, (_, index) => [inline(`add${index}`, { evaluatorType: "javascript", expression: `${index} + 1` })]);
+    const fork: WorkflowTaskDef = { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: branches };
+    const join: WorkflowTaskDef = { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: branches.map((_, index) => `add${index}`) };
+    const definition = { name: "inline", version: 1, schemaVersion: 2, tasks: [fork, join] };
+    let state = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, costlyEnv(1_000)).state;
+    expect(runs).toBe(10);
+    // The others wait, scheduled for a moment later, which the alarm is set for.
+    expect(state.tasks.filter((task) => task.taskType === "INLINE" && task.status === "SCHEDULED")).toHaveLength(30);
+    expect(nextDeadline(state)).toBe(1_001);
+    let decisions = 1;
+    for (let now = 1_001; state.status === "RUNNING" && decisions < 10; decisions++) {
+      now = Math.max(now, nextDeadline(state)!);
+      state = decide(state, { type: "tick", liveTaskIds: new Set() }, costlyEnv(now)).state;
+    }
+    expect(state.status).toBe("COMPLETED");
+    expect(decisions).toBe(4);
+    expect(state.tasks.find((task) => task.referenceTaskName === "add39")).toMatchObject({ status: "COMPLETED", outputData: { result: 40 } });
   });
 
   it("paces immediate retries that never wait: the later ones start in later decisions instead of one decision never settling", () => {

@@ -862,6 +862,16 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.run('try error("a") catch error("b: " + .)', {})).toEqual({ ok: false, error: "The jq filter failed: b: a" });
   });
 
+  it("counts the work its filters did, in script budgets: one stopped by its budget about five, a short one next to none", () => {
+    const before = jqRunner.spent!();
+    expect(jqRunner.run("last(range(1000000000000))", {})).toEqual({ ok: false, error: expect.stringContaining("ran too long") });
+    const stopped = jqRunner.spent!() - before;
+    expect(stopped).toBeGreaterThanOrEqual(5);
+    expect(stopped).toBeLessThan(5.1);
+    expect(jqRunner.run(".a + 1", { a: 1 })).toEqual({ ok: true, values: [2] });
+    expect(jqRunner.spent!() - before - stopped).toBeLessThan(0.1);
+  }, BUDGET_TEST_TIMEOUT_MS);
+
   it("does not let try, ? or // catch the budget: a filter that runs too long or recurses without end inside one still fails", () => {
     // It ran for good: each stack overflow was caught as a jq error, and the other side recursed again. (Stopped by
     // QuickJS's stack limit, or in Node by the host's, whose own frames run deeper here.)

@@ -34,6 +34,9 @@ const MAX_STACK_BYTES = 192 * 1024;
  */
 const INTERRUPT_BUDGET = 1000;
 
+/** Interrupt-handler calls a script's budget allows (see `ScriptRunner.spent`, whose unit it is): a filter's is five. */
+const SCRIPT_BUDGET_INTERRUPTS = INTERRUPT_BUDGET / 5;
+
 /**
  * Defined once jqjs is loaded: runs a filter over JSON text and answers its values as JSON text; or only compiles it.
  * The sandbox serves every execution of the isolate, so nothing a filter did may reach the next one. jqjs keeps a
@@ -124,6 +127,8 @@ export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, 
   const source = jqSandboxSource(jqjsSource);
   const quickJs = replaceableModule(initial, reload);
   let sandbox: Sandbox | undefined;
+  // Interrupt-handler calls of every filter so far: the work done (see JqRunner.spent).
+  let spentInterrupts = 0;
 
   function discard(): void {
     const current = sandbox;
@@ -172,6 +177,7 @@ export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, 
       current.interrupts = 0;
       const handles = args.map((arg) => context.newString(arg));
       const result = context.callFunction(pick(current), context.undefined, ...handles);
+      spentInterrupts += current.interrupts;
       for (const handle of handles) handle.dispose();
       if (result.error) {
         const error = current.interrupts > INTERRUPT_BUDGET ? "the filter ran too long and was stopped (a filter may run five times as long as an INLINE script, a few hundred ms)" : describeError(context, result.error);
@@ -190,6 +196,9 @@ export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, 
   }
 
   return {
+    spent(): number {
+      return spentInterrupts / SCRIPT_BUDGET_INTERRUPTS;
+    },
     run(filter: string, input: JsonObject): JqOutcome {
       const called = call((current) => current.run, [filter, JSON.stringify(input)]);
       if (!called.ok) return { ok: false, error: `The jq filter failed: ${called.error}` };

@@ -88,6 +88,9 @@ export function quickJsScriptRunner(initial: QuickJSWASMModule, reload?: () => P
     return reason;
   }
 
+  // Interrupt-handler calls of every run so far: the work done (see ScriptRunner.spent).
+  let spentInterrupts = 0;
+
   /** Runs `use` in a fresh, budgeted context; `interrupted` tells whether the budget stopped the script. */
   function withContext<T>(use: (context: QuickJSContext, interrupted: () => boolean) => T, broken: (reason: string) => T): T {
     if (brokenThisTurn !== undefined) return broken(brokenThisTurn);
@@ -104,6 +107,7 @@ export function quickJsScriptRunner(initial: QuickJSWASMModule, reload?: () => P
         used = true;
         return result;
       } finally {
+        spentInterrupts += interrupts;
         try {
           context.dispose();
           runtime.dispose();
@@ -118,6 +122,9 @@ export function quickJsScriptRunner(initial: QuickJSWASMModule, reload?: () => P
     }
   }
   return {
+    spent() {
+      return spentInterrupts / INTERRUPT_BUDGET;
+    },
     run(source, input) {
       return withContext(
         (context, interrupted) => runInContext(context, source, input, interrupted),
