@@ -7,8 +7,7 @@ import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { enclosingLoops, nextPlanIndex, planIndexOf, planOf } from "../../src/engine/plan";
 import { toTaskView } from "../../src/engine/view";
-import { attemptEnds, env, latestNamed, refusal, startedWith } from "./engine-env";
-import { scriptRunner } from "./script-runner";
+import { attemptEnds, costlyScriptsEnv, env, latestNamed, refusal, startedWith } from "./engine-env";
 
 const http = (ref: string, inputParameters: JsonObject = {}, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
   name: ref,
@@ -353,19 +352,17 @@ describe("DO_WHILE in the decider", () => {
   it("goes on to a loop's next iteration in a later decision once one has done ten script budgets of work", () => {
     // Each run counts as a whole budget (a script near its limit): 50 iterations of a script and a condition were 100
     // budgets, some 13 s of CPU in one decision; 300 passed the 30 s a Durable Object may take for one request.
-    let runs = 0;
-    const costly = { ...scriptRunner, run: (source: string, input: JsonObject) => (runs++, scriptRunner.run(source, input)), spent: () => runs };
-    const costlyEnv = (now: number) => ({ ...env(now), scripts: costly });
+    const { env: costlyEnv, runs } = costlyScriptsEnv();
     const add: WorkflowTaskDef = { name: "add", taskReferenceName: "add", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "1" } };
     const definition = { name: "loops", version: 1, schemaVersion: 2, tasks: [loop("loop", [add], "$.loop.iteration < 50", { inputParameters: { loop: "${loop.output}", keepLastN: 2 } })] };
     let state = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, costlyEnv(1_000)).state;
     expect(instance(state, "loop").iteration).toBeLessThanOrEqual(6);
     let decisions = 1;
     for (let now = 1_000; state.status === "RUNNING" && decisions < 50; decisions++) {
-      const before = runs;
+      const before = runs();
       now = Math.max(now, nextDeadline(state)!);
       state = decide(state, { type: "tick", liveTaskIds: new Set() }, costlyEnv(now)).state;
-      expect(runs - before).toBeLessThanOrEqual(11);
+      expect(runs() - before).toBeLessThanOrEqual(11);
     }
     expect(state.status).toBe("COMPLETED");
     expect(instance(state, "loop")).toMatchObject({ status: "COMPLETED", iteration: 50 });

@@ -13,6 +13,16 @@ export function env(now: number): DecideEnv {
   return { now, newId: () => `id-${now}-${++n}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner, jq: jqRunner, taskDefs: () => null };
 }
 
+/**
+ * {@link env}, with a script runner whose every run counts as a whole script budget of work (a script near its limit):
+ * what the decider paces by (see `ScriptRunner.spent`). `runs` tells how many scripts ran so far.
+ */
+export function costlyScriptsEnv(): { env: (now: number) => DecideEnv; runs: () => number } {
+  let runs = 0;
+  const scripts = { ...scriptRunner, run: (source: string, input: JsonObject) => (runs++, scriptRunner.run(source, input)), spent: () => runs };
+  return { env: (now) => ({ ...env(now), scripts }), runs: () => runs };
+}
+
 /** The error the decider refuses `event` with at `now`; fails the test when it accepts it. */
 export function refusal(state: WorkflowExecution, event: ExecutionEvent, now: number): EngineError {
   try {

@@ -9,7 +9,7 @@ import { quickJsScriptRunner } from "../../src/actors/scripts/quickjs-runner";
 import type { JsonObject, JsonValue, WorkflowDef, WorkflowTaskDef } from "../../src/engine/model";
 import { planOf } from "../../src/engine/plan";
 import { definitionScripts } from "../../src/engine/definition/scripts";
-import { env, registrationErrors, startedWith } from "./engine-env";
+import { costlyScriptsEnv, env, registrationErrors, startedWith } from "./engine-env";
 import { scriptRunner } from "./script-runner";
 
 describe("the QuickJS script runner", () => {
@@ -361,15 +361,13 @@ describe("INLINE in the decider", () => {
   it("starts the scripts of a wide fork over several decisions once one decision has done ten script budgets of work, rather than all in one", () => {
     // Each run here counts as a whole budget (a script near its limit, some 130 ms): 40 of them in one decision were
     // 5 s of CPU, and a dynamic fork of 1,000 minutes, past what a Durable Object may take for one request.
-    let runs = 0;
-    const costly = { ...scriptRunner, run: (source: string, input: JsonObject) => (runs++, scriptRunner.run(source, input)), spent: () => runs };
-    const costlyEnv = (now: number) => ({ ...env(now), scripts: costly });
+    const { env: costlyEnv, runs } = costlyScriptsEnv();
     const branches = Array.from({ length: 40 }, (_, index) => [inline(`add${index}`, { evaluatorType: "javascript", expression: `${index} + 1` })]);
     const fork: WorkflowTaskDef = { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: branches };
     const join: WorkflowTaskDef = { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: branches.map((_, index) => `add${index}`) };
     const definition = { name: "inline", version: 1, schemaVersion: 2, tasks: [fork, join] };
     let state = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, costlyEnv(1_000)).state;
-    expect(runs).toBe(10);
+    expect(runs()).toBe(10);
     // The others wait, scheduled for a moment later, which the alarm is set for.
     expect(state.tasks.filter((task) => task.taskType === "INLINE" && task.status === "SCHEDULED")).toHaveLength(30);
     expect(nextDeadline(state)).toBe(1_001);
