@@ -205,6 +205,17 @@ describe("the QuickJS script runner", () => {
     expect(scriptRunner.spent!() - before - stopped).toBeLessThan(0.1);
   });
 
+  it("counts the JSON a script is given and gives back as work: a short script over an input at its largest about a budget, as it takes as long", () => {
+    // Parsing `$` is a builtin the budget's interrupt never sees: 730 KB of it take as long as a script stopped by its budget.
+    const big = Array.from({ length: 18_000 }, (_, index) => ({ k: `v${index}`, n: index, s: "abcdefghij" }));
+    const before = scriptRunner.spent!();
+    expect(scriptRunner.run("$.big.length", { big })).toEqual({ ok: true, value: 18_000 });
+    expect(scriptRunner.spent!() - before).toBeGreaterThan(0.5);
+    const afterRead = scriptRunner.spent!();
+    expect(scriptRunner.run("'x'.repeat(700000)", {})).toMatchObject({ ok: true });
+    expect(scriptRunner.spent!() - afterRead).toBeGreaterThan(0.5);
+  });
+
   it("stops a script that loops forever, recurses without end or allocates without end, and runs the next one fine", () => {
     expect(scriptRunner.run("while (true) {}", {})).toEqual({ ok: false, error: expect.stringContaining("ran too long"), stopped: true });
     expect(scriptRunner.run("function f() { return f() + 1; } f()", {})).toEqual({ ok: false, error: "InternalError: stack overflow" });
@@ -379,6 +390,18 @@ describe("INLINE in the decider", () => {
     expect(state.status).toBe("COMPLETED");
     expect(decisions).toBe(4);
     expect(state.tasks.find((task) => task.referenceTaskName === "add39")).toMatchObject({ status: "COMPLETED", outputData: { result: 40 } });
+  });
+
+  it("paces a loop of short scripts over an input at its largest, which cost as much as scripts near their budget", () => {
+    // 30 iterations of `$.big.length` over 730 KB were one decision of some 30 runs of 35 ms: 300 of them, 10 s.
+    const big = Array.from({ length: 18_000 }, (_, index) => ({ k: `v${index}`, n: index, s: "abcdefghij" }));
+    const body = inline("count", { evaluatorType: "javascript", expression: "$.big.length", big: "${workflow.input.big}" });
+    const loop: WorkflowTaskDef = { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "$.loop.iteration < 30", inputParameters: { loop: "${loop.output}", keepLastN: 2 }, loopOver: [body] };
+    const definition = { name: "inline", version: 1, schemaVersion: 2, tasks: [loop] };
+    const state = decide(createExecution({ workflowId: "wf-1", definition, input: { big } }, 1_000), { type: "start" }, env(1_000)).state;
+    expect(state.status).toBe("RUNNING");
+    expect(state.tasks.find((task) => task.referenceTaskName === "loop")!.iteration).toBeLessThanOrEqual(15);
+    expect(nextDeadline(state)).toBe(1_001);
   });
 
   it("paces immediate retries that never wait: the later ones start in later decisions instead of one decision never settling", () => {

@@ -872,6 +872,14 @@ describe("the jq runner (jqjs in QuickJS)", () => {
     expect(jqRunner.spent!() - before - stopped).toBeLessThan(0.1);
   }, BUDGET_TEST_TIMEOUT_MS);
 
+  it("counts the JSON a filter is given and gives back as work: a short filter over an input at its largest about a budget", () => {
+    // Parsing the input is a builtin the budget's interrupt never sees: 730 KB of it take some 20 ms.
+    const big = Array.from({ length: 18_000 }, (_, index) => ({ k: `v${index}`, n: index, s: "abcdefghij" }));
+    const before = jqRunner.spent!();
+    expect(jqRunner.run(".big | length", { big })).toEqual({ ok: true, values: [18_000] });
+    expect(jqRunner.spent!() - before).toBeGreaterThan(0.5);
+  }, BUDGET_TEST_TIMEOUT_MS);
+
   it("does not let try, ? or // catch the budget: a filter that runs too long or recurses without end inside one still fails", () => {
     // It ran for good: each stack overflow was caught as a jq error, and the other side recursed again. (Stopped by
     // QuickJS's stack limit, or in Node by the host's, whose own frames run deeper here.)

@@ -7,6 +7,7 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import type { JsonObject, JsonValue } from "../../engine/model";
 import type { JqOutcome, JqRunner } from "../../engine/jq";
+import { DATA_CHARS_PER_INTERRUPT } from "../scripts/quickjs-runner";
 import { replaceableModule } from "../scripts/replaceable-module";
 import { jqSandboxSource } from "./sandbox-source";
 
@@ -127,8 +128,10 @@ export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, 
   const source = jqSandboxSource(jqjsSource);
   const quickJs = replaceableModule(initial, reload);
   let sandbox: Sandbox | undefined;
-  // Interrupt-handler calls of every filter so far: the work done (see JqRunner.spent).
+  // Interrupt-handler calls of every filter so far, and the characters of JSON moved in and out: the work done (see
+  // JqRunner.spent; the input's parsing never calls the handler).
   let spentInterrupts = 0;
+  let movedChars = 0;
 
   function discard(): void {
     const current = sandbox;
@@ -175,6 +178,7 @@ export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, 
       const current = (sandbox ??= load());
       const { context } = current;
       current.interrupts = 0;
+      for (const arg of args) movedChars += arg.length;
       const handles = args.map((arg) => context.newString(arg));
       const result = context.callFunction(pick(current), context.undefined, ...handles);
       spentInterrupts += current.interrupts;
@@ -187,6 +191,7 @@ export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, 
       }
       const answer = context.typeof(result.value) === "string" ? context.getString(result.value) : "0";
       result.value.dispose();
+      movedChars += answer.length;
       // The filter changed what the sandbox's built-ins are (see HELPERS): the next filter gets a fresh one.
       if (!answer.startsWith("1")) discard();
       return { ok: true, value: answer.slice(1) };
@@ -197,7 +202,7 @@ export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, 
 
   return {
     spent(): number {
-      return spentInterrupts / SCRIPT_BUDGET_INTERRUPTS;
+      return (spentInterrupts + movedChars / DATA_CHARS_PER_INTERRUPT) / SCRIPT_BUDGET_INTERRUPTS;
     },
     run(filter: string, input: JsonObject): JqOutcome {
       const called = call((current) => current.run, [filter, JSON.stringify(input)]);

@@ -22,6 +22,15 @@ const MAX_STACK_BYTES = 256 * 1024;
  */
 const INTERRUPT_BUDGET = 200;
 
+/**
+ * Characters of JSON a run moves in or out (its `$`, its result) that count as one interrupt-handler call of work (see
+ * `ScriptRunner.spent`): parsing `$` is a builtin that never calls the handler, yet `$.big.length` over an input at its
+ * largest (about 730 KB) takes as long as a script stopped by its budget (some 35 ms in Node). Measured so, and rounded
+ * down so that such a run counts about one budget: a loop of cheap scripts over a big input is paced as one of scripts
+ * near their budget is, and a short one (`$.a + 1`) counts next to nothing more.
+ */
+export const DATA_CHARS_PER_INTERRUPT = 4096;
+
 /** What a run stopped by {@link INTERRUPT_BUDGET} answers, whether the script or the writing of its result used it up. */
 const STOPPED_ERROR = "The script ran too long and was stopped (a script may take about a million loop iterations)";
 
@@ -88,8 +97,11 @@ export function quickJsScriptRunner(initial: QuickJSWASMModule, reload?: () => P
     return reason;
   }
 
-  // Interrupt-handler calls of every run so far: the work done (see ScriptRunner.spent).
+  // Interrupt-handler calls of every run so far, and the characters of JSON they moved in and out: the work done (see
+  // ScriptRunner.spent).
   let spentInterrupts = 0;
+  let movedChars = 0;
+  const moved = (chars: number) => (movedChars += chars);
 
   /** Runs `use` in a fresh, budgeted context; `interrupted` tells whether the budget stopped the script. */
   function withContext<T>(use: (context: QuickJSContext, interrupted: () => boolean) => T, broken: (reason: string) => T): T {
@@ -123,11 +135,11 @@ export function quickJsScriptRunner(initial: QuickJSWASMModule, reload?: () => P
   }
   return {
     spent() {
-      return spentInterrupts / INTERRUPT_BUDGET;
+      return (spentInterrupts + movedChars / DATA_CHARS_PER_INTERRUPT) / INTERRUPT_BUDGET;
     },
     run(source, input) {
       return withContext(
-        (context, interrupted) => runInContext(context, source, input, interrupted),
+        (context, interrupted) => runInContext(context, source, input, interrupted, moved),
         (error) => ({ ok: false, error, stopped: true }),
       );
     },
@@ -329,7 +341,8 @@ function readLogs(context: QuickJSContext, lines: QuickJSHandle): string[] {
   return read;
 }
 
-function runInContext(context: QuickJSContext, source: string, input: JsonObject, interrupted: () => boolean): ScriptOutcome {
+/** Runs `source` over `input` in `context`; `moved` is told the characters of JSON given to it and read back. */
+function runInContext(context: QuickJSContext, source: string, input: JsonObject, interrupted: () => boolean, moved: (chars: number) => void): ScriptOutcome {
   // `$` is parsed inside the interpreter from JSON, so it holds plain data only, and the result leaves it as JSON. The
   // language's own JSON.stringify is kept aside first: the script may replace the global one, or the global object's
   // properties, and its result must still be read as it is.
@@ -337,6 +350,7 @@ function runInContext(context: QuickJSContext, source: string, input: JsonObject
   // Java list as an array; `$`'s lists are arrays already). What a script writes to the console goes to its task's log
   // (see CONSOLE_CAPTURE); print's goes nowhere.
   const json = JSON.stringify(JSON.stringify(input));
+  moved(json.length);
   const parse = JAVA_COLLECTION_CALL.test(source) ? `${JAVA_COLLECTIONS} globalThis.$ = JSON.parse(${json}, __javaCollections);` : `globalThis.$ = JSON.parse(${json});`;
   let serialiser = MAP_MENTION.test(source) ? RESULT_SERIALISER : "JSON.stringify";
   if (TYPED_ARRAY_MENTION.test(source)) serialiser = TYPED_ARRAY_SERIALISER(serialiser);
@@ -349,7 +363,7 @@ function runInContext(context: QuickJSContext, source: string, input: JsonObject
   }
   const stringify = bound.value;
   try {
-    if (!CONSOLE_MENTION.test(source)) return runBound(context, source, stringify, interrupted);
+    if (!CONSOLE_MENTION.test(source)) return runBound(context, source, stringify, interrupted, moved);
     const captured = context.evalCode(CONSOLE_CAPTURE, "console.js");
     if (captured.error) {
       const error = describeError(context, captured.error);
@@ -357,7 +371,7 @@ function runInContext(context: QuickJSContext, source: string, input: JsonObject
       return { ok: false, error: `The console could not be given to the script: ${error}` };
     }
     try {
-      const outcome = runBound(context, source, stringify, interrupted);
+      const outcome = runBound(context, source, stringify, interrupted, moved);
       const logs = readLogs(context, captured.value);
       return logs.length === 0 ? outcome : { ...outcome, logs };
     } finally {
@@ -369,7 +383,7 @@ function runInContext(context: QuickJSContext, source: string, input: JsonObject
 }
 
 /** Runs `source` in a context its input is bound in, and writes its result with `stringify` (see runInContext). */
-function runBound(context: QuickJSContext, source: string, stringify: QuickJSHandle, interrupted: () => boolean): ScriptOutcome {
+function runBound(context: QuickJSContext, source: string, stringify: QuickJSHandle, interrupted: () => boolean, moved: (chars: number) => void): ScriptOutcome {
   const ran = context.evalCode(source, SCRIPT_FILE);
   if (ran.error) {
     const error = describeError(context, ran.error, source);
@@ -390,5 +404,6 @@ function runBound(context: QuickJSContext, source: string, stringify: QuickJSHan
   }
   const json = context.typeof(serialised.value) === "string" ? context.getString(serialised.value) : "null";
   serialised.value.dispose();
+  moved(json.length);
   return { ok: true, value: JSON.parse(json) as JsonValue };
 }
