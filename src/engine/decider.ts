@@ -72,7 +72,7 @@ import { endIteration, reopenedLoopOutput } from "./tasks/do-while";
 import { exclusiveJoinEnding } from "./tasks/exclusive-join";
 import { joinEnding, joinOnOf, scriptedJoinEnding } from "./tasks/fork-join";
 import { taskJqFilter } from "./jq";
-import { joinScript, taskScript, type ScriptLogs } from "./scripts";
+import { conditionScripts, joinScript, taskScript, type ScriptLogs } from "./scripts";
 import { taskIdWithin } from "./task-id";
 import { schemaIssues, taskSchemaFailure, workflowOutputSchemaFailure } from "./json-schema";
 import { checkMayUpdate, humanActionFields, type HumanAction, type HumanCaller } from "./tasks/human/progress";
@@ -1912,9 +1912,12 @@ interface Pace {
   readonly scriptsSpent: boolean;
 }
 
-/** True when `definition`'s task runs a script or a jq filter (see `taskScript`, `taskJqFilter`). */
+/**
+ * True when `definition`'s task runs a script or a jq filter (see `taskScript`, `taskJqFilter`), or, a CONDITIONAL_FORK,
+ * scripts for its branches' conditions as it starts (see `conditionScripts`).
+ */
 function runsScript(definition: WorkflowTaskDef): boolean {
-  return taskScript(definition) !== undefined || taskJqFilter(definition) !== undefined;
+  return taskScript(definition) !== undefined || taskJqFilter(definition) !== undefined || conditionScripts(definition).length > 0;
 }
 
 /** How long an iteration or retry held back so waits: due at once, but only in a later decision (the alarm's), after this one is stored. */

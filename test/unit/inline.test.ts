@@ -392,6 +392,29 @@ describe("INLINE in the decider", () => {
     expect(state.tasks.find((task) => task.referenceTaskName === "add39")).toMatchObject({ status: "COMPLETED", outputData: { result: 40 } });
   });
 
+  it("starts the CONDITIONAL_FORKs of a wide fork, whose branch conditions are scripts, over several decisions too", () => {
+    // Each condition counts as a whole budget (see the case above): 40 forks of them were 40 budgets in one decision.
+    const { env: costlyEnv, runs } = costlyScriptsEnv();
+    const branches = Array.from({ length: 40 }, (_, index) => [
+      { name: `c${index}`, taskReferenceName: `c${index}`, type: "CONDITIONAL_FORK", inputParameters: {}, conditionalBranches: [{ condition: { evaluatorType: "javascript", expression: "true" }, tasks: [inline(`a${index}`, { evaluatorType: "value-param", expression: "x", x: 1 })] }] },
+      { name: `c${index}_join`, taskReferenceName: `c${index}_join`, type: "JOIN", joinOn: [] },
+    ] satisfies WorkflowTaskDef[]);
+    const fork: WorkflowTaskDef = { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: branches };
+    const join: WorkflowTaskDef = { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: branches.map((_, index) => `c${index}_join`) };
+    const definition = { name: "forks", version: 1, schemaVersion: 2, tasks: [fork, join] };
+    let state = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, costlyEnv(1_000)).state;
+    expect(runs()).toBeLessThanOrEqual(11);
+    expect(nextDeadline(state)).toBe(1_001);
+    let decisions = 1;
+    for (let now = 1_001; state.status === "RUNNING" && decisions < 10; decisions++) {
+      now = Math.max(now, nextDeadline(state)!);
+      state = decide(state, { type: "tick", liveTaskIds: new Set() }, costlyEnv(now)).state;
+    }
+    expect(state.status).toBe("COMPLETED");
+    expect(runs()).toBe(40);
+    expect(decisions).toBe(4);
+  });
+
   it("paces a loop of short scripts over an input at its largest, which cost as much as scripts near their budget", () => {
     // 30 iterations of `$.big.length` over 730 KB were one decision of some 30 runs of 35 ms: 300 of them, 10 s.
     const big = Array.from({ length: 18_000 }, (_, index) => ({ k: `v${index}`, n: index, s: "abcdefghij" }));
