@@ -1,12 +1,12 @@
 import { inlineTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
+import { DEFAULT_ENGINE_CONFIG, type DecideEnv } from "../../src/engine/config";
 import { createExecution, nextDeadline } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import variant from "@jitl/quickjs-wasmfile-release-sync";
 import { newQuickJSWASMModuleFromVariant } from "quickjs-emscripten-core";
 import { quickJsScriptRunner } from "../../src/actors/scripts/quickjs-runner";
-import type { JsonObject, JsonValue, WorkflowDef, WorkflowTaskDef } from "../../src/engine/model";
+import type { JsonObject, JsonValue, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { planOf } from "../../src/engine/plan";
 import { definitionScripts } from "../../src/engine/definition/scripts";
 import { costlyScriptsEnv, env, registrationErrors, startedWith } from "./engine-env";
@@ -298,6 +298,20 @@ describe("the QuickJS script runner", () => {
 const definitionOf = (tasks: WorkflowTaskDef[]): WorkflowDef => ({ name: "inline", version: 1, schemaVersion: 2, tasks });
 const inline = (ref: string, inputParameters: JsonObject): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "INLINE", inputParameters });
 
+/**
+ * Decides `state` on at each moment it is due (a tick, as its alarm), until it ends or ten decisions were made: how it
+ * ended, and in how many decisions, counting the one that made `state`.
+ */
+function tickedToEnd(state: WorkflowExecution, environment: (now: number) => DecideEnv): { state: WorkflowExecution; decisions: number } {
+  let current = state;
+  let decisions = 1;
+  for (let now = 0; current.status === "RUNNING" && decisions < 10; decisions++) {
+    now = Math.max(now, nextDeadline(current)!);
+    current = decide(current, { type: "tick", liveTaskIds: new Set() }, environment(now)).state;
+  }
+  return { state: current, decisions };
+}
+
 const run = (tasks: WorkflowTaskDef[], input: JsonObject = {}) => startedWith("inline", tasks, input).state;
 
 describe("INLINE in the decider", () => {
@@ -377,19 +391,15 @@ describe("INLINE in the decider", () => {
     const fork: WorkflowTaskDef = { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: branches };
     const join: WorkflowTaskDef = { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: branches.map((_, index) => `add${index}`) };
     const definition = { name: "inline", version: 1, schemaVersion: 2, tasks: [fork, join] };
-    let state = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, costlyEnv(1_000)).state;
+    const state = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, costlyEnv(1_000)).state;
     expect(runs()).toBe(10);
     // The others wait, scheduled for a moment later, which the alarm is set for.
     expect(state.tasks.filter((task) => task.taskType === "INLINE" && task.status === "SCHEDULED")).toHaveLength(30);
     expect(nextDeadline(state)).toBe(1_001);
-    let decisions = 1;
-    for (let now = 1_001; state.status === "RUNNING" && decisions < 10; decisions++) {
-      now = Math.max(now, nextDeadline(state)!);
-      state = decide(state, { type: "tick", liveTaskIds: new Set() }, costlyEnv(now)).state;
-    }
-    expect(state.status).toBe("COMPLETED");
+    const { state: ended, decisions } = tickedToEnd(state, costlyEnv);
+    expect(ended.status).toBe("COMPLETED");
     expect(decisions).toBe(4);
-    expect(state.tasks.find((task) => task.referenceTaskName === "add39")).toMatchObject({ status: "COMPLETED", outputData: { result: 40 } });
+    expect(ended.tasks.find((task) => task.referenceTaskName === "add39")).toMatchObject({ status: "COMPLETED", outputData: { result: 40 } });
   });
 
   it("starts the CONDITIONAL_FORKs of a wide fork, whose branch conditions are scripts, over several decisions too", () => {
@@ -402,15 +412,11 @@ describe("INLINE in the decider", () => {
     const fork: WorkflowTaskDef = { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: branches };
     const join: WorkflowTaskDef = { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: branches.map((_, index) => `c${index}_join`) };
     const definition = { name: "forks", version: 1, schemaVersion: 2, tasks: [fork, join] };
-    let state = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, costlyEnv(1_000)).state;
+    const state = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, costlyEnv(1_000)).state;
     expect(runs()).toBeLessThanOrEqual(11);
     expect(nextDeadline(state)).toBe(1_001);
-    let decisions = 1;
-    for (let now = 1_001; state.status === "RUNNING" && decisions < 10; decisions++) {
-      now = Math.max(now, nextDeadline(state)!);
-      state = decide(state, { type: "tick", liveTaskIds: new Set() }, costlyEnv(now)).state;
-    }
-    expect(state.status).toBe("COMPLETED");
+    const { state: ended, decisions } = tickedToEnd(state, costlyEnv);
+    expect(ended.status).toBe("COMPLETED");
     expect(runs()).toBe(40);
     expect(decisions).toBe(4);
   });
