@@ -1634,6 +1634,7 @@ function advance(draft: Draft, env: DecideEnv, effects: Effect[]): void {
   let kept: PassLanes | undefined;
   // The script work done before this decision: what it does itself is counted from there (see scriptWork).
   const workBefore = scriptWork(env);
+  if (draft.state.status === "RUNNING") clearIterationEndsDue(draft, env);
   // Each pass either returns or adds/changes a task; the bound only guards against a logic error looping.
   for (let guard = 0; guard < 10_000; guard++) {
     // Waiting for its rate limit's place, it schedules nothing (its timeout still applies: see applyDeadlines).
@@ -1920,6 +1921,26 @@ function runsScript(definition: WorkflowTaskDef): boolean {
   return taskScript(definition) !== undefined || taskJqFilter(definition) !== undefined || conditionScripts(definition).length > 0;
 }
 
+/**
+ * Leaves the end of the current iteration of the DO_WHILE at step `loopIndex` (its condition) to a later decision, which
+ * the loop's `iterationEndDue` wakes the execution for (see {@link nextDeadline}).
+ */
+function iterationEndWaits(draft: Draft, loopIndex: number, env: DecideEnv): LaneOutcome {
+  const loop = latestInstance(draft.state, loopIndex);
+  if (loop !== undefined && loop.iterationEndDue === undefined) draft.updateTask(loop.taskId, { iterationEndDue: env.now + PACE_MS });
+  return "waiting";
+}
+
+/**
+ * Clears the `iterationEndDue` of the loops whose wake-up has come (this decision ends their iteration, or sets it again):
+ * one left in the past would keep waking the execution.
+ */
+function clearIterationEndsDue(draft: Draft, env: DecideEnv): void {
+  for (const task of draft.state.tasks) {
+    if (task.iterationEndDue !== undefined && task.iterationEndDue <= env.now) draft.updateTask(task.taskId, { iterationEndDue: undefined });
+  }
+}
+
 /** How long an iteration or retry held back so waits: due at once, but only in a later decision (the alarm's), after this one is stored. */
 const PACE_MS = 1;
 
@@ -1983,7 +2004,7 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
     case "COMPLETED":
     case "COMPLETED_WITH_ERRORS":
     case "SKIPPED":
-      return moveOn(draft, lane, head, definition, env, effects, paced);
+      return moveOn(draft, lane, head, definition, env, effects, pace);
     case "FAILED":
     case "TIMED_OUT":
     case "FAILED_WITH_TERMINAL_ERROR":
@@ -2009,7 +2030,7 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
       }
       // A permissive task stays as it failed, and its lane goes on as after a task that ended well: its JOIN, or the
       // workflow at its end (see advance), fails for it. Looked at again in later passes, it is passed by again.
-      if (definition.permissive === true && failsPermissively(state.definition, head)) return moveOn(draft, lane, head, definition, env, effects, paced);
+      if (definition.permissive === true && failsPermissively(state.definition, head)) return moveOn(draft, lane, head, definition, env, effects, pace);
       const reason = head.reasonForIncompletion ?? `status ${head.status}`;
       // In a loop whose DO_WHILE (or one around it) has retries or is optional, the DO_WHILE fails with it, and its own
       // settings say what follows. Otherwise, as in Conductor, the task fails the workflow: the DO_WHILE is canceled with
@@ -2025,10 +2046,16 @@ function moveLane(draft: Draft, lane: ActiveLane, lanes: readonly ActiveLane[], 
  * Moves `lane` on past its head `head`, which ended well (or failed permissively): the next task of its lane is reached,
  * its DO_WHILE's iteration ends, or the lane is done.
  */
-function moveOn(draft: Draft, lane: ActiveLane, head: TaskExecution, definition: WorkflowTaskDef, env: DecideEnv, effects: Effect[], paced: boolean): LaneOutcome {
+function moveOn(draft: Draft, lane: ActiveLane, head: TaskExecution, definition: WorkflowTaskDef, env: DecideEnv, effects: Effect[], pace: Pace): LaneOutcome {
   const state = draft.state;
   const next = nextPlanIndex(state.definition, head);
-  if (endsIteration(state.definition, head.definitionIndex, next)) return iterationRunning(state, next) ? "waiting" : endLoopIteration(draft, next, env, effects, paced);
+  if (endsIteration(state.definition, head.definitionIndex, next)) {
+    if (iterationRunning(state, next)) return "waiting";
+    // Its condition is a script: past the decision's share of script work, it runs in a later one (many loops' iterations
+    // may end in one decision, a fork of polling loops whose WAITs end together).
+    if (pace.scriptsSpent && runsScript(planTask(state.definition, next) ?? definition)) return iterationEndWaits(draft, next, env);
+    return endLoopIteration(draft, next, env, effects, pace.paced);
+  }
   const leaves = leavesLane(state.definition, head.definitionIndex, next);
   // A fork's successor is its JOIN: the steps in between are its branches, which run (not passed over) unless it was skipped.
   if ((definition.type !== "FORK_JOIN" && definition.type !== "CONDITIONAL_FORK") || head.status !== "COMPLETED") forgetPassedOver(draft, head.definitionIndex, leaves ? lane.span.end : next);
@@ -2949,6 +2976,7 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
     if (task.status === "SCHEDULED" && task.awaitingExternal !== true && task.awaitingTaskDef !== true && task.cache?.state !== "looking" && task.place !== "asking" && state.status === "RUNNING" && state.rateLimited !== true) {
       consider(task.scheduledTime);
     }
+    if (task.iterationEndDue !== undefined && isPending(task) && state.status === "RUNNING" && state.rateLimited !== true) consider(task.iterationEndDue);
     if (isInFlight(task)) consider(task.attemptDeadline);
     if (isPending(task)) {
       if (!workerClockWaits(state, task)) consider(task.timeoutAt);

@@ -590,6 +590,12 @@ export interface TaskExecution {
    * Set as the first attempt starts, and carried to each retry. Never shown.
    */
   retryDeadline?: number;
+  /**
+   * A DO_WHILE whose iteration ended after its decision had done its share of script work (see
+   * `SCRIPT_BUDGETS_PER_DECISION` in decider.ts): its condition, a script, runs in a later decision, which this moment
+   * wakes the execution for. Cleared by the next decision that runs. Never shown.
+   */
+  iterationEndDue?: number;
   subWorkflowId?: string;
   callbackUrl?: string;
   /**

@@ -369,6 +369,32 @@ describe("DO_WHILE in the decider", () => {
     expect(decisions).toBeGreaterThanOrEqual(10);
   });
 
+  it("ends in a later decision the iterations of many loops that end together, once one has done ten script budgets of work: their conditions are scripts", () => {
+    // A fork of 40 polling loops whose WAITs end at the same moment: each iteration's end runs its condition (here a
+    // whole budget each), 40 budgets in the one decision that found the WAITs over.
+    const { env: costlyEnv, runs } = costlyScriptsEnv();
+    const branches = Array.from({ length: 40 }, (_, index): WorkflowTaskDef[] => [
+      loop(`poll${index}`, [{ name: `wait${index}`, taskReferenceName: `wait${index}`, type: "WAIT", inputParameters: { duration: "10 seconds" } }], `$.poll${index}.iteration < 2`, { inputParameters: { [`poll${index}`]: `\${poll${index}.output}` } }),
+    ]);
+    const fork: WorkflowTaskDef = { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: branches };
+    const join: WorkflowTaskDef = { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: branches.map((_, index) => `poll${index}`) };
+    const definition = { name: "polls", version: 1, schemaVersion: 2, tasks: [fork, join] };
+    let state = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, costlyEnv(1_000)).state;
+    let most = 0;
+    let decisions = 1;
+    for (let now = 1_000; state.status === "RUNNING" && decisions < 30; decisions++) {
+      const before = runs();
+      now = Math.max(now, nextDeadline(state)!);
+      state = decide(state, { type: "tick", liveTaskIds: new Set() }, costlyEnv(now)).state;
+      most = Math.max(most, runs() - before);
+    }
+    expect(state.status).toBe("COMPLETED");
+    expect(runs()).toBe(80);
+    expect(most).toBeLessThanOrEqual(11);
+    // Nothing left to wake the execution for: a wake-up kept past its time would keep the alarm coming.
+    expect(state.tasks.filter((task) => task.iterationEndDue !== undefined)).toEqual([]);
+  });
+
   it("stops the running task of its loop when the DO_WHILE times out by its task definition and the workflow goes on", () => {
     const taskDefinition = { name: "loop", retryCount: 1, retryLogic: "FIXED", retryDelaySeconds: 0, backoffScaleFactor: 1, timeoutSeconds: 10, timeoutPolicy: "RETRY", responseTimeoutSeconds: 10 } as const;
     let state = started([loop("loop", [hold("wait")], "true", { taskDefinition })]).state;
