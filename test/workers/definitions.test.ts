@@ -414,6 +414,19 @@ describe("invalid definitions are refused with precise validationErrors and noth
     await refused(await api("POST", "/api/metadata/workflow", huge), 413, "PAYLOAD_TOO_LARGE");
     expect(await rowCount("workflow_defs")).toBe(before);
   });
+
+  it("a body that is not JSON is answered with the line and column of the mistake and what it is, quoting none of the body", async () => {
+    const before = await rowCount("workflow_defs");
+    // A newcomer's curl: a definition typed by hand, with a trailing comma after its last task.
+    const trailingComma = '{\n  "name": "typed_by_hand",\n  "ownerEmail": "team@example.com",\n  "tasks": [\n    {"name": "w", "taskReferenceName": "w", "type": "WAIT"},\n  ]\n}';
+    const body = await refused(await api("POST", "/api/metadata/workflow", trailingComma), 400, "VALIDATION_ERROR");
+    expect(body.validationErrors).toEqual([{ path: "(body)", message: "line 6, column 3: a comma before ']': JSON allows no trailing comma" }]);
+    expect(body.message).toBe("Request body is not valid JSON: (body): line 6, column 3: a comma before ']': JSON allows no trailing comma");
+    const singleQuotes = await refused(await api("POST", "/api/workflow/anything", "{'keySecret': 'hunter2-secret'}"), 400, "VALIDATION_ERROR");
+    expect(singleQuotes.validationErrors?.[0]?.message).toBe("line 1, column 2: a single quote: JSON strings and names take double quotes");
+    expect(JSON.stringify(singleQuotes)).not.toContain("hunter2");
+    expect(await rowCount("workflow_defs")).toBe(before);
+  });
 });
 
 describe("a required input held by the task definition's inputTemplate (Conductor's WorkflowTaskTypeConstraint reads it there)", () => {

@@ -1,4 +1,5 @@
 import { ApiError, validationError } from "./errors";
+import { findJsonSyntaxProblem } from "./json-syntax";
 
 /**
  * True when a body with this Content-Type is read as JSON: a JSON type, or none at all. The Conductor
@@ -82,8 +83,10 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   try {
     return { present: true, value: JSON.parse(text) as unknown };
   } catch {
-    // Not the parser's message: it quotes the body, which may hold a credential.
-    throw new ApiError(400, "VALIDATION_ERROR", "Request body is not valid JSON");
+    // Not the parser's message: it quotes the body, which may hold a credential, and names no place for some mistakes.
+    const found = findJsonSyntaxProblem(text);
+    if (!found) throw new ApiError(400, "VALIDATION_ERROR", "Request body is not valid JSON");
+    throw validationError("Request body is not valid JSON", [{ path: "(body)", message: `line ${found.line}, column ${found.column}: ${found.problem}` }]);
   }
 }
 
