@@ -286,6 +286,19 @@ function portIsFree(port, host) {
 }
 
 /**
+ * The first free port of the few above `port`, to suggest when `port` is taken (a newcomer need not know how to find one).
+ * @param {number} port
+ * @param {string} host
+ * @returns {Promise<number | undefined>}
+ */
+async function nextFreePort(port, host) {
+  for (let candidate = port + 1; candidate <= Math.min(port + 20, 65535); candidate++) {
+    if (await portIsFree(candidate, host)) return candidate;
+  }
+  return undefined;
+}
+
+/**
  * The base URL a local client uses (a wildcard listen address is reached through loopback).
  * @param {string} host
  * @param {number} port
@@ -365,7 +378,9 @@ async function main() {
   }
   const url = baseUrl(options.host, options.port);
   if (!(await portIsFree(options.port, options.host))) {
-    console.error(`[start] ${options.host}:${options.port} is already in use; set PORT to a free port`);
+    const free = await nextFreePort(options.port, options.host);
+    const suggestion = free === undefined ? "PORT=<a free port> npm start" : `PORT=${free} npm start`;
+    console.error(`[start] ${options.host}:${options.port} is already in use (another npm start?); start on a free port instead: ${suggestion}`);
     return 1;
   }
   const { key, created } = ensureAdminKey(options.devVars);

@@ -201,6 +201,10 @@ describe("npm start", () => {
       const start = runStart((busy.address() as AddressInfo).port, ["--persist-to", join(dir, "state"), "--dev-vars", join(dir, "vars.env")]);
       expect(await start.exited).toBe(1);
       expect(start.output).toContain("already in use");
+      // It says how to start anyway, on a port it found free, rather than leave a newcomer to find one.
+      const suggested = /start on a free port instead: PORT=(\d+) npm start/.exec(start.output);
+      expect(suggested).not.toBeNull();
+      expect(Number(suggested![1])).toBeGreaterThan((busy.address() as AddressInfo).port);
       expect(existsSync(join(dir, "vars.env"))).toBe(false);
       expect(existsSync(join(dir, "state"))).toBe(false);
     } finally {
