@@ -487,6 +487,35 @@ describe("the README's worked example", () => {
     });
   });
 
+  it("More to try: find by correlation id answers [] until an execution is started with it, then it, finished ones in the batch only with includeClosed=true", async () => {
+    const [register] = workedExampleSession() as [CurlCommand];
+    await registerWorkedExample(register);
+    const lines = readme.split("\n");
+    const index = lines.findIndex((line) => line.startsWith("| find by correlation id |"));
+    const row = lines[index] ?? "";
+    const where = `README.md:${index + 1}`;
+    const path = (method: string, prefix: string) => {
+      const found = new RegExp(`\`${method} (${prefix.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}[^\`]*)\``).exec(row)?.[1];
+      if (found === undefined) throw new Error(`${where}: no \`${method} ${prefix}…\``);
+      return found;
+    };
+    const byId = path("GET", "/api/workflow/greeting/correlated/");
+    const start = path("POST", "/api/workflow/greeting?correlationId=");
+    const batch = path("POST", "/api/workflow/correlated/batch");
+    expect(batch, `${where}: the batch as a newcomer copies it finds the finished execution`).toContain("includeClosed=true");
+    const correlationId = new URL(start, "https://conductor.test").searchParams.get("correlationId")!;
+    const batchBody = { workflowNames: ["greeting"], correlationIds: [correlationId] };
+    expect(await apiOk("GET", byId), `${where}: before any start`).toEqual([]);
+
+    const workflowId = await apiOk<string>("POST", start, { name: "Ada" });
+    await waitFor(workflowId, ["COMPLETED"]);
+    const ids = (workflows: WorkflowJson[]) => workflows.map((workflow) => workflow.workflowId);
+    await eventually(() => apiOk<WorkflowJson[]>("GET", byId), (found) => ids(found).includes(workflowId), `${where}: ${byId} lists the execution`);
+    expect(ids((await apiOk<Record<string, WorkflowJson[]>>("POST", batch, batchBody))[correlationId] ?? []), `${where}: ${batch}`).toEqual([workflowId]);
+    const withoutClosed = batch.replace(/[?&]includeClosed=true/, "");
+    expect(await apiOk("POST", withoutClosed, batchBody), `${where}: ${withoutClosed} lists running ones only`).toEqual({ [correlationId]: [] });
+  });
+
   it("runs as printed: the execution shows the output the README gives, and execute answers it for Grace", async () => {
     const session = workedExampleSession();
     expect(session.map((curl) => `${curl.method} ${curl.path}`)).toEqual([
