@@ -436,6 +436,24 @@ describe("validateWorkflowDef: common task fields", () => {
   });
 
   it.each([
+    ["http", "HTTP"],
+    ["simple", "SIMPLE"],
+    ["fork-join", "FORK_JOIN"],
+    ["HTTPP", "HTTP"],
+    ["WAIT_FOR_WEBHOK", "WAIT_FOR_WEBHOOK"],
+    ["SUBWORKFLOW", "SUB_WORKFLOW"],
+    ["Do_While", "DO_WHILE"],
+  ])("rejects the task type %j saying the type it most likely meant, %s", (type, meant) => {
+    const message = onlyError(def({}, [{ name: "a", taskReferenceName: "a", type }]), "tasks[0].type");
+    expect(message).toMatch(/supported task types: HTTP, SUB_WORKFLOW/);
+    expect(message.endsWith(`, but received the string ${JSON.stringify(type)}; did you mean ${meant}?`)).toBe(true);
+  });
+
+  it.each([["KAFKA_PUBLISH"], ["JION"], ["X"], [1]])("suggests no task type for %j, nearest to none (or to two alike)", (type) => {
+    expect(onlyError(def({}, [{ name: "a", taskReferenceName: "a", type }]), "tasks[0].type")).not.toContain("did you mean");
+  });
+
+  it.each([
     ["inputParameters", "uri", /inputParameters must be an object/],
     ["asyncComplete", "yes", /asyncComplete must be a boolean/],
     ["optional", 1, /optional must be a boolean/],

@@ -228,6 +228,61 @@ export function rule<T>(field: string, expected: string, test: (value: unknown) 
   return expecting(schema, expected);
 }
 
+/** `text` in upper case without `_`, `-` and spaces, so that `fork-join`, `ForkJoin` and `FORK_JOIN` compare equal. */
+const looseName = (text: string): string => text.toUpperCase().replace(/[-_ ]/g, "");
+
+/** Levenshtein distance of `a` and `b`, counting no further than `limit` (anything beyond is `limit + 1`). */
+function editDistance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    if (Math.min(...current) > limit) return limit + 1;
+    previous = current;
+  }
+  return Math.min(previous[b.length]!, limit + 1);
+}
+
+/**
+ * The option `value` was most likely meant to be, for a "did you mean" hint: the one it is but for case and `_`, `-`
+ * or spaces (`simple`, `fork-join`), else the only one nearest within two edits, and fewer than a third of its
+ * characters (`HTTPP`, `WAIT_FOR_WEBHOK`); undefined when none is that near, or two are.
+ */
+export function likelyMeant(value: unknown, options: readonly string[]): string | undefined {
+  if (typeof value !== "string" || value.length === 0 || value.length > 64) return undefined;
+  const loose = looseName(value);
+  const alike = options.find((option) => looseName(option) === loose);
+  if (alike !== undefined) return alike;
+  const limit = Math.min(2, Math.floor(loose.length / 3));
+  let nearest: string | undefined;
+  let nearestDistance = limit + 1;
+  let tied = false;
+  for (const option of options) {
+    const distance = editDistance(loose, looseName(option), limit);
+    if (distance < nearestDistance) [nearest, nearestDistance, tied] = [option, distance, false];
+    else if (distance === nearestDistance) tied = true;
+  }
+  return nearestDistance <= limit && !tied ? nearest : undefined;
+}
+
+/**
+ * A {@link rule} for one of `options`, whose message for a near miss (`simple`, `HTTPP`) ends with the option
+ * meant: `; did you mean SIMPLE?`.
+ */
+export function oneOfRule<T extends string>(field: string, expected: string, options: readonly T[]): Rule<T> {
+  const schema = v.custom<T>(
+    (value) => (options as readonly unknown[]).includes(value),
+    (issue) => {
+      const meant = likelyMeant(issue.input, options);
+      return `${field} must be ${expected}, but received ${describeValue(issue.input)}${meant === undefined ? "" : `; did you mean ${meant}?`}`;
+    },
+  );
+  return expecting(schema, expected);
+}
+
 /**
  * An object schema whose missing required keys are reported as `<key> is required and must be
  * <expected>` at the key's own path. Unknown keys are accepted and left out of the output.

@@ -46,6 +46,7 @@ import {
   MAX_JAVA_INT,
   MAX_JSON_DEPTH,
   objectOf,
+  oneOfRule,
   rule,
   schemaReference,
   toIssues,
@@ -243,7 +244,7 @@ const TASK_FIELDS = {
     "a non-empty string of letters, digits, _ and - only, whose first character after any leading digits is a letter or _, because it appears in expressions and URL paths",
     (value) => typeof value === "string" && REFERENCE_NAME.test(value),
   ),
-  type: rule<TaskType>("type", `one of the supported task types: ${TASK_TYPES.join(", ")}`, isTaskType),
+  type: oneOfRule<TaskType>("type", `one of the supported task types: ${TASK_TYPES.join(", ")}`, TASK_TYPES),
   description: v.optional(rule<string>("description", "a string", isString)),
   // A function default, so normalised definitions never share one mutable object.
   inputParameters: v.optional(jsonObject("inputParameters"), () => ({})),
