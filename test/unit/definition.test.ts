@@ -538,6 +538,13 @@ describe("HTTP tasks", () => {
     expect(only({ http_request: { method: "GET" } }, "tasks[0].inputParameters.http_request.uri")).toMatch(/uri is required/);
   });
 
+  it("says where the URL went when a request names it url (or endpoint) rather than Conductor's uri", () => {
+    const hint = (key: string) => `uri is required and must be a non-empty string (the URL to call); this request has "${key}", which the HTTP task does not read: name it "uri", as Conductor's HTTP task does`;
+    expect(only({ http_request: { url: "https://x.example", method: "GET" } }, "tasks[0].inputParameters.http_request.uri")).toBe(hint("url"));
+    expect(only({ endpoint: "https://x.example", method: "GET" }, "tasks[0].inputParameters.uri")).toBe(hint("endpoint"));
+    expect(only({ method: "GET" }, "tasks[0].inputParameters.uri")).not.toContain("this request has");
+  });
+
   it.each([
     ["method", "get", /method must be one of GET.*upper case/],
     ["accept", "text/csv", /accept must be one of the supported MIME types/],

@@ -196,7 +196,7 @@ export function validateHttpTask(task: UnknownRecord, path: string): ValidationI
   if (!isRecord(input)) return [];
 
   const nested = input["http_request"];
-  if (nested === undefined) return [...validateWith(REQUEST, input, inputPath), ...uriIssues(input, inputPath), ...bodyIssues(input, inputPath)];
+  if (nested === undefined) return [...missingUriHint(validateWith(REQUEST, input, inputPath), input), ...uriIssues(input, inputPath), ...bodyIssues(input, inputPath)];
   const requestPath = childPath(inputPath, "http_request");
   // The whole request from an expression (`"http_request": "${workflow.input.request}"`, as Conductor's docs start a
   // workflow): known only as the task runs, where a request without uri or method fails the task.
@@ -209,7 +209,22 @@ export function validateHttpTask(task: UnknownRecord, path: string): ValidationI
   const placeOf = (key: unknown) => (typeof key === "string" && Object.hasOwn(flat, key) && !Object.hasOwn(nested, key) ? inputPath : requestPath);
   const result = v.safeParse(REQUEST, request);
   const issues = result.success ? [] : result.issues.flatMap((issue) => toIssues([issue], placeOf(issue.path?.[0]?.key)));
-  return [...issues, ...uriIssues(request, placeOf("uri")), ...bodyIssues(request, requestPath)];
+  return [...missingUriHint(issues, request), ...uriIssues(request, placeOf("uri")), ...bodyIssues(request, requestPath)];
+}
+
+/**
+ * `issues` with the missing `uri`'s message saying where the URL went when the request holds it under another name
+ * (`url`, `URL`, `endpoint`), as a newcomer from other HTTP clients writes it: the field is Conductor's `uri`.
+ */
+function missingUriHint(issues: ValidationIssue[], request: UnknownRecord): ValidationIssue[] {
+  if (request["uri"] !== undefined) return issues;
+  const misnamed = ["url", "URL", "Url", "endpoint", "URI"].find((key) => Object.hasOwn(request, key));
+  if (misnamed === undefined) return issues;
+  return issues.map((issue) =>
+    issue.path.endsWith("uri") && issue.message.startsWith("uri is required")
+      ? { ...issue, message: `${issue.message}; this request has "${misnamed}", which the HTTP task does not read: name it "uri", as Conductor's HTTP task does` }
+      : issue,
+  );
 }
 
 /**
