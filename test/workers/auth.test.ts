@@ -1,5 +1,7 @@
-import { SELF } from "cloudflare:test";
+import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { authenticate } from "../../src/worker/auth/authenticate";
+import { ApiError } from "../../src/worker/http/errors";
 import { ADMIN_KEY, api, rowCount } from "./helpers";
 
 const id = "6f1c4a8e-2b7d-4c1e-9a3f-0d5e8b7c6a41";
@@ -51,6 +53,44 @@ describe("authentication", () => {
     const response = await SELF.fetch("https://conductor.test/api/metadata/workflow", { headers });
     expect(response.status).toBe(401);
     expect(await response.json()).toMatchObject({ status: 401, error: "UNAUTHENTICATED" });
+  });
+
+  it.each([
+    ["the API key", ADMIN_KEY, "the Authorization header holds what looks like an API key (<keyId>:<keySecret>), which goes in X-API-Key instead; "],
+    ["a token without Bearer", "eyJhbGciOiJIUzI1NiJ9.e30.c2lnbmF0dXJl", 'the Authorization header holds no "Bearer <token>" (write Bearer before the token); '],
+    ["Basic credentials", `Basic ${btoa(ADMIN_KEY)}`, "Authorization: Basic is read only by the token endpoint (POST /api/security/token); "],
+  ])("an Authorization header holding %s, which no provider reads, is a 401 saying what is wrong with it, without echoing it", async (_label, authorization, hint) => {
+    // This pool binds the example custom provider, whose own scheme could use the header: the hint is for a service without one.
+    const withoutCustomProvider = { ...env, AUTH_SERVICE: undefined };
+    const refusal = await authenticate(new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization } }), withoutCustomProvider).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(ApiError);
+    const { status, code, message } = refusal as ApiError;
+    expect({ status, code, message }).toEqual({
+      status: 401,
+      code: "UNAUTHENTICATED",
+      message: `Authentication required: ${hint}send X-API-Key: <keyId>:<keySecret>, or a token as X-Authorization: <token> or Authorization: Bearer <token>`,
+    });
+    expect(message).not.toContain(ADMIN_KEY.split(":")[1]);
+  });
+
+  it("with a custom provider bound, an Authorization header it did not know is answered without the hint, which its own scheme could make wrong", async () => {
+    const response = await SELF.fetch("https://conductor.test/api/metadata/workflow", { headers: { authorization: "Token abc" } });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({
+      error: "UNAUTHENTICATED",
+      message: "Authentication required: send X-API-Key: <keyId>:<keySecret>, or a token as X-Authorization: <token> or Authorization: Bearer <token>",
+    });
+  });
+
+  it.each(["Bearer", "basic"])("an X-API-Key with %s before the key is refused saying to send the key alone", async (scheme) => {
+    const response = await SELF.fetch("https://conductor.test/api/metadata/workflow", { headers: { "x-api-key": `${scheme} ${ADMIN_KEY}` } });
+    expect(response.status).toBe(401);
+    const text = await response.text();
+    expect(JSON.parse(text)).toMatchObject({ status: 401, error: "INVALID_CREDENTIALS", message: `X-API-Key must be <keyId>:<keySecret> alone, with no "${scheme}" before it` });
+    expect(text).not.toContain(ADMIN_KEY.split(":")[1]);
   });
 
   it.each([

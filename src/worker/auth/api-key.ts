@@ -32,6 +32,10 @@ export const apiKeyProvider: AuthProvider = {
   async authenticate(request, env): Promise<Principal | undefined> {
     const header = request.headers.get("x-api-key");
     if (header === null) return undefined;
+    // A scheme before the key (as Authorization takes one) makes "Bearer <keyId>" the key id: say so rather than
+    // answer it as an unknown key, which leaves the newcomer doubting a key that is right.
+    const scheme = /^(Bearer|Basic)\s/i.exec(header.trim())?.[1];
+    if (scheme !== undefined) throw new ApiError(401, "INVALID_CREDENTIALS", `X-API-Key must be <keyId>:<keySecret> alone, with no "${scheme}" before it`);
     const credential = parseApiKey(header);
     if (!credential) throw new ApiError(401, "INVALID_CREDENTIALS", "X-API-Key must be <keyId>:<keySecret>");
     const userId = await userForApiKey(env, credential, clientAddress(request));
