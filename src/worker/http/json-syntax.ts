@@ -40,11 +40,14 @@ export function findJsonSyntaxProblem(text: string): JsonSyntaxProblem | undefin
     if (char === "/") return at(index, "a comment: JSON has none");
     return at(index, `expected ${wanted}`);
   };
-  /** The index after the string opening at `index`, or the problem inside it. */
-  const scanString = (): number | JsonSyntaxProblem => {
+  /** Moves `index` past the string opening there; the problem inside it instead, if any. */
+  const skipString = (): JsonSyntaxProblem | undefined => {
     for (let position = index + 1; position < text.length; position++) {
       const code = text.charCodeAt(position);
-      if (code === 0x22) return position + 1;
+      if (code === 0x22) {
+        index = position + 1;
+        return undefined;
+      }
       if (code < 0x20) return at(position, "a control character (a line break, a tab) inside a string: write it escaped, as \\n or \\t");
       if (code === 0x5c) {
         const escaped = text[position + 1];
@@ -58,6 +61,12 @@ export function findJsonSyntaxProblem(text: string): JsonSyntaxProblem | undefin
     }
     return at(index, "a string that is not closed");
   };
+  /** Ends the innermost object or array at its closing character: what follows is what follows a value. */
+  const close = () => {
+    containers.pop();
+    index++;
+    expect = "next";
+  };
   for (;;) {
     while (index < text.length && WHITESPACE.has(text[index]!)) index++;
     if (index >= text.length) {
@@ -68,18 +77,14 @@ export function findJsonSyntaxProblem(text: string): JsonSyntaxProblem | undefin
     switch (expect) {
       case "value":
       case "first-value": {
-        if (char === "]" && expect === "first-value") {
-          containers.pop();
-          index++;
-          expect = "next";
-        } else if (char === "{" || char === "[") {
+        if (char === "]" && expect === "first-value") close();
+        else if (char === "{" || char === "[") {
           containers.push(char);
           index++;
           expect = char === "{" ? "first-key" : "first-value";
         } else if (char === '"') {
-          const end = scanString();
-          if (typeof end !== "number") return end;
-          index = end;
+          const problem = skipString();
+          if (problem) return problem;
           expect = "next";
         } else {
           NUMBER.lastIndex = index;
@@ -93,14 +98,10 @@ export function findJsonSyntaxProblem(text: string): JsonSyntaxProblem | undefin
       }
       case "key":
       case "first-key": {
-        if (char === "}" && expect === "first-key") {
-          containers.pop();
-          index++;
-          expect = "next";
-        } else if (char === '"') {
-          const end = scanString();
-          if (typeof end !== "number") return end;
-          index = end;
+        if (char === "}" && expect === "first-key") close();
+        else if (char === '"') {
+          const problem = skipString();
+          if (problem) return problem;
           expect = "colon";
         } else return misplaced(char, "a property name in double quotes");
         break;
@@ -114,13 +115,12 @@ export function findJsonSyntaxProblem(text: string): JsonSyntaxProblem | undefin
       case "next": {
         const open = containers[containers.length - 1];
         if (open === undefined) return at(index, "more after the end of the JSON value (two values? a missing '[' or ','?)");
-        const close = open === "{" ? "}" : "]";
-        if (char === ",") expect = open === "{" ? "key" : "value";
-        else if (char === close) {
-          containers.pop();
-          expect = "next";
-        } else return at(index, `expected ',' or '${close}'`);
-        index++;
+        const closing = open === "{" ? "}" : "]";
+        if (char === closing) close();
+        else if (char === ",") {
+          expect = open === "{" ? "key" : "value";
+          index++;
+        } else return at(index, `expected ',' or '${closing}'`);
         break;
       }
     }
