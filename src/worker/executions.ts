@@ -123,25 +123,19 @@ export function mayRepeatRequest(firstCalledAt: number, now: number): boolean {
  * the method has finished (every object on it), the next one's previous version has it (docs/reliability.md).
  */
 export function isUnimplementedRpcMethod(error: unknown, method: string): boolean {
-  return unimplementedRpcMethodOf(error) === method;
-}
-
-/** The RPC method `error` says the object's code does not have (see {@link isUnimplementedRpcMethod}), else undefined. */
-function unimplementedRpcMethodOf(error: unknown): string | undefined {
-  if (!(error instanceof TypeError)) return undefined;
-  return /does not implement (?:the method )?"([^"]+)"/.exec(error.message)?.[1];
+  if (!(error instanceof TypeError)) return false;
+  return error.message.includes(`does not implement the method "${method}"`) || error.message.includes(`does not implement "${method}"`);
 }
 
 /**
- * The 503 for a call of a method the execution's object does not have yet (see {@link isUnimplementedRpcMethod}) that
- * no fallback stood in for, else undefined: a route whose feature came with its method (a workflow's size, its message
- * queue) cannot be answered by the previous version's object, but it will be once the deployment reaches it. Nothing
- * was done (the call never ran), so the client may safely send the request again; a 500 would say the service failed.
+ * Throws the 503 for a route whose feature came with its object method (a workflow's size, `getSize`; a message push,
+ * `pushMessage`): an object still on the previous version (see {@link isUnimplementedRpcMethod}) cannot answer it, but
+ * will once the deployment reaches it. The fallback of such a call through {@link orOnOlderCode}, so only the method the
+ * router itself called is read as missing: nothing was done (the call never ran), and the client may send it again; a
+ * 500 would say the service failed.
  */
-export function olderObjectCodeError(error: unknown): ApiError | undefined {
-  const method = unimplementedRpcMethodOf(error);
-  if (method === undefined) return undefined;
-  return new ApiError(
+export function refuseOnOlderCode(): never {
+  throw new ApiError(
     503,
     "UNAVAILABLE",
     "This execution is still served by the service's previous version (a deployment is under way), which cannot answer this request yet; nothing was changed: try again shortly",

@@ -3,7 +3,6 @@ import { guard } from "./guard";
 import { serviceConfig } from "./config";
 import { responseForError } from "./http/errors";
 import { unavailableError } from "./object-retry";
-import { olderObjectCodeError } from "./executions";
 import { MethodTable } from "./http/allowed-methods";
 import { isPreflight, preflightResponse, withResponseHeaders } from "./http/headers";
 import { registerBulkWorkflowRoutes } from "./routes/bulk";
@@ -100,7 +99,7 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
     const requestId = crypto.randomUUID();
     // An object that could not answer now (evicted, reset, overloaded) is no bug of the service: a 503 the client may
     // repeat, logged with what the object said.
-    const unavailable = unavailableError(error) ?? olderObjectCodeError(error);
+    const unavailable = unavailableError(error);
     if (unavailable !== undefined) console.warn(JSON.stringify({ msg: "an object could not answer", requestId, error: String(error) }));
     // A definition's tags added past the limit by a batch another addition raced (see `cappedInsertStatements`).
     return responseForError(unavailable ?? tagLimitRefusal(error) ?? error, requestId);

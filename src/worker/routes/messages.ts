@@ -5,7 +5,7 @@
  */
 import type { IRequest, RouterType } from "itty-router";
 import { serviceConfig } from "../config";
-import { executionStub } from "../executions";
+import { executionStub, orOnOlderCode, refuseOnOlderCode } from "../executions";
 import { readJsonBody, textResponse } from "../http/body";
 import { ApiError, notFound } from "../http/errors";
 import { decodedPathParam } from "../http/params";
@@ -32,7 +32,8 @@ export function registerMessageRoutes(router: RouterType<IRequest, Args>): void 
     // Conductor's @RequestBody Map: a message is an object, and one is required.
     if (!body.present) throw new ApiError(400, "VALIDATION_ERROR", "Invalid message: the body must be a JSON object (the message's payload)");
     const payload = parseOrThrow(JsonObjectBody, body.value, "message");
-    const answer = await executionStub(env, workflowId).pushMessage(payload);
+    const stub = executionStub(env, workflowId);
+    const answer = await orOnOlderCode("pushMessage", async () => await stub.pushMessage(payload), refuseOnOlderCode);
     if (answer.ok) return textResponse(answer.messageId);
     if (answer.status === 404) throw notFound(`Workflow ${workflowId} not found`);
     const headers = answer.status === 429 ? { "Retry-After": String(FULL_QUEUE_RETRY_AFTER_SECONDS) } : undefined;

@@ -5,7 +5,7 @@ import { oversize, oversizeReason } from "../../engine/limits";
 import { TERMINAL_WORKFLOW_STATUSES, type JsonObject, type WorkflowDef, type WorkflowTestPlan } from "../../engine/model";
 import { childPath } from "../../engine/validation-issue";
 import { serviceConfig } from "../config";
-import { executionStub, orOnOlderCode, repeatableExecutionCall, retryingExecutionCall, unwrap } from "../executions";
+import { executionStub, orOnOlderCode, refuseOnOlderCode, repeatableExecutionCall, retryingExecutionCall, unwrap } from "../executions";
 import { jsonTextResponse, readJsonBody, textResponse } from "../http/body";
 import { ApiError, validationError, type ErrorCode } from "../http/errors";
 import {
@@ -410,7 +410,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
   // Orkes' workflow size: the execution's stored task data against MAX_EXECUTION_BYTES.
   router.get("/api/workflow/:workflowId/size", async (request, env) => {
     const workflowId = decodedPathParam(request, "workflowId");
-    const size = await retryingExecutionCall(env, workflowId, (stub) => stub.getSize());
+    const size = await retryingExecutionCall(env, workflowId, (stub) => orOnOlderCode("getSize", () => stub.getSize(), refuseOnOlderCode));
     if (size === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
     return Response.json(size);
   });
