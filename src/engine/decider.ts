@@ -2988,14 +2988,16 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
 }
 
 /**
- * True when the execution cannot move by itself: it has ended or is paused, or each of its lanes has either nothing
- * left, or a JOIN waiting for the others, or a task waiting for something from outside (a completion, a callback) or
+ * True when the execution cannot move by itself: it has ended or is paused, or no loop's iteration end waits for a
+ * later decision and each of its lanes has either nothing left, or a JOIN waiting for the others, or a task waiting for something from outside (a completion, a callback) or
  * for its child (see {@link awaitedChildId}), which at least one has. A worker's (SIMPLE) task is not: like an HTTP
  * call, it is the work the workflow runs, polled or not, and it moves on by its worker's report (a synchronous execute
  * waits for that, as Conductor's does).
  */
 export function isBlocked(state: WorkflowExecution): boolean {
   if (state.status !== "RUNNING") return true;
+  // A loop whose iteration's end waits for a later decision (script pacing) moves by itself: its lane's head has ended.
+  if (state.tasks.some((task) => task.iterationEndDue !== undefined && isPending(task))) return false;
   let blocked = false;
   for (const { head } of activeLanes(state)) {
     if (head === undefined) return false;

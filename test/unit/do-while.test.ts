@@ -1,6 +1,6 @@
 import { doWhileTask as clientDoWhileTask, newLoopTask, httpTask as clientHttpTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { createExecution, hasEndedTask, nextDeadline, type Decision } from "../../src/engine/decider";
+import { createExecution, hasEndedTask, isBlocked, nextDeadline, type Decision } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import { definitionScripts } from "../../src/engine/definition/scripts";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
@@ -393,6 +393,21 @@ describe("DO_WHILE in the decider", () => {
     expect(most).toBeLessThanOrEqual(11);
     // Nothing left to wake the execution for: a wake-up kept past its time would keep the alarm coming.
     expect(state.tasks.filter((task) => task.iterationEndDue !== undefined)).toEqual([]);
+  });
+
+  it("is not blocked while an iteration's end waits for a later decision, though another lane waits from outside: a synchronous execute waits on", () => {
+    const { env: costlyEnv } = costlyScriptsEnv();
+    const branches = Array.from({ length: 20 }, (_, index): WorkflowTaskDef[] => [
+      loop(`poll${index}`, [{ name: `wait${index}`, taskReferenceName: `wait${index}`, type: "WAIT", inputParameters: { duration: "10 seconds" } }], `$.poll${index}.iteration < 2`, { inputParameters: { [`poll${index}`]: `\${poll${index}.output}` } }),
+    ]);
+    const fork: WorkflowTaskDef = { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [...branches, [hold("outside")]] };
+    const join: WorkflowTaskDef = { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: [...branches.map((_, index) => `poll${index}`), "outside"] };
+    const definition = { name: "polls", version: 1, schemaVersion: 2, tasks: [fork, join] };
+    let state = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, costlyEnv(1_000)).state;
+    // The WAITs end together: ten conditions run, the other iterations' ends wait for the next decision.
+    state = decide(state, { type: "tick", liveTaskIds: new Set() }, costlyEnv(11_000)).state;
+    expect(state.tasks.filter((task) => task.iterationEndDue !== undefined).length).toBeGreaterThan(0);
+    expect(isBlocked(state)).toBe(false);
   });
 
   it("stops the running task of its loop when the DO_WHILE times out by its task definition and the workflow goes on", () => {
