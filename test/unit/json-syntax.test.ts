@@ -29,6 +29,12 @@ describe("findJsonSyntaxProblem", () => {
     ['{"a": TRUE}', 1, 7, "expected a value (an object, an array, a string in double quotes, a number, true, false or null)"],
     ["{} {}", 1, 4, "more after the end of the JSON value (two values? a missing '[' or ','?)"],
     ["", 1, 1, "the body ends before its JSON does"],
+    // An empty shell variable in a hand-typed body: no comma there to blame.
+    ['{"name": }', 1, 10, "a value missing after ':'"],
+    ["[1,}", 1, 4, "a '}' where the '[' before it is still open (it closes with ']')"],
+    ['{"a": 1,]', 1, 9, "a ']' where the '{' before it is still open (it closes with '}')"],
+    ["[}", 1, 2, "a '}' where the '[' before it is still open (it closes with ']')"],
+    ["}", 1, 1, "a '}' that closes nothing"],
   ])("%j: line %i, column %i: %s", (text, line, column, problem) => {
     expect(() => JSON.parse(text)).toThrow();
     expect(findJsonSyntaxProblem(text)).toEqual({ line, column, problem });
@@ -36,7 +42,7 @@ describe("findJsonSyntaxProblem", () => {
 
   it("reads a deeply nested text without exhausting the stack", () => {
     const text = "[".repeat(200_000) + "}";
-    expect(findJsonSyntaxProblem(text)).toEqual({ line: 1, column: 200_001, problem: "expected a value (an object, an array, a string in double quotes, a number, true, false or null)" });
+    expect(findJsonSyntaxProblem(text)).toEqual({ line: 1, column: 200_001, problem: "a '}' where the '[' before it is still open (it closes with ']')" });
   });
 
   it("agrees with JSON.parse on what is JSON, for JSON texts and for those texts cut or with a character changed", () => {

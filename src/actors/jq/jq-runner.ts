@@ -7,7 +7,7 @@
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
 import type { JsonObject, JsonValue } from "../../engine/model";
 import type { JqOutcome, JqRunner } from "../../engine/jq";
-import { DATA_CHARS_PER_INTERRUPT } from "../scripts/quickjs-runner";
+import { DATA_CHARS_PER_INTERRUPT, INTERRUPT_BUDGET as SCRIPT_BUDGET_INTERRUPTS } from "../scripts/quickjs-runner";
 import { replaceableModule } from "../scripts/replaceable-module";
 import { jqSandboxSource } from "./sandbox-source";
 
@@ -35,8 +35,6 @@ const MAX_STACK_BYTES = 192 * 1024;
  */
 const INTERRUPT_BUDGET = 1000;
 
-/** Interrupt-handler calls a script's budget allows (see `ScriptRunner.spent`, whose unit it is): a filter's is five. */
-const SCRIPT_BUDGET_INTERRUPTS = INTERRUPT_BUDGET / 5;
 
 /**
  * Defined once jqjs is loaded: runs a filter over JSON text and answers its values as JSON text; or only compiles it.
@@ -202,6 +200,7 @@ export function quickJsJqRunner(initial: QuickJSWASMModule, jqjsSource: string, 
 
   return {
     spent(): number {
+      // In a script's budgets (see `ScriptRunner.spent`, whose unit it is): a filter's budget is five of them.
       return (spentInterrupts + movedChars / DATA_CHARS_PER_INTERRUPT) / SCRIPT_BUDGET_INTERRUPTS;
     },
     run(filter: string, input: JsonObject): JqOutcome {

@@ -20,7 +20,7 @@ const MAX_STACK_BYTES = 256 * 1024;
  * script is stopped at this many calls, about a million loop iterations (a few hundred ms). A count, not a clock:
  * workerd's clock stands still while code runs, and the same script should fail the same way every time.
  */
-const INTERRUPT_BUDGET = 200;
+export const INTERRUPT_BUDGET = 200;
 
 /**
  * Characters of JSON a run moves in or out (its `$`, its result) that count as one interrupt-handler call of work (see

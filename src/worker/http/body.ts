@@ -122,7 +122,7 @@ export interface StringBody {
  * Orkes' server reads it (so a value that is a JSON object, such as a service account's key, is kept as sent); raw
  * `text/plain` is the text. UTF-8 only: 415 for another media type or charset, 400 for bytes that are not UTF-8 and for
  * an empty JSON body. Refusals never quote the body: a value sent the wrong way may still be a secret (which is also why
- * {@link readJsonBody}, whose parse errors quote the text, is not used). Other empty and size checks are the caller's.
+ * {@link readJsonBody}, whose parse errors name the place of a mistake in the text, is not used). Other empty and size checks are the caller's.
  */
 export async function readStringBody(request: Request, maxBytes: number, body: StringBody): Promise<string> {
   const { what, example } = body;

@@ -11,7 +11,7 @@ export interface JsonSyntaxProblem {
   problem: string;
 }
 
-type Expectation = "value" | "first-value" | "key" | "first-key" | "colon" | "next";
+type Expectation = "value" | "first-value" | "member-value" | "key" | "first-key" | "colon" | "next";
 
 const WHITESPACE = new Set([" ", "\t", "\n", "\r"]);
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
@@ -33,8 +33,13 @@ export function findJsonSyntaxProblem(text: string): JsonSyntaxProblem | undefin
   };
   /** What a character where a value or a name belongs tells of the mistake, the usual ones named. */
   const misplaced = (char: string, wanted: string): JsonSyntaxProblem => {
-    if ((char === "}" || char === "]") && (expect === "value" || expect === "key")) {
-      return at(index, `a comma before '${char}': JSON allows no trailing comma`);
+    if (char === "}" || char === "]") {
+      const open = containers[containers.length - 1];
+      const closing = open === "{" ? "}" : open === "[" ? "]" : undefined;
+      if (closing === undefined) return at(index, `a '${char}' that closes nothing`);
+      if (char !== closing) return at(index, `a '${char}' where the '${open}' before it is still open (it closes with '${closing}')`);
+      if (expect === "member-value") return at(index, "a value missing after ':'");
+      if (expect === "value" || expect === "key") return at(index, `a comma before '${char}': JSON allows no trailing comma`);
     }
     if (char === "'") return at(index, "a single quote: JSON strings and names take double quotes");
     if (char === "/") return at(index, "a comment: JSON has none");
@@ -76,7 +81,8 @@ export function findJsonSyntaxProblem(text: string): JsonSyntaxProblem | undefin
     const char = text[index]!;
     switch (expect) {
       case "value":
-      case "first-value": {
+      case "first-value":
+      case "member-value": {
         if (char === "]" && expect === "first-value") close();
         else if (char === "{" || char === "[") {
           containers.push(char);
@@ -109,7 +115,7 @@ export function findJsonSyntaxProblem(text: string): JsonSyntaxProblem | undefin
       case "colon": {
         if (char !== ":") return at(index, "expected ':' after the property name");
         index++;
-        expect = "value";
+        expect = "member-value";
         break;
       }
       case "next": {
