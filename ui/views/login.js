@@ -36,7 +36,7 @@ export function renderLogin(container, _params, _context, onLoggedIn) {
     h("label", { for: "credential" }, "API key or token"),
     credential,
     h("p", { id: "credential-help", className: "help" },
-      "An API key as ", h("code", {}, "keyId:keySecret"), " (", h("code", {}, "npm start"), " prints the admin key), or an access token. ",
+      "An API key as ", h("code", {}, "keyId:keySecret"), " (the admin's is ", h("code", {}, "BOOTSTRAP_ADMIN_KEY"), ", which ", h("code", {}, "npm start"), " prints), or an access token. ",
       "It is kept for this tab only."),
     submit,
     error);
