@@ -59,6 +59,7 @@ import { humanTaskEntry } from "../engine/tasks/human/entry";
 import { eventMeets, writtenMatches } from "../engine/tasks/wait-for-webhook/matches";
 import type { HumanAction, HumanCaller } from "../engine/tasks/human/progress";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
+import { LATEST_ALARM_MILLIS } from "../worker/alarm-limit";
 import { readsAsJson } from "../worker/http/body";
 import { TaskDefRepository } from "../worker/task-defs";
 import { EnvironmentRepository } from "../worker/environment";
@@ -1416,9 +1417,12 @@ export class WorkflowExecution extends DurableObject<Env> {
    * turn sends leaves the object before the alarm is stored. A write that fails resets the object (an abort, a storage
    * failure) with the turn's other writes, and its next instance starts from the state stored before, alarm included;
    * the call's rejection has nothing left to do, and left alone it would be reported as unhandled.
+   * A deadline past what an alarm can hold (a WAIT until 2200, a timeout of centuries) arms the latest alarm there
+   * is: `setAlarm` refuses a later date, and the refusal, ignored here, left such an execution with no alarm at all.
+   * Woken then with nothing due, the execution arms its alarm again.
    */
   #armAlarm(at: number): void {
-    this.ctx.storage.setAlarm(at).catch(ignoreResetObject);
+    this.ctx.storage.setAlarm(Math.min(at, LATEST_ALARM_MILLIS)).catch(ignoreResetObject);
   }
 
   /** Deletes the alarm without waiting for it, as {@link #armAlarm} sets it. */

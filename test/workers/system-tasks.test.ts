@@ -1,6 +1,7 @@
 import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
+import { LATEST_ALARM_MILLIS } from "../../src/worker/alarm-limit";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 const stubFor = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
@@ -79,6 +80,20 @@ describe("WAIT", () => {
     const after = await getWorkflow(workflowId);
     expect(after.tasks.map((task) => `${task.referenceTaskName}:${task.status}`)).toEqual(["pause:COMPLETED", "gate:IN_PROGRESS"]);
     expect(after.tasks[0]).toEqual(moved.tasks[0]);
+  });
+
+  it("an until in the year 3000 (later than an alarm can be set) still arms the object's alarm, at the latest it can hold", async () => {
+    await register({ name: "wait_far", tasks: [systemTask("pause", "WAIT", { until: "3000-01-01 00:00 GMT" })] });
+    const workflowId = await startWorkflow("wait_far");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    expect(waiting.status).toBe("RUNNING");
+    // The alarm stands first as the safety of the search row's write; once that is written, it is run now.
+    await waitForIndexRow(workflowId, "RUNNING");
+    await runDurableObjectAlarm(stubFor(workflowId));
+    // setAlarm refuses such a date: asked for the year 3000 itself, the object was left with no alarm at all.
+    const alarmAt = await eventually(() => runInDurableObject(stubFor(workflowId), (_instance, state) => state.storage.getAlarm()), (at) => at === null || at > Date.now() + 86_400_000, "the safety alarm replaced");
+    expect(alarmAt).toBe(LATEST_ALARM_MILLIS);
+    expect((await getWorkflow(workflowId))["status"]).toBe("RUNNING");
   });
 
   it("an until from an expression that resolves to garbage fails the task FAILED_WITH_TERMINAL_ERROR, naming the value", async () => {

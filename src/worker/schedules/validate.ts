@@ -2,14 +2,11 @@ import type { JsonObject } from "../../engine/model";
 import type { ValidationIssue } from "../../engine/validation-issue";
 import type { SaveScheduleRequest } from "../schemas";
 import type { StartOptions } from "../start-execution";
+import { LATEST_ALARM_MILLIS } from "../alarm-limit";
 import { cronRefusal, nextFireAfter, parseCron, parseZone, type CronSchedule, type FireWindow } from "./cron";
 
-/**
- * The latest fire a schedule may have: the end of 2189. Its object arms a Durable Object alarm for each fire, and
- * workerd's `setAlarm` refuses a later date ("This API doesn't support dates after 2189", a rejected promise; seen
- * in a workerd test, where the end of 2190 was the last it took: the message's year is kept, the safer bound).
- */
-export const LATEST_FIRE_MILLIS = Date.UTC(2189, 11, 31, 23, 59, 59, 999);
+/** The latest fire a schedule may have: its object arms a Durable Object alarm for each fire (see {@link LATEST_ALARM_MILLIS}). */
+export const LATEST_FIRE_MILLIS = LATEST_ALARM_MILLIS;
 
 /** The start request a schedule stores and each fire starts (input plus `_scheduledTime` and `_executedTime`). */
 export type ScheduledStart = Pick<StartOptions, "name" | "version" | "input" | "correlationId" | "priority" | "taskToDomain">;

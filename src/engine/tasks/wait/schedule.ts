@@ -103,5 +103,8 @@ export function parseWaitUntil(text: string): number | undefined {
   return local - offset * 60_000;
 }
 
-/** The latest wake-up time a WAIT may have: what a Date, and so the object's alarm, can hold. */
+/**
+ * The latest wake-up time a WAIT may have: what a Date can hold. An alarm cannot be set past 2189: the object arms the
+ * latest it can and, woken then with nothing due, arms it again.
+ */
 export const MAX_WAKE_TIME = MAX_TIME;
