@@ -1419,10 +1419,12 @@ export class WorkflowExecution extends DurableObject<Env> {
    * the call's rejection has nothing left to do, and left alone it would be reported as unhandled.
    * A deadline past what an alarm can hold (a WAIT until 2200, a timeout of centuries) arms the latest alarm there
    * is: `setAlarm` refuses a later date, and the refusal, ignored here, left such an execution with no alarm at all.
-   * Woken then with nothing due, the execution arms its alarm again.
+   * Woken then with nothing due, the execution arms its alarm again, unless that latest time has passed: armed at
+   * once again and again, the alarm would spin.
    */
   #armAlarm(at: number): void {
-    this.ctx.storage.setAlarm(Math.min(at, LATEST_ALARM_MILLIS)).catch(ignoreResetObject);
+    const armed = at > LATEST_ALARM_MILLIS && Date.now() < LATEST_ALARM_MILLIS ? LATEST_ALARM_MILLIS : at;
+    this.ctx.storage.setAlarm(armed).catch(ignoreResetObject);
   }
 
   /** Deletes the alarm without waiting for it, as {@link #armAlarm} sets it. */
