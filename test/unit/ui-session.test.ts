@@ -136,7 +136,7 @@ describe("ui/lib/api.js: refreshing the access token", () => {
     server.live.add("A9");
     storage.setItem(TOKEN_KEY, "A1");
     storage.setItem(REFRESH_KEY, "R-stale");
-    // While the refused exchange is under way, another login stores a good token.
+    // While the refused exchange is under way, a good token of the same login is stored (one a refresh got).
     const ui = await loadUiApi(async (input, init) => {
       if (input === "/api/security/token/refresh") storage.setItem(TOKEN_KEY, "A9");
       return server.fetch(input, init);
@@ -243,25 +243,59 @@ describe("ui/lib/api.js: ending a session", () => {
     expect(sessionEnds).toBe(0);
   });
 
-  it("keeps the session of a login made while an earlier session's refresh was on its way", async () => {
+  it("keeps the session of a login made while an earlier session's refresh was on its way, and sends the earlier session's request nowhere with it", async () => {
     const server = fakeServer();
     expiredSession(server);
     let ui: UiApi | undefined;
     ui = await loadUiApi(async (input, init) => {
-      if (input === "/api/security/token/refresh") {
+      if (input === "/api/security/token/refresh" && init?.body === JSON.stringify({ refreshToken: "R1" })) {
         // Another user logs in in this tab (the first logged out) before the first session's refresh is answered.
         ui?.logOut();
-        server.live.add("B1");
-        storage.setItem(TOKEN_KEY, "B1");
-        storage.setItem(REFRESH_KEY, "RB1");
+        await ui?.logIn("bob:secret");
       }
       return server.fetch(input, init);
     });
-    await ui.api("GET", "/api/metadata/workflow").catch(() => {});
+    await expect(ui.api("DELETE", "/api/workflow/w1")).rejects.toMatchObject({ status: 401, code: "SESSION_REPLACED" });
     await aTurnLater();
-    expect(storage.getItem(TOKEN_KEY)).toBe("B1");
-    expect(storage.getItem(REFRESH_KEY)).toBe("RB1");
+    expect(storage.getItem(TOKEN_KEY)).toBe("A-key");
+    expect(storage.getItem(REFRESH_KEY)).toBe("R-key");
     expect(server.revoked).toContain("R2");
+    // Refused to the first login, the delete is not sent again as the second.
+    expect(server.seen.filter((request) => request.url === "/api/workflow/w1").map((request) => request.headers["x-authorization"])).toEqual(["A1"]);
+    expect(sessionEnds).toBe(0);
+  });
+
+  it("does not send a request refused to one login again with the token of a login made since, and keeps that login", async () => {
+    const server = fakeServer();
+    storage.setItem(TOKEN_KEY, "A1");
+    storage.setItem(REFRESH_KEY, "R1");
+    let ui: UiApi | undefined;
+    ui = await loadUiApi(async (input, init) => {
+      if (input === "/api/workflow/w1/terminate") {
+        // The first session ends (A1 is refused, R1 unknown) and another user logs in before the refusal arrives.
+        ui?.logOut();
+        await ui?.logIn("bob:secret");
+      }
+      return server.fetch(input, init);
+    });
+    await expect(ui.api("DELETE", "/api/workflow/w1/terminate")).rejects.toMatchObject({ status: 401, code: "SESSION_REPLACED" });
+    await aTurnLater();
+    expect(server.seen.filter((request) => request.url === "/api/workflow/w1/terminate").map((request) => request.headers["x-authorization"])).toEqual(["A1"]);
+    expect(server.seen.some((request) => request.url === "/api/security/token/refresh")).toBe(false);
+    expect(storage.getItem(TOKEN_KEY)).toBe("A-key");
+    expect(sessionEnds).toBe(0);
+  });
+
+  it("sends requests refused with an expired token again within the same login, after one refresh", async () => {
+    const server = fakeServer();
+    expiredSession(server);
+    const ui = await loadUiApi(server.fetch);
+    await ui.logIn("alice:secret");
+    server.live.delete("A-key");
+    // Both refused with the login's token: one refresh renews it for both, which are sent again.
+    await expect(Promise.all([ui.api("GET", "/api/metadata/workflow"), ui.api("GET", "/api/metadata/taskdefs")])).resolves.toEqual([{ ok: true }, { ok: true }]);
+    expect(server.seen.filter((request) => request.url === "/api/security/token/refresh")).toHaveLength(1);
+    expect(sessionEnds).toBe(0);
   });
 });
 

@@ -6,6 +6,12 @@
 
 const TOKEN_KEY = "edge-conductor.token";
 const REFRESH_KEY = "edge-conductor.refresh";
+/**
+ * Names the login the tokens belong to: set by each login, kept by a refresh, gone at logout. A request refused with
+ * one login's token is sent again only within that login, never with the token of a login made since (another user's,
+ * maybe), which would run as that user what the first one asked.
+ */
+const SESSION_KEY = "edge-conductor.session";
 
 /** An API refusal, carrying the contract's error body. */
 export class ApiError extends Error {
@@ -43,6 +49,7 @@ export function logOut() {
   const token = sessionStorage.getItem(TOKEN_KEY);
   sessionStorage.removeItem(TOKEN_KEY);
   sessionStorage.removeItem(REFRESH_KEY);
+  sessionStorage.removeItem(SESSION_KEY);
   revoke(refresh, token);
 }
 
@@ -94,9 +101,11 @@ export async function logIn(credential) {
     const body = await readBody(response);
     if (!response.ok) throw toError(response, body);
     const tokens = /** @type {{token: string, refresh_token?: string}} */ (body);
+    startLogin();
     sessionStorage.setItem(TOKEN_KEY, tokens.token);
     if (tokens.refresh_token) sessionStorage.setItem(REFRESH_KEY, tokens.refresh_token);
   } else {
+    startLogin();
     sessionStorage.setItem(TOKEN_KEY, value);
     sessionStorage.removeItem(REFRESH_KEY);
   }
@@ -105,8 +114,18 @@ export async function logIn(credential) {
   } catch (error) {
     sessionStorage.removeItem(TOKEN_KEY);
     sessionStorage.removeItem(REFRESH_KEY);
+    sessionStorage.removeItem(SESSION_KEY);
     throw error;
   }
+}
+
+/**
+ * Names a new login (SESSION_KEY), whose tokens are about to be stored: requests of the one before are not sent again
+ * with them. getRandomValues, not randomUUID: the latter exists in secure contexts only, and the UI may be served over
+ * plain HTTP on a local network.
+ */
+function startLogin() {
+  sessionStorage.setItem(SESSION_KEY, Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, "0")).join(""));
 }
 
 /** @param {Response} response */
@@ -192,17 +211,20 @@ function endSession() {
 
 /**
  * Whether a request refused with the token it sent is worth sending again: another request may have
- * refreshed the token meanwhile, else this one refreshes it (once for all); not once the tab has logged out.
+ * refreshed the token meanwhile, else this one refreshes it (once for all); not once the tab has logged out, nor
+ * once another login has replaced the one it was sent in (see SESSION_KEY).
  * @param {string | null} sent
+ * @param {string | null} sentIn the login the request was sent in
  */
-async function renewedSince(sent) {
+async function renewedSince(sent, sentIn) {
+  const sameLogin = () => sessionStorage.getItem(SESSION_KEY) === sentIn;
   const now = sessionStorage.getItem(TOKEN_KEY);
   // Logged out meanwhile: there is nothing to send it with, and the session was ended on purpose.
-  if (now === null) return false;
+  if (now === null || !sameLogin()) return false;
   if (now !== sent) return true;
-  if (await refresh()) return true;
+  if (await refresh()) return sameLogin();
   const current = sessionStorage.getItem(TOKEN_KEY);
-  return current !== null && current !== sent;
+  return current !== null && current !== sent && sameLogin();
 }
 
 /**
@@ -248,6 +270,7 @@ export async function apiWithHeaders(method, path, body) {
   if (holdsDotSegment(path)) throw new Error(`No request sent: ${path} holds a "." or ".." segment, which the browser would resolve to another address`);
   for (let attempt = 0; ; attempt++) {
     const sent = sessionStorage.getItem(TOKEN_KEY);
+    const sentIn = sessionStorage.getItem(SESSION_KEY);
     /** @type {Record<string, string>} */
     const headers = { "x-authorization": sent ?? "" };
     /** @type {RequestInit} */
@@ -257,11 +280,14 @@ export async function apiWithHeaders(method, path, body) {
       init.body = JSON.stringify(body);
     }
     const response = await fetch(path, init);
-    if (response.status === 401 && attempt === 0 && (await renewedSince(sent))) continue;
+    if (response.status === 401 && attempt === 0 && (await renewedSince(sent, sentIn))) continue;
     const parsed = await readBody(response);
     if (response.ok) return { body: parsed, headers: response.headers };
     // Another request may have ended the session already, or a new login started one: leave that alone.
     if (response.status === 401 && sessionStorage.getItem(TOKEN_KEY) === sent) endSession();
+    if (response.status === 401 && sessionStorage.getItem(TOKEN_KEY) !== null && sessionStorage.getItem(SESSION_KEY) !== sentIn) {
+      throw new ApiError(401, "SESSION_REPLACED", `Not sent again: ${method} ${path} was refused to the login that sent it, which another login has replaced since`);
+    }
     throw toError(response, parsed);
   }
 }
