@@ -807,10 +807,14 @@ describe("what handlers did with each event (Orkes' event executions and message
       const messageId = taskOf(await waitFor(publisherId, ["COMPLETED", "FAILED"]), "announce")!.taskId;
       // The message is recorded in the batch that would record the action: once it is there, so is all the record.
       const [message] = await eventually(() => apiOk<MessageJson[]>("GET", `/api/event/message/${encodeURIComponent(event)}`), (list) => list.length === 1, "the message recorded");
-      expect(message).toMatchObject({ id: messageId, eventExecutions: [] });
+      // Still HANDLED, as when the handler is deleted after the record: its action was taken (the execution it started
+      // runs), only the record of it went with the handler.
+      expect(message).toMatchObject({ id: messageId, status: "HANDLED", eventExecutions: [] });
+      expect(message).not.toHaveProperty("statusDescription");
     } finally {
       WorkflowExecution.prototype.start = start;
     }
+    await eventually(() => apiOk<string[]>("GET", "/api/workflow/running/evrec_gone_started"), (ids) => ids.length === 1, "the started execution listed as running");
     expect(await apiOk<ExecutionJson[]>("GET", "/api/event/execution/evrec_gone")).toEqual([]);
     await apiOk("POST", "/api/event", handler("evrec_gone", event, []));
     expect(await apiOk<ExecutionJson[]>("GET", "/api/event/execution/evrec_gone")).toEqual([]);
