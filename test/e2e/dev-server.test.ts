@@ -3,12 +3,14 @@
  * End to end against the real `wrangler dev`, through plain fetch, as a curl user would.
  */
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   applyMigrations,
   call,
   callOk,
   copyProject,
+  freePort,
   generateAdminKey,
   removeDir,
   sleep,
@@ -366,5 +368,22 @@ describe("durability across a dev-server restart", () => {
     expect(running.group.output).toContain("the local runtime stopped 3 times within a minute; giving up");
     expect(await running.group.waitUntilGone(15_000)).toBe(true);
     server = undefined;
+  });
+});
+
+describe("the harness's dev server", () => {
+  it("fails to start on a port another server holds, rather than answer with that server (whose /health says 200)", async () => {
+    const port = await freePort();
+    const other = createServer((_request, response) => response.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}'));
+    await new Promise<void>((done) => other.listen(port, "127.0.0.1", done));
+    const persistTo = tempDir("busy-port");
+    try {
+      // wrangler waits without a word on a port in use: the time allowed is all it takes to fail.
+      await expect(startDevServer({ root: project, persistTo, adminKey: generateAdminKey(), port, timeoutMs: 8_000 })).rejects.toThrow(/^no \/ready /);
+    } finally {
+      other.closeAllConnections();
+      await new Promise((done) => other.close(done));
+      removeDir(persistTo);
+    }
   });
 });

@@ -12,11 +12,13 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createTargetServer } from "../target-server";
+import { freePort } from "./ports";
+
+export { freePort };
 
 export const PROJECT_ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 const WRANGLER_BIN = join("node_modules", "wrangler", "bin", "wrangler.js");
@@ -38,14 +40,6 @@ export function generateAdminKey(): string {
   return `admin-${randomBytes(4).toString("hex")}:${randomBytes(32).toString("base64url")}`;
 }
 
-/** A port nobody listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done, fail) => server.once("error", fail).listen(0, "127.0.0.1", done));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((done) => server.close(done));
-  return port;
-}
 
 const temporaryDirs = new Set<string>();
 
@@ -260,9 +254,16 @@ export interface DevServer {
 /**
  * wrangler's dev server in `root` as `npm start` runs it (scripts/dev-server.mjs: `wrangler dev` without its devtools
  * inspector) on a free (or the given) port, state in `persistTo`, the admin key and any other `vars` passed with
- * `--var`. Resolves once `/health` answers.
+ * `--var`. Resolves once it says it is ready and `/health` answers, failing when that takes more than `timeoutMs`.
  */
-export async function startDevServer(options: { root: string; persistTo: string; adminKey: string; port?: number; vars?: Record<string, string> }): Promise<DevServer> {
+export async function startDevServer(options: {
+  root: string;
+  persistTo: string;
+  adminKey: string;
+  port?: number;
+  vars?: Record<string, string>;
+  timeoutMs?: number;
+}): Promise<DevServer> {
   const port = options.port ?? (await freePort());
   const args = [
     join(options.root, "scripts", "dev-server.mjs"),
@@ -277,7 +278,11 @@ export async function startDevServer(options: { root: string; persistTo: string;
   const group = new ProcessGroup(process.execPath, args, { cwd: options.root, env: wranglerEnv() });
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitForHealth(url, group);
+    // Its own word that it listens, before asking /health: on a port something else holds, wrangler waits without a
+    // word, and /health would be answered by that other server (another run of the suite's).
+    const deadline = Date.now() + (options.timeoutMs ?? HEALTH_TIMEOUT_MS);
+    await group.waitForOutput(new RegExp(`ready ${url.replace(/\./g, "\\.")}/`), deadline - Date.now());
+    await waitForHealth(url, group, Math.max(deadline - Date.now(), 0));
   } catch (error) {
     await group.stop();
     throw error;
