@@ -37,23 +37,28 @@ function isPublic(method: string, path: string): boolean {
 async function targetOf(request: Request, env: Env, path: string): Promise<RequestTarget> {
   const target = pathTarget(request.method, path);
   if (target === undefined) return {};
-  if ("taskRefName" in target) return await taskByRefTarget(env, target.workflowId, target.taskRefName);
-  if ("inWorkflow" in target) return taskTarget(await retryingExecutionCall(env, target.inWorkflow, (stub) => stub.getTaskScope(target.taskId)));
-  if ("workflowId" in target) return { workflowName: await executionName(env, target.workflowId) };
+  if ("taskRefName" in target) return fromExecution(await taskByRefTarget(env, target.workflowId, target.taskRefName));
+  if ("inWorkflow" in target) return fromExecution(taskTarget(await retryingExecutionCall(env, target.inWorkflow, (stub) => stub.getTaskScope(target.taskId))));
+  if ("workflowId" in target) return fromExecution({ workflowName: await executionName(env, target.workflowId) });
   if ("workflowName" in target) return { workflowName: target.workflowName };
   if ("taskId" in target) {
     const found = await findTask(request, env, target.taskId);
-    return found === undefined ? {} : { workflowName: found.workflowName, taskRefName: found.taskRefName, taskName: found.taskName };
+    return fromExecution(found === undefined ? {} : { workflowName: found.workflowName, taskRefName: found.taskRefName, taskName: found.taskName });
   }
   // As much of the body as its route reads: a worker's large result is scoped by its task like any other.
   const config = serviceConfig(env);
   const body = await peekJsonObject(request, target.body === "taskResult" ? taskResultMaxBytes(config) : config.maxRequestBytes);
-  if (target.body === "taskResult") return taskResultTarget(env, body);
+  if (target.body === "taskResult") return fromExecution(await taskResultTarget(env, body));
   // A start with an inline definition starts the definition's name, whatever `name` the body gives too (as Conductor
   // runs the workflowDef it is given), so that name is the one whose start right is checked.
   const inline = body?.["workflowDef"];
   const inlineName = typeof inline === "object" && inline !== null && !Array.isArray(inline) ? stringField(inline as Record<string, unknown>, "name") : undefined;
   return { workflowName: inlineName ?? stringField(body, "name") };
+}
+
+/** A target read from an execution, not named by the request: a refusal does not name its workflow to a stranger. */
+function fromExecution(target: RequestTarget): RequestTarget {
+  return { ...target, workflowNameFromExecution: true };
 }
 
 /**

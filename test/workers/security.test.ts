@@ -305,10 +305,15 @@ describe("RBAC", () => {
     const user = await createUser("rbac-bob", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:scoped_orders" }] });
     await expectStatus(await call("GET", `/api/workflow/${orders}`, orkes(user.token)), 200);
     const denied = await expectStatus(await call("GET", `/api/workflow/${payroll}`, orkes(user.token)), 403, "PERMISSION_DENIED");
-    expect(JSON.parse(denied).message).toContain("WORKFLOW_READ on workflow:scoped_payroll");
     await expectStatus(await call("DELETE", `/api/workflow/${orders}`, orkes(user.token)), 403, "PERMISSION_DENIED");
-    // Unknown executions are as forbidden as foreign ones (nothing reveals what exists).
-    await expectStatus(await call("GET", `/api/workflow/${crypto.randomUUID()}`, orkes(user.token)), 403, "PERMISSION_DENIED");
+    // Unknown executions are as forbidden as foreign ones (nothing reveals what exists), in the same words: the refusal
+    // names neither the foreign execution's workflow nor, by naming none, that the unknown id holds nothing.
+    const unknown = crypto.randomUUID();
+    const unknownDenied = await expectStatus(await call("GET", `/api/workflow/${unknown}`, orkes(user.token)), 403, "PERMISSION_DENIED");
+    expect(JSON.parse(denied).message).toBe(`Permission denied: GET /api/workflow/${payroll} needs WORKFLOW_READ on workflow:<workflow>`);
+    expect(JSON.parse(unknownDenied).message).toBe(`Permission denied: GET /api/workflow/${unknown} needs WORKFLOW_READ on workflow:<workflow>`);
+    const tasksDenied = await expectStatus(await call("GET", `/api/workflow/${payroll}/tasks`, orkes(user.token)), 403, "PERMISSION_DENIED");
+    expect(tasksDenied).not.toContain("scoped_payroll");
     const found = await eventually(
       async () => ((await (await call("GET", "/api/workflow/search?freeText=*", orkes(user.token))).json()) as { results: Array<{ workflowId: string }> }).results.map((row) => row.workflowId),
       (ids) => ids.includes(orders),
@@ -974,7 +979,9 @@ describe("RBAC", () => {
     const worker = await createUser("rbac-sync-worker", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:rbsync_gate" }] });
     const denied = await expectStatus(await call("POST", `/api/tasks/${id}/rbsync_gate/COMPLETED/sync`, orkes(worker.token), { done: true }), 403, "PERMISSION_DENIED");
     expect(denied).not.toContain("987-65-4321");
-    expect(JSON.parse(denied).message).toContain("WORKFLOW_READ on workflow:rbsync_private");
+    // The worker holds nothing on the workflow: the refusal does not name it.
+    expect(JSON.parse(denied).message).toContain("WORKFLOW_READ on workflow:<workflow>");
+    expect(denied).not.toContain("rbsync_private");
     expect((await waitFor(id, () => true)).tasks[0]!.status).toBe("IN_PROGRESS");
     // With WORKFLOW_READ as well, /sync applies the update and answers the Workflow JSON.
     const reader = await createUser("rbac-sync-reader", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:rbsync_gate" }, { action: "WORKFLOW_READ", scope: "workflow:rbsync_private" }] });
@@ -1170,7 +1177,9 @@ describe("bulk operations", () => {
       [theirs]: await refusalAs(asAlice, "PUT", `/api/workflow/${theirs}/pause`),
       [unknown]: await refusalAs(asAlice, "PUT", `/api/workflow/${unknown}/pause`),
     });
-    expect(paused.bulkErrorResults[theirs]).toBe(`Permission denied: PUT /api/workflow/${theirs}/pause needs WORKFLOW_ADMIN on workflow:bulkauth_b`);
+    // Alice holds nothing on bulkauth_b: its refusal does not name it, and reads as the unknown id's.
+    expect(paused.bulkErrorResults[theirs]).toBe(`Permission denied: PUT /api/workflow/${theirs}/pause needs WORKFLOW_ADMIN on workflow:<workflow>`);
+    expect(paused.bulkErrorResults[unknown]).toBe(`Permission denied: PUT /api/workflow/${unknown}/pause needs WORKFLOW_ADMIN on workflow:<workflow>`);
     expect((await getWorkflow(mine)).status).toBe("PAUSED");
     expect((await getWorkflow(theirs)).status).toBe("RUNNING");
     const terminated = await bulkAs(asAlice, "POST", "terminate", [theirs, mine]);
@@ -1268,9 +1277,10 @@ describe("skipping a task (PUT /api/workflow/{id}/skiptask/{ref})", () => {
     const reader = await createUser("skip-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
     const elsewhere = await createUser("skip-elsewhere", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:skipauth_other" }] });
     const path = `/api/workflow/${workflowId}/skiptask/gate`;
-    for (const user of [reader, elsewhere]) {
+    // The workflow is named to the reader, who may read it, not to the admin of another one.
+    for (const [user, shown] of [[reader, "skipauth_orders"], [elsewhere, "<workflow>"]] as const) {
       const text = await expectStatus(await call("PUT", path, orkes(user.token), { taskOutput: { by: "nobody" } }), 403, "PERMISSION_DENIED");
-      expect(JSON.parse(text).message).toBe(`Permission denied: PUT ${path} needs WORKFLOW_ADMIN on workflow:skipauth_orders`);
+      expect(JSON.parse(text).message).toBe(`Permission denied: PUT ${path} needs WORKFLOW_ADMIN on workflow:${shown}`);
     }
     expect(await getWorkflow(workflowId)).toEqual(before);
 
@@ -1306,9 +1316,9 @@ describe("updating workflow variables (POST /api/workflow/{id}/variables)", () =
     const reader = await createUser("vars-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
     const elsewhere = await createUser("vars-elsewhere", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:varsauth_other" }] });
     const path = `/api/workflow/${workflowId}/variables`;
-    for (const user of [reader, elsewhere]) {
+    for (const [user, shown] of [[reader, "varsauth_orders"], [elsewhere, "<workflow>"]] as const) {
       const text = await expectStatus(await call("POST", path, orkes(user.token), { stage: "by nobody" }), 403, "PERMISSION_DENIED");
-      expect(JSON.parse(text).message).toBe(`Permission denied: POST ${path} needs WORKFLOW_ADMIN on workflow:varsauth_orders`);
+      expect(JSON.parse(text).message).toBe(`Permission denied: POST ${path} needs WORKFLOW_ADMIN on workflow:${shown}`);
     }
     expect(await getWorkflow(workflowId)).toEqual(before);
 

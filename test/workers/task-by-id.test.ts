@@ -134,8 +134,11 @@ describe("GET /api/tasks/{taskId} (Conductor's getTask)", () => {
     expect((await call("GET", path, orkes(refReader.token))).status).toBe(403);
     const refused = await call("GET", path, orkes(other.token));
     expect(refused.status).toBe(403);
-    // The refusal names what would be needed (as every refusal does), never the task itself, nor its name.
-    expect(await refused.json()).toEqual({ status: 403, error: "PERMISSION_DENIED", retryable: false, message: expect.stringMatching(/needs TASK_READ on task:<task name> or WORKFLOW_READ on workflow:tb_rights or TASK_EXECUTE on task:<task name>$/) });
+    // The refusal names what would be needed (as every refusal does), never the task itself, nor its name, nor (to a
+    // caller holding nothing on it) its workflow: as an unknown id's refusal reads.
+    expect(await refused.json()).toEqual({ status: 403, error: "PERMISSION_DENIED", retryable: false, message: `Permission denied: GET ${path} needs TASK_READ on task:<task name> or WORKFLOW_READ on workflow:<workflow> or TASK_EXECUTE on task:<task name>` });
+    const unknownPath = `/api/tasks/${crypto.randomUUID()}`;
+    expect(await (await call("GET", unknownPath, orkes(other.token))).json()).toMatchObject({ status: 403, message: `Permission denied: GET ${unknownPath} needs TASK_READ on task:<task name> or WORKFLOW_READ on workflow:<workflow> or TASK_EXECUTE on task:<task name>` });
   });
 });
 

@@ -294,6 +294,11 @@ export interface RequestTarget {
   taskRefName?: string | undefined;
   /** `${task.name}`: the task (definition) name of that task, which workers poll by. */
   taskName?: string | undefined;
+  /**
+   * True when `workflowName` was read from an execution (an id in the path, a task's or a TaskResult's execution),
+   * not named by the request itself: a refusal then names it only to a caller holding something on that workflow.
+   */
+  workflowNameFromExecution?: boolean | undefined;
 }
 
 /** Finds what a request targets when a rule needs it (only then, and once: it may cost a lookup). */
@@ -345,15 +350,26 @@ async function allows(principal: Principal, required: Grant, variables: Record<s
  * How a 403 names what was required: scopes as resolved, with markers for what was not looked up or found. A task's
  * names read from its execution stay markers: the caller, refused, may not know what that workflow runs.
  */
-function describeRequired(required: readonly Grant[], variables: Record<string, string>, target: RequestTarget | undefined): string {
+function describeRequired(required: readonly Grant[], variables: Record<string, string>, target: RequestTarget | undefined, grants: readonly Grant[]): string {
   const filled: FilledTarget = {
-    workflowName: target ? (target.workflowName ?? "") : "<workflow>",
+    workflowName: target ? shownWorkflowName(target, grants) : "<workflow>",
     taskRefName: "<task>",
     taskName: "<task name>",
   };
   return required
     .map((grant) => `${grant.action} on ${grant.scope === ANY_SCOPE ? "some scope" : substitute(grant.scope, variables, filled)}`)
     .join(" or ");
+}
+
+/**
+ * The workflow name a 403 shows: the one the request named, or one read from an execution only to a caller holding
+ * some permission on that workflow. Anyone else gets the marker, for an unknown execution too, so that a refusal
+ * tells neither which workflow a stranger's execution (or task) belongs to nor whether the id exists at all.
+ */
+function shownWorkflowName(target: RequestTarget, grants: readonly Grant[]): string {
+  const name = target.workflowName;
+  if (!target.workflowNameFromExecution) return name ?? "";
+  return name !== undefined && grants.some((grant) => scopeCovers(grant.scope, `workflow:${name}`)) ? name : "<workflow>";
 }
 
 /**
@@ -379,7 +395,7 @@ export async function authorize(
     for (const required of rule.requiredPermissions) {
       if (await allows(principal, required, variables, target)) return required;
     }
-    throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: ${method} ${path} needs ${describeRequired(rule.requiredPermissions, variables, resolved)}`);
+    throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: ${method} ${path} needs ${describeRequired(rule.requiredPermissions, variables, resolved, principal.grants)}`);
   }
   throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: no access rule allows ${method} ${path}`);
 }
