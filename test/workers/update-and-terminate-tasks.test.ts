@@ -132,7 +132,9 @@ describe("UPDATE_TASK", () => {
     expect(started.status).toBe(200);
     const mine = await waitFor(await started.text(), ENDED);
     expect(mine.status).toBe("FAILED");
-    expect(mine.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "Task not updated: whoever started ut_mine may not update the tasks of workflow ut_guarded (it needs WORKFLOW_ADMIN on workflow:ut_guarded)" });
+    // The reason, which Eve reads, names the execution she gave, not its workflow, which she holds nothing on.
+    expect(mine.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: `Task not updated: whoever started ut_mine may not update the tasks of execution ${guarded} (it needs WORKFLOW_ADMIN on its workflow)` });
+    expect(JSON.stringify(mine)).not.toContain("ut_guarded");
     expect((await getWorkflow(guarded)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: {} });
   });
 });
@@ -173,7 +175,7 @@ describe("TERMINATE_WORKFLOW", () => {
     expect((await waitFor(String(cleanup.output["conductor.failure_workflow"]), ENDED)).workflowName).toBe("tw_cleanup");
   });
 
-  it("terminates nothing when whoever started it may not manage one of them: it fails for good, naming that workflow", async () => {
+  it("terminates nothing when whoever started it may not manage one of them: it fails for good, naming that execution (not its workflow)", async () => {
     await register({ name: "tw_theirs", tasks: [wait("idle")] });
     await register({ name: "tw_ours", tasks: [wait("idle")] });
     await register({ name: "tw_eve", tasks: [terminateWorkflow("stop", { workflowId: "${workflow.input.ids}" })] });
@@ -183,7 +185,9 @@ describe("TERMINATE_WORKFLOW", () => {
     const started = await call("POST", "/api/workflow/tw_eve", orkes(eve.token), { ids: [ours, theirs] });
     expect(started.status).toBe(200);
     const run = await waitFor(await started.text(), ENDED);
-    expect(run.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "No workflow terminated: whoever started tw_eve may not terminate workflow tw_theirs (it needs WORKFLOW_ADMIN on workflow:tw_theirs)" });
+    // Naming the id she gave, not the workflow of an execution she holds nothing on.
+    expect(run.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: `No workflow terminated: whoever started tw_eve may not terminate execution ${theirs} (it needs WORKFLOW_ADMIN on its workflow)` });
+    expect(JSON.stringify(run)).not.toContain("tw_theirs");
     expect((await getWorkflow(ours)).status).toBe("RUNNING");
     expect((await getWorkflow(theirs)).status).toBe("RUNNING");
   });

@@ -36,7 +36,7 @@ export async function dispatchUpdateTask(reach: ExecutionReach, updater: Executi
   const summary = await holder?.getNameAndStatus();
   if (holder === undefined || summary == null) return result("FAILED", {}, `Workflow ${workflowId} not found`);
   if (workflowId !== updater.workflowId) {
-    const denied = onBehalfDenial(updater.startScopes, updater.workflowName, summary.workflowName, "update the tasks of");
+    const denied = onBehalfDenial(updater.startScopes, updater.workflowName, summary.workflowName, "update the tasks of", workflowId);
     if (denied !== undefined) return result("FAILED_WITH_TERMINAL_ERROR", {}, `Task not updated: ${denied}`);
   }
   // By run, not by id: a rerun of this task (which keeps its id) updates anew, not finding its first run's update applied.
