@@ -264,17 +264,23 @@ export type TaskResultCheck = (task: FoundTask) => Promise<boolean>;
 
 /**
  * For a route acting on tasks found by id: whether the request's principal may read a task's execution (`read`, as
- * {@link workflowReadCheck}), read the task itself (`readTask`: `GET /api/tasks/{taskId}`) and complete or fail the
+ * {@link workflowReadCheck}), read the task itself (`readTask`: `GET /api/tasks/{taskId}`; `readUnknownTask` for an id
+ * no execution holds, so that a route tells that only to whom the guard would) and complete or fail the
  * task from outside (`complete`: `POST /api/tasks` naming it), each task's scope as the execution reported it, decided
  * by the same rules (stored ones included) as those routes, read once.
  */
-export async function taskChecks(request: IRequest, env: Env): Promise<{ read: WorkflowReadCheck; readTask: TaskReadCheck; complete: TaskResultCheck }> {
+export async function taskChecks(
+  request: IRequest,
+  env: Env,
+): Promise<{ read: WorkflowReadCheck; readTask: TaskReadCheck; readUnknownTask: (taskId: string) => Promise<boolean>; complete: TaskResultCheck }> {
   const principal = principalOf(request);
   const rules = await accessRules(env);
   const taskTarget = (task: FoundTask) => async () => ({ workflowName: task.workflowName, taskRefName: task.taskRefName, taskName: task.taskName });
   return {
     read: readCheckWith(principal, rules),
     readTask: (taskId, task) => permitted(authorize(principal, "GET", `/api/tasks/${taskId}`, rules, taskTarget(task))),
+    // As the guard checks an id no execution holds: with no workflow or task names (only rights on every one meet it).
+    readUnknownTask: (taskId) => permitted(authorize(principal, "GET", `/api/tasks/${taskId}`, rules, async () => fromExecution({}))),
     complete: (task) => permitted(authorize(principal, "POST", "/api/tasks", rules, taskTarget(task))),
   };
 }

@@ -33,6 +33,11 @@ function humanTaskNotFound(taskId: string): ApiError {
   return notFound(`Human task ${taskId} not found (no execution holds it: tasks are found by id once their execution is searchable, which a lookup waits up to 1.45 s for)`);
 }
 
+/** The refusal of a HUMAN task the caller may not see. Its workflow is not named: the caller may not know of it. */
+function humanTaskForbidden(taskId: string): ApiError {
+  return new ApiError(403, "PERMISSION_DENIED", `Human task ${taskId} is not assigned to or claimed by you or a group of yours, and you may not read its workflow`);
+}
+
 /** Who the caller is, for every human task a request names: their id and groups, and their rights, read once. */
 export interface HumanCallerContext {
   userId: string;
@@ -48,8 +53,8 @@ export async function humanCallerContext(request: IRequest, env: Env): Promise<H
 }
 
 /**
- * HUMAN task `taskId` and who the caller is to it; 404 when there is no such HUMAN task, 403 when the caller may not
- * see it (see {@link mayView}). A request naming several tasks reads the caller's `context` once for all of them, and
+ * HUMAN task `taskId` and who the caller is to it; 404 when there is no such HUMAN task (to a caller who may learn
+ * that, else the 403), 403 when the caller may not see it (see {@link mayView}). A request naming several tasks reads the caller's `context` once for all of them, and
  * gives where each task was `located` (looked up together: see `lookUpCandidates`).
  */
 export async function humanTaskAtHand(
@@ -60,22 +65,21 @@ export async function humanTaskAtHand(
   located?: Promise<FoundTask | undefined>,
 ): Promise<HumanTaskAtHand> {
   const [found, known] = await Promise.all([located ?? findTask(request, env, taskId), context]);
-  if (found === undefined) throw humanTaskNotFound(taskId);
+  // Whether an id names no task, or a task that is no HUMAN one, is told only to whom `GET /api/tasks/{taskId}` would
+  // tell it; anyone else gets the 403 a stranger's HUMAN task gets, so the answer tells them nothing of what exists.
+  if (found === undefined) throw (await known.checks.readUnknownTask(taskId)) ? humanTaskNotFound(taskId) : humanTaskForbidden(taskId);
   const [entryJson, manager, workflowReader, taskReader] = await Promise.all([
     retryingExecutionCall(env, found.workflowId, (stub) => stub.getHumanTask(taskId.toLowerCase())),
     known.checks.complete(found),
     known.checks.read(found.workflowId, found.workflowName),
     known.checks.readTask(taskId, found),
   ]);
-  if (entryJson === null) throw humanTaskNotFound(taskId);
+  if (entryJson === null) throw taskReader || workflowReader || manager ? humanTaskNotFound(taskId) : humanTaskForbidden(taskId);
   const entry = JSON.parse(entryJson) as JsonObject;
   // Claiming an open task stays with readers of its workflow; one who may read only the task (TASK_READ on its name)
   // sees it, as at GET /api/tasks/{taskId}, and acts on it only as its assignee or claimant.
   const caller: HumanCaller = { userId: known.userId, groups: known.groups, manager, reader: workflowReader };
-  if (!taskReader && !mayView(entry, caller)) {
-    // Its workflow is not named: the caller may not know of it.
-    throw new ApiError(403, "PERMISSION_DENIED", `Human task ${taskId} is not assigned to or claimed by you or a group of yours, and you may not read its workflow`);
-  }
+  if (!taskReader && !mayView(entry, caller)) throw humanTaskForbidden(taskId);
   return { found, entry, caller };
 }
 

@@ -200,6 +200,34 @@ describe("a HUMAN task assigned to a group", () => {
     expect((await as(byName.token).search({ searchType: "ADMIN", workflowIds: [openId] })).results.map((entry) => entry.taskId)).toEqual([openTask]);
   });
 
+  it("tells a stranger nothing of what an id names: a HUMAN task of another's, a task that is no HUMAN one and an unknown id answer the same 403; one who may read every workflow is told the last two are not HUMAN tasks (404)", async () => {
+    const name = unique("refund");
+    await registerApproval(name, { assignments: [{ assignee: { user: unique("owner"), userType: "CONDUCTOR_USER" }, slaMinutes: 0 }] });
+    const humanTask = await humanTaskOf(await startWorkflow(name, { amount: 3 }));
+    const plainName = unique("plain");
+    await register({ name: plainName, tasks: [{ name: "ht_plain_task", taskReferenceName: "plain", type: "SIMPLE" }] });
+    const plainId = await startWorkflow(plainName);
+    await waitForIndexRow(plainId, "RUNNING");
+    const plainTask = (await getWorkflow(plainId)).tasks[0]!.taskId;
+    const unknown = crypto.randomUUID();
+    const stranger = await createUser(unique("stranger"), { directPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:${unique("elsewhere")}` }] });
+    const allReader = await createUser(unique("all-reader"), { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    const answer = async (token: string, path: string) => {
+      const response = await call("GET", path, orkes(token));
+      return { status: response.status, body: (await response.json()) as { message: string } };
+    };
+    for (const [taskId, suffix] of [humanTask, plainTask, unknown].flatMap((id) => [[id, ""], [id, "/conductorTask"]])) {
+      expect(await answer(stranger.token, `/api/human/tasks/${taskId}${suffix}`)).toEqual({
+        status: 403,
+        body: { status: 403, error: "PERMISSION_DENIED", retryable: false, message: `Human task ${taskId} is not assigned to or claimed by you or a group of yours, and you may not read its workflow` },
+      });
+    }
+    expect((await call("POST", `/api/human/tasks/${unknown}/claim`, orkes(stranger.token))).status).toBe(403);
+    for (const taskId of [plainTask, unknown]) expect((await answer(allReader.token, `/api/human/tasks/${taskId}`)).status).toBe(404);
+    expect((await answer(allReader.token, `/api/human/tasks/${humanTask}`)).status).toBe(200);
+    expect((await getWorkflow(plainId)).tasks[0]!.status).toBe("SCHEDULED");
+  });
+
   it("refuses each action to one who may see a task claimed by another but not act on it with a 403, as on the task unclaimed: the right is checked before the claim", async () => {
     const groupId = unique("approvers");
     const [adaId, bobId] = [unique("ada"), unique("bob")];
