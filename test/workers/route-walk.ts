@@ -50,25 +50,26 @@ export const SCHEDULER_NO_SCHEDULE: Record<string, number> = {
 
 /**
  * The human task routes take any authenticated caller and decide by who the caller is to each task (human-tasks.ts):
- * a caller without permissions finds no task (404: the ids here name none), an empty list, or a refused body or query.
- * Saving and deleting user forms needs TASK_WRITE (403).
+ * a caller without permissions is refused a task by id (403, though the ids here name none: only one who may read every
+ * workflow is told an id names no task, as at `GET /api/tasks/{taskId}`), finds an empty list, or has a body or query
+ * refused. A user form by name is no task: 404. Saving and deleting user forms needs TASK_WRITE (403).
  */
 export const HUMAN_ANY_CALLER: Record<string, number> = {
   "POST /api/human/tasks/search": 200,
   "GET /api/human/tasks/getTaskDisplayNames": 200,
   "POST /api/human/tasks/update/taskRef": 400,
   "DELETE /api/human/tasks/delete": 400,
-  "DELETE /api/human/tasks/delete/:taskId": 404,
-  "GET /api/human/tasks/:taskId": 404,
-  "GET /api/human/tasks/:taskId/conductorTask": 404,
-  "POST /api/human/tasks/:taskId/claim": 404,
-  "POST /api/human/tasks/:taskId/externalUser/:userId": 404,
-  "POST /api/human/tasks/:taskId/release": 404,
+  "DELETE /api/human/tasks/delete/:taskId": 403,
+  "GET /api/human/tasks/:taskId": 403,
+  "GET /api/human/tasks/:taskId/conductorTask": 403,
+  "POST /api/human/tasks/:taskId/claim": 403,
+  "POST /api/human/tasks/:taskId/externalUser/:userId": 403,
+  "POST /api/human/tasks/:taskId/release": 403,
   "POST /api/human/tasks/:taskId/reassign": 400,
-  "POST /api/human/tasks/:taskId/skip": 404,
-  "POST /api/human/tasks/:taskId/update": 404,
+  "POST /api/human/tasks/:taskId/skip": 403,
+  "POST /api/human/tasks/:taskId/update": 403,
   "GET /api/human/template": 200,
-  "GET /api/human/template/:humanTaskId": 404,
+  "GET /api/human/template/:humanTaskId": 403,
   "GET /api/human/template/:name/:version": 404,
 };
 
