@@ -1180,6 +1180,34 @@ describe("events sent to a webhook", () => {
     expect(right.headers.get("retry-after")).toMatch(/^\d+$/);
   });
 
+  it("ask for HTTP Basic credentials as Twilio needs (401 with WWW-Authenticate, not counted as a failure), then take the event sent with them", async () => {
+    await register({ name: "wh_twilio", tasks: [waitingFor("reply", { "$.Body": "yes", "$.From": "${workflow.input.phone}" })] });
+    // Twilio's webhook URL https://twilio:ahoy!@host/webhook/{id}: it sends the credentials only once a 401 asks for them.
+    const credentials = `Basic ${btoa("twilio:ahoy!")}`;
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-twilio", verifier: "HEADER_BASED", headers: { Authorization: credentials }, receiverWorkflowNamesToVersions: { wh_twilio: 1 } });
+    const workflowId = await startWorkflow("wh_twilio", { phone: "+15551234567" });
+    await waitsOf(workflowId);
+    const form = { "content-type": "application/x-www-form-urlencoded; charset=UTF-8" };
+    // More messages than the failures the lockout allows (5 in the tests): each asked for first, as Twilio sends them.
+    for (let message = 0; message < 7; message++) {
+      const body = new URLSearchParams({ MessageSid: `SM${message}`, From: "+15551234567", Body: message === 6 ? "yes" : "no" }).toString();
+      const asked = await send(webhook, body, form);
+      expect([asked.status, asked.headers.get("www-authenticate")], `message ${message}`).toEqual([401, 'Basic realm="webhook", charset="UTF-8"']);
+      expect(((await asked.json()) as { message: string }).message).toBe("Webhook event refused: Missing header Authorization");
+      expect((await send(webhook, body, { ...form, Authorization: credentials })).status, `message ${message}`).toBe(200);
+    }
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toMatchObject({ MessageSid: "SM6", Body: "yes" });
+    // Wrong credentials are guesses: counted, until the address is refused, the right ones too.
+    let status = 0;
+    for (let attempt = 0; attempt < 20 && status !== 429; attempt++) {
+      const wrong = await send(webhook, "{}", { Authorization: `Basic ${btoa(`twilio:guess-${attempt}`)}` });
+      status = wrong.status;
+      if (status === 401) expect(wrong.headers.get("www-authenticate")).toBe('Basic realm="webhook", charset="UTF-8"');
+    }
+    expect(status).toBe(429);
+    expect((await send(webhook, "{}", { Authorization: credentials })).status).toBe(429);
+  });
+
   it("limit failed signature verifications without refusing a correctly signed event (a provider's shared addresses send every customer's)", async () => {
     await register({ name: "wh_signed_limited", tasks: [waitingFor("w", {})] });
     const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-signed-limited", verifier: "SIGNATURE_BASED", headerKey: "X-Signature", secretValue: "right", receiverWorkflowNamesToVersions: { wh_signed_limited: 1 } });

@@ -27,7 +27,7 @@ import {
   type StartedWorkflow,
 } from "../webhooks/deliver";
 import { WebhookRepository, webhookJson, type Webhook } from "../webhooks/store";
-import { verifyEvent } from "../webhooks/verify";
+import { basicChallenge, verifyEvent } from "../webhooks/verify";
 import { CallBudget, countedEnv } from "../webhooks/call-budget";
 import { deliveryDigest, forgetDelivery, rememberDelivery, type EventMemory } from "../webhooks/delivery-memory";
 import { isSubrequestLimitError } from "../subrequest-limit";
@@ -186,9 +186,13 @@ async function receiveEvent(request: IRequest, rawEnv: Env, ctx: ExecutionContex
   const limiter = verificationLimiter(env, webhook.id, incoming);
   const failure = await verifyEvent(webhook.settings, secrets, incoming.headers, body);
   if (failure !== undefined) {
+    const basic = await basicChallenge(webhook.settings, secrets, incoming.headers, body);
+    const refused = new ApiError(401, "UNAUTHENTICATED", `Webhook event refused: ${failure}`, undefined, basic === undefined ? undefined : { "WWW-Authenticate": basic.challenge });
+    // Asked for the credentials it did not send (as Twilio must be): no guess was made, none is counted.
+    if (basic?.unasked === true) throw refused;
     const verdict = await limiter.stub.recordFailure(limiter.rule);
     if (verdict.limited) throw tooManyRequests(LIMITED, retryAfterSeconds(verdict));
-    throw new ApiError(401, "UNAUTHENTICATED", `Webhook event refused: ${failure}`);
+    throw refused;
   }
   // Only a header's value can be guessed: a signature verifier's lockout refuses failed events, never one that verified
   // (the provider's addresses, shared by all its customers, would be locked out by anyone sending to this URL).

@@ -38,6 +38,28 @@ export async function verifyEvent(settings: WebhookSettings, secrets: WebhookSec
   }
 }
 
+/** How a webhook checking HTTP Basic credentials asks for them (RFC 7617). */
+export const BASIC_CHALLENGE = 'Basic realm="webhook", charset="UTF-8"';
+
+/**
+ * For a webhook whose `headers` check HTTP Basic credentials (`Authorization: Basic …`), the `WWW-Authenticate`
+ * challenge its refusals carry; undefined for any other webhook. Twilio sends the credentials of a webhook URL written
+ * `https://user:password@host/…` only once a 401 with such a challenge asks for them (a 401 without one, it gives up),
+ * so every one of its events comes first without them. `unasked` is true when the event verifies but for the
+ * `Authorization` header it does not carry: that request guessed nothing, and is not counted as a failed verification
+ * (each Twilio event would count one, and the lockout would soon refuse them all).
+ */
+export async function basicChallenge(settings: WebhookSettings, secrets: WebhookSecrets, headers: Headers, body: Uint8Array, now = Date.now()): Promise<{ challenge: string; unasked: boolean } | undefined> {
+  const isAuthorization = (name: string) => name.toLowerCase() === "authorization";
+  const expected = Object.entries(secrets.headers).find(([name]) => isAuthorization(name))?.[1];
+  // Only the scheme is read, which is no secret.
+  if (expected === undefined || !/^basic\s/i.test(expected)) return undefined;
+  if (headers.has("Authorization")) return { challenge: BASIC_CHALLENGE, unasked: false };
+  const others = Object.fromEntries(Object.entries(secrets.headers).filter(([name]) => !isAuthorization(name)));
+  const otherwise = await verifyEvent(settings, { ...secrets, headers: others }, headers, body, now);
+  return { challenge: BASIC_CHALLENGE, unasked: otherwise === undefined };
+}
+
 /** The HMAC-SHA256 of `data` keyed by `secret`, as bytes. */
 const hmac = async (secret: string, data: Uint8Array) => new Uint8Array(await hmacSha256(secret, data));
 const hex = (bytes: Uint8Array) => encode(bytes, "hex");
