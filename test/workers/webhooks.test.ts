@@ -995,6 +995,26 @@ describe("events sent to a webhook", () => {
     expect((await send(pending, teamsBody, { Authorization: `HMAC ${teamsMac}` })).status).toBe(200);
   });
 
+  it("verify PagerDuty's v3 signatures, several of them while its secret is rotated (X-PagerDuty-Signature: v1=…,v1=…)", async () => {
+    await register({ name: "wh_pagerduty", tasks: [waitingFor("triggered", { "$.event.event_type": "incident.triggered", "$.event.data.id": "${workflow.input.incident}" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-pagerduty", verifier: "HMAC_BASED", headerKey: "X-PagerDuty-Signature", secretValue: "pd-new-secret", receiverWorkflowNamesToVersions: { wh_pagerduty: 1 }, sourcePlatform: "Pagerduty" });
+    const workflowId = await startWorkflow("wh_pagerduty", { incident: "PGR0VU2" });
+    await waitsOf(workflowId);
+    // The bytes PagerDuty signs, as it sends them: its key order, unicode as is.
+    const body = '{"event":{"id":"01DEN1HNLBC1VITYAQ3G9VJ1ND","event_type":"incident.triggered","resource_type":"incident","occurred_at":"2026-12-07T01:50:00.000Z","data":{"id":"PGR0VU2","title":"Sérvice dówn ☃"}}}';
+    const signature = async (secret: string) => `v1=${hex(await hmacOf(secret, body))}`;
+    // PagerDuty signs with each of its secrets while one is rotated, comma-separated: one of them is the webhook's.
+    for (const header of [`${await signature("pd-old-secret")},${await signature("pd-new-secret")}`, `${await signature("pd-new-secret")},${await signature("pd-old-secret")}`]) {
+      const answer = await send(webhook, body, { "X-PagerDuty-Signature": header });
+      expect(answer.status, header).toBe(200);
+    }
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toMatchObject({ event: { data: { title: "Sérvice dówn ☃" } } });
+    // None of them the webhook's: refused.
+    const forged = await send(webhook, body, { "X-PagerDuty-Signature": `${await signature("pd-old-secret")},${await signature("pd-other")}` });
+    expect(forged.status).toBe(401);
+    expect(((await forged.json()) as { message: string }).message).toBe("Webhook event refused: Signature in header X-PagerDuty-Signature does not match the body");
+  });
+
   it("take *** for a secret never saved as none, as Orkes' docs' update of a HEADER_BASED webhook sends it", async () => {
     await register({ name: "wh_masked_update", tasks: [waitingFor("w", {})] });
     const config = { name: "wh-masked-update", verifier: "HEADER_BASED", headers: { "X-Key": "v" }, receiverWorkflowNamesToVersions: { wh_masked_update: 1 } };

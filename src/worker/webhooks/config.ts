@@ -5,7 +5,8 @@
  * Verifiers, each proving an event comes from its sender:
  * - `HEADER_BASED`: every header of `headers` with its exact value;
  * - `HMAC_BASED` and `SIGNATURE_BASED`: the header `headerKey` carries the HMAC-SHA256 of the body keyed by
- *   `secretValue`, in hex or base64, optionally after `sha256=` (GitHub's `X-Hub-Signature-256`);
+ *   `secretValue`, in hex or base64, optionally after `sha256=` (GitHub's `X-Hub-Signature-256`) or `v1=` (PagerDuty's,
+ *   several comma-separated while its secret is rotated);
  * - `SLACK_BASED`: Slack's signing secret (`X-Slack-Signature` over `v0:<X-Slack-Request-Timestamp>:<body>`, the
  *   timestamp within five minutes), and Slack's URL verification challenge answered;
  * - `STRIPE`: Stripe's `Stripe-Signature` (`t=…,v1=…` over `<t>.<body>`, within five minutes);

@@ -77,23 +77,33 @@ function base64Bytes(secret: string): Uint8Array | undefined {
   return Uint8Array.from(atob(secret), (char) => char.charCodeAt(0));
 }
 
+/** Most comma-separated signatures of one header compared (PagerDuty sends two while a secret is rotated). */
+const MAX_SIGNATURES_PER_HEADER = 8;
+
 /**
  * The header `header` carries the HMAC-SHA256 of the body keyed by `secret`: hex (any case) or base64, after an
- * optional `sha256=` (GitHub), `v1=` or `HMAC ` (Microsoft Teams' outgoing webhooks, in `Authorization`). A secret
- * written in base64 is also tried as the bytes it stands for, the key Teams signs with. Every encoding and key is
- * compared, with no early exit.
+ * optional `sha256=` (GitHub), `v1=` (PagerDuty) or `HMAC ` (Microsoft Teams' outgoing webhooks, in `Authorization`).
+ * Several signatures separated by commas are each compared, one matching being enough: PagerDuty signs with each of its
+ * secrets while one is rotated (`v1=<hex>,v1=<hex>`). A secret written in base64 is also tried as the bytes it stands
+ * for, the key Teams signs with. Every signature, encoding and key is compared, with no early exit.
  */
 async function verifyBodySignature(secret: string, header: string, headers: Headers, body: Uint8Array): Promise<string | undefined> {
   const given = headers.get(header);
   if (given === null) return `Missing signature header ${header}`;
-  const value = given.trim().replace(/^(?:(?:sha256|v1)=|hmac\s+)/i, "");
+  // Neither hex nor base64 holds a comma.
+  const values = given
+    .split(",")
+    .slice(0, MAX_SIGNATURES_PER_HEADER)
+    .map((signature) => signature.trim().replace(/^(?:(?:sha256|v1)=|hmac\s+)/i, ""));
   const decodedKey = base64Bytes(secret);
   const macs = [await hmac(secret, body), ...(decodedKey === undefined ? [] : [await hmacWithKeyBytes(decodedKey, body)])];
   let matches = false;
   for (const mac of macs) {
-    const asHex = await secretsEqual(value.toLowerCase(), hex(mac));
-    const asBase64 = await secretsEqual(value, base64(mac));
-    matches = matches || asHex || asBase64;
+    for (const value of values) {
+      const asHex = await secretsEqual(value.toLowerCase(), hex(mac));
+      const asBase64 = await secretsEqual(value, base64(mac));
+      matches = matches || asHex || asBase64;
+    }
   }
   return matches ? undefined : `Signature in header ${header} does not match the body`;
 }
