@@ -1056,6 +1056,32 @@ describe("events sent to a webhook", () => {
     expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ event: { type: "message", text: "hi" } });
   });
 
+  it("answer Slack's check of a slash command's certificate (ssl_check=1) with an empty 200, signed or not, taking it as no event", async () => {
+    await register({ name: "wh_slack_command", tasks: [waitingFor("command", {})] });
+    await register({ name: "wh_slack_started", tasks: [httpTask("call", { uri: target("/count/wh-slack-started"), method: "GET" })] });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-slack-command", verifier: "SLACK_BASED", secretValue: "slack-command-signing", receiverWorkflowNamesToVersions: { wh_slack_command: 1 }, workflowsToStart: { wh_slack_started: 1 } });
+    const workflowId = await startWorkflow("wh_slack_command");
+    await waitsOf(workflowId);
+    const signedForm = async (body: string) => {
+      const at = Math.floor(Date.now() / 1000);
+      return { "content-type": "application/x-www-form-urlencoded", "X-Slack-Request-Timestamp": String(at), "X-Slack-Signature": `v0=${hex(await hmacOf("slack-command-signing", `v0:${at}:${body}`))}` };
+    };
+    const check = "ssl_check=1&token=gIkuvaNzQIHg97ATvDxqgjtO";
+    const answered = await send(webhook, check, await signedForm(check));
+    expect([answered.status, await answered.text()]).toEqual([200, ""]);
+    // Unsigned (Slack's own serverless receivers answer it before any signature check): the same, and nothing more.
+    const unsigned = await send(webhook, check, { "content-type": "application/x-www-form-urlencoded" });
+    expect([unsigned.status, await unsigned.text()]).toEqual([200, ""]);
+    expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+    expect((await apiOk<WebhookJson>("GET", `/api/metadata/webhook/${webhook.id}`))["webhookExecutionHistory"]).toEqual([]);
+    // The command itself is an event: it completes the task and starts the workflow.
+    const command = "command=%2Fdeploy&text=prod&token=gIkuvaNzQIHg97ATvDxqgjtO";
+    const taken = (await (await send(webhook, command, await signedForm(command))).json()) as EventAnswer;
+    expect([taken.completedTasks.length, taken.startedWorkflows.length]).toEqual([1, 1]);
+    await waitFor(taken.startedWorkflows[0]!.workflowId!, ["COMPLETED"]);
+    expect(await hits("wh-slack-started")).toBe(1);
+  });
+
   it("verify Stripe's signatures; saved without the secret (Stripe shows it once it has the URL), every event is refused until it is given", async () => {
     await register({ name: "wh_stripe", tasks: [waitingFor("charge", { "$.type": "charge.succeeded" })] });
     const config = { name: "wh-stripe", verifier: "STRIPE", receiverWorkflowNamesToVersions: { wh_stripe: 1 } };

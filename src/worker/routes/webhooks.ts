@@ -18,6 +18,7 @@ import {
   completeLateWaitingTasks,
   completeWaitingTasks,
   eventPayloads,
+  isSlackSslCheck,
   matchGroupQueries,
   matchGroupsOf,
   startWebhookWorkflows,
@@ -183,6 +184,8 @@ async function receiveEvent(request: IRequest, rawEnv: Env, ctx: ExecutionContex
   const { webhook, secrets } = await webhookWithSecrets(env, decodedPathParam(request, "id"));
   const body = await readBodyBytes(incoming, serviceConfig(env).maxRequestBytes);
   const repository = new WebhookRepository(env);
+  // Not an event: nothing is done, nor any verification failure counted, whether Slack signed it or not.
+  if (webhook.settings.verifier === "SLACK_BASED" && isSlackSslCheck(incoming, body)) return new Response(null, { status: 200 });
   const limiter = verificationLimiter(env, webhook.id, incoming);
   const failure = await verifyEvent(webhook.settings, secrets, incoming.headers, body);
   if (failure !== undefined) {

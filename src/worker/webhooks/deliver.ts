@@ -41,8 +41,8 @@ export function eventPayloads(request: Request, body: Uint8Array): JsonObject[] 
   const query = Object.fromEntries(new URL(request.url).searchParams);
   const text = new TextDecoder().decode(body);
   if (text.trim() === "") return [query];
-  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type === "application/x-www-form-urlencoded") return [{ ...query, ...formPayload(new URLSearchParams(text)) }];
+  const type = mediaType(request);
+  if (type === FORM) return [{ ...query, ...formPayload(new URLSearchParams(text)) }];
   const labelledJson = type === "" || type === "application/json" || type.endsWith("+json");
   let parsed: unknown;
   try {
@@ -68,6 +68,22 @@ export function eventPayloads(request: Request, body: Uint8Array): JsonObject[] 
     if (!one.success) throw validationError("Invalid webhook event", issuesToValidationErrors(one.issues, `(body)[${index}]`));
     return { ...query, ...one.output };
   });
+}
+
+const FORM = "application/x-www-form-urlencoded";
+
+/** The request's media type, lower-cased, without its parameters (`charset`); "" without a Content-Type. */
+function mediaType(request: Request): string {
+  return (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
+/**
+ * True for Slack's check of a slash command's certificate: form fields with `ssl_check` (and the command's token),
+ * sent now and then to the command's URL, which expects an empty 200 and is no event (Slack's own receivers answer it
+ * so, its serverless ones before any signature check).
+ */
+export function isSlackSslCheck(request: Request, body: Uint8Array): boolean {
+  return mediaType(request) === FORM && new URLSearchParams(new TextDecoder().decode(body)).has("ssl_check");
 }
 
 /** The refusal of a body that is neither JSON (under whatever Content-Type) nor form fields. */
