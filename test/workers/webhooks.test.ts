@@ -183,6 +183,22 @@ describe("webhook configs", () => {
     const nobody = await createUser("wh-nobody");
     expect((await call("GET", "/api/metadata/webhook", orkes(nobody.token))).status).toBe(403);
   });
+
+  it("refuses a header value no request could carry (spaces around it, which HTTP drops, or a line break), writing nothing", async () => {
+    await register({ name: "wh_header_values", tasks: [waitingFor("w", {})] });
+    const before = await listed();
+    for (const value of ["s3cret ", " s3cret", "s3cret\t", "s3\r\ncret"]) {
+      const refused = await api("POST", "/api/metadata/webhook", { name: "wh-header-values", verifier: "HEADER_BASED", headers: { "X-Webhook-Secret": value }, receiverWorkflowNamesToVersions: { wh_header_values: 1 } });
+      expect(refused.status, JSON.stringify(value)).toBe(400);
+      const message = ((await refused.json()) as { message: string }).message;
+      expect(message).toContain("headers.X-Webhook-Secret");
+      expect(message).not.toContain("s3");
+    }
+    expect(await listed()).toEqual(before);
+    // Spaces within it are part of it, as HTTP carries them.
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-header-values", verifier: "HEADER_BASED", headers: { Authorization: "Bearer s3 cret" }, receiverWorkflowNamesToVersions: { wh_header_values: 1 } });
+    expect((await send(webhook, {}, { Authorization: "Bearer s3 cret" })).status).toBe(200);
+  });
 });
 
 describe("events sent to a webhook", () => {

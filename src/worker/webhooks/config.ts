@@ -15,7 +15,7 @@
  * `TWITTER` is refused (see {@link UNSUPPORTED_VERIFIERS}).
  */
 import * as v from "valibot";
-import { isHeaderName, TOKEN_DESCRIPTION } from "../../engine/http-syntax";
+import { isHeaderName, isHeaderValueText, TOKEN_DESCRIPTION } from "../../engine/http-syntax";
 import { parseWebhookKey } from "../../engine/tasks/wait-for-webhook/matches";
 import type { StartIdempotencyStrategy } from "../../engine/tasks/start-workflow/request";
 import { MAX_JAVA_INT } from "../../engine/definition/checks";
@@ -55,6 +55,15 @@ const secretText = v.pipe(
   // Conductor's docs write `${workflow.secrets.NAME}` here; nothing resolves it for an event (no workflow runs yet), so
   // it would be checked as that very text and refuse every real event: said now instead.
   v.check((value: string) => !/^\$\{[^}]*\}$/.test(value.trim()), "must be the secret itself: a ${...} reference (such as ${workflow.secrets.NAME}) is not resolved for a webhook's events"),
+);
+/**
+ * A checked header's value: as a request carries it, HTTP dropping the spaces and tabs around a header's value and
+ * holding no line break, so that one saved otherwise (a pasted secret with a trailing space) refuses every event.
+ */
+const headerValue = v.pipe(
+  secretText,
+  v.check((value: string) => value === value.replace(/^[ \t]+|[ \t]+$/g, ""), "must not begin or end with spaces or tabs: HTTP drops them from a header's value, so no request could carry it"),
+  v.check((value: string) => isHeaderValueText(value), "must not hold a line break or NUL: no header's value can"),
 );
 const headerName = v.pipe(v.string("must be a string"), v.check((name: string) => isHeaderName(name), `must be a header name, ${TOKEN_DESCRIPTION}`));
 
@@ -125,7 +134,7 @@ export const WebhookConfigRequest = requestObject({
     v.picklist(WEBHOOK_VERIFIERS, `must be one of ${WEBHOOK_VERIFIERS.join(", ")}`),
   ),
   headers: v.pipe(
-    v.nullish(v.record(headerName, secretText), {}),
+    v.nullish(v.record(headerName, headerValue), {}),
     v.transform((map) => map ?? {}),
     v.check((map) => Object.keys(map).length <= MAX_HEADERS, `must have at most ${MAX_HEADERS} headers`),
   ),
