@@ -39,7 +39,7 @@ export async function verifyEvent(settings: WebhookSettings, secrets: WebhookSec
 }
 
 /** How a webhook checking HTTP Basic credentials asks for them (RFC 7617). */
-export const BASIC_CHALLENGE = 'Basic realm="webhook", charset="UTF-8"';
+const BASIC_CHALLENGE = 'Basic realm="webhook", charset="UTF-8"';
 
 /**
  * For a webhook whose `headers` check HTTP Basic credentials (`Authorization: Basic …`), the `WWW-Authenticate`
