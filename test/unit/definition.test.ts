@@ -778,6 +778,117 @@ describe("HTTP tasks", () => {
   });
 });
 
+describe("validateWorkflowDef: the task reference names expressions read (Conductor's ConstraintParamUtil)", () => {
+  const noop = (ref: string): Json => ({ name: ref, taskReferenceName: ref, type: "NOOP" });
+  const inline = (ref: string, inputs: Json): Json => ({ name: ref, taskReferenceName: ref, type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "1", ...inputs } });
+  const worker = (ref: string, inputs: Json): Json => ({ name: ref, taskReferenceName: ref, type: "SIMPLE", inputParameters: inputs });
+  const loop = (ref: string, loopOver: Json[], extra: Json = {}): Json => ({ name: ref, taskReferenceName: ref, type: "DO_WHILE", loopCondition: "false", loopOver, ...extra });
+  const fork = (ref: string, branches: Json[][]): Json[] => [
+    { name: ref, taskReferenceName: ref, type: "FORK_JOIN", forkTasks: branches },
+    { name: `${ref}_join`, taskReferenceName: `${ref}_join`, type: "JOIN", joinOn: branches.map((branch) => String(branch.at(-1)!["taskReferenceName"])) },
+  ];
+
+  it("refuses a misspelt reference in a task's input, at the parameter's path (nested maps and lists too), naming the task, the name, the expression and the name likely meant", () => {
+    const errors = errorsOf(def({}, [noop("get_user"), inline("send_mail", { body: "${get_usr.output.body}", to: { list: ["x", "Dear ${get_usr.output.name}, ${get_user.output.id}"] } })]));
+    expect(errors).toEqual([
+      {
+        path: "tasks[1].inputParameters.body",
+        message: 'task "send_mail" reads "get_usr" in ${get_usr.output.body}, a taskReferenceName not defined in this workflow definition (no task has it, in any branch or loop), so it would resolve to null; did you mean "get_user"?',
+      },
+      { path: "tasks[1].inputParameters.to.list[1]", message: expect.stringContaining('reads "get_usr" in ${get_usr.output.name}, a taskReferenceName not defined') },
+    ]);
+  });
+
+  it("reads every expression of a value: operands, filters, nested parts, JSONPath's $ root, each unknown name once per string", () => {
+    const input = {
+      a: "${lookup.output.ok && cheked.output.ok}",
+      b: "${workflow.input.items[?(@.id == pick.output.id)]}",
+      c: "${workflow.input.ids[${idx.output.n}]}",
+      d: "${$.shape.output}",
+      e: "${mising.output.a} and ${mising.output.b}",
+    };
+    const errors = errorsOf(def({}, [noop("lookup"), inline("use", input)]));
+    expect(errors.map(({ path, message }) => [path, /reads "([^"]+)"/.exec(message)?.[1]])).toEqual([
+      ["tasks[1].inputParameters.a", "cheked"],
+      ["tasks[1].inputParameters.b", "pick"],
+      ["tasks[1].inputParameters.c", "idx"],
+      ["tasks[1].inputParameters.d", "shape"],
+      ["tasks[1].inputParameters.e", "mising"],
+    ]);
+  });
+
+  it("checks the tasks in branches, cases and loops, a SUB_WORKFLOW's subWorkflowParam, an EVENT's sink and the workflow's outputParameters too, where Conductor checks its top-level tasks' inputs only", () => {
+    const tasks = [
+      ...fork("split", [[inline("left", { v: "${nope_a.output}" })], [noop("right")]]),
+      { name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param", expression: "k", inputParameters: { k: "a" }, decisionCases: { a: [inline("case_a", { v: "${nope_b.output}" })] } },
+      loop("again", [inline("inner", { v: "${nope_c.output}" })]),
+      { name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "${nope_d.output.name}" } },
+      { name: "publish", taskReferenceName: "publish", type: "EVENT", sink: "conductor:${nope_e.output.queue}" },
+    ];
+    expect(pathsOf(def({ outputParameters: { r: "${nope_f.output}" } }, tasks))).toEqual([
+      "tasks[0].forkTasks[0][0].inputParameters.v",
+      "tasks[2].decisionCases.a[0].inputParameters.v",
+      "tasks[3].loopOver[0].inputParameters.v",
+      "tasks[4].subWorkflowParam.name",
+      "tasks[5].sink",
+      "outputParameters.r",
+    ]);
+  });
+
+  it("accepts a name any task of the definition has, in any branch or loop and whatever its place, a loop task's run in an iteration, and the built-in roots", () => {
+    const tasks = [
+      inline("early", { later: "${late.output}", inLoop: "${inner.output}", run: "${inner__2.output}", nestedRun: "${deep__1__3.output}" }),
+      ...fork("split", [[noop("left")], [loop("outer", [noop("inner"), loop("nested", [noop("deep")])])]]),
+      worker("late", {
+        builtIn: "${workflow.input.a} ${system.currentTimeMillis} ${TASK_ID} ${CPEWF_TASK_ID} ${$.workflow.input.b} ${workflow.secrets.token}",
+        filtered: "${left.output.items[?(@.id == workflow.input.id)].name}",
+        computed: "${${workflow.input.step}.output}",
+        escaped: "$${undefined_name.output} stays text",
+        literals: "${'text'} ${-2} ${true} ${null}",
+      }),
+    ];
+    expect(validateWorkflowDef(def({ outputParameters: { fromBranch: "${left.output}", fromLoop: "${deep.output}" } }, tasks))).toMatchObject({ ok: true });
+  });
+
+  it("takes `<name>__<n>` for a task in a loop only: any other task's name so is misspelt", () => {
+    expect(pathsOf(def({}, [noop("fetch"), inline("use", { v: "${fetch__1.output}" })]))).toEqual(["tasks[1].inputParameters.v"]);
+  });
+
+  it("reads an INLINE script's `${…}` as any expression (it is resolved so) and its `$${…}` as text; a cache key's `${…}` names the task's inputs, not tasks", () => {
+    const script = (expression: string) => inline("script", { evaluatorType: "graaljs", expression });
+    expect(pathsOf(def({}, [script("`Hello ${name}`")]))).toEqual(["tasks[0].inputParameters.expression"]);
+    expect(validateWorkflowDef(def({}, [script("`Hello $${name}`")]))).toMatchObject({ ok: true });
+    const cached = { name: "worker", taskReferenceName: "worker", type: "SIMPLE", inputParameters: { account: "${workflow.input.account}" }, cacheConfig: { key: "acct-${account}", ttlInSecond: 60 } };
+    expect(validateWorkflowDef(def({}, [cached]))).toMatchObject({ ok: true });
+  });
+
+  it("leaves a definition written in place to its own tasks: its expressions read its tasks, not the parent's, wherever it is written", () => {
+    const child = (reads: string) => ({ name: "child_flow", tasks: [noop("inside"), inline("use", { v: `\${${reads}.output}` })] });
+    const holders = (reads: string): Json[] => [
+      { name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", subWorkflowParam: { name: "child_flow", workflowDefinition: child(reads) } },
+      { name: "start", taskReferenceName: "start", type: "START_WORKFLOW", inputParameters: { startWorkflow: { workflowDef: child(reads) } } },
+      { name: "dyn", taskReferenceName: "dyn", type: "DYNAMIC", dynamicTaskNameParam: "t", inputParameters: { t: "SUB_WORKFLOW", subWorkflowName: "child_flow", subWorkflowDefinition: child(reads) } },
+    ];
+    expect(validateWorkflowDef(def({}, holders("inside")))).toMatchObject({ ok: true });
+    expect(pathsOf(def({}, holders("sub")))).toEqual([
+      "tasks[0].subWorkflowParam.workflowDefinition.tasks[1].inputParameters.v",
+      "tasks[1].inputParameters.startWorkflow.workflowDef.tasks[1].inputParameters.v",
+      "tasks[2].inputParameters.subWorkflowDefinition.tasks[1].inputParameters.v",
+    ]);
+  });
+
+  it("refuses nothing in a definition holding a FORK_JOIN_DYNAMIC, whose forked tasks are named as it runs, and nothing in one accepted before (checked again as it runs)", () => {
+    const dynamicFork = [
+      { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs", inputParameters: { tasks: "${workflow.input.tasks}", inputs: {} } },
+      { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN" },
+      inline("after", { first: "${resize_small.output}" }),
+    ];
+    expect(validateWorkflowDef(def({}, dynamicFork))).toMatchObject({ ok: true });
+    const misspelt = def({}, [noop("get_user"), inline("send", { v: "${get_usr.output}" })]);
+    expect(validateWorkflowDef(misspelt, { accepted: true })).toMatchObject({ ok: true });
+  });
+});
+
 describe("SUB_WORKFLOW tasks", () => {
   const only = (task: Json, path: string) => onlyError(def({}, [task]), path);
 

@@ -293,7 +293,7 @@ describe("TERMINATE", () => {
   it("is registered as the SDK's terminateTask writes it, with workflowOutput as an object or an expression", () => {
     expect(registrationErrors([terminate({ terminationStatus: "COMPLETED" })])).toEqual([]);
     expect(registrationErrors([terminate({ terminationStatus: "FAILED", terminationReason: "out of stock", workflowOutput: { code: 42 } })])).toEqual([]);
-    expect(registrationErrors([terminate({ terminationStatus: "${workflow.input.status}", workflowOutput: "${check.output}" })])).toEqual([]);
+    expect(registrationErrors([task("check", "NOOP", {}), terminate({ terminationStatus: "${workflow.input.status}", workflowOutput: "${check.output}" })])).toEqual([]);
   });
 
   it("refuses a missing or unknown literal terminationStatus (case matters, as in Conductor), a reason that is not a string, and an optional TERMINATE; takes any workflowOutput, as Conductor", () => {

@@ -429,6 +429,53 @@ describe("invalid definitions are refused with precise validationErrors and noth
   });
 });
 
+describe("an expression reading a task the definition lacks (Conductor's \"… is not defined in workflow definition\") is refused wherever a definition arrives, and nothing is written or started", () => {
+  /** A definition whose second task reads the first by a misspelt name; `reads` spelt right, it is valid. */
+  const reading = (name: string, reads = "get_usr"): JsonObject => ({
+    ...valid(name),
+    tasks: [httpTask("get_user", { uri: target(`/count/${name}`), method: "GET" }), httpTask("send", { uri: target("/echo/send"), method: "POST", body: { to: `\${${reads}.output.response.body}` } })],
+  });
+  const issue = {
+    path: "tasks[1].inputParameters.body.to",
+    message: 'task "send" reads "get_usr" in ${get_usr.output.response.body}, a taskReferenceName not defined in this workflow definition (no task has it, in any branch or loop), so it would resolve to null; did you mean "get_user"?',
+  };
+
+  it("POST /api/metadata/workflow and its /validate: a 400 naming the task, the parameter and the name, nothing stored", async () => {
+    const before = await rowCount("workflow_defs");
+    for (const path of ["/api/metadata/workflow", "/api/metadata/workflow/validate"]) {
+      const body = await refused(await api("POST", path, reading("refs_single")), 400, "VALIDATION_ERROR");
+      expect(body.validationErrors).toEqual([issue]);
+    }
+    expect(await rowCount("workflow_defs")).toBe(before);
+    expect((await api("GET", "/api/metadata/workflow/refs_single")).status).toBe(404);
+    await apiOk("POST", "/api/metadata/workflow", reading("refs_single", "get_user"));
+  });
+
+  it("PUT /api/metadata/workflow of a list with one such definition writes none of them; alone, the path has no index", async () => {
+    const before = await rowCount("workflow_defs");
+    const body = await refused(await api("PUT", "/api/metadata/workflow", [valid("refs_bulk_ok"), reading("refs_bulk_bad")]), 400, "VALIDATION_ERROR");
+    expect(body.validationErrors).toEqual([{ ...issue, path: `[1].${issue.path}` }]);
+    expect((await refused(await api("PUT", "/api/metadata/workflow", reading("refs_bulk_bad")), 400, "VALIDATION_ERROR")).validationErrors).toEqual([issue]);
+    expect(await rowCount("workflow_defs")).toBe(before);
+    for (const name of ["refs_bulk_ok", "refs_bulk_bad"]) expect((await api("GET", `/api/metadata/workflow/${name}`)).status).toBe(404);
+  });
+
+  it("an inline workflowDef of a start, an execute or a test run: a 400 under workflowDef, nothing started", async () => {
+    const inline = reading("refs_inline");
+    const at = { ...issue, path: `workflowDef.${issue.path}` };
+    for (const [path, body] of [
+      ["/api/workflow", { name: "refs_inline", workflowDef: inline }],
+      ["/api/workflow/execute/refs_inline/1", { workflowDef: inline }],
+      ["/api/workflow/test", { name: "refs_inline", workflowDef: inline }],
+    ] as const) {
+      expect((await refused(await api("POST", path, body), 400, "VALIDATION_ERROR")).validationErrors, path).toEqual([at]);
+    }
+    // Spelt right, it starts and calls once: none of the refused requests had started it.
+    await waitFor(await apiOk<string>("POST", "/api/workflow", { name: "refs_inline", workflowDef: reading("refs_inline", "get_user") }), ["COMPLETED"]);
+    expect(await hits("refs_inline")).toBe(1);
+  });
+});
+
 describe("a required input held by the task definition's inputTemplate (Conductor's WorkflowTaskTypeConstraint reads it there)", () => {
   it("takes an HTTP task whose request, and a JSON_JQ_TRANSFORM whose filter, its registered task definition's inputTemplate holds, and runs them with it", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [

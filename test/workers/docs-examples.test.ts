@@ -150,6 +150,8 @@ const OUTCOMES: Record<string, Outcome> = {
   // The correlation id must be a non-empty string: its lookup answers one.
   "SET_CORRELATION_ID/mark_order": { before: [answering("lookup", { orderId: "A-1" })], shows: { correlationId: "A-1" } },
   "SET_VARIABLE/mark_shipped": { before: [answering("ship", { id: "T-9" })], shows: { variables: { stage: "shipped", trackingId: "T-9" } } },
+  // Registered only (it writes a secret): the login call it follows, whose response it reads.
+  "UPDATE_SECRET/store_token": { before: [answering("login", { access_token: "t0ken" })] },
   "WAIT/cool_off": { status: "RUNNING", waitingOn: "cool_off" },
   "HUMAN/approve_refund": { input: { amount: 20 }, status: "RUNNING", waitingOn: "approve_refund" },
   // It ends the workflow as its terminationStatus says.

@@ -90,18 +90,24 @@ describe("SUB_WORKFLOW", () => {
 
     // One that does not check, or reads a secret, fails the task with INVALID_PARAMETERS, starting nothing.
     const invalid = await startWorkflow("planned_parent", { threshold: 5 });
-    await completeBuilder(invalid, { ...child, tasks: [{ name: "x", taskReferenceName: "x", type: "HTTP", inputParameters: {} }] });
+    await completeBuilder(invalid, { ...child, tasks: [{ name: "x", taskReferenceName: "x", type: "HTTP", inputParameters: {} }], outputParameters: {} });
     const refused = await waitFor(invalid, terminal);
     expect(refused.status).toBe("FAILED");
     expect(refused.tasks[1]).toMatchObject({ status: "FAILED", outputData: { error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: null, errorCode: "INVALID_PARAMETERS" } } });
     expect(String(refused.tasks[1]!.reasonForIncompletion)).toMatch(/subWorkflowParam\.workflowDefinition\.tasks\[0\]\.inputParameters/);
     const secretive = await startWorkflow("planned_parent", { threshold: 5 });
     const leaky = httpTask("leak", { uri: target("/count/planned-leak"), method: "GET", headers: { Authorization: "${workflow.secrets.api_token}" } });
-    await completeBuilder(secretive, { ...child, tasks: [leaky] });
+    await completeBuilder(secretive, { ...child, tasks: [leaky], outputParameters: {} });
     const noSecrets = await waitFor(secretive, terminal);
     expect(noSecrets.tasks[1]!.reasonForIncompletion).toMatch(/reads secrets \(\$\{workflow\.secrets\.api_token\}\)/);
     expect(noSecrets.tasks[1]).not.toHaveProperty("subWorkflowId");
     expect(await hits("planned-leak")).toBe(0);
+    // Nor one reading a task it does not hold, which would only read null.
+    const misspelt = await startWorkflow("planned_parent", { threshold: 5 });
+    await completeBuilder(misspelt, { ...child, outputParameters: { doubled: "${dubble.output.result}" } });
+    const unknown = await waitFor(misspelt, terminal);
+    expect(unknown.tasks[1]).toMatchObject({ status: "FAILED", outputData: { details: { errorCode: "INVALID_PARAMETERS" } } });
+    expect(unknown.tasks[1]!.reasonForIncompletion).toMatch(/workflowDefinition\.outputParameters\.doubled: the workflow's outputParameters reads "dubble" .*did you mean "double"\?/);
   });
 
   it("runs the child version that was the latest when the parent started, whatever is registered meanwhile, and shows it (Conductor's e2e SubWorkflowVersionTests)", async () => {

@@ -251,7 +251,7 @@ function editDistance(a: string, b: string, limit: number): number {
  * or spaces (`simple`, `fork-join`), else the only one nearest within two edits, and fewer than a third of its
  * characters (`HTTPP`, `WAIT_FOR_WEBHOK`); undefined when none is that near, or two are.
  */
-function likelyMeant(value: unknown, options: readonly string[]): string | undefined {
+export function likelyMeant(value: unknown, options: readonly string[]): string | undefined {
   if (typeof value !== "string" || value.length === 0 || value.length > 64) return undefined;
   const loose = looseName(value);
   const alike = options.find((option) => looseName(option) === loose);

@@ -2,12 +2,12 @@
  * Validation and normalisation of workflow definitions received over the API.
  *
  * Structure is checked with valibot, then each task by its type's validator (see `registry.ts`),
- * then cross-task rules (unique reference names) and `${...}` syntax. Every problem is reported,
+ * then cross-task rules (unique reference names, the task names expressions read) and `${...}` syntax. Every problem is reported,
  * so an author can fix a definition in one round trip.
  */
 import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../http-syntax";
 import * as v from "valibot";
-import { findTemplateErrors, hasExpression, referencedSecrets } from "../expressions";
+import { findTemplateErrors, hasExpression, referencedSecrets, taskReferencesIn, type TaskReference } from "../expressions";
 import {
   isLoopType,
   RETRY_LOGICS,
@@ -15,6 +15,7 @@ import {
   WORKFLOW_TIMEOUT_POLICIES,
   type ConditionalBranch,
   type JsonObject,
+  type JsonValue,
   type RetryLogic,
   type JoinEvaluatorType,
   type SwitchEvaluatorType,
@@ -43,6 +44,7 @@ import {
   isOneOf,
   isRecord,
   isString,
+  likelyMeant,
   MAX_JAVA_INT,
   MAX_JSON_DEPTH,
   objectOf,
@@ -60,6 +62,7 @@ import { validateTaskDef } from "./task-def";
 import { forksEachInput } from "../tasks/fork-join-dynamic/validate";
 import { isNoCondition } from "../tasks/conditional-fork/validate";
 import { SUB_WORKFLOW_DEFINITION_PARAM, SUB_WORKFLOW_NAME_PARAM } from "../tasks/dynamic/concrete";
+import { START_WORKFLOW_PARAMETER } from "../tasks/start-workflow/request";
 
 /** The outcome of {@link validateWorkflowDef}. */
 export type DefinitionResult = { ok: true; value: WorkflowDef } | { ok: false; errors: ValidationIssue[] };
@@ -829,10 +832,10 @@ function duplicateReferenceNames(entries: ReadonlyArray<{ task: unknown; path: s
 }
 
 /**
- * One issue on each task whose reference name is one a loop task's run takes (`a__2` is loop task `a`'s in iteration
- * 2, `a__2__3` a task of a nested loop's): expressions, completions by name and the task list could not tell them apart.
+ * The reference names of the tasks inside the loops (DO_WHILE, WHILE) of a definition as received, at any depth, each
+ * with the path where it is first used: in iteration n such a task runs as `<name>__<n>` too.
  */
-function loopRunNameClashes(entries: ReadonlyArray<{ task: unknown; path: string }>): ValidationIssue[] {
+function loopTaskReferences(entries: ReadonlyArray<{ task: unknown; path: string }>): Map<string, string> {
   const loopTasks = new Map<string, string>();
   for (const { task, path } of entries) {
     if (!isRecord(task) || !isLoopType(task["type"]) || !Array.isArray(task["loopOver"])) continue;
@@ -841,21 +844,105 @@ function loopRunNameClashes(entries: ReadonlyArray<{ task: unknown; path: string
       if (typeof ref === "string" && !loopTasks.has(ref)) loopTasks.set(ref, inner.path);
     }
   }
+  return loopTasks;
+}
+
+/**
+ * The loop task of `loopTasks` (see {@link loopTaskReferences}) whose run `reference` names, and in which iterations
+ * (`a__2` is loop task `a`'s in iteration 2, `a__2__3` a task of a nested loop's), or undefined when it names none.
+ */
+function loopRunOf(reference: string, loopTasks: ReadonlyMap<string, string>): { name: string; path: string; iterations: string[] } | undefined {
+  // Each `__<n>` at its end may be an iteration of one more loop around the task: `a__1__2` is `a`'s, or `a__1`'s.
+  const iterations: string[] = [];
+  for (let run = /^(.+)__([1-9][0-9]*)$/.exec(reference); run !== null; run = /^(.+)__([1-9][0-9]*)$/.exec(run[1]!)) {
+    iterations.unshift(run[2]!);
+    const path = loopTasks.get(run[1]!);
+    if (path !== undefined) return { name: run[1]!, path, iterations };
+  }
+  return undefined;
+}
+
+/**
+ * One issue on each task whose reference name is one a loop task's run takes (`a__2` is loop task `a`'s in iteration
+ * 2, `a__2__3` a task of a nested loop's): expressions, completions by name and the task list could not tell them apart.
+ */
+function loopRunNameClashes(entries: ReadonlyArray<{ task: unknown; path: string }>): ValidationIssue[] {
+  const loopTasks = loopTaskReferences(entries);
   if (loopTasks.size === 0) return [];
   return entries.flatMap(({ task, path }) => {
     const ref = isRecord(task) ? task["taskReferenceName"] : undefined;
-    if (typeof ref !== "string") return [];
-    // Each `__<n>` at its end may be an iteration of one more loop around the task: `a__1__2` is `a`'s, or `a__1`'s.
-    const iterations: string[] = [];
-    for (let run = /^(.+)__([1-9][0-9]*)$/.exec(ref); run !== null; run = /^(.+)__([1-9][0-9]*)$/.exec(run[1]!)) {
-      iterations.unshift(run[2]!);
-      const loopTask = loopTasks.get(run[1]!);
-      if (loopTask === undefined) continue;
-      const which = iterations.length === 1 ? `iteration ${iterations[0]}` : `iterations ${iterations.join(", ")} of its loops`;
-      return [{ path: childPath(path, "taskReferenceName"), message: `taskReferenceName ${JSON.stringify(ref)} is the name loop task ${JSON.stringify(run[1])} (${loopTask}) takes in ${which}; choose another` }];
-    }
-    return [];
+    const run = typeof ref === "string" ? loopRunOf(ref, loopTasks) : undefined;
+    if (run === undefined) return [];
+    const which = run.iterations.length === 1 ? `iteration ${run.iterations[0]}` : `iterations ${run.iterations.join(", ")} of its loops`;
+    return [{ path: childPath(path, "taskReferenceName"), message: `taskReferenceName ${JSON.stringify(ref)} is the name loop task ${JSON.stringify(run.name)} (${run.path}) takes in ${which}; choose another` }];
   });
+}
+
+/**
+ * What of a task as received its workflow resolves as `${…}` templates when it schedules the task, each with its path:
+ * its `inputParameters`, a SUB_WORKFLOW's `subWorkflowParam`, an EVENT's `sink`. A definition written in place there (a
+ * SUB_WORKFLOW's inline child, a START_WORKFLOW's `workflowDef`, a DYNAMIC's `subWorkflowDefinition`) is left out: its
+ * expressions are its own, checked with it as a definition of its own.
+ */
+function resolvedTemplates(task: UnknownRecord, path: string): Array<{ value: JsonValue; path: string }> {
+  const templates: Array<{ value: JsonValue; path: string }> = [];
+  const input = task["inputParameters"];
+  if (isBoundedJsonObject(input)) {
+    let resolved = task["type"] === "DYNAMIC" && dynamicInlineChildOf(task) !== undefined ? withoutDynamicInlineChild(input) : input;
+    const request = resolved[START_WORKFLOW_PARAMETER];
+    if (task["type"] === "START_WORKFLOW" && isJsonObject(request) && startedDefinitionOf(resolved) !== undefined) {
+      const { workflowDef: _written, ...rest } = request;
+      resolved = { ...resolved, [START_WORKFLOW_PARAMETER]: rest };
+    }
+    templates.push({ value: resolved, path: childPath(path, "inputParameters") });
+  }
+  const subWorkflowParam = task["subWorkflowParam"];
+  if (task["type"] === "SUB_WORKFLOW" && isBoundedJsonObject(subWorkflowParam)) templates.push({ value: withoutInlineChild(subWorkflowParam), path: childPath(path, "subWorkflowParam") });
+  const sink = task["sink"];
+  if (task["type"] === "EVENT" && typeof sink === "string") templates.push({ value: sink, path: childPath(path, "sink") });
+  return templates;
+}
+
+/** How much of an expression a message about it quotes. */
+const MAX_QUOTED_EXPRESSION = 80;
+
+/**
+ * One issue for each task reference name that an expression of the definition's tasks (see {@link resolvedTemplates},
+ * in branches and loops too) or of its `outputParameters` reads and no task of it has (in any branch or loop; a loop
+ * task's run, `<name>__<n>`, counts as its task's): such an expression can only resolve to null, as a misspelt name
+ * (`${get_usr.output.body}`) would. Conductor OSS refuses the same at registration (ConstraintParamUtil: "... is not
+ * defined in workflow definition"), though only for its top-level tasks' inputs. Nothing is refused in a definition
+ * holding a FORK_JOIN_DYNAMIC: the tasks it forks are named as it runs (by a prefork task's output), and may be read by
+ * those names.
+ */
+function undefinedReferenceIssues(entries: ReadonlyArray<{ task: unknown; path: string }>, outputParameters: unknown): ValidationIssue[] {
+  if (entries.some(({ task }) => isRecord(task) && task["type"] === "FORK_JOIN_DYNAMIC")) return [];
+  const referenceOf = (task: unknown): string | undefined => {
+    const ref = isRecord(task) ? task["taskReferenceName"] : undefined;
+    return typeof ref === "string" ? ref : undefined;
+  };
+  const defined = new Set(entries.flatMap(({ task }) => referenceOf(task) ?? []));
+  const loopTasks = loopTaskReferences(entries);
+  const issuesOf = (reader: string, value: JsonValue, path: string): ValidationIssue[] =>
+    taskReferencesIn(value, path).flatMap((found) => (defined.has(found.reference) || loopRunOf(found.reference, loopTasks) !== undefined ? [] : [undefinedReferenceIssue(reader, found, defined)]));
+  const issues = entries.flatMap(({ task, path }) => {
+    if (!isRecord(task)) return [];
+    const ref = referenceOf(task);
+    const reader = ref === undefined ? "the task" : `task ${JSON.stringify(ref)}`;
+    return resolvedTemplates(task, path).flatMap(({ value, path: at }) => issuesOf(reader, value, at));
+  });
+  if (isBoundedJsonObject(outputParameters)) issues.push(...issuesOf("the workflow's outputParameters", outputParameters, "outputParameters"));
+  return issues;
+}
+
+/** The issue of `reader` reading a task reference name the definition does not hold (see {@link undefinedReferenceIssues}). */
+function undefinedReferenceIssue(reader: string, { reference, path, expression }: TaskReference, defined: ReadonlySet<string>): ValidationIssue {
+  const quoted = expression.length <= MAX_QUOTED_EXPRESSION ? expression : `${expression.slice(0, MAX_QUOTED_EXPRESSION - 1)}…`;
+  const meant = likelyMeant(reference, [...defined]);
+  return {
+    path,
+    message: `${reader} reads ${JSON.stringify(reference)} in ${quoted}, a taskReferenceName not defined in this workflow definition (no task has it, in any branch or loop), so it would resolve to null${meant === undefined ? "" : `; did you mean ${JSON.stringify(meant)}?`}`,
+  };
 }
 
 /**
@@ -1007,6 +1094,8 @@ export function validateWorkflowDef(input: unknown, context: ValidationContext =
     tasks.push(...validateTaskList(rawTasks, "tasks", 0, issues, context));
     const entries = rawTaskEntries(rawTasks, "tasks");
     issues.push(...taskCountIssues(entries.length), ...duplicateReferenceNames(entries), ...loopRunNameClashes(entries));
+    // A lint: a definition accepted before this rule, and run since, is not refused for it as it runs again.
+    if (context.accepted !== true) issues.push(...undefinedReferenceIssues(entries, given["outputParameters"]));
   }
 
   const outputParameters = given["outputParameters"];

@@ -24,6 +24,13 @@ export type QueryStep =
   /** `[?(<predicate>)]`: the elements of an array (or an object itself) for which the predicate, with `@` as the value, holds. */
   | { readonly kind: "filter"; readonly predicate: Expression };
 
+/**
+ * The roots a path reads that are not task reference names (see `resolvePath` in evaluate.ts, which gives each its
+ * value): any other root, but a filter's `@`, names a task of the workflow. Built-in roots win over a task of the same
+ * reference name, as in Conductor.
+ */
+export const BUILT_IN_ROOTS: ReadonlySet<string> = new Set(["workflow", "system", "TASK_ID", "CPEWF_TASK_ID"]);
+
 /** Jayway's functions without arguments that may end a path: `${t.output.items.length()}`. */
 export const PATH_FUNCTIONS = ["length", "min", "max", "avg", "sum", "stddev", "keys", "first", "last"] as const;
 

@@ -123,7 +123,8 @@ function filterMatches(predicate: Expression, candidate: JsonValue, ctx: Evaluat
 
 /**
  * Built-in roots win over task reference names of the same spelling, matching Conductor where
- * `workflow` and friends are reserved.
+ * `workflow` and friends are reserved. The cases are BUILT_IN_ROOTS (ast.ts), which registration reads to tell a
+ * task's reference from them: a root added here is added there.
  */
 function resolvePath(root: string, segments: readonly PathSegment[], ctx: EvaluationContext): JsonValue {
   switch (root) {

@@ -5,7 +5,7 @@
 export { splicedExpressions, type ComparisonOperator, type Expression, type PathSegment } from "./ast";
 export type { EvaluationContext } from "./context";
 export { ExpressionLimitError, ExpressionSyntaxError, isExpressionFailure, MissingSecretError, SecretFieldReadError, type ExpressionFailure } from "./errors";
-export { findTemplateErrors, referencedEnvironmentVariables, referencedSecrets } from "./inspect";
+export { findTemplateErrors, referencedEnvironmentVariables, referencedSecrets, taskReferencesIn, type TaskReference } from "./inspect";
 export { QueryBudget } from "./query";
 export { evaluateExpression, resolveValue } from "./resolve";
 export { hasExpression, parseTemplate, type Template, type TemplatePart } from "./template";

@@ -4,11 +4,11 @@
  */
 import type { JsonValue } from "../model";
 import { childPath, type ValidationIssue } from "../validation-issue";
-import { childExpressions, filterPredicates, type Expression, type PathSegment, type SplicedExpression } from "./ast";
+import { BUILT_IN_ROOTS, childExpressions, filterPredicates, type Expression, type PathSegment, type SplicedExpression } from "./ast";
 import { environmentVariableNameOf } from "./environment";
 import { ExpressionSyntaxError } from "./errors";
 import { isUnderSecrets, secretFieldReadReason, secretNameOf } from "./secrets";
-import { parseTemplate } from "./template";
+import { parseTemplate, type TemplatePart } from "./template";
 
 /**
  * Every malformed template inside a (nested) JSON value, one issue per bad string, with
@@ -169,18 +169,62 @@ export function referencedEnvironmentVariables(value: JsonValue): string[] {
 function referencedNames(value: JsonValue, nameOf: (root: string, segments: readonly PathSegment[]) => string | null): string[] {
   const names = new Set<string>();
   forEachTemplateString(value, "", (text) => {
-    let parts;
-    try {
-      parts = parseTemplate(text).parts;
-    } catch (error) {
-      if (error instanceof ExpressionSyntaxError) return;
-      throw error;
-    }
-    for (const part of parts) {
+    for (const part of wellFormedParts(text)) {
       if (part.kind === "expression") collectNames(part.expression, nameOf, names);
     }
   });
   return [...names];
+}
+
+/** A task reference name an expression reads (see {@link taskReferencesIn}). */
+export interface TaskReference {
+  /** The reference name: the root of a path that is not built in (`workflow`, `system`, …) nor a filter's `@`. */
+  readonly reference: string;
+  /** The path of the string holding the expression, built by {@link childPath} from the path given. */
+  readonly path: string;
+  /** The `${…}` that reads it, as written (the outermost one, when it reads the name in a nested part). */
+  readonly expression: string;
+}
+
+/**
+ * The task reference names the expressions of a (nested) JSON value read, once per string and name, in order: the
+ * roots of their paths, those in operands, filters and nested `${…}` included, that are not built in. A root a nested
+ * `${…}` gives (`${${workflow.input.step}.output}`) is known only as it runs, and not listed; nor are names in `$${…}`
+ * (an escape: text) or in strings that do not parse (see {@link findTemplateErrors}).
+ */
+export function taskReferencesIn(value: JsonValue, path: string): TaskReference[] {
+  const found: TaskReference[] = [];
+  forEachTemplateString(value, path, (text, at) => {
+    const seen = new Set<string>();
+    for (const part of wellFormedParts(text)) {
+      if (part.kind !== "expression") continue;
+      const names = new Set<string>();
+      collectTaskReferences(part.expression, names);
+      for (const reference of names) {
+        if (seen.has(reference)) continue;
+        seen.add(reference);
+        found.push({ reference, path: at, expression: text.slice(part.start, part.end) });
+      }
+    }
+  });
+  return found;
+}
+
+/** The task reference names `expression` reads (see {@link taskReferencesIn}), added to `names`. */
+function collectTaskReferences(expression: Expression, names: Set<string>): void {
+  const read = expression.kind === "path" ? expression : expression.kind === "spliced" ? expression.fixed : null;
+  if (read !== null && read.root !== "@" && !BUILT_IN_ROOTS.has(read.root)) names.add(read.root);
+  for (const child of childExpressions(expression)) collectTaskReferences(child, names);
+}
+
+/** The parts of template `text`, none when it is malformed (which {@link findTemplateErrors} reports). */
+function wellFormedParts(text: string): readonly TemplatePart[] {
+  try {
+    return parseTemplate(text).parts;
+  } catch (error) {
+    if (error instanceof ExpressionSyntaxError) return [];
+    throw error;
+  }
 }
 
 /** Visits each string that could hold an expression, with its validation path. */
