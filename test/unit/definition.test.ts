@@ -877,6 +877,29 @@ describe("validateWorkflowDef: the task reference names expressions read (Conduc
     ]);
   });
 
+  it("hints the name likely meant for the first 20 unknown names only: each hint compares the name with every task's, so a definition of thousands of unknown names (one request) costs no more than 20", () => {
+    const numbers = Array.from({ length: 150 }, (_, index) => 100 + index);
+    const tasks = [...numbers.map((n) => noop(`fetch_order_${n}`)), inline("use", { names: numbers.slice(0, 25).map((n) => `\${fetch_ordr_${n}.output}`) })];
+    const hinted = errorsOf(def({}, tasks)).map(({ message }) => /did you mean "([^"]+)"/.exec(message)?.[1]);
+    expect(hinted).toEqual([...numbers.slice(0, 20).map((n) => `fetch_order_${n}`), ...Array.from({ length: 5 }, () => undefined)]);
+    // A name read again keeps its hint (one computed per name, not per read).
+    const again = errorsOf(def({}, [noop("get_user"), inline("use", { a: Array.from({ length: 30 }, (_, index) => `\${get_usr.output.f${index}}`) })]));
+    expect(again.map(({ message }) => message.endsWith('did you mean "get_user"?'))).toEqual(Array.from({ length: 30 }, () => true));
+  });
+
+  it("reads a long name that looks like a loop task's run (`<name>__1__1…`) in one pass: one of 300,000 `__1`s, in or out of a definition with loops, is refused as unknown at once", () => {
+    const runs = `x${"__1".repeat(300_000)}`;
+    for (const tasks of [[inline("use", { v: `\${${runs}.output}` })], [loop("x_loop", [noop("y")]), inline("use", { v: `\${${runs}.output}` })]]) {
+      const result = validateWorkflowDef(def({}, tasks));
+      expect(result.ok ? [] : result.errors.map(({ path }) => path)).toEqual([`tasks[${tasks.length - 1}].inputParameters.v`]);
+    }
+    // Still a loop task's run when it is one, at any depth of loops; a run's number has no leading 0.
+    expect(validateWorkflowDef(def({}, [loop("outer", [loop("mid", [noop("x")])]), inline("use", { v: `\${x__2__7.output} \${mid__3.output} \${x__1__0.output}` })]))).toMatchObject({
+      ok: false,
+      errors: [{ path: "tasks[1].inputParameters.v", message: expect.stringContaining('reads "x__1__0"') }],
+    });
+  });
+
   it("refuses nothing in a definition holding a FORK_JOIN_DYNAMIC, whose forked tasks are named as it runs, and nothing in one accepted before (checked again as it runs)", () => {
     const dynamicFork = [
       { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs", inputParameters: { tasks: "${workflow.input.tasks}", inputs: {} } },

@@ -852,14 +852,40 @@ function loopTaskReferences(entries: ReadonlyArray<{ task: unknown; path: string
  * (`a__2` is loop task `a`'s in iteration 2, `a__2__3` a task of a nested loop's), or undefined when it names none.
  */
 function loopRunOf(reference: string, loopTasks: ReadonlyMap<string, string>): { name: string; path: string; iterations: string[] } | undefined {
-  // Each `__<n>` at its end may be an iteration of one more loop around the task: `a__1__2` is `a`'s, or `a__1`'s.
+  if (loopTasks.size === 0) return undefined;
+  // Each `__<n>` at its end may be an iteration of one more loop around the task: `a__1__2` is `a`'s, or `a__1`'s. Read
+  // once from the end, looking up only a name as long as a loop task's: a name of many `__1`s (its text is the
+  // author's) costs its length, not its length squared.
+  const lengths = nameLengthsOf(loopTasks);
   const iterations: string[] = [];
-  for (let run = /^(.+)__([1-9][0-9]*)$/.exec(reference); run !== null; run = /^(.+)__([1-9][0-9]*)$/.exec(run[1]!)) {
-    iterations.unshift(run[2]!);
-    const path = loopTasks.get(run[1]!);
-    if (path !== undefined) return { name: run[1]!, path, iterations };
+  for (let end = reference.length; ; ) {
+    let start = end;
+    while (start > 0 && isAsciiDigit(reference.charCodeAt(start - 1))) start--;
+    // A run is `<name>__<n>`, its name not empty and `n` without a leading 0.
+    if (start === end || reference.charCodeAt(start) === ZERO || start < 3 || !reference.startsWith("__", start - 2)) return undefined;
+    iterations.push(reference.slice(start, end));
+    end = start - 2;
+    const path = lengths.has(end) ? loopTasks.get(reference.slice(0, end)) : undefined;
+    if (path !== undefined) return { name: reference.slice(0, end), path, iterations: iterations.reverse() };
   }
-  return undefined;
+}
+
+/** The lengths of the names of each map of loop tasks {@link loopRunOf} was given, found once per map. */
+const loopNameLengths = new WeakMap<ReadonlyMap<string, string>, ReadonlySet<number>>();
+
+/** The lengths of the names of `loopTasks` (see {@link loopRunOf}). */
+function nameLengthsOf(loopTasks: ReadonlyMap<string, string>): ReadonlySet<number> {
+  let lengths = loopNameLengths.get(loopTasks);
+  if (lengths === undefined) loopNameLengths.set(loopTasks, (lengths = new Set([...loopTasks.keys()].map((name) => name.length))));
+  return lengths;
+}
+
+/** The character code of `0`. */
+const ZERO = 48;
+
+/** Whether `code` is the character code of an ASCII digit. */
+function isAsciiDigit(code: number): boolean {
+  return code >= ZERO && code <= ZERO + 9;
 }
 
 /**
@@ -906,6 +932,9 @@ function resolvedTemplates(task: UnknownRecord, path: string): Array<{ value: Js
 /** How much of an expression a message about it quotes. */
 const MAX_QUOTED_EXPRESSION = 80;
 
+/** How many of the unknown names a definition's expressions read get a "did you mean" hint (see {@link undefinedReferenceIssues}). */
+const MAX_HINTED_REFERENCES = 20;
+
 /**
  * One issue for each task reference name that an expression of the definition's tasks (see {@link resolvedTemplates},
  * in branches and loops too) or of its `outputParameters` reads and no task of it has (in any branch or loop; a loop
@@ -923,8 +952,16 @@ function undefinedReferenceIssues(entries: ReadonlyArray<{ task: unknown; path: 
   };
   const defined = new Set(entries.flatMap(({ task }) => referenceOf(task) ?? []));
   const loopTasks = loopTaskReferences(entries);
+  // Each hint compares the name with every task's: one per name, for the first few names only, so that thousands of
+  // unknown names in one request cost no more than those few (a human fixes a few misspellings at a time).
+  const options = [...defined];
+  const hints = new Map<string, string | undefined>();
+  const hintFor = (reference: string): string | undefined => {
+    if (!hints.has(reference) && hints.size < MAX_HINTED_REFERENCES) hints.set(reference, likelyMeant(reference, options));
+    return hints.get(reference);
+  };
   const issuesOf = (reader: string, value: JsonValue, path: string): ValidationIssue[] =>
-    taskReferencesIn(value, path).flatMap((found) => (defined.has(found.reference) || loopRunOf(found.reference, loopTasks) !== undefined ? [] : [undefinedReferenceIssue(reader, found, defined)]));
+    taskReferencesIn(value, path).flatMap((found) => (defined.has(found.reference) || loopRunOf(found.reference, loopTasks) !== undefined ? [] : [undefinedReferenceIssue(reader, found, hintFor(found.reference))]));
   const issues = entries.flatMap(({ task, path }) => {
     if (!isRecord(task)) return [];
     const ref = referenceOf(task);
@@ -935,10 +972,12 @@ function undefinedReferenceIssues(entries: ReadonlyArray<{ task: unknown; path: 
   return issues;
 }
 
-/** The issue of `reader` reading a task reference name the definition does not hold (see {@link undefinedReferenceIssues}). */
-function undefinedReferenceIssue(reader: string, { reference, path, expression }: TaskReference, defined: ReadonlySet<string>): ValidationIssue {
+/**
+ * The issue of `reader` reading a task reference name the definition does not hold (see {@link undefinedReferenceIssues}),
+ * with the name it likely `meant`, if any.
+ */
+function undefinedReferenceIssue(reader: string, { reference, path, expression }: TaskReference, meant: string | undefined): ValidationIssue {
   const quoted = expression.length <= MAX_QUOTED_EXPRESSION ? expression : `${expression.slice(0, MAX_QUOTED_EXPRESSION - 1)}…`;
-  const meant = likelyMeant(reference, [...defined]);
   return {
     path,
     message: `${reader} reads ${JSON.stringify(reference)} in ${quoted}, a taskReferenceName not defined in this workflow definition (no task has it, in any branch or loop), so it would resolve to null${meant === undefined ? "" : `; did you mean ${JSON.stringify(meant)}?`}`,
