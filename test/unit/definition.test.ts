@@ -892,6 +892,9 @@ describe("validateWorkflowDef: the task reference names expressions read (Conduc
     for (const tasks of [[inline("use", { v: `\${${runs}.output}` })], [loop("x_loop", [noop("y")]), inline("use", { v: `\${${runs}.output}` })]]) {
       const result = validateWorkflowDef(def({}, tasks));
       expect(result.ok ? [] : result.errors.map(({ path }) => path)).toEqual([`tasks[${tasks.length - 1}].inputParameters.v`]);
+      // Its message quotes the start of the name, as of the expression, not 900 KB of it.
+      expect(result.ok ? "" : result.errors[0]!.message).toMatch(/^task "use" reads "x__1__1[_1]{60,}…" in \$\{x__1__1[_1]{60,}…, a taskReferenceName not defined/);
+      expect(result.ok ? 0 : result.errors[0]!.message.length).toBeLessThan(400);
     }
     // Still a loop task's run when it is one, at any depth of loops; a run's number has no leading 0.
     expect(validateWorkflowDef(def({}, [loop("outer", [loop("mid", [noop("x")])]), inline("use", { v: `\${x__2__7.output} \${mid__3.output} \${x__1__0.output}` })]))).toMatchObject({

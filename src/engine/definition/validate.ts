@@ -27,6 +27,7 @@ import {
 import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
 import { MAX_MASKED_FIELD_LENGTH, MAX_MASKED_FIELDS } from "../masking";
 import { MAX_RETENTION_SECONDS } from "../retention";
+import { cutText } from "../limits";
 import { childPath, isRegistrationOnly, type ValidationIssue } from "../validation-issue";
 import { isTextScalar } from "../scalar-text";
 import {
@@ -929,7 +930,7 @@ function resolvedTemplates(task: UnknownRecord, path: string): Array<{ value: Js
   return templates;
 }
 
-/** How much of an expression a message about it quotes. */
+/** How much of an expression, or of a name, a message about it quotes. */
 const MAX_QUOTED_EXPRESSION = 80;
 
 /** How many of the unknown names a definition's expressions read get a "did you mean" hint (see {@link undefinedReferenceIssues}). */
@@ -977,10 +978,11 @@ function undefinedReferenceIssues(entries: ReadonlyArray<{ task: unknown; path: 
  * with the name it likely `meant`, if any.
  */
 function undefinedReferenceIssue(reader: string, { reference, path, expression }: TaskReference, meant: string | undefined): ValidationIssue {
-  const quoted = expression.length <= MAX_QUOTED_EXPRESSION ? expression : `${expression.slice(0, MAX_QUOTED_EXPRESSION - 1)}…`;
+  // A name is as long as its author made it: quoted, as the expression, by its start.
+  const quoted = (text: string): string => (text.length <= MAX_QUOTED_EXPRESSION ? text : `${cutText(text, MAX_QUOTED_EXPRESSION - 1)}…`);
   return {
     path,
-    message: `${reader} reads ${JSON.stringify(reference)} in ${quoted}, a taskReferenceName not defined in this workflow definition (no task has it, in any branch or loop), so it would resolve to null${meant === undefined ? "" : `; did you mean ${JSON.stringify(meant)}?`}`,
+    message: `${reader} reads ${JSON.stringify(quoted(reference))} in ${quoted(expression)}, a taskReferenceName not defined in this workflow definition (no task has it, in any branch or loop), so it would resolve to null${meant === undefined ? "" : `; did you mean ${JSON.stringify(meant)}?`}`,
   };
 }
 
