@@ -858,6 +858,13 @@ describe("validateWorkflowDef: the task reference names expressions read (Conduc
     const script = (expression: string) => inline("script", { evaluatorType: "graaljs", expression });
     expect(pathsOf(def({}, [script("`Hello ${name}`")]))).toEqual(["tasks[0].inputParameters.expression"]);
     expect(validateWorkflowDef(def({}, [script("`Hello $${name}`")]))).toMatchObject({ ok: true });
+    // The message says how to write JavaScript's own `${…}` in a script (a LAMBDA's too, in a loop or not), and only there.
+    const lambda = { name: "lambda", taskReferenceName: "lambda", type: "LAMBDA", inputParameters: { scriptExpression: "return `Hi ${who}`;", other: "${who.output}" } };
+    expect(errorsOf(def({}, [script("`Hello ${name}`"), loop("again", [lambda])])).map(({ path, message }) => [path, message.endsWith("; in a script, JavaScript's own ${…} is written $${…}")])).toEqual([
+      ["tasks[0].inputParameters.expression", true],
+      ["tasks[1].loopOver[0].inputParameters.scriptExpression", true],
+      ["tasks[1].loopOver[0].inputParameters.other", false],
+    ]);
     const cached = { name: "worker", taskReferenceName: "worker", type: "SIMPLE", inputParameters: { account: "${workflow.input.account}" }, cacheConfig: { key: "acct-${account}", ttlInSecond: 60 } };
     expect(validateWorkflowDef(def({}, [cached]))).toMatchObject({ ok: true });
   });

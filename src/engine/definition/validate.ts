@@ -28,6 +28,7 @@ import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
 import { MAX_MASKED_FIELD_LENGTH, MAX_MASKED_FIELDS } from "../masking";
 import { MAX_RETENTION_SECONDS } from "../retention";
 import { cutText } from "../limits";
+import { taskScript } from "../scripts";
 import { childPath, isRegistrationOnly, type ValidationIssue } from "../validation-issue";
 import { isTextScalar } from "../scalar-text";
 import {
@@ -961,13 +962,16 @@ function undefinedReferenceIssues(entries: ReadonlyArray<{ task: unknown; path: 
     if (!hints.has(reference) && hints.size < MAX_HINTED_REFERENCES) hints.set(reference, likelyMeant(reference, options));
     return hints.get(reference);
   };
-  const issuesOf = (reader: string, value: JsonValue, path: string): ValidationIssue[] =>
-    taskReferencesIn(value, path).flatMap((found) => (defined.has(found.reference) || loopRunOf(found.reference, loopTasks) !== undefined ? [] : [undefinedReferenceIssue(reader, found, hintFor(found.reference))]));
+  const issuesOf = (reader: string, value: JsonValue, path: string, scriptPath?: string): ValidationIssue[] =>
+    taskReferencesIn(value, path).flatMap((found) =>
+      defined.has(found.reference) || loopRunOf(found.reference, loopTasks) !== undefined ? [] : [undefinedReferenceIssue(reader, found, hintFor(found.reference), found.path === scriptPath)],
+    );
   const issues = entries.flatMap(({ task, path }) => {
     if (!isRecord(task)) return [];
     const ref = referenceOf(task);
     const reader = ref === undefined ? "the task" : `task ${JSON.stringify(ref)}`;
-    return resolvedTemplates(task, path).flatMap(({ value, path: at }) => issuesOf(reader, value, at));
+    const script = taskScript(task);
+    return resolvedTemplates(task, path).flatMap(({ value, path: at }) => issuesOf(reader, value, at, script === undefined ? undefined : `${path}.${script.field}`));
   });
   if (isBoundedJsonObject(outputParameters)) issues.push(...issuesOf("the workflow's outputParameters", outputParameters, "outputParameters"));
   return issues;
@@ -975,14 +979,15 @@ function undefinedReferenceIssues(entries: ReadonlyArray<{ task: unknown; path: 
 
 /**
  * The issue of `reader` reading a task reference name the definition does not hold (see {@link undefinedReferenceIssues}),
- * with the name it likely `meant`, if any.
+ * with the name it likely `meant`, if any; `inScript` when the expression is in a script's text (an INLINE's
+ * `expression`), where it is most likely JavaScript's own template literal, which `$${…}` writes.
  */
-function undefinedReferenceIssue(reader: string, { reference, path, expression }: TaskReference, meant: string | undefined): ValidationIssue {
+function undefinedReferenceIssue(reader: string, { reference, path, expression }: TaskReference, meant: string | undefined, inScript: boolean): ValidationIssue {
   // A name is as long as its author made it: quoted, as the expression, by its start.
   const quoted = (text: string): string => (text.length <= MAX_QUOTED_EXPRESSION ? text : `${cutText(text, MAX_QUOTED_EXPRESSION - 1)}…`);
   return {
     path,
-    message: `${reader} reads ${JSON.stringify(quoted(reference))} in ${quoted(expression)}, a taskReferenceName not defined in this workflow definition (no task has it, in any branch or loop), so it would resolve to null${meant === undefined ? "" : `; did you mean ${JSON.stringify(meant)}?`}`,
+    message: `${reader} reads ${JSON.stringify(quoted(reference))} in ${quoted(expression)}, a taskReferenceName not defined in this workflow definition (no task has it, in any branch or loop), so it would resolve to null${meant === undefined ? "" : `; did you mean ${JSON.stringify(meant)}?`}${inScript ? "; in a script, JavaScript's own ${…} is written $${…}" : ""}`,
   };
 }
 
