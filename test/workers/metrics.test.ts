@@ -3,12 +3,13 @@
  * worker queues, through the real router, execution objects, index writer and local D1.
  */
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { IndexRow } from "../../src/actors/execution-index";
 import { ExecutionIndexWriter, indexBatchStatements } from "../../src/actors/index-writer";
 import type { JsonObject } from "../../src/engine/model";
 import { collectMetrics, MAX_DEPTH_QUEUES } from "../../src/worker/metrics/collect";
 import { DURATION_BUCKETS_SECONDS } from "../../src/worker/metrics/histogram";
+import { parsePrometheusText } from "../prometheus-text";
 import { call, createUser } from "./auth-helpers";
 import { ADMIN_KEY, api, apiOk, eventually, gate, register, searchRow, startWorkflow, waitFor, waitForIndexRow } from "./helpers";
 
@@ -325,5 +326,80 @@ describe("GET /api/metrics", () => {
     const nobody = await createUser("metrics-nobody@example.com");
     expect((await call("GET", "/api/metrics", { "x-api-key": nobody.apiKey })).status).toBe(403);
     expect((await call("GET", "/api/metrics", {})).status).toBe(401);
+  });
+
+  it("writes a scrape a strict Prometheus parser reads, with the names users chose (quotes, backslashes, line breaks) as they are, and counters that never fall", async () => {
+    const workflowName = 'mt "odd\\ flow\nnamed';
+    const taskName = 'mt_odd "worker\\\n';
+    await register({ name: workflowName, tasks: [simple("work", taskName)] });
+    const workflowId = await startWorkflow(workflowName);
+    const [polled] = await apiOk<JsonObject[]>("GET", `/api/tasks/poll/batch/${encodeURIComponent(taskName)}?workerid=metrics&count=1&timeout=0`);
+    expect(polled?.["workflowInstanceId"]).toBe(workflowId);
+    await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: polled!["taskId"], status: "COMPLETED", outputData: {} });
+    await waitForIndexRow(workflowId, "COMPLETED");
+
+    const read = async () => {
+      const response = await call("GET", "/api/metrics", { "x-api-key": ADMIN_KEY });
+      expect(response.status).toBe(200);
+      const families = parsePrometheusText(await response.text());
+      const value = (family: string, sample: string, labels: Record<string, string>) =>
+        families.find((found) => found.name === family)?.samples.find((found) => found.name === sample && Object.entries(labels).every(([name, label]) => found.labels[name] === label))?.value;
+      return { families, value };
+    };
+    const first = await read();
+    expect(first.families.map((family) => family.name)).toEqual([
+      "workflow_started_total",
+      "workflow_running",
+      "workflow_paused",
+      "workflow_completed_seconds",
+      "workflow_failure_total",
+      "task_completed_seconds",
+      "task_queue_wait_seconds",
+      "task_queue_depth",
+    ]);
+    expect(first.value("workflow_started_total", "workflow_started_total", { workflowName })).toBe(1);
+    expect(first.value("workflow_completed_seconds", "workflow_completed_seconds_count", { workflowName, status: "COMPLETED" })).toBe(1);
+    expect(first.value("task_completed_seconds", "task_completed_seconds_count", { taskType: taskName, status: "COMPLETED" })).toBe(1);
+    expect(first.value("task_queue_wait_seconds", "task_queue_wait_seconds_count", { taskType: taskName })).toBe(1);
+
+    // Another execution, started and ended: every counter of the first scrape is still there, none lower.
+    const second = await startWorkflow(workflowName);
+    await apiOk("DELETE", `/api/workflow/${second}?reason=enough`);
+    await waitForIndexRow(second, "TERMINATED");
+    const later = await read();
+    for (const family of first.families.filter((found) => found.type === "counter" || found.type === "histogram")) {
+      for (const sample of family.samples) expect(later.value(family.name, sample.name, sample.labels), `${sample.name} ${JSON.stringify(sample.labels)}`).toBeGreaterThanOrEqual(sample.value);
+    }
+    expect(later.value("workflow_started_total", "workflow_started_total", { workflowName })).toBe(2);
+    expect(later.value("workflow_failure_total", "workflow_failure_total", { workflowName, status: "TERMINATED" })).toBe(1);
+  });
+
+  it("answers a scrape that fails with a 500 quoting the request id of its one-line log, which holds no credential", async () => {
+    // D1 failing the counters' read, as it answers an error: the statement's promise rejects.
+    const database = Object.getPrototypeOf(env.DB) as { prepare: (this: D1Database, sql: string) => D1PreparedStatement };
+    const { prepare } = database;
+    database.prepare = function (sql) {
+      if (!sql.includes("metric_counts")) return prepare.call(this, sql);
+      const failing = { bind: () => failing, all: () => Promise.reject(new Error("D1_ERROR: the test refuses the counters")) };
+      return failing as unknown as D1PreparedStatement;
+    };
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const response = await call("GET", "/api/metrics", { "x-api-key": ADMIN_KEY });
+      expect(response.status).toBe(500);
+      const answer = await response.json<{ error: string; requestId: string; message: string }>();
+      expect(answer.error).toBe("INTERNAL_ERROR");
+      expect(answer.message).not.toContain("D1_ERROR");
+      const lines = logged.mock.calls.map((args) => args.map(String).join(" "));
+      const line = lines.find((found) => found.includes(answer.requestId));
+      expect(line, lines.join("\n")).toBeDefined();
+      expect(line).not.toContain("\n");
+      expect(JSON.parse(line!)).toMatchObject({ msg: "unhandled error", requestId: answer.requestId, error: expect.stringContaining("the test refuses the counters") });
+      expect(line).not.toContain(ADMIN_KEY.split(":")[1]);
+    } finally {
+      database.prepare = prepare;
+      logged.mockRestore();
+    }
+    expect((await call("GET", "/api/metrics", { "x-api-key": ADMIN_KEY })).status).toBe(200);
   });
 });
