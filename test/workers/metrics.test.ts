@@ -7,7 +7,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { IndexRow } from "../../src/actors/execution-index";
 import { ExecutionIndexWriter, indexBatchStatements } from "../../src/actors/index-writer";
 import type { JsonObject } from "../../src/engine/model";
-import { collectMetrics, MAX_DEPTH_QUEUES } from "../../src/worker/metrics/collect";
+import { collectMetrics, MAX_DEPTH_QUEUES, MAX_SERIES_NAMES } from "../../src/worker/metrics/collect";
 import { DURATION_BUCKETS_SECONDS } from "../../src/worker/metrics/histogram";
 import { parsePrometheusText } from "../prometheus-text";
 import { call, createUser } from "./auth-helpers";
@@ -195,6 +195,58 @@ describe("GET /api/metrics", () => {
     }
   });
 
+  it(`writes the series of the ${MAX_SERIES_NAMES} workflow names and task types counted most, and how many others it left out: names from data (a DYNAMIC's task named by its input) have no other bound`, async () => {
+    // One execution of each of many one-off names (an id in each), and a busy name sorting after all of them.
+    const flood = Array.from({ length: MAX_SERIES_NAMES + 5 }, (_, index) => `mt_flood_${String(index).padStart(4, "0")}`);
+    const busy = "mt_flood_zz_busy";
+    const rows = [...flood.map((name) => [name, 1]), [busy, 50]].flatMap(([name, count]) => [
+      ["workflow_started", name, "", 0, count, 0],
+      ["workflow_completed", name, "COMPLETED", 2, count, 60 * Number(count)],
+      ["task_completed", name, "COMPLETED", 2, count, 60 * Number(count)],
+    ]);
+    await env.DB.prepare(
+      `INSERT INTO metric_counts (metric, name, status, bucket, count, sum_ms) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 FROM json_each(?)`,
+    )
+      .bind(JSON.stringify(rows))
+      .run();
+    try {
+      const families = await collectMetrics(env, [
+        { action: "WORKFLOW_READ", scope: "*" },
+        { action: "TASK_READ", scope: "*" },
+      ]);
+      const labelsOf = (family: string, label: string) => new Set(families.find((found) => found.name === family)!.samples.map((sample) => sample.labels[label]!));
+      const distinct = async (sql: string) => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM (${sql})`).first<{ n: number }>())!.n;
+      const workflowNames = await distinct(
+        `SELECT name FROM metric_counts WHERE metric IN ('workflow_started', 'workflow_completed') UNION SELECT workflow_name FROM executions WHERE status IN ('RUNNING', 'PAUSED')`,
+      );
+      const taskTypes = await distinct(`SELECT name FROM metric_counts WHERE metric IN ('task_completed', 'task_queue_wait') GROUP BY name`);
+      const started = labelsOf("workflow_started_total", "workflowName");
+      expect(started.size).toBe(MAX_SERIES_NAMES);
+      expect(started.has(busy)).toBe(true);
+      // The same names in every workflow family: a name shown has all its series.
+      for (const name of labelsOf("workflow_completed_seconds", "workflowName")) expect(started.has(name), name).toBe(true);
+      const endedTypes = labelsOf("task_completed_seconds", "taskType");
+      expect(endedTypes.size).toBe(MAX_SERIES_NAMES);
+      expect(endedTypes.has(busy)).toBe(true);
+      // Those left out are one-off names, and counted.
+      expect(flood.filter((name) => !started.has(name)).length).toBeGreaterThanOrEqual(5);
+      const leftOut = families.find((family) => family.name === "metrics_names_left_out")!.samples;
+      expect(leftOut).toEqual([
+        { labels: { label: "workflowName" }, value: workflowNames - MAX_SERIES_NAMES },
+        { labels: { label: "taskType" }, value: taskTypes - MAX_SERIES_NAMES },
+      ]);
+      // A reader of one workflow and one task type sees them, and that nothing of its own was left out.
+      const narrow = await collectMetrics(env, [
+        { action: "WORKFLOW_READ", scope: `workflow:${flood[0]}` },
+        { action: "TASK_READ", scope: `task:${flood[0]}` },
+      ]);
+      expect(narrow.find((family) => family.name === "workflow_started_total")!.samples).toEqual([{ labels: { workflowName: flood[0] }, value: 1 }]);
+      expect(narrow.find((family) => family.name === "metrics_names_left_out")!.samples.map((sample) => sample.value)).toEqual([0, 0]);
+    } finally {
+      await env.DB.prepare(`DELETE FROM metric_counts WHERE name LIKE 'mt_flood_%'`).run();
+    }
+  });
+
   it("counts what a search row shows for the first time: a row sent again, or older than the index's, counts nothing", async () => {
     const workflowId = crypto.randomUUID();
     const first = row(workflowId, { tasks: [taskRow("t1", "COMPLETED", 1_000, 1_200), taskRow("t2", "CANCELED", 0, 1_300)] });
@@ -356,6 +408,7 @@ describe("GET /api/metrics", () => {
       "task_completed_seconds",
       "task_queue_wait_seconds",
       "task_queue_depth",
+      "metrics_names_left_out",
     ]);
     expect(first.value("workflow_started_total", "workflow_started_total", { workflowName })).toBe(1);
     expect(first.value("workflow_completed_seconds", "workflow_completed_seconds_count", { workflowName, status: "COMPLETED" })).toBe(1);

@@ -14,6 +14,15 @@ import type { CountedMetric } from "./histogram";
  */
 export const MAX_DEPTH_QUEUES = 250;
 
+/**
+ * Most workflow names, and most task types, one scrape writes series of: the names come from data (a DYNAMIC task's
+ * name read from its input is a task type of its own, a series for good), and a scrape writing every one ever counted
+ * grows without end, each histogram series 19 lines, until it passes the Worker's CPU or memory, or Prometheus'
+ * scrape timeout, and every metric is lost. Past it the names counted least are left out, and
+ * `metrics_names_left_out` says how many.
+ */
+export const MAX_SERIES_NAMES = 500;
+
 /** A row of `metric_counts` (a wait's status is '', its wait the duration): one bucket of one series. */
 interface EndedRow {
   name: string;
@@ -46,26 +55,31 @@ export async function collectMetrics(env: Env, grants: readonly Grant[]): Promis
     env.DB.prepare(`SELECT metric, name, status, bucket, count, sum_ms AS duration_ms FROM metric_counts WHERE metric IN ('task_completed', 'task_queue_wait') ORDER BY name, status, bucket`).all<EndedRow & { metric: CountedMetric }>(),
     mayReadAnyTask(grants) ? registeredQueueDepths(env, mayReadTasks) : Promise.resolve([]),
   ]);
-  const readableTasks = tasks.results.filter((row) => mayReadTasks(row.name));
+  const workflows = mostCounted([...starts, ...ends, ...open]);
+  const taskTypes = mostCounted(tasks.results.filter((row) => mayReadTasks(row.name)));
+  const readableTasks = tasks.results.filter((row) => taskTypes.kept.has(row.name));
   const taskEnds = readableTasks.filter((row) => row.metric === "task_completed");
   const taskWaits = readableTasks.filter((row) => row.metric === "task_queue_wait");
+  const shownWorkflows = <T extends { name: string }>(rows: readonly T[]): T[] => rows.filter((row) => workflows.kept.has(row.name));
   const openOf = (status: string): Sample[] =>
-    open.filter((row) => row.status === status).map((row) => ({ labels: { workflowName: row.name, version: String(row.version) }, value: row.count }));
+    shownWorkflows(open)
+      .filter((row) => row.status === status)
+      .map((row) => ({ labels: { workflowName: row.name, version: String(row.version) }, value: row.count }));
   return [
-    { name: "workflow_started_total", help: "Workflow executions started.", type: "counter", samples: starts.map((row) => ({ labels: { workflowName: row.name }, value: row.count })) },
+    { name: "workflow_started_total", help: "Workflow executions started.", type: "counter", samples: shownWorkflows(starts).map((row) => ({ labels: { workflowName: row.name }, value: row.count })) },
     { name: "workflow_running", help: "Workflow executions running now (as the search index shows them, within about a second).", type: "gauge", samples: openOf("RUNNING") },
     { name: "workflow_paused", help: "Workflow executions paused now (as the search index shows them).", type: "gauge", samples: openOf("PAUSED") },
     {
       name: "workflow_completed_seconds",
       help: "Workflow executions ended, by final status, and how long each ran (start to end).",
       type: "histogram",
-      samples: histogramSamples(ends, (row) => ({ workflowName: row.name, status: row.status })),
+      samples: histogramSamples(shownWorkflows(ends), (row) => ({ workflowName: row.name, status: row.status })),
     },
     {
       name: "workflow_failure_total",
       help: "Workflow executions ended unsuccessfully (FAILED, TIMED_OUT, TERMINATED).",
       type: "counter",
-      samples: seriesTotals(ends.filter((row) => row.status !== "COMPLETED"), (row) => ({ workflowName: row.name, status: row.status })),
+      samples: seriesTotals(shownWorkflows(ends).filter((row) => row.status !== "COMPLETED"), (row) => ({ workflowName: row.name, status: row.status })),
     },
     {
       name: "task_completed_seconds",
@@ -85,7 +99,27 @@ export async function collectMetrics(env: Env, grants: readonly Grant[]): Promis
       type: "gauge",
       samples: queues.map((queue): Sample => ({ labels: { taskType: queue.taskName }, value: queue.size })),
     },
+    {
+      name: "metrics_names_left_out",
+      help: `Workflow names and task types whose series this scrape left out: past the ${MAX_SERIES_NAMES} counted most of each kind.`,
+      type: "gauge",
+      samples: [
+        { labels: { label: "workflowName" }, value: workflows.leftOut },
+        { labels: { label: "taskType" }, value: taskTypes.leftOut },
+      ],
+    },
   ];
+}
+
+/**
+ * The {@link MAX_SERIES_NAMES} names of `rows` counted most (ties by name), and how many others there are: the names
+ * whose series a scrape writes. Only the rows the caller may read, so that the number left out tells nothing of others.
+ */
+function mostCounted(rows: ReadonlyArray<{ name: string; count: number }>): { kept: Set<string>; leftOut: number } {
+  const totals = new Map<string, number>();
+  for (const row of rows) totals.set(row.name, (totals.get(row.name) ?? 0) + row.count);
+  const ranked = [...totals].sort(([nameA, countA], [nameB, countB]) => countB - countA || (nameA < nameB ? -1 : nameA > nameB ? 1 : 0));
+  return { kept: new Set(ranked.slice(0, MAX_SERIES_NAMES).map(([name]) => name)), leftOut: Math.max(0, ranked.length - MAX_SERIES_NAMES) };
 }
 
 /**
