@@ -11,7 +11,7 @@ interface Sample {
 interface MetricsModule {
   parseExposition(text: string): Sample[];
   histogramQuantile(q: number, buckets: Array<[number, number]>): number | undefined;
-  metricsTables(samples: Sample[]): { workflows: Array<Record<string, unknown>>; tasks: Array<Record<string, unknown>> };
+  metricsTables(samples: Sample[]): { workflows: Array<Record<string, unknown>>; tasks: Array<Record<string, unknown>>; leftOut: { workflows: number; tasks: number } };
   durationText(seconds: number | undefined): string;
 }
 
@@ -75,6 +75,17 @@ describe("the UI's Metrics page", () => {
     ];
     const { tasks } = metricsTables(parseExposition(renderExposition(families)));
     expect(tasks.map((row) => [row["taskType"], row["waiting"]])).toEqual([["adhoc", undefined], ["idle", 0]]);
+  });
+
+  it("tells how many workflow names and task types the scrape left out, and makes no row of that count", () => {
+    const families: MetricFamily[] = [
+      { name: "workflow_started_total", help: "", type: "counter", samples: [{ labels: { workflowName: "orders" }, value: 7 }] },
+      { name: "metrics_names_left_out", help: "", type: "gauge", samples: [{ labels: { label: "workflowName" }, value: 12 }, { labels: { label: "taskType" }, value: 0 }] },
+    ];
+    const { workflows, tasks, leftOut } = metricsTables(parseExposition(renderExposition(families)));
+    expect(leftOut).toEqual({ workflows: 12, tasks: 0 });
+    expect(workflows.map((row) => row["workflowName"])).toEqual(["orders"]);
+    expect(tasks).toEqual([]);
   });
 
   it("says a duration in the unit that reads best", () => {

@@ -65,9 +65,10 @@ export function histogramQuantile(q, buckets) {
  * The page's two tables from a scrape: per workflow (started, running, paused, ended well and not, and how long
  * completed runs took) and per task type (ended, failed, how long completed runs took and tasks waited to start, and
  * how many wait in its default domain's queue now: undefined when the scrape has no depth for it, as for a task type
- * without a task definition or a domain's queue, which `task_queue_depth` leaves out). Sorted by name.
+ * without a task definition or a domain's queue, which `task_queue_depth` leaves out). Sorted by name. With them, how
+ * many workflow names and task types the scrape left out (`metrics_names_left_out`: past those counted most).
  * @param {Sample[]} samples
- * @returns {{ workflows: WorkflowRow[], tasks: TaskRow[] }}
+ * @returns {{ workflows: WorkflowRow[], tasks: TaskRow[], leftOut: { workflows: number, tasks: number } }}
  */
 export function metricsTables(samples) {
   /** @type {Map<string, WorkflowRow>} */
@@ -88,7 +89,13 @@ export function metricsTables(samples) {
   };
   /** @type {Map<string, Array<[number, number]>>} */
   const buckets = new Map();
+  const leftOut = { workflows: 0, tasks: 0 };
   for (const { name, labels, value } of samples) {
+    if (name === "metrics_names_left_out") {
+      if (labels["label"] === "workflowName") leftOut.workflows += value;
+      else if (labels["label"] === "taskType") leftOut.tasks += value;
+      continue;
+    }
     const workflowName = labels["workflowName"];
     const taskType = labels["taskType"];
     if (workflowName !== undefined) {
@@ -124,6 +131,7 @@ export function metricsTables(samples) {
   return {
     workflows: [...workflows.values()].sort((a, b) => byName(a.workflowName, b.workflowName)),
     tasks: [...tasks.values()].sort((a, b) => byName(a.taskType, b.taskType)),
+    leftOut,
   };
 }
 
@@ -181,7 +189,9 @@ export async function renderMetrics(container, _params, context) {
       return;
     }
     if (!context.active()) return;
-    const { workflows, tasks } = metricsTables(parseExposition(text));
+    const { workflows, tasks, leftOut } = metricsTables(parseExposition(text));
+    /** A note under a table whose scrape left names out (it writes the series of those counted most). @param {number} count @param {string} what */
+    const leftOutNote = (count, what) => count > 0 ? h("p", { className: "help" }, `${count} more ${what}, counted less, left out: the metrics show those counted most.`) : null;
     replaceChildren(body,
       h("h2", { id: "metrics-workflows" }, "Workflows"),
       workflows.length === 0
@@ -197,6 +207,7 @@ export async function renderMetrics(container, _params, context) {
             h("td", {}, String(row.unsuccessful)),
             h("td", {}, durationText(row.p50)),
             h("td", {}, durationText(row.p95))))))),
+      leftOutNote(leftOut.workflows, leftOut.workflows === 1 ? "workflow" : "workflows"),
       h("h2", { id: "metrics-tasks" }, "Task types"),
       tasks.length === 0
         ? h("p", { className: "empty" }, "No task type you may read has run yet.")
@@ -209,7 +220,8 @@ export async function renderMetrics(container, _params, context) {
             h("td", {}, durationText(row.p50)),
             h("td", {}, durationText(row.p95)),
             h("td", {}, durationText(row.waitP50)),
-            h("td", {}, row.waiting === undefined ? "—" : String(row.waiting))))))));
+            h("td", {}, row.waiting === undefined ? "—" : String(row.waiting))))))),
+      leftOutNote(leftOut.tasks, leftOut.tasks === 1 ? "task type" : "task types"));
   }
   await load();
 }
