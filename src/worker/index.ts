@@ -1,7 +1,7 @@
 import { Router, type IRequest } from "itty-router";
 import { guard } from "./guard";
 import { serviceConfig } from "./config";
-import { responseForError } from "./http/errors";
+import { errorResponse, responseForError } from "./http/errors";
 import { unavailableError } from "./object-retry";
 import { MethodTable } from "./http/allowed-methods";
 import { isPreflight, preflightResponse, withResponseHeaders } from "./http/headers";
@@ -100,9 +100,13 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
     // An object that could not answer now (evicted, reset, overloaded) is no bug of the service: a 503 the client may
     // repeat, logged with what the object said.
     const unavailable = unavailableError(error);
-    if (unavailable !== undefined) console.warn(JSON.stringify({ msg: "an object could not answer", requestId, error: String(error) }));
+    if (unavailable !== undefined) {
+      console.warn(JSON.stringify({ msg: "an object could not answer", requestId, error: String(error) }));
+      // The id of that line, quoted as a 500 quotes its own: a client reporting 503s (a hot object's) leads to them.
+      return errorResponse(unavailable.status, unavailable.code, unavailable.message, { requestId, headers: unavailable.headers });
+    }
     // A definition's tags added past the limit by a batch another addition raced (see `cappedInsertStatements`).
-    return responseForError(unavailable ?? tagLimitRefusal(error) ?? error, requestId);
+    return responseForError(tagLimitRefusal(error) ?? error, requestId);
   }
 }
 

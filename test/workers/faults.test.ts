@@ -1,5 +1,5 @@
 import { SELF, abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { executionStub } from "../../src/worker/executions";
@@ -364,6 +364,25 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
       expect(response.status).toBe(503);
       expect(await response.json()).toMatchObject({ error: "UNAVAILABLE", retryable: true });
     })).toBe(1);
+  });
+
+  it("a 503 of an object that could not answer quotes the request id of its log line, as a 500 does", async () => {
+    await register({ name: "fx_unavailable_id", tasks: [hold("hold")] });
+    const workflowId = await startWorkflow("fx_unavailable_id");
+    const warned = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      await withFailingCalls(workflowId, "getWorkflowJson", { flag: "overloaded", times: 1 }, async () => {
+        const response = await api("GET", `/api/workflow/${workflowId}`);
+        expect(response.status).toBe(503);
+        const answer = await response.json<{ error: string; requestId?: string }>();
+        expect(answer).toMatchObject({ error: "UNAVAILABLE", requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+        const lines = warned.mock.calls.map((args) => args.map(String).join(" ")).filter((line) => line.includes(answer.requestId!));
+        expect(lines).toHaveLength(1);
+        expect(JSON.parse(lines[0]!)).toMatchObject({ msg: "an object could not answer", requestId: answer.requestId });
+      });
+    } finally {
+      warned.mockRestore();
+    }
   });
 
   it("a start with an idempotency key that took effect is made again and answers its one execution; one without a key is a 503, not repeated", async () => {
