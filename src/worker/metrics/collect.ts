@@ -138,8 +138,16 @@ async function registeredQueueDepths(env: Env, mayRead: (taskName: string) => bo
   const shown = results.filter((row) => mayRead(row.name)).slice(0, MAX_DEPTH_QUEUES);
   const listed = shown.filter((row) => row.listed === 1).map((row) => row.name);
   const sizes = await defaultQueueSizes(env, listed);
-  const sizeOf = new Map(listed.map((taskName, index) => [taskName, sizes[index]!]));
-  return shown.map((row) => ({ taskName: row.name, size: sizeOf.get(row.name) ?? 0 }));
+  const sizeOf = new Map(listed.map((taskName, index) => [taskName, sizes[index]]));
+  // A queue that could not answer now (reset, overloaded: a hot queue's, when its depth matters most) has no series in
+  // this scrape rather than a 0 that would be false, and the scrape still answers every other metric.
+  const unanswered = listed.filter((taskName) => sizeOf.get(taskName) === undefined);
+  if (unanswered.length > 0) console.warn(JSON.stringify({ msg: "metrics: worker queues that could not answer left out of task_queue_depth", queues: unanswered }));
+  return shown.flatMap((row) => {
+    if (row.listed !== 1) return [{ taskName: row.name, size: 0 }];
+    const size = sizeOf.get(row.name);
+    return size === undefined ? [] : [{ taskName: row.name, size }];
+  });
 }
 
 /** True when `grants` let their holder read some task type's metrics: only then are the worker queues asked. */

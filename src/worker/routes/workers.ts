@@ -10,7 +10,7 @@ import { jsonTextResponse, readJsonBody } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
 import { authorizeRead, principalOf } from "../guard";
 import { mayReadTasksNamed } from "../auth/metadata-access";
-import { retryingObjectCall } from "../object-retry";
+import { isObjectUnavailable, retryingObjectCall } from "../object-retry";
 import { isSubrequestLimitError } from "../subrequest-limit";
 import { MAX_QUERY_NAME_LENGTH, decodedPathParam, integerQuery, nameQuery, queryParams, queryValue } from "../http/params";
 import { TaskResultRequest, parseOrThrow } from "../schemas";
@@ -175,9 +175,21 @@ export async function listedQueueSizes(env: Env, readable: (taskName: string) =>
   return { queues: read.map(({ item, answer }) => ({ ...item, size: answer })), leftOut };
 }
 
-/** The size of the default domain's queue of each of `taskNames`, in their order, {@link LISTING_CONCURRENCY} at a time. */
-export async function defaultQueueSizes(env: Env, taskNames: readonly string[]): Promise<number[]> {
-  return await inBatches(taskNames, (taskName) => readQueue(env, taskName, undefined, async (stub) => await stub.size()));
+/**
+ * The size of the default domain's queue of each of `taskNames`, in their order, {@link LISTING_CONCURRENCY} at a time;
+ * undefined for one that could not answer now (its object reset or overloaded past the repeats, or the runtime refusing
+ * the call past the request's subrequests), so that one busy queue leaves out its own size, not every other's. Any other
+ * failure is thrown.
+ */
+export async function defaultQueueSizes(env: Env, taskNames: readonly string[]): Promise<Array<number | undefined>> {
+  return await inBatches(taskNames, async (taskName) => {
+    try {
+      return await readQueue(env, taskName, undefined, async (stub) => await stub.size());
+    } catch (error) {
+      if (isObjectUnavailable(error) || isSubrequestLimitError(error)) return undefined;
+      throw error;
+    }
+  });
 }
 
 /** `ask` of each item, {@link LISTING_CONCURRENCY} at a time, in the items' order. */
