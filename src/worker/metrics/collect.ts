@@ -37,7 +37,8 @@ interface EndedRow {
  * exports them to Prometheus): workflow series for the workflows the caller may read (`WORKFLOW_READ`), task series
  * for the task types the caller may read (`TASK_READ` at `task:<type>`). Counters come from what the search-row
  * writer counted (`metric_counts`, migrations/0026_metrics.sql), gauges from the search index and the worker queues as
- * they are now.
+ * they are now; of the {@link MAX_SERIES_NAMES} workflow names and task types counted most, with a gauge of how many
+ * others were left out.
  */
 export async function collectMetrics(env: Env, grants: readonly Grant[]): Promise<MetricFamily[]> {
   const readable = readableWorkflows(grants, "WORKFLOW_READ");
