@@ -254,7 +254,11 @@ describe("GET /api/metrics", () => {
     await register({ name: "mt_calm", tasks: [simple("work", "mt_calm_worker")] });
     await startWorkflow("mt_hot");
     await startWorkflow("mt_calm");
-    await scrapeUntil((found) => found.get(`task_queue_depth{taskType="mt_hot_worker"}`) === 1 && found.get(`task_queue_depth{taskType="mt_calm_worker"}`) === 1, "both tasks queued");
+    // The tasks are queued as the executions start, their starts counted when their search rows land (within a second).
+    await scrapeUntil(
+      (found) => found.get(`task_queue_depth{taskType="mt_hot_worker"}`) === 1 && found.get(`task_queue_depth{taskType="mt_calm_worker"}`) === 1 && found.get(`workflow_started_total{workflowName="mt_hot"}`) === 1,
+      "both tasks queued, the starts counted",
+    );
     // The hot queue's object refuses every call as workerd refuses one to an overloaded object (RPC finds the queue's
     // methods on its class: patched there).
     const { size } = TaskQueue.prototype;
