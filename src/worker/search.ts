@@ -155,33 +155,22 @@ function readQueryValue(text: string): { text: string; quoted: boolean } {
 }
 
 /**
- * `query` with the parentheses that group clauses (around the whole query, or around clauses joined by AND) made
- * spaces: with OR refused, a group changes nothing, and Conductor's parser takes one. An `IN` list's parentheses, and
- * those inside quotes or inside a value, are kept. Outside quotes, parentheses must balance.
+ * The closing parenthesis (its index) of each opening one (by index) of a masked query (see {@link maskQuoted}):
+ * outside quotes, parentheses must balance.
  */
-function withoutGroupingParentheses(query: string): string {
-  const masked = maskQuoted(query);
-  const text = query.split("");
-  const opened: Array<{ at: number; group: boolean }> = [];
+function parenthesisPairs(masked: string): Map<number, number> {
+  const pairs = new Map<number, number>();
+  const opened: number[] = [];
   for (let i = 0; i < masked.length; i++) {
-    if (masked[i] === "(") {
-      const before = masked.slice(0, i);
-      // A group starts a clause: at the start, after AND, or just inside another group.
-      const group = /(?:^|\sAND)\s*$/i.test(before) || (/\(\s*$/.test(before) && opened.at(-1)?.group === true);
-      opened.push({ at: i, group });
-    } else if (masked[i] === ")") {
+    if (masked[i] === "(") opened.push(i);
+    else if (masked[i] === ")") {
       const open = opened.pop();
       if (open === undefined) throw unbalancedParentheses();
-      if (!open.group) continue;
-      if (!/^\s*(?:$|\)|AND[\s(])/i.test(masked.slice(i + 1))) {
-        throw validationError("Invalid search query", [{ path: "query", message: "a group's closing parenthesis must be followed by AND, another ) or the end of the query" }]);
-      }
-      text[open.at] = " ";
-      text[i] = " ";
+      pairs.set(open, i);
     }
   }
   if (opened.length > 0) throw unbalancedParentheses();
-  return text.join("");
+  return pairs;
 }
 
 function unbalancedParentheses(): Error {
@@ -256,103 +245,168 @@ const EXECUTION_FIELDS: SearchFields = {
   },
 };
 
-/**
- * The clauses of a query joined by AND, with each `field BETWEEN a AND b` (whose AND is its own) read as
- * `field >= a` and `field <= b`, as Conductor reads it.
- */
-function queryClauses(query: string): string[] {
-  const parts = splitOutsideQuotes(query, /\s+AND\s+/gi);
-  const clauses: string[] = [];
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i]!;
-    const between = /^\s*(\w+)\s+BETWEEN\s+/i.exec(maskQuoted(part));
-    if (between !== null && i + 1 < parts.length) {
-      clauses.push(`${between[1]} >= ${part.slice(between[0].length)}`, `${between[1]} <= ${parts[++i]}`);
-    } else clauses.push(part);
-  }
-  return clauses;
+/** A query being read: its text, the same text with the inside of its quoted strings masked, and its parentheses' pairs. */
+interface QueryText {
+  text: string;
+  masked: string;
+  pairs: Map<number, number>;
 }
 
+/** A connective joining two operands of a query, outside quotes and parentheses. */
+const CONNECTIVE = /^(AND|OR)(?=[\s(]|$)/i;
+
 /**
- * Applies Conductor's `query` syntax, the subset clients send: clauses joined by AND (parentheses grouping them
- * allowed), each `field IN (a, b)`, `field = value`, `field != value`, `field STARTS_WITH prefix`, `field IS [not] null`,
+ * Applies Conductor's `query` syntax: clauses joined by AND or by OR, grouped in parentheses (`(a OR b) AND c`), each
+ * `field IN (a, b)`, `field = value`, `field != value`, `field STARTS_WITH prefix`, `field IS [not] null`,
  * `field BETWEEN a AND b`, or `field` compared with `>`, `<`, `>=` or `<=`. An unquoted `*` in a text field's `=`
- * value is a wildcard, and `''` is the field absent or empty (see {@link textMatch}).
+ * value is a wildcard, and `''` is the field absent or empty (see {@link textMatch}). AND and OR side by side without
+ * parentheses (`a AND b OR c`) are a 400: Conductor's parser reads them right to left (`a AND (b OR c)`), where one
+ * would expect AND first, so the query says which it means.
  */
 export function applyQuery(filter: Filter, query: string, fields: SearchFields = EXECUTION_FIELDS): void {
   // `*` is everything, as in Conductor's searches (clients send it beside a freeText): no clause.
   if (query.trim() === "*") return;
-  // A value like 'Smith and Sons' is one value: AND and OR are read outside quoted strings only.
-  if (/\s+OR\s+/i.test(maskQuoted(query))) {
-    throw validationError("Invalid search query", [{ path: "query", message: "OR is not supported: use field IN (a, b) for alternatives of one field, or one search per alternative" }]);
+  const masked = maskQuoted(query);
+  applyExpression(filter, { text: query, masked, pairs: parenthesisPairs(masked) }, 0, query.length, fields, { clauses: 0 });
+}
+
+/**
+ * Adds the condition of the query's text from `from` to `to`: clauses joined by AND (each added to `filter`, whose
+ * clauses are joined by AND), or by OR (added as one clause), each clause perhaps a group in parentheses. A `field
+ * BETWEEN a AND b` keeps its AND. `counted` counts the clauses read, which may be at most {@link MAX_QUERY_CLAUSES}.
+ */
+function applyExpression(filter: Filter, query: QueryText, from: number, to: number, fields: SearchFields, counted: { clauses: number }): void {
+  const { masked, pairs } = query;
+  // Parentheses around the whole of it group it and change nothing.
+  for (;;) {
+    while (from < to && /\s/.test(masked[from]!)) from++;
+    while (to > from && /\s/.test(masked[to - 1]!)) to--;
+    if (masked[from] !== "(" || pairs.get(from) !== to - 1) break;
+    from++;
+    to--;
   }
-  // A query ending in AND lacks its last clause (Conductor's parser fails on it); read as it stands, the AND would be
-  // part of the last value, which then matches nothing.
-  if (/\sAND$/i.test(maskQuoted(query).trimEnd())) {
-    throw validationError("Invalid search query", [{ path: "query", message: "ends with AND: a clause must follow it" }]);
+  if (from >= to) {
+    throw validationError("Invalid search query", [{ path: "query", message: "lacks a clause: AND and OR need one on each side, and parentheses one inside" }]);
   }
-  const clauses = queryClauses(withoutGroupingParentheses(query));
-  if (clauses.length > MAX_QUERY_CLAUSES) {
-    throw validationError("Invalid search query", [{ path: "query", message: `has ${clauses.length} clauses joined by AND; at most ${MAX_QUERY_CLAUSES}` }]);
-  }
-  for (const clause of clauses) {
-    // Two-character operators first: with `>` tried before `>=`, `a >= 5` would compare a with "= 5". Matched on the
-    // masked clause (a quoted `)` closes no list); the values are read from the clause itself, at the same places.
-    const masked = /^\s*(\w+)\s*(?:(IN)\s*\(([^)]*)\)|(>=|<=|!=|<>|=|>|<|\s(?:STARTS_WITH|IS)\s)\s*(.+?))\s*$/di.exec(maskQuoted(clause));
-    const match = masked === null ? null : masked.map((group, index) => (group === undefined ? undefined : clause.slice(...masked.indices![index]!)));
-    const column = match ? columnOf(fields.query, match[1]!) : undefined;
-    if (!match || !column) {
-      throw validationError("Invalid search query", [
-        {
-          path: "query",
-          message: `cannot understand "${clause.trim()}"; use field IN (a,b), field = value, field != value, field STARTS_WITH prefix, field BETWEEN a AND b, field IS null, field IS not null or field >, <, >=, <= n with fields ${Object.keys(fields.query).join(", ")}`,
-        },
-      ]);
-    }
-    const epoch = column.endsWith("_time");
-    const numeric = epoch || NUMERIC_COLUMNS.has(column) || fields.numeric?.includes(column) === true;
-    const checkEpoch = (value: string) => {
-      if (epoch && !/^\d+$/.test(value)) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} must be compared with epoch milliseconds, not "${value}"` }]);
-      if (numeric && !/^-?\d+$/.test(value)) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} must be compared with a whole number, not "${value}"` }]);
-    };
-    // A time not set yet is 0 (an execution that has not ended): like a field Conductor's index does not hold, it
-    // meets no comparison (`endTime < n` finds no running execution).
-    const isSet = fields.unsetWhenZero?.includes(column) === true ? `${column} > 0 AND ` : "";
-    if (match[2]) {
-      const values = splitOutsideQuotes(match[3]!, /,/g).map((item) => queryValue(item.trim())).filter(Boolean);
-      fields.checkValues?.(column, values);
-      values.forEach(checkEpoch);
-      if (numeric) {
-        // Bound as numbers: json_each gives text, which a computed column (executionTime) would never equal.
-        filter.clauses.push(`${column} IN (SELECT CAST(value AS INTEGER) FROM json_each(?))`);
-        filter.bindings.push(JSON.stringify(values));
-      } else addIn(filter, column, values);
-      if (isSet !== "") filter.clauses.push(`${column} > 0`);
+  const operands: Array<[from: number, to: number]> = [];
+  const connectives = new Set<string>();
+  let operandFrom = from;
+  let betweenTaken = false;
+  for (let i = from; i < to; i++) {
+    if (masked[i] === "(") {
+      i = pairs.get(i)!;
       continue;
     }
-    const operator = match[4]!.trim().toUpperCase();
-    if (operator === "IS") {
-      filter.clauses.push(presenceClause(column, match[1]!, match[5]!, numeric, isSet !== ""));
+    if (i > from && !/[\s)]/.test(masked[i - 1]!)) continue;
+    const connective = CONNECTIVE.exec(masked.slice(i, Math.min(to, i + 4)))?.[1]?.toUpperCase();
+    if (connective === undefined) continue;
+    // The AND of `field BETWEEN a AND b` is its own.
+    if (connective === "AND" && !betweenTaken && /^\s*\w+\s+BETWEEN\s+\S/i.test(masked.slice(operandFrom, i))) {
+      betweenTaken = true;
       continue;
     }
-    const raw = queryValue(match[5]!);
-    if (operator === "STARTS_WITH") {
-      if (numeric) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} holds numbers: STARTS_WITH compares text` }]);
-      filter.clauses.push(`substr(${column}, 1, length(?)) = ?`);
-      filter.bindings.push(raw, raw);
-      continue;
-    }
-    const equality = operator === "=" || operator === "!=" || operator === "<>";
-    if (equality && !numeric && textMatch(filter, column, operator === "=", match[1]!, match[5]!, fields)) continue;
-    if (equality) fields.checkValues?.(column, [raw]);
-    checkEpoch(raw);
-    const value = numeric ? Number(raw) : raw;
-    if (operator === "!=" || operator === "<>") {
-      // As Conductor's index, whose NOT also finds the rows that do not hold the field at all.
-      filter.clauses.push(`(${column} IS NULL OR ${column} <> ?)`);
-    } else filter.clauses.push(`(${isSet}${column} ${operator} ?)`);
-    filter.bindings.push(value);
+    connectives.add(connective);
+    operands.push([operandFrom, i]);
+    operandFrom = i + connective.length;
+    betweenTaken = false;
   }
+  operands.push([operandFrom, to]);
+  if (connectives.size > 1) {
+    throw validationError("Invalid search query", [
+      { path: "query", message: "joins clauses with AND and OR side by side: group them in parentheses to say which comes first, as (a OR b) AND c or a AND (b OR c)" },
+    ]);
+  }
+  if (connectives.has("OR")) {
+    const alternatives: string[] = [];
+    for (const [operandStart, operandEnd] of operands) {
+      const alternative: Filter = { clauses: [], bindings: [] };
+      applyExpression(alternative, query, operandStart, operandEnd, fields, counted);
+      alternatives.push(alternative.clauses.length === 1 ? alternative.clauses[0]! : `(${alternative.clauses.join(" AND ")})`);
+      filter.bindings.push(...alternative.bindings);
+    }
+    filter.clauses.push(`(${alternatives.join(" OR ")})`);
+    return;
+  }
+  if (operands.length > 1) {
+    for (const [operandStart, operandEnd] of operands) applyExpression(filter, query, operandStart, operandEnd, fields, counted);
+    return;
+  }
+  // One clause: a group here is followed by more text, as `(a = 1) b = 2`.
+  if (masked[from] === "(") {
+    throw validationError("Invalid search query", [{ path: "query", message: "a group's closing parenthesis must be followed by AND, OR, another ) or the end of the query" }]);
+  }
+  const between = /^(\w+)\s+BETWEEN\s+(.+?)\s+AND\s+(.+)$/dis.exec(masked.slice(from, to));
+  if (between !== null) {
+    // Read as Conductor reads it: `field >= a` and `field <= b`.
+    const part = (group: number) => query.text.slice(from + between.indices![group]![0], from + between.indices![group]![1]);
+    applyClause(filter, `${part(1)} >= ${part(2)}`, fields, counted);
+    applyClause(filter, `${part(1)} <= ${part(3)}`, fields, counted);
+    return;
+  }
+  applyClause(filter, query.text.slice(from, to), fields, counted);
+}
+
+/** Adds the condition of one clause of a query, `field <operator> value` (see {@link applyQuery}), to `filter`. */
+function applyClause(filter: Filter, clause: string, fields: SearchFields, counted: { clauses: number }): void {
+  if (++counted.clauses > MAX_QUERY_CLAUSES) {
+    throw validationError("Invalid search query", [{ path: "query", message: `has over ${MAX_QUERY_CLAUSES} clauses; at most ${MAX_QUERY_CLAUSES}` }]);
+  }
+  // Two-character operators first: with `>` tried before `>=`, `a >= 5` would compare a with "= 5". Matched on the
+  // masked clause (a quoted `)` closes no list); the values are read from the clause itself, at the same places.
+  const masked = /^\s*(\w+)\s*(?:(IN)\s*\(([^)]*)\)|(>=|<=|!=|<>|=|>|<|\s(?:STARTS_WITH|IS)\s)\s*(.+?))\s*$/di.exec(maskQuoted(clause));
+  const match = masked === null ? null : masked.map((group, index) => (group === undefined ? undefined : clause.slice(...masked.indices![index]!)));
+  const column = match ? columnOf(fields.query, match[1]!) : undefined;
+  if (!match || !column) {
+    throw validationError("Invalid search query", [
+      {
+        path: "query",
+        message: `cannot understand "${clause.trim()}"; use field IN (a,b), field = value, field != value, field STARTS_WITH prefix, field BETWEEN a AND b, field IS null, field IS not null or field >, <, >=, <= n with fields ${Object.keys(fields.query).join(", ")}`,
+      },
+    ]);
+  }
+  const epoch = column.endsWith("_time");
+  const numeric = epoch || NUMERIC_COLUMNS.has(column) || fields.numeric?.includes(column) === true;
+  const checkEpoch = (value: string) => {
+    if (epoch && !/^\d+$/.test(value)) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} must be compared with epoch milliseconds, not "${value}"` }]);
+    if (numeric && !/^-?\d+$/.test(value)) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} must be compared with a whole number, not "${value}"` }]);
+  };
+  // A time not set yet is 0 (an execution that has not ended): like a field Conductor's index does not hold, it
+  // meets no comparison (`endTime < n` finds no running execution).
+  const isSet = fields.unsetWhenZero?.includes(column) === true ? `${column} > 0 AND ` : "";
+  if (match[2]) {
+    const values = splitOutsideQuotes(match[3]!, /,/g).map((item) => queryValue(item.trim())).filter(Boolean);
+    fields.checkValues?.(column, values);
+    values.forEach(checkEpoch);
+    if (numeric) {
+      // Bound as numbers: json_each gives text, which a computed column (executionTime) would never equal.
+      filter.clauses.push(`${column} IN (SELECT CAST(value AS INTEGER) FROM json_each(?))`);
+      filter.bindings.push(JSON.stringify(values));
+    } else addIn(filter, column, values);
+    if (isSet !== "") filter.clauses.push(`${column} > 0`);
+    return;
+  }
+  const operator = match[4]!.trim().toUpperCase();
+  if (operator === "IS") {
+    filter.clauses.push(presenceClause(column, match[1]!, match[5]!, numeric, isSet !== ""));
+    return;
+  }
+  const raw = queryValue(match[5]!);
+  if (operator === "STARTS_WITH") {
+    if (numeric) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} holds numbers: STARTS_WITH compares text` }]);
+    filter.clauses.push(`substr(${column}, 1, length(?)) = ?`);
+    filter.bindings.push(raw, raw);
+    return;
+  }
+  const equality = operator === "=" || operator === "!=" || operator === "<>";
+  if (equality && !numeric && textMatch(filter, column, operator === "=", match[1]!, match[5]!, fields)) return;
+  if (equality) fields.checkValues?.(column, [raw]);
+  checkEpoch(raw);
+  const value = numeric ? Number(raw) : raw;
+  if (operator === "!=" || operator === "<>") {
+    // As Conductor's index, whose NOT also finds the rows that do not hold the field at all.
+    filter.clauses.push(`(${column} IS NULL OR ${column} <> ?)`);
+  } else filter.clauses.push(`(${isSet}${column} ${operator} ?)`);
+  filter.bindings.push(value);
 }
 
 /**

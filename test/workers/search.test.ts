@@ -313,7 +313,7 @@ describe("search", () => {
     expect(await ids("reasonForIncompletion:ASC|correlationId")).toEqual([keyed, none]);
   });
 
-  it("query values in quotes keep AND, commas, parentheses and escaped quotes; OR is refused, not read as part of a value; freeText's * matches any text", async () => {
+  it("query values in quotes keep AND, OR, commas, parentheses and escaped quotes; freeText's * matches any text", async () => {
     await register({ name: "search_quoted", tasks: [httpTask("a", { uri: target("/echo/quoted"), method: "GET" })] });
     const smith = await startWorkflow("search_quoted", { order: "order-1-big" }, `?correlationId=${encodeURIComponent("Smith and Sons, (UK)")}`);
     const obrien = await startWorkflow("search_quoted", {}, `?correlationId=${encodeURIComponent("O'Brien")}`);
@@ -322,11 +322,9 @@ describe("search", () => {
     expect(await ids("correlationId = 'Smith and Sons, (UK)'")).toEqual([smith]);
     expect(await ids(`correlationId IN ("Smith and Sons, (UK)", 'x')`)).toEqual([smith]);
     expect(await ids("correlationId = 'O\\'Brien' AND workflowType = search_quoted")).toEqual([obrien]);
-    const or = await api("GET", `/api/workflow/search?query=${encodeURIComponent("correlationId = a OR correlationId = b")}`);
-    expect(or.status).toBe(400);
-    expect(((await or.json()) as { message: string }).message).toMatch(/OR is not supported/);
     // In quotes, or is a value's word.
     expect(await ids("correlationId = 'this or that'")).toEqual([]);
+    expect(await ids("correlationId = 'Smith and Sons, (UK)' OR correlationId = 'this or that'")).toEqual([smith]);
     const starred = await apiOk<SearchResult>("GET", "/api/workflow/search?workflowName=search_quoted&freeText=order-1*big");
     expect(starred.results.map((row) => row.workflowId)).toEqual([smith]);
   });
@@ -430,7 +428,7 @@ describe("search", () => {
     expect((await api("GET", `/api/workflow/search?query=${encodeURIComponent("version = 1*")}`)).status).toBe(400);
   });
 
-  it("query: parentheses around the whole query or a group of AND clauses are read as Conductor's parser reads them; OR and unbalanced ones are a 400", async () => {
+  it("query: parentheses around the whole query or a group of clauses are read as Conductor's parser reads them; unbalanced ones are a 400", async () => {
     await register({ name: "search_grouped", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
     const high = await startWorkflow("search_grouped", {}, `?priority=60&correlationId=${encodeURIComponent("(g)")}`);
     const low = await startWorkflow("search_grouped", {}, "?priority=10");
@@ -440,11 +438,48 @@ describe("search", () => {
     expect(await ids("(workflowType='search_grouped' AND priority > 50)")).toEqual([high]);
     expect(await ids("((workflowType IN (search_grouped)) AND (priority < 50 AND status = RUNNING))")).toEqual([low]);
     expect(await ids("(workflowType = search_grouped) AND(startTime BETWEEN 1 AND 9999999999999) AND correlationId = '(g)'")).toEqual([high]);
-    const refused = ["(workflowType = search_grouped", "workflowType = search_grouped)", "(workflowType = search_grouped) priority > 1", "(workflowType = search_grouped OR priority > 1)"];
+    const refused = ["(workflowType = search_grouped", "workflowType = search_grouped)", "(workflowType = search_grouped) priority > 1", "workflowType = search_grouped AND ()"];
     for (const query of refused) {
       const response = await api("GET", `/api/workflow/search?query=${encodeURIComponent(query)}`);
       expect(response.status, query).toBe(400);
-      expect(((await response.json()) as { message: string }).message, query).toMatch(/parenthes|OR is not supported/);
+      expect(((await response.json()) as { message: string }).message, query).toMatch(/parenthes/);
+    }
+  });
+
+  it("query: OR joins alternatives, grouped with AND in parentheses, as Conductor's parser reads them; AND and OR side by side without parentheses are a 400", async () => {
+    const hook = [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }];
+    await register({ name: "search_either", tasks: hook });
+    await register({ name: "search_either_other", tasks: hook });
+    const a = await startWorkflow("search_either", {}, "?correlationId=e-a&priority=60");
+    const b = await startWorkflow("search_either", {}, "?correlationId=e-b&priority=10");
+    const c = await startWorkflow("search_either_other", {}, "?correlationId=e-c&priority=60");
+    for (const id of [a, b, c]) await waitForIndexRow(id, "RUNNING", 10_000);
+    const ids = async (query: string) => (await apiOk<SearchResult>("GET", `/api/workflow/search?sort=workflowId&query=${encodeURIComponent(query)}`)).results.map((row) => row.workflowId);
+    const sorted = (...found: string[]) => found.sort();
+    expect(await ids("correlationId = e-a OR correlationId = e-c")).toEqual(sorted(a, c));
+    expect(await ids("(workflowType = search_either OR workflowType = search_either_other) AND priority > 50")).toEqual(sorted(a, c));
+    expect(await ids("workflowType = search_either AND (priority > 50 OR correlationId = 'e-b')")).toEqual(sorted(a, b));
+    expect(await ids("(workflowType = search_either AND priority < 50) OR (workflowType=search_either_other AND startTime BETWEEN 1 AND 9999999999999)")).toEqual(sorted(b, c));
+    // Lower case too; in quotes, OR is a value's word.
+    expect(await ids("correlationId = 'e-a OR e-c' or correlationId = e-b")).toEqual([b]);
+    // Each alternative's values stay with it (STARTS_WITH binds two).
+    expect(await ids("correlationId STARTS_WITH 'e-a' OR (correlationId STARTS_WITH e-c AND priority = 60) OR workflowId = none")).toEqual(sorted(a, c));
+    expect(await ids("correlationId IN (e-a, e-b) AND (priority = 10 OR priority = 11) AND workflowType = search_either")).toEqual([b]);
+    const tasks = await apiOk<SearchResult>("GET", `/api/tasks/search?query=${encodeURIComponent("workflowType = search_either_other OR correlationId = e-a")}`);
+    expect(tasks.results.map((row) => row.workflowId).sort()).toEqual(sorted(a, c));
+    const refused: Array<[string, RegExp]> = [
+      // Conductor's parser reads these right to left (a AND (b OR c)), where AND first is what one expects: say which.
+      ["correlationId = e-a OR correlationId = e-b AND priority > 50", /AND and OR side by side/],
+      ["workflowType = search_either AND priority > 50 OR correlationId = e-c", /AND and OR side by side/],
+      ["correlationId = e-a OR", /lacks a clause/],
+      ["OR correlationId = e-a", /lacks a clause/],
+      ["correlationId = e-a OR () ", /lacks a clause/],
+      ["(correlationId = e-a) OR (correlationId = e-b) priority > 1", /closing parenthesis/],
+    ];
+    for (const [query, message] of refused) {
+      const response = await api("GET", `/api/workflow/search?query=${encodeURIComponent(query)}`);
+      expect(response.status, query).toBe(400);
+      expect(await response.json(), query).toMatchObject({ status: 400, error: "VALIDATION_ERROR", validationErrors: [{ path: "query", message: expect.stringMatching(message) }] });
     }
   });
 
