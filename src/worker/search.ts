@@ -550,16 +550,22 @@ export function searchParam(request: IRequest, name: string): string | undefined
 const FREE_TEXT_TERM = /(\w+):("(?:[^"\\]|\\[\s\S])*"|[^\s"'()\\]+)/g;
 
 /**
- * A whole freeText of such terms joined by ` AND `. Terms side by side without it are not: Conductor's query string
- * keeps Elasticsearch's default operator, OR, which is not built here.
+ * A whole freeText of such terms joined by ` AND `, by ` OR `, or side by side: Elasticsearch's default operator, OR,
+ * which Conductor's query string keeps.
  */
-const FREE_TEXT_TERMS = new RegExp(`^\\s*${FREE_TEXT_TERM.source}(?:\\s+AND\\s+${FREE_TEXT_TERM.source})*\\s*$`);
+const FREE_TEXT_TERMS = new RegExp(`^\\s*${FREE_TEXT_TERM.source}(?:\\s+(?:(?:AND|OR)\\s+)?${FREE_TEXT_TERM.source})*\\s*$`);
+
+/** What joins term `i` of a freeText to the one before it: AND, or OR (written, or the terms side by side). */
+function connectiveBefore(freeText: string, terms: readonly RegExpExecArray[], i: number): string {
+  const before = terms[i - 1]!;
+  return freeText.slice(before.index + before[0].length, terms[i]!.index).trim() === "AND" ? "AND" : "OR";
+}
 
 /**
- * Reads a freeText made only of `field:value` terms (`correlationId:order-*`, `status:FAILED AND workflowType:x`)
- * whose fields `fields.query` knows as the `query` conditions `field = value`, and says whether it did; anything else
- * (a bare word, an unknown field, a value a field cannot hold, OR or terms side by side, ranges, a URL) is left to
- * the substring search, since a freeText was never refused.
+ * Reads a freeText made only of `field:value` terms (`correlationId:order-*`, `status:FAILED AND workflowType:x`,
+ * `status:FAILED OR status:TIMED_OUT`) whose fields `fields.query` knows as the `query` conditions `field = value`,
+ * and says whether it did; anything else (a bare word, an unknown field, a value a field cannot hold, AND and OR
+ * together, ranges, a URL) is left to the substring search, since a freeText was never refused.
  */
 function applyFreeTextTerms(filter: Filter, freeText: string, fields: SearchFields): boolean {
   if (!FREE_TEXT_TERMS.test(freeText)) return false;
@@ -567,7 +573,7 @@ function applyFreeTextTerms(filter: Filter, freeText: string, fields: SearchFiel
   if (!terms.every((term) => columnOf(fields.query, term[1]!) !== undefined)) return false;
   const conditions: Filter = { clauses: [], bindings: [] };
   try {
-    applyQuery(conditions, terms.map((term) => `${term[1]} = ${term[2]}`).join(" AND "), fields);
+    applyQuery(conditions, terms.map((term, i) => `${i === 0 ? "" : `${connectiveBefore(freeText, terms, i)} `}${term[1]} = ${term[2]}`).join(" "), fields);
   } catch (error) {
     // A refused condition (`status:failed`, `startTime:today`) is text to find, not a 400.
     if (error instanceof ApiError && error.status === 400) return false;

@@ -364,7 +364,7 @@ describe("search", () => {
     expect(await message(`workflowId = 'a\\\\' b`)).toContain("has text after its closing quote");
   });
 
-  it("freeText of Lucene terms field:value (as Conductor's Elasticsearch index reads it) is read as those conditions; a bare word, an unknown field or a URL stays a substring", async () => {
+  it("freeText of Lucene terms field:value joined by AND, OR or side by side (as Conductor's Elasticsearch index reads it) is read as those conditions; a bare word, an unknown field or a URL stays a substring", async () => {
     const wait = [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }];
     await register({ name: "lucene_wf", tasks: wait });
     await register({ name: "lucene_wf_fail", tasks: [{ name: "stop", taskReferenceName: "stop", type: "TERMINATE", inputParameters: { terminationStatus: "FAILED" } }] });
@@ -381,8 +381,12 @@ describe("search", () => {
     expect(await ids("workflowType:lucene_wf AND status:RUNNING AND correlationId:lu-*")).toEqual([abc1, abc2, xyz].sort());
     expect(await ids("status:FAILED")).toContain(failed);
     expect(await ids("status:FAILED")).not.toContain(abc1);
-    // Terms side by side are Elasticsearch's default OR, not built: the whole text is a substring, found nowhere.
-    expect(await ids("status:FAILED workflowType:lucene_wf_fail")).toEqual([]);
+    // OR, written or as Elasticsearch's default operator between terms side by side.
+    expect(await ids("correlationId:lu-xyz OR correlationId:lu-abc-1")).toEqual([abc1, xyz].sort());
+    expect(await ids("correlationId:lu-xyz correlationId:lu-abc-3")).toEqual([xyz, failed].sort());
+    expect(await ids("correlationId:lu-xyz workflowType:lucene_wf_fail")).toEqual([xyz, failed].sort());
+    // AND and OR together (which Lucene reads by its own precedence) are not built: the whole text is a substring, found nowhere.
+    expect(await ids("correlationId:lu-xyz OR correlationId:lu-abc-3 AND status:FAILED")).toEqual([]);
     expect(await ids("correlationId:lu-xyz")).toEqual([xyz]);
     // In double quotes the value is literal: its * a character.
     expect(await ids('correlationId:"lu-xyz"')).toEqual([xyz]);
