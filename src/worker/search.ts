@@ -154,16 +154,22 @@ function readQueryValue(text: string): { text: string; quoted: boolean } {
   return { text, quoted: false };
 }
 
+/** Deepest nesting of parentheses a query may have: its groups are read recursively, each level a call. */
+const MAX_QUERY_NESTING = 32;
+
 /**
  * The closing parenthesis (its index) of each opening one (by index) of a masked query (see {@link maskQuoted}):
- * outside quotes, parentheses must balance.
+ * outside quotes, parentheses must balance, nested at most {@link MAX_QUERY_NESTING} deep.
  */
 function parenthesisPairs(masked: string): Map<number, number> {
   const pairs = new Map<number, number>();
   const opened: number[] = [];
   for (let i = 0; i < masked.length; i++) {
-    if (masked[i] === "(") opened.push(i);
-    else if (masked[i] === ")") {
+    if (masked[i] === "(") {
+      if (opened.push(i) > MAX_QUERY_NESTING) {
+        throw validationError("Invalid search query", [{ path: "query", message: `nests parentheses over ${MAX_QUERY_NESTING} deep` }]);
+      }
+    } else if (masked[i] === ")") {
       const open = opened.pop();
       if (open === undefined) throw unbalancedParentheses();
       pairs.set(open, i);

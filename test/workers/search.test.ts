@@ -485,6 +485,11 @@ describe("search", () => {
       expect(response.status, query).toBe(400);
       expect(await response.json(), query).toMatchObject({ status: 400, error: "VALIDATION_ERROR", validationErrors: [{ path: "query", message: expect.stringMatching(message) }] });
     }
+    // Groups are read one level at a time: nesting past 32 is refused, not left to exhaust the stack (a 500).
+    const nested = Array.from({ length: 8000 }).reduce<string>((inner) => `(${inner} AND correlationId = e-a)`, "correlationId = e-a");
+    const deep = await api("GET", `/api/workflow/search?query=${encodeURIComponent(nested)}`);
+    expect(deep.status, "8000 nested groups").toBe(400);
+    expect(((await deep.json()) as { message: string }).message).toContain("nests parentheses over 32 deep");
   });
 
   it("query: parentWorkflowId = '' (or \"\") finds the top-level executions, as on Conductor's Postgres index, and != '' the sub workflows", async () => {
