@@ -399,8 +399,9 @@ function applyClause(filter: Filter, clause: string, fields: SearchFields, count
   const raw = queryValue(match[5]!);
   if (operator === "STARTS_WITH") {
     if (numeric) throw validationError("Invalid search query", [{ path: "query", message: `${match[1]} holds numbers: STARTS_WITH compares text` }]);
-    filter.clauses.push(`substr(${column}, 1, length(?)) = ?`);
-    filter.bindings.push(raw, raw);
+    // The prefix bound once: each clause of a query binds at most one parameter, which keeps a search within D1's 100.
+    filter.clauses.push(`EXISTS (SELECT 1 FROM (SELECT ? AS value) AS prefix WHERE substr(${column}, 1, length(prefix.value)) = prefix.value)`);
+    filter.bindings.push(raw);
     return;
   }
   const equality = operator === "=" || operator === "!=" || operator === "<>";

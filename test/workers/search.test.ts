@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import type { IRequest } from "itty-router";
 import { MAX_QUERY_CLAUSES, searchExecutions } from "../../src/worker/search";
+import { searchTasks } from "../../src/worker/task-search";
 import { MAX_CORRELATED_WORKFLOWS } from "../../src/worker/lookups";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
@@ -636,6 +637,15 @@ describe("search", () => {
     const found = await searchExecutions(limited, request, { all: false, names, prefixes });
     expect(found.results.map((row) => row["workflowId"]).sort()).toEqual([ids["byName"], ids["byPrefix"]].sort());
     expect(found.totalHits).toBe(2);
+
+    // The most a task search binds: a caller limited by names and 20 prefixes of workflows and of tasks, a query of 20
+    // clauses (STARTS_WITH, the prefix bound once) and a freeText of 20 terms.
+    const clauses = (make: (n: number) => string) => Array.from({ length: MAX_QUERY_CLAUSES }, (_, n) => make(n)).join(" AND ");
+    const scoped = { all: false as const, names: ["bulk_name_1"], prefixes: prefixes.slice(0, 20) };
+    const tasksRequest = { query: { query: clauses((n) => `taskDefName STARTS_WITH bulk_${n}`), freeText: clauses((n) => `taskId:t${n}`) } } as unknown as IRequest;
+    expect(await searchTasks(limited, tasksRequest, { workflows: scoped, tasks: scoped })).toEqual({ totalHits: 0, results: [] });
+    const executionsRequest = { query: { query: clauses((n) => `workflowId STARTS_WITH w${n}`), freeText: clauses((n) => `workflowId:w${n}`), status: "RUNNING", workflowName: "a", correlationId: "c" } } as unknown as IRequest;
+    expect(await searchExecutions(limited, executionsRequest, scoped)).toEqual({ totalHits: 0, results: [] });
 
     const tooMany = Array.from({ length: MAX_QUERY_CLAUSES + 1 }, () => "status = RUNNING").join(" AND ");
     const refused = await api("GET", `/api/workflow/search?query=${encodeURIComponent(tooMany)}`);
