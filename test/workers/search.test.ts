@@ -493,6 +493,64 @@ describe("search", () => {
     expect(((await deep.json()) as { message: string }).message).toContain("nests parentheses over 32 deep");
   });
 
+  it("query: AND, OR and groups nested at random find what evaluating them on each execution finds", async () => {
+    type Row = { id: string; correlationId: string | null; priority: number; status: string; startTime: number };
+    type Condition = { text: string; clauses: number; holds: (row: Row) => boolean } | { connective: "AND" | "OR"; operands: Condition[] };
+    // A fixed seed: the same queries every run.
+    let seed = 4242;
+    const pick = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const clause = (): Condition => {
+      const correlationId = ["c-a", "c-b", "c-c"][pick(3)]!;
+      const priority = pick(4) * 10;
+      const status = ["RUNNING", "FAILED"][pick(2)]!;
+      const low = 1000 + pick(4) * 10;
+      const high = low + pick(3) * 10;
+      return [
+        { text: `correlationId = '${correlationId}'`, clauses: 1, holds: (row: Row) => row.correlationId === correlationId },
+        { text: `priority > ${priority}`, clauses: 1, holds: (row: Row) => row.priority > priority },
+        { text: `status != ${status}`, clauses: 1, holds: (row: Row) => row.status !== status },
+        { text: "correlationId IS null", clauses: 1, holds: (row: Row) => row.correlationId === null },
+        { text: `startTime BETWEEN ${low} AND ${high}`, clauses: 2, holds: (row: Row) => row.startTime >= low && row.startTime <= high },
+        { text: `priority IN (${priority}, 99)`, clauses: 1, holds: (row: Row) => row.priority === priority || row.priority === 99 },
+      ][pick(6)]!;
+    };
+    const condition = (depth: number): Condition =>
+      depth === 0 || pick(3) === 0 ? clause() : { connective: pick(2) ? "AND" : "OR", operands: Array.from({ length: 2 + pick(2) }, () => condition(depth - 1)) };
+    const written = (c: Condition): string =>
+      "text" in c ? c.text : c.operands.map((operand) => ("text" in operand ? operand.text : `(${written(operand)})`)).join(pick(2) ? ` ${c.connective} ` : ` ${c.connective.toLowerCase()} `);
+    const holds = (c: Condition, row: Row): boolean => ("text" in c ? c.holds(row) : c.connective === "AND" ? c.operands.every((o) => holds(o, row)) : c.operands.some((o) => holds(o, row)));
+    const clauses = (c: Condition): number => ("text" in c ? c.clauses : c.operands.reduce((sum, o) => sum + clauses(o), 0));
+
+    const rows: Row[] = Array.from({ length: 12 }, (_, i) => ({
+      id: crypto.randomUUID(),
+      correlationId: [null, "c-a", "c-b", "c-c"][i % 4]!,
+      priority: [0, 10, 20, 30, 99][i % 5]!,
+      status: ["RUNNING", "FAILED", "COMPLETED"][i % 3]!,
+      startTime: 1000 + (i % 6) * 10,
+    }));
+    for (const row of rows) {
+      await env.DB.prepare(
+        `INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, correlation_id, priority, create_time, start_time, end_time, update_time, input, output)
+         VALUES (?1, 'search_random_groups', 1, ?2, ?3, ?4, ?5, ?5, 0, ?5, '{}', '{}')`,
+      )
+        .bind(row.id, row.status, row.correlationId, row.priority, row.startTime)
+        .run();
+    }
+    let compared = 0;
+    for (let i = 0; i < 150; i++) {
+      const query = condition(3);
+      if (clauses(query) > MAX_QUERY_CLAUSES) continue;
+      const text = written(query);
+      const found = await apiOk<SearchResult>("GET", `/api/workflow/search?workflowName=search_random_groups&size=100&query=${encodeURIComponent(text)}`);
+      expect(found.results.map((row) => row.workflowId).sort(), text).toEqual(rows.filter((row) => holds(query, row)).map((row) => row.id).sort());
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(100);
+  });
+
   it("query: parentWorkflowId = '' (or \"\") finds the top-level executions, as on Conductor's Postgres index, and != '' the sub workflows", async () => {
     const hook = [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }];
     await register({ name: "wcp_child", tasks: hook });
