@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import type { IRequest } from "itty-router";
-import { MAX_QUERY_CLAUSES, searchExecutions } from "../../src/worker/search";
+import { applyQuery, MAX_QUERY_CLAUSES, searchExecutions, type Filter } from "../../src/worker/search";
 import { searchTasks } from "../../src/worker/task-search";
 import { MAX_CORRELATED_WORKFLOWS } from "../../src/worker/lookups";
 import { call, createUser, orkes } from "./auth-helpers";
@@ -467,7 +467,7 @@ describe("search", () => {
     expect(await ids("(workflowType = search_either AND priority < 50) OR (workflowType=search_either_other AND startTime BETWEEN 1 AND 9999999999999)")).toEqual(sorted(b, c));
     // Lower case too; in quotes, OR is a value's word.
     expect(await ids("correlationId = 'e-a OR e-c' or correlationId = e-b")).toEqual([b]);
-    // Each alternative's values stay with it (STARTS_WITH binds two).
+    // Each alternative's values stay with it.
     expect(await ids("correlationId STARTS_WITH 'e-a' OR (correlationId STARTS_WITH e-c AND priority = 60) OR workflowId = none")).toEqual(sorted(a, c));
     expect(await ids("correlationId IN (e-a, e-b) AND (priority = 10 OR priority = 11) AND workflowType = search_either")).toEqual([b]);
     const tasks = await apiOk<SearchResult>("GET", `/api/tasks/search?query=${encodeURIComponent("workflowType = search_either_other OR correlationId = e-a")}`);
@@ -549,6 +549,35 @@ describe("search", () => {
       compared++;
     }
     expect(compared).toBeGreaterThan(100);
+  });
+
+  it("query: STARTS_WITH takes its prefix literally (a *, ? or [ a character, a prefix of any length), through the name index when D1 takes it as a pattern", async () => {
+    const long = `sw_${"l".repeat(60)}`;
+    const names = ["sw_a*b_1", "sw_axb_1", "sw_a?b_1", "sw_a[b]_1", "sw_ab_1", `${long}_1`, `${long.slice(0, -1)}m_1`];
+    const ids = new Map<string, string>();
+    for (const name of names) {
+      const id = crypto.randomUUID();
+      ids.set(name, id);
+      await env.DB.prepare(
+        `INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, correlation_id, priority, create_time, start_time, end_time, update_time, input, output)
+         VALUES (?1, ?2, 1, 'RUNNING', NULL, 0, 1000, 1000, 0, 1000, '{}', '{}')`,
+      )
+        .bind(id, name)
+        .run();
+    }
+    const found = async (query: string) => (await apiOk<SearchResult>("GET", `/api/workflow/search?size=100&query=${encodeURIComponent(query)}`)).results.map((row) => row.workflowId).sort();
+    const of = (...list: string[]) => list.map((name) => ids.get(name)!).sort();
+    expect(await found("workflowType STARTS_WITH 'sw_a*'")).toEqual(of("sw_a*b_1"));
+    expect(await found("workflowType STARTS_WITH sw_a? OR workflowType STARTS_WITH sw_a[")).toEqual(of("sw_a?b_1", "sw_a[b]_1"));
+    expect(await found(`workflowType STARTS_WITH ${long}`)).toEqual(of(`${long}_1`));
+    expect(await found("workflowType STARTS_WITH sw_a AND workflowType STARTS_WITH sw_ab")).toEqual(of("sw_ab_1"));
+    // The name index finds a short prefix's rows, as it finds the wildcard `workflowType = billing_*`.
+    const filter: Filter = { clauses: [], bindings: [] };
+    applyQuery(filter, "workflowType STARTS_WITH billing_");
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN SELECT workflow_id FROM executions WHERE ${filter.clauses.join(" AND ")}`)
+      .bind(...filter.bindings)
+      .all<{ detail: string }>();
+    expect(plan.results.map((row) => row.detail).join("; ")).toContain("executions_by_name");
   });
 
   it("query: parentWorkflowId = '' (or \"\") finds the top-level executions, as on Conductor's Postgres index, and != '' the sub workflows", async () => {
