@@ -551,6 +551,47 @@ describe("search", () => {
     expect(compared).toBeGreaterThan(100);
   });
 
+  it("query: a caller limited to one workflow finds none of another's rows through OR, in the workflow, task, search-by-tasks and schedule executions searches", async () => {
+    for (const [id, name] of [["or-rbac-mine", "or_rbac_mine"], ["or-rbac-theirs", "or_rbac_theirs"]] as const) {
+      await env.DB.prepare(
+        `INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, correlation_id, priority, create_time, start_time, end_time, update_time, input, output)
+         VALUES (?1, ?2, 1, 'RUNNING', 'or-rbac', 0, 1000, 1000, 0, 1000, '{}', '{}')`,
+      )
+        .bind(id, name)
+        .run();
+      await env.DB.prepare(
+        `INSERT INTO task_index (task_id, workflow_id, workflow_name, correlation_id, workflow_priority, task_type, task_def_name, reference_task_name, status, scheduled_time, start_time, end_time, update_time, input, output)
+         VALUES (?1, ?2, ?3, 'or-rbac', 0, 'SIMPLE', ?3, 'ref', 'SCHEDULED', 1000, 0, 0, 1000, '{}', '{}')`,
+      )
+        .bind(`task-${id}`, id, name)
+        .run();
+      await env.DB.prepare(
+        `INSERT INTO schedule_executions (execution_id, schedule_name, workflow_name, scheduled_time, execution_time, state, workflow_id, zone_id, start_workflow_request)
+         VALUES (?1, ?1, ?2, 1000, 1000, 'EXECUTED', ?1, 'UTC', '{}')`,
+      )
+        .bind(id, name)
+        .run();
+    }
+    const reader = await createUser("search-or-scoped", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:or_rbac_mine" }] });
+    const either = encodeURIComponent("workflowType = or_rbac_theirs OR workflowType = or_rbac_mine");
+    const paths = [
+      `/api/workflow/search?query=${either}`,
+      `/api/workflow/search?query=${encodeURIComponent("(workflowType = or_rbac_theirs) OR correlationId = or-rbac")}`,
+      `/api/workflow/search?freeText=${encodeURIComponent("workflowType:or_rbac_theirs workflowType:or_rbac_mine")}`,
+      `/api/tasks/search?query=${either}`,
+      `/api/tasks/search?query=${encodeURIComponent("taskDefName = or_rbac_theirs OR workflowType = or_rbac_mine")}`,
+      `/api/workflow/search-by-tasks?query=${either}`,
+      `/api/scheduler/search/executions?query=${either}`,
+    ];
+    for (const path of paths) {
+      const found = (await (await call("GET", path, orkes(reader.token))).json()) as { totalHits: number; results: JsonObject[] };
+      expect(found.results.map((row) => row["workflowId"] ?? row["workflowInstanceId"]), path).toEqual(["or-rbac-mine"]);
+      expect(found.totalHits, path).toBe(1);
+    }
+    // The admin finds both: the OR itself finds the other workflow's rows.
+    expect((await apiOk<SearchResult>("GET", `/api/workflow/search?query=${either}`)).totalHits).toBe(2);
+  });
+
   it("query: STARTS_WITH takes its prefix literally (a *, ? or [ a character, a prefix of any length), through the name index when D1 takes it as a pattern", async () => {
     const long = `sw_${"l".repeat(60)}`;
     const names = ["sw_a*b_1", "sw_axb_1", "sw_a?b_1", "sw_a[b]_1", "sw_ab_1", `${long}_1`, `${long.slice(0, -1)}m_1`];
