@@ -476,6 +476,35 @@ describe("an expression reading a task the definition lacks (Conductor's \"… i
   });
 });
 
+describe("a 400 of many problems lists the first 100 and says how many more, on every route", () => {
+  it("20,000 misspelt names: the first 100 issues and one at (more) counting the rest, where the whole list was a 4.6 MB answer; nothing stored", async () => {
+    const before = await rowCount("workflow_defs");
+    const reads = Object.fromEntries(Array.from({ length: 20_000 }, (_, index) => [`k${index}`, `\${nope_${index}.output}`]));
+    const definition = { ...valid("refs_capped"), tasks: [httpTask("send", { uri: target("/echo/capped"), method: "POST", body: reads })] };
+    for (const [path, body] of [
+      ["/api/metadata/workflow", definition],
+      ["/api/workflow", { name: "refs_capped", workflowDef: definition }],
+    ] as const) {
+      const response = await api("POST", path, body);
+      const text = await response.clone().text();
+      const refusal = await refused(response, 400, "VALIDATION_ERROR");
+      expect(refusal.validationErrors?.length, path).toBe(101);
+      expect(refusal.validationErrors?.[0]?.path).toMatch(/inputParameters\.body\.k0$/);
+      expect(refusal.validationErrors?.[99]?.path).toMatch(/inputParameters\.body\.k99$/);
+      expect(refusal.validationErrors?.[100]).toEqual({ path: "(more)", message: "19900 more problems not listed (only the first 100 are); fix these and send again to see them" });
+      // The message still counts them all.
+      expect(refusal.message).toMatch(/\(and 19999 more in validationErrors\)$/);
+      expect(text.length).toBeLessThan(100_000);
+    }
+    expect(await rowCount("workflow_defs")).toBe(before);
+    // At the bound, the list is whole.
+    const hundred = { ...definition, tasks: [httpTask("send", { uri: target("/echo/capped"), method: "POST", body: Object.fromEntries(Object.entries(reads).slice(0, 100)) })] };
+    const whole = await refused(await api("POST", "/api/metadata/workflow/validate", hundred), 400, "VALIDATION_ERROR");
+    expect(whole.validationErrors?.length).toBe(100);
+    expect(whole.validationErrors?.some(({ path }) => path === "(more)")).toBe(false);
+  });
+});
+
 describe("a required input held by the task definition's inputTemplate (Conductor's WorkflowTaskTypeConstraint reads it there)", () => {
   it("takes an HTTP task whose request, and a JSON_JQ_TRANSFORM whose filter, its registered task definition's inputTemplate holds, and runs them with it", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [

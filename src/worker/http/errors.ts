@@ -73,6 +73,19 @@ export function fromEngineRefusal(refusal: { kind: EngineErrorKind; message: str
   return new ApiError(status, code, refusal.message);
 }
 
+/** Most problems one error response lists: a request may hold thousands (20,000 misspelt names made a 4.6 MB answer). */
+export const MAX_LISTED_ISSUES = 100;
+
+/**
+ * The `validationErrors` an error response lists: the first {@link MAX_LISTED_ISSUES}, then, when there were more, one
+ * more of the same shape saying how many were left out (a client reading each item's `path` and `message` reads it too).
+ */
+function listedIssues(issues: ValidationIssue[]): ValidationIssue[] {
+  if (issues.length <= MAX_LISTED_ISSUES) return issues;
+  const left = issues.length - MAX_LISTED_ISSUES;
+  return [...issues.slice(0, MAX_LISTED_ISSUES), { path: "(more)", message: `${left} more problem${left === 1 ? "" : "s"} not listed (only the first ${MAX_LISTED_ISSUES} are); fix these and send again to see them` }];
+}
+
 /**
  * Builds every error response of the service: `{status, error, message, retryable, validationErrors?, requestId?}`.
  * `retryable` is Conductor's ErrorResponse flag: the same request may succeed later (a 503 or a 429, each with
@@ -85,7 +98,7 @@ export function errorResponse(
   options: { validationErrors?: ValidationIssue[] | undefined; requestId?: string; headers?: HeadersInit } = {},
 ): Response {
   const body: Record<string, unknown> = { status, error: code, message, retryable: status === 503 || status === 429 };
-  if (options.validationErrors && options.validationErrors.length > 0) body["validationErrors"] = options.validationErrors;
+  if (options.validationErrors && options.validationErrors.length > 0) body["validationErrors"] = listedIssues(options.validationErrors);
   if (options.requestId !== undefined) body["requestId"] = options.requestId;
   return Response.json(body, { status, headers: options.headers });
 }
