@@ -26,6 +26,21 @@ export function prefixed(text: string, body: Uint8Array): Uint8Array {
   return all;
 }
 
+/** Most comma-separated signatures of one header compared (PagerDuty sends two while a secret is rotated). */
+const MAX_SIGNATURES_PER_HEADER = 8;
+
+/**
+ * The signatures a header holds, trimmed: several separated by commas, as PagerDuty sends while a secret is rotated
+ * (`v1=<hex>,v1=<hex>`, one per secret), of which one matching is enough (neither hex nor base64 holds a comma). At most
+ * {@link MAX_SIGNATURES_PER_HEADER}: each costs a constant-time comparison.
+ */
+export function signaturesIn(header: string): string[] {
+  return header
+    .split(",")
+    .slice(0, MAX_SIGNATURES_PER_HEADER)
+    .map((signature) => signature.trim());
+}
+
 /**
  * Checks a callback against what its task expects: every configured header with its exact value,
  * then the HMAC-SHA256 signature over the raw body. Answers undefined when it passes, otherwise a
@@ -46,7 +61,13 @@ export async function verifyCallback(expected: WebhookExpectations, headers: Hea
     const expectedValue = `${signature.prefix}${encode(mac, signature.encoding)}`;
     // Hex digests compare case-insensitively (senders differ); base64 does not.
     const normalise = (text: string) => (signature.encoding === "hex" ? text.trim().toLowerCase() : text.trim());
-    if (!(await secretsEqual(normalise(given), normalise(expectedValue)))) return `Signature in header ${signature.header} does not match the body`;
+    // Each signature of the header is compared (a sender rotating its secret signs with each), read as webhooks read
+    // them; a prefix holding a comma itself is compared with the whole header.
+    const candidates = signature.prefix.includes(",") ? [given] : signaturesIn(given);
+    let matched = false;
+    // No early exit: timing does not tell which one matched.
+    for (const candidate of candidates) matched = (await secretsEqual(normalise(candidate), normalise(expectedValue))) || matched;
+    if (!matched) return `Signature in header ${signature.header} does not match the body`;
   }
   return undefined;
 }

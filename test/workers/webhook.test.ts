@@ -149,6 +149,20 @@ describe("WAIT_FOR_WEBHOOK", () => {
     expect((await callback(String(other.hook["callbackUrl"]), body, { "x-signature": await hmac("k", body, "base64") })).status).toBe(200);
   });
 
+  it("takes a plain signature header holding several, comma-separated, as PagerDuty signs while a secret is rotated (v1=<hex>,v1=<hex>): one matching is enough, as on the webhooks route", async () => {
+    await register({ name: "hook_sig_rotated", tasks: [hookTask("hook", { signature: { secret: "new-secret", header: "X-PagerDuty-Signature", prefix: "v1=" } })] });
+    const { workflowId, hook } = await startWaiting("hook_sig_rotated");
+    const url = String(hook["callbackUrl"]);
+    const body = JSON.stringify({ status: "COMPLETED", output: { incident: "P1" } });
+    const byOld = `v1=${await hmac("old-secret", body, "hex")}`;
+    const byOther = `v1=${await hmac("other-secret", body, "hex")}`;
+    expect((await callback(url, body, { "x-pagerduty-signature": `${byOld},${byOther}` })).status).toBe(401);
+    expect((await getWorkflow(workflowId)).tasks[0]!.status).toBe("IN_PROGRESS");
+    const response = await callback(url, body, { "x-pagerduty-signature": `${byOld}, v1=${await hmac("new-secret", body, "hex")}` });
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ incident: "P1" });
+  });
+
   it("verifies Stripe-style signatures (t=…,v1=… over \"t.body\") and refuses a replayed old one", async () => {
     const refused = await SELF.fetch("https://conductor.test/api/metadata/workflow", {
       method: "POST",

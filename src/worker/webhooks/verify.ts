@@ -2,7 +2,7 @@
  * Checks that an event sent to a webhook comes from its sender, by the webhook's verifier (see `config.ts`). Every
  * comparison of a secret or a signature is constant-time; a refusal names the header that failed, never a value.
  */
-import { encode, hmacSha256, prefixed, verifyCallback } from "../../actors/webhook-verification";
+import { encode, hmacSha256, prefixed, signaturesIn, verifyCallback } from "../../actors/webhook-verification";
 import { secretsEqual } from "../auth/constant-time";
 import type { WebhookSecrets, WebhookSettings } from "./config";
 
@@ -77,9 +77,6 @@ function base64Bytes(secret: string): Uint8Array | undefined {
   return Uint8Array.from(atob(secret), (char) => char.charCodeAt(0));
 }
 
-/** Most comma-separated signatures of one header compared (PagerDuty sends two while a secret is rotated). */
-const MAX_SIGNATURES_PER_HEADER = 8;
-
 /**
  * The header `header` carries the HMAC-SHA256 of the body keyed by `secret`: hex (any case) or base64, after an
  * optional `sha256=` (GitHub), `v1=` (PagerDuty) or `HMAC ` (Microsoft Teams' outgoing webhooks, in `Authorization`).
@@ -90,11 +87,7 @@ const MAX_SIGNATURES_PER_HEADER = 8;
 async function verifyBodySignature(secret: string, header: string, headers: Headers, body: Uint8Array): Promise<string | undefined> {
   const given = headers.get(header);
   if (given === null) return `Missing signature header ${header}`;
-  // Neither hex nor base64 holds a comma.
-  const values = given
-    .split(",")
-    .slice(0, MAX_SIGNATURES_PER_HEADER)
-    .map((signature) => signature.trim().replace(/^(?:(?:sha256|v1)=|hmac\s+)/i, ""));
+  const values = signaturesIn(given).map((signature) => signature.replace(/^(?:(?:sha256|v1)=|hmac\s+)/i, ""));
   const decodedKey = base64Bytes(secret);
   const macs = [await hmac(secret, body), ...(decodedKey === undefined ? [] : [await hmacWithKeyBytes(decodedKey, body)])];
   let matches = false;
