@@ -835,6 +835,23 @@ describe("validateWorkflowDef: the task reference names expressions read (Conduc
     ]);
   });
 
+  it("checks the workflow's failureWorkflow and rateLimitKey and a task's own taskDefinition's inputTemplate too (each resolved against the execution); not the legacy $workflow.input form, nor a registered inputTemplate", () => {
+    const tasks = [noop("lookup"), { ...worker("work", {}), taskDefinition: { inputTemplate: { region: "${lokup.output.region}", fine: "${lookup.output.ok}" } } }];
+    const errors = errorsOf(def({ failureWorkflow: "${lokup.output.onFailure}", rateLimitConfig: { rateLimitKey: "tenant-${lokup.output.tenant}", concurrentExecLimit: 2 } }, tasks));
+    expect(errors).toEqual([
+      { path: "tasks[1].taskDefinition.inputTemplate.region", message: expect.stringMatching(/^task "work" reads "lokup" in \$\{lokup\.output\.region\}, a taskReferenceName not defined in this workflow definition .*; did you mean "lookup"\?$/) },
+      { path: "failureWorkflow", message: expect.stringMatching(/^the workflow's failureWorkflow reads "lokup" in \$\{lokup\.output\.onFailure\}, a taskReferenceName not defined in this workflow definition .*so it would resolve to null; did you mean "lookup"\?$/) },
+      { path: "rateLimitConfig.rateLimitKey", message: expect.stringMatching(/^the workflow's rateLimitKey reads "lokup" in \$\{lokup\.output\.tenant\}, a taskReferenceName not defined/) },
+    ]);
+    // Spelt right, and in the legacy form (the input's key), they are taken.
+    const right = def({ failureWorkflow: "${lookup.output.onFailure}", rateLimitConfig: { rateLimitKey: "${workflow.input.tenant}-${lookup.output.tenant}", concurrentExecLimit: 2 } }, [noop("lookup"), { ...worker("work", {}), taskDefinition: { inputTemplate: { region: "${lookup.output.region}" } } }]);
+    expect(validateWorkflowDef(right)).toMatchObject({ ok: true });
+    expect(validateWorkflowDef(def({ failureWorkflow: "$workflow.input.onFailure" }, [noop("lookup")]))).toMatchObject({ ok: true });
+    // A registered task definition's inputTemplate is shared by every workflow with a task of its name: not read against this one.
+    const registeredInputTemplates = new Map([["work", { region: "${other_workflows_task.output.region}" }]]);
+    expect(validateWorkflowDef(def({}, [worker("work", {})]), { registeredInputTemplates })).toMatchObject({ ok: true });
+  });
+
   it("accepts a name any task of the definition has, in any branch or loop and whatever its place, a loop task's run in an iteration, and the built-in roots", () => {
     const tasks = [
       inline("early", { later: "${late.output}", inLoop: "${inner.output}", run: "${inner__2.output}", nestedRun: "${deep__1__3.output}" }),

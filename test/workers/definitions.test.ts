@@ -460,6 +460,28 @@ describe("an expression reading a task the definition lacks (Conductor's \"… i
     for (const name of ["refs_bulk_ok", "refs_bulk_bad"]) expect((await api("GET", `/api/metadata/workflow/${name}`)).status).toBe(404);
   });
 
+  it("the workflow's failureWorkflow and rateLimitKey and a task's own inputTemplate are read too: a 400 at each, nothing stored; spelt right, it is registered", async () => {
+    const before = await rowCount("workflow_defs");
+    const definition = (reads: string): JsonObject => ({
+      ...valid("refs_workflow_level"),
+      failureWorkflow: `\${${reads}.output.response.body.onFailure}`,
+      rateLimitConfig: { rateLimitKey: `\${${reads}.output.response.body.tenant}`, concurrentExecLimit: 2 },
+      tasks: [
+        httpTask("get_user", { uri: target("/count/refs_workflow_level"), method: "GET" }),
+        { ...httpTask("send", { uri: target("/echo/send"), method: "POST" }), taskDefinition: { inputTemplate: { body: { to: `\${${reads}.output.response.body}` } } } },
+      ],
+    });
+    const body = await refused(await api("POST", "/api/metadata/workflow", definition("get_usr")), 400, "VALIDATION_ERROR");
+    expect(body.validationErrors?.map(({ path, message }) => [path, message.slice(0, message.indexOf(" in "))])).toEqual([
+      ["tasks[1].taskDefinition.inputTemplate.body.to", 'task "send" reads "get_usr"'],
+      ["failureWorkflow", `the workflow's failureWorkflow reads "get_usr"`],
+      ["rateLimitConfig.rateLimitKey", `the workflow's rateLimitKey reads "get_usr"`],
+    ]);
+    expect(await rowCount("workflow_defs")).toBe(before);
+    expect((await api("GET", "/api/metadata/workflow/refs_workflow_level")).status).toBe(404);
+    await apiOk("POST", "/api/metadata/workflow", definition("get_user"));
+  });
+
   it("an inline workflowDef of a start, an execute or a test run: a 400 under workflowDef, nothing started", async () => {
     const inline = reading("refs_inline");
     const at = { ...issue, path: `workflowDef.${issue.path}` };

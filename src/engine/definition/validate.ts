@@ -908,7 +908,8 @@ function loopRunNameClashes(entries: ReadonlyArray<{ task: unknown; path: string
 
 /**
  * What of a task as received its workflow resolves as `${…}` templates when it schedules the task, each with its path:
- * its `inputParameters`, a SUB_WORKFLOW's `subWorkflowParam`, an EVENT's `sink`. A definition written in place there (a
+ * its `inputParameters`, a SUB_WORKFLOW's `subWorkflowParam`, an EVENT's `sink`, its own `taskDefinition`'s
+ * `inputTemplate`. A definition written in place there (a
  * SUB_WORKFLOW's inline child, a START_WORKFLOW's `workflowDef`, a DYNAMIC's `subWorkflowDefinition`) is left out: its
  * expressions are its own, checked with it as a definition of its own.
  */
@@ -928,6 +929,11 @@ function resolvedTemplates(task: UnknownRecord, path: string): Array<{ value: Js
   if (task["type"] === "SUB_WORKFLOW" && isBoundedJsonObject(subWorkflowParam)) templates.push({ value: withoutInlineChild(subWorkflowParam), path: childPath(path, "subWorkflowParam") });
   const sink = task["sink"];
   if (task["type"] === "EVENT" && typeof sink === "string") templates.push({ value: sink, path: childPath(path, "sink") });
+  // Its own task definition's inputTemplate is written with it, for this workflow: its defaults are resolved as the
+  // input is (see `resolvedTaskInput`). A registered one's is shared by every workflow with a task of its name, and not read.
+  const inline = task["taskDefinition"];
+  const inputTemplate = isRecord(inline) ? inline["inputTemplate"] : undefined;
+  if (isBoundedJsonObject(inputTemplate)) templates.push({ value: inputTemplate, path: childPath(childPath(path, "taskDefinition"), "inputTemplate") });
   return templates;
 }
 
@@ -938,15 +944,32 @@ const MAX_QUOTED_EXPRESSION = 80;
 const MAX_HINTED_REFERENCES = 20;
 
 /**
+ * What of a workflow definition as received its executions resolve as `${…}` templates, besides its tasks', each with
+ * who reads it and its path: its `outputParameters` (as it ends), its `failureWorkflow` (as it fails, naming the
+ * workflow to start) and its rate limit's `rateLimitKey` (as it starts or reopens).
+ */
+function workflowTemplates(given: UnknownRecord): Array<{ reader: string; value: JsonValue; path: string }> {
+  const templates: Array<{ reader: string; value: JsonValue; path: string }> = [];
+  const outputParameters = given["outputParameters"];
+  if (isBoundedJsonObject(outputParameters)) templates.push({ reader: "the workflow's outputParameters", value: outputParameters, path: "outputParameters" });
+  const failureWorkflow = given["failureWorkflow"];
+  if (typeof failureWorkflow === "string") templates.push({ reader: "the workflow's failureWorkflow", value: failureWorkflow, path: "failureWorkflow" });
+  const rateLimit = given["rateLimitConfig"];
+  const rateLimitKey = isRecord(rateLimit) ? rateLimit["rateLimitKey"] : undefined;
+  if (typeof rateLimitKey === "string") templates.push({ reader: "the workflow's rateLimitKey", value: rateLimitKey, path: "rateLimitConfig.rateLimitKey" });
+  return templates;
+}
+
+/**
  * One issue for each task reference name that an expression of the definition's tasks (see {@link resolvedTemplates},
- * in branches and loops too) or of its `outputParameters` reads and no task of it has (in any branch or loop; a loop
+ * in branches and loops too) or of the workflow's own templates (see {@link workflowTemplates}) reads and no task of it has (in any branch or loop; a loop
  * task's run, `<name>__<n>`, counts as its task's): such an expression can only resolve to null, as a misspelt name
  * (`${get_usr.output.body}`) would. Conductor OSS refuses the same at registration (ConstraintParamUtil: "... is not
  * defined in workflow definition"), though only for its top-level tasks' inputs. Nothing is refused in a definition
  * holding a FORK_JOIN_DYNAMIC: the tasks it forks are named as it runs (by a prefork task's output), and may be read by
  * those names.
  */
-function undefinedReferenceIssues(entries: ReadonlyArray<{ task: unknown; path: string }>, outputParameters: unknown): ValidationIssue[] {
+function undefinedReferenceIssues(entries: ReadonlyArray<{ task: unknown; path: string }>, workflowLevel: ReadonlyArray<{ reader: string; value: JsonValue; path: string }>): ValidationIssue[] {
   if (entries.some(({ task }) => isRecord(task) && task["type"] === "FORK_JOIN_DYNAMIC")) return [];
   const referenceOf = (task: unknown): string | undefined => {
     const ref = isRecord(task) ? task["taskReferenceName"] : undefined;
@@ -973,7 +996,7 @@ function undefinedReferenceIssues(entries: ReadonlyArray<{ task: unknown; path: 
     const script = taskScript(task);
     return resolvedTemplates(task, path).flatMap(({ value, path: at }) => issuesOf(reader, value, at, script === undefined ? undefined : `${path}.${script.field}`));
   });
-  if (isBoundedJsonObject(outputParameters)) issues.push(...issuesOf("the workflow's outputParameters", outputParameters, "outputParameters"));
+  for (const { reader, value, path } of workflowLevel) issues.push(...issuesOf(reader, value, path));
   return issues;
 }
 
@@ -1141,7 +1164,7 @@ export function validateWorkflowDef(input: unknown, context: ValidationContext =
     const entries = rawTaskEntries(rawTasks, "tasks");
     issues.push(...taskCountIssues(entries.length), ...duplicateReferenceNames(entries), ...loopRunNameClashes(entries));
     // A lint: a definition accepted before this rule, and run since, is not refused for it as it runs again.
-    if (context.accepted !== true) issues.push(...undefinedReferenceIssues(entries, given["outputParameters"]));
+    if (context.accepted !== true) issues.push(...undefinedReferenceIssues(entries, workflowTemplates(given)));
   }
 
   const outputParameters = given["outputParameters"];
