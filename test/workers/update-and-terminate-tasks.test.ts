@@ -136,6 +136,18 @@ describe("UPDATE_TASK", () => {
     expect(mine.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: `Task not updated: whoever started ut_mine may not update the tasks of execution ${guarded} (it needs WORKFLOW_ADMIN on its workflow)` });
     expect(JSON.stringify(mine)).not.toContain("ut_guarded");
     expect((await getWorkflow(guarded)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: {} });
+
+    // Named by its task's id, the task's execution (found through the index, never given) is not named either.
+    await register({ name: "ut_mine_by_id", tasks: [updateTask("open", { taskStatus: "COMPLETED", taskId: "${workflow.input.taskId}" })] });
+    const mallory = await createUser("ut-mallory", { directPermissions: ["WORKFLOW_ADMIN", "WORKFLOW_READ"].map((action) => ({ action, scope: "workflow:ut_mine_by_id" })) });
+    const vault = (await getWorkflow(guarded)).tasks[0]!;
+    await waitForIndexRow(guarded, "RUNNING");
+    const byId = await call("POST", "/api/workflow/ut_mine_by_id", orkes(mallory.token), { taskId: vault.taskId });
+    expect(byId.status).toBe(200);
+    const mineById = await waitFor(await byId.text(), ENDED);
+    expect(mineById.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: `Task not updated: whoever started ut_mine_by_id may not update task ${vault.taskId} (it needs WORKFLOW_ADMIN on its workflow)` });
+    expect(JSON.stringify(mineById)).not.toContain(guarded);
+    expect((await getWorkflow(guarded)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: {} });
   });
 });
 

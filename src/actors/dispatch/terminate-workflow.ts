@@ -25,7 +25,7 @@ export async function dispatchTerminateWorkflow(reach: ExecutionReach, terminato
       continue;
     }
     if (workflowId !== terminator.workflowId) {
-      const denied = onBehalfDenial(terminator.startScopes, terminator.workflowName, summary.workflowName, "terminate", workflowId);
+      const denied = onBehalfDenial(terminator.startScopes, terminator.workflowName, summary.workflowName, "terminate", `execution ${workflowId}`);
       if (denied !== undefined) return result("FAILED_WITH_TERMINAL_ERROR", {}, `No workflow terminated: ${denied}`);
     }
     targets.push({ workflowId, handle });

@@ -36,7 +36,11 @@ export async function dispatchUpdateTask(reach: ExecutionReach, updater: Executi
   const summary = await holder?.getNameAndStatus();
   if (holder === undefined || summary == null) return result("FAILED", {}, `Workflow ${workflowId} not found`);
   if (workflowId !== updater.workflowId) {
-    const denied = onBehalfDenial(updater.startScopes, updater.workflowName, summary.workflowName, "update the tasks of", workflowId);
+    // Named as the input named it: a task's execution, found by the task's id, is not the caller's to learn.
+    const denied =
+      "taskId" in target
+        ? onBehalfDenial(updater.startScopes, updater.workflowName, summary.workflowName, "update", `task ${target.taskId}`)
+        : onBehalfDenial(updater.startScopes, updater.workflowName, summary.workflowName, "update the tasks of", `execution ${workflowId}`);
     if (denied !== undefined) return result("FAILED_WITH_TERMINAL_ERROR", {}, `Task not updated: ${denied}`);
   }
   // By run, not by id: a rerun of this task (which keeps its id) updates anew, not finding its first run's update applied.

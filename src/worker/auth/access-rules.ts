@@ -456,13 +456,14 @@ export function startOnBehalfDenial(scopes: readonly string[] | undefined, start
 /**
  * Why an execution may not act on workflow `name`'s executions (`action`: terminate them, update their tasks) on behalf
  * of whoever started it: as for a start, the {@link START_PERMISSION} their recorded start `scopes` hold on it, which
- * is also what managing its lifecycle takes. Undefined when it may, or when no scopes were recorded. Given the
- * `execution` acted on, the reason names it (the id its task was given) rather than its workflow: that name was read
- * from the execution, and a reason shown to whoever reads the acting workflow must not tell them what a stranger's
- * execution is (as a refused request's 403 does not: see `describeRequired`).
+ * is also what managing its lifecycle takes. Undefined when it may, or when no scopes were recorded. Given what its
+ * task's input named (`given`: "execution <id>", "task <id>"), the reason names that, as given, rather than the workflow
+ * or the execution found from it: those were read from the execution, and a reason shown to whoever reads the acting
+ * workflow must not tell them what a stranger's execution is (as a refused request's 403 does not: see
+ * `describeRequired`).
  */
-export function onBehalfDenial(scopes: readonly string[] | undefined, starter: string, name: string, action: string, execution?: string): string | undefined {
+export function onBehalfDenial(scopes: readonly string[] | undefined, starter: string, name: string, action: string, given?: string): string | undefined {
   if (scopes === undefined || mayStartWorkflow(scopes, name)) return undefined;
-  if (execution !== undefined) return `whoever started ${starter} may not ${action} execution ${execution} (it needs ${START_PERMISSION} on its workflow)`;
+  if (given !== undefined) return `whoever started ${starter} may not ${action} ${given} (it needs ${START_PERMISSION} on its workflow)`;
   return `whoever started ${starter} may not ${action} workflow ${name} (it needs ${START_PERMISSION} on workflow:${name})`;
 }

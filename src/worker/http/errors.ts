@@ -44,6 +44,9 @@ export function tooManyRequests(message: string, retryAfterSeconds: number): Api
   return new ApiError(429, "RATE_LIMITED", `${message}; try again in ${retryAfterSeconds} s`, undefined, { "Retry-After": String(retryAfterSeconds) });
 }
 
+/** Most problems one error response lists: a request may hold thousands (20,000 misspelt names made a 4.6 MB answer). */
+const MAX_LISTED_ISSUES = 100;
+
 /**
  * 400 with the problems found in the input. The message also names the first problem: Conductor's
  * SDKs surface only `message` (the TypeScript client drops `validationErrors`), and "Invalid workflow
@@ -51,7 +54,8 @@ export function tooManyRequests(message: string, retryAfterSeconds: number): Api
  */
 export function validationError(message: string, validationErrors: ValidationIssue[]): ApiError {
   const [first] = validationErrors;
-  const more = validationErrors.length > 1 ? ` (and ${validationErrors.length - 1} more in validationErrors)` : "";
+  const others = validationErrors.length - 1;
+  const more = others <= 0 ? "" : validationErrors.length <= MAX_LISTED_ISSUES ? ` (and ${others} more in validationErrors)` : ` (and ${others} more; validationErrors lists the first ${MAX_LISTED_ISSUES})`;
   return new ApiError(400, "VALIDATION_ERROR", first ? `${message}: ${first.path}: ${first.message}${more}` : message, validationErrors);
 }
 
@@ -72,9 +76,6 @@ export function fromEngineRefusal(refusal: { kind: EngineErrorKind; message: str
   const [status, code] = ENGINE_STATUS[refusal.kind];
   return new ApiError(status, code, refusal.message);
 }
-
-/** Most problems one error response lists: a request may hold thousands (20,000 misspelt names made a 4.6 MB answer). */
-export const MAX_LISTED_ISSUES = 100;
 
 /**
  * The `validationErrors` an error response lists: the first {@link MAX_LISTED_ISSUES}, then, when there were more, one
