@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import type { JsonObject, JsonValue, WorkflowDef } from "../../src/engine/model";
 import { BoundedCache } from "../../src/engine/expressions/cache";
+import { BUILT_IN_ROOTS } from "../../src/engine/expressions/ast";
 import { MAX_QUERY_VALUES } from "../../src/engine/expressions/query";
 import {
   evaluateExpression,
@@ -1356,5 +1357,17 @@ describe("evaluationContext", () => {
     expect(resolveValue("${" + ref + ".output.v}", context)).toBe(42);
     // Names an object inherits are no tasks.
     for (const absent of ["__proto__", "constructor", "toString", "hasOwnProperty"].filter((name) => name !== ref)) expect(context.task(absent)).toBeUndefined();
+  });
+});
+
+describe("built-in roots", () => {
+  it("are exactly the roots resolvePath answers without asking for a task: registration's BUILT_IN_ROOTS and evaluation agree", () => {
+    const asked: string[] = [];
+    const context = makeContext({ task: (reference) => (asked.push(reference), { output: {} }) });
+    for (const root of ["workflow", "system", "TASK_ID", "CPEWF_TASK_ID", "workflows", "System", "task_id", "fetch"]) {
+      asked.length = 0;
+      ev(`${root}.x`, context);
+      expect({ root, askedForTask: asked.includes(root) }).toEqual({ root, askedForTask: !BUILT_IN_ROOTS.has(root) });
+    }
   });
 });
