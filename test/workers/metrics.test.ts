@@ -248,6 +248,51 @@ describe("GET /api/metrics", () => {
     }
   });
 
+  it(`reads no row of a name it leaves out: the ${MAX_SERIES_NAMES} names are ranked in D1, and only their rows reach the Worker`, async () => {
+    // Many one-off names, each with several buckets of each metric, as a DYNAMIC task named by its input leaves them.
+    const flood = Array.from({ length: MAX_SERIES_NAMES + 50 }, (_, index) => `mt_unread_${String(index).padStart(4, "0")}`);
+    const rows = flood.flatMap((name) => [
+      ["workflow_started", name, "", 0, 1, 0],
+      ...[1, 2, 3].flatMap((bucket) => [
+        ["workflow_completed", name, "COMPLETED", bucket, 1, 60],
+        ["task_completed", name, "COMPLETED", bucket, 1, 60],
+        ["task_queue_wait", name, "", bucket, 1, 60],
+      ]),
+    ]);
+    await env.DB.prepare(
+      `INSERT INTO metric_counts (metric, name, status, bucket, count, sum_ms) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 FROM json_each(?)`,
+    )
+      .bind(JSON.stringify(rows))
+      .run();
+    // Every row a statement of the collector hands the Worker.
+    const statement = Object.getPrototypeOf(env.DB.prepare("SELECT 1")) as { all: (this: D1PreparedStatement) => Promise<D1Result> };
+    const { all } = statement;
+    const read: Array<Record<string, unknown>> = [];
+    statement.all = async function () {
+      const result = await all.call(this);
+      read.push(...(result.results as Array<Record<string, unknown>>));
+      return result;
+    };
+    try {
+      const families = await collectMetrics(env, [
+        { action: "WORKFLOW_READ", scope: "*" },
+        { action: "TASK_READ", scope: "task:mt_unread_*" },
+      ]);
+      const shown = (family: string, label: string) => new Set(families.find((found) => found.name === family)!.samples.map((sample) => sample.labels[label]!));
+      const shownWorkflows = shown("workflow_started_total", "workflowName");
+      const shownTasks = shown("task_completed_seconds", "taskType");
+      expect(shownTasks.size).toBe(MAX_SERIES_NAMES);
+      const leftOut = flood.filter((name) => !shownWorkflows.has(name) && !shownTasks.has(name));
+      expect(leftOut.length).toBeGreaterThanOrEqual(50);
+      const readOf = read.filter((row) => typeof row["name"] === "string" && row["name"].startsWith("mt_unread_"));
+      expect(readOf.length).toBeGreaterThan(0);
+      expect(readOf.filter((row) => leftOut.includes(row["name"] as string))).toEqual([]);
+    } finally {
+      statement.all = all;
+      await env.DB.prepare(`DELETE FROM metric_counts WHERE name LIKE 'mt_unread_%'`).run();
+    }
+  });
+
   it("answers a scrape while a worker queue cannot (overloaded, as a hot queue may be), leaving out only that queue's depth, and logs which", async () => {
     await registerTaskDefs(["mt_hot_worker", "mt_calm_worker"]);
     await register({ name: "mt_hot", tasks: [simple("work", "mt_hot_worker")] });

@@ -1,9 +1,9 @@
-import { readableWorkflows } from "../auth/access-rules";
+import { readableNames, readableWorkflows } from "../auth/access-rules";
 import { mayReadTasksNamed } from "../auth/metadata-access";
 import type { Grant } from "../auth/permissions";
 import { OBJECT_CALL_RETRIES } from "../object-retry";
 import { defaultQueueSizes } from "../routes/workers";
-import { applyReadable, type Filter, type ReadableWorkflows } from "../search";
+import { applyReadableAny, type Filter, type ReadableWorkflows } from "../search";
 import { durationHistogram, type Labels, type MetricFamily, type Sample } from "./exposition";
 import type { CountedMetric } from "./histogram";
 
@@ -41,46 +41,51 @@ interface EndedRow {
  * others were left out.
  */
 export async function collectMetrics(env: Env, grants: readonly Grant[]): Promise<MetricFamily[]> {
-  const readable = readableWorkflows(grants, "WORKFLOW_READ");
   const mayReadTasks = (type: string) => mayReadTasksNamed(grants, type);
-  const [starts, ends, open, tasks, queues] = await Promise.all([
-    readableRows<{ name: string; count: number }>(env.DB, "workflow_name AS name, count", countsOf("workflow_started"), readable, "ORDER BY workflow_name"),
-    readableRows<EndedRow>(env.DB, "workflow_name AS name, status, bucket, count, duration_ms", countsOf("workflow_completed"), readable, "ORDER BY workflow_name, status, bucket"),
-    readableRows<{ name: string; version: number; status: string; count: number }>(
-      env.DB,
-      "workflow_name AS name, workflow_version AS version, status, COUNT(*) AS count",
-      `SELECT workflow_name, workflow_version, status FROM executions WHERE status IN ('RUNNING', 'PAUSED')`,
-      readable,
-      "GROUP BY workflow_name, workflow_version, status ORDER BY workflow_name, workflow_version",
-    ),
-    env.DB.prepare(`SELECT metric, name, status, bucket, count, sum_ms AS duration_ms FROM metric_counts WHERE metric IN ('task_completed', 'task_queue_wait') ORDER BY name, status, bucket`).all<EndedRow & { metric: CountedMetric }>(),
+  // The names first, summed and ranked in D1 (at most a row per name kept reaches the Worker), then the rows of those
+  // kept only: a name left out costs the Worker no row, memory or sorting.
+  const [workflows, taskTypes, queues] = await Promise.all([
+    mostCounted(env.DB, WORKFLOW_COUNTS, readableWorkflows(grants, "WORKFLOW_READ")),
+    mostCounted(env.DB, TASK_COUNTS, readableNames(grants, "TASK_READ", "task:")),
     mayReadAnyTask(grants) ? registeredQueueDepths(env, mayReadTasks) : Promise.resolve([]),
   ]);
-  const workflows = mostCounted([...starts, ...ends, ...open]);
-  const taskTypes = mostCounted(tasks.results.filter((row) => mayReadTasks(row.name)));
-  const readableTasks = tasks.results.filter((row) => taskTypes.kept.has(row.name));
-  const taskEnds = readableTasks.filter((row) => row.metric === "task_completed");
-  const taskWaits = readableTasks.filter((row) => row.metric === "task_queue_wait");
-  const shownWorkflows = <T extends { name: string }>(rows: readonly T[]): T[] => rows.filter((row) => workflows.kept.has(row.name));
+  const keptWorkflows = JSON.stringify(workflows.kept);
+  const keptTaskTypes = JSON.stringify(taskTypes.kept);
+  // Each metric read on its own, in the primary key's order (a statement of two would be sorted, each row read twice).
+  const bucketsOf = (metric: CountedMetric, kept: string) =>
+    rowsOf<EndedRow>(env.DB, `SELECT name, status, bucket, count, sum_ms AS duration_ms FROM metric_counts WHERE metric = '${metric}' AND ${KEPT_NAME} ORDER BY name, status, bucket`, kept);
+  const [starts, ends, open, taskEnds, taskWaits] = await Promise.all([
+    rowsOf<{ name: string; count: number }>(env.DB, `SELECT name, count FROM metric_counts WHERE metric = 'workflow_started' AND ${KEPT_NAME} ORDER BY name`, keptWorkflows),
+    bucketsOf("workflow_completed", keptWorkflows),
+    rowsOf<{ name: string; version: number; status: string; count: number }>(
+      env.DB,
+      `SELECT workflow_name AS name, workflow_version AS version, status, COUNT(*) AS count FROM executions
+       WHERE status IN ('RUNNING', 'PAUSED') AND workflow_name IN (SELECT value FROM json_each(?))
+       GROUP BY workflow_name, workflow_version, status ORDER BY workflow_name, workflow_version`,
+      keptWorkflows,
+    ),
+    bucketsOf("task_completed", keptTaskTypes),
+    bucketsOf("task_queue_wait", keptTaskTypes),
+  ]);
   const openOf = (status: string): Sample[] =>
-    shownWorkflows(open)
+    open
       .filter((row) => row.status === status)
       .map((row) => ({ labels: { workflowName: row.name, version: String(row.version) }, value: row.count }));
   return [
-    { name: "workflow_started_total", help: "Workflow executions started.", type: "counter", samples: shownWorkflows(starts).map((row) => ({ labels: { workflowName: row.name }, value: row.count })) },
+    { name: "workflow_started_total", help: "Workflow executions started.", type: "counter", samples: starts.map((row) => ({ labels: { workflowName: row.name }, value: row.count })) },
     { name: "workflow_running", help: "Workflow executions running now (as the search index shows them, within about a second).", type: "gauge", samples: openOf("RUNNING") },
     { name: "workflow_paused", help: "Workflow executions paused now (as the search index shows them).", type: "gauge", samples: openOf("PAUSED") },
     {
       name: "workflow_completed_seconds",
       help: "Workflow executions ended, by final status, and how long each ran (start to end).",
       type: "histogram",
-      samples: histogramSamples(shownWorkflows(ends), (row) => ({ workflowName: row.name, status: row.status })),
+      samples: histogramSamples(ends, (row) => ({ workflowName: row.name, status: row.status })),
     },
     {
       name: "workflow_failure_total",
       help: "Workflow executions ended unsuccessfully (FAILED, TIMED_OUT, TERMINATED).",
       type: "counter",
-      samples: seriesTotals(shownWorkflows(ends).filter((row) => row.status !== "COMPLETED"), (row) => ({ workflowName: row.name, status: row.status })),
+      samples: seriesTotals(ends.filter((row) => row.status !== "COMPLETED"), (row) => ({ workflowName: row.name, status: row.status })),
     },
     {
       name: "task_completed_seconds",
@@ -112,15 +117,64 @@ export async function collectMetrics(env: Env, grants: readonly Grant[]): Promis
   ];
 }
 
+/** Where a name's counts come from: the rows of `table` where `where` holds, their name in `name`, `count` of each group of them. */
+interface CountSource {
+  table: string;
+  where: string;
+  name: string;
+  count: string;
+}
+
 /**
- * The {@link MAX_SERIES_NAMES} names of `rows` counted most (ties by name), and how many others there are: the names
- * whose series a scrape writes. Only the rows the caller may read, so that the number left out tells nothing of others.
+ * What ranks a workflow name: its executions started and ended, and those running or paused now (a name whose one
+ * execution is still running counts as much as one whose execution ended).
  */
-function mostCounted(rows: ReadonlyArray<{ name: string; count: number }>): { kept: Set<string>; leftOut: number } {
-  const totals = new Map<string, number>();
-  for (const row of rows) totals.set(row.name, (totals.get(row.name) ?? 0) + row.count);
-  const ranked = [...totals].sort(([nameA, countA], [nameB, countB]) => countB - countA || (nameA < nameB ? -1 : nameA > nameB ? 1 : 0));
-  return { kept: new Set(ranked.slice(0, MAX_SERIES_NAMES).map(([name]) => name)), leftOut: Math.max(0, ranked.length - MAX_SERIES_NAMES) };
+const WORKFLOW_COUNTS: readonly CountSource[] = [
+  counted("workflow_started"),
+  counted("workflow_completed"),
+  { table: "executions", where: "status IN ('RUNNING', 'PAUSED')", name: "workflow_name", count: "COUNT(*)" },
+];
+
+/** What ranks a task type: its tasks started and ended. */
+const TASK_COUNTS: readonly CountSource[] = [counted("task_queue_wait"), counted("task_completed")];
+
+/**
+ * One metric's counters, a source of their own: the primary key's order (metric, name) then serves their sum by name,
+ * where two metrics together would be sorted by name first, which D1 counts as every row read twice.
+ */
+function counted(metric: CountedMetric): CountSource {
+  return { table: "metric_counts", where: `metric = '${metric}'`, name: "name", count: "SUM(count)" };
+}
+
+/** A row's `name` is one of the names kept, bound as one JSON list (D1 allows a statement 100 bound parameters). */
+const KEPT_NAME = "name IN (SELECT value FROM json_each(?))";
+
+/**
+ * The {@link MAX_SERIES_NAMES} names counted most in `sources` (ties by name), and how many others there are: the names
+ * whose series a scrape writes. Summed and ranked in D1, so that the Worker reads a row per name kept, not a row per
+ * bucket of every name ever counted (D1 still reads those rows to sum them: the cap bounds what reaches the Worker, its
+ * memory and its CPU, not D1's rows read). Only the names the caller may read (`readable`), so that the number left out
+ * tells nothing of others.
+ */
+async function mostCounted(db: D1Database, sources: readonly CountSource[], readable: ReadableWorkflows): Promise<{ kept: string[]; leftOut: number }> {
+  // Each source summed by name where it is read (a subquery passing its rows on would have D1 count each read again),
+  // limited to the caller's names (at most 22 parameters a source, 66 in all: within D1's 100), then the names ranked.
+  const bindings: Filter["bindings"] = [];
+  const totals = sources.map(({ table, where, name, count }) => {
+    const readableHere: Filter = { clauses: [where], bindings: [] };
+    applyReadableAny(readableHere, [{ readable, column: `${table}.${name}` }]);
+    bindings.push(...readableHere.bindings);
+    return `SELECT ${name} AS name, ${count} AS total FROM ${table} WHERE ${readableHere.clauses.join(" AND ")} GROUP BY ${name}`;
+  });
+  // Every name is counted (`names`, the same on each row) before LIMIT keeps the first.
+  const { results } = await db
+    .prepare(
+      `SELECT name, COUNT(*) OVER () AS names FROM (SELECT name, SUM(total) AS total FROM (${totals.join(" UNION ALL ")}) GROUP BY name)
+       ORDER BY total DESC, name LIMIT ${MAX_SERIES_NAMES}`,
+    )
+    .bind(...bindings)
+    .all<{ name: string; names: number }>();
+  return { kept: results.map((row) => row.name), leftOut: Math.max(0, (results[0]?.names ?? 0) - MAX_SERIES_NAMES) };
 }
 
 /**
@@ -156,17 +210,9 @@ function mayReadAnyTask(grants: readonly Grant[]): boolean {
   return grants.some((grant) => grant.action === "TASK_READ");
 }
 
-/** A workflow metric's counts, with the column the readable filter reads (`workflow_name`). */
-function countsOf(metric: "workflow_started" | "workflow_completed"): string {
-  return `SELECT name AS workflow_name, status, bucket, count, sum_ms AS duration_ms FROM metric_counts WHERE metric = '${metric}'`;
-}
-
-/** `columns` of the rows of `source` (a query with a `workflow_name` column) of the workflows the caller may read, then `rest`. */
-async function readableRows<T>(db: D1Database, columns: string, source: string, readable: ReadableWorkflows, rest: string): Promise<T[]> {
-  const filter: Filter = { clauses: [], bindings: [] };
-  applyReadable(filter, readable, "readable_rows");
-  const where = filter.clauses.length === 0 ? "" : ` WHERE ${filter.clauses.join(" AND ")}`;
-  const { results } = await db.prepare(`SELECT ${columns} FROM (${source}) AS readable_rows${where} ${rest}`).bind(...filter.bindings).all<T>();
+/** The rows of `sql`, whose one bound parameter is `kept` (a JSON list of names). */
+async function rowsOf<T>(db: D1Database, sql: string, kept: string): Promise<T[]> {
+  const { results } = await db.prepare(sql).bind(kept).all<T>();
   return results;
 }
 
