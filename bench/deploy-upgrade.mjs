@@ -246,6 +246,21 @@ const start = async (name, input = {}, extra = {}) => {
 const skip = (what) => console.log(`skip ${what} (not seeded)`);
 /** Seed steps that succeeded (saved in the manifest): a check step whose seed failed on an old revision is skipped. */
 const seeded = {};
+/**
+ * A HEADER_BASED webhook `name` checking `X-Du-Token: token` for du_webhook, and a du_webhook execution waiting for
+ * order `orderId`'s event: their ids.
+ */
+async function seedTokenWebhook(name, token, orderId) {
+  const hook = await ok("POST", "/api/metadata/webhook", {
+    name,
+    verifier: "HEADER_BASED",
+    headers: { "X-Du-Token": token },
+    receiverWorkflowNamesToVersions: { du_webhook: 1 },
+    sourcePlatform: "Custom",
+  });
+  return [hook.id, await start("du_webhook", { orderId })];
+}
+
 async function step(what, fn) {
   try {
     const detail = await fn();
@@ -431,15 +446,7 @@ async function seed() {
     m.ids.humanBulk = await start("du_human");
   });
   await step("webhook", async () => {
-    const hook = await ok("POST", "/api/metadata/webhook", {
-      name: "du-hook",
-      verifier: "HEADER_BASED",
-      headers: { "X-Du-Token": "tok-1" },
-      receiverWorkflowNamesToVersions: { du_webhook: 1 },
-      sourcePlatform: "Custom",
-    });
-    m.webhookId = hook.id;
-    m.ids.webhook = await start("du_webhook", { orderId: "o-1" });
+    [m.webhookId, m.ids.webhook] = await seedTokenWebhook("du-hook", "tok-1", "o-1");
   });
   await step("do_while mid-iteration (keepLastN 2, 3 of 5 done)", async () => {
     m.ids.loop = await start("du_loop");
@@ -530,15 +537,7 @@ async function seed() {
     for (const id of [m.ids.urefParked, m.ids.urefToUpgrade]) await until(() => wf(id), (w) => w.tasks[0]?.status === "SCHEDULED", "parked gate");
   });
   await step("webhook with a header value ending in a space (saved before such values were refused)", async () => {
-    const hook = await ok("POST", "/api/metadata/webhook", {
-      name: "du-hook-space",
-      verifier: "HEADER_BASED",
-      headers: { "X-Du-Token": "tok-space " },
-      receiverWorkflowNamesToVersions: { du_webhook: 1 },
-      sourcePlatform: "Custom",
-    });
-    m.webhookSpaceId = hook.id;
-    m.ids.webhookSpace = await start("du_webhook", { orderId: "o-space" });
+    [m.webhookSpaceId, m.ids.webhookSpace] = await seedTokenWebhook("du-hook-space", "tok-space ", "o-space");
   });
   await step("schedule every 10 s", () =>
     ok("POST", "/api/scheduler/schedules", { name: "du-sched", cronExpression: "*/10 * * * * ?", startWorkflowRequest: { name: "du_noop", input: { marker: "sched" } } }),
