@@ -106,13 +106,20 @@ export function errorResponse(
 
 /**
  * The response for anything a handler threw. Refusals keep their message; anything else is a bug:
- * logged with a request id, answered with that id and nothing internal.
+ * logged with a request id, answered with that id and nothing internal. A statement naming a table the database
+ * lacks is no bug but a deployment whose D1 migrations were not applied (or not yet those of this version): every
+ * request would meet it, so the answer says so, as the log does, naming no table.
  */
 export function responseForError(error: unknown, requestId: string): Response {
   if (error instanceof ApiError) {
     return errorResponse(error.status, error.code, error.message, { validationErrors: error.validationErrors, headers: error.headers });
   }
   const detail = error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ""}` : String(error);
-  console.error(JSON.stringify({ msg: "unhandled error", requestId, error: detail }));
-  return errorResponse(500, "INTERNAL_ERROR", "Internal error; quote the request id when reporting it", { requestId });
+  const unmigrated = error instanceof Error && /\bno such table\b/.test(error.message);
+  const hint = unmigrated ? { hint: "a table is missing: the D1 migrations were not applied" } : {};
+  console.error(JSON.stringify({ msg: "unhandled error", requestId, error: detail, ...hint }));
+  const message = unmigrated
+    ? "Internal error: the service's database lacks tables this version reads (its operator must apply the D1 migrations: npx wrangler d1 migrations apply DB --remote); quote the request id when reporting it"
+    : "Internal error; quote the request id when reporting it";
+  return errorResponse(500, "INTERNAL_ERROR", message, { requestId });
 }
