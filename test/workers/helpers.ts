@@ -259,3 +259,45 @@ export async function statementsOf(run: () => Promise<unknown>): Promise<string[
   }
   return seen;
 }
+
+/**
+ * Runs `run` while each D1 statement prepared in this isolate (the router's and the objects', on the binding's class) is
+ * what `prepareAs` makes of its SQL, given the real `prepare`: to make D1 refuse or answer one as the test needs.
+ */
+export async function whilePreparing<T>(prepareAs: (sql: string, prepare: (sql: string) => D1PreparedStatement) => D1PreparedStatement, run: () => Promise<T>): Promise<T> {
+  const database = Object.getPrototypeOf(env.DB) as { prepare: (this: D1Database, sql: string) => D1PreparedStatement };
+  const { prepare } = database;
+  database.prepare = function (sql) {
+    return prepareAs(sql, (text) => prepare.call(this, text));
+  };
+  try {
+    return await run();
+  } finally {
+    database.prepare = prepare;
+  }
+}
+
+/** An error answer (`INTERNAL_ERROR`'s shape) and what `console.error` logged while it was sent. */
+export interface LoggedFailure {
+  status: number;
+  answer: { error: string; requestId: string; message: string };
+  /** The log line holding the answer's request id. */
+  line: string | undefined;
+  lines: string[];
+}
+
+/** Sends `send` with `console.error` kept (quiet) for the test to read: the answer and the log line of its request id. */
+export async function loggedFailure(send: () => Promise<Response>): Promise<LoggedFailure> {
+  const logError = console.error;
+  const lines: string[] = [];
+  console.error = (...args: unknown[]) => {
+    lines.push(args.map(String).join(" "));
+  };
+  try {
+    const response = await send();
+    const answer = await response.json<LoggedFailure["answer"]>();
+    return { status: response.status, answer, line: lines.find((found) => found.includes(answer.requestId)), lines };
+  } finally {
+    console.error = logError;
+  }
+}

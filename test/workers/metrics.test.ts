@@ -12,7 +12,7 @@ import { collectMetrics, MAX_DEPTH_QUEUES, MAX_SERIES_NAMES } from "../../src/wo
 import { DURATION_BUCKETS_SECONDS } from "../../src/worker/metrics/histogram";
 import { parsePrometheusText } from "../prometheus-text";
 import { call, createUser } from "./auth-helpers";
-import { ADMIN_KEY, api, apiOk, eventually, gate, register, searchRow, startWorkflow, waitFor, waitForIndexRow } from "./helpers";
+import { ADMIN_KEY, api, apiOk, eventually, gate, loggedFailure, register, searchRow, startWorkflow, waitFor, waitForIndexRow, whilePreparing } from "./helpers";
 
 /** The samples of a scrape, by their line's name and labels as written (`name{a="1",b="2"}`). */
 type Scrape = Map<string, number>;
@@ -510,30 +510,19 @@ describe("GET /api/metrics", () => {
 
   it("answers a scrape that fails with a 500 quoting the request id of its one-line log, which holds no credential", async () => {
     // D1 failing the counters' read, as it answers an error: the statement's promise rejects.
-    const database = Object.getPrototypeOf(env.DB) as { prepare: (this: D1Database, sql: string) => D1PreparedStatement };
-    const { prepare } = database;
-    database.prepare = function (sql) {
-      if (!sql.includes("metric_counts")) return prepare.call(this, sql);
+    const refusingCounters = (sql: string, prepare: (sql: string) => D1PreparedStatement) => {
+      if (!sql.includes("metric_counts")) return prepare(sql);
       const failing = { bind: () => failing, all: () => Promise.reject(new Error("D1_ERROR: the test refuses the counters")) };
       return failing as unknown as D1PreparedStatement;
     };
-    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
-    try {
-      const response = await call("GET", "/api/metrics", { "x-api-key": ADMIN_KEY });
-      expect(response.status).toBe(500);
-      const answer = await response.json<{ error: string; requestId: string; message: string }>();
-      expect(answer.error).toBe("INTERNAL_ERROR");
-      expect(answer.message).not.toContain("D1_ERROR");
-      const lines = logged.mock.calls.map((args) => args.map(String).join(" "));
-      const line = lines.find((found) => found.includes(answer.requestId));
-      expect(line, lines.join("\n")).toBeDefined();
-      expect(line).not.toContain("\n");
-      expect(JSON.parse(line!)).toMatchObject({ msg: "unhandled error", requestId: answer.requestId, error: expect.stringContaining("the test refuses the counters") });
-      expect(line).not.toContain(ADMIN_KEY.split(":")[1]);
-    } finally {
-      database.prepare = prepare;
-      logged.mockRestore();
-    }
+    const { status, answer, line, lines } = await whilePreparing(refusingCounters, () => loggedFailure(() => call("GET", "/api/metrics", { "x-api-key": ADMIN_KEY })));
+    expect(status).toBe(500);
+    expect(answer.error).toBe("INTERNAL_ERROR");
+    expect(answer.message).not.toContain("D1_ERROR");
+    expect(line, lines.join("\n")).toBeDefined();
+    expect(line).not.toContain("\n");
+    expect(JSON.parse(line!)).toMatchObject({ msg: "unhandled error", requestId: answer.requestId, error: expect.stringContaining("the test refuses the counters") });
+    expect(line).not.toContain(ADMIN_KEY.split(":")[1]);
     expect((await call("GET", "/api/metrics", { "x-api-key": ADMIN_KEY })).status).toBe(200);
   });
 });
