@@ -1538,8 +1538,8 @@ export class WorkflowExecution extends DurableObject<Env> {
    * the reference name or the workflow), refused unless the instance found here still has it: the latest instance of
    * a reference name can change between that check and this update (a rerun, an upgrade to another version).
    * `workerId`: the reporting worker (Conductor's `?workerid=`), the task's worker from then on.
-   * A caller's update of a reference whose latest task has ended finds no task to update: a 404, as Orkes answers it
-   * (its clients take that 404 as "updated already").
+   * A caller's update of a reference whose latest task has ended finds no task to update: a 409, as the pinned contract
+   * has it ("409 when no such task is pending"; Orkes answers 404, which its clients also read as an error).
    * `request`: the router's request (see {@link RepeatableRequest}). Its repeat after a reset finds the record the first
    * left if that one landed, and answers with the task it updated, applying nothing: a blind repeat would find the
    * reference's next task (a FAILED task's retry, a loop's next iteration) and update that one too.
@@ -1616,7 +1616,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       return refused(new EngineError("FORBIDDEN", `Task ${taskRefName} of workflow ${execution.workflowId} is no longer a ${checkedTaskName} task, which your permission was checked for; try again`));
     }
     if (from === undefined && !isPending(task)) {
-      return refused(new EngineError("NOT_FOUND", `Found no running task ${taskRefName} of workflow ${execution.workflowId} to update: its latest, ${task.taskId}, is ${task.status}`));
+      return refused(new EngineError("CONFLICT", `Found no running task ${taskRefName} of workflow ${execution.workflowId} to update: its latest, ${task.taskId}, is ${task.status}`));
     }
     return ok(task);
   }

@@ -465,7 +465,7 @@ describe("POST /api/tasks/{workflowId}/{taskRefName}/{status}/sync (updateTaskSy
     expect(workflow).toMatchObject({ workflowId, status: "COMPLETED", output: { by: "sync" } });
     expect(workflow.tasks).toHaveLength(1);
     expect(workflow.tasks[0]).toMatchObject({ taskId: waiting.tasks[0]!.taskId, status: "COMPLETED", outputData: { by: "sync" } });
-    expect(await errorOf("POST", `/api/tasks/${workflowId}/gate/COMPLETED/sync`, {})).toMatchObject({ httpStatus: 404, error: "NOT_FOUND" });
+    expect(await errorOf("POST", `/api/tasks/${workflowId}/gate/COMPLETED/sync`, {})).toMatchObject({ httpStatus: 409, error: "CONFLICT" });
   });
 });
 

@@ -45,8 +45,7 @@ describe("terminate", () => {
     // A client retrying the terminate whose answer it missed: 200, and nothing changes (not the reason, not the times).
     await apiOk("DELETE", `/api/workflow/${workflowId}?reason=again`);
     expect(await getWorkflow(workflowId)).toEqual(workflow);
-    // Orkes' answer, which its clients take as "updated already".
-    const late = await expectError("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, 404, "NOT_FOUND", {});
+    const late = await expectError("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, 409, "CONFLICT", {});
     expect(late.message).toMatch(/^Found no running task gate of workflow .* to update: its latest, .*, is CANCELED$/);
     expect(await hits("term-after")).toBe(0);
   });
@@ -778,7 +777,7 @@ describe("skip a task (PUT /api/workflow/{id}/skiptask/{taskReferenceName}, Cond
     expect(done.tasks[0]!.inputData).toMatchObject({ uri: target("/echo/gate") });
     expect(await hits("skip-pending-after")).toBe(1);
     // Completing it afterwards is refused as for any finished task.
-    const late = await expectError("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, 404, "NOT_FOUND", {});
+    const late = await expectError("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, 409, "CONFLICT", {});
     expect(late.message).toMatch(/^Found no running task gate of workflow .* to update: its latest, .*, is SKIPPED$/);
   });
 

@@ -350,7 +350,7 @@ describe("executions follow the task definition of each task's name", () => {
     const timedOut = await waitFor(workflowId, ["TIMED_OUT", "COMPLETED", "FAILED"]);
     expect(timedOut.status).toBe("TIMED_OUT");
     expect(timedOut.tasks[0]).toMatchObject({ status: "TIMED_OUT", reasonForIncompletion: expect.stringContaining("Task timed out after 1 seconds") });
-    await refused(await api("POST", `/api/tasks/${workflowId}/call/COMPLETED`, {}), 404, "NOT_FOUND");
+    await refused(await api("POST", `/api/tasks/${workflowId}/call/COMPLETED`, {}), 409, "CONFLICT");
   });
 
   it("an execution keeps the task definition it started with; later ones start with the change", async () => {

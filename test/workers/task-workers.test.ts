@@ -590,16 +590,16 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", workerId: "worker-1" });
     expect((await api("POST", `/api/tasks/${workflowId}/work/COMPLETED?workerid=host-7`, { done: true })).status).toBe(200);
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).tasks[0]).toMatchObject({ status: "COMPLETED", workerId: "host-7", outputData: { done: true } });
-    // Sent again (an answer missed): no running task to update, the 404 Orkes' clients take as "updated already".
+    // Sent again (an answer missed): no running task to update, the contract's 409 (Orkes answers 404).
     for (const path of [`/api/tasks/${workflowId}/work/COMPLETED`, `/api/tasks/${workflowId}/work/COMPLETED/sync`]) {
       const again = await api("POST", path, { done: false });
-      expect(again.status, path).toBe(404);
-      expect(await again.json()).toMatchObject({ error: "NOT_FOUND", message: expect.stringContaining("Found no running task work of workflow") });
+      expect(again.status, path).toBe(409);
+      expect(await again.json()).toMatchObject({ error: "CONFLICT", message: expect.stringContaining("Found no running task work of workflow") });
     }
     expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { done: true } });
   });
 
-  it("of two updates by reference name met while the secrets its task's input names are read, the later finds no running task (404) or the retry the first brought", async () => {
+  it("of two updates by reference name met while the secrets its task's input names are read, the later finds no running task (409) or the retry the first brought", async () => {
     await apiOk("PUT", "/api/secrets/w_ref_race_token", JSON.stringify("race-value"));
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_ref_race_task", retryCount: 1, retryLogic: "FIXED", retryDelaySeconds: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com" }]);
     await register({ name: "w_ref_race", tasks: [simpleTask("w_ref_race_task", "work", { token: "${workflow.secrets.w_ref_race_token}" })] });
@@ -615,8 +615,8 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     const twice = await startWorkflow("w_ref_race");
     const [won, late] = await together(twice, { status: "COMPLETED", output: { by: "a" } }, { status: "COMPLETED", output: { by: "b" } });
     expect(won.ok).toBe(true);
-    // The answer the second would get arriving after the first: Orkes' 404, which its clients take as "updated already".
-    expect(late).toMatchObject({ ok: false, error: { kind: "NOT_FOUND", message: expect.stringContaining("Found no running task work of workflow") } });
+    // The answer the second would get arriving after the first: the contract's 409.
+    expect(late).toMatchObject({ ok: false, error: { kind: "CONFLICT", message: expect.stringContaining("Found no running task work of workflow") } });
     const done = await waitFor(twice, ["COMPLETED", "FAILED"]);
     expect(done.tasks.map((task) => [task.status, task.outputData])).toEqual([["COMPLETED", { by: "a" }]]);
 

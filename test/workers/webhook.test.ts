@@ -383,7 +383,7 @@ describe("skipping a waiting WAIT_FOR_WEBHOOK task (PUT /api/workflow/{id}/skipt
     const late = await callback(String(hook["callbackUrl"]), { status: "COMPLETED", output: { note: "too late" } });
     expect(late.status).toBe(409);
     expect(await late.json()).toMatchObject({ status: 409, error: "CONFLICT", message: expect.stringContaining("SKIPPED") });
-    expect((await api("POST", `/api/tasks/${workflowId}/hook/COMPLETED`, { note: "too late" })).status).toBe(404);
+    expect((await api("POST", `/api/tasks/${workflowId}/hook/COMPLETED`, { note: "too late" })).status).toBe(409);
     expect(snapshot(await getWorkflow(workflowId))).toBe(snapshot(done));
   });
 });
