@@ -232,6 +232,18 @@ describe("a workflow's timeoutPolicy", () => {
     }
   });
 
+  it("TIME_OUT_WF counts afresh from each retry, restart and rerun (a rerun too, where Conductor's keeps counting from the start); only a retry shows lastRetriedTime", () => {
+    const timedOut = tick(started({ timeoutSeconds: 1, timeoutPolicy: "TIME_OUT_WF", tasks: [hook(0)] }), 2_000);
+    expect(timedOut.status).toBe("TIMED_OUT");
+    for (const event of [{ type: "retry" }, { type: "restart" }, { type: "rerun" }, { type: "rerun", fromTaskId: timedOut.tasks[0]!.taskId }] satisfies ExecutionEvent[]) {
+      const reopened = decide(timedOut, event, env(10_000)).state;
+      const what = { event: event.type, status: reopened.status, deadline: reopened.deadline, lastRetriedTime: toWorkflowView(reopened, false).lastRetriedTime };
+      expect(what).toEqual({ event: event.type, status: "RUNNING", deadline: 11_000, lastRetriedTime: event.type === "retry" ? 10_000 : 0 });
+      expect(tick(reopened, 10_999).status).toBe("RUNNING");
+      expect(tick(reopened, 11_000).status).toBe("TIMED_OUT");
+    }
+  });
+
   it("a restart with the latest definition follows that definition's policy, both ways", () => {
     const alertOnly = started({ timeoutSeconds: 1, timeoutPolicy: "ALERT_ONLY", tasks: [hook(0)] });
     const terminated = decide(alertOnly, { type: "terminate" }, env(5_000)).state;

@@ -185,6 +185,47 @@ describe("retry, restart, rerun", () => {
     expect(await getWorkflow(workflowId)).toEqual(before);
   });
 
+  it("every recovery action a workflow's status refuses is a 409 naming that status that changes neither the execution nor its search row (where Conductor answers some with a 404 or a 500)", async () => {
+    await registerWaiting("refused_actions", "refused-actions-after");
+    await register({ name: "refused_actions_timing_out", timeoutSeconds: 1, timeoutPolicy: "TIME_OUT_WF", tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });
+    const actions = {
+      pause: ["PUT", "pause"],
+      resume: ["PUT", "resume"],
+      terminate: ["DELETE", ""],
+      retry: ["POST", "retry?resumeSubworkflowTasks=true"],
+      restart: ["POST", "restart?useLatestDefinitions=true"],
+      rerun: ["POST", "rerun"],
+      "skip task after of": ["PUT", "skiptask/after"],
+      "jump to task gate in": ["POST", "jump/gate"],
+      "reset the callbacks of": ["POST", "resetcallbacks"],
+    } as const;
+    const refusedIn: Record<string, (keyof typeof actions)[]> = {
+      RUNNING: ["resume", "retry", "restart", "rerun"],
+      PAUSED: ["retry", "restart", "rerun", "skip task after of"],
+      COMPLETED: ["pause", "resume", "terminate", "retry", "skip task after of", "jump to task gate in", "reset the callbacks of"],
+      FAILED: ["pause", "resume", "terminate", "skip task after of", "jump to task gate in", "reset the callbacks of"],
+      TIMED_OUT: ["pause", "resume", "terminate", "skip task after of", "jump to task gate in", "reset the callbacks of"],
+      TERMINATED: ["pause", "resume", "skip task after of", "jump to task gate in", "reset the callbacks of"],
+    };
+    const searchRowOf = (workflowId: string) => env.DB.prepare("SELECT * FROM executions WHERE workflow_id = ?").bind(workflowId).first();
+    for (const [status, refused] of Object.entries(refusedIn)) {
+      const workflowId = await startWaiting(status === "TIMED_OUT" ? "refused_actions_timing_out" : "refused_actions");
+      if (status === "PAUSED") await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+      if (status === "COMPLETED" || status === "FAILED") await apiOk("POST", `/api/tasks/${workflowId}/gate/${status}`, {});
+      if (status === "TERMINATED") await apiOk("DELETE", `/api/workflow/${workflowId}`);
+      await waitFor(workflowId, [status]);
+      await waitForIndexRow(workflowId, status);
+      const [before, rowBefore] = [await getWorkflow(workflowId), await searchRowOf(workflowId)];
+      for (const action of refused) {
+        const [method, path] = actions[action];
+        const answer = await expectError(method, `/api/workflow/${workflowId}${path === "" ? "" : `/${path}`}`, 409, "CONFLICT", method === "POST" ? {} : undefined);
+        expect(answer.message).toBe(`Cannot ${action} workflow ${workflowId}: its status is ${status}`);
+      }
+      expect(await getWorkflow(workflowId)).toEqual(before);
+      expect(await searchRowOf(workflowId)).toEqual(rowBefore);
+    }
+  });
+
   it("restart with useLatestDefinitions of a running workflow with no registered definition (started inline) is a 409, as Conductor asks the state first; ended, a 404", async () => {
     const inline = { name: "restart_running_inline", tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] };
     const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "restart_running_inline", workflowDef: inline });
