@@ -51,6 +51,19 @@ describe("terminate", () => {
   });
 });
 
+describe("terminate without a reason", () => {
+  it("records the reason Terminated, also for an empty one, in the execution and its search row (Conductor's leaves it null)", async () => {
+    await registerWaiting("term_no_reason", "term-no-reason-after");
+    for (const query of ["", "?reason="]) {
+      const workflowId = await startWaiting("term_no_reason");
+      await apiOk("DELETE", `/api/workflow/${workflowId}${query}`);
+      expect((await getWorkflow(workflowId))["reasonForIncompletion"]).toBe("Terminated");
+      await waitForIndexRow(workflowId, "TERMINATED");
+      expect(await env.DB.prepare("SELECT reason FROM executions WHERE workflow_id = ?").bind(workflowId).first("reason")).toBe("Terminated");
+    }
+  });
+});
+
 describe("pause and resume", () => {
   it("a paused workflow records a completion but schedules nothing until resumed", async () => {
     await registerWaiting("pause", "pause-after");
