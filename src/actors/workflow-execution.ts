@@ -2871,14 +2871,20 @@ export class WorkflowExecution extends DurableObject<Env> {
    * Puts each owed SIMPLE task in its worker queue (or takes it out), until the queue has it: one call per queue for all
    * the changes owed to it, so a fork of a thousand tasks makes one round trip to its queue, not a thousand (each of
    * which, done, ran every sync of the execution again). One batch per queue is on its way at a time: a task queued again
-   * meanwhile is pushed by the next one (pushes of one task never overtake each other).
+   * meanwhile is pushed by the next one (pushes of one task never overtake each other). A task whose queue is still owed
+   * the release of its earlier hand-out (put back by an IN_PROGRESS report, queued again by a rerun) is pushed only once
+   * that release is made (its job, done, calls this again): pushed first, a poll could take it again while the queue
+   * still counted the earlier hand-out, and the late release would then free the place of the new one, letting one task
+   * more than `concurrentExecLimit` out for as long as the worker holds it.
    */
   #syncQueuePushes(): void {
-    const queues = new Set([...this.#queuePushes.values()].map((change) => change.queue));
+    const releasing = this.#execution === null ? new Set<string>() : new Set(this.#dueReleases(this.#execution).map(([taskId]) => taskId));
+    const sendable = ([taskId, change]: [string, QueueChange]) => "remove" in change || !releasing.has(taskId);
+    const queues = new Set([...this.#queuePushes].filter(sendable).map(([, change]) => change.queue));
     if (this.#testQueues.size > 0 && this.#execution !== null) for (const queue of this.#owedTestQueues(this.#execution)) queues.add(queue);
     for (const queue of queues) {
       this.#runJob(QUEUE_PUSH_META + queue, async () => {
-        const owed = [...this.#queuePushes].filter(([, change]) => change.queue === queue);
+        const owed = [...this.#queuePushes].filter((owedChange) => owedChange[1].queue === queue && sendable(owedChange));
         const stub = taskQueueAt(this.env, queue);
         const removed = owed.flatMap(([taskId, change]) => ("remove" in change ? [taskId] : []));
         const pushed = owed.flatMap(([, change]) => ("remove" in change ? [] : [change]));
@@ -3014,7 +3020,8 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Gives each limited task that no worker holds any more its place back in its queue, until the queue has it. A task
-   * handed out again meanwhile keeps its new owed release (a late release may free its place early: a rare extra one).
+   * handed out again meanwhile keeps its new owed release (a late release may free its place early: a rare extra one, as a
+   * task put back in its queue is pushed there only once its release is made, see {@link WorkflowExecution.#syncQueuePushes}).
    */
   #syncReleases(execution: Execution): void {
     for (const [taskId, owed] of this.#dueReleases(execution)) {

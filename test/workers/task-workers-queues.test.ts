@@ -181,6 +181,25 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
     expect(await pollOne("w_lim_back", { timeout: "4000" })).toMatchObject({ taskId: aTask.taskId, status: "IN_PROGRESS", pollCount: 2 });
   });
 
+  it("a task put back SCHEDULED and taken at once by a waiting poll counts held again: the release of its earlier hand-out does not free the new one's place", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_lim_reheld", retryCount: 0, responseTimeoutSeconds: 60, concurrentExecLimit: 2, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_lim_reheld", tasks: [simpleTask("w_lim_reheld")] });
+    const a = await startWorkflow("w_lim_reheld");
+    const aTask = await pollOne("w_lim_reheld");
+    // Waiting in the empty queue when the report puts the task back: the push wakes it.
+    const waiting = poll("w_lim_reheld", { timeout: "5000", workerid: "worker-2" });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await report(aTask, "IN_PROGRESS", {}, { callbackAfterSeconds: 0 })).status).toBe(200);
+    expect(await waiting).toEqual([expect.objectContaining({ taskId: aTask.taskId, workerId: "worker-2", pollCount: 2 })]);
+    expect((await getWorkflow(a)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", workerId: "worker-2" });
+    await startWorkflow("w_lim_reheld");
+    await startWorkflow("w_lim_reheld");
+    await eventually(() => queueSize("w_lim_reheld"), (size) => size === 2, "two more tasks queued");
+    // One place is left beside a's task: the release of its first hand-out, owed before it was taken again, freed none.
+    expect(await poll("w_lim_reheld", { count: "5", workerid: "worker-3" })).toHaveLength(1);
+    expect(await poll("w_lim_reheld", { count: "5", workerid: "worker-3" })).toEqual([]);
+  });
+
   it("many workers polling at once get no more than concurrentExecLimit tasks between them", async () => {
     await startLimited("w_lim_race", { concurrentExecLimit: 2 }, 6);
     const polls = await Promise.all(Array.from({ length: 10 }, (_, index) => poll("w_lim_race", { workerid: `race-${index}`, count: "3" })));
