@@ -518,6 +518,12 @@ const TEST_QUEUE_META = "testQueue:";
 /** Prefix of the meta keys of owed releases of limited tasks (see {@link WorkflowExecution.#releases}). */
 const RELEASE_META = "release:";
 
+/** True when no worker holds task `taskId` of `execution` any more (or it is gone): its owed release is due. */
+function releaseDue(execution: Execution, taskId: string): boolean {
+  const task = execution.tasks.find((candidate) => candidate.taskId === taskId);
+  return task === undefined || !isHeldByWorker(task);
+}
+
 /** Prefix of the meta keys of owed failure-workflow starts (see {@link WorkflowExecution.#failureStarts}). */
 const FAILURE_START_META = "failureStart:";
 
@@ -2878,8 +2884,8 @@ export class WorkflowExecution extends DurableObject<Env> {
    * more than `concurrentExecLimit` out for as long as the worker holds it.
    */
   #syncQueuePushes(): void {
-    const releasing = this.#execution === null ? new Set<string>() : new Set(this.#dueReleases(this.#execution).map(([taskId]) => taskId));
-    const sendable = ([taskId, change]: [string, QueueChange]) => "remove" in change || !releasing.has(taskId);
+    const execution = this.#execution;
+    const sendable = ([taskId, change]: [string, QueueChange]) => "remove" in change || execution === null || !this.#releases.has(taskId) || !releaseDue(execution, taskId);
     const queues = new Set([...this.#queuePushes].filter(sendable).map(([, change]) => change.queue));
     if (this.#testQueues.size > 0 && this.#execution !== null) for (const queue of this.#owedTestQueues(this.#execution)) queues.add(queue);
     for (const queue of queues) {
@@ -3012,10 +3018,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   /** The owed releases of tasks that no worker holds any more (see {@link WorkflowExecution.#releases}). */
   #dueReleases(execution: Execution): Array<[taskId: string, owed: { queue: string }]> {
     if (this.#releases.size === 0) return [];
-    return [...this.#releases].filter(([taskId]) => {
-      const task = execution.tasks.find((candidate) => candidate.taskId === taskId);
-      return task === undefined || !isHeldByWorker(task);
-    });
+    return [...this.#releases].filter(([taskId]) => releaseDue(execution, taskId));
   }
 
   /**
