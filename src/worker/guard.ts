@@ -53,7 +53,9 @@ async function targetOf(request: Request, env: Env, path: string): Promise<Reque
   // runs the workflowDef it is given), so that name is the one whose start right is checked.
   const inline = body?.["workflowDef"];
   const inlineName = typeof inline === "object" && inline !== null && !Array.isArray(inline) ? stringField(inline as Record<string, unknown>, "name") : undefined;
-  return { workflowName: inlineName ?? stringField(body, "name") };
+  // The body's `name` as the routes read it: a start trims it (StartWorkflowRequest), so `" billing "` starts billing
+  // and is checked as billing; a registration refuses a name with surrounding whitespace after the guard, with a 400.
+  return { workflowName: inlineName ?? stringField(body, "name")?.trim() };
 }
 
 /** A target read from an execution, not named by the request: a refusal does not name its workflow to a stranger. */

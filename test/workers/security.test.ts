@@ -691,6 +691,23 @@ describe("RBAC", () => {
     expect(matchApiPath("/api/x/a_b", "/api/x/a%5")).toBeUndefined();
   });
 
+  it("a start's body name is checked as the route reads it, trimmed: a caller allowed to start billing may send \" billing \"", async () => {
+    const wait = { name: "w", taskReferenceName: "w", type: "WAIT", inputParameters: {} };
+    await register({ name: "trim_mine", tasks: [wait] });
+    await register({ name: "trim_other", tasks: [wait] });
+    const user = await createUser("rbac-trimmed", { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:trim_mine" }] });
+    // The route starts trim_mine for the admin; the guard read "workflow: trim_mine\n" and refused the caller allowed to.
+    const started = await call("POST", "/api/workflow", orkes(user.token), { name: " trim_mine\n" });
+    expect(started.status).toBe(200);
+    expect((await getWorkflow(await started.text())).workflowName).toBe("trim_mine");
+    const tested = await call("POST", "/api/workflow/test", orkes(user.token), { name: "trim_mine " });
+    expect(tested.status).toBe(200);
+    expect(await tested.json()).toMatchObject({ workflowName: "trim_mine" });
+    // Trimming widens nothing: another workflow, spaced or not, is still refused.
+    await expectStatus(await call("POST", "/api/workflow", orkes(user.token), { name: " trim_other " }), 403, "PERMISSION_DENIED");
+    await expectStatus(await call("POST", "/api/workflow/test", orkes(user.token), { name: "trim_other" }), 403, "PERMISSION_DENIED");
+  });
+
   it("a path percent-encoding a character of a route's literal segment is that route, as the rules read it: /api/workflow/%74est is the test endpoint, not the start of workflow test", async () => {
     const wait = { name: "w", taskReferenceName: "w", type: "WAIT", inputParameters: {} };
     await register({ name: "test", tasks: [wait] });
