@@ -9,6 +9,17 @@ import { clientRequestObject, CorrelationId, issuesToValidationErrors, jacksonIn
 /** Longest event handler name. */
 const MAX_HANDLER_NAME_LENGTH = 255;
 
+/**
+ * Handler names another route of `/api/event` takes where a handler's own route would read them, so that a handler so
+ * named, once registered, could not be deleted or read by name: refused, as schedules named "tags" are.
+ */
+const UNREACHABLE_HANDLER_NAMES: Readonly<Record<string, string>> = {
+  handler: "DELETE /api/event/handler is Orkes' event handler statistics, so the handler could not be deleted",
+  handleIncomingEvent: "DELETE /api/event/handleIncomingEvent is Orkes' incoming events, so the handler could not be deleted",
+  queue: "DELETE /api/event/queue and /api/event/queue/tags are Orkes' event queue configuration, so the handler could not be deleted or tagged",
+  tags: "GET /api/event/handler/tags reads the tags of the handler named handler, so the handler could not be read by name",
+};
+
 /** The evaluators of a handler's `condition` (Conductor's): JavaScript, or `value-param`, a field of the payload. */
 export const EVENT_EVALUATOR_TYPES = ["javascript", "graaljs", "value-param"] as const;
 
@@ -103,6 +114,8 @@ export const EventHandlerSchema = clientRequestObject({
     v.minLength(1, "must not be empty"),
     v.maxLength(MAX_HANDLER_NAME_LENGTH, `must be at most ${MAX_HANDLER_NAME_LENGTH} characters`),
     v.regex(/^[A-Za-z0-9_.:-]*$/, "may hold only letters, digits, '_', '-', '.' and ':'"),
+    v.check((name: string) => !isDotSegment(name), DOT_SEGMENT_MESSAGE),
+    v.check((name: string) => !Object.hasOwn(UNREACHABLE_HANDLER_NAMES, name), (issue) => `must not be "${String(issue.input)}": ${UNREACHABLE_HANDLER_NAMES[String(issue.input)]}`),
   ),
   event: v.pipe(
     v.string("must be a string"),

@@ -122,6 +122,24 @@ describe("event handlers (/api/event)", () => {
     expect((await api("GET", "/api/event/handler/ev_wildcard")).status).toBe(404);
   });
 
+  it("refuse a name their routes could not reach once registered (. and .., and names other /api/event routes take), changing nothing", async () => {
+    const before = await apiOk<unknown[]>("GET", "/api/event");
+    for (const name of [".", "..", "handler", "handleIncomingEvent", "queue", "tags"]) {
+      const refused = await api("POST", "/api/event", handler(name, `conductor:ev_unreachable_${name.length}:q`, [{ action: "start_workflow", start_workflow: { name: "anything" } }]));
+      expect(refused.status, name).toBe(400);
+      expect(((await refused.json()) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors).toEqual([{ path: "name", message: expect.stringContaining("must not be") }]);
+    }
+    expect(await apiOk<unknown[]>("GET", "/api/event")).toEqual(before);
+    // What each would have been: ".." is GET /api/event (every handler) and DELETE /api/ (no route), "handler" a 501.
+    expect((await api("DELETE", "/api/event/handler")).status).toBe(501);
+    // Names merely holding a dot or one of those words are fine, and reachable.
+    for (const name of ["..x", "handler.v2", "tags-team"]) {
+      expect((await api("POST", "/api/event", handler(name, "conductor:ev_unreachable:q", [{ action: "start_workflow", start_workflow: { name: "anything" } }]))).status).toBe(200);
+      expect(await apiOk("GET", `/api/event/handler/${name}`)).toMatchObject({ name });
+      expect((await api("DELETE", `/api/event/${name}`)).status).toBe(200);
+    }
+  });
+
   it("read a start_workflow correlationId given as a number as its text, as Jackson reads the String field", async () => {
     const numbered = handler("ev_corr_number", "conductor:ev_corr_number:q", [{ action: "start_workflow", start_workflow: { name: "ev_corr_child", correlationId: 1234 } }]);
     expect((await api("POST", "/api/event", numbered)).status).toBe(200);
