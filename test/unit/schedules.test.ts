@@ -48,7 +48,11 @@ describe("Spring cron expressions", () => {
     expect(days("0 0 9 ? * 7-2")).toEqual([1, 2, 0, 1, 2, 0, 1]);
     expect(days("0 0 9 ? * SUN-TUE")).toEqual([1, 2, 0, 1, 2, 0, 1]);
     expect(days("0 0 9 ? * 1-5/2,SAT")).toEqual([1, 3, 5, 6, 1, 3, 5]);
-    for (const bad of ["0 0 9 ? * 5-2", "0 0 9 ? * */0", "0 0 9 ? * 9/2"]) expect(parseCron(bad, "UTC")).toMatchObject({ ok: false, message: expect.stringMatching(/day-of-week/) });
+    // Beside a Quartz part (L, #) in a list too: */2 is still Monday, Wednesday, Friday and Sunday, with the last Saturday
+    // of the month (the 28th of November 2026) and, from December, the first Tuesday (the 1st).
+    expect(days("0 0 9 ? * */2,6L")).toEqual([1, 3, 5, 6, 0, 1, 3]);
+    expect(next("0 0 9 ? * 6-7,TUE#1", "2026-11-27T12:00:00Z", 4)).toEqual(["2026-11-28T09:00:00.000Z", "2026-11-29T09:00:00.000Z", "2026-12-01T09:00:00.000Z", "2026-12-05T09:00:00.000Z"]);
+    for (const bad of ["0 0 9 ? * 5-2", "0 0 9 ? * */0", "0 0 9 ? * 9/2", "0 0 9 ? * FRI-MON,5L"]) expect(parseCron(bad, "UTC")).toMatchObject({ ok: false, message: expect.stringMatching(/day-of-week/) });
   });
 
   it("reads L, W and # as Spring does", () => {

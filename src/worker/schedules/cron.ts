@@ -122,15 +122,22 @@ const SPRING_DAYS = ["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"] as const;
  * A day-of-week field of plain values, ranges, lists and steps as Spring reads it, written as the list of days croner
  * reads the same way (0 or 7 Sunday). Spring counts from Monday 1 to Sunday 7: `*\/2` is Monday, Wednesday, Friday
  * and Sunday, `SUN/3` Sunday alone, and a range starting at 7 starts at Sunday (`7-2`, Sunday to Tuesday); croner
- * would count from Sunday 0. Fields with `L` or `#` (Quartz's, read alike by both), `*` and `?` stay as they are;
- * a part that is none of these is left for croner to refuse.
+ * would count from Sunday 0. Parts with `L` or `#` (Quartz's, read alike by both) stay as they are, in a list too
+ * (`*\/2,6L`: Spring's Monday, Wednesday, Friday, Sunday and the last Saturday), and so do `*` and `?`; a part that is
+ * none of these is left for croner to refuse.
  */
 function springDaysOfWeek(field: string): { ok: true; field: string } | { ok: false; message: string } {
-  if (field === "*" || field === "?" || /[L#]/i.test(field)) return { ok: true, field };
-  const numbered = SPRING_DAYS.reduce((text, day, index) => text.replace(new RegExp(day, "gi"), String(index + 1)), field);
+  if (field === "*" || field === "?") return { ok: true, field };
   const days = new Set<number>();
-  for (const part of numbered.split(",")) {
-    const match = /^(?:(\*)|(\d+)(?:-(\d+))?)(?:\/(\d+))?$/.exec(part);
+  // Quartz's parts (`5L`, `MON#2`), read alike by both, stay as they are beside the days the others make (`*\/2,6L`).
+  const quartzParts: string[] = [];
+  for (const part of field.split(",")) {
+    if (/[L#]/i.test(part)) {
+      quartzParts.push(part);
+      continue;
+    }
+    const numberedPart = SPRING_DAYS.reduce((text, day, index) => text.replace(new RegExp(day, "gi"), String(index + 1)), part);
+    const match = /^(?:(\*)|(\d+)(?:-(\d+))?)(?:\/(\d+))?$/.exec(numberedPart);
     if (match === null) return { ok: true, field };
     const [, star, first, last, step] = match;
     const valid = (day: number) => day >= 0 && day <= 7;
@@ -144,7 +151,7 @@ function springDaysOfWeek(field: string): { ok: true; field: string } | { ok: fa
     if (every < 1) return { ok: false, message: `is not a valid cron expression: the day-of-week step in "${part}" must be at least 1` };
     for (let day = min; day <= max; day += every) days.add(day % 7);
   }
-  return { ok: true, field: [...days].sort((a, b) => a - b).join(",") };
+  return { ok: true, field: [...[...days].sort((a, b) => a - b).map(String), ...quartzParts].join(",") };
 }
 
 /** Parses a Spring cron expression evaluated in `zoneId` (see {@link parseZone}). */
