@@ -746,6 +746,28 @@ describe("access", () => {
     expect((await call("POST", "/api/scheduler/schedules", {}, schedule("x", "sched_read_a"))).status).toBe(401);
   });
 
+  it("a schedule's own list of fires shows only those of workflows the caller may read (a moved schedule keeps its old workflow's)", async () => {
+    await registerQuick("sched_moved_a");
+    await registerQuick("sched_moved_b");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-moved", "sched_moved_a", { startWorkflowRequest: { name: "sched_moved_a", input: { secret: "a-only" } } }));
+    const before = startedIds(await runAlarm("sched-moved"));
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-moved", "sched_moved_b", { cronExpression: "0 0 9 * * ?" }));
+    const after = startedIds(await runAlarm("sched-moved"));
+    // Both kept (in fire time order, which the two crons decide: compared as sets).
+    const all = await apiOk<JsonObject[]>("GET", "/api/scheduler/schedules/sched-moved/executions");
+    expect(all.map((fire) => fire["workflowId"]).sort()).toEqual([...after, ...before].sort());
+
+    // Who may read the schedule now (its workflow now) sees the fires of that workflow, not the start requests and
+    // executions of the one before, as search/executions shows them.
+    const reader = await createUser("sched-moved-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:sched_moved_b" }] });
+    const asReader = orkes(reader.token);
+    const seen = (await (await call("GET", "/api/scheduler/schedules/sched-moved/executions", asReader)).json()) as JsonObject[];
+    expect(seen.map((fire) => fire["workflowId"])).toEqual(after);
+    expect(JSON.stringify(seen)).not.toContain("a-only");
+    const searched = (await (await call("GET", `/api/scheduler/search/executions?query=${encodeURIComponent("scheduleName = 'sched-moved'")}`, asReader)).json()) as { results: JsonObject[] };
+    expect(searched.results.map((fire) => fire["workflowId"])).toEqual(after);
+  });
+
   it("a scheduled start carries its saver's start rights: it cannot start a child its saver could not", async () => {
     await register({ name: "sched_payroll", tasks: [{ name: "sv", taskReferenceName: "sv", type: "SET_VARIABLE", inputParameters: { x: 1 } }] });
     const mallory = await createUser("sched-mallory", {

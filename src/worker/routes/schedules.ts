@@ -254,7 +254,7 @@ export function registerScheduleRoutes(router: RouterType<IRequest, Args>): void
   router.get("/api/scheduler/schedules/:name/executions", async (request, env) => {
     const limit = integerQuery(request, "limit", 1, MAX_EXECUTIONS_PER_SCHEDULE) ?? 10;
     const schedule = await pathSchedule(request, env, "read", "reading the fires of");
-    return Response.json(await latestScheduleExecutions(env.DB, schedule.name, limit));
+    return Response.json(await latestScheduleExecutions(env.DB, schedule.name, limit, readableWorkflows(principalOf(request).grants, "WORKFLOW_READ")));
   });
   router.get("/api/scheduler/schedules/:name/next-execution-times", async (request, env) => {
     const count = integerQuery(request, "count", 1, MAX_NEXT_EXECUTION_TIMES) ?? 5;

@@ -138,11 +138,18 @@ function executionJson(row: ExecutionRow): JsonObject {
   return json;
 }
 
-/** Schedule `scheduleName`'s latest `limit` fires, the latest first (Conductor OSS's execution history of a schedule). */
-export async function latestScheduleExecutions(db: D1Database, scheduleName: string, limit: number): Promise<JsonObject[]> {
+/**
+ * Schedule `scheduleName`'s latest `limit` fires of workflows `readable` allows, the latest first (Conductor OSS's
+ * execution history of a schedule). Each fire is checked against the workflow it started, as `search/executions`
+ * checks it: a schedule moved to another workflow keeps the fires of the one before, and a caller who may read the
+ * schedule now (its workflow now) may not read the start requests and executions of the other.
+ */
+export async function latestScheduleExecutions(db: D1Database, scheduleName: string, limit: number, readable: ReadableWorkflows): Promise<JsonObject[]> {
+  const filter: Filter = { clauses: ["schedule_name = ?"], bindings: [scheduleName] };
+  applyReadable(filter, readable, "schedule_executions");
   const rows = await db
-    .prepare("SELECT * FROM schedule_executions WHERE schedule_name = ? ORDER BY scheduled_time DESC, execution_id LIMIT ?")
-    .bind(scheduleName, limit)
+    .prepare(`SELECT * FROM schedule_executions WHERE ${filter.clauses.join(" AND ")} ORDER BY scheduled_time DESC, execution_id LIMIT ?`)
+    .bind(...filter.bindings, limit)
     .all<ExecutionRow>();
   return rows.results.map(executionJson);
 }
