@@ -107,6 +107,17 @@ describe("Spring cron expressions", () => {
     expect(refusal("? 0 0 * * *")).toMatch(/only stand alone in the day-of-month or day-of-week field, not in the second field/);
     expect(refusal("0 0 25 * * *")).toMatch(/not a valid cron expression.*hour/);
     expect(refusal("0 0 0 * * 8")).toMatch(/not a valid cron expression/);
+    // Each value out of bounds named with its field and as written (croner counts days and months from 0 inside).
+    expect(refusal("0 0 0 32 * ?")).toBe('is not a valid cron expression: day-of-month values are 1 to 31, not "32"');
+    expect(refusal("0 0 0 0 * ?")).toBe('is not a valid cron expression: day-of-month values are 1 to 31, not "0"');
+    expect(refusal("0 0 0 32W * ?")).toBe('is not a valid cron expression: day-of-month values are 1 to 31, not "32W"');
+    expect(refusal("0 0 0 ? 13 *")).toBe('is not a valid cron expression: month values are 1 to 12 (or JAN to DEC), not "13"');
+    expect(refusal("0 0 0 ? 0-3 *")).toBe('is not a valid cron expression: month values are 1 to 12 (or JAN to DEC), not "0-3"');
+    expect(refusal("0 60/5 * * * *")).toBe('is not a valid cron expression: minute values are 0 to 59, not "60/5"');
+    expect(refusal("0 0 22-2 * * *")).toBe('is not a valid cron expression: the hour range "22-2" ends before it starts');
+    expect(refusal("0 0 0 ? FOO *")).toBe('is not a valid cron expression: the month field ("FOO") holds characters it does not take');
+    expect(refusal("x 0 0 * * ?")).toBe('is not a valid cron expression: the second field ("x") holds characters it does not take');
+    expect(refusal("0 0 0 ? * 9L")).toMatch(/day-of-week: 9/);
     expect(refusal("every day")).toMatch(/must have 6 fields/);
     expect(refusal("")).toMatch(/must have 6 fields/);
   });

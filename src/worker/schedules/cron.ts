@@ -112,7 +112,45 @@ function springToCroner(expression: string): { ok: true; pattern: string } | { o
     }
     fields[i] = "*";
   }
+  for (let i = 0; i < fields.length; i++) {
+    const refusal = valueRefusal(fields[i]!, i);
+    if (refusal !== undefined) return { ok: false, message: refusal };
+  }
   return { ok: true, pattern: fields.join(" ") };
+}
+
+/** The values each field from second to month takes, as Spring's do (day-of-week: {@link springDaysOfWeek}). */
+const FIELD_BOUNDS: ReadonlyArray<readonly [min: number, max: number, names?: string]> = [[0, 59], [0, 59], [0, 23], [1, 31], [1, 12, " (or JAN to DEC)"]];
+
+/**
+ * Why the numbers of field `index` (second to month) are not values of it, or undefined: a number out of its bounds, or
+ * a range ending before it starts, as Spring refuses both. Checked here for the message's sake: croner counts days and
+ * months from 0 inside and names those (a 32nd day is "Invalid value for day: 31", month 0 "month: -1").
+ */
+function valueRefusal(field: string, index: number): string | undefined {
+  const bounds = FIELD_BOUNDS[index];
+  if (bounds === undefined) return undefined;
+  const [min, max, names = ""] = bounds;
+  for (const part of field.split(",")) {
+    // A value, a range or either with a step (`5`, `1-5`, `5/10`, `1-5/2`), or a nearest weekday (`15W`).
+    const match = /^(\d+)(?:-(\d+))?(?:\/\d+)?$|^(\d+)W$/i.exec(part);
+    if (match === null) continue;
+    const [, first, last, weekday] = match;
+    const values = [first, last, weekday].filter((value) => value !== undefined).map(Number);
+    if (values.some((value) => value < min || value > max)) return `is not a valid cron expression: ${FIELD_NAMES[index]} values are ${min} to ${max}${names}, not "${part}"`;
+    if (last !== undefined && Number(first) > Number(last)) return `is not a valid cron expression: the ${FIELD_NAMES[index]} range "${part}" ends before it starts`;
+  }
+  return undefined;
+}
+
+/** croner's message for an expression it refuses, with the field named as this module names it. */
+function cronerRefusal(error: unknown): string {
+  const message = error instanceof Error ? error.message.replace(/^CronPattern: /, "") : String(error);
+  // croner numbers the fields from 0, seconds first, as FIELD_NAMES does.
+  const illegal = /^configuration entry (\d) \((.*)\) contains illegal characters\.$/.exec(message);
+  const field = illegal === null ? undefined : FIELD_NAMES[Number(illegal[1])];
+  if (illegal !== null && field !== undefined) return `is not a valid cron expression: the ${field} field ("${illegal[2]}") holds characters it does not take`;
+  return `is not a valid cron expression: ${message.replace(/\bdayOfWeek\b/g, "day-of-week")}`;
 }
 
 /** Spring's day names, Monday 1 to Sunday 7 (java.time's numbering). */
@@ -165,7 +203,7 @@ export function parseCron(expression: string, zoneId: string): CronParse {
     // AND of day-of-month and day-of-week as Spring does; `0/5` read as Spring's "from 0 every 5".
     cron = new Cron(pattern.pattern, { mode: "6-part", domAndDow: true, sloppyRanges: true, ...zone.zone });
   } catch (error) {
-    return { ok: false, message: `is not a valid cron expression: ${error instanceof Error ? error.message.replace(/^CronPattern: /, "") : String(error)}` };
+    return { ok: false, message: cronerRefusal(error) };
   }
   return { ok: true, schedule: { cron } };
 }
