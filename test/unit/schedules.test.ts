@@ -29,6 +29,17 @@ describe("Spring cron expressions", () => {
     expect(next("0 0 0 1 JAN ?", monday, 1)).toEqual(["2027-01-01T00:00:00.000Z"]);
   });
 
+  it("takes a step past the end of its range as Spring does: its start alone", () => {
+    // Spring sets the bits from the start every step: */90 minutes is minute 0, */36 hours hour 0, 10-12/5 hour 10.
+    expect(next("0 */90 * * * *", "2026-11-23T10:02:30Z", 2)).toEqual(["2026-11-23T11:00:00.000Z", "2026-11-23T12:00:00.000Z"]);
+    expect(next("0 0 */36 * * ?", monday, 2)).toEqual(["2026-11-24T00:00:00.000Z", "2026-11-25T00:00:00.000Z"]);
+    expect(next("0 0 10-12/5 * * ?", monday, 2)).toEqual(["2026-11-24T10:00:00.000Z", "2026-11-25T10:00:00.000Z"]);
+    expect(next("0 0 0 */40 * ?", monday, 2)).toEqual(["2026-12-01T00:00:00.000Z", "2027-01-01T00:00:00.000Z"]);
+    expect(next("0 0 0 1 6/12 ?", monday, 2)).toEqual(["2027-06-01T00:00:00.000Z", "2028-06-01T00:00:00.000Z"]);
+    // A step of 0 is still refused, as Spring refuses it.
+    expect(parseCron("0 */0 * * * *", "UTC")).toMatchObject({ ok: false });
+  });
+
   it("reads day-of-week 0 and 7 as Sunday, and ? as no specific value in either day field", () => {
     expect(next("0 0 0 * * 0", monday, 1)).toEqual(["2026-11-29T00:00:00.000Z"]);
     expect(next("0 0 0 * * 7", monday, 1)).toEqual(["2026-11-29T00:00:00.000Z"]);

@@ -115,8 +115,31 @@ function springToCroner(expression: string): { ok: true; pattern: string } | { o
   for (let i = 0; i < fields.length; i++) {
     const refusal = valueRefusal(fields[i]!, i);
     if (refusal !== undefined) return { ok: false, message: refusal };
+    fields[i] = stepsPastTheEnd(fields[i]!, i);
   }
   return { ok: true, pattern: fields.join(" ") };
+}
+
+/**
+ * Field `index` (second to month) with each stepped part whose step passes the end of its range written as the one
+ * value it has, its start: Spring takes `*\/90` as a minute (minute 0 alone) and `0 0 *\/36 * * ?` as midnight,
+ * where croner refuses a step longer than the field. Other parts stay as they are.
+ */
+function stepsPastTheEnd(field: string, index: number): string {
+  const bounds = FIELD_BOUNDS[index];
+  if (bounds === undefined) return field;
+  const [min, max] = bounds;
+  return field
+    .split(",")
+    .map((part) => {
+      const match = /^(?:(\*)|(\d+))(?:-(\d+))?\/(\d+)$/.exec(part);
+      if (match === null) return part;
+      const [, star, first, last, step] = match;
+      const start = star !== undefined ? min : Number(first);
+      const end = last !== undefined ? Number(last) : max;
+      return Number(step) > 0 && start + Number(step) > end ? String(start) : part;
+    })
+    .join(",");
 }
 
 /** The values each field from second to month takes, as Spring's do (day-of-week: {@link springDaysOfWeek}). */
