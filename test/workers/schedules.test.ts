@@ -1258,6 +1258,34 @@ describe("every schedule at once (Orkes' /api/scheduler/admin/…)", () => {
     for (const name of names) await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
   });
 
+  it("past the request's calls to Cloudflare's services, answers how many it paused, and a second call pauses the rest", async () => {
+    await registerQuick("sched_all_limit");
+    const names = ["sched-all-limit-a", "sched-all-limit-b"];
+    for (const name of names) await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_all_limit"));
+    const pausedOf = async () => Promise.all(names.map(async (name) => (await apiOk<{ paused: boolean }>("GET", `/api/scheduler/schedules/${name}`)).paused));
+    // The runtime refuses the second write (as a deployed Worker past Free's 50 D1 queries does; workerd counts none).
+    const { setPaused } = ScheduleRepository.prototype;
+    let writes = 0;
+    ScheduleRepository.prototype.setPaused = async function (this: ScheduleRepository, ...args: Parameters<typeof setPaused>) {
+      if (++writes > 1) throw new Error("Too many API requests by single Worker invocation.");
+      return setPaused.apply(this, args);
+    };
+    try {
+      const refused = await expectRefused(await api("GET", "/api/scheduler/admin/pause"), 503);
+      expect(refused["message"]).toMatch(/^Acted on 1 schedules, then .* call it again to act on the rest/);
+    } finally {
+      ScheduleRepository.prototype.setPaused = setPaused;
+    }
+    // One paused (whichever comes first by name among every schedule), the others as they were.
+    const pausedWithAll = () => env.DB.prepare("SELECT COUNT(*) AS n FROM schedules WHERE paused = 1 AND paused_reason = 'paused with every schedule'").first<{ n: number }>();
+    expect(await pausedWithAll()).toEqual({ n: 1 });
+    await apiOk("GET", "/api/scheduler/admin/pause");
+    expect(await pausedOf()).toEqual([true, true]);
+    await apiOk("GET", "/api/scheduler/admin/resume");
+    expect(await pausedOf()).toEqual([false, false]);
+    for (const name of names) await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
+  });
+
   it("pauses and resumes the schedules a bulk request names (SchedulerClient's pauseSchedulers), each as its own route would", async () => {
     await registerQuick("sched_bulk_mine");
     await registerQuick("sched_bulk_theirs");

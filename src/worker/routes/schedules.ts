@@ -19,6 +19,7 @@ import { TagRepository } from "../tags";
 import { readableWorkflows } from "../auth/access-rules";
 import { checkSchedule, fireWindow, scheduledInput } from "../schedules/validate";
 import { callerStartScopes } from "../workflow-actions";
+import { isSubrequestLimitError } from "../subrequest-limit";
 
 type Args = [Env, ExecutionContext];
 
@@ -166,16 +167,24 @@ function forEverySchedule(change: { paused: boolean } | undefined, what: string)
     requireOnSchedule(principal.grants, "manage", undefined, what);
     const repository = new ScheduleRepository(env.DB);
     let acted = 0;
-    for await (const schedule of repository.each(LISTING_PAGE)) {
-      if (change !== undefined) {
-        if (schedule.paused === change.paused) continue;
-        // Resuming every schedule resumes those paused with every schedule: one paused on its own stays paused.
-        if (!change.paused && schedule.pausedReason !== PAUSED_WITH_EVERY_SCHEDULE) continue;
-        const reason = change.paused ? PAUSED_WITH_EVERY_SCHEDULE : undefined;
-        if (!(await repository.setPaused(schedule.name, schedule.revision, change.paused, reason, principal.userId, Date.now()))) continue;
+    try {
+      for await (const schedule of repository.each(LISTING_PAGE)) {
+        if (change !== undefined) {
+          if (schedule.paused === change.paused) continue;
+          // Resuming every schedule resumes those paused with every schedule: one paused on its own stays paused.
+          if (!change.paused && schedule.pausedReason !== PAUSED_WITH_EVERY_SCHEDULE) continue;
+          const reason = change.paused ? PAUSED_WITH_EVERY_SCHEDULE : undefined;
+          if (!(await repository.setPaused(schedule.name, schedule.revision, change.paused, reason, principal.userId, Date.now()))) continue;
+        }
+        await armed(env, ctx, schedule.name);
+        acted++;
       }
-      await armed(env, ctx, schedule.name);
-      acted++;
+    } catch (error) {
+      // Past the invocation's calls to D1 (50 on Workers Free, a write per schedule here): a 500 said nothing of what
+      // was done. A pause or resume called again skips the schedules already done and goes on with the rest.
+      if (!isSubrequestLimitError(error)) throw error;
+      const more = change === undefined ? "the rest were not re-armed" : "call it again to act on the rest (those done are skipped)";
+      throw new ApiError(503, "UNAVAILABLE", `Acted on ${acted} schedules, then this request reached Cloudflare's limit of calls per request; ${more}`);
     }
     return Response.json({ schedules: acted });
   };
