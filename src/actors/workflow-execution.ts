@@ -1712,9 +1712,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     // Read by the first call too (see updateTaskByRef), after the await: checked, applied and recorded in one turn.
     const applied = request === undefined ? undefined : this.#appliedTaskUpdate(request.id);
     if (applied !== undefined) return applied;
-    // A worker's result for a task no longer pending (timed out, canceled with its workflow, or reported before and
-    // sent again by a client that did not hear the answer) changes nothing, and is answered as taken, as Conductor
-    // answers it: a refusal has the official clients retry it for a minute, then log it as lost.
+    // `lateIsTaken: true` answers a result for a task no longer pending as taken, changing nothing, as Conductor answers
+    // it: sent only by a router on the code before `POST /api/tasks` refused such a result with the contract's 409 (a
+    // gradual deployment's previous version), which repeats a call cut off without the request's id.
     const current = this.#execution.tasks.find((candidate) => candidate.taskId === taskId);
     // "endedAlike" is a repeat guessing (a signal's, a by-id queue update's): a task found ended with its status taken as its own. The router sends it
     // for an object on the code before the request's id (which ignores the id); a call with the id knows from the record

@@ -224,9 +224,10 @@ async function driveSweep(drive: Drive): Promise<{ workflowId: string; childId: 
     await afterStep(() => settledAt(workflowId, `lwork__${iteration}`, "IN_PROGRESS"));
     await complete(loopWork, { worked: `loop-${iteration}` });
     await afterStep(() => (iteration < 3 ? settledAt(workflowId, `lwork__${iteration + 1}`, "SCHEDULED") : settledAt(workflowId, "pause", "IN_PROGRESS")));
-    // The worker missed the answer and sends its result again after the eviction: answered as taken, nothing changes
-    // (no iteration completed twice, the output kept; checked at the end).
-    await complete(loopWork, { worked: `resent-${iteration}` });
+    // The worker missed the answer and sends its result again after the eviction: the contract's 409 for a task no
+    // longer pending, and nothing changes (no iteration completed twice, the output kept; checked at the end).
+    const resent = await api("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: loopWork.taskId, status: "COMPLETED", outputData: { worked: `resent-${iteration}` }, workerId: "sweeper" });
+    expect(resent.status).toBe(409);
   }
 
   // Step: the alarm ends the WAIT; the last call runs and the workflow ends.

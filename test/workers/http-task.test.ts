@@ -433,10 +433,10 @@ describe("asyncComplete", () => {
     expect(done.tasks[0]!.outputData).toMatchObject({ decision: "yes", statusCode: 200 });
     expect((done.output["response"] as { body: Echo & { query: JsonObject } }).body.query).toEqual({ decision: "yes" });
 
-    // A second completion finds nothing pending: Orkes' 404, which its clients take as "updated already".
+    // A second completion finds nothing pending: the contract's 409 (Orkes answers 404).
     const again = await api("POST", `/api/tasks/${workflowId}/approve/COMPLETED`, {});
-    expect(again.status).toBe(404);
-    expect(await again.json()).toMatchObject({ status: 404, error: "NOT_FOUND" });
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ status: 409, error: "CONFLICT" });
   });
 
   it("the task-level flag and the input flag both work, and FAILED through the API fails the workflow", async () => {

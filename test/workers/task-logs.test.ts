@@ -127,11 +127,11 @@ describe("task logs", () => {
     await register({ name: "tl_refused", tasks: [simpleTask("tl_refused_task", "work")] });
     const { task } = await polledTask("tl_refused", "tl_refused_task");
     expect((await api("POST", "/api/tasks", taskResult(task, "COMPLETED", { logs: [{ log: "kept" }] }))).status).toBe(200);
-    // The task is no longer pending: answered as taken (as Conductor), changing nothing, and its lines go nowhere.
+    // The task is no longer pending: the contract's 409 (Conductor answers 200), changing nothing, and its lines go nowhere.
     const late = await api("POST", "/api/tasks", taskResult(task, "COMPLETED", { logs: [{ log: "late" }] }));
-    expect(late.status).toBe(200);
+    expect(late.status).toBe(409);
     const lateV2 = await api("POST", "/api/tasks/update-v2", taskResult(task, "FAILED", { logs: [{ log: "late v2" }] }));
-    expect(lateV2.status).toBe(204);
+    expect(lateV2.status).toBe(409);
     // A task id this execution does not hold: 404, nothing stored anywhere.
     const unknown = await api("POST", "/api/tasks", { ...taskResult(task, "COMPLETED", { logs: [{ log: "nowhere" }] }), taskId: crypto.randomUUID() });
     expect(unknown.status).toBe(404);

@@ -311,10 +311,9 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
       [1, "TIMED_OUT"],
     ]);
     expect(failed.tasks[1]!["reasonForIncompletion"]).toContain("totalTimeoutSeconds (2 s");
-    // Its report, too late, changes nothing: answered as taken, as Conductor answers it (the official clients retry a
-    // refusal for a minute, then log the result as lost).
+    // Its report, too late, changes nothing: the contract's 409 for a task no longer pending (Conductor answers 200).
     const before = JSON.stringify(await getWorkflow(workflowId));
-    expect((await report(second, "COMPLETED")).status).toBe(200);
+    expect((await report(second, "COMPLETED")).status).toBe(409);
     expect(JSON.stringify(await getWorkflow(workflowId))).toBe(before);
   });
 
@@ -638,7 +637,7 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).tasks[0]).toMatchObject({ taskType: "WAIT", status: "COMPLETED", workerId: "approver-3" });
   });
 
-  it("the Python client's heartbeat (extendLease with no status) keeps the task, and a result sent twice is taken once", async () => {
+  it("the Python client's heartbeat (extendLease with no status) keeps the task, and a result sent again once the task has ended is a 409", async () => {
     await register({ name: "w_python_beat", tasks: [simpleTask("w_python_beat_task")] });
     const workflowId = await startWorkflow("w_python_beat");
     const task = await pollOne("w_python_beat_task");
@@ -657,9 +656,10 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(completed.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { n: 1 } });
     // The reporting worker is the task's worker from then on, as in Conductor.
     expect(completed.tasks[0]!["workerId"]).toBe("worker-1");
-    // The same result again (a client that did not hear the answer): taken, and nothing changes.
+    // A result again (a client that did not hear the answer): the contract's 409 for a task no longer pending (Conductor
+    // answers 200), and nothing changes.
     const again = await api("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: task.taskId, status: "FAILED", outputData: { n: 2 } });
-    expect([again.status, await again.text()]).toEqual([200, task.taskId]);
+    expect([again.status, ((await again.json()) as { error: string }).error]).toEqual([409, "CONFLICT"]);
     expect(await getWorkflow(workflowId)).toEqual(completed);
   });
 

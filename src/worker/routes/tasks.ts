@@ -52,7 +52,7 @@ async function queueUpdateById(env: Env, workflowId: string, taskId: string, sta
  * The `?reason=` of a by-id queue update: the task's `reasonForIncompletion` (cut as a TaskResult's is), undefined when
  * absent or empty. In the query, not the body: Conductor's update puts the whole body into the output, so a
  * `reasonForIncompletion` key there stays an output field, as a Conductor client sending one expects. Without it a user
- * failing a task with a reason had only `POST /api/tasks`, which answers a task already ended 200 as taken.
+ * failing a task with a reason had only `POST /api/tasks`.
  */
 function queueUpdateReason(request: IRequest): string | undefined {
   const reason = queryValue(request, "reason");
@@ -90,14 +90,13 @@ export async function applyTaskResult(env: Env, result: TaskResultRequest): Prom
   const input = {
     ...taskResultInput({ ...result, status: result.status }),
     oversizeFailsTask: true as const,
-    lateIsTaken: true as const,
     ...(typeof result.workerId === "string" && result.workerId !== "" ? { workerId: result.workerId } : {}),
   };
-  // A final result repeated after the first took (its answer lost to an eviction) finds the task no longer pending and
-  // is answered as taken (lateIsTaken), with what the first answered: the task and its queue. An IN_PROGRESS report is
-  // not repeated: a second one would add its log lines again and queue the task again.
-  if (input.status === "IN_PROGRESS") return unwrap(await executionStub(env, workflowId).updateTask(result.taskId, input.status, input.output, input));
-  return unwrap(await retryingExecutionCall(env, workflowId, async (stub) => await stub.updateTask(result.taskId, input.status, input.output, input)));
+  // A result for a task no longer pending (timed out, canceled with its workflow, or reported before) is a 409, as the
+  // contract pins it ("completing a task that is not pending"), where Conductor answers it 200 and changes nothing. A
+  // call of this request that a reset cut off after it landed is made again with the request's id and answered 200
+  // from the object's record of it (its log lines added once), not refused as a stranger's late result would be.
+  return unwrap(await updateTaskRepeatably(env, workflowId, result.taskId, input.status, input.output, input));
 }
 
 /**
