@@ -3,8 +3,10 @@
  * its sections. Clients and graders test the contract literally: where Conductor or Orkes answer otherwise, the
  * contract's answer is the one kept here (docs/api.md notes each difference).
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
+import { call } from "./auth-helpers";
 import { api, apiOk, getWorkflow, register, startWorkflow, waitFor } from "./helpers";
 import { pollOne, report, simpleTask } from "./task-worker-helpers";
 
@@ -38,5 +40,27 @@ describe("Tasks", () => {
     const terminated = JSON.stringify(await getWorkflow(workflowId));
     await expectError(await report(next, "COMPLETED"), 409, "CONFLICT");
     expect(JSON.stringify(await getWorkflow(workflowId))).toBe(terminated);
+  });
+});
+
+describe("Access control (RBAC)", () => {
+  it("POST …/api-keys answers 201 {keyId, keySecret}, the secret stored only as a hash; GET lists the key ids without secrets; DELETE revokes", async () => {
+    const path = "/api/security/users/ct-keys/api-keys";
+    const created = await apiOk<JsonObject>("POST", path, undefined, 201);
+    expect(Object.keys(created).sort()).toEqual(["keyId", "keySecret"]);
+    const [keyId, keySecret] = [String(created["keyId"]), String(created["keySecret"])];
+    const stored = await env.DB.prepare("SELECT * FROM api_keys WHERE key_id = ?").bind(keyId).first<Record<string, unknown>>();
+    expect(Object.values(stored ?? { none: true }).some((value) => typeof value === "string" && value.includes(keySecret))).toBe(false);
+    expect(stored).toMatchObject({ key_id: keyId, user_id: "ct-keys" });
+
+    const listed = await apiOk<Array<JsonObject>>("GET", path);
+    expect(listed.map((key) => key["keyId"])).toEqual([keyId]);
+    expect(JSON.stringify(listed)).not.toContain(keySecret);
+    expect((await call("GET", "/api/security/permissions", { "x-api-key": `${keyId}:${keySecret}` })).status).toBe(200);
+
+    await apiOk("DELETE", `${path}/${keyId}`);
+    expect(await apiOk("GET", path)).toEqual([]);
+    expect((await call("GET", "/api/security/permissions", { "x-api-key": `${keyId}:${keySecret}` })).status).toBe(401);
+    await expectError(await api("DELETE", `${path}/${keyId}`), 404, "NOT_FOUND");
   });
 });
