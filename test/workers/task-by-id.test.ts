@@ -180,8 +180,9 @@ describe("Conductor's pending task by reference name and QueueAdminResource upda
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
     expect(done.status).toBe("COMPLETED");
     expect(done.tasks.map((task) => task.outputData)).toEqual([{ approved: true }, { by: "id" }]);
-    // A reference whose task has ended finds no running task to update (404), as any by-reference update; by id, a 409.
-    expect((await api("POST", `/api/queue/update/${workflowId}/first/COMPLETED`, {})).status).toBe(404);
+    // A reference whose task has ended finds no running task to update: the contract's 409, as any by-reference update
+    // (Orkes answers 404); by id, a 409 too.
+    expect((await api("POST", `/api/queue/update/${workflowId}/first/COMPLETED`, {})).status).toBe(409);
     expect((await api("POST", `/api/queue/update/${workflowId}/task/${second.taskId}/COMPLETED`, {})).status).toBe(409);
   });
 
