@@ -61,6 +61,7 @@ import type { HumanAction, HumanCaller } from "../engine/tasks/human/progress";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { LATEST_ALARM_MILLIS } from "../worker/alarm-limit";
 import { readsAsJson } from "../worker/http/body";
+import { settledWithin } from "../worker/ttl-cache";
 import { TaskDefRepository } from "../worker/task-defs";
 import { EnvironmentRepository } from "../worker/environment";
 import { retryAfterSeconds } from "../worker/rate-limit/window";
@@ -446,6 +447,12 @@ const AWAITED_SAFETY_MS = 1_000;
  * before: the answer does not wait on it for good.
  */
 const CHILD_TERMINATION_WAIT_MS = 3_000;
+
+/**
+ * How long a termination waiting for its children (see {@link CHILD_TERMINATION_WAIT_MS}) pauses before trying again
+ * one that was refused: a dozen tries at most within the wait, each a call to that child's object.
+ */
+const CHILD_TERMINATION_RETRY_MS = 250;
 
 /**
  * How long a new execution's search row may wait (search finds a running execution within a second).
@@ -1198,21 +1205,23 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Waits, at most {@link CHILD_TERMINATION_WAIT_MS}, for the owed terminations of children (jobs `terminate:<id>`, started
-   * by the decision that canceled their SUB_WORKFLOW tasks) to be tried. Never throws: one that failed stays owed, and
-   * the alarm tries it again. One owed but not on its way (its last try failed: a terminate made again, by the router
+   * by the decision that canceled their SUB_WORKFLOW tasks) to be done, trying again within that time one that failed.
+   * Never throws: one still failing at the end stays owed, and the alarm tries it again. One owed but not on its way (its last try failed: a terminate made again, by the router
    * or the client, finds the workflow already TERMINATED and decides nothing, so nothing else would send it before the
    * retry alarm) is sent again first, so that the repeat too answers once the children are terminated.
    */
   async #awaitChildTerminations(workflowId: string): Promise<void> {
-    if (!this.#removing) this.#syncChildTerminations(workflowId);
-    const owed = [...this.#jobs].filter(([key]) => key.startsWith("terminate:")).map(([, settled]) => settled.catch(() => undefined));
-    if (owed.length === 0) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, CHILD_TERMINATION_WAIT_MS)));
-    try {
-      await Promise.race([Promise.all(owed), bound]);
-    } finally {
-      clearTimeout(timer);
+    const deadline = Date.now() + CHILD_TERMINATION_WAIT_MS;
+    for (;;) {
+      if (!this.#removing) this.#syncChildTerminations(workflowId);
+      const owed = [...this.#jobs].filter(([key]) => key.startsWith("terminate:")).map(([, settled]) => settled.catch(() => undefined));
+      if (owed.length === 0) return;
+      if ((await settledWithin(Promise.all(owed), deadline - Date.now())) === undefined) return;
+      // One refused at once (its object overloaded or reset, or waiting for its own child's answer to a resume) is
+      // tried again within the bound, not left to the retry alarm: answered now, the child would run on after the answer.
+      if (Object.keys(this.#childTerminations).length === 0 || this.#removing || this.#execution === null) return;
+      if (Date.now() + CHILD_TERMINATION_RETRY_MS >= deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, CHILD_TERMINATION_RETRY_MS));
     }
   }
 

@@ -8,7 +8,7 @@
 export const SHARED_LOAD_WAIT_MS = 2_000;
 
 /** What waiting at most `ms` for `promise` gave: its value or error, or nothing yet. */
-async function settledWithin<V>(promise: Promise<V>, ms: number): Promise<{ value: V } | { error: unknown } | undefined> {
+export async function settledWithin<V>(promise: Promise<V>, ms: number): Promise<{ value: V } | { error: unknown } | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
   try {

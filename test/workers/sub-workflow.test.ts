@@ -5,7 +5,7 @@ import { DefinitionRepository } from "../../src/worker/definitions";
 import { executionStub } from "../../src/worker/executions";
 import type { JsonObject } from "../../src/engine/model";
 import { api, apiOk, eventually, gate, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
-import { registerEchoChild, subTask, terminal, waitTask } from "./sub-workflow-helpers";
+import { firstChildOf, registerEchoChild, subTask, terminal, waitTask } from "./sub-workflow-helpers";
 
 describe("SUB_WORKFLOW", () => {
   it("runs the child with subWorkflowParam inside inputParameters and the child input as extra keys; output = subWorkflowId + child output; links both ways", async () => {
@@ -293,6 +293,34 @@ describe("SUB_WORKFLOW", () => {
     expect(child.status).toBe("TERMINATED");
     expect(child["reasonForIncompletion"]).toContain(parentId);
     expect((await getWorkflow(parentId)).tasks[0]!.status).toBe("CANCELED");
+  });
+
+  it("a termination a child's object refuses at once (overloaded, reset) is tried again before the answer: after a parent's terminate its whole tree is TERMINATED, as after Conductor's", async () => {
+    await register({ name: "grandchild_refuses_once", tasks: [waitTask("gate")] });
+    await register({ name: "child_of_refusing", tasks: [subTask("leaf", { subWorkflowParam: { name: "grandchild_refuses_once" } })] });
+    await register({ name: "top_of_refusing", tasks: [subTask("middle", { subWorkflowParam: { name: "child_of_refusing" } })] });
+    const topId = await startWorkflow("top_of_refusing");
+    const childId = await firstChildOf(topId);
+    const grandchildId = await firstChildOf(childId);
+    await waitFor(grandchildId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    // The grandchild's object refuses its first termination, as an overloaded or reset object does (the call throws).
+    const { terminateAsChild } = WorkflowExecution.prototype;
+    let refused = 0;
+    WorkflowExecution.prototype.terminateAsChild = async function (this: WorkflowExecution, parent, reason) {
+      if (parent === childId && refused === 0) {
+        refused++;
+        throw new Error("Durable Object is overloaded. Too many requests queued. (test)");
+      }
+      return terminateAsChild.call(this, parent, reason);
+    };
+    try {
+      await apiOk("DELETE", `/api/workflow/${topId}?reason=stop`);
+    } finally {
+      WorkflowExecution.prototype.terminateAsChild = terminateAsChild;
+    }
+    expect(refused).toBe(1);
+    const statuses = await Promise.all([topId, childId, grandchildId].map(async (id) => (await getWorkflow(id)).status));
+    expect(statuses).toEqual(["TERMINATED", "TERMINATED", "TERMINATED"]);
   });
 
   it("completing a SUB_WORKFLOW task from outside while its child runs terminates the child, as canceling the task would", async () => {
