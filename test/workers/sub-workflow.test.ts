@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { WorkflowExecution, type ActorResult } from "../../src/actors/workflow-execution";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { executionStub } from "../../src/worker/executions";
+import { FAILURE_WORKFLOW_OUTPUT_KEY } from "../../src/engine/failure-workflow";
 import type { JsonObject } from "../../src/engine/model";
 import { api, apiOk, eventually, gate, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 import { firstChildOf, registerEchoChild, subTask, terminal, waitTask } from "./sub-workflow-helpers";
@@ -819,6 +820,66 @@ describe("a finished child joined by its key", () => {
     expect(joined.result).toEqual({ ok: true, value: childId });
     // Set in the start's own turn: an object evicted before its notice job ran is woken to send it again.
     expect(joined.alarmAt).not.toBeNull();
+  });
+});
+
+describe("actions across three levels (a DO_WHILE around the middle, a FORK_JOIN of two children in it)", () => {
+  /** Registers the tree under `key` (each level with failure workflow `<key>_fw`), starts it and waits for both grandchildren to wait. */
+  async function startTree(key: string): Promise<{ top: string; middle: string; left: string; right: string }> {
+    await register({ name: `${key}_fw`, tasks: [{ name: "noop", taskReferenceName: "noop", type: "INLINE", inputParameters: { evaluatorType: "graaljs", expression: "1" } }] });
+    await register({ name: `${key}_leaf`, failureWorkflow: `${key}_fw`, tasks: [waitTask("gate")] });
+    await register({
+      name: `${key}_middle`,
+      failureWorkflow: `${key}_fw`,
+      tasks: [
+        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[subTask("left", { subWorkflowParam: { name: `${key}_leaf` } })], [subTask("right", { subWorkflowParam: { name: `${key}_leaf` } })]] },
+        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["left", "right"] },
+      ],
+    });
+    await register({
+      name: key,
+      failureWorkflow: `${key}_fw`,
+      tasks: [{ name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "false", loopOver: [subTask("middle", { subWorkflowParam: { name: `${key}_middle` } })] }],
+    });
+    const top = await startWorkflow(key);
+    const childOf = async (workflowId: string, ref: string) => {
+      const found = (workflow: WorkflowJson) => workflow.tasks.find((task) => task.referenceTaskName.startsWith(ref) && task.outputData["subWorkflowId"] !== undefined);
+      return String(found(await waitFor(workflowId, (workflow) => found(workflow) !== undefined))!.outputData["subWorkflowId"]);
+    };
+    const middle = await childOf(top, "middle");
+    const [left, right] = [await childOf(middle, "left"), await childOf(middle, "right")];
+    for (const leaf of [left, right]) await waitFor(leaf, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    return { top, middle, left, right };
+  }
+
+  /** Each execution's status, as GET shows it and as its search row does (once written). */
+  async function statusesOf(ids: string[]): Promise<string[]> {
+    const statuses = await Promise.all(ids.map(async (id) => (await getWorkflow(id)).status));
+    for (const [index, id] of ids.entries()) await waitForIndexRow(id, statuses[index]!);
+    return statuses;
+  }
+
+  it("a pause or resume stays at its level (as Conductor's pauseWorkflow); a grandchild terminated fails its parent and the top, each starting its own failure workflow once, the other grandchild terminated without its own", async () => {
+    const { top, middle, left, right } = await startTree("tree_cascade");
+    await apiOk("PUT", `/api/workflow/${middle}/pause`);
+    expect(await statusesOf([top, middle, left, right])).toEqual(["RUNNING", "PAUSED", "RUNNING", "RUNNING"]);
+    await apiOk("PUT", `/api/workflow/${middle}/resume`);
+    expect(await statusesOf([top, middle, left, right])).toEqual(["RUNNING", "RUNNING", "RUNNING", "RUNNING"]);
+
+    await apiOk("DELETE", `/api/workflow/${left}?reason=operator`);
+    await waitFor(top, terminal);
+    expect(await statusesOf([top, middle, left, right])).toEqual(["FAILED", "FAILED", "TERMINATED", "TERMINATED"]);
+    const [topRun, middleRun, leftRun, rightRun] = await Promise.all([top, middle, left, right].map(getWorkflow));
+    expect(rightRun!["reasonForIncompletion"]).toContain(`Parent workflow ${middle} ended FAILED`);
+    // A failure workflow for each level that failed, none for a termination (the API's, or a parent's of its child).
+    const started = [topRun, middleRun, leftRun, rightRun].map((run) => run!.output[FAILURE_WORKFLOW_OUTPUT_KEY]);
+    expect(started.map((id) => typeof id)).toEqual(["string", "string", "undefined", "undefined"]);
+    for (const [index, failed] of [top, middle].entries()) {
+      const handler = await waitFor(String(started[index]), terminal);
+      expect(handler.input).toMatchObject({ workflowId: failed, failureStatus: "FAILED", reason: expect.stringContaining("was terminated: operator") });
+    }
+    const handlers = async () => (await apiOk<{ results: Array<{ workflowId: string }> }>("GET", "/api/workflow/search?workflowName=tree_cascade_fw&size=10")).results.map((row) => row.workflowId).sort();
+    expect(await eventually(handlers, (ids) => ids.length >= 2, "both failure workflows in search")).toEqual([started[0], started[1]].sort());
   });
 });
 
