@@ -1286,6 +1286,35 @@ describe("every schedule at once (Orkes' /api/scheduler/admin/…)", () => {
     for (const name of names) await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
   });
 
+  it("past the request's calls between a resume's write and its arming, names the schedule left unarmed, which a resume by name arms", async () => {
+    await registerQuick("sched_all_unarmed");
+    const name = "sched-all-unarmed";
+    await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_all_unarmed"));
+    await apiOk("GET", "/api/scheduler/admin/pause");
+    expect((await armedOf(name)).alarm).toBeNull();
+    // The runtime refuses the call to the schedule's object after its resume was written (as a deployed Worker past
+    // its calls does; workerd counts none).
+    const { arm } = ScheduleTrigger.prototype;
+    ScheduleTrigger.prototype.arm = async function () {
+      throw new Error("Too many API requests by single Worker invocation.");
+    };
+    let refused: JsonObject;
+    try {
+      refused = await expectRefused(await api("GET", "/api/scheduler/admin/resume"), 503);
+    } finally {
+      ScheduleTrigger.prototype.arm = arm;
+    }
+    expect(refused["message"]).toContain(`schedule ${name} was resumed but its next run not armed: resume it by name (PUT /api/scheduler/schedules/${name}/resume)`);
+    expect((await apiOk<{ paused: boolean }>("GET", `/api/scheduler/schedules/${name}`)).paused).toBe(false);
+    expect((await armedOf(name)).alarm).toBeNull();
+    // A resume-all again skips it (resumed already); the resume by name the message gives arms it.
+    await apiOk("GET", "/api/scheduler/admin/resume");
+    expect((await armedOf(name)).alarm).toBeNull();
+    await apiOk("PUT", `/api/scheduler/schedules/${name}/resume`);
+    expect((await armedOf(name)).alarm).toBe(nextNewYear());
+    await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
+  });
+
   it("pauses and resumes the schedules a bulk request names (SchedulerClient's pauseSchedulers), each as its own route would", async () => {
     await registerQuick("sched_bulk_mine");
     await registerQuick("sched_bulk_theirs");

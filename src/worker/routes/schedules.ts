@@ -167,6 +167,8 @@ function forEverySchedule(change: { paused: boolean } | undefined, what: string)
     requireOnSchedule(principal.grants, "manage", undefined, what);
     const repository = new ScheduleRepository(env.DB);
     let acted = 0;
+    // A schedule resumed in D1 whose alarm is not armed yet: a call again skips it (resumed already), so it would never fire.
+    let resumedUnarmed: string | undefined;
     try {
       for await (const schedule of repository.each(LISTING_PAGE)) {
         if (change !== undefined) {
@@ -175,16 +177,21 @@ function forEverySchedule(change: { paused: boolean } | undefined, what: string)
           if (!change.paused && schedule.pausedReason !== PAUSED_WITH_EVERY_SCHEDULE) continue;
           const reason = change.paused ? PAUSED_WITH_EVERY_SCHEDULE : undefined;
           if (!(await repository.setPaused(schedule.name, schedule.revision, change.paused, reason, principal.userId, Date.now()))) continue;
+          // A paused one's alarm left armed fires nothing (the trigger reads the pause), so only a resume is owed its arming.
+          if (!change.paused) resumedUnarmed = schedule.name;
         }
         await armed(env, ctx, schedule.name);
+        resumedUnarmed = undefined;
         acted++;
       }
     } catch (error) {
-      // Past the invocation's calls to D1 (50 on Workers Free, a write per schedule here): a 500 said nothing of what
-      // was done. A pause or resume called again skips the schedules already done and goes on with the rest.
+      // Past the invocation's calls to D1 and Durable Objects (50 on Workers Free, a write and an arming per schedule
+      // here): a 500 said nothing of what was done. A pause or resume called again skips the schedules already done and
+      // goes on with the rest.
       if (!isSubrequestLimitError(error)) throw error;
       const more = change === undefined ? "the rest were not re-armed" : "call it again to act on the rest (those done are skipped)";
-      throw new ApiError(503, "UNAVAILABLE", `Acted on ${acted} schedules, then this request reached Cloudflare's limit of calls per request; ${more}`);
+      const unarmed = resumedUnarmed === undefined ? "" : `; schedule ${resumedUnarmed} was resumed but its next run not armed: resume it by name (PUT /api/scheduler/schedules/${encodeURIComponent(resumedUnarmed)}/resume)`;
+      throw new ApiError(503, "UNAVAILABLE", `Acted on ${acted} schedules, then this request reached Cloudflare's limit of calls per request; ${more}${unarmed}`);
     }
     return Response.json({ schedules: acted });
   };
