@@ -1,3 +1,4 @@
+import { jsonBytesWithin } from "../engine/json-bytes";
 import type { TaskExecution, WorkflowExecution } from "../engine/model";
 import { definitionReferenceName } from "../engine/plan";
 import { failedTasksSignature, shownTaskDefName, shownTaskInput, shownTaskType, summaryRowOf, summaryText } from "../engine/view";
@@ -109,10 +110,35 @@ export interface TaskIndexRow {
   output: string;
 }
 
-/** The task rows of an execution as it stands: its latest {@link MAX_INDEXED_TASKS} tasks. */
+/**
+ * Most UTF-8 bytes of an execution's task rows as written, and apart of its human task rows: each list is bound to its
+ * statement as one JSON text, a value D1 refuses past 2,000,000 bytes ("string or blob too big"), which failed the
+ * whole search row, every retry alike (the execution never showed in search again, its job retried every 2 s). A row's
+ * texts are cut by characters, up to three bytes each and escaped once more in the list: 500 task rows could be 4 MB.
+ * Half the limit leaves room for the batch's other values.
+ */
+export const MAX_INDEXED_ROWS_BYTES = 1_000_000;
+
+/** The latest of `rows` (oldest first) that fit in {@link MAX_INDEXED_ROWS_BYTES} written as one JSON array. */
+function latestWithinBytes<Row>(rows: readonly Row[]): Row[] {
+  // The brackets; each row its JSON and a comma.
+  let bytes = 2;
+  let first = rows.length;
+  while (first > 0) {
+    bytes += jsonBytesWithin(rows[first - 1], MAX_INDEXED_ROWS_BYTES) + 1;
+    if (bytes > MAX_INDEXED_ROWS_BYTES) break;
+    first--;
+  }
+  return rows.slice(first);
+}
+
+/**
+ * The task rows of an execution as it stands: its latest {@link MAX_INDEXED_TASKS} tasks, fewer when their rows are over
+ * {@link MAX_INDEXED_ROWS_BYTES}.
+ */
 function taskIndexRows(execution: WorkflowExecution): TaskIndexRow[] {
   const maskedKeys = maskedKeysOf(execution.definition);
-  return execution.tasks.slice(-MAX_INDEXED_TASKS).map((task) => ({
+  const rows = execution.tasks.slice(-MAX_INDEXED_TASKS).map((task) => ({
     taskId: task.taskId,
     taskType: shownTaskType(task),
     taskDefName: shownTaskDefName(task),
@@ -128,6 +154,7 @@ function taskIndexRows(execution: WorkflowExecution): TaskIndexRow[] {
     input: taskText(JSON.stringify(shownTaskInput(task, execution))),
     output: taskText(JSON.stringify(masked(task.outputData, maskedKeys))),
   }));
+  return latestWithinBytes(rows);
 }
 
 /** Most HUMAN task rows an execution has in the human task list: its latest. */
@@ -153,10 +180,13 @@ export interface HumanIndexRow {
   entry: string;
 }
 
-/** The human task rows of an execution as it stands: its latest {@link MAX_INDEXED_HUMAN_TASKS} HUMAN tasks. */
+/**
+ * The human task rows of an execution as it stands: its latest {@link MAX_INDEXED_HUMAN_TASKS} HUMAN tasks, fewer when
+ * their rows are over {@link MAX_INDEXED_ROWS_BYTES}.
+ */
 function humanIndexRows(execution: WorkflowExecution): HumanIndexRow[] {
   const humans = execution.tasks.filter((task) => task.taskType === "HUMAN").slice(-MAX_INDEXED_HUMAN_TASKS);
-  return humans.map((task) => {
+  const rows = humans.map((task) => {
     const entry = humanTaskEntry(task, execution);
     for (const key of ["input", "output"]) {
       if (JSON.stringify(entry[key]).length > HUMAN_ENTRY_TEXT_LIMIT) entry[key] = {};
@@ -178,6 +208,7 @@ function humanIndexRows(execution: WorkflowExecution): HumanIndexRow[] {
       entry: JSON.stringify(entry),
     };
   });
+  return latestWithinBytes(rows);
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { MAX_INDEXED_TASKS } from "../../src/actors/execution-index";
+import { MAX_INDEXED_ROWS_BYTES, MAX_INDEXED_TASKS } from "../../src/actors/execution-index";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, eventually, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
@@ -112,6 +112,39 @@ describe("GET /api/tasks/search", () => {
     const latest = done.tasks.at(-1)!;
     expect((await search(`query=${encodeURIComponent(`taskId = '${latest.taskId}'`)}`)).totalHits).toBe(1);
     expect((await search(`query=${encodeURIComponent(`taskId = '${done.tasks[0]!.taskId}'`)}`)).totalHits).toBe(0);
+  });
+
+  it(`holds fewer of an execution's latest tasks when their rows are over ${MAX_INDEXED_ROWS_BYTES} bytes, rather than failing its whole search row`, async () => {
+    // 400 forked tasks, each with an input and an output of 1,100 three-byte characters: their rows, cut at 1,024
+    // characters, are some 6.5 KB each, 2.6 MB together as the one JSON value bound for them, which D1 refused (past
+    // 2 MB; 2.2 MB locally): the execution's row was never written, its job retried every 2 s for good.
+    const count = 400;
+    const forked = `Array.from({ length: $.n }, (_, i) => ({ name: 'wide', taskReferenceName: 'wide_' + i, type: 'JSON_JQ_TRANSFORM', inputParameters: { text: '$' + '{workflow.input.text}', queryExpression: '.text' } }))`;
+    await register({
+      name: "ts_wide_rows",
+      tasks: [
+        { name: "prepare", taskReferenceName: "prepare", type: "INLINE", inputParameters: { evaluatorType: "javascript", n: count, expression: `({ tasks: ${forked}, inputs: {} })` } },
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { tasks: "${prepare.output.result.tasks}", inputs: "${prepare.output.result.inputs}" }, dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs" },
+        { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN" },
+      ],
+    });
+    const workflowId = await startWorkflow("ts_wide_rows", { text: "中".repeat(1_100) });
+    const done = await waitFor(workflowId, ["FAILED"], 15_000);
+    // The JOIN gathering their outputs is over MAX_PAYLOAD_BYTES: it fails, saying so.
+    expect(done.reasonForIncompletion).toMatch(/^Task fan_join failed: The task output is \d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)$/);
+    expect(done.tasks.filter((task) => task.referenceTaskName.startsWith("wide_") && task.status === "COMPLETED")).toHaveLength(count);
+    await waitForIndexRow(workflowId, "FAILED");
+    const stored = await env.DB.prepare("SELECT COUNT(*) AS n, SUM(length(CAST(input AS BLOB)) + length(CAST(output AS BLOB))) AS bytes FROM task_index WHERE workflow_id = ?")
+      .bind(workflowId)
+      .first<{ n: number; bytes: number }>();
+    expect(stored!.n).toBeGreaterThan(100);
+    expect(stored!.n).toBeLessThan(done.tasks.length);
+    expect(stored!.bytes).toBeLessThan(MAX_INDEXED_ROWS_BYTES);
+    // The latest are kept: the JOIN that failed is found, the fork that came first is not.
+    const failed = await search(byWorkflow(workflowId, " AND status = FAILED_WITH_TERMINAL_ERROR"));
+    expect(failed.results.map((task) => task.referenceTaskName)).toEqual(["fan_join"]);
+    const fork = done.tasks.find((task) => task.referenceTaskName === "fan")!;
+    expect((await search(`query=${encodeURIComponent(`taskId = '${fork.taskId}'`)}`)).totalHits).toBe(0);
   });
 
   it("reads the workflow search's wildcards (an unquoted * in an = value), groups in parentheses and '' (absent or empty), in task search and search-by-tasks alike", async () => {
