@@ -19,10 +19,12 @@ import { shownTaskInput, type TaskInputOf } from "./view";
 const MIN_REPLACED_LENGTH = 4;
 
 /**
- * The longest reason scrubbed: one longer (a script error that dumps its input) is cut to this first, ending
+ * The longest reason scrubbed, and kept: one longer (a script error that dumps its input) is cut to this first, ending
  * {@link CUT_MARK}, so that a start of a masked value at the cut is masked as jq's cut operands are. Scrubbing costs
  * the reason's length plus the masked values' (linear: see suffix-automaton.ts), but holds automata of the reason,
- * a few states and a map of transitions per character (an uncut 318 KB reason took 0.6 s).
+ * a few states and a map of transitions per character (an uncut 318 KB reason took 0.6 s). Cut with nothing to scrub
+ * too: a script's error is as long as it makes it (`throw new Error(s)`), and stored twice, as the task's reason and
+ * its `output.error`, in the task's one row, which holds 2 MB; a longer one failed every save of the execution.
  */
 export const MAX_SCRUBBED_REASON_LENGTH = 4_096;
 
@@ -109,9 +111,9 @@ function collectTexts(value: JsonValue, into: Set<string>): void {
  * rule reads the values through a suffix automaton of (part of) the reason.
  */
 export function reasonMaskedOf(whole: string, values: readonly string[]): string {
-  if (values.length === 0) return whole;
   // cutText: a cut between the two halves of a surrogate pair would leave half a character, which UTF-8 cannot store.
   const reason = whole.length > MAX_SCRUBBED_REASON_LENGTH ? cutText(whole, MAX_SCRUBBED_REASON_LENGTH) + CUT_MARK : whole;
+  if (values.length === 0) return reason;
   const forms = new Set<string>();
   for (const value of values) {
     if (value.length < MIN_REPLACED_LENGTH) continue;
@@ -261,16 +263,16 @@ function separated(texts: readonly string[]): number[] {
 
 /**
  * `task` (as a start ended it) with its reasonForIncompletion and its `output.error` scrubbed of the masked values of
- * its input (see {@link reasonMaskedOf}); the same object when it has no reason or its input holds nothing masked.
+ * its input and cut (see {@link reasonMaskedOf}); the same object when it has no reason, or neither changed (its input
+ * holds nothing masked and both are short).
  */
 export function withReasonMasked(task: TaskExecution, execution: WorkflowExecution): TaskExecution {
   if (task.reasonForIncompletion === undefined) return task;
   const values = maskedInputValues(task, execution);
-  if (values.length === 0) return task;
   const reasonForIncompletion = reasonMaskedOf(task.reasonForIncompletion, values);
   const error = task.outputData["error"];
   // The error is most often the reason itself: scrubbed once.
   const errorMasked = error === task.reasonForIncompletion ? reasonForIncompletion : typeof error === "string" ? reasonMaskedOf(error, values) : undefined;
-  const outputData = errorMasked === undefined ? task.outputData : { ...task.outputData, error: errorMasked };
-  return { ...task, reasonForIncompletion, outputData };
+  const outputData = errorMasked === undefined || errorMasked === error ? task.outputData : { ...task.outputData, error: errorMasked };
+  return reasonForIncompletion === task.reasonForIncompletion && outputData === task.outputData ? task : { ...task, reasonForIncompletion, outputData };
 }

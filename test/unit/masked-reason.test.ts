@@ -126,6 +126,11 @@ describe("masked-reason's linear scrub", () => {
     for (const [reason, values] of CASES) expect(reasonMaskedOf(reason, values), reason.slice(0, 80)).toBe(oldReasonMaskedOf(reason, values));
   });
 
+  it("cuts a reason past MAX_SCRUBBED_REASON_LENGTH with no value to scrub too (a script's error may be megabytes: stored twice in the task's row)", () => {
+    expect(reasonMaskedOf("e".repeat(5_000), [])).toBe(`${"e".repeat(MAX_SCRUBBED_REASON_LENGTH)}...`);
+    expect(reasonMaskedOf("short", [])).toBe("short");
+  });
+
   it("masks the union of occurrences that partly overlap, where the old one left a part of one", () => {
     // Old: "bcdef" first (longest), leaving "a" of "abcd"; now both go as one.
     expect(oldReasonMaskedOf("xx abcdef yy", ["bcdef", "abcd"])).toBe("xx a*** yy");

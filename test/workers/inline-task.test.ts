@@ -1,5 +1,6 @@
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { MAX_SCRUBBED_REASON_LENGTH } from "../../src/engine/masked-reason";
 import type { JsonObject } from "../../src/engine/model";
 import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
@@ -46,6 +47,21 @@ describe("INLINE through the router", () => {
     expect(failed.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "The INLINE script failed: Error: sku is required" });
     expect(failed["reasonForIncompletion"]).toContain("sku is required");
     expect(await hits("inline-throws-after")).toBe(0);
+  });
+
+  it("a script that throws an error of megabytes fails its task with the error cut, where the update that ran it answered 500 (the task's row over 2 MB) as would every one after it", async () => {
+    // The reason and output.error each hold the error: 2.4 MB in the task's row, over the local 2.2 MB (2 MB deployed).
+    await register({ name: "inline_throws_long", tasks: [waitTask("hold"), inline("dump", "throw new Error('x'.repeat(1200000) + ' end')")] });
+    const workflowId = await startWorkflow("inline_throws_long");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await updateTask(workflowId, waiting.tasks[0]!.taskId, {});
+    const failed = await waitFor(workflowId, ["FAILED"]);
+    const dump = failed.tasks[1]!;
+    const reason = String(dump["reasonForIncompletion"]);
+    expect(dump.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(reason).toMatch(/^The INLINE script failed: Error: x+\.\.\.$/);
+    expect(reason).toHaveLength(MAX_SCRUBBED_REASON_LENGTH + "...".length);
+    expect(dump.outputData["error"]).toBe(reason);
   });
 
   it("completes with a Map the script returns as an object of its entries, as Conductor's GraalJS result does", async () => {
