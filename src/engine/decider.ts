@@ -31,7 +31,7 @@ import {
   type WorkflowTaskDef,
   type WorkflowTestPlan,
 } from "./model";
-import { cutText, MAX_TASK_REASON_LENGTH, overdeepReason, overExecutionLimitReason, oversize, oversizeReason, storedTaskBytes, storedTasksBytes } from "./limits";
+import { cutText, definitionBytesWith, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, overdeepReason, overStoredDefinitionReason, rememberDefinitionBytes, overExecutionLimitReason, oversize, oversizeReason, storedTaskBytes, storedTasksBytes } from "./limits";
 import { fractionOf, retryDelayMs, retryPolicyOf } from "./retry";
 import { resolvedTaskInput, taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
@@ -664,18 +664,19 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
 }
 
 /**
- * Records looked-up task definitions in the execution's definition and gives each task that waited for one its input
- * (see {@link inputFields}): it starts as the execution advances. False when there is nothing to do (the execution
- * ended meanwhile, or no task waits).
+ * Gives each task that waited for a looked-up task definition its input (see {@link inputFields}), which records the
+ * definition in the execution's, one at a time, each checked against the stored copy's limit (see
+ * {@link runsAsLookedUp}): it starts as the execution advances. False when there is nothing to do (the execution ended
+ * meanwhile, or no task waits).
  */
 function applyTaskDefsLoaded(draft: Draft, taskDefs: Record<string, TaskDef | null>, env: DecideEnv): boolean {
   const state = draft.state;
   const waiting = state.tasks.filter((task) => task.awaitingTaskDef === true && task.status === "SCHEDULED");
   if (TERMINAL_WORKFLOW_STATUSES.has(state.status) || waiting.length === 0) return false;
-  draft.patch({ definition: withLookedUpTaskDefs(state.definition, new Map(Object.entries(taskDefs))) });
+  const loaded: DecideEnv = { ...env, taskDefs: (name) => (Object.hasOwn(taskDefs, name) ? taskDefs[name] : env.taskDefs(name)) };
   for (const task of waiting) {
     // A DYNAMIC chooses again from its input, which may now name another task (whose definition it then waits for).
-    draft.updateTask(task.taskId, { awaitingTaskDef: undefined, ...inputFields(draft, task.definitionIndex, task.taskId, env) });
+    draft.updateTask(task.taskId, { awaitingTaskDef: undefined, ...inputFields(draft, task.definitionIndex, task.taskId, loaded) });
   }
   return true;
 }
@@ -2600,6 +2601,7 @@ function inputFields(draft: Draft, index: number, taskId: string, env: DecideEnv
     const runsAs = runsAsLookedUp(draft, index, { taskType: step.type, taskDefName: step.name }, env);
     // Its input follows its task definition's inputTemplate: resolved once that definition is here.
     if (runsAs === undefined) return { awaitingTaskDef: true };
+    if (runsAs instanceof LookUpFailure) return runsAs.failed;
     return inputOf(draft.state, runsAs, resolveTaskInput(draft.state, index, runsAs, taskId, env), env);
   }
   const state = draft.state;
@@ -2619,23 +2621,36 @@ function inputFields(draft: Draft, index: number, taskId: string, env: DecideEnv
   const chosen = { taskType: choice.type, taskDefName: choice.name };
   const runsAs = runsAsLookedUp(draft, index, chosen, env);
   if (runsAs === undefined) return { ...chosen, awaitingTaskDef: true };
+  if (runsAs instanceof LookUpFailure) return { ...chosen, ...runsAs.failed };
   const sameTemplate = runsAs.inputParameters === choosing.inputParameters && runsAs.taskDefinition === step.taskDefinition;
   return { ...chosen, ...inputOf(draft.state, runsAs, sameTemplate ? input : resolveTaskInput(draft.state, index, runsAs, taskId, env), env) };
+}
+
+/** What {@link runsAsLookedUp} answers when the instance fails instead: its fields. */
+class LookUpFailure {
+  constructor(readonly failed: Partial<TaskExecution>) {}
 }
 
 /**
  * The task an instance of step `index` (of type and name `chosen`) runs as, with the registered task definition it
  * follows when it follows one looked up at run time (see `instanceTask`): recorded in the definition from what `env`
- * knows when it was not yet, or undefined when `env` does not know it either (the actor must look it up first).
+ * knows when it was not yet, or undefined when `env` does not know it either (the actor must look it up first). The
+ * failure of the instance, for good, when recording it would take the definition's stored copy over its limit.
  */
-function runsAsLookedUp(draft: Draft, index: number, chosen: Pick<TaskExecution, "taskType" | "taskDefName">, env: DecideEnv): WorkflowTaskDef | undefined {
+function runsAsLookedUp(draft: Draft, index: number, chosen: Pick<TaskExecution, "taskType" | "taskDefName">, env: DecideEnv): WorkflowTaskDef | undefined | LookUpFailure {
   const instance = { definitionIndex: index, ...chosen };
   const runsAs = instanceTask(draft.state.definition, instance)!;
   const name = taskDefToLookUp(draft.state.definition, index, runsAs);
   if (name === undefined) return runsAs;
   const known = env.taskDefs(name);
   if (known === undefined) return undefined;
-  draft.patch({ definition: withLookedUpTaskDefs(draft.state.definition, new Map([[name, known]])) });
+  const bytes = definitionBytesWith(draft.state.definition, name, known);
+  if (bytes > MAX_STORED_DEFINITION_BYTES) {
+    return new LookUpFailure({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: overStoredDefinitionReason(name, bytes), endTime: env.now, updateTime: env.now });
+  }
+  const definition = withLookedUpTaskDefs(draft.state.definition, new Map([[name, known]]));
+  rememberDefinitionBytes(definition, bytes);
+  draft.patch({ definition });
   return instanceTask(draft.state.definition, instance)!;
 }
 

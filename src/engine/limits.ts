@@ -60,6 +60,36 @@ export function unstorableReason(what: string, value: JsonValue, limit: number):
  */
 export const MAX_STORED_DEFINITION_BYTES = 1_536 * 1024;
 
+const definitionBytesCache = new WeakMap<WorkflowDef, number>();
+
+/**
+ * The size in bytes an execution's copy of its definition would be stored at (UTF-8 JSON) with registered task
+ * definition `name` (`taskDef`, null for none registered) added to those it looked up: at most a few bytes more than
+ * exact. What a dynamic task runs by is looked up as it runs, and a task definition may be as large as a request (its
+ * inputTemplate): two such made the row over 2 MB, and every save of the execution failed after. The copy is walked
+ * once per object, and one that adds a task definition to one measured is known as the sum (see
+ * {@link rememberDefinitionBytes}): a fork of many names walks it once, not once a name.
+ */
+export function definitionBytesWith(definition: WorkflowDef, name: string, taskDef: unknown): number {
+  let bytes = definitionBytesCache.get(definition);
+  if (bytes === undefined) {
+    bytes = jsonBytesWithin(definition, MAX_STORED_DEFINITION_BYTES * EXACT_SIZE_MULTIPLE);
+    definitionBytesCache.set(definition, bytes);
+  }
+  // The entry `"name":{...},`, and the field's name and braces, which the first entry adds.
+  return bytes + jsonBytesWithin(name, MAX_STORED_DEFINITION_BYTES) + jsonBytesWithin(taskDef, MAX_STORED_DEFINITION_BYTES) + 2 + '"lookedUpTaskDefs":{},'.length;
+}
+
+/** Keeps `bytes` (from {@link definitionBytesWith}) as the size of `definition`, the copy it measured. */
+export function rememberDefinitionBytes(definition: WorkflowDef, bytes: number): void {
+  definitionBytesCache.set(definition, bytes);
+}
+
+/** The reason a task fails whose registered task definition `name` would take its execution's copy of its definition to `bytes`. */
+export function overStoredDefinitionReason(name: string, bytes: number): string {
+  return `With the registered task definition ${name}, the execution's copy of its definition (with the task definitions of the tasks known only as it runs) would be ${bytes} bytes, over the limit of ${MAX_STORED_DEFINITION_BYTES} bytes: make the task definition smaller (its inputTemplate), or fork sub workflows instead`;
+}
+
 /**
  * Most characters of a task's failure reason given from outside (a task update, a webhook callback), as
  * Conductor's TaskResult keeps. Unbounded, it shares the task's stored row with an input and an output

@@ -4,6 +4,7 @@ import type { StartIdempotencyStrategy } from "../engine/tasks/start-workflow/re
 import type { JsonObject, WorkflowDef, WorkflowStatus, WorkflowTestPlan } from "../engine/model";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { withInputTemplate, workflowInputOversizeReason } from "../engine/workflow-input";
+import { MAX_STORED_DEFINITION_BYTES, oversize } from "../engine/limits";
 import { serviceConfig } from "./config";
 import { DefinitionRepository, workflowNotFoundMessage } from "./definitions";
 import { withTaskDefs } from "./task-defs";
@@ -62,8 +63,10 @@ export interface StartOptions {
  * it was waited for). `INPUT_TOO_LARGE`: the input with the definition's inputTemplate defaults is over MAX_PAYLOAD_BYTES.
  * `INPUT_INVALID`: that input does not match the definition's enforced `inputSchema` (or the schema is gone), or the
  * idempotency key is longer than {@link MAX_IDEMPOTENCY_KEY_LENGTH} (one taken from an event or an expression).
+ * `DEFINITION_TOO_LARGE`: the definition with the registered task definitions of its tasks copied in is over
+ * MAX_STORED_DEFINITION_BYTES, more than the execution's one row for it holds.
  */
-export type StartRefusalCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "ALREADY_STARTED" | "EXECUTION_REMOVED" | "INPUT_TOO_LARGE" | "INPUT_INVALID";
+export type StartRefusalCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "ALREADY_STARTED" | "EXECUTION_REMOVED" | "INPUT_TOO_LARGE" | "INPUT_INVALID" | "DEFINITION_TOO_LARGE";
 
 /** The outcome of a start. `existing` is true when an idempotency key returned an earlier execution. */
 export type StartOutcome =
@@ -151,6 +154,12 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
     return { ok: false, code: options.version === undefined ? "WORKFLOW_NOT_FOUND" : "VERSION_NOT_FOUND", message };
   }
   const definition = await withTaskDefs(env.DB, registered);
+  // Its tasks' registered task definitions may each be as large as a request: together they made the start's save fail.
+  const definitionBytes = oversize(definition, MAX_STORED_DEFINITION_BYTES);
+  if (definitionBytes !== undefined) {
+    const message = `The definition with the registered task definitions of its tasks is ${definitionBytes} bytes, over the limit of ${MAX_STORED_DEFINITION_BYTES} bytes of an execution's copy of it: make the task definitions smaller (their inputTemplate)`;
+    return { ok: false, code: "DEFINITION_TOO_LARGE", message };
+  }
   // Before the idempotency key is claimed: a refused start leaves nothing behind.
   const oversized = workflowInputOversizeReason(definition, options.input, serviceConfig(env).engine.maxPayloadBytes);
   if (oversized !== undefined) return { ok: false, code: "INPUT_TOO_LARGE", message: oversized };

@@ -1,5 +1,6 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { MAX_STORED_DEFINITION_BYTES } from "../../src/engine/limits";
 import type { JsonObject, TaskExecution, WorkflowDef } from "../../src/engine/model";
 import { executionStub } from "../../src/worker/executions";
 import { TaskDefRepository } from "../../src/worker/task-defs";
@@ -101,6 +102,54 @@ describe("registered task definitions of what a dynamic fork forks and a DYNAMIC
     const [task] = await pollAll("lk_evict", 1);
     await report(task!, "COMPLETED");
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+});
+
+describe("task definitions too large for the execution's copy of its definition (one stored row, 2 MB)", () => {
+  /**
+   * Four task definitions of 700 KB each (their inputTemplate, which a task's input takes whole: under MAX_PAYLOAD_BYTES):
+   * 2.8 MB together, over the 2.2 MB a row holds locally.
+   */
+  async function registerLargeTaskDefs(prefix: string): Promise<string[]> {
+    const names = [0, 1, 2, 3].map((index) => `${prefix}_${index}`);
+    for (const name of names) await registerTaskDef(name, { inputTemplate: { pad: "p".repeat(700_000) } });
+    return names;
+  }
+
+  it("a dynamic fork whose tasks' registered definitions would take it over the limit fails the task that would, where the save recording them failed, retried every 2 s for good, no forked task ever starting", async () => {
+    const names = await registerLargeTaskDefs("lk_large");
+    await register({
+      name: "lk_large_fan",
+      tasks: [
+        { name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} },
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { tasks: "${workflow.input.tasks}", inputs: {} }, dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs" },
+        { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN" },
+      ],
+    });
+    const workflowId = await startWorkflow("lk_large_fan", { tasks: names.map((name, index) => ({ name, taskReferenceName: `large_${index}`, type: "SIMPLE" })) });
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: waiting.tasks[0]!.taskId, status: "COMPLETED", outputData: {} });
+    const failed = await waitFor(workflowId, ["FAILED"]);
+    const byRef = new Map(failed.tasks.map((task) => [task.referenceTaskName, task]));
+    // The first two fit (with the definition, under the limit) and were scheduled; the third would not.
+    expect(byRef.get("large_0")?.inputData["pad"]).toHaveLength(700_000);
+    expect(byRef.get("large_1")?.inputData["pad"]).toHaveLength(700_000);
+    const refused = byRef.get("large_2")!;
+    expect(refused.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(refused["reasonForIncompletion"]).toMatch(new RegExp(`^With the registered task definition lk_large_2, the execution's copy of its definition .* would be \\d+ bytes, over the limit of ${MAX_STORED_DEFINITION_BYTES} bytes`));
+    expect(failed.reasonForIncompletion).toContain("lk_large_");
+    // Readable and removable as any other.
+    expect((await api("DELETE", `/api/workflow/${workflowId}/remove`)).status).toBe(200);
+  });
+
+  it("a start whose definition with its tasks' registered definitions is over the limit is a 409 saying so, and starts nothing", async () => {
+    const names = await registerLargeTaskDefs("lk_large_static");
+    await register({ name: "lk_large_static_flow", tasks: names.map((name, index) => ({ name, taskReferenceName: `static_${index}`, type: "SIMPLE" })) });
+    const refused = await api("POST", "/api/workflow/lk_large_static_flow", {});
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as JsonObject)["message"]).toMatch(new RegExp(`^The definition with the registered task definitions of its tasks is \\d+ bytes, over the limit of ${MAX_STORED_DEFINITION_BYTES} bytes`));
+    const found = await apiOk<{ totalHits: number }>("GET", `/api/workflow/search?query=${encodeURIComponent("workflowType IN (lk_large_static_flow)")}`);
+    expect(found.totalHits).toBe(0);
   });
 });
 

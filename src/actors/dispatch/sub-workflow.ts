@@ -17,6 +17,8 @@ function childStartErrorCode(code: StartRefusalCode): ChildStartErrorCode {
   // The child's input is the parent's to choose: with the child definition's defaults it is too large, or does not
   // match the child's input schema.
   if (code === "INPUT_TOO_LARGE" || code === "INPUT_INVALID") return "INVALID_PARAMETERS";
+  // The child's definition with its task definitions is over what an execution holds: no start of it can succeed.
+  if (code === "DEFINITION_TOO_LARGE") return "INVALID_PARAMETERS";
   return code;
 }
 
