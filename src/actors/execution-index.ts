@@ -115,7 +115,8 @@ export interface TaskIndexRow {
  * statement as one JSON text, a value D1 refuses past 2,000,000 bytes ("string or blob too big"), which failed the
  * whole search row, every retry alike (the execution never showed in search again, its job retried every 2 s). A row's
  * texts are cut by characters, up to three bytes each and escaped once more in the list: 500 task rows could be 4 MB.
- * Half the limit leaves room for the batch's other values.
+ * Half the limit leaves room for the batch's other values. The webhook routing rows, which must all be written, go in
+ * runs of this size instead, a statement each (see {@link runsWithinBytes}).
  */
 export const MAX_INDEXED_ROWS_BYTES = 1_000_000;
 
@@ -130,6 +131,28 @@ function latestWithinBytes<Row>(rows: readonly Row[]): Row[] {
     first--;
   }
   return rows.slice(first);
+}
+
+/**
+ * `rows` in runs, in order, each of which fits in {@link MAX_INDEXED_ROWS_BYTES} written as one JSON array (a row
+ * larger alone is a run of its own): for rows that must all be written, each run bound to a statement of its own.
+ */
+function runsWithinBytes<Row>(rows: readonly Row[]): Row[][] {
+  const runs: Row[][] = [];
+  let run: Row[] = [];
+  let bytes = 2;
+  for (const row of rows) {
+    const size = jsonBytesWithin(row, MAX_INDEXED_ROWS_BYTES) + 1;
+    if (run.length > 0 && bytes + size > MAX_INDEXED_ROWS_BYTES) {
+      runs.push(run);
+      run = [];
+      bytes = 2;
+    }
+    run.push(row);
+    bytes += size;
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
 }
 
 /**
@@ -258,7 +281,8 @@ export function indexRowStatements(db: D1Database, row: IndexRow): D1PreparedSta
   if (!row.firstTaskRows) statements.push(...deleteTaskRows(db, row.workflowId, row));
   if (row.tasks.length > 0) statements.push(insertTaskRows(db, row));
   if ((row.humanTasks?.length ?? 0) > 0) statements.push(insertHumanRows(db, row));
-  if ((row.webhookWaits?.length ?? 0) > 0) statements.push(insertWebhookWaitRows(db, row));
+  // Every one is written (an event finds its task by it), in as many statements as their size needs.
+  for (const waits of runsWithinBytes(row.webhookWaits ?? [])) statements.push(insertWebhookWaitRows(db, row, waits));
   return statements;
 }
 
@@ -306,8 +330,8 @@ function insertHumanRows(db: D1Database, row: IndexRow): D1PreparedStatement {
     .bind(row.workflowId, row.workflowName, JSON.stringify(row.humanTasks ?? []), ...writeOrder(row));
 }
 
-/** The webhook routing rows of `row`, inserted in one statement as its task rows are. */
-function insertWebhookWaitRows(db: D1Database, row: IndexRow): D1PreparedStatement {
+/** Webhook routing rows `waits` of `row`, inserted in one statement as its task rows are. */
+function insertWebhookWaitRows(db: D1Database, row: IndexRow, waits: readonly WebhookWaitRow[]): D1PreparedStatement {
   const field = (name: keyof WebhookWaitRow) => `json_extract(t.value, '$.${name}')`;
   return db
     .prepare(
@@ -315,7 +339,7 @@ function insertWebhookWaitRows(db: D1Database, row: IndexRow): D1PreparedStateme
        SELECT ${field("taskId")}, ?1, ?2, ${field("workflowVersion")}, ${field("taskRefName")}, ${field("paths")}, ${field("matchKey")}, ${field("createdOn")}
        FROM json_each(?3) AS t WHERE ${rowWritten("?4", "?5")}`,
     )
-    .bind(row.workflowId, row.workflowName, JSON.stringify(row.webhookWaits ?? []), ...writeOrder(row));
+    .bind(row.workflowId, row.workflowName, JSON.stringify(waits), ...writeOrder(row));
 }
 
 /** The deletion of an execution's task rows; with `row`, only while its stored row is that one (see {@link rowWritten}). */

@@ -259,6 +259,27 @@ describe("events sent to a webhook", () => {
     expect(await hits("wh-after")).toBe(3);
   });
 
+  it("find every task waiting on long values: their routing rows go in as many statements as their size needs, where four keys of 700 KB, bound as one value past D1's 2 MB, failed the execution's whole search row for good", async () => {
+    const branches = [0, 1, 2, 3].map((index) => [waitingFor(`long_${index}`, { "$.token": "${workflow.input.token}" })]);
+    await register({
+      name: "wh_long_keys",
+      tasks: [
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: branches },
+        { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN", joinOn: branches.map(([task]) => String(task!["taskReferenceName"])) },
+      ],
+    });
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", { name: "wh-long-keys", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { wh_long_keys: 1 } });
+    const token = "k".repeat(700_000);
+    const workflowId = await startWorkflow("wh_long_keys", { token });
+    await waitsOf(workflowId, 4);
+    const answer = (await (await send(webhook, { token }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(answer.completedTasks).toHaveLength(4);
+    const ended = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(ended.tasks.filter((task) => task.referenceTaskName.startsWith("long_")).map((task) => task.status)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED", "COMPLETED"]);
+    // Their four payloads are more than the JOIN's output holds: it fails, saying so.
+    expect(ended.reasonForIncompletion).toMatch(/^Task fan_join failed: The task output is \d+ bytes, over the limit of \d+ bytes \(MAX_PAYLOAD_BYTES\)$/);
+  });
+
   it("match a task waiting with the official client's top-level $ keys, one with no matches at all, and query parameters", async () => {
     await register({ name: "wh_client", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { "$['repository']['name']": "${workflow.input.repo}" } }] });
     await register({ name: "wh_any", tasks: [waitingFor("any", {})] });
