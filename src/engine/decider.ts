@@ -31,7 +31,7 @@ import {
   type WorkflowTaskDef,
   type WorkflowTestPlan,
 } from "./model";
-import { cutText, definitionBytesWith, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, overdeepReason, overStoredDefinitionReason, rememberDefinitionBytes, overExecutionLimitReason, oversize, oversizeReason, storedTaskBytes, storedTasksBytes } from "./limits";
+import { cutText, definitionBytesWith, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, overdeepReason, overStoredDefinitionReason, rememberDefinitionBytes, overExecutionLimitReason, storedDefinitionOversizeReason, oversize, oversizeReason, storedTaskBytes, storedTasksBytes } from "./limits";
 import { fractionOf, retryDelayMs, retryPolicyOf } from "./retry";
 import { resolvedTaskInput, taskInputTemplate, taskModule } from "./tasks/registry";
 import { childOutcome } from "./tasks/sub-workflow";
@@ -1455,6 +1455,9 @@ function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | un
   const state = draft.state;
   if (!TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "restart");
   refuseNonRestartable(state, definition ?? state.definition);
+  // The latest definition with its tasks' registered task definitions: the one the execution stored may be smaller.
+  const tooLarge = definition === undefined ? undefined : storedDefinitionOversizeReason(definition, `Cannot restart workflow ${state.workflowId} with the latest definitions`);
+  if (tooLarge !== undefined) throw new EngineError("CONFLICT", tooLarge);
   // Conductor's WorkflowExecutor.restart clears the tasks but not failedReferenceTaskNames / failedTaskNames: the run
   // shows the failures it had as it ended, read before its tasks go.
   const failedAtLastEnd = keptFailedTasks(state);

@@ -60,6 +60,20 @@ export function unstorableReason(what: string, value: JsonValue, limit: number):
  */
 export const MAX_STORED_DEFINITION_BYTES = 1_536 * 1024;
 
+/**
+ * Why `definition` cannot be an execution's copy of its definition, as a start, a restart with the latest definitions
+ * or an upgrade would store it (with the registered task definitions of its tasks copied in, each as large as a request
+ * may make it): over {@link MAX_STORED_DEFINITION_BYTES}, the store refuses it and every save of the execution fails.
+ * Undefined when it fits. `refused`, when given, names the refused command, which the reason follows.
+ */
+export function storedDefinitionOversizeReason(definition: WorkflowDef, refused?: string): string | undefined {
+  const bytes = oversize(definition, MAX_STORED_DEFINITION_BYTES);
+  if (bytes === undefined) return undefined;
+  // Past the multiple, `bytes` is where counting stopped (see oversize), not the whole.
+  const size = bytes > MAX_STORED_DEFINITION_BYTES * EXACT_SIZE_MULTIPLE ? `more than ${MAX_STORED_DEFINITION_BYTES * EXACT_SIZE_MULTIPLE}` : `${bytes}`;
+  return `${refused === undefined ? "The" : `${refused}: the`} definition with the registered task definitions of its tasks is ${size} bytes, over the limit of ${MAX_STORED_DEFINITION_BYTES} bytes of an execution's copy of it: make the task definitions smaller (their inputTemplate)`;
+}
+
 const definitionBytesCache = new WeakMap<WorkflowDef, number>();
 
 /**

@@ -13,7 +13,7 @@ import type { DecideEnv } from "./config";
 import type { Draft } from "./draft";
 import { EngineError } from "./errors";
 import { activeLanes, latestInstance } from "./lanes";
-import { overExecutionLimitReason, storedTasksBytes } from "./limits";
+import { overExecutionLimitReason, storedDefinitionOversizeReason, storedTasksBytes } from "./limits";
 import type { JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowTaskDef } from "./model";
 import { definitionReferenceName, failsPermissively, isPermissiveFailure, planIndexOf, planOf, planTask } from "./plan";
 import { joinOnOf } from "./tasks/fork-join";
@@ -44,6 +44,9 @@ export function applyUpgrade(draft: Draft, request: UpgradeRequest, env: DecideE
   const definition: WorkflowDef = { ...upgraded };
   if (state.definition.dynamicForks !== undefined) definition.dynamicForks = state.definition.dynamicForks;
   if (state.definition.lookedUpTaskDefs !== undefined) definition.lookedUpTaskDefs = state.definition.lookedUpTaskDefs;
+  // The new version's task definitions (copied in by the caller) with what it learned: stored whole, or not at all.
+  const tooLarge = storedDefinitionOversizeReason(definition, what);
+  if (tooLarge !== undefined) throw new EngineError("CONFLICT", tooLarge);
   const indexes = mappedSteps(state.tasks, state.definition, definition, what);
   let input = state.input;
   if (request.workflowInput !== undefined) {

@@ -4,7 +4,7 @@ import type { StartIdempotencyStrategy } from "../engine/tasks/start-workflow/re
 import type { JsonObject, WorkflowDef, WorkflowStatus, WorkflowTestPlan } from "../engine/model";
 import type { ValidationIssue } from "../engine/validation-issue";
 import { withInputTemplate, workflowInputOversizeReason } from "../engine/workflow-input";
-import { MAX_STORED_DEFINITION_BYTES, oversize } from "../engine/limits";
+import { storedDefinitionOversizeReason } from "../engine/limits";
 import { serviceConfig } from "./config";
 import { DefinitionRepository, workflowNotFoundMessage } from "./definitions";
 import { withTaskDefs } from "./task-defs";
@@ -155,11 +155,8 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
   }
   const definition = await withTaskDefs(env.DB, registered);
   // Its tasks' registered task definitions may each be as large as a request: together they made the start's save fail.
-  const definitionBytes = oversize(definition, MAX_STORED_DEFINITION_BYTES);
-  if (definitionBytes !== undefined) {
-    const message = `The definition with the registered task definitions of its tasks is ${definitionBytes} bytes, over the limit of ${MAX_STORED_DEFINITION_BYTES} bytes of an execution's copy of it: make the task definitions smaller (their inputTemplate)`;
-    return { ok: false, code: "DEFINITION_TOO_LARGE", message };
-  }
+  const tooLarge = storedDefinitionOversizeReason(definition);
+  if (tooLarge !== undefined) return { ok: false, code: "DEFINITION_TOO_LARGE", message: tooLarge };
   // Before the idempotency key is claimed: a refused start leaves nothing behind.
   const oversized = workflowInputOversizeReason(definition, options.input, serviceConfig(env).engine.maxPayloadBytes);
   if (oversized !== undefined) return { ok: false, code: "INPUT_TOO_LARGE", message: oversized };

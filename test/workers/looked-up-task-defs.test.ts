@@ -151,6 +151,48 @@ describe("task definitions too large for the execution's copy of its definition 
     const found = await apiOk<{ totalHits: number }>("GET", `/api/workflow/search?query=${encodeURIComponent("workflowType IN (lk_large_static_flow)")}`);
     expect(found.totalHits).toBe(0);
   });
+
+  /** Version 1 of `name` waits; version 2 also runs worker tasks of `names` (whose registered definitions are large). */
+  async function registerVersions(name: string, names: readonly string[]): Promise<void> {
+    const hold = { name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} };
+    await register({ name, version: 1, tasks: [hold] });
+    await register({ name, version: 2, tasks: [hold, ...names.map((taskName, index) => ({ name: taskName, taskReferenceName: `large_${index}`, type: "SIMPLE" }))] });
+  }
+
+  it("an upgrade to a version whose tasks' registered definitions are over the limit is a 409 saying so, and leaves the execution as it was, where it answered 500 (the save failed)", async () => {
+    const names = await registerLargeTaskDefs("lk_large_up");
+    await registerVersions("lk_large_up_flow", names);
+    const workflowId = await startWorkflow("lk_large_up_flow", {}, "?version=1");
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const refused = await api("POST", `/api/workflow/${workflowId}/upgrade`, { name: "lk_large_up_flow", version: 2 });
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as JsonObject)["message"]).toMatch(
+      new RegExp(`^Cannot upgrade workflow ${workflowId} to lk_large_up_flow version 2: the definition with the registered task definitions of its tasks is \\d+ bytes, over the limit of ${MAX_STORED_DEFINITION_BYTES} bytes .*: make the task definitions smaller`),
+    );
+    const after = await getWorkflow(workflowId);
+    expect(after).toMatchObject({ status: "RUNNING", workflowVersion: 1, updateTime: waiting["updateTime"] });
+    // It runs on as version 1.
+    await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: waiting.tasks[0]!.taskId, status: "COMPLETED", outputData: {} });
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+
+  it("a restart with the latest definitions, whose tasks' registered definitions are over the limit, is a 409 saying so, and leaves the execution as it was, where it answered 500 (the save failed)", async () => {
+    const names = await registerLargeTaskDefs("lk_large_rs");
+    await registerVersions("lk_large_rs_flow", names);
+    const workflowId = await startWorkflow("lk_large_rs_flow", {}, "?version=1");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("DELETE", `/api/workflow/${workflowId}`);
+    const terminated = await waitFor(workflowId, ["TERMINATED"]);
+    const refused = await api("POST", `/api/workflow/${workflowId}/restart?useLatestDefinitions=true`);
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as JsonObject)["message"]).toMatch(
+      new RegExp(`^Cannot restart workflow ${workflowId} with the latest definitions: the definition with the registered task definitions of its tasks is \\d+ bytes, over the limit of ${MAX_STORED_DEFINITION_BYTES} bytes`),
+    );
+    expect(await getWorkflow(workflowId)).toMatchObject({ status: "TERMINATED", workflowVersion: 1, updateTime: terminated["updateTime"], tasks: [{ status: "CANCELED" }] });
+    // A restart on the definition it has still runs.
+    expect((await api("POST", `/api/workflow/${workflowId}/restart`)).status).toBe(204);
+    expect(await waitFor(workflowId, (workflow) => workflow.status === "RUNNING" && workflow.tasks[0]?.status === "IN_PROGRESS")).toMatchObject({ workflowVersion: 1 });
+  });
 });
 
 describe("the isolate's cache of task definitions read", () => {
