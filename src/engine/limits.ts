@@ -78,8 +78,8 @@ const definitionBytesCache = new WeakMap<WorkflowDef, number>();
 
 /**
  * The size in bytes an execution's copy of its definition would be stored at (UTF-8 JSON) with registered task
- * definition `name` (`taskDef`, null for none registered) added to those it looked up: at most a few bytes more than
- * exact. What a dynamic task runs by is looked up as it runs, and a task definition may be as large as a request (its
+ * definition `name` (`taskDef`, null for none registered) added to those it looked up: exact (up to
+ * {@link EXACT_SIZE_MULTIPLE} times the limit). What a dynamic task runs by is looked up as it runs, and a task definition may be as large as a request (its
  * inputTemplate): two such made the row over 2 MB, and every save of the execution failed after. The copy is walked
  * once per object, and one that adds a task definition to one measured is known as the sum (see
  * {@link rememberDefinitionBytes}): a fork of many names walks it once, not once a name.
@@ -90,8 +90,17 @@ export function definitionBytesWith(definition: WorkflowDef, name: string, taskD
     bytes = jsonBytesWithin(definition, MAX_STORED_DEFINITION_BYTES * EXACT_SIZE_MULTIPLE);
     definitionBytesCache.set(definition, bytes);
   }
-  // The entry `"name":{...},`, and the field's name and braces, which the first entry adds.
-  return bytes + jsonBytesWithin(name, MAX_STORED_DEFINITION_BYTES) + jsonBytesWithin(taskDef, MAX_STORED_DEFINITION_BYTES) + 2 + '"lookedUpTaskDefs":{},'.length;
+  // The entry `"name":{...}`; a comma before it when the field holds some already, or the field itself (a comma before
+  // it, its name and braces) when the copy has none. Exact: the sum is kept for the next copy, and an overcount grew.
+  const known = definition.lookedUpTaskDefs;
+  const around = known === undefined ? ',"lookedUpTaskDefs":{}'.length : hasOwnKey(known) ? 1 : 0;
+  return bytes + jsonBytesWithin(name, MAX_STORED_DEFINITION_BYTES) + 1 + jsonBytesWithin(taskDef, MAX_STORED_DEFINITION_BYTES) + around;
+}
+
+/** True when `object` has a property of its own: asked without listing them (a fork of many names adds them one by one). */
+function hasOwnKey(object: object): boolean {
+  for (const key in object) if (Object.hasOwn(object, key)) return true;
+  return false;
 }
 
 /** Keeps `bytes` (from {@link definitionBytesWith}) as the size of `definition`, the copy it measured. */

@@ -3,7 +3,9 @@ import type { DecideEnv } from "../../src/engine/config";
 import { awaitedTaskDefNames, createExecution, nextDeadline, type Decision, type ExecutionEvent } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import { registeredTaskDefNames, withRegisteredTaskDefs } from "../../src/engine/definition/task-def";
-import type { JsonObject, TaskDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { definitionBytesWith, rememberDefinitionBytes } from "../../src/engine/limits";
+import type { JsonObject, TaskDef, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { withLookedUpTaskDefs } from "../../src/engine/plan";
 import { toTaskView, toWorkflowView } from "../../src/engine/view";
 import { env as baseEnv, latestNamed, taskDefNamed } from "./engine-env";
 
@@ -119,5 +121,25 @@ describe("registered task definitions of tasks known only as they run (a DYNAMIC
     expect(forked(resumed.state)[0]).toMatchObject({ status: "SCHEDULED", pollable: true });
     const ended = decide(waiting, { type: "terminate", reason: "stop" }, env(1_500)).state;
     expect(loaded(ended, { resize: taskDef("resize") }).state).toBe(ended);
+  });
+});
+
+describe("the size of an execution's copy of its definition with a looked-up task definition added", () => {
+  const bytesOf = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).length;
+
+  it("is exact whether the copy has looked up none, an empty set or some, and stays exact over a run of additions each measured from the last", () => {
+    // A dynamic fork of many names adds them one at a time, each measured from the sum kept for the copy before: an
+    // overcount each time (the field's name and braces counted again) grew with their number, failing a task that fit.
+    const plain: WorkflowDef = { name: "sized", version: 1, schemaVersion: 2, tasks: fanOut };
+    for (const start of [plain, { ...plain, lookedUpTaskDefs: {} }, { ...plain, lookedUpTaskDefs: { before: taskDef("before") } }]) {
+      let definition: WorkflowDef = start;
+      for (const [index, added] of [taskDef("résumé_0"), null, taskDef("quote\"_2")].entries()) {
+        const name = added === null ? `none_${index}` : added.name;
+        const bytes = definitionBytesWith(definition, name, added);
+        definition = withLookedUpTaskDefs(definition, new Map([[name, added]]));
+        expect(bytes).toBe(bytesOf(definition));
+        rememberDefinitionBytes(definition, bytes);
+      }
+    }
   });
 });
