@@ -1,5 +1,5 @@
 import { jsonBytesWithin } from "../engine/json-bytes";
-import type { TaskExecution, WorkflowExecution } from "../engine/model";
+import { TERMINAL_TASK_STATUSES, type TaskExecution, type WorkflowExecution } from "../engine/model";
 import { definitionReferenceName } from "../engine/plan";
 import { failedTasksSignature, shownTaskDefName, shownTaskInput, shownTaskType, summaryRowOf, summaryText } from "../engine/view";
 import { masked, maskedKeysOf } from "../engine/masking";
@@ -120,17 +120,26 @@ export interface TaskIndexRow {
  */
 export const MAX_INDEXED_ROWS_BYTES = 1_000_000;
 
-/** The latest of `rows` (oldest first) that fit in {@link MAX_INDEXED_ROWS_BYTES} written as one JSON array. */
-function latestWithinBytes<Row>(rows: readonly Row[]): Row[] {
+/**
+ * The rows of `rows` (oldest first) that fit in {@link MAX_INDEXED_ROWS_BYTES} written as one JSON array, in order: the
+ * latest of those whose task has not ended (`active`, by position), then the latest of the others. A task still to run
+ * or running is what a search by status, a worker's look-up or an operator wants found; one that started before a
+ * loop or fork of many large rows would otherwise drop out first.
+ */
+function latestWithinBytes<Row>(rows: readonly Row[], active: (position: number) => boolean): Row[] {
+  const kept: boolean[] = [];
   // The brackets; each row its JSON and a comma.
   let bytes = 2;
-  let first = rows.length;
-  while (first > 0) {
-    bytes += jsonBytesWithin(rows[first - 1], MAX_INDEXED_ROWS_BYTES) + 1;
-    if (bytes > MAX_INDEXED_ROWS_BYTES) break;
-    first--;
+  for (const activeOnes of [true, false]) {
+    for (let position = rows.length - 1; position >= 0; position--) {
+      if (active(position) !== activeOnes) continue;
+      const size = jsonBytesWithin(rows[position], MAX_INDEXED_ROWS_BYTES) + 1;
+      if (bytes + size > MAX_INDEXED_ROWS_BYTES) break;
+      bytes += size;
+      kept[position] = true;
+    }
   }
-  return rows.slice(first);
+  return kept.length === 0 ? [] : rows.filter((_, position) => kept[position] === true);
 }
 
 /**
@@ -157,11 +166,12 @@ function runsWithinBytes<Row>(rows: readonly Row[]): Row[][] {
 
 /**
  * The task rows of an execution as it stands: its latest {@link MAX_INDEXED_TASKS} tasks, fewer when their rows are over
- * {@link MAX_INDEXED_ROWS_BYTES}.
+ * {@link MAX_INDEXED_ROWS_BYTES} (those not ended kept first, see {@link latestWithinBytes}).
  */
 function taskIndexRows(execution: WorkflowExecution): TaskIndexRow[] {
   const maskedKeys = maskedKeysOf(execution.definition);
-  const rows = execution.tasks.slice(-MAX_INDEXED_TASKS).map((task) => ({
+  const tasks = execution.tasks.slice(-MAX_INDEXED_TASKS);
+  const rows = tasks.map((task) => ({
     taskId: task.taskId,
     taskType: shownTaskType(task),
     taskDefName: shownTaskDefName(task),
@@ -177,7 +187,7 @@ function taskIndexRows(execution: WorkflowExecution): TaskIndexRow[] {
     input: taskText(JSON.stringify(shownTaskInput(task, execution))),
     output: taskText(JSON.stringify(masked(task.outputData, maskedKeys))),
   }));
-  return latestWithinBytes(rows);
+  return latestWithinBytes(rows, (position) => !TERMINAL_TASK_STATUSES.has(tasks[position]!.status));
 }
 
 /** Most HUMAN task rows an execution has in the human task list: its latest. */
@@ -231,7 +241,7 @@ function humanIndexRows(execution: WorkflowExecution): HumanIndexRow[] {
       entry: JSON.stringify(entry),
     };
   });
-  return latestWithinBytes(rows);
+  return latestWithinBytes(rows, (position) => !TERMINAL_TASK_STATUSES.has(humans[position]!.status));
 }
 
 /**

@@ -147,6 +147,44 @@ describe("GET /api/tasks/search", () => {
     expect((await search(`query=${encodeURIComponent(`taskId = '${fork.taskId}'`)}`)).totalHits).toBe(0);
   });
 
+  it(`keeps the rows of an execution's tasks not ended first when its rows are over ${MAX_INDEXED_ROWS_BYTES} bytes: a worker task scheduled before a fork of large rows is still found by its status`, async () => {
+    // 400 forked tasks with an input of 1,100 three-byte characters (rows some 3.2 KB each, 1.3 MB together), all
+    // scheduled after the worker task, which the latest rows alone left out of the index while it waited.
+    const count = 400;
+    const forked = `Array.from({ length: $.n }, (_, i) => ({ name: 'wide', taskReferenceName: 'wide_' + i, type: 'JSON_JQ_TRANSFORM', inputParameters: { text: '$' + '{workflow.input.text}', queryExpression: '.text | length' } }))`;
+    await register({
+      name: "ts_wide_active",
+      tasks: [
+        {
+          name: "split",
+          taskReferenceName: "split",
+          type: "FORK_JOIN",
+          forkTasks: [
+            [{ name: "ts_wide_active_worker", taskReferenceName: "worker", type: "SIMPLE" }],
+            [
+              { name: "prepare", taskReferenceName: "prepare", type: "INLINE", inputParameters: { evaluatorType: "javascript", n: count, expression: `({ tasks: ${forked}, inputs: {} })` } },
+              { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN_DYNAMIC", inputParameters: { tasks: "${prepare.output.result.tasks}", inputs: "${prepare.output.result.inputs}" }, dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs" },
+              { name: "fan_join", taskReferenceName: "fan_join", type: "JOIN" },
+            ],
+          ],
+        },
+        { name: "split_join", taskReferenceName: "split_join", type: "JOIN", joinOn: ["worker", "fan_join"] },
+      ],
+    });
+    const workflowId = await startWorkflow("ts_wide_active", { text: "中".repeat(1_100) });
+    const running = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "fan_join" && task.status === "COMPLETED"), 15_000);
+    expect(running.status).toBe("RUNNING");
+    const worker = running.tasks.find((task) => task.referenceTaskName === "worker")!;
+    expect(worker.status).toBe("SCHEDULED");
+    // Once the rows show the fork's JOIN ended (the state they then stay at: the worker task is never polled), rows of
+    // ended tasks fill what the tasks not ended leave, the latest first: fewer rows than tasks, the worker task's among them.
+    await searchUntil(byWorkflow(workflowId, " AND status = COMPLETED AND taskType = JOIN"), (result) => result.totalHits === 1, "the fork's JOIN row, COMPLETED");
+    const stored = await env.DB.prepare("SELECT COUNT(*) AS n FROM task_index WHERE workflow_id = ?").bind(workflowId).first<{ n: number }>();
+    expect(stored!.n).toBeLessThan(running.tasks.length);
+    const scheduled = await search(byWorkflow(workflowId, " AND status = SCHEDULED"));
+    expect(scheduled.results.map((task) => task.taskId)).toEqual([worker.taskId]);
+  });
+
   it("reads the workflow search's wildcards (an unquoted * in an = value), groups in parentheses and '' (absent or empty), in task search and search-by-tasks alike", async () => {
     const inline = (name: string, ref: string): JsonObject => ({ name, taskReferenceName: ref, type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "1" } });
     await register({ name: "ts_wild_flow", tasks: [inline("ts_wild_calc_a", "calc_a"), inline("ts_wild_calc_b", "calc_b"), inline("ts_wild_other", "other")] });
