@@ -114,8 +114,6 @@ export const EventHandlerSchema = clientRequestObject({
     v.minLength(1, "must not be empty"),
     v.maxLength(MAX_HANDLER_NAME_LENGTH, `must be at most ${MAX_HANDLER_NAME_LENGTH} characters`),
     v.regex(/^[A-Za-z0-9_.:-]*$/, "may hold only letters, digits, '_', '-', '.' and ':'"),
-    v.check((name: string) => !isDotSegment(name), DOT_SEGMENT_MESSAGE),
-    v.check((name: string) => !Object.hasOwn(UNREACHABLE_HANDLER_NAMES, name), (issue) => `must not be "${String(issue.input)}": ${UNREACHABLE_HANDLER_NAMES[String(issue.input)]}`),
   ),
   event: v.pipe(
     v.string("must be a string"),
@@ -145,6 +143,18 @@ export function parseEventHandler(body: unknown): EventHandler {
   return parseOrThrow(EventHandlerSchema, body, "event handler");
 }
 
+/**
+ * Why a new handler may not be named `name`, or undefined: a name its routes could not reach once registered (a dot
+ * segment a URL resolves away, a name another `/api/event` route takes). Checked when a handler is added, not when one
+ * is updated: one stored so before this rule must stay updatable, since an update (`active: false`) is the only way to
+ * stop a handler that cannot be deleted.
+ */
+function unreachableNameReason(name: string): string | undefined {
+  if (isDotSegment(name)) return DOT_SEGMENT_MESSAGE;
+  if (Object.hasOwn(UNREACHABLE_HANDLER_NAMES, name)) return `must not be "${name}": ${UNREACHABLE_HANDLER_NAMES[name]}`;
+  return undefined;
+}
+
 /** Most handlers one `POST /api/event` adds. */
 export const MAX_EVENT_HANDLERS_PER_REQUEST = 100;
 
@@ -153,7 +163,12 @@ export const MAX_EVENT_HANDLERS_PER_REQUEST = 100;
  * every problem reported (`[i].` paths for a list), no name twice.
  */
 export function parseEventHandlers(body: unknown): EventHandler[] {
-  if (!Array.isArray(body)) return [parseEventHandler(body)];
+  if (!Array.isArray(body)) {
+    const handler = parseEventHandler(body);
+    const unreachable = unreachableNameReason(handler.name);
+    if (unreachable !== undefined) throw validationError("Invalid event handler", [{ path: "name", message: unreachable }]);
+    return [handler];
+  }
   if (body.length === 0 || body.length > MAX_EVENT_HANDLERS_PER_REQUEST) {
     throw validationError("Invalid event handlers", [{ path: "(body)", message: `must be an event handler or a non-empty list of at most ${MAX_EVENT_HANDLERS_PER_REQUEST}` }]);
   }
@@ -161,8 +176,12 @@ export function parseEventHandlers(body: unknown): EventHandler[] {
   const problems: ValidationIssue[] = [];
   body.forEach((item, index) => {
     const parsed = v.safeParse(EventHandlerSchema, item);
-    if (parsed.success) handlers.push(parsed.output);
-    else problems.push(...issuesToValidationErrors(parsed.issues, childPath("", index)));
+    if (!parsed.success) problems.push(...issuesToValidationErrors(parsed.issues, childPath("", index)));
+    else {
+      const unreachable = unreachableNameReason(parsed.output.name);
+      if (unreachable === undefined) handlers.push(parsed.output);
+      else problems.push({ path: childPath(childPath("", index), "name"), message: unreachable });
+    }
   });
   const names = handlers.map((handler) => handler.name);
   const twice = names.filter((name, index) => names.indexOf(name) !== index);

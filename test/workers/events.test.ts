@@ -140,6 +140,21 @@ describe("event handlers (/api/event)", () => {
     }
   });
 
+  it("stored under such a name before the rule, stay updatable: a PUT switches one off, the only way to stop a handler no route can delete", async () => {
+    const event = "conductor:ev_stored_unreachable:q";
+    expect((await api("POST", "/api/event", { ...handler("ev_stored_unreachable", event, [{ action: "start_workflow", start_workflow: { name: "anything" } }]), active: true })).status).toBe(200);
+    // As an older release stored it, under a name added to the rule since.
+    await env.DB.prepare("UPDATE event_handlers SET name = 'queue', handler = json_set(handler, '$.name', 'queue') WHERE name = 'ev_stored_unreachable'").run();
+    expect((await api("PUT", "/api/event", { ...handler("queue", event, [{ action: "start_workflow", start_workflow: { name: "anything" } }]), active: false })).status).toBe(200);
+    expect(await apiOk("GET", `/api/event/${event}?activeOnly=false`)).toEqual([expect.objectContaining({ name: "queue", active: false })]);
+    // A new one is still refused, in a list at its index too.
+    const listed = await api("POST", "/api/event", [handler("ev_listed_ok", event, []), handler("tags", event, [])]);
+    expect(listed.status).toBe(400);
+    expect(((await listed.json()) as { validationErrors: Array<{ path: string }> }).validationErrors).toEqual([expect.objectContaining({ path: "[1].name" })]);
+    expect((await api("GET", "/api/event/handler/ev_listed_ok")).status).toBe(404);
+    await env.DB.prepare("DELETE FROM event_handlers WHERE name = 'queue'").run();
+  });
+
   it("read a start_workflow correlationId given as a number as its text, as Jackson reads the String field", async () => {
     const numbered = handler("ev_corr_number", "conductor:ev_corr_number:q", [{ action: "start_workflow", start_workflow: { name: "ev_corr_child", correlationId: 1234 } }]);
     expect((await api("POST", "/api/event", numbered)).status).toBe(200);
