@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { gzipSync } from "node:zlib";
 
 /**
  * A real HTTP server on 127.0.0.1 that workflows call in tests, so HTTP tasks are exercised over
@@ -25,6 +26,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *    first; `hit` counts the fetch under that key; `garbage=1` answers 200 `{keys: [1, "two"]}` instead
  *  - `ANY /redirect?to=<url>&status=302` → a redirect there (to itself without `to`)
  *  - `GET /headers?<name>=<value>…` → 200 with each query parameter as a response header
+ *  - `ANY /respond?status=N&h=<name>:<value>…&body=…|b64=…[&gzip=1][&cut=1][&stall=1]` → that status (200 by default),
+ *    each `h` a response header line (a name given twice is sent as two lines), and that body (text, or base64 bytes):
+ *    gzipped with `gzip=1`; with `cut=1` half of it sent under a Content-Length of the whole and the connection then
+ *    destroyed; with `stall=1` the headers and half of it sent, the rest never (until the server closes)
  *  - `ANY /readme/echo…`    → 200 {method, url, body} as the README's worked example's echo server answers: `url` the
  *    path and query after `/readme/echo`, `body` the JSON received (null when none)
  *  - `GET /readme/health`   → 200 {"status": "ok"}, as the service's own `GET /health` (the worked example's first call)
@@ -112,6 +117,27 @@ export function createTargetServer(options: { jwks?: { keys: unknown[] }; decoyJ
         case "headers":
           for (const [name, value] of url.searchParams) res.setHeader(name, value);
           return json(res, 200, {});
+        case "respond": {
+          const b64 = url.searchParams.get("b64");
+          let bytes = b64 !== null ? Buffer.from(b64, "base64") : Buffer.from(url.searchParams.get("body") ?? "", "utf8");
+          const lines: string[] = [];
+          for (const line of url.searchParams.getAll("h")) {
+            const colon = line.indexOf(":");
+            lines.push(line.slice(0, colon), line.slice(colon + 1).trim());
+          }
+          if (url.searchParams.get("gzip") === "1") {
+            bytes = gzipSync(bytes);
+            lines.push("content-encoding", "gzip");
+          }
+          const cut = url.searchParams.get("cut") === "1";
+          const stall = url.searchParams.get("stall") === "1";
+          if (cut || stall) lines.push("content-length", String(bytes.length));
+          res.writeHead(Number(url.searchParams.get("status") ?? 200), lines);
+          if (!cut && !stall) return void res.end(bytes);
+          res.write(bytes.subarray(0, Math.floor(bytes.length / 2)));
+          if (stall) return void hangs.add(res);
+          return void setTimeout(() => res.destroy(), 50);
+        }
         case "readme":
           if (segments[1] === "health") return json(res, 200, { status: "ok" });
           try {

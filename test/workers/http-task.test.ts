@@ -227,6 +227,17 @@ describe("HTTP task outputs", () => {
     expect(await bodyOf("http_octets", "abc", "application/octet-stream")).toBe("YWJj");
   });
 
+  it("reads a body in the charset its Content-Type declares (Latin-1, UTF-16), as Conductor's RestTemplate does, instead of mangling it as UTF-8", async () => {
+    // The bytes are written as base64: "café" in Latin-1 (é is the single byte E9), {"a":"café"} likewise, "ab" in UTF-16LE.
+    const bodyOf = async (name: string, type: string, b64: string) =>
+      (await runSingle(name, { uri: target(`/respond?h=${encodeURIComponent(`content-type:${type}`)}&b64=${encodeURIComponent(b64)}`), method: "GET", encode: false })).task.outputData["body"];
+    expect(await bodyOf("http_latin1", "text/plain; charset=ISO-8859-1", "Y2Fm6Q==")).toBe("café");
+    expect(await bodyOf("http_cp1252_json", 'application/json; charset="windows-1252"', "eyJhIjoiY2Fm6SJ9")).toEqual({ a: "café" });
+    expect(await bodyOf("http_utf16", "text/plain;charset=utf-16le", "YQBiAA==")).toBe("ab");
+    // A label no decoder knows is read as UTF-8, as one without a charset is.
+    expect(await bodyOf("http_bogus_charset", "text/plain; charset=x-unknown", "Y2Fmw6k=")).toBe("café");
+  });
+
   it("keeps response headers of any name, including constructor and __proto__", async () => {
     const { task } = await runSingle("http_odd_headers", { uri: target("/headers?constructor=c&__proto__=p&toString=t"), method: "GET" });
     expect(task.reasonForIncompletion ?? null).toBeNull();

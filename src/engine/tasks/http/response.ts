@@ -72,13 +72,34 @@ const BINARY_TYPES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The body as text: any body of a textual type, and one of any other type not known to be binary whose bytes are
- * UTF-8 (AWS's `application/x-amz-json-1.1`, `application/x-ndjson`, `application/yaml`, `application/jwt`…);
- * undefined for bytes, which are kept as base64 so that none is lost.
+ * The encoding a Content-Type's `charset` parameter names (`text/plain; charset=ISO-8859-1` → `windows-1252`, as the
+ * WHATWG encoding standard maps the label), when it names one other than UTF-8 that a TextDecoder knows; undefined for
+ * none, UTF-8, or a label no decoder knows (the body is then read as UTF-8).
+ */
+function declaredCharset(contentType: string | null): string | undefined {
+  if (contentType === null) return undefined;
+  const label = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1];
+  if (label === undefined) return undefined;
+  try {
+    const encoding = new TextDecoder(label).encoding;
+    return encoding === "utf-8" ? undefined : encoding;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The body as text: in the charset its Content-Type declares (as Conductor's RestTemplate reads a String body, so a
+ * Latin-1 or UTF-16 answer is not mangled into U+FFFD), else as UTF-8: any body of a textual type, and one of any
+ * other type not known to be binary whose bytes are UTF-8 (AWS's `application/x-amz-json-1.1`,
+ * `application/x-ndjson`, `application/yaml`, `application/jwt`…); undefined for bytes, which are kept as base64 so
+ * that none is lost.
  */
 function bodyText(body: Uint8Array, contentType: string | null): string | undefined {
-  if (isTextualContentType(contentType)) return new TextDecoder().decode(body);
   if (isBinaryContentType(contentType)) return undefined;
+  const charset = declaredCharset(contentType);
+  if (charset !== undefined) return new TextDecoder(charset).decode(body);
+  if (isTextualContentType(contentType)) return new TextDecoder().decode(body);
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body);
   } catch {
