@@ -81,6 +81,18 @@ describe("HTTP task inputs", () => {
     ]);
   });
 
+  it("sends a uri's user:password@ as Authorization: Basic (the runtime's fetch drops it), unless the task sets Authorization, and never quotes the password in a reason", async () => {
+    const withUserinfo = (uri: string, userinfo: string) => uri.replace("http://", `http://${userinfo}@`);
+    const basic = await runSingle("http_userinfo", { uri: withUserinfo(target("/echo/userinfo"), "alice:s3cr%C3%A9t"), method: "GET" });
+    expect(basic.task.status).toBe("COMPLETED");
+    expect(echoOf(basic.task.outputData).headers["authorization"]).toBe(`Basic ${btoa(String.fromCharCode(...new TextEncoder().encode("alice:s3crét")))}`);
+    const own = await runSingle("http_userinfo_own", { uri: withUserinfo(target("/echo/userinfo"), "alice:s3cret"), method: "GET", headers: { authorization: "Bearer tok" } });
+    expect(echoOf(own.task.outputData).headers["authorization"]).toBe("Bearer tok");
+    const refused = await runSingle("http_userinfo_refused", { uri: "http://alice:s3cret@127.0.0.1:9/nothing", method: "GET" });
+    expect(refused.task.status).toBe("FAILED");
+    expect(refused.task.reasonForIncompletion).toMatch(/^GET http:\/\/127\.0\.0\.1:9\/nothing failed before any response/);
+  });
+
   it("a rerun of the task sends a new Idempotency-Key (the task keeps its id), so a de-duplicating receiver runs it again", async () => {
     const { workflow, task } = await runSingle("http_rerun_key", { uri: target("/echo/rerun-key"), method: "POST", body: { n: 1 } });
     const keys = [echoOf(task.outputData).headers["idempotency-key"]];

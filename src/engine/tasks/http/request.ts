@@ -2,6 +2,7 @@ import type { EngineConfig } from "../../config";
 import { isHeaderName, isHeaderValueText, TOKEN_DESCRIPTION } from "../../http-syntax";
 import type { JsonObject, JsonValue } from "../../model";
 import { setOwn } from "../../own-property";
+import { toBase64 } from "./response";
 import { hedgingAttemptsOf, HTTP_METHODS, MAX_HEDGING_ATTEMPTS } from "./validate";
 
 /** A fully resolved outbound request, ready for `fetch`. */
@@ -177,6 +178,29 @@ export function locatedUri(uri: string, vipAddress: JsonValue | undefined): stri
   return `${base.replace(/\/+$/, "")}${uri.startsWith("/") ? uri : `/${uri}`}`;
 }
 
+/** A URL component's percent-decoding, or the text as it is when it holds a `%` that starts no escape. */
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * Takes the credentials out of a uri written `https://user:password@host/…` and returns them as an `Authorization:
+ * Basic` value (of their UTF-8 bytes, as curl and Apache HttpClient send them), or undefined when it holds none. The
+ * runtime's fetch would drop them without a word, the service answering 401 to a request that looks right; and left in
+ * the URL they would be quoted in every reason naming the request.
+ */
+function takeUserinfo(url: URL): string | undefined {
+  if (url.username === "" && url.password === "") return undefined;
+  const pair = `${percentDecoded(url.username)}:${percentDecoded(url.password)}`;
+  url.username = "";
+  url.password = "";
+  return `Basic ${toBase64(new TextEncoder().encode(pair))}`;
+}
+
 /**
  * Builds the outbound request from an HTTP task's resolved input.
  * `idempotencyKey` is sent as `Idempotency-Key` (unless the task sets that header itself) so a
@@ -206,6 +230,7 @@ export function buildHttpRequest(input: JsonObject, config: EngineConfig, idempo
     return { ok: false, reason: `HTTP task uri must use http or https, not ${url.protocol.replace(":", "")}` };
   }
 
+  const credentials = takeUserinfo(url);
   const headers: Record<string, string> = {};
   const extra = fields["headers"];
   if (isObject(extra)) {
@@ -225,6 +250,7 @@ export function buildHttpRequest(input: JsonObject, config: EngineConfig, idempo
   if (accept !== undefined) setHeader(headers, "Accept", accept);
   else if (!hasHeader(headers, "Accept")) headers["Accept"] = "application/json";
   if (!hasHeader(headers, "Idempotency-Key")) headers["Idempotency-Key"] = idempotencyKey;
+  if (credentials !== undefined && !hasHeader(headers, "Authorization")) headers["Authorization"] = credentials;
 
   let body: string | undefined;
   const rawBody = fields["body"];

@@ -107,7 +107,8 @@ function bodyText(body: Uint8Array, contentType: string | null): string | undefi
   }
 }
 
-function toBase64(bytes: Uint8Array): string {
+/** Bytes as standard base64. */
+export function toBase64(bytes: Uint8Array): string {
   let binary = "";
   const chunk = 0x8000;
   for (let i = 0; i < bytes.length; i += chunk) binary += String.fromCharCode(...bytes.subarray(i, i + chunk));
