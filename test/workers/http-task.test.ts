@@ -62,6 +62,35 @@ describe("HTTP task inputs", () => {
     expect(echo.body).toBe("To=%2B15551234&From=ops%40x.io&Body=down");
   });
 
+  it("sends an object body under application/x-www-form-urlencoded as its form fields, not JSON text no form reader can read; a nested object fails the task for good, sending nothing", async () => {
+    const form = await runSingle("http_form_object", {
+      uri: target("/echo/form-object"),
+      method: "POST",
+      contentType: "application/x-www-form-urlencoded; charset=utf-8",
+      body: { To: "+15551234", Body: "down & out", count: 2, urgent: true, tag: ["a", "b"], skipped: null },
+    });
+    expect(form.task.status).toBe("COMPLETED");
+    expect(echoOf(form.task.outputData).body).toBe("To=%2B15551234&Body=down+%26+out&count=2&urgent=true&tag=a&tag=b");
+    // The type may come from the headers too; any other type still sends an object as JSON.
+    const byHeader = await runSingle("http_form_header", { uri: target("/echo/form-header"), method: "PUT", headers: { "content-type": "Application/X-WWW-Form-Urlencoded" }, body: { a: "1" } });
+    expect(echoOf(byHeader.task.outputData).body).toBe("a=1");
+    const text = await runSingle("http_form_text", { uri: target("/echo/form-text"), method: "POST", contentType: "text/plain", body: { a: "1" } });
+    expect(echoOf(text.task.outputData).body).toBe('{"a":"1"}');
+
+    // A literal one is refused at registration, storing nothing; one from an expression fails the task as it runs.
+    const literal = await api("POST", "/api/metadata/workflow", { name: "http_form_literal", version: 1, schemaVersion: 2, ownerEmail: "team@example.com", tasks: [httpTask("call", { uri: target("/echo"), method: "POST", contentType: "application/x-www-form-urlencoded", body: { ok: ["a"], meta: { a: 1 } } })] });
+    expect(literal.status).toBe(400);
+    expect(await literal.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "tasks[0].inputParameters.body.meta", message: expect.stringContaining("an object has no one form encoding") }] });
+    expect((await api("GET", "/api/metadata/workflow/http_form_literal")).status).toBe(404);
+    const key = `form-nested-${crypto.randomUUID()}`;
+    await register({ name: "http_form_nested", tasks: [httpTask("call", { uri: target(`/count/${key}`), method: "POST", contentType: "application/x-www-form-urlencoded", body: "${workflow.input.form}" }, { retryCount: 1, retryDelaySeconds: 0 })] });
+    const nested = await waitFor(await startWorkflow("http_form_nested", { form: { meta: { a: 1 } } }), ["COMPLETED", "FAILED"]);
+    expect(nested.tasks).toHaveLength(1);
+    expect(nested.tasks[0]!.status).toBe("FAILED_WITH_TERMINAL_ERROR");
+    expect(nested.tasks[0]!["reasonForIncompletion"]).toMatch(/^HTTP task body field "meta" holds an object \(or a list in its list\), which has no one application\/x-www-form-urlencoded encoding/);
+    expect(await hits(key)).toBe(0);
+  });
+
   it("sends a header given as a list of values (the Go and Python SDKs' form) joined, skips a null one, and takes the whole request from an expression", async () => {
     await register({
       name: "http_request_expr",

@@ -3,7 +3,7 @@ import { isHeaderName, isHeaderValueText, TOKEN_DESCRIPTION } from "../../http-s
 import type { JsonObject, JsonValue } from "../../model";
 import { setOwn } from "../../own-property";
 import { toBase64 } from "./response";
-import { hedgingAttemptsOf, HTTP_METHODS, MAX_HEDGING_ATTEMPTS } from "./validate";
+import { hedgingAttemptsOf, HTTP_METHODS, isFormContentType, isPlainObjectOrList, MAX_HEDGING_ATTEMPTS } from "./validate";
 
 /** A fully resolved outbound request, ready for `fetch`. */
 export interface HttpRequestSpec {
@@ -160,6 +160,34 @@ function hasHeader(headers: Record<string, string>, name: string): boolean {
   return Object.keys(headers).some((key) => key.toLowerCase() === lower);
 }
 
+/** The value of the header `name` (in any case), or undefined when there is none. */
+function headerNamed(headers: Record<string, string>, name: string): string | undefined {
+  const lower = name.toLowerCase();
+  const key = Object.keys(headers).find((each) => each.toLowerCase() === lower);
+  return key === undefined ? undefined : headers[key];
+}
+
+/**
+ * An object body as the form fields a `application/x-www-form-urlencoded` request carries (`{To: "+1555", Body: "hi"}`
+ * → `To=%2B1555&Body=hi`), where its JSON text under that type reads to any server as one field named after all of it:
+ * a text, number or boolean is a field, a list of them the field repeated (as Spring's FormHttpMessageConverter writes
+ * a MultiValueMap), a null none. A nested object has no one form encoding (`a[b]=1`, `a.b=1`…): the reason says to
+ * write the body as that text.
+ */
+function formBody(body: JsonObject): string | { problem: string } {
+  const form = new URLSearchParams();
+  for (const [name, value] of Object.entries(body)) {
+    for (const each of Array.isArray(value) ? value : [value]) {
+      if (each === null) continue;
+      if (isPlainObjectOrList(each)) {
+        return { problem: `HTTP task body field ${JSON.stringify(name.slice(0, 60))} holds an object (or a list in its list), which has no one application/x-www-form-urlencoded encoding: give the body as the form's text (a=1&b=2), or its fields as texts, numbers, booleans or lists of them` };
+      }
+      form.append(name, String(each));
+    }
+  }
+  return form.toString();
+}
+
 function setHeader(headers: Record<string, string>, name: string, value: string): void {
   const lower = name.toLowerCase();
   for (const key of Object.keys(headers)) if (key.toLowerCase() === lower) delete headers[key];
@@ -256,9 +284,14 @@ export function buildHttpRequest(input: JsonObject, config: EngineConfig, idempo
   const rawBody = fields["body"];
   // Null is no body, as in Conductor (an expression naming what is not there), rather than the text "null".
   if (!BODYLESS_METHODS.has(upperMethod) && rawBody !== undefined && rawBody !== null) {
-    body = typeof rawBody === "string" ? rawBody : JSON.stringify(rawBody);
     if (contentType !== undefined) setHeader(headers, "Content-Type", contentType);
     else if (!hasHeader(headers, "Content-Type")) headers["Content-Type"] = "application/json";
+    if (typeof rawBody === "string") body = rawBody;
+    else if (isObject(rawBody) && isFormContentType(headerNamed(headers, "Content-Type"))) {
+      const form = formBody(rawBody);
+      if (typeof form !== "string") return { ok: false, reason: form.problem };
+      body = form;
+    } else body = JSON.stringify(rawBody);
   }
 
   const hedging = hedgingAttempts(fields["hedgingConfig"]);

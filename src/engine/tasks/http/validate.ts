@@ -285,14 +285,33 @@ function templatedUriIssues(uri: string, path: string): ValidationIssue[] {
   return [registrationOnly({ path, message: `uri must be an http or https URL (or a path on a vipAddress), but ${JSON.stringify(uri)} starts with the scheme ${scheme}, whatever its expressions give: ${schemeAdvice(scheme, uri.trim())}` })];
 }
 
-/** The spec's one rule across fields: POST, PUT and PATCH must say what they send. */
+/**
+ * The spec's one rule across fields: POST, PUT and PATCH must say what they send. And a literal body the task could not
+ * send as the form its literal `contentType` names: a field holding an object (see `formBody` in request.ts, which
+ * fails such a task as it runs, whatever registered it).
+ */
 function bodyIssues(request: UnknownRecord, requestPath: string): ValidationIssue[] {
   const method = request["method"];
-  if (isExpression(method) || !BODY_METHODS.has(method) || request["body"] !== undefined) return [];
+  const body = request["body"];
+  const nested = isRecord(body) && isFormContentType(request["contentType"]) ? Object.entries(body).find(([, value]) => (Array.isArray(value) ? value : [value]).some(isPlainObjectOrList)) : undefined;
+  if (nested !== undefined) {
+    return [registrationOnly({ path: childPath(childPath(requestPath, "body"), nested[0]), message: `a field of an application/x-www-form-urlencoded body must be a text, number, boolean or list of them: an object has no one form encoding (write the body as the form's text, a=1&b=2)` })];
+  }
+  if (isExpression(method) || !BODY_METHODS.has(method) || body !== undefined) return [];
   return [
     {
       path: childPath(requestPath, "body"),
       message: `body is required for ${String(method)} requests (it may be null, but the key must be there)`,
     },
   ];
+}
+
+/** A value a form field cannot hold: an object, or a list (inside a field's list of values). */
+export function isPlainObjectOrList(value: unknown): boolean {
+  return typeof value === "object" && value !== null;
+}
+
+/** Whether a Content-Type is a form's, `application/x-www-form-urlencoded`, in any case and with parameters. */
+export function isFormContentType(value: unknown): boolean {
+  return typeof value === "string" && value.split(";")[0]!.trim().toLowerCase() === "application/x-www-form-urlencoded";
 }
