@@ -366,6 +366,18 @@ describe("HTTP task failures", () => {
     expect(task.reasonForIncompletion).toContain("300 ms");
   });
 
+  it("takes a gzip body decompressed; a body cut off mid-way, or stalled past readTimeOut, fails the task (retried) saying which", async () => {
+    const gzip = await runSingle("http_gzip", { uri: target(`/respond?h=${encodeURIComponent("content-type:application/json")}&body=${encodeURIComponent('{"z":1}')}&gzip=1`), method: "GET", encode: false });
+    expect(gzip.task.status).toBe("COMPLETED");
+    expect(gzip.task.outputData["body"]).toEqual({ z: 1 });
+    const cut = await runSingle("http_cut", { uri: target("/respond?body=0123456789abcdef&cut=1"), method: "GET" });
+    expect(cut.task.status).toBe("FAILED");
+    expect(cut.task.reasonForIncompletion).toMatch(/^GET http:\/\/127\.0\.0\.1:\d+\/respond\?body=0123456789abcdef&cut=1 failed while reading the response body: /);
+    const stalled = await runSingle("http_stalled", { uri: target("/respond?body=0123456789abcdef&stall=1"), method: "GET", connectionTimeOut: 200, readTimeOut: 200 });
+    expect(stalled.task.status).toBe("FAILED");
+    expect(stalled.task.reasonForIncompletion).toMatch(/timed out: no complete body within 200 ms \(readTimeOut\)$/);
+  });
+
   it("fails clearly when the response body exceeds the configured limit", async () => {
     const { task } = await runSingle("http_huge", { uri: target(`/huge?bytes=${3 * 1024 * 1024}`), method: "GET", accept: "text/plain" });
     expect(task.status).toBe("FAILED");
