@@ -277,6 +277,12 @@ describe("HTTP task outputs", () => {
     expect(await bodyOf("http_utf16", "text/plain;charset=utf-16le", "YQBiAA==")).toBe("ab");
     // A label no decoder knows is read as UTF-8, as one without a charset is.
     expect(await bodyOf("http_bogus_charset", "text/plain; charset=x-unknown", "Y2Fmw6k=")).toBe("café");
+    // A byte order mark names the encoding surer than the label: `utf-16` is little-endian to the WHATWG standard, but
+    // this body is big-endian, as its mark says (Java's UTF-16 decoder reads the mark too); JSON declared UTF-16 likewise,
+    // and a UTF-16 body a JSON type leaves unlabelled.
+    expect(await bodyOf("http_utf16_be_bom", "text/plain; charset=utf-16", "/v8AYQBi")).toBe("ab");
+    expect(await bodyOf("http_utf16_json", "application/json; charset=UTF-16", "/v8AewAiAGEAIgA6ACIA6QAiAH0=")).toEqual({ a: "é" });
+    expect(await bodyOf("http_utf16_unlabelled", "application/json", "//57ACIAYQAiADoAMQB9AA==")).toEqual({ a: 1 });
   });
 
   it("keeps response headers of any name, including constructor and __proto__", async () => {

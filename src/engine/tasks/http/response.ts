@@ -39,7 +39,7 @@ export function reasonPhrase(statusCode: number, sent: string): string {
   return sent.trim() !== "" ? sent : (REASON_PHRASES[statusCode] ?? "");
 }
 
-/** True for media types whose bodies are text, read as UTF-8 whatever their bytes. */
+/** True for media types whose bodies are text, whatever their bytes (read as UTF-8 unless a charset or a byte order mark says otherwise). */
 export function isTextualContentType(contentType: string | null): boolean {
   if (contentType === null || contentType.trim() === "") return true;
   const type = contentType.split(";")[0]!.trim().toLowerCase();
@@ -79,7 +79,8 @@ const BINARY_TYPES: ReadonlySet<string> = new Set([
 function declaredCharset(contentType: string | null): string | undefined {
   if (contentType === null) return undefined;
   const label = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1];
-  if (label === undefined) return undefined;
+  // UTF-8, by far the most common label, needs no decoder made to learn that it is UTF-8: no cost on the common path.
+  if (label === undefined || /^utf-?8$/i.test(label)) return undefined;
   try {
     const encoding = new TextDecoder(label).encoding;
     return encoding === "utf-8" ? undefined : encoding;
@@ -89,17 +90,29 @@ function declaredCharset(contentType: string | null): string | undefined {
 }
 
 /**
- * The body as text: in the charset its Content-Type declares (as Conductor's RestTemplate reads a String body, so a
- * Latin-1 or UTF-16 answer is not mangled into U+FFFD), else as UTF-8: any body of a textual type, and one of any
- * other type not known to be binary whose bytes are UTF-8 (AWS's `application/x-amz-json-1.1`,
- * `application/x-ndjson`, `application/yaml`, `application/jwt`…); undefined for bytes, which are kept as base64 so
- * that none is lost.
+ * The encoding a byte order mark at the start of `body` names, which the WHATWG decode algorithm (and Java's UTF-16
+ * decoder) trusts over any label: a body labelled `utf-16`, little-endian to the standard, may be big-endian, as its
+ * mark says. Undefined when it starts with none.
+ */
+function byteOrderMarkEncoding(body: Uint8Array): string | undefined {
+  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return "utf-8";
+  if (body[0] === 0xfe && body[1] === 0xff) return "utf-16be";
+  if (body[0] === 0xff && body[1] === 0xfe) return "utf-16le";
+  return undefined;
+}
+
+/**
+ * The body as text: in the encoding its byte order mark names, else the charset its Content-Type declares (as
+ * Conductor's RestTemplate reads a String body, so a Latin-1 or UTF-16 answer is not mangled into U+FFFD), else as
+ * UTF-8: any body of a textual type, and one of any other type not known to be binary whose bytes are UTF-8 (AWS's
+ * `application/x-amz-json-1.1`, `application/x-ndjson`, `application/yaml`, `application/jwt`…); undefined for bytes,
+ * which are kept as base64 so that none is lost.
  */
 function bodyText(body: Uint8Array, contentType: string | null): string | undefined {
   if (isBinaryContentType(contentType)) return undefined;
   const charset = declaredCharset(contentType);
-  if (charset !== undefined) return new TextDecoder(charset).decode(body);
-  if (isTextualContentType(contentType)) return new TextDecoder().decode(body);
+  // The decoder drops the mark it is made for.
+  if (charset !== undefined || isTextualContentType(contentType)) return new TextDecoder(byteOrderMarkEncoding(body) ?? charset ?? "utf-8").decode(body);
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body);
   } catch {
