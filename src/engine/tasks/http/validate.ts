@@ -286,14 +286,27 @@ function templatedUriIssues(uri: string, path: string): ValidationIssue[] {
 }
 
 /**
+ * The Content-Type a request sends as written: its `contentType`, else a `Content-Type` among its `headers` (in any
+ * case), as the request is built (`buildHttpRequest`).
+ */
+function writtenContentType(request: UnknownRecord): unknown {
+  const contentType = request["contentType"];
+  if (contentType !== undefined && contentType !== null) return contentType;
+  const headers = request["headers"];
+  if (!isRecord(headers)) return undefined;
+  const name = Object.keys(headers).find((key) => key.toLowerCase() === "content-type");
+  return name === undefined ? undefined : headers[name];
+}
+
+/**
  * The spec's one rule across fields: POST, PUT and PATCH must say what they send. And a literal body the task could not
- * send as the form its literal `contentType` names: a field holding an object (see `formBody` in request.ts, which
- * fails such a task as it runs, whatever registered it).
+ * send as the form its literal `contentType` (or `Content-Type` header) names: a field holding an object (see
+ * `formBody` in request.ts, which fails such a task as it runs, whatever registered it).
  */
 function bodyIssues(request: UnknownRecord, requestPath: string): ValidationIssue[] {
   const method = request["method"];
   const body = request["body"];
-  const nested = isRecord(body) && isFormContentType(request["contentType"]) ? Object.entries(body).find(([, value]) => (Array.isArray(value) ? value : [value]).some(isPlainObjectOrList)) : undefined;
+  const nested = isRecord(body) && isFormContentType(writtenContentType(request)) ? Object.entries(body).find(([, value]) => (Array.isArray(value) ? value : [value]).some(isPlainObjectOrList)) : undefined;
   if (nested !== undefined) {
     return [registrationOnly({ path: childPath(childPath(requestPath, "body"), nested[0]), message: `a field of an application/x-www-form-urlencoded body must be a text, number, boolean or list of them: an object has no one form encoding (write the body as the form's text, a=1&b=2)` })];
   }
