@@ -700,6 +700,34 @@ describe("secrets at run time", () => {
 
   // Base64-style values change shape in a URL: percent-encoded in the query sent (and echoed raw), and
   // read back with + as a space. Each of those forms is scrubbed, and a failure quotes the stored URL.
+  it("a secret as a uri's password (even one holding @) is sent as Authorization: Basic; input, reasons, records, search and an echo of the header show it only as ***", async () => {
+    const value = freshValue("user@info");
+    await putSecret("uri_password", value);
+    const withUserinfo = (uri: string) => uri.replace("http://", "http://svc:${workflow.secrets.uri_password}@");
+    await register({ name: "secret_userinfo_echo", tasks: [httpTask("call", { uri: withUserinfo(target("/echo/userinfo")), method: "GET" })] });
+    await register({ name: "secret_userinfo_fail", tasks: [httpTask("call", { uri: withUserinfo("http://127.0.0.1:1/api"), method: "GET" })] });
+    const echoedId = await start("secret_userinfo_echo");
+    const failedId = await start("secret_userinfo_fail");
+    const echoed = await waitUntil(echoedId, finished);
+    const failed = await waitUntil(failedId, finished);
+    expect(echoed.status).toBe("COMPLETED");
+    expect(echoed.tasks[0]!.inputData["uri"]).toBe(withUserinfo(target("/echo/userinfo")).replace("${workflow.secrets.uri_password}", "***"));
+    // The service got svc:<value>: its echo of the header is masked where the value's base64 stands.
+    const sent = (echoed.tasks[0]!.outputData["response"] as { body: { headers: Record<string, string> } }).body.headers["authorization"];
+    expect(sent).toMatch(/^Basic [A-Za-z0-9+/]{4,6}\*\*\*[A-Za-z0-9+/=]{0,4}$/);
+    expect(failed.status).toBe("FAILED");
+    expect(failed.tasks[0]!["reasonForIncompletion"]).toMatch(/^GET http:\/\/127\.0\.0\.1:1\/api failed before any response/);
+    const basic = btoa(`svc:${value}`);
+    for (const workflowId of [echoedId, failedId]) {
+      await searchListing(workflowId === echoedId ? "secret_userinfo_echo" : "secret_userinfo_fail", workflowId);
+      const stored = await storedRecords(workflowId);
+      expect(stored).not.toContain(value);
+      expect(stored).not.toContain(basic.slice(4, -4));
+    }
+    expectNeverAnswered(value);
+    expectNeverAnswered(basic.slice(4, -4));
+  });
+
   it("a base64-style secret in a URL comes back neither percent-encoded nor decoded: echoes and failure reasons show ***", async () => {
     const value = `Ab+Cd/${crypto.randomUUID().slice(0, 8)}==`;
     await putSecret("url_b64", value);
