@@ -155,16 +155,15 @@ function headerProblem(name: string, value: string): string | undefined {
   return undefined;
 }
 
-function hasHeader(headers: Record<string, string>, name: string): boolean {
-  const lower = name.toLowerCase();
-  return Object.keys(headers).some((key) => key.toLowerCase() === lower);
-}
-
 /** The value of the header `name` (in any case), or undefined when there is none. */
 function headerNamed(headers: Record<string, string>, name: string): string | undefined {
   const lower = name.toLowerCase();
   const key = Object.keys(headers).find((each) => each.toLowerCase() === lower);
   return key === undefined ? undefined : headers[key];
+}
+
+function hasHeader(headers: Record<string, string>, name: string): boolean {
+  return headerNamed(headers, name) !== undefined;
 }
 
 /**
