@@ -525,10 +525,10 @@ describe("asyncComplete", () => {
     expect(done.tasks[0]!.outputData).toMatchObject({ decision: "yes", statusCode: 200 });
     expect((done.output["response"] as { body: Echo & { query: JsonObject } }).body.query).toEqual({ decision: "yes" });
 
-    // A second completion finds nothing pending: the contract's 409 (Orkes answers 404).
+    // A second completion finds nothing pending: the contract's 409 (505ef46c), its message saying the task has ended.
     const again = await api("POST", `/api/tasks/${workflowId}/approve/COMPLETED`, {});
     expect(again.status).toBe(409);
-    expect(await again.json()).toMatchObject({ status: 409, error: "CONFLICT" });
+    expect(await again.json()).toMatchObject({ status: 409, error: "CONFLICT", message: expect.stringContaining("is COMPLETED") });
   });
 
   it("the task-level flag and the input flag both work, and FAILED through the API fails the workflow", async () => {
