@@ -1589,7 +1589,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       const appliedMeanwhile = request === undefined ? undefined : this.#appliedTaskUpdate(request.id);
       if (appliedMeanwhile !== undefined) return appliedMeanwhile;
       // Found again after the read, by the same rules: another update may have ended the task meanwhile (its caller
-      // then gets the 404 it would have got after that update), or a retry given the reference a new task.
+      // then gets the 409 it would have got after that update), or a retry given the reference a new task.
       const again = this.#taskToUpdateByRef(taskRefName, from, checkedTaskName);
       if (!again.ok) return again;
       if (again.value.taskId === task.taskId) return this.#recordedIfApplied(request, this.#applyTaskUpdate(task.taskId, status, output, options, secrets));
@@ -1699,7 +1699,7 @@ export class WorkflowExecution extends DurableObject<Env> {
    * Completes, fails or updates one task instance by id (a TaskResult: `reason` is its reasonForIncompletion, and
    * `callbackAfterSeconds` delays the next poll of a SIMPLE task reported IN_PROGRESS, which goes back to its queue SCHEDULED).
    * `request`: the router's request (see {@link RepeatableRequest}), for an update whose late call must be known, not
-   * guessed (the by-id queue update, a signal's update of its WAIT): any call of it that finds the record another left answers with that task and
+   * guessed (the by-id queue update, a signal's update of its WAIT, a worker's TaskResult): any call of it that finds the record another left answers with that task and
    * applies nothing, and one that finds none applies as a first call does (a task no longer pending is refused).
    */
   async updateTask(

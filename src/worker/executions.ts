@@ -77,7 +77,7 @@ export function repeatableExecutionCall<T>(
 }
 
 /**
- * Updates task `taskId` of the execution (a by-id queue update, a signal's update of its WAIT) through
+ * Updates task `taskId` of the execution (a by-id queue update, a signal's update of its WAIT, a worker's TaskResult) through
  * {@link repeatableExecutionCall}. A repeat also says lateIsTaken "endedAlike", the guess an object on the code before
  * the request's id (a deploy's first moments, a gradual deployment's previous version) makes without it, which ignores
  * the id; the object on this code ignores the guess for a call with an id. So a COMPLETED or FAILED is repeated on that

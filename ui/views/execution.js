@@ -46,8 +46,8 @@ export function isCompletableByHand(task) {
  * (none: `{}`) into the output on the service's side and refuses (409) a task no longer pending, with the reason as its
  * `?reason=` (docs/api.md). Never a TaskResult: its `outputData` replaces the output (Conductor's rule), so sending the
  * output as shown would store the *** the service shows for masked values (`_secrets`, `_masked`, the definition's
- * `maskedFields`), and `POST /api/tasks` answers a task that has ended meanwhile 200 as taken (a worker's resent result),
- * so the dialog said "failed by hand" for a task a worker or a timeout had already ended.
+ * `maskedFields`), and `POST /api/tasks` once answered a task that had ended meanwhile 200 as taken (a worker's resent
+ * result), so the dialog said "failed by hand" for a task a worker or a timeout had already ended.
  * @param {string} workflowId
  * @param {{ taskId: string }} task
  * @param {"COMPLETED" | "FAILED"} status
