@@ -124,6 +124,15 @@ export const MAX_TASK_REASON_LENGTH = 500;
 export const MAX_CORRELATION_ID_LENGTH = 512;
 
 /**
+ * Why a correlation id given as `field` is longer than {@link MAX_CORRELATION_ID_LENGTH}, undefined when it fits: for the
+ * starts that resolve one (an event handler's, a START_WORKFLOW task's) and SET_CORRELATION_ID, which the API's checks do
+ * not see. Longer, the execution could be found by no correlation lookup, each of which refuses such an id.
+ */
+export function correlationIdLengthProblem(field: string, correlationId: string): string | undefined {
+  return correlationId.length > MAX_CORRELATION_ID_LENGTH ? `${field} must be at most ${MAX_CORRELATION_ID_LENGTH} characters, but is ${correlationId.length}` : undefined;
+}
+
+/**
  * `text` cut to at most `maxBytes` UTF-8 bytes, at a character's boundary, ending with a note of its full size;
  * unchanged when it fits.
  */

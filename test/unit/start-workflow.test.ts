@@ -44,6 +44,9 @@ describe("START_WORKFLOW and NOOP", () => {
     expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: "  " } })).toEqual({ name: "billing", input: {} });
     expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: ["a"] } })).toEqual({ invalid: expect.stringContaining("startWorkflow.correlationId resolved to an array") });
     expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: 12345678901234567890 } })).toEqual({ invalid: expect.stringContaining("beyond 2^53") });
+    // At most what a start through the API takes (512 characters): longer, no correlation lookup could find the workflow.
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: "c".repeat(512) } })).toEqual({ name: "billing", input: {}, correlationId: "c".repeat(512) });
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: "c".repeat(513) } })).toEqual({ invalid: "startWorkflow.correlationId must be at most 512 characters, but is 513" });
   });
 
   it("reads taskToDomain as Conductor's StartWorkflow does (Jackson into a Map<String, String>): an expression may give the map, a number or boolean domain is its text, a null one none; anything else fails the task", () => {

@@ -392,6 +392,27 @@ describe("EVENT tasks (sink conductor)", () => {
     expect((await api("GET", "/api/event/handler/ev_keyed_fail")).status).toBe(404);
   });
 
+  it("start_workflow refuses a correlationId from the payload longer than a start takes (512 characters), starting nothing: no correlation lookup could find the execution", async () => {
+    await register({ name: "ev_correlated", tasks: [wait("hold")] });
+    const event = "conductor:ev_correlated_source:orders";
+    const start = { action: "start_workflow", start_workflow: { name: "ev_correlated", correlationId: "${ref}" } };
+    await apiOk("POST", "/api/event", handler("ev_correlated_start", event, [start]));
+    // The id a start takes, derived from the message, the handler and the action (by place: these messages carry no actionKeys).
+    const startedId = async (messageId: string) => uuidFromDigest(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${messageId}/ev_correlated_start/0`))), 4);
+    const tooLong = crypto.randomUUID();
+    await publishEvent({ env, scripts: loadScriptRunner }, { event, messageId: tooLong, payload: { ref: "r".repeat(513) } }, "");
+    const fits = crypto.randomUUID();
+    await publishEvent({ env, scripts: loadScriptRunner }, { event, messageId: fits, payload: { ref: "r".repeat(512) } }, "");
+    const records = await apiOk<Array<{ messageId: string; status: string; statusDescription?: string; output: JsonObject }>>("GET", "/api/event/execution/ev_correlated_start");
+    const reason = "correlationId must be at most 512 characters, but is 513";
+    expect(records.find((record) => record.messageId === tooLong)).toMatchObject({ status: "FAILED", statusDescription: reason, output: { exception: reason } });
+    // Nothing started under the id the action would have given it.
+    expect((await api("GET", `/api/workflow/${await startedId(tooLong)}`)).status).toBe(404);
+    // 512 characters start, as the API's start takes them.
+    expect(records.find((record) => record.messageId === fits)).toMatchObject({ status: "COMPLETED", output: { workflowId: await startedId(fits) } });
+    expect(await getWorkflow(await startedId(fits))).toMatchObject({ status: "RUNNING", correlationId: "r".repeat(512) });
+  });
+
   it("publish again when their EVENT task runs again (a rerun from it): a start action starts another workflow", async () => {
     await register({ name: "evrr_started", tasks: [httpTask("count", { uri: target("/count/evrr-started"), method: "GET" })] });
     await register({ name: "evrr_publisher", tasks: [eventTask("announce", "conductor:evrr")] });

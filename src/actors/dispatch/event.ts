@@ -1,6 +1,7 @@
 import type { ExecutionEvent } from "../../engine/decider";
 import { eventStamp, expandInlineJson, payloadText, taskAction, withPayload, type TaskActionParams } from "../../engine/event-params";
 import { deliveryKey, type EventMessage, type JsonObject, type JsonValue, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../engine/model";
+import { correlationIdLengthProblem } from "../../engine/limits";
 import { masked, maskedKeysWith } from "../../engine/masking";
 import { maskedTexts, reasonMaskedOf } from "../../engine/masked-reason";
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
@@ -230,6 +231,9 @@ async function startWorkflow(
 ): Promise<ActionOutcome> {
   const input = { ...(withPayload(params.input ?? {}, payload) as JsonObject), ...stamp };
   const correlationId = params.correlationId === undefined ? undefined : payloadText(withPayload(params.correlationId, payload));
+  // Before anything is started: longer than the API's starts take, no correlation lookup could find the execution.
+  const tooLong = correlationId === undefined ? undefined : correlationIdLengthProblem("correlationId", correlationId);
+  if (tooLong !== undefined) return { done: false, why: tooLong };
   const idempotencyKey = params.idempotencyKey === undefined ? undefined : payloadText(withPayload(params.idempotencyKey, payload));
   // The same for every delivery of this message to this action: a repeated dispatch finds it started.
   const workflowId = await actionWorkflowId(source);

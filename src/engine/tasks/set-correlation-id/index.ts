@@ -1,4 +1,4 @@
-import { MAX_CORRELATION_ID_LENGTH } from "../../limits";
+import { correlationIdLengthProblem } from "../../limits";
 import type { TaskExecution } from "../../model";
 import { failedAtStart, type TaskTypeModule } from "../task-type";
 
@@ -13,9 +13,8 @@ export const setCorrelationIdTask: TaskTypeModule = {
   start(task, _definition, _execution, env) {
     const correlationId = task.inputData["correlationId"];
     if (typeof correlationId !== "string" || correlationId === "") return { task: failedAtStart(task, "A non-empty String value must be provided for 'correlationId'", env.now), dispatch: false };
-    if (correlationId.length > MAX_CORRELATION_ID_LENGTH) {
-      return { task: failedAtStart(task, `'correlationId' must be at most ${MAX_CORRELATION_ID_LENGTH} characters, but is ${correlationId.length}`, env.now), dispatch: false };
-    }
+    const tooLong = correlationIdLengthProblem("'correlationId'", correlationId);
+    if (tooLong !== undefined) return { task: failedAtStart(task, tooLong, env.now), dispatch: false };
     const completed: TaskExecution = { ...task, status: "COMPLETED", outputData: { correlationId }, startTime: env.now, endTime: env.now, updateTime: env.now };
     return { task: completed, dispatch: false, correlationId };
   },

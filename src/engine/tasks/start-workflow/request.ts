@@ -1,4 +1,5 @@
 import type { JsonObject, JsonValue } from "../../model";
+import { correlationIdLengthProblem } from "../../limits";
 import { correlationIdOf, idempotencyKeyOf, isJsonObjectValue, priorityOf, startedTaskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
 
 /** The input parameter describing the workflow a START_WORKFLOW starts (Conductor's). */
@@ -52,7 +53,11 @@ export function startWorkflowRequest(input: JsonObject): StartWorkflowRequest | 
   const correlationId = correlationIdOf(request["correlationId"], `${START_WORKFLOW_PARAMETER}.correlationId`);
   if (typeof correlationId === "object") return correlationId;
   // A blank one (spaces only) is none too: Conductor's StartWorkflow takes the starter's id for it (defaultIfBlank).
-  if (correlationId !== undefined && correlationId.trim() !== "") started.correlationId = correlationId;
+  if (correlationId !== undefined && correlationId.trim() !== "") {
+    const tooLong = correlationIdLengthProblem(`${START_WORKFLOW_PARAMETER}.correlationId`, correlationId);
+    if (tooLong !== undefined) return { invalid: tooLong };
+    started.correlationId = correlationId;
+  }
   const taskToDomain = startedTaskToDomainOf(request["taskToDomain"], `${START_WORKFLOW_PARAMETER}.taskToDomain`);
   if (taskToDomain !== undefined && "invalid" in taskToDomain) return taskToDomain;
   // An empty map is none, as Conductor's StartWorkflow reads it: the starter's domains then apply.
