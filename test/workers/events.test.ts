@@ -413,6 +413,26 @@ describe("EVENT tasks (sink conductor)", () => {
     expect(await getWorkflow(await startedId(fits))).toMatchObject({ status: "RUNNING", correlationId: "r".repeat(512) });
   });
 
+  it("start_workflow refuses an input its template makes, from the payload, larger than a workflow input may be, starting nothing; the event's other handlers act", async () => {
+    await register({ name: "ev_big_input", tasks: [wait("hold")] });
+    const event = "conductor:ev_big_input_source:orders";
+    // Each copy of the payload's value fits; three of them are over MAX_PAYLOAD_BYTES (768 KiB), which no start through the API could give.
+    await apiOk("POST", "/api/event", [
+      handler("ev_big_input_copies", event, [{ action: "start_workflow", start_workflow: { name: "ev_big_input", input: { a: "${doc}", b: "${doc}", c: "${doc}" } } }]),
+      handler("ev_big_input_once", event, [{ action: "start_workflow", start_workflow: { name: "ev_big_input", input: { a: "${doc}" } } }]),
+    ]);
+    const messageId = crypto.randomUUID();
+    await publishEvent({ env, scripts: loadScriptRunner }, { event, messageId, payload: { doc: "d".repeat(300_000) } }, "");
+    const [copies] = await apiOk<Array<{ status: string; statusDescription?: string; output: JsonObject }>>("GET", "/api/event/execution/ev_big_input_copies");
+    expect(copies).toMatchObject({ status: "FAILED", statusDescription: expect.stringMatching(/^The workflow input is 9\d{5} bytes, over the limit of 786432 bytes \(MAX_PAYLOAD_BYTES\)$/) });
+    // Nothing started under the id the action would have given it (by place: the message carries no actionKeys).
+    const wouldStart = uuidFromDigest(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${messageId}/ev_big_input_copies/0`))), 4);
+    expect((await api("GET", `/api/workflow/${wouldStart}`)).status).toBe(404);
+    const [once] = await apiOk<Array<{ status: string; output: { workflowId: string } }>>("GET", "/api/event/execution/ev_big_input_once");
+    expect(once!.status).toBe("COMPLETED");
+    expect(await getWorkflow(once!.output.workflowId)).toMatchObject({ status: "RUNNING" });
+  });
+
   it("publish again when their EVENT task runs again (a rerun from it): a start action starts another workflow", async () => {
     await register({ name: "evrr_started", tasks: [httpTask("count", { uri: target("/count/evrr-started"), method: "GET" })] });
     await register({ name: "evrr_publisher", tasks: [eventTask("announce", "conductor:evrr")] });

@@ -1,7 +1,7 @@
 import type { ExecutionEvent } from "../../engine/decider";
 import { eventStamp, expandInlineJson, payloadText, taskAction, withPayload, type TaskActionParams } from "../../engine/event-params";
 import { deliveryKey, type EventMessage, type JsonObject, type JsonValue, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../engine/model";
-import { correlationIdLengthProblem } from "../../engine/limits";
+import { correlationIdLengthProblem, oversize, oversizeReason } from "../../engine/limits";
 import { masked, maskedKeysWith } from "../../engine/masking";
 import { maskedTexts, reasonMaskedOf } from "../../engine/masked-reason";
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
@@ -9,6 +9,7 @@ import { executionIdPrefix, hexOf, uuidFromDigest } from "../../engine/task-id";
 import { eventName, eventPayload } from "../../engine/tasks/event";
 import { EventHandlerRepository, type EventAction, type EventHandler } from "../../worker/event-handlers";
 import { EventRecordRepository, type ActionRecord, type MessageRecord } from "../../worker/event-executions";
+import { serviceConfig } from "../../worker/config";
 import { executionStub } from "../../worker/executions";
 import { startExecution } from "../../worker/start-execution";
 import { lookUpTask } from "../../worker/task-lookup";
@@ -230,6 +231,11 @@ async function startWorkflow(
   source: ActionSource,
 ): Promise<ActionOutcome> {
   const input = { ...(withPayload(params.input ?? {}, payload) as JsonObject), ...stamp };
+  // The API's starts bound their input where it arrives; this one is the action's template over the payload, which may
+  // copy the payload's values many times over: bounded here, before anything is started.
+  const limit = serviceConfig(env).engine.maxPayloadBytes;
+  const inputBytes = oversize(input, limit);
+  if (inputBytes !== undefined) return { done: false, why: oversizeReason("The workflow input", inputBytes, limit) };
   const correlationId = params.correlationId === undefined ? undefined : payloadText(withPayload(params.correlationId, payload));
   // Before anything is started: longer than the API's starts take, no correlation lookup could find the execution.
   const tooLong = correlationId === undefined ? undefined : correlationIdLengthProblem("correlationId", correlationId);
