@@ -80,6 +80,8 @@ describe("TERMINATE_WORKFLOW", () => {
   it("reads its resolved input: each id once, a list an expression made a list inside the list, and the trigger beside its input (Orkes' first placement) unless the input gives one", () => {
     expect(terminateWorkflowRequest({ workflowId: ["B", ["a", "b"]], terminationReason: "done" })).toEqual({ workflowIds: ["b", "a"], reason: "done", triggerFailureWorkflow: false });
     expect(terminateWorkflowRequest({ workflowId: "one" })).toEqual({ workflowIds: ["one"], reason: "", triggerFailureWorkflow: false });
+    // At most 500 characters of the reason, as a TERMINATE keeps of its own: an input's value may be 768 KiB.
+    expect(terminateWorkflowRequest({ workflowId: "one", terminationReason: "r".repeat(501) })).toEqual({ workflowIds: ["one"], reason: "r".repeat(500), triggerFailureWorkflow: false });
     expect(terminateWorkflowRequest({ workflowId: [] })).toEqual({ invalid: expect.stringMatching(/^workflowId resolved to \[\], not a list of workflow ids/) });
     expect(terminateWorkflowRequest({ workflowId: ["a", 3] })).toEqual({ invalid: expect.stringMatching(/^workflowId resolved to /) });
     expect(terminateWorkflowRequest({ workflowId: Array.from({ length: MAX_TERMINATED_WORKFLOWS + 1 }, (_, n) => `id-${n}`) })).toEqual({ invalid: expect.stringMatching(/one task terminates at most 100/) });

@@ -433,6 +433,18 @@ describe("EVENT tasks (sink conductor)", () => {
     expect(await getWorkflow(once!.output.workflowId)).toMatchObject({ status: "RUNNING" });
   });
 
+  it("terminate_workflow keeps at most 500 characters of a terminationReason the payload gives, as a TERMINATE task keeps of its own", async () => {
+    await register({ name: "ev_long_reason", tasks: [wait("hold")] });
+    const event = "conductor:ev_long_reason_source:stop";
+    await apiOk("POST", "/api/event", handler("ev_long_reason_stop", event, [{ action: "terminate_workflow", terminate_workflow: { workflowId: "${id}", terminationReason: "stopped: ${why}" } }]));
+    const workflowId = await startWorkflow("ev_long_reason");
+    await waitFor(workflowId, waitingIn("hold"));
+    // A payload's field may be as large as a task's input (768 KiB): the workflow's reason, in its row, its search row and its listeners' summaries, is not.
+    await publishEvent({ env, scripts: loadScriptRunner }, { event, messageId: crypto.randomUUID(), payload: { id: workflowId, why: "w".repeat(300_000) } }, "");
+    const terminated = await waitFor(workflowId, ["TERMINATED"]);
+    expect(terminated["reasonForIncompletion"]).toBe(`stopped: ${"w".repeat(491)}`);
+  });
+
   it("publish again when their EVENT task runs again (a rerun from it): a start action starts another workflow", async () => {
     await register({ name: "evrr_started", tasks: [httpTask("count", { uri: target("/count/evrr-started"), method: "GET" })] });
     await register({ name: "evrr_publisher", tasks: [eventTask("announce", "conductor:evrr")] });

@@ -1,7 +1,7 @@
 import type { ExecutionEvent } from "../../engine/decider";
 import { eventStamp, expandInlineJson, payloadText, taskAction, withPayload, type TaskActionParams } from "../../engine/event-params";
 import { deliveryKey, type EventMessage, type JsonObject, type JsonValue, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../engine/model";
-import { correlationIdLengthProblem, oversize, oversizeReason } from "../../engine/limits";
+import { correlationIdLengthProblem, cutText, MAX_TASK_REASON_LENGTH, oversize, oversizeReason } from "../../engine/limits";
 import { masked, maskedKeysWith } from "../../engine/masking";
 import { maskedTexts, reasonMaskedOf } from "../../engine/masked-reason";
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
@@ -210,7 +210,9 @@ async function runAction(env: Env, baseUrl: string, action: EventAction, payload
       return updateTask(env, action[action.action]!, action.action === "complete_task" ? "COMPLETED" : "FAILED", payload, stamp, source);
     case "terminate_workflow": {
       const params = withPayload(action.terminate_workflow!, payload) as JsonObject;
-      const reason = payloadText(params["terminationReason"]);
+      // Cut as a TERMINATE task's own reason is: a payload's value may be as large as a task's input.
+      const given = payloadText(params["terminationReason"]);
+      const reason = given === undefined ? undefined : cutText(given, MAX_TASK_REASON_LENGTH);
       return commandOutcome(env, params["workflowId"], { type: "terminate", ...(reason === undefined ? {} : { reason }) });
     }
     case "update_workflow_variables": {

@@ -1,3 +1,4 @@
+import { cutText, MAX_TASK_REASON_LENGTH } from "../../limits";
 import type { JsonObject } from "../../model";
 
 /** The most workflows one TERMINATE_WORKFLOW terminates: each is a call to its execution. */
@@ -30,5 +31,6 @@ export function terminateWorkflowRequest(input: JsonObject): TerminateWorkflowRe
   if (typeof reason !== "string") return { invalid: `terminationReason resolved to ${JSON.stringify(reason)}, not text` };
   const trigger = input["triggerFailureWorkflow"] ?? false;
   if (typeof trigger !== "boolean") return { invalid: `triggerFailureWorkflow resolved to ${JSON.stringify(trigger)}, not true or false` };
-  return { workflowIds, reason, triggerFailureWorkflow: trigger };
+  // Cut as a TERMINATE's own reason is: each terminated workflow keeps it in its row, search row and listeners' summaries.
+  return { workflowIds, reason: cutText(reason, MAX_TASK_REASON_LENGTH), triggerFailureWorkflow: trigger };
 }
