@@ -74,7 +74,7 @@ import { joinEnding, joinOnOf, scriptedJoinEnding } from "./tasks/fork-join";
 import { taskJqFilter } from "./jq";
 import { conditionScripts, joinScript, taskScript, type ScriptLogs } from "./scripts";
 import { taskIdWithin } from "./task-id";
-import { schemaIssues, taskSchemaFailure, workflowOutputSchemaFailure } from "./json-schema";
+import { schemaIssues, taskSchemaFailure, workflowOutputSchemaFailure, writtenFromSecret } from "./json-schema";
 import { checkMayUpdate, humanActionFields, type HumanAction, type HumanCaller } from "./tasks/human/progress";
 import { humanTriggerStarts } from "./tasks/human/triggers";
 import { chooseDynamicTask } from "./tasks/dynamic";
@@ -2690,6 +2690,18 @@ function limitExecution(task: TaskExecution, tasks: readonly TaskExecution[], en
   } satisfies Partial<TaskExecution>);
 }
 
+/**
+ * The locations of `task`'s input that its input schema does not check: the values its template wrote a secret into,
+ * which the stored input holds as `***`. Checking the stand-in would fail a token that matches its schema's `pattern`,
+ * and checking the value sent would tell whoever reads the execution (or may change the schema) something about the
+ * secret, as a secret compared in an expression would. A rerun's literal `taskInput` is data: all of it is checked.
+ */
+function secretWrittenPasses(task: TaskExecution, definition: WorkflowTaskDef): ((keys: readonly string[]) => boolean) | undefined {
+  if (task.inputGiven === true) return undefined;
+  const template = taskInputTemplate(definition);
+  return (keys) => writtenFromSecret(template, keys);
+}
+
 function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDef, env: DecideEnv, effects: Effect[]): void {
   const module = taskModule(task.taskType);
   if (!module) {
@@ -2702,7 +2714,7 @@ function startTask(draft: Draft, task: TaskExecution, definition: WorkflowTaskDe
     });
     return;
   }
-  const inputFailure = draft.state.definition.schemas === undefined ? undefined : taskSchemaFailure(draft.state.definition, definition.taskDefinition, "input", task.inputData);
+  const inputFailure = draft.state.definition.schemas === undefined ? undefined : taskSchemaFailure(draft.state.definition, definition.taskDefinition, "input", task.inputData, secretWrittenPasses(task, definition));
   if (inputFailure !== undefined) {
     // The schema's message may quote a value of the input ("987654321 is greater than 100."): scrubbed before the cut,
     // which could leave the start of a masked value that no rule then knows.

@@ -3,6 +3,7 @@
  * its input and output. `@cfworker/json-schema` interprets schemas rather than generating code, so it runs anywhere.
  */
 import { Validator, type OutputUnit } from "@cfworker/json-schema";
+import { referencedSecrets } from "./expressions";
 import type { JsonObject, JsonValue, SchemaReference, TaskDef, WorkflowDef } from "./model";
 import { flattenTasks } from "./plan";
 import { childPath, type ValidationIssue } from "./validation-issue";
@@ -10,20 +11,39 @@ import { childPath, type ValidationIssue } from "./validation-issue";
 /** Keywords whose failure only says that a part below failed: that part's own error is reported instead. */
 const SUMMARY_KEYWORDS = new Set(["properties", "patternProperties", "items", "prefixItems", "additionalItems", "allOf", "$ref", "$dynamicRef", "dependentSchemas", "then", "else"]);
 
+/** The keys of a JSON pointer (`#/order/items/0`), unescaped: `["order", "items", "0"]`. */
+function pointerKeys(pointer: string): string[] {
+  return pointer
+    .replace(/^#\/?/, "")
+    .split("/")
+    .filter((part) => part !== "")
+    .map((raw) => raw.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
 /** `path` and a JSON pointer into it (`#/order/items/0`) as a validation path (`input.order.items[0]`). */
 function locationPath(path: string, pointer: string): string {
-  const parts = pointer.replace(/^#\/?/, "").split("/").filter((part) => part !== "");
-  return parts.reduce((at, raw) => {
-    const part = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    return /^\d+$/.test(part) ? childPath(at, Number(part)) : childPath(at, part);
-  }, path);
+  return pointerKeys(pointer).reduce((at, part) => (/^\d+$/.test(part) ? childPath(at, Number(part)) : childPath(at, part)), path);
+}
+
+/**
+ * Whether a value at `keys` of an input that `template` resolved was written by a text reading a secret
+ * (`"Bearer ${workflow.secrets.token}"`), or lies below one: there the stored input holds `***`, not the value sent.
+ */
+export function writtenFromSecret(template: JsonValue, keys: readonly string[]): boolean {
+  let node: JsonValue | undefined = template;
+  for (const key of keys) {
+    if (typeof node === "string") break;
+    node = Array.isArray(node) ? node[Number(key)] : node !== null && typeof node === "object" ? node[key] : undefined;
+  }
+  return typeof node === "string" && referencedSecrets(node).length > 0;
 }
 
 /**
  * What is wrong with `value` by the JSON schema `data` (draft 2020-12), each at its path under `path`. A schema that
- * cannot be applied to it (a reference it cannot resolve) is one problem, saying so.
+ * cannot be applied to it (a reference it cannot resolve) is one problem, saying so. `passed`: the locations (the keys
+ * of a JSON pointer) whose problems do not count.
  */
-export function schemaIssues(data: JsonObject, value: JsonValue, path: string): ValidationIssue[] {
+export function schemaIssues(data: JsonObject, value: JsonValue, path: string, passed?: (keys: readonly string[]) => boolean): ValidationIssue[] {
   let result: ReturnType<Validator["validate"]>;
   try {
     // A copy: the validator marks the schema it is given in place (each part's absolute URI), and `data` is the
@@ -34,7 +54,9 @@ export function schemaIssues(data: JsonObject, value: JsonValue, path: string): 
   }
   if (result.valid) return [];
   const leaves = result.errors.filter((error: OutputUnit) => !SUMMARY_KEYWORDS.has(error.keyword));
-  return (leaves.length > 0 ? leaves : result.errors).map((error: OutputUnit) => ({ path: locationPath(path, error.instanceLocation), message: error.error }));
+  // A problem where a passed value stands does not count, nor do the summaries above it: leaves are reported when there are any.
+  const counted = (leaves.length > 0 ? leaves : result.errors).filter((error: OutputUnit) => passed === undefined || !passed(pointerKeys(error.instanceLocation)));
+  return counted.map((error: OutputUnit) => ({ path: locationPath(path, error.instanceLocation), message: error.error }));
 }
 
 /** Where a definition's schema is named: its name and version (the latest when none is given). */
@@ -88,10 +110,10 @@ export function taskSchemaReferences(definition: WorkflowDef, enforcedOnly = fal
  * only with `enforceSchema: true`: Conductor's TaskDef flag defaults to false (its WorkflowDef's to true), and its
  * SchemaEnforcement checks a task only when the flag is set, not because a schema is named.
  */
-export function taskSchemaFailure(definition: WorkflowDef, taskDef: TaskDef | undefined, which: "input" | "output", value: JsonObject): string | undefined {
+export function taskSchemaFailure(definition: WorkflowDef, taskDef: TaskDef | undefined, which: "input" | "output", value: JsonObject, passed?: (keys: readonly string[]) => boolean): string | undefined {
   const reference = which === "input" ? taskDef?.inputSchema : taskDef?.outputSchema;
   if (reference === undefined || taskDef?.enforceSchema !== true) return undefined;
-  return keptSchemaFailure(definition, reference, `The task's ${which}`, which, value);
+  return keptSchemaFailure(definition, reference, `The task's ${which}`, which, value, passed);
 }
 
 /**
@@ -105,11 +127,11 @@ export function workflowOutputSchemaFailure(definition: WorkflowDef, output: Jso
 }
 
 /** `value` (`what`, at paths under `root`) checked against the data `definition` keeps for `reference`. */
-function keptSchemaFailure(definition: WorkflowDef, reference: SchemaReference, what: string, root: string, value: JsonObject): string | undefined {
+function keptSchemaFailure(definition: WorkflowDef, reference: SchemaReference, what: string, root: string, value: JsonObject, passed?: (keys: readonly string[]) => boolean): string | undefined {
   const data = keptSchema(definition, reference);
   if (data === undefined) return undefined;
   if (data === null) return `${what} ${describeSchema(reference)} is not registered`;
-  const issues = schemaIssues(data, value, root);
+  const issues = schemaIssues(data, value, root, passed);
   if (issues.length === 0) return undefined;
   const first = `${issues[0]!.path}: ${issues[0]!.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ""}`;
   return `${what} does not match its ${describeSchema(reference)}: ${first}`;

@@ -69,6 +69,31 @@ describe("task schemas in the decider", () => {
     expect(run({ n: "x" }, undefined).state.tasks[0]!.status).toBe("IN_PROGRESS");
   });
 
+  it("does not check the values a secret is written into, which the stored input holds as ***; the others still are", () => {
+    const secretSchema = {
+      type: "object",
+      properties: {
+        n: { type: "integer" },
+        token: { type: "string", pattern: "^sk_" },
+        headers: { type: "object", properties: { Authorization: { type: "string", pattern: "^Bearer sk_" } } },
+        keys: { type: "array", items: { type: "string", minLength: 10 } },
+      },
+    };
+    const inputParameters = { uri: "https://example.com/x", method: "GET", n: "${workflow.input.n}", token: "${workflow.secrets.token}", headers: { Authorization: "Bearer ${workflow.secrets.token}" }, keys: ["${workflow.secrets.token}"] };
+    const decideWith = (input: JsonObject) => {
+      const taskDefinition = { ...taskDefNamed("call"), inputSchema: { name: "in" }, enforceSchema: true };
+      const definition: WorkflowDef = { name: "checked", version: 1, schemaVersion: 2, tasks: [{ ...httpGet("call"), inputParameters, taskDefinition }], schemas: [{ key: "in@latest", data: secretSchema }] };
+      return decide(createExecution({ workflowId: "wf-1", definition, input }, 1_000), { type: "start" }, env(1_000));
+    };
+    const started = decideWith({ n: 1 });
+    expect(started.state.tasks[0]!.inputData).toMatchObject({ token: "***", headers: { Authorization: "Bearer ***" }, keys: ["***"] });
+    expect(started.state.tasks[0]!.status).toBe("IN_PROGRESS");
+    const refused = decideWith({ n: "x" });
+    expect(refused.state.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR" });
+    // Only the value no secret wrote: no "(and 3 more)" for the stand-ins.
+    expect(refused.state.tasks[0]!.reasonForIncompletion).toBe('The task\'s input does not match its schema in: input.n: Instance type "string" is invalid. Expected "integer".');
+  });
+
   it("checks nothing for a task definition whose enforceSchema is false or absent, as Conductor's TaskDef flag defaults to false", () => {
     for (const flag of [false, "absent"] as const) {
       const started = run({ n: "x" }, kept, flag);

@@ -211,6 +211,32 @@ describe("a task definition's inputSchema and outputSchema", () => {
     expect((await waitFor(await apiOk<string>("POST", "/api/workflow/js_inline_out_fine", {}), ["FAILED", "COMPLETED"])).status).toBe("COMPLETED");
   });
 
+  it("do not check a value a secret is written into (*** in the stored input): a token matching its pattern is sent, the other values are checked as always", async () => {
+    const token = `sk_live_${crypto.randomUUID()}`;
+    await apiOk("PUT", "/api/secrets/js_token", JSON.stringify(token));
+    await apiOk("POST", "/api/schema", {
+      name: "js_token_in",
+      data: {
+        type: "object",
+        required: ["orderId", "token"],
+        properties: { orderId: { type: "integer" }, token: { type: "string", pattern: "^sk_live_" }, headers: { type: "object", properties: { Authorization: { pattern: "^Bearer sk_live_" } } } },
+      },
+    });
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "js_token_call", inputSchema: { name: "js_token_in" }, enforceSchema: true }]);
+    const call = { ...httpTask("call", { uri: target("/count/${workflow.secrets.js_token}"), method: "HEAD", orderId: "${workflow.input.orderId}", token: "${workflow.secrets.js_token}", headers: { Authorization: "Bearer ${workflow.secrets.js_token}" } }), name: "js_token_call" };
+    await register({ name: "js_token_flow", tasks: [call] });
+
+    const sent = await waitFor(await apiOk<string>("POST", "/api/workflow/js_token_flow", { orderId: 7 }), ["COMPLETED", "FAILED"]);
+    expect(sent.tasks[0]).toMatchObject({ status: "COMPLETED", inputData: { token: "***", headers: { Authorization: "Bearer ***" } } });
+    expect(await hits(token)).toBe(1);
+
+    const refused = await waitFor(await apiOk<string>("POST", "/api/workflow/js_token_flow", { orderId: "seven" }), ["COMPLETED", "FAILED"]);
+    expect(refused.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR" });
+    // The value no secret wrote, alone: not "(and 2 more)" for the stand-ins.
+    expect(refused.tasks[0]!["reasonForIncompletion"]).toBe('The task\'s input does not match its schema js_token_in: input.orderId: Instance type "string" is invalid. Expected "integer".');
+    expect(await hits(token)).toBe(1);
+  });
+
   it("are not checked with enforceSchema false or absent (Conductor's TaskDef flag defaults to false), and must name registered schemas, inline ones included", async () => {
     await apiOk("POST", "/api/schema", { name: "js_loose", data: { type: "object", required: ["x"] } });
     await apiOk("PUT", "/api/metadata/taskdefs", { name: "js_loose_task", inputSchema: { name: "js_loose" }, enforceSchema: false });
