@@ -166,6 +166,18 @@ describe("egress policy: allow and deny lists", () => {
     }
   });
 
+  it("names the host as shown when it is given (a task's URL as stored, with ***), and then not the rule it met", () => {
+    const shown = new URL("https://***.example/api");
+    const policy = parseEgressPolicy({ allow: "api.example.com", deny: "*.internal.corp", allowPrivate: false });
+    expect(checkEgress(new URL("https://Billing.Internal.Corp/api"), policy, shown)).toEqual({ allowed: false, reason: "egress denied: ***.example matches an entry in EGRESS_DENY" });
+    expect(checkEgress(new URL("https://Other.Example/api"), policy, shown)).toEqual({ allowed: false, reason: "egress denied: ***.example is not in EGRESS_ALLOW" });
+    expect(checkEgress(new URL("http://10.1.2.3/"), production, new URL("http://***/"))).toEqual({ allowed: false, reason: "egress denied: *** is in a non-public range (EGRESS_ALLOW_PRIVATE is off)" });
+    expect(checkEgress(new URL("ftp://Host/"), production, { protocol: "its scheme's", hostname: "the task's host" }).allowed).toBe(false);
+    // The same host shown as it is: the rule is named, for the operator.
+    expect(checkEgress(new URL("https://billing.internal.corp/api"), policy, new URL("https://billing.internal.corp/***"))).toEqual({ allowed: false, reason: "egress denied: billing.internal.corp matches *.internal.corp in EGRESS_DENY" });
+    expect(checkEgress(new URL("https://api.example.com/x"), policy, shown)).toEqual({ allowed: true });
+  });
+
   it("never throws for any URL, and a denied verdict always says why", () => {
     fc.assert(
       fc.property(fc.webUrl({ withQueryParameters: true }), (url) => {

@@ -646,6 +646,17 @@ describe("secrets at run time", () => {
     expect(grown).toBeLessThan(1_000_000);
   });
 
+  it("an egress refusal of a host a secret gives names it as stored, not as parsed (lower-cased), nor by the rule it met", async () => {
+    // EGRESS_DENY holds `localhost`: the URL parser lower-cases the value's host, a shape no scrubbing of it recognises.
+    await putSecret("url_host", "LocalHost");
+    await register({ name: "secret_host_denied", tasks: [httpTask("call", { uri: "http://${workflow.secrets.url_host}:1/api", method: "GET" })] });
+    const workflowId = await start("secret_host_denied");
+    const done = await waitUntil(workflowId, finished);
+    expect(done.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: "egress denied: *** matches an entry in EGRESS_DENY" });
+    expect(done["reasonForIncompletion"]).toBe("Task call failed: egress denied: *** matches an entry in EGRESS_DENY");
+    expect((await storedRecords(workflowId)).toLowerCase()).not.toContain("localhost");
+  });
+
   // Connection and timeout failures quote the live URL (with the real value): scrubbed the same way.
   it("a failure reason quoting the URL does not expose a secret in it", async () => {
     const value = freshValue("in-url");

@@ -213,22 +213,30 @@ export function admitsEverything(policy: EgressPolicy): boolean {
  * The host the rules read: lower case, without any trailing dot. URL parsing keeps every trailing dot of a name
  * (`localhost..`, `evil.com..`), and stripping only one would let such a name pass the rules its undotted form meets.
  */
-function hostOf(url: URL): string {
+function hostOf(url: Pick<URL, "hostname">): string {
   return url.hostname.toLowerCase().replace(/\.+$/, "");
 }
 
-/** Whether an HTTP task may call `url`: deny list first, then the allow list, then the non-public default. */
-export function checkEgress(url: URL, policy: EgressPolicy): EgressVerdict {
-  if (url.protocol !== "http:" && url.protocol !== "https:") return { allowed: false, reason: `egress denied: ${url.protocol} URLs are not allowed (http and https only)` };
+/**
+ * Whether an HTTP task may call `url`: deny list first, then the allow list, then the non-public default. `shown`: the
+ * URL (its scheme and host) as a refusal names it, when `url` is not (a task's URL with its secrets' values, named as
+ * stored, with `***`: the host parsed from the live one is lower-cased or punycoded, shapes no scrubbing of the secret's
+ * value recognises).
+ */
+export function checkEgress(url: URL, policy: EgressPolicy, shown: Pick<URL, "protocol" | "hostname"> = url): EgressVerdict {
+  if (url.protocol !== "http:" && url.protocol !== "https:") return { allowed: false, reason: `egress denied: ${shown.protocol} URLs are not allowed (http and https only)` };
   const hostname = hostOf(url);
+  const named = hostOf(shown);
+  // Named otherwise, the host is not told by the rule it met either (a deny entry `*.internal` would tell its domain).
+  const told = named === hostname;
   const denied = policy.deny.find((pattern) => matches(hostname, pattern));
-  if (denied) return { allowed: false, reason: `egress denied: ${hostname} matches ${describe(denied)} in EGRESS_DENY` };
+  if (denied) return { allowed: false, reason: `egress denied: ${named} matches ${told ? describe(denied) : "an entry"} in EGRESS_DENY` };
   if (policy.allow.some((pattern) => matches(hostname, pattern))) return { allowed: true };
-  if (policy.allow.length > 0) return { allowed: false, reason: `egress denied: ${hostname} is not in EGRESS_ALLOW` };
+  if (policy.allow.length > 0) return { allowed: false, reason: `egress denied: ${named} is not in EGRESS_ALLOW` };
   if (!policy.allowPrivate) {
-    if (isLocalName(hostname)) return { allowed: false, reason: `egress denied: ${hostname} is this machine (EGRESS_ALLOW_PRIVATE is off)` };
+    if (isLocalName(hostname)) return { allowed: false, reason: `egress denied: ${named} is this machine (EGRESS_ALLOW_PRIVATE is off)` };
     const range = NON_PUBLIC.find((pattern) => isNonPublicIn(hostname, pattern));
-    if (range) return { allowed: false, reason: `egress denied: ${hostname} is in the non-public range ${describe(range)} (EGRESS_ALLOW_PRIVATE is off)` };
+    if (range) return { allowed: false, reason: `egress denied: ${named} is in ${told ? `the non-public range ${describe(range)}` : "a non-public range"} (EGRESS_ALLOW_PRIVATE is off)` };
   }
   return { allowed: true };
 }
