@@ -84,7 +84,8 @@ const MIN_NUMBER_SECRET_LENGTH = 4;
  * The shapes a secret value takes on its way out and back: as sent in a URL (percent-encoded as a
  * query value, a path, a form field, or as a URL parser serializes it), as read back by a server (`+`
  * as a space, escapes decoded), inside a JSON text (quotes and backslashes escaped), trimmed as a header, with its
- * whitespace run together (as a failure reason quotes a service's answer), inside base64 (an echo in a binary answer),
+ * whitespace run together (as a failure reason quotes a service's answer), as a host a URL holds (lower-cased, as a
+ * service echoes its `Host`), inside base64 (an echo in a binary answer),
  * and, for a secret that is JSON text itself, the value it reads as (a quoted string) or the long strings it holds (a
  * service account's key file echoed as an object). A derived shape much shorter than the secret (a decoded or
  * dot-normalized one) is left out: it would mask ordinary text.
@@ -103,10 +104,23 @@ function secretForms(secret: string): string[] {
     // As a header value carries it (see buildHttpRequest): a secret stored with a trailing newline is sent without it.
     secret.trim(),
     secret.replace(/\s+/g, " ").trim(),
+    hostForm(secret),
     ...base64Forms(secret),
   ];
   const sized = forms.filter((form): form is string => form !== undefined && form !== "" && form.length * 2 >= secret.length);
   return [...sized, ...jsonForms(secret)];
+}
+
+/**
+ * A secret that is a host name (a tenant's) as a URL holds it, lower-cased and punycoded (`Acme.Example` as
+ * `acme.example`), which is how a service echoes the `Host` it was called at; undefined for a secret that is not one
+ * (a URL would take only its start as the host), or a number.
+ */
+function hostForm(secret: string): string | undefined {
+  if (!/^[^\s/?#@:\\]+$/.test(secret)) return undefined;
+  const host = tryForm((text) => new URL(`http://${text}/`).hostname, secret);
+  // A number read as an IPv4 address (a PIN `4821` as `0.0.18.213`) is not how anything echoes the secret.
+  return host === undefined || /^[\d.]+$/.test(host) ? undefined : host;
 }
 
 /**

@@ -17,6 +17,14 @@ describe("redactSecretValues: a secret coming back in the shapes a service's ans
     expect(redactSecretValues({ count: 7, ok: true }, ["7", "true"])).toEqual({ count: 7, ok: true });
   });
 
+  it("masks a host name it gives as a URL holds it, lower-cased or punycoded, as a service echoes the Host it was called at", () => {
+    expect(redactSecretValues({ headers: { host: "acme-prod.tenants.example:8443" } }, ["Acme-Prod.Tenants.Example"])).toEqual({ headers: { host: "***:8443" } });
+    expect(redactSecretValues("called xn--bcher-kva.example", ["Bücher.example"])).toBe("called ***");
+    // A secret that is no host alone is not cut down to the part a URL would take as one.
+    expect(redactSecretValues("user tok", ["user:tok@Host"])).toBe("user tok");
+    expect(redactSecretValues("from 0.0.18.213", ["4821"])).toBe("from 0.0.18.213");
+  });
+
   it("masks a secret of 64 KiB, the largest one stored", () => {
     const large = "k".repeat(64 * 1024);
     expect(redactSecretValues(`before ${large} after`, [large])).toBe("before *** after");
