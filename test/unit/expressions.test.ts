@@ -701,6 +701,19 @@ describe("JSONPath queries (Conductor's Jayway paths)", () => {
     }
     expect(referencedSecrets({ v: "${workflow.secrets['a.b']}" })).toEqual(["a.b"]);
   });
+
+  it.each(["${workflow.secrets['api key']}", "Bearer ${workflow.secrets['a/b']}", "${workflow.secrets['..']}", `\${workflow.secrets.${"k".repeat(129)}}`, "${workflow.input.on ? workflow.secrets['x:y'] : 'none'}"])(
+    "refuses at registration %s, a name no secret can have (the secrets API's rule): every run would fail its task",
+    (text) => {
+      expect(findTemplateErrors({ h: { v: text } }, "in")).toEqual([{ path: "in.h.v", message: expect.stringContaining("which no secret can be named: a secret's name is 1 to 128 characters of A-Z, a-z, 0-9, '_', '.' or '-'") as unknown }]);
+    },
+  );
+
+  it("takes every name the secrets API takes: 128 characters, digits first, dots, dashes", () => {
+    for (const text of [`\${workflow.secrets.${"k".repeat(128)}}`, "${workflow.secrets.123}", "${workflow.secrets['a.b-c_d']}", "${workflow.secrets.my-token}"]) {
+      expect(findTemplateErrors({ v: text }, ""), text).toEqual([]);
+    }
+  });
 });
 
 describe("literals", () => {

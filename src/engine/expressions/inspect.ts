@@ -3,6 +3,7 @@
  * a task starts: malformed templates and the secrets a definition needs.
  */
 import type { JsonValue } from "../model";
+import { isValidSecretName } from "../secret-rules";
 import { childPath, type ValidationIssue } from "../validation-issue";
 import { BUILT_IN_ROOTS, childExpressions, filterPredicates, type Expression, type PathSegment, type SplicedExpression } from "./ast";
 import { environmentVariableNameOf } from "./environment";
@@ -29,7 +30,7 @@ export function findTemplateErrors(value: JsonValue, path: string): ValidationIs
     }
     for (const part of parts) {
       if (part.kind !== "expression") continue;
-      const misuse = secretMisuse(part.expression) ?? secretFieldRead(part.expression) ?? computedEnvironmentName(part.expression);
+      const misuse = secretMisuse(part.expression) ?? secretFieldRead(part.expression) ?? computedEnvironmentName(part.expression) ?? impossibleSecretName(part.expression);
       if (misuse !== undefined) issues.push({ path: at, message: misuse });
     }
   });
@@ -125,6 +126,25 @@ function secretFieldRead(expression: Expression): string | undefined {
   }
   for (const child of childExpressions(expression)) {
     const found = secretFieldRead(child);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * Why an expression names a secret by a name no secret can have (`${workflow.secrets['api key']}`: the secrets API
+ * takes 1 to 128 of `A-Z a-z 0-9 _ . -`), or undefined. Every run of it would fail its task, saying the secret is not
+ * defined, however the secrets are put: refused at registration, where the mistake is made.
+ */
+function impossibleSecretName(expression: Expression): string | undefined {
+  if (expression.kind === "path" && isUnderSecrets(expression.root, expression.segments)) {
+    const name = expression.segments[1];
+    if (typeof name === "string" && !isValidSecretName(name)) {
+      return `workflow.secrets at position ${expression.start} names ${JSON.stringify(name)}, which no secret can be named: a secret's name is 1 to 128 characters of A-Z, a-z, 0-9, '_', '.' or '-', as PUT /api/secrets/{name} takes it`;
+    }
+  }
+  for (const child of childExpressions(expression)) {
+    const found = impossibleSecretName(child);
     if (found !== undefined) return found;
   }
   return undefined;
