@@ -1,11 +1,9 @@
 import { referencedEnvironmentVariables } from "./expressions";
+import { ENVIRONMENT_VARIABLE_NAME } from "./expressions/environment";
 import type { JsonValue, WorkflowDef } from "./model";
 
-/**
- * What an environment variable's name may be: letters, digits, `_` and `-` (a `.` would read as a path step in
- * `${workflow.env.<name>}`), 1 to 128 of them.
- */
-export const ENVIRONMENT_VARIABLE_NAME = /^[A-Za-z0-9_-]{1,128}$/;
+// The rule lives beside the expressions that name variables, which registration checks against it.
+export { ENVIRONMENT_VARIABLE_NAME };
 
 /** Longest value an environment variable may hold, in UTF-8 bytes: each execution that names it keeps a copy. */
 export const MAX_ENVIRONMENT_VALUE_BYTES = 16 * 1024;

@@ -709,6 +709,19 @@ describe("JSONPath queries (Conductor's Jayway paths)", () => {
     },
   );
 
+  it.each(["${workflow.env['odd.name']}", "https://${workflow.env['base url']}/x", "${workflow.env['a/b'].$.region}"])(
+    "refuses at registration %s, a name no environment variable can have (the environment API's rule): it would read null",
+    (text) => {
+      expect(findTemplateErrors({ v: text }, "in")).toEqual([{ path: "in.v", message: expect.stringContaining("which no environment variable can be named: a variable's name is 1 to 128 characters of A-Z, a-z, 0-9, '_' or '-'") as unknown }]);
+    },
+  );
+
+  it("takes every name the environment API takes, and a path read in a variable's JSON", () => {
+    for (const text of ["${workflow.env.db-config.region}", "${workflow.env.cfg.$.hosts[0]}", `\${workflow.env.${"v".repeat(128)}}`, "${workflow.env}"]) {
+      expect(findTemplateErrors({ v: text }, ""), text).toEqual([]);
+    }
+  });
+
   it("takes every name the secrets API takes: 128 characters, digits first, dots, dashes", () => {
     for (const text of [`\${workflow.secrets.${"k".repeat(128)}}`, "${workflow.secrets.123}", "${workflow.secrets['a.b-c_d']}", "${workflow.secrets.my-token}"]) {
       expect(findTemplateErrors({ v: text }, ""), text).toEqual([]);

@@ -4,6 +4,12 @@
  */
 import type { PathSegment } from "./ast";
 
+/**
+ * What an environment variable's name may be: letters, digits, `_` and `-` (a `.` would read as a path step in
+ * `${workflow.env.<name>}`), 1 to 128 of them.
+ */
+export const ENVIRONMENT_VARIABLE_NAME = /^[A-Za-z0-9_-]{1,128}$/;
+
 /** The environment variable a path names (`workflow.env.<name>`, and anything below it), or null for any other path. */
 export function environmentVariableNameOf(root: string, segments: readonly PathSegment[]): string | null {
   if (root !== "workflow" || segments.length < 2 || segments[0] !== "env") return null;

@@ -6,7 +6,7 @@ import type { JsonValue } from "../model";
 import { isValidSecretName } from "../secret-rules";
 import { childPath, type ValidationIssue } from "../validation-issue";
 import { BUILT_IN_ROOTS, childExpressions, filterPredicates, type Expression, type PathSegment, type SplicedExpression } from "./ast";
-import { environmentVariableNameOf } from "./environment";
+import { ENVIRONMENT_VARIABLE_NAME, environmentVariableNameOf } from "./environment";
 import { ExpressionSyntaxError } from "./errors";
 import { isUnderSecrets, secretFieldReadReason, secretNameOf } from "./secrets";
 import { parseTemplate, type TemplatePart } from "./template";
@@ -30,7 +30,7 @@ export function findTemplateErrors(value: JsonValue, path: string): ValidationIs
     }
     for (const part of parts) {
       if (part.kind !== "expression") continue;
-      const misuse = secretMisuse(part.expression) ?? secretFieldRead(part.expression) ?? computedEnvironmentName(part.expression) ?? impossibleSecretName(part.expression);
+      const misuse = secretMisuse(part.expression) ?? secretFieldRead(part.expression) ?? computedEnvironmentName(part.expression) ?? impossibleName(part.expression);
       if (misuse !== undefined) issues.push({ path: at, message: misuse });
     }
   });
@@ -132,19 +132,25 @@ function secretFieldRead(expression: Expression): string | undefined {
 }
 
 /**
- * Why an expression names a secret by a name no secret can have (`${workflow.secrets['api key']}`: the secrets API
- * takes 1 to 128 of `A-Z a-z 0-9 _ . -`), or undefined. Every run of it would fail its task, saying the secret is not
- * defined, however the secrets are put: refused at registration, where the mistake is made.
+ * Why an expression names a secret or an environment variable by a name none can have (`${workflow.secrets['api key']}`:
+ * the secrets API takes 1 to 128 of `A-Z a-z 0-9 _ . -`, the environment API the same less `.`), or undefined. Every run
+ * of it would fail its task saying the secret is not defined, or read `null` for the variable, whatever is put: refused at
+ * registration, where the mistake is made.
  */
-function impossibleSecretName(expression: Expression): string | undefined {
-  if (expression.kind === "path" && isUnderSecrets(expression.root, expression.segments)) {
-    const name = expression.segments[1];
-    if (typeof name === "string" && !isValidSecretName(name)) {
-      return `workflow.secrets at position ${expression.start} names ${JSON.stringify(name)}, which no secret can be named: a secret's name is 1 to 128 characters of A-Z, a-z, 0-9, '_', '.' or '-', as PUT /api/secrets/{name} takes it`;
+function impossibleName(expression: Expression): string | undefined {
+  if (expression.kind === "path") {
+    const { root, segments, start } = expression;
+    const name = segments[1];
+    if (isUnderSecrets(root, segments) && typeof name === "string" && !isValidSecretName(name)) {
+      return `workflow.secrets at position ${start} names ${JSON.stringify(name)}, which no secret can be named: a secret's name is 1 to 128 characters of A-Z, a-z, 0-9, '_', '.' or '-', as PUT /api/secrets/{name} takes it`;
+    }
+    const variable = environmentVariableNameOf(root, segments);
+    if (variable !== null && !ENVIRONMENT_VARIABLE_NAME.test(variable)) {
+      return `workflow.env at position ${start} names ${JSON.stringify(variable)}, which no environment variable can be named: a variable's name is 1 to 128 characters of A-Z, a-z, 0-9, '_' or '-', as PUT /api/environment/{name} takes it`;
     }
   }
   for (const child of childExpressions(expression)) {
-    const found = impossibleSecretName(child);
+    const found = impossibleName(child);
     if (found !== undefined) return found;
   }
   return undefined;
