@@ -3,7 +3,8 @@
  * its input and output. `@cfworker/json-schema` interprets schemas rather than generating code, so it runs anywhere.
  */
 import { Validator, type OutputUnit } from "@cfworker/json-schema";
-import { referencedSecrets } from "./expressions";
+import { parseTemplate } from "./expressions";
+import { isUnderSecrets } from "./expressions/secrets";
 import type { JsonObject, JsonValue, SchemaReference, TaskDef, WorkflowDef } from "./model";
 import { flattenTasks } from "./plan";
 import { childPath, type ValidationIssue } from "./validation-issue";
@@ -26,16 +27,30 @@ function locationPath(path: string, pointer: string): string {
 }
 
 /**
- * Whether a value at `keys` of an input that `template` resolved was written by a text reading a secret
- * (`"Bearer ${workflow.secrets.token}"`), or lies below one: there the stored input holds `***`, not the value sent.
+ * Whether the value at `keys` of an input that `template` resolved was written from secrets and literal text alone
+ * (`"${workflow.secrets.token}"`, `"Bearer ${workflow.secrets.token}"`): there the stored input holds `***`, not the value
+ * sent, and nothing a caller gives is in it. A text with any other expression (`${workflow.input.n}${workflow.secrets.s}`,
+ * `${workflow.input.prod ? workflow.secrets.k : workflow.input.key}`) is not: a caller could have it skip the schema.
  */
 export function writtenFromSecret(template: JsonValue, keys: readonly string[]): boolean {
   let node: JsonValue | undefined = template;
   for (const key of keys) {
-    if (typeof node === "string") break;
-    node = Array.isArray(node) ? node[Number(key)] : node !== null && typeof node === "object" ? node[key] : undefined;
+    if (typeof node !== "object" || node === null) return false;
+    node = Array.isArray(node) ? node[Number(key)] : node[key];
   }
-  return typeof node === "string" && referencedSecrets(node).length > 0;
+  return typeof node === "string" && writesOnlySecrets(node);
+}
+
+/** Whether every `${…}` of `text` names a secret, and it has one at least. */
+function writesOnlySecrets(text: string): boolean {
+  let parts: ReturnType<typeof parseTemplate>["parts"];
+  try {
+    parts = parseTemplate(text).parts;
+  } catch {
+    return false;
+  }
+  const expressions = parts.flatMap((part) => (part.kind === "expression" ? [part.expression] : []));
+  return expressions.length > 0 && expressions.every((expression) => expression.kind === "path" && isUnderSecrets(expression.root, expression.segments) && expression.segments.length === 2);
 }
 
 /**

@@ -94,6 +94,21 @@ describe("task schemas in the decider", () => {
     expect(refused.state.tasks[0]!.reasonForIncompletion).toBe('The task\'s input does not match its schema in: input.n: Instance type "string" is invalid. Expected "integer".');
   });
 
+  it("checks a value whose text reads anything beside secrets: a caller could otherwise choose what skips the schema", () => {
+    const schema = { type: "object", properties: { key: { type: "string", pattern: "^sk_" }, mixed: { type: "string", pattern: "^[0-9]+-" } } };
+    const decideWith = (inputParameters: JsonObject, input: JsonObject) => {
+      const taskDefinition = { ...taskDefNamed("call"), inputSchema: { name: "in" }, enforceSchema: true };
+      const definition: WorkflowDef = { name: "checked", version: 1, schemaVersion: 2, tasks: [{ ...httpGet("call"), inputParameters: { uri: "https://example.com/x", method: "GET", ...inputParameters }, taskDefinition }], schemas: [{ key: "in@latest", data: schema }] };
+      return decide(createExecution({ workflowId: "wf-1", definition, input }, 1_000), { type: "start" }, env(1_000)).state.tasks[0]!;
+    };
+    // A secret in one branch of a condition, the caller's value in the other: the caller's is checked.
+    const branch = decideWith({ key: "${workflow.input.prod ? workflow.secrets.token : workflow.input.key}" }, { prod: false, key: "anything" });
+    expect(branch).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("input.key") });
+    // A caller's value beside a secret in one text: checked, as stored.
+    const mixed = decideWith({ mixed: "${workflow.input.n}${workflow.secrets.token}" }, { n: "x" });
+    expect(mixed).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("input.mixed") });
+  });
+
   it("checks nothing for a task definition whose enforceSchema is false or absent, as Conductor's TaskDef flag defaults to false", () => {
     for (const flag of [false, "absent"] as const) {
       const started = run({ n: "x" }, kept, flag);
