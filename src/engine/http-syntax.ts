@@ -29,14 +29,3 @@ export function isDotSegment(name: string): boolean {
 
 /** Why a name may not be {@link isDotSegment}. */
 export const DOT_SEGMENT_MESSAGE = "must not be . or .. (a URL naming it would resolve it away)";
-
-/**
- * True when `name` holds a lone UTF-16 surrogate (JSON's `"\ud800"` unpaired): such a name has no UTF-8 form, so D1
- * stores it with replacement characters (another name) and no URL can name it (encodeURIComponent throws).
- */
-export function hasLoneSurrogate(name: string): boolean {
-  return /\p{Cs}/u.test(name);
-}
-
-/** Why a name may not {@link hasLoneSurrogate}. */
-export const LONE_SURROGATE_MESSAGE = "must be well-formed Unicode: a lone surrogate (such as \\ud800) has no UTF-8 form, so it could not be stored as given or named in a URL";

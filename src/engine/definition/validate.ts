@@ -5,7 +5,7 @@
  * then cross-task rules (unique reference names, the task names expressions read) and `${...}` syntax. Every problem is reported,
  * so an author can fix a definition in one round trip.
  */
-import { DOT_SEGMENT_MESSAGE, LONE_SURROGATE_MESSAGE, hasLoneSurrogate, isDotSegment } from "../http-syntax";
+import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../http-syntax";
 import * as v from "valibot";
 import { findTemplateErrors, hasExpression, referencedSecrets, taskReferencesIn, type TaskReference } from "../expressions";
 import {
@@ -157,7 +157,6 @@ const WORKFLOW_NAME = expecting(
     // Conductor's own validation rejects ':' in names; the same rule keeps definitions portable both ways.
     v.check((name: string) => !name.includes(":"), "name must not contain ':' (Conductor does not allow it in workflow names)"),
     v.check((name: string) => !isDotSegment(name), `name ${DOT_SEGMENT_MESSAGE}`),
-    v.check((name: string) => !hasLoneSurrogate(name), `name ${LONE_SURROGATE_MESSAGE}`),
   ),
   `a non-empty string of at most ${MAX_WORKFLOW_NAME_LENGTH} characters without ':' or surrounding whitespace`,
 );
@@ -244,8 +243,7 @@ const WORKFLOW = fieldsOf({
 });
 
 const TASK_FIELDS = {
-  // A SIMPLE task's name is the task type its workers poll by, in the poll's path.
-  name: v.pipe(rule<string>("name", "a non-empty string", isNonEmptyString), v.check((name: string) => !hasLoneSurrogate(name), `name ${LONE_SURROGATE_MESSAGE}`)),
+  name: rule<string>("name", "a non-empty string", isNonEmptyString),
   taskReferenceName: rule<string>(
     "taskReferenceName",
     "a non-empty string of letters, digits, _ and - only, whose first character after any leading digits is a letter or _, because it appears in expressions and URL paths",
