@@ -73,7 +73,7 @@ export class DefinitionRepository {
    * as Orkes reads 0.
    */
   async find(name: string, version?: number): Promise<WorkflowDef | null> {
-    return DefinitionRepository.#cache.getOrLoad(`${name}\u0000${version ?? "latest"}`, async () => {
+    return DefinitionRepository.#cache.getOrLoad(DefinitionRepository.#key(name, version), async () => {
       const row =
         version === undefined
           ? await this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? ORDER BY version DESC LIMIT 1`).bind(name).first<{ definition: string }>()
@@ -111,9 +111,21 @@ export class DefinitionRepository {
     return found;
   }
 
-  /** The definition, or 404 naming what was asked for. */
-  async get(name: string, version?: number): Promise<WorkflowDef> {
-    const definition = await this.find(name, version);
+  /**
+   * As {@link find}, but as D1 holds it now, whatever this isolate read within the cache's time (what it reads is cached
+   * for the starts after it). For what a client asks of one definition (its GET, its rate limit, an upgrade to it): a
+   * version registered or deleted through another isolate is seen at once, where {@link find} may answer what this one
+   * read up to two seconds before (a definition saved and read back showed as it was, a new version as not found, an
+   * upgrade to the latest ran the one before). Starts keep to {@link find}: they must not pay a D1 read each.
+   */
+  async findCurrent(name: string, version?: number): Promise<WorkflowDef | null> {
+    DefinitionRepository.#cache.delete(DefinitionRepository.#key(name, version));
+    return this.find(name, version);
+  }
+
+  /** The definition, or 404 naming what was asked for (`current`: as D1 holds it now, see {@link findCurrent}). */
+  async get(name: string, version?: number, current = false): Promise<WorkflowDef> {
+    const definition = current ? await this.findCurrent(name, version) : await this.find(name, version);
     if (!definition) {
       throw new ApiError(404, "NOT_FOUND", workflowNotFoundMessage(name, version));
     }
@@ -253,6 +265,11 @@ export class DefinitionRepository {
       deletedAt: deletedTime,
       latest: left === undefined ? undefined : { version: left.version, limit: typeof left.rate_limit === "number" && left.rate_limit > 0 ? left.rate_limit : null },
     };
+  }
+
+  /** The cache key of {@link find}'s answer for that name and version ("latest" for none). */
+  static #key(name: string, version: number | undefined): string {
+    return `${name}\u0000${version ?? "latest"}`;
   }
 
   static #invalidate(names: string[]): void {

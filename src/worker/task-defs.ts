@@ -62,6 +62,15 @@ export class TaskDefRepository {
     return (await this.findMany([name])).get(name) ?? null;
   }
 
+  /**
+   * As {@link find}, but as D1 holds it now (cached for the starts after it), as `DefinitionRepository.findCurrent`
+   * reads a workflow definition: its GET answers a definition saved or deleted through another isolate at once.
+   */
+  async findCurrent(name: string): Promise<TaskDef | null> {
+    TaskDefRepository.#cache.delete(name);
+    return this.find(name);
+  }
+
   /** Every task definition, by name. */
   async list(): Promise<TaskDef[]> {
     const { results } = await this.#db.prepare(`SELECT definition FROM task_defs ORDER BY name`).all<{ definition: string }>();

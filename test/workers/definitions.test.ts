@@ -727,3 +727,56 @@ describe("a definition's inputTemplate (default workflow input)", () => {
     expect(parent.tasks[0]!.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { errorCode: "INVALID_PARAMETERS", errorMessage: expect.stringContaining("inputTemplate") } });
   });
 });
+
+// Another isolate's write is a change to D1 this isolate's caches were not told of: written here straight to D1, as
+// that isolate's statements leave it (the registration's own statements are not needed to stand in for it).
+describe("what a client asks of one definition, after a write through another isolate", () => {
+  /** Version `to` of workflow `name`: its version `from` as stored, renumbered and described, as another isolate registers it. */
+  async function registeredElsewhere(name: string, from: number, to: number, description: string): Promise<void> {
+    await env.DB.prepare(
+      `INSERT INTO workflow_defs (name, version, definition, create_time, update_time)
+         SELECT name, ?3, json_set(definition, '$.version', ?3, '$.description', ?4), create_time, update_time + 1 FROM workflow_defs WHERE name = ?1 AND version = ?2`,
+    )
+      .bind(name, from, to, description)
+      .run();
+  }
+
+  it("GET /api/metadata/workflow/{name} and its rate limit answer what D1 holds now, not what this isolate read within its cache's two seconds", async () => {
+    await apiOk("POST", "/api/metadata/workflow", { ...valid("defs_elsewhere"), rateLimitConfig: { rateLimitKey: "k", concurrentExecLimit: 3 } });
+    // Read here (cached), and an unregistered version's absence too.
+    expect((await apiOk("GET", "/api/metadata/workflow/defs_elsewhere"))["version"]).toBe(1);
+    await refused(await api("GET", "/api/metadata/workflow/defs_elsewhere?version=2"), 404, "NOT_FOUND");
+    expect(await apiOk("GET", "/api/metadata/workflow/defs_elsewhere/rate-limit")).toMatchObject({ concurrentExecLimit: 3 });
+    await registeredElsewhere("defs_elsewhere", 1, 2, "second");
+    await env.DB.prepare(`UPDATE workflow_defs SET definition = json_set(definition, '$.rateLimitConfig.concurrentExecLimit', 5) WHERE name = 'defs_elsewhere' AND version = 2`).run();
+    expect(await apiOk("GET", "/api/metadata/workflow/defs_elsewhere")).toMatchObject({ version: 2, description: "second" });
+    expect(await apiOk("GET", "/api/metadata/workflow/defs_elsewhere?version=2")).toMatchObject({ version: 2, description: "second" });
+    expect(await apiOk("GET", "/api/metadata/workflow/defs_elsewhere/rate-limit")).toMatchObject({ concurrentExecLimit: 5 });
+    // Deleted elsewhere: gone at once.
+    await env.DB.prepare(`DELETE FROM workflow_defs WHERE name = 'defs_elsewhere' AND version = 2`).run();
+    expect((await apiOk("GET", "/api/metadata/workflow/defs_elsewhere"))["version"]).toBe(1);
+    await refused(await api("GET", "/api/metadata/workflow/defs_elsewhere?version=2"), 404, "NOT_FOUND");
+  });
+
+  it("GET /api/metadata/taskdefs/{name} answers a task definition saved or deleted elsewhere at once", async () => {
+    await refused(await api("GET", "/api/metadata/taskdefs/defs_elsewhere_task"), 404, "NOT_FOUND");
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "defs_elsewhere_task", ownerEmail: "team@example.com", retryCount: 1, timeoutSeconds: 60, responseTimeoutSeconds: 60 }]);
+    expect(await apiOk("GET", "/api/metadata/taskdefs/defs_elsewhere_task")).toMatchObject({ retryCount: 1 });
+    await env.DB.prepare(`UPDATE task_defs SET definition = json_set(definition, '$.retryCount', 4) WHERE name = 'defs_elsewhere_task'`).run();
+    expect(await apiOk("GET", "/api/metadata/taskdefs/defs_elsewhere_task")).toMatchObject({ retryCount: 4 });
+    await env.DB.prepare(`DELETE FROM task_defs WHERE name = 'defs_elsewhere_task'`).run();
+    await refused(await api("GET", "/api/metadata/taskdefs/defs_elsewhere_task"), 404, "NOT_FOUND");
+  });
+
+  it("an upgrade to the latest version runs the one registered elsewhere just before, not the latest this isolate's starts last read", async () => {
+    await register({ name: "defs_elsewhere_up", version: 1, tasks: [httpTask("held", { uri: target("/echo/held"), method: "GET" }, { asyncComplete: true })] });
+    // The start reads (and caches) the latest, version 1.
+    const workflowId = await startWorkflow("defs_elsewhere_up");
+    await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "held" && task.status === "IN_PROGRESS"));
+    await registeredElsewhere("defs_elsewhere_up", 1, 2, "second");
+    await apiOk("POST", `/api/workflow/${workflowId}/upgrade`, { name: "defs_elsewhere_up" });
+    const upgraded = await waitFor(workflowId, () => true);
+    expect(upgraded["workflowVersion"]).toBe(2);
+    expect((upgraded["workflowDefinition"] as JsonObject)["description"]).toBe("second");
+  });
+});

@@ -225,14 +225,14 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
 
   router.get("/api/metadata/workflow/:name", async (request, env) => {
     const version = integerQuery(request, "version", 0, Number.MAX_SAFE_INTEGER);
-    const definition = await new DefinitionRepository(env.DB).get(name(request), version);
+    const definition = await new DefinitionRepository(env.DB).get(name(request), version, true);
     return Response.json(await withOwnTags(env.DB, request, "WORKFLOW_DEF", shownWorkflowDef(definition)));
   });
 
   // Orkes' rate limit of a workflow (the clients' setWorkflowRateLimit): the `rateLimitConfig` of all its versions.
   // Before the version delete, which would take "rate-limit" for a version.
   router.get("/api/metadata/workflow/:name/rate-limit", async (request, env) => {
-    const config = (await new DefinitionRepository(env.DB).get(name(request))).rateLimitConfig;
+    const config = (await new DefinitionRepository(env.DB).get(name(request), undefined, true)).rateLimitConfig;
     if (config === undefined) throw notFound(`Workflow ${name(request)} has no rate limit`);
     return Response.json(config);
   });

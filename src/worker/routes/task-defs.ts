@@ -130,7 +130,7 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
 
   router.get("/api/metadata/taskdefs/:name", async (request, env) => {
     const name = decodedPathParam(request, "name");
-    const taskDef = await new TaskDefRepository(env.DB).find(name);
+    const taskDef = await new TaskDefRepository(env.DB).findCurrent(name);
     // Conductor's words (MetadataServiceImpl.getTaskDef): its clients' tests, and code deciding whether to register a
     // task definition, look for them.
     if (!taskDef) throw notFound(`No such taskType found by name: ${name}`);

@@ -532,7 +532,7 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     if (upgrade.name !== workflowName) {
       throw validationError("Invalid upgrade workflow request", [{ path: "name", message: `must be ${workflowName}, the workflow of execution ${workflowId}: only another version of it can be run from where it stands` }]);
     }
-    const definition = await withTaskDefs(env.DB, await new DefinitionRepository(env.DB).get(upgrade.name, upgrade.version ?? undefined));
+    const definition = await withTaskDefs(env.DB, await new DefinitionRepository(env.DB).get(upgrade.name, upgrade.version ?? undefined, true));
     const command: WorkflowCommand = { type: "upgrade", definition, startScopes: callerStartScopes(request) };
     if (upgrade.workflowInput) command.workflowInput = upgrade.workflowInput;
     if (upgrade.taskOutput) command.taskOutput = upgrade.taskOutput as Record<string, JsonObject>;
