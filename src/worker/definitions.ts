@@ -123,6 +123,19 @@ export class DefinitionRepository {
     return this.find(name, version);
   }
 
+  /**
+   * As {@link find}, for a start: a definition this isolate read within the cache's time is taken (a start must not pay
+   * a D1 read each), but its absence is read again from D1. A start refused as not found is final (a 404, a child's
+   * SUB_WORKFLOW task failed, a fire recorded as failed), and a version registered through another isolate just after
+   * this one found none was refused so for up to two seconds: the register-after-a-404 a client does, then the start
+   * again, was refused once more. Only a start that fails pays the read.
+   */
+  async findToStart(name: string, version?: number): Promise<WorkflowDef | null> {
+    const key = DefinitionRepository.#key(name, version);
+    if (DefinitionRepository.#cache.get(key) === null) DefinitionRepository.#cache.delete(key);
+    return this.find(name, version);
+  }
+
   /** The definition, or 404 naming what was asked for (`current`: as D1 holds it now, see {@link findCurrent}). */
   async get(name: string, version?: number, current = false): Promise<WorkflowDef> {
     const definition = current ? await this.findCurrent(name, version) : await this.find(name, version);

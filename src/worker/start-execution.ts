@@ -147,7 +147,7 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
     const message = `The idempotency key is ${key.length} characters long; at most ${MAX_IDEMPOTENCY_KEY_LENGTH}`;
     return { ok: false, code: "INPUT_INVALID", message, issues: [{ path: "idempotencyKey", message: `must be at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters` }] };
   }
-  const registered = options.definition ?? (await new DefinitionRepository(env.DB).find(options.name, options.version));
+  const registered = options.definition ?? (await new DefinitionRepository(env.DB).findToStart(options.name, options.version));
   if (!registered) {
     // Conductor's words (see workflowNotFoundMessage), as its start by name answers them.
     const message = workflowNotFoundMessage(options.name, options.version);

@@ -768,6 +768,24 @@ describe("what a client asks of one definition, after a write through another is
     await refused(await api("GET", "/api/metadata/taskdefs/defs_elsewhere_task"), 404, "NOT_FOUND");
   });
 
+  it("a start of a version this isolate found missing a moment before runs it once registered elsewhere", async () => {
+    await register(valid("defs_elsewhere_start"));
+    const missing = await refused(await api("POST", "/api/workflow/defs_elsewhere_start?version=2", {}), 404, "NOT_FOUND");
+    expect(missing.message).toBe("No such workflow found by name: defs_elsewhere_start, version: 2");
+    await registeredElsewhere("defs_elsewhere_start", 1, 2, "second");
+    const workflowId = await apiOk<string>("POST", "/api/workflow/defs_elsewhere_start?version=2", {});
+    expect((await apiOk("GET", `/api/workflow/${workflowId}`))["workflowVersion"]).toBe(2);
+  });
+
+  it("a schedule's save finds a version this isolate found missing a moment before, once registered elsewhere", async () => {
+    await register(valid("defs_elsewhere_scheduled"));
+    const schedule = { name: "defs-elsewhere-schedule", cronExpression: "0 0 0 1 1 ?", startWorkflowRequest: { name: "defs_elsewhere_scheduled", version: 2 } };
+    await refused(await api("POST", "/api/scheduler/schedules", schedule), 400, "VALIDATION_ERROR");
+    await registeredElsewhere("defs_elsewhere_scheduled", 1, 2, "second");
+    expect(await apiOk("POST", "/api/scheduler/schedules", schedule)).toMatchObject({ name: "defs-elsewhere-schedule" });
+    await apiOk("DELETE", "/api/scheduler/schedules/defs-elsewhere-schedule");
+  });
+
   it("an upgrade to the latest version runs the one registered elsewhere just before, not the latest this isolate's starts last read", async () => {
     await register({ name: "defs_elsewhere_up", version: 1, tasks: [httpTask("held", { uri: target("/echo/held"), method: "GET" }, { asyncComplete: true })] });
     // The start reads (and caches) the latest, version 1.
