@@ -1,7 +1,7 @@
 import type { IRequest } from "itty-router";
 import type { ActorResult, WorkflowCommand } from "../actors/workflow-execution";
 import { conflict } from "../engine/decider";
-import { TERMINAL_WORKFLOW_STATUSES } from "../engine/model";
+import { TERMINAL_WORKFLOW_STATUSES, type WorkflowDef } from "../engine/model";
 import { startScopes } from "./auth/access-rules";
 import { DefinitionRepository } from "./definitions";
 import { withTaskDefs } from "./task-defs";
@@ -157,6 +157,18 @@ const restart: WorkflowAction = {
   prepare(request) {
     const useLatestDefinitions = booleanQuery(request, "useLatestDefinitions", false);
     const scopes = callerStartScopes(request);
+    // The latest definition of each workflow restarted, read from D1 (findCurrent) once per request: a version just
+    // registered through another isolate is the one restarted, not the one this isolate cached before it; the ids of a
+    // bulk restart share the read.
+    const latest = new Map<string, Promise<WorkflowDef>>();
+    const latestOf = (env: Env, name: string): Promise<WorkflowDef> => {
+      let definition = latest.get(name);
+      if (definition === undefined) {
+        definition = new DefinitionRepository(env.DB).get(name, undefined, true).then((found) => withTaskDefs(env.DB, found));
+        latest.set(name, definition);
+      }
+      return definition;
+    };
     return async (env, workflowId) => {
       const stub = executionStub(env, workflowId);
       if (!useLatestDefinitions) {
@@ -170,7 +182,7 @@ const restart: WorkflowAction = {
       const summary = await nameAndStatusOf(stub);
       if (summary === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
       if (!TERMINAL_WORKFLOW_STATUSES.has(summary.status)) throw fromEngineRefusal(conflict({ workflowId, status: summary.status }, "restart"));
-      const definition = await withTaskDefs(env.DB, await new DefinitionRepository(env.DB).get(summary.workflowName));
+      const definition = await latestOf(env, summary.workflowName);
       unwrap(await stub.command({ type: "restart", definition, startScopes: scopes }));
     };
   },

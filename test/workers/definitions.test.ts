@@ -786,6 +786,20 @@ describe("what a client asks of one definition, after a write through another is
     await apiOk("DELETE", "/api/scheduler/schedules/defs-elsewhere-schedule");
   });
 
+  it("a restart with useLatestDefinitions, alone or in bulk, runs the version registered elsewhere just before", async () => {
+    await register(valid("defs_elsewhere_restart"));
+    // Each start reads (and caches) the latest, version 1.
+    const [first, second] = [await startWorkflow("defs_elsewhere_restart"), await startWorkflow("defs_elsewhere_restart")];
+    for (const workflowId of [first!, second!]) await waitFor(workflowId, ["COMPLETED"]);
+    await registeredElsewhere("defs_elsewhere_restart", 1, 2, "second");
+    await apiOk("POST", `/api/workflow/${first}/restart?useLatestDefinitions=true`, undefined, 204);
+    await apiOk("POST", "/api/workflow/bulk/restart?useLatestDefinitions=true", [second]);
+    for (const workflowId of [first!, second!]) {
+      const restarted = await waitFor(workflowId, ["COMPLETED"]);
+      expect([restarted["workflowVersion"], (restarted["workflowDefinition"] as JsonObject)["description"]]).toEqual([2, "second"]);
+    }
+  });
+
   it("an upgrade to the latest version runs the one registered elsewhere just before, not the latest this isolate's starts last read", async () => {
     await register({ name: "defs_elsewhere_up", version: 1, tasks: [httpTask("held", { uri: target("/echo/held"), method: "GET" }, { asyncComplete: true })] });
     // The start reads (and caches) the latest, version 1.
