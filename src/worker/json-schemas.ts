@@ -89,8 +89,13 @@ export class SchemaRepository {
     return new Map([...byCacheKey].map(([key, reference]) => [schemaKey(reference), cached.get(key) ?? null]));
   }
 
-  /** The schema, or a 404 naming what was asked for. */
+  /**
+   * The schema, or a 404 naming what was asked for, as D1 holds it now (what it reads is cached for the starts after
+   * it): its GET answers a version saved or deleted through another isolate at once, as a workflow definition's does
+   * (see `DefinitionRepository.findCurrent`), where {@link find} may answer what this isolate read two seconds before.
+   */
   async get(name: string, version?: number): Promise<SchemaDef> {
+    SchemaRepository.#cache.delete(`${name}\u0000${version ?? "latest"}`);
     const schema = await this.find(name, version);
     if (schema === null) throw new ApiError(404, "NOT_FOUND", version === undefined ? `No schema named ${name}` : `No schema ${name} version ${version}`);
     return schema;

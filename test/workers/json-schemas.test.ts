@@ -42,6 +42,21 @@ describe("the schema registry (/api/schema)", () => {
     expect((await api("DELETE", "/api/schema/js_order")).status).toBe(404);
   });
 
+  it("GET answers a version saved or deleted through another isolate at once, not what this isolate read two seconds before", async () => {
+    expect((await api("POST", "/api/schema", { name: "js_elsewhere", version: 1, type: "JSON", data: ORDER_SCHEMA })).status).toBe(200);
+    expect(await apiOk("GET", "/api/schema/js_elsewhere")).toMatchObject({ version: 1 });
+    expect((await api("GET", "/api/schema/js_elsewhere/2")).status).toBe(404);
+    // Another isolate's save is a row this isolate's cache was not told of.
+    await env.DB.prepare(
+      `INSERT INTO json_schemas (name, version, type, data, create_time, update_time) SELECT name, 2, type, json_set(data, '$.title', 'second'), create_time, update_time FROM json_schemas WHERE name = 'js_elsewhere'`,
+    ).run();
+    expect(await apiOk("GET", "/api/schema/js_elsewhere")).toMatchObject({ version: 2, data: { title: "second" } });
+    expect(await apiOk("GET", "/api/schema/js_elsewhere/2")).toMatchObject({ version: 2 });
+    await env.DB.prepare(`DELETE FROM json_schemas WHERE name = 'js_elsewhere' AND version = 2`).run();
+    expect(await apiOk("GET", "/api/schema/js_elsewhere")).toMatchObject({ version: 1 });
+    expect((await api("GET", "/api/schema/js_elsewhere/2")).status).toBe(404);
+  });
+
   it("takes externalRef as Jackson reads Conductor's String field: false (the Rust SDK's SchemaDef) is none, true or a number its text", async () => {
     // SchemaDef::new("js_rust", 1, data) as the Rust SDK serializes it.
     expect((await api("POST", "/api/schema", { name: "js_rust", version: 1, type: "JSON", data: ORDER_SCHEMA, externalRef: false })).status).toBe(200);
