@@ -457,7 +457,7 @@ const RunningTimeBound = v.pipe(EpochMillis, v.transform((millis) => (millis ===
  * bounds are given and not 0 (one alone is ignored, as in Conductor), inclusive.
  */
 export const RunningQuery = v.pipe(
-  v.object({ version: v.optional(integerParam(0, Number.MAX_SAFE_INTEGER)), startTime: v.optional(RunningTimeBound), endTime: v.optional(RunningTimeBound) }),
+  v.object({ version: v.optional(integerParam(0, MAX_JAVA_INT)), startTime: v.optional(RunningTimeBound), endTime: v.optional(RunningTimeBound) }),
   v.forward(
     v.partialCheck(
       [["startTime"], ["endTime"]],

@@ -33,6 +33,20 @@ describe("registering definitions", () => {
     expect((await apiOk("GET", "/api/metadata/workflow/defs_a?version=2"))["description"]).toBe("changed");
   });
 
+  it("refuses a version past a Java int (2147483647, every version's bound) with a 400 wherever one is asked for, as the start's body does and Conductor's Integer parameters do", async () => {
+    await register(valid("defs_past_int"));
+    for (const [method, path] of [
+      ["GET", "/api/metadata/workflow/defs_past_int?version=2147483648"],
+      ["POST", "/api/workflow/defs_past_int?version=2147483648"],
+      ["DELETE", "/api/metadata/workflow/defs_past_int/2147483648"],
+      ["GET", "/api/workflow/running/defs_past_int?version=2147483648"],
+    ] as const) {
+      expect((await refused(await api(method, path, method === "POST" ? {} : undefined), 400, "VALIDATION_ERROR")).validationErrors?.map((issue) => issue.path)).toEqual(["version"]);
+    }
+    await refused(await api("POST", "/api/workflow", { name: "defs_past_int", version: 2147483648 }), 400, "VALIDATION_ERROR");
+    expect(await apiOk("GET", "/api/metadata/workflow/defs_past_int?version=2147483647", undefined, 404)).toMatchObject({ message: "No such workflow found by name: defs_past_int, version: 2147483647" });
+  });
+
   it("takes version 0 as the Java SDK's ConductorWorkflow registers and starts it: version 0 when registered, else the latest", async () => {
     await apiOk("POST", "/api/metadata/workflow", { ...valid("defs_zero", 0), description: "zero" });
     expect(await apiOk("GET", "/api/metadata/workflow/defs_zero?version=0")).toMatchObject({ version: 0, description: "zero" });

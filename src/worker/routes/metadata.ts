@@ -224,7 +224,8 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   });
 
   router.get("/api/metadata/workflow/:name", async (request, env) => {
-    const version = integerQuery(request, "version", 0, Number.MAX_SAFE_INTEGER);
+    // A Java int, as every version is (Conductor's Integer parameter refuses a larger one with a 400).
+    const version = integerQuery(request, "version", 0, MAX_JAVA_INT);
     const definition = await new DefinitionRepository(env.DB).get(name(request), version, true);
     return Response.json(await withOwnTags(env.DB, request, "WORKFLOW_DEF", shownWorkflowDef(definition)));
   });
@@ -251,7 +252,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
 
   router.delete("/api/metadata/workflow/:name/:version", async (request, env) => {
     const version = Number(request.params["version"]);
-    if (!Number.isInteger(version) || version < 0) throw validationError("Invalid version", [{ path: "version", message: "must be an integer of at least 0" }]);
+    if (!Number.isInteger(version) || version < 0 || version > MAX_JAVA_INT) throw validationError("Invalid version", [{ path: "version", message: `must be an integer from 0 to ${MAX_JAVA_INT}` }]);
     // Told with a time after every updateTime of the name (which the keys may have been told), taken before the
     // deletion: a registration stored after it takes a later one (D1 records it with the name), whatever its clock.
     const deleted = await new DefinitionRepository(env.DB).delete(name(request), version, Date.now());

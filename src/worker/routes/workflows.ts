@@ -1,6 +1,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import type { SettledWorkflow, StateUpdate, WorkflowCommand } from "../../actors/workflow-execution";
 import { taskResultInput } from "./tasks";
+import { MAX_JAVA_INT } from "../../engine/definition/checks";
 import { oversize, oversizeReason } from "../../engine/limits";
 import { TERMINAL_WORKFLOW_STATUSES, type JsonObject, type WorkflowDef, type WorkflowTestPlan } from "../../engine/model";
 import { childPath } from "../../engine/validation-issue";
@@ -393,7 +394,8 @@ export function registerWorkflowRoutes(router: RouterType<IRequest, Args>): void
     const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
     const input: JsonObject = body.present ? parseOrThrow(JsonObjectBody, body.value, "workflow input") : {};
     const startRequest: StartRequest & { name: string } = { name, input };
-    const version = integerQuery(request, "version", 0, Number.MAX_SAFE_INTEGER);
+    // As the body form bounds it: a Java int, as every version is.
+    const version = integerQuery(request, "version", 0, MAX_JAVA_INT);
     if (version !== undefined) startRequest.version = version;
     const correlationId = queryValue(request, "correlationId");
     // The same bound as in the body: the query form must not store what the body form refuses.
