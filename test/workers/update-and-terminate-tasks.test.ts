@@ -169,6 +169,17 @@ describe("TERMINATE_WORKFLOW", () => {
     expect((await getWorkflow(finished)).status).toBe("COMPLETED");
   });
 
+  it("gives the workflows it terminates its reason with the values its own workflow masks as ***, as a TERMINATE's reason is", async () => {
+    await register({ name: "tw_masked_victim", tasks: [wait("idle")] });
+    await register({ name: "tw_masked", maskedFields: ["ssn"], tasks: [terminateWorkflow("stop", { workflowId: "${workflow.input.id}", terminationReason: "SSN ${workflow.input.ssn} refused" })] });
+    const victim = await startWorkflow("tw_masked_victim");
+    const run = await execute("tw_masked", { id: victim, ssn: "123-45-6789" });
+    expect(run.tasks[0]!.outputData).toEqual({ terminatedWorkflows: [victim], notTerminated: {} });
+    const ended = await getWorkflow(victim);
+    expect(ended).toMatchObject({ status: "TERMINATED", reasonForIncompletion: "SSN *** refused" });
+    expect(JSON.stringify(ended)).not.toContain("123-45-6789");
+  });
+
   it("starts the failure workflows when asked (beside its input, as Orkes' first examples place it), and may end its own workflow last", async () => {
     await register({ name: "tw_cleanup", tasks: [{ name: "n", taskReferenceName: "n", type: "NOOP" }] });
     await register({ name: "tw_watched", tasks: [wait("idle")], failureWorkflow: "tw_cleanup" });

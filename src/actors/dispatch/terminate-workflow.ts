@@ -1,4 +1,5 @@
 import type { TaskExecution, WorkflowExecution as Execution } from "../../engine/model";
+import { maskedInputValues } from "../../engine/masked-reason";
 import { terminateWorkflowRequest } from "../../engine/tasks/terminate-workflow";
 import { onBehalfDenial } from "../../worker/auth/access-rules";
 import { resultOf, type DispatchResult } from "./result";
@@ -13,7 +14,7 @@ import type { ExecutionHandle, ExecutionReach } from "./execution-reach";
  */
 export async function dispatchTerminateWorkflow(reach: ExecutionReach, terminator: Execution, task: TaskExecution): Promise<DispatchResult> {
   const result = resultOf(task);
-  const request = terminateWorkflowRequest(task.inputData);
+  const request = terminateWorkflowRequest(task.inputData, maskedInputValues(task, terminator));
   if ("invalid" in request) return result("FAILED", {}, request.invalid);
   const notTerminated: Record<string, string> = {};
   const targets: Array<{ workflowId: string; handle: ExecutionHandle }> = [];

@@ -1,4 +1,5 @@
 import { cutText, MAX_TASK_REASON_LENGTH } from "../../limits";
+import { reasonMaskedOf } from "../../masked-reason";
 import type { JsonObject } from "../../model";
 
 /** The most workflows one TERMINATE_WORKFLOW terminates: each is a call to its execution. */
@@ -22,8 +23,12 @@ function idsOf(value: unknown): string[] | undefined {
   return [...new Set(ids.map((id) => id.trim().toLowerCase()))];
 }
 
-/** The terminations a TERMINATE_WORKFLOW's resolved `input` asks for, or why it asks for none. */
-export function terminateWorkflowRequest(input: JsonObject): TerminateWorkflowRequest | { invalid: string } {
+/**
+ * The terminations a TERMINATE_WORKFLOW's resolved `input` asks for, or why it asks for none. `masked`: the texts of its
+ * input the API shows as `***` (see maskedInputValues), scrubbed from the reason before it is cut, as a TERMINATE's own
+ * reason is: each terminated workflow shows the reason to whoever may read it.
+ */
+export function terminateWorkflowRequest(input: JsonObject, masked: readonly string[] = []): TerminateWorkflowRequest | { invalid: string } {
   const workflowIds = idsOf(input["workflowId"]);
   if (workflowIds === undefined) return { invalid: `workflowId resolved to ${JSON.stringify(input["workflowId"] ?? null)}, not a list of workflow ids` };
   if (workflowIds.length > MAX_TERMINATED_WORKFLOWS) return { invalid: `workflowId lists ${workflowIds.length} workflows; one task terminates at most ${MAX_TERMINATED_WORKFLOWS}` };
@@ -32,5 +37,5 @@ export function terminateWorkflowRequest(input: JsonObject): TerminateWorkflowRe
   const trigger = input["triggerFailureWorkflow"] ?? false;
   if (typeof trigger !== "boolean") return { invalid: `triggerFailureWorkflow resolved to ${JSON.stringify(trigger)}, not true or false` };
   // Cut as a TERMINATE's own reason is: each terminated workflow keeps it in its row, search row and listeners' summaries.
-  return { workflowIds, reason: cutText(reason, MAX_TASK_REASON_LENGTH), triggerFailureWorkflow: trigger };
+  return { workflowIds, reason: cutText(reasonMaskedOf(reason, masked), MAX_TASK_REASON_LENGTH), triggerFailureWorkflow: trigger };
 }
