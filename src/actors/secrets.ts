@@ -117,7 +117,9 @@ function secretForms(secret: string): string[] {
  * (a URL would take only its start as the host), or a number.
  */
 function hostForm(secret: string): string | undefined {
-  if (!/^[^\s/?#@:\\]+$/.test(secret)) return undefined;
+  // Only a name with a dot, as a host a service is called at has: a lower-cased user name (`Admin` as `admin`) would
+  // mask ordinary words.
+  if (!/^[^\s/?#@:\\]+$/.test(secret) || !secret.includes(".")) return undefined;
   const host = tryForm((text) => new URL(`http://${text}/`).hostname, secret);
   // A number read as an IPv4 address (a PIN `4821` as `0.0.18.213`) is not how anything echoes the secret.
   return host === undefined || /^[\d.]+$/.test(host) ? undefined : host;

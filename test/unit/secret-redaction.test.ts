@@ -23,6 +23,8 @@ describe("redactSecretValues: a secret coming back in the shapes a service's ans
     // A secret that is no host alone is not cut down to the part a URL would take as one.
     expect(redactSecretValues("user tok", ["user:tok@Host"])).toBe("user tok");
     expect(redactSecretValues("from 0.0.18.213", ["4821"])).toBe("from 0.0.18.213");
+    // A secret without a dot is no host a service is called at: its lower-cased form would mask ordinary words.
+    expect(redactSecretValues("administrator admin", ["Admin"])).toBe("administrator admin");
   });
 
   it("masks a secret of 64 KiB, the largest one stored", () => {

@@ -142,7 +142,7 @@ function impossibleName(expression: Expression): string | undefined {
     const { root, segments, start } = expression;
     const name = segments[1];
     if (isUnderSecrets(root, segments) && typeof name === "string" && !isValidSecretName(name)) {
-      return `workflow.secrets at position ${start} names ${JSON.stringify(name)}, which no secret can be named: a secret's name is 1 to 128 characters of A-Z, a-z, 0-9, '_', '.' or '-', as PUT /api/secrets/{name} takes it`;
+      return `workflow.secrets at position ${start} names ${JSON.stringify(name)}, which no secret can be named: a secret's name is 1 to 128 characters of A-Z, a-z, 0-9, '_', '.' or '-', other than . and .., as PUT /api/secrets/{name} takes it`;
     }
     const variable = environmentVariableNameOf(root, segments);
     if (variable !== null && !ENVIRONMENT_VARIABLE_NAME.test(variable)) {

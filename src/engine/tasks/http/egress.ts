@@ -234,7 +234,7 @@ export function checkEgress(url: URL, policy: EgressPolicy, shown: Pick<URL, "pr
   if (policy.allow.some((pattern) => matches(hostname, pattern))) return { allowed: true };
   if (policy.allow.length > 0) return { allowed: false, reason: `egress denied: ${named} is not in EGRESS_ALLOW` };
   if (!policy.allowPrivate) {
-    if (isLocalName(hostname)) return { allowed: false, reason: `egress denied: ${named} is this machine (EGRESS_ALLOW_PRIVATE is off)` };
+    if (isLocalName(hostname)) return { allowed: false, reason: `egress denied: ${named} is ${told ? "this machine" : "not public"} (EGRESS_ALLOW_PRIVATE is off)` };
     const range = NON_PUBLIC.find((pattern) => isNonPublicIn(hostname, pattern));
     if (range) return { allowed: false, reason: `egress denied: ${named} is in ${told ? `the non-public range ${describe(range)}` : "a non-public range"} (EGRESS_ALLOW_PRIVATE is off)` };
   }
