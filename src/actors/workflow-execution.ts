@@ -515,6 +515,8 @@ interface PendingChildResume {
  * was already on its way (or lost) when the parent ended: it arrives within seconds or never.
  */
 const TOMBSTONE_KEEP_MS = 60 * 60 * 1000;
+/** The `removed` meta value of a tombstone left by `abandonStart` (a removal's is "1"). */
+const ABANDONED_START_MARK = "abandoned";
 
 /** Prefix of the meta keys of owed worker-queue pushes (see {@link WorkflowExecution.#queuePushes}). */
 const QUEUE_PUSH_META = "queuePush:";
@@ -845,9 +847,13 @@ export class WorkflowExecution extends DurableObject<Env> {
   /**
    * Set in an object whose execution was removed: a start of that id still on its way (one that read the
    * idempotency key just before the removal released it) is refused instead of running the removed id again.
-   * Kept for {@link TOMBSTONE_KEEP_MS}, then the object is emptied by its alarm.
+   * Kept for {@link TOMBSTONE_KEEP_MS}, then the object is emptied by its alarm. Also set, with
+   * {@link WorkflowExecution.#startAbandoned}, in an object whose start an idempotency key's claim announced and
+   * another start then took the key over (see {@link WorkflowExecution.abandonStart}).
    */
   #removed: boolean;
+  /** The tombstone of {@link WorkflowExecution.#removed} was left by {@link WorkflowExecution.abandonStart}, not a removal. */
+  #startAbandoned: boolean;
   /** See {@link PendingChildResume}; while set, lifecycle commands and removal are refused. */
   #childResume: PendingChildResume | undefined;
   /** True while this isolate waits for the child's answer to {@link WorkflowExecution.#childResume}. */
@@ -906,6 +912,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#removing = meta.has("removing");
     this.#canceledByParent = meta.get("canceledByParent");
     this.#removed = meta.has("removed");
+    this.#startAbandoned = meta.get("removed") === ABANDONED_START_MARK;
     const childResume = meta.get("childResume");
     this.#childResume = childResume === undefined ? undefined : (JSON.parse(childResume) as PendingChildResume);
     const parentReopen = meta.get("parentReopen");
@@ -943,6 +950,10 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (!sameParentTask && !sameStarterTask && !sameKey) return refused(new EngineError("CONFLICT", `Workflow ${params.workflowId} already exists`));
       if (params.parentWorkflowId !== undefined && params.parentWorkflowTaskId !== undefined) this.#watch(params.parentWorkflowId, params.parentWorkflowTaskId);
       return ok(existing.workflowId);
+    }
+    if (this.#startAbandoned) {
+      const message = `Workflow ${params.workflowId} was not started: its idempotency key ${params.idempotencyKey ?? ""} went to another start, this one having come more than a minute after it claimed the key`;
+      return refused(new EngineError("CONFLICT", message));
     }
     if (this.#removed) return refused(new EngineError("CONFLICT", `Workflow ${params.workflowId} was removed; start the workflow again for a new execution`));
     if (this.#canceledByParent !== undefined) {
@@ -1309,6 +1320,27 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#messages.forgetTable();
     this.#canceledByParent = undefined;
     this.#removed = false;
+    this.#startAbandoned = false;
+  }
+
+  /**
+   * The start of this id that an idempotency key's claim announced is given up, the key about to go to another start
+   * (a claim over a minute old with nothing started: see `takeOverKey`). Answers the execution's status when that
+   * start came after all; otherwise leaves a tombstone (kept {@link TOMBSTONE_KEEP_MS}, as a removal's) refusing it,
+   * should it still come, so that it never runs beside the execution the key goes to. Answers null then. Calls
+   * through this object are serialized: the start lands before this call, and is answered here, or after it, refused.
+   */
+  async abandonStart(): Promise<WorkflowStatus | null> {
+    this.#recover();
+    if (this.#execution) return this.#execution.status;
+    if (!this.#startAbandoned) {
+      this.#removed = true;
+      this.#startAbandoned = true;
+      this.#store.setMeta("removed", ABANDONED_START_MARK);
+      this.#alarmAt = Date.now() + TOMBSTONE_KEEP_MS;
+      this.#armAlarm(this.#alarmAt);
+    }
+    return null;
   }
 
   /**

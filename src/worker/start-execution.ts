@@ -97,24 +97,29 @@ export const STALE_CLAIM_MS = 60_000;
 /**
  * A key held by `holder`, for FAIL_ON_RUNNING (`finishedToo`) or FAIL: hands the key to `workflowId` when the holder
  * has finished (FAIL_ON_RUNNING only) or, after {@link STALE_CLAIM_MS}, does not exist (its claimer died before
- * starting it, or its start failed), so a new execution starts; refuses while the holder runs, is paused or is being
- * started, and when a concurrent request took the key over first (compare-and-set: never two new executions for one key).
+ * starting it, or its start failed; a start still on its way is refused from then on: `abandonStart`), so a new
+ * execution starts; refuses while the holder runs, is paused or is being started, and when a concurrent request took
+ * the key over first (compare-and-set: never two new executions for one key).
  */
 async function takeOverKey(env: Env, workflowName: string, key: string, holder: string, workflowId: string, finishedToo: boolean): Promise<StartOutcome | undefined> {
   const json = await retryingExecutionCall(env, holder, (stub) => stub.getWorkflowJson(false));
-  const status = json === null ? undefined : (JSON.parse(json) as { status: string }).status;
+  let status = json === null ? undefined : (JSON.parse(json) as { status: string }).status;
   // Conductor's words first (its clients and tests look for them), then which execution holds the key, and how.
   const refused = (why: string): StartOutcome => ({
     ok: false,
     code: "ALREADY_STARTED",
     message: `Workflow with the idempotency key ${key} already exists: ${workflowName} ${holder} ${why}`,
   });
-  if (status !== undefined && !finishedToo) return refused("was already started");
-  if (status === "RUNNING" || status === "PAUSED") return refused(`is ${status}`);
   if (status === undefined) {
     const claim = await env.DB.prepare(`SELECT create_time FROM idempotency_keys WHERE workflow_name = ? AND idempotency_key = ?`).bind(workflowName, key).first<{ create_time: number }>();
     if (claim !== null && Date.now() - claim.create_time < STALE_CLAIM_MS) return refused("is being started");
+    // The claimer's start may only be late: fenced off in its object first, so that it never runs beside the execution
+    // the key goes to (or, landed meanwhile, it is the one the strategy judges). An object on older code has no fence.
+    const abandoned = await retryingExecutionCall(env, holder, (stub) => orOnOlderCode("abandonStart", () => stub.abandonStart(), () => null));
+    status = abandoned ?? undefined;
   }
+  if (status !== undefined && !finishedToo) return refused("was already started");
+  if (status === "RUNNING" || status === "PAUSED") return refused(`is ${status}`);
   const moved = await env.DB.prepare(`UPDATE idempotency_keys SET workflow_id = ?, create_time = ? WHERE workflow_name = ? AND idempotency_key = ? AND workflow_id = ?`)
     .bind(workflowId, Date.now(), workflowName, key, holder)
     .run();

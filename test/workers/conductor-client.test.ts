@@ -7,6 +7,8 @@ import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { STALE_CLAIM_MS } from "../../src/worker/start-execution";
+import { DefinitionRepository } from "../../src/worker/definitions";
+import { executionStub } from "../../src/worker/executions";
 import { call, createUser, orkes } from "./auth-helpers";
 import { ADMIN_KEY, api, apiOk, eventually, gate, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
@@ -328,6 +330,24 @@ describe("idempotencyStrategy FAIL_ON_RUNNING (StartWorkflowRequest)", () => {
     // The key is the new execution's now: FAIL refuses it even finished, FAIL_ON_RUNNING starts another.
     if (strategy === "FAIL") expect((await errorOf("POST", "/api/workflow", request)).message).toContain(`${second} was already started`);
     else expect(await apiOk<string>("POST", "/api/workflow", request)).not.toBe(second);
+  });
+
+  it.each(["FAIL_ON_RUNNING", "FAIL"])("%s taking over a stale claim fences the claimer's start off: one that comes after all is refused, not run beside the new execution", async (strategy) => {
+    const name = `client_once_late_claim_${strategy.toLowerCase()}`;
+    await register({ name, tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });
+    const request = { name, idempotencyKey: "k", idempotencyStrategy: strategy };
+    // A claimer whose start is still on its way more than a minute after its claim (a stalled request).
+    const late = crypto.randomUUID();
+    await env.DB.prepare("INSERT INTO idempotency_keys (workflow_name, idempotency_key, workflow_id, create_time) VALUES (?, ?, ?, ?)").bind(name, "k", late, Date.now() - STALE_CLAIM_MS).run();
+    const taken = await apiOk<string>("POST", "/api/workflow", request);
+    expect(taken).not.toBe(late);
+    // The late start arrives: the key is no longer its own, and the execution the key went to runs.
+    const definition = await new DefinitionRepository(env.DB).get(name);
+    const arrived = await executionStub(env, late).start({ workflowId: late, definition, input: {}, idempotencyKey: "k" });
+    expect(arrived).toMatchObject({ ok: false, error: { kind: "CONFLICT" } });
+    expect((await errorOf("GET", `/api/workflow/${late}`)).httpStatus).toBe(404);
+    expect((await waitFor(taken, (workflow) => workflow.tasks.length === 1)).status).toBe("RUNNING");
+    expect(await apiOk<string>("POST", "/api/workflow", { ...request, idempotencyStrategy: "RETURN_EXISTING" })).toBe(taken);
   });
 });
 
