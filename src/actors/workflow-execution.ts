@@ -952,7 +952,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       return ok(existing.workflowId);
     }
     if (this.#startAbandoned) {
-      const message = `Workflow ${params.workflowId} was not started: its idempotency key ${params.idempotencyKey ?? ""} went to another start, this one having come more than a minute after it claimed the key`;
+      const message = `Workflow ${params.workflowId} was not started: its idempotency key went to another start before this one came`;
       return refused(new EngineError("CONFLICT", message));
     }
     if (this.#removed) return refused(new EngineError("CONFLICT", `Workflow ${params.workflowId} was removed; start the workflow again for a new execution`));
@@ -1325,7 +1325,7 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * The start of this id that an idempotency key's claim announced is given up, the key about to go to another start
-   * (a claim over a minute old with nothing started: see `takeOverKey`). Answers the execution's status when that
+   * (a FAIL or FAIL_ON_RUNNING start finding the key's claim with nothing started: see `takeOverKey`). Answers the execution's status when that
    * start came after all; otherwise leaves a tombstone (kept {@link TOMBSTONE_KEEP_MS}, as a removal's) refusing it,
    * should it still come, so that it never runs beside the execution the key goes to. Answers null then. Calls
    * through this object are serialized: the start lands before this call, and is answered here, or after it, refused.

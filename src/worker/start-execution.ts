@@ -74,6 +74,9 @@ export type StartOutcome =
   | { ok: true; workflowId: string; existing: boolean; version?: number; workflowJson?: string; workflowStatus?: WorkflowStatus; timedOut?: boolean }
   | { ok: false; code: StartRefusalCode; message: string; issues?: ValidationIssue[] };
 
+/** The id holding a workflow name's idempotency key. */
+const KEY_HOLDER_SQL = `SELECT workflow_id FROM idempotency_keys WHERE workflow_name = ? AND idempotency_key = ?`;
+
 /**
  * Claims an idempotency key for `workflowId`, atomically: answers the id holding the key, which is
  * `workflowId` itself when this call claimed it.
@@ -83,41 +86,27 @@ async function claimIdempotencyKey(db: D1Database, workflowName: string, key: st
     db
       .prepare(`INSERT INTO idempotency_keys (workflow_name, idempotency_key, workflow_id, create_time) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`)
       .bind(workflowName, key, workflowId, Date.now()),
-    db.prepare(`SELECT workflow_id FROM idempotency_keys WHERE workflow_name = ? AND idempotency_key = ?`).bind(workflowName, key),
+    db.prepare(KEY_HOLDER_SQL).bind(workflowName, key),
   ]);
   return (holder!.results[0] as { workflow_id: string }).workflow_id;
 }
 
 /**
- * How long a claimed key whose execution does not exist counts as "being started". Past it, the
- * claimer died before starting: FAIL_ON_RUNNING may take the key over. (A removal releases its key itself.)
- */
-export const STALE_CLAIM_MS = 60_000;
-
-/**
  * A key held by `holder`, for FAIL_ON_RUNNING (`finishedToo`) or FAIL: hands the key to `workflowId` when the holder
- * has finished (FAIL_ON_RUNNING only) or, after {@link STALE_CLAIM_MS}, does not exist (its claimer died before
- * starting it, or its start failed; a start still on its way is refused from then on: `abandonStart`), so a new
- * execution starts; refuses while the holder runs, is paused or is being started, and when a concurrent request took
- * the key over first (compare-and-set: never two new executions for one key).
+ * has finished (FAIL_ON_RUNNING only) or does not exist (its claimer's start is still on its way, failed, or died with
+ * it), so a new execution starts; refuses while the holder runs or is paused (or, FAIL, exists at all), and when a
+ * concurrent request took the key over first (compare-and-set: never two new executions for one key). A holder not
+ * started is first fenced off in its object (`abandonStart`): a start of it still on its way is refused from then on
+ * (its starter reads the key again: see {@link startExecution}), or, landed meanwhile, is the one the strategy judges.
+ * So a 409 means an execution holds the key, as Conductor's contract has it, never a start that may never come.
  */
 async function takeOverKey(env: Env, workflowName: string, key: string, holder: string, workflowId: string, finishedToo: boolean): Promise<StartOutcome | undefined> {
   const json = await retryingExecutionCall(env, holder, (stub) => stub.getWorkflowJson(false));
   let status = json === null ? undefined : (JSON.parse(json) as { status: string }).status;
-  // Conductor's words first (its clients and tests look for them), then which execution holds the key, and how.
-  const refused = (why: string): StartOutcome => ({
-    ok: false,
-    code: "ALREADY_STARTED",
-    message: `Workflow with the idempotency key ${key} already exists: ${workflowName} ${holder} ${why}`,
-  });
-  if (status === undefined) {
-    const claim = await env.DB.prepare(`SELECT create_time FROM idempotency_keys WHERE workflow_name = ? AND idempotency_key = ?`).bind(workflowName, key).first<{ create_time: number }>();
-    if (claim !== null && Date.now() - claim.create_time < STALE_CLAIM_MS) return refused("is being started");
-    // The claimer's start may only be late: fenced off in its object first, so that it never runs beside the execution
-    // the key goes to (or, landed meanwhile, it is the one the strategy judges). An object on older code has no fence.
-    const abandoned = await retryingExecutionCall(env, holder, (stub) => orOnOlderCode("abandonStart", () => stub.abandonStart(), () => null));
-    status = abandoned ?? undefined;
-  }
+  const refused = (why: string): StartOutcome => keyHeldRefusal(workflowName, key, holder, why);
+  // An object on the code before the fence cannot be fenced: the start is refused, as one being started was there.
+  if (status === undefined) status = (await retryingExecutionCall(env, holder, (stub) => orOnOlderCode("abandonStart", () => stub.abandonStart(), () => "being started"))) ?? undefined;
+  if (status === "being started") return refused("is being started");
   if (status !== undefined && !finishedToo) return refused("was already started");
   if (status === "RUNNING" || status === "PAUSED") return refused(`is ${status}`);
   const moved = await env.DB.prepare(`UPDATE idempotency_keys SET workflow_id = ?, create_time = ? WHERE workflow_name = ? AND idempotency_key = ? AND workflow_id = ?`)
@@ -125,6 +114,23 @@ async function takeOverKey(env: Env, workflowName: string, key: string, holder: 
     .run();
   return moved.meta.changes === 1 ? undefined : refused("was just started by another request");
 }
+
+/** A start refused because execution `holder` has the key: Conductor's words first (its clients and tests look for them), then which execution holds it, and how. */
+function keyHeldRefusal(workflowName: string, key: string, holder: string, why: string): StartOutcome & { ok: false } {
+  return { ok: false, code: "ALREADY_STARTED", message: `Workflow with the idempotency key ${key} already exists: ${workflowName} ${holder} ${why}` };
+}
+
+/** The id holding idempotency key `key` of workflow `workflowName`, or null when none does. */
+async function keyHolder(db: D1Database, workflowName: string, key: string): Promise<string | null> {
+  const row = await db.prepare(KEY_HOLDER_SQL).bind(workflowName, key).first<{ workflow_id: string }>();
+  return row?.workflow_id ?? null;
+}
+
+/**
+ * How many times a RETURN_EXISTING start reads its key again after the execution it was starting was given up for
+ * another's (see `takeOverKey`), each time finding that one, unless concurrent FAIL starts keep handing the key on.
+ */
+const KEY_READS = 3;
 
 /**
  * Refuses an input that does not match the definition's enforced `inputSchema` (the input a start gives it, with the
@@ -170,31 +176,56 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
   // Only for a definition that names some: the values it starts with (see WorkflowExecution.environment).
   const environmentNames = environmentVariablesOf(registered);
   const environment = environmentNames.length === 0 ? undefined : await new EnvironmentRepository(env.DB).valuesOf(environmentNames);
-  let workflowId = options.workflowId ?? crypto.randomUUID();
-  let existing = false;
-  if (options.idempotencyKey !== undefined) {
-    const holder = await claimIdempotencyKey(env.DB, definition.name, options.idempotencyKey, workflowId);
-    if (holder !== workflowId) {
-      if (options.idempotencyStrategy === "FAIL" || options.idempotencyStrategy === "FAIL_ON_RUNNING") {
-        const refusal = await takeOverKey(env, definition.name, options.idempotencyKey, holder, workflowId, options.idempotencyStrategy === "FAIL_ON_RUNNING");
-        if (refusal) return refusal;
-      } else {
-        workflowId = holder;
-        existing = true;
+  const { name: _name, version: _version, definition: _inline, idempotencyStrategy: _strategy, workflowId: _chosen, waitMs, waitUntilTaskRefs, ...fields } = options;
+  const failing = options.idempotencyStrategy === "FAIL" || options.idempotencyStrategy === "FAIL_ON_RUNNING";
+  // One deadline for every read of the key below: a start made again waits out what the first began.
+  const deadline = waitMs === undefined ? undefined : Date.now() + waitMs;
+  let ownId = options.workflowId ?? crypto.randomUUID();
+  for (let read = 1; ; read++) {
+    let workflowId = ownId;
+    let existing = false;
+    if (key !== undefined) {
+      const holder = await claimIdempotencyKey(env.DB, definition.name, key, workflowId);
+      if (holder !== workflowId) {
+        if (failing) {
+          const refusal = await takeOverKey(env, definition.name, key, holder, workflowId, options.idempotencyStrategy === "FAIL_ON_RUNNING");
+          if (refusal) return refusal;
+        } else {
+          workflowId = holder;
+          existing = true;
+        }
       }
     }
+    const params: NewExecution = { ...fields, workflowId, definition };
+    if (environment !== undefined) params.environment = environment;
+    const outcome = await startAs(env, params, existing, options.workflowId !== undefined, deadline, waitUntilTaskRefs);
+    if (outcome.ok || key === undefined) return outcome;
+    // Refused: a FAIL or FAIL_ON_RUNNING start may have taken the key over before this start landed (see takeOverKey).
+    // Anything else refusing it (the execution was removed) stands.
+    const now = await keyHolder(env.DB, definition.name, key);
+    if (now === null || now === workflowId) return outcome;
+    // As if that start had come first: a FAIL one refuses (reading again, it could fence that start off in turn, and
+    // two such starts each other's, none starting), a RETURN_EXISTING one answers the execution now holding the key.
+    if (failing) return keyHeldRefusal(definition.name, key, now, "was just started by another request");
+    if (read === KEY_READS) return outcome;
+    // The id given up stays refused: a new one of this start's own (a chosen one is what its starter looks for).
+    if (options.workflowId === undefined && workflowId === ownId) ownId = crypto.randomUUID();
   }
-  const { name: _name, version: _version, definition: _inline, idempotencyStrategy: _strategy, workflowId: _chosen, waitMs, waitUntilTaskRefs, ...fields } = options;
-  const params: NewExecution = { ...fields, workflowId, definition };
-  if (environment !== undefined) params.environment = environment;
+}
+
+/**
+ * Starts the execution `params` describes in its object (or finds the one there, `existing`), waiting as the execute
+ * endpoint does until `deadline` when one is given. `chosenId`: the id was given by the caller, not made for this start.
+ */
+async function startAs(env: Env, params: NewExecution, existing: boolean, chosenId: boolean, deadline: number | undefined, waitUntilTaskRefs: string[] | undefined): Promise<StartOutcome> {
+  const { workflowId, definition } = params;
   // Also for an existing id: the first caller may have claimed the key and died before starting it.
   // A start the object took but whose answer an eviction lost, made again, finds its own execution and answers it only
   // when the start says who made it (the same key, parent task or START_WORKFLOW task: see WorkflowExecution.start);
   // any other start, repeated, is refused as a duplicate, so it is not repeated here (an eviction is a 503).
   const repeatable = params.idempotencyKey !== undefined || params.parentWorkflowTaskId !== undefined || params.startedByTask !== undefined;
   const call = <T>(make: (stub: ExecutionStub) => Promise<T>): Promise<T> => (repeatable ? retryingExecutionCall(env, workflowId, make) : make(executionStub(env, workflowId)));
-  if (waitMs !== undefined) {
-    const deadline = Date.now() + waitMs;
+  if (deadline !== undefined) {
     let executed: { ok: true; value: SettledWorkflow } | { ok: false; error: { kind: string; message: string } };
     try {
       // The time left, not waitMs, for a call made again (one with a key): its repeat waits out what the first began.
@@ -203,7 +234,7 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
       // A reset cut the call off. The id is this call's own, new: an execution the object holds under it is the one
       // this call started, whose wait alone was lost; waited for again (the time left) and answered, where a 503 had
       // the client start a second one. None there: the start did not land, the error stands (nothing to repeat).
-      if (repeatable || options.workflowId !== undefined || !isTransientObjectError(error)) throw error;
+      if (repeatable || chosenId || !isTransientObjectError(error)) throw error;
       // An object still on the code before awaitSettled cannot be asked: the error stands, the 503 that code's router
       // answered, not workerd's "does not implement" as a 500.
       const again = await orOnOlderCode(

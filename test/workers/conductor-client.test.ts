@@ -6,11 +6,10 @@ import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
-import { STALE_CLAIM_MS } from "../../src/worker/start-execution";
 import { DefinitionRepository } from "../../src/worker/definitions";
 import { executionStub } from "../../src/worker/executions";
 import { call, createUser, orkes } from "./auth-helpers";
-import { ADMIN_KEY, api, apiOk, eventually, gate, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
+import { ADMIN_KEY, api, apiOk, eventually, gate, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, whilePreparing, type WorkflowJson } from "./helpers";
 
 interface ErrorBody {
   status: number;
@@ -314,16 +313,14 @@ describe("idempotencyStrategy FAIL_ON_RUNNING (StartWorkflowRequest)", () => {
     expect((await waitFor(second, ["COMPLETED"])).tasks).toHaveLength(1);
   });
 
-  it.each(["FAIL_ON_RUNNING", "FAIL"])("%s takes over a key claimed by a start that never happened, once the claim is older than a start could take", async (strategy) => {
+  it.each(["FAIL_ON_RUNNING", "FAIL"])("%s takes over at once a key claimed by a start that never happened: a 409 says an execution holds the key, never a start that may not come", async (strategy) => {
     const name = `client_once_dead_claim_${strategy.toLowerCase()}`;
     await register({ name, tasks: [httpTask("a", { uri: target(`/count/${name}`), method: "GET" })] });
     const request = { name, idempotencyKey: "k", idempotencyStrategy: strategy };
-    // A claimer that died between claiming the key and starting its execution (or whose start failed).
-    const claim = env.DB.prepare("INSERT INTO idempotency_keys (workflow_name, idempotency_key, workflow_id, create_time) VALUES (?, ?, ?, ?)");
+    // A claimer that died between claiming the key and starting its execution, or whose start failed (a client sent
+    // the start again after its 503, with the same key, and was told it already existed: nothing ever ran).
     const dead = crypto.randomUUID();
-    await claim.bind(name, "k", dead, Date.now()).run();
-    expect((await errorOf("POST", "/api/workflow", request)).message).toContain("is being started");
-    await env.DB.prepare("UPDATE idempotency_keys SET create_time = ? WHERE workflow_name = ?").bind(Date.now() - STALE_CLAIM_MS, name).run();
+    await env.DB.prepare("INSERT INTO idempotency_keys (workflow_name, idempotency_key, workflow_id, create_time) VALUES (?, ?, ?, ?)").bind(name, "k", dead, Date.now()).run();
     const second = await apiOk<string>("POST", "/api/workflow", request);
     expect(second).not.toBe(dead);
     expect((await waitFor(second, ["COMPLETED"])).tasks).toHaveLength(1);
@@ -332,13 +329,13 @@ describe("idempotencyStrategy FAIL_ON_RUNNING (StartWorkflowRequest)", () => {
     else expect(await apiOk<string>("POST", "/api/workflow", request)).not.toBe(second);
   });
 
-  it.each(["FAIL_ON_RUNNING", "FAIL"])("%s taking over a stale claim fences the claimer's start off: one that comes after all is refused, not run beside the new execution", async (strategy) => {
+  it.each(["FAIL_ON_RUNNING", "FAIL"])("%s taking over a claim with nothing started fences the claimer's start off: one that comes after all is refused, not run beside the new execution", async (strategy) => {
     const name = `client_once_late_claim_${strategy.toLowerCase()}`;
     await register({ name, tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });
     const request = { name, idempotencyKey: "k", idempotencyStrategy: strategy };
-    // A claimer whose start is still on its way more than a minute after its claim (a stalled request).
+    // A claimer whose start is still on its way (a stalled request).
     const late = crypto.randomUUID();
-    await env.DB.prepare("INSERT INTO idempotency_keys (workflow_name, idempotency_key, workflow_id, create_time) VALUES (?, ?, ?, ?)").bind(name, "k", late, Date.now() - STALE_CLAIM_MS).run();
+    await env.DB.prepare("INSERT INTO idempotency_keys (workflow_name, idempotency_key, workflow_id, create_time) VALUES (?, ?, ?, ?)").bind(name, "k", late, Date.now()).run();
     const taken = await apiOk<string>("POST", "/api/workflow", request);
     expect(taken).not.toBe(late);
     // The late start arrives: the key is no longer its own, and the execution the key went to runs.
@@ -348,6 +345,23 @@ describe("idempotencyStrategy FAIL_ON_RUNNING (StartWorkflowRequest)", () => {
     expect((await errorOf("GET", `/api/workflow/${late}`)).httpStatus).toBe(404);
     expect((await waitFor(taken, (workflow) => workflow.tasks.length === 1)).status).toBe("RUNNING");
     expect(await apiOk<string>("POST", "/api/workflow", { ...request, idempotencyStrategy: "RETURN_EXISTING" })).toBe(taken);
+  });
+
+  it("a RETURN_EXISTING start whose execution was fenced off before its start landed answers the execution the key went to", async () => {
+    const name = "client_once_fenced_return";
+    await register({ name, tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });
+    const taken = await apiOk<string>("POST", "/api/workflow", { name, idempotencyKey: "k", idempotencyStrategy: "FAIL" });
+    // The start read the key while it named a claim with nothing started, which a FAIL start (`taken`) then fenced off.
+    const fenced = crypto.randomUUID();
+    expect(await executionStub(env, fenced).abandonStart()).toBeNull();
+    const claimRead = "SELECT workflow_id FROM idempotency_keys WHERE workflow_name = ? AND idempotency_key = ?";
+    let reads = 0;
+    const readFenced = (sql: string, prepare: (sql: string) => D1PreparedStatement) =>
+      sql === claimRead && reads++ === 0 ? prepare(`SELECT '${fenced}' AS workflow_id WHERE ? IS NOT NULL AND ? IS NOT NULL`) : prepare(sql);
+    const answer = await whilePreparing(readFenced, () => api("POST", "/api/workflow", { name, idempotencyKey: "k" }));
+    expect(reads).toBeGreaterThan(1);
+    expect([answer.status, await answer.text()]).toEqual([200, taken]);
+    expect((await errorOf("GET", `/api/workflow/${fenced}`)).httpStatus).toBe(404);
   });
 });
 
