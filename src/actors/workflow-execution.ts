@@ -1325,15 +1325,17 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * The start of this id that an idempotency key's claim announced is given up, the key about to go to another start
-   * (a FAIL or FAIL_ON_RUNNING start finding the key's claim with nothing started: see `takeOverKey`). Answers the execution's status when that
-   * start came after all; otherwise leaves a tombstone (kept {@link TOMBSTONE_KEEP_MS}, as a removal's) refusing it,
-   * should it still come, so that it never runs beside the execution the key goes to. Answers null then. Calls
-   * through this object are serialized: the start lands before this call, and is answered here, or after it, refused.
+   * (a FAIL or FAIL_ON_RUNNING start finding the key's claim with nothing started: see `takeOverKey`). Answers the
+   * execution's status when that start came after all; otherwise leaves a tombstone (kept {@link TOMBSTONE_KEEP_MS},
+   * as a removal's) refusing it, should it still come, so that it never runs beside the execution the key goes to, and
+   * answers null. This runs in one synchronous turn, as `start`'s checks and first decision do: the start lands
+   * before it, and is answered here, or after it, refused.
    */
   async abandonStart(): Promise<WorkflowStatus | null> {
     this.#recover();
     if (this.#execution) return this.#execution.status;
-    if (!this.#startAbandoned) {
+    // A removal's tombstone already refuses any start of this id (and says why).
+    if (!this.#removed) {
       this.#removed = true;
       this.#startAbandoned = true;
       this.#store.setMeta("removed", ABANDONED_START_MARK);

@@ -347,6 +347,22 @@ describe("idempotencyStrategy FAIL_ON_RUNNING (StartWorkflowRequest)", () => {
     expect(await apiOk<string>("POST", "/api/workflow", { ...request, idempotencyStrategy: "RETURN_EXISTING" })).toBe(taken);
   });
 
+  it("FAIL_ON_RUNNING finding the key still naming an execution just removed takes it over, and the removed id's tombstone keeps saying it was removed", async () => {
+    const name = "client_once_removed_fence";
+    await register({ name, tasks: [httpTask("a", { uri: target(`/count/${name}`), method: "GET" })] });
+    const request = { name, idempotencyKey: "k", idempotencyStrategy: "FAIL_ON_RUNNING" };
+    const removed = await apiOk<string>("POST", "/api/workflow", request);
+    await waitFor(removed, ["COMPLETED"]);
+    await apiOk("DELETE", `/api/workflow/${removed}/remove`);
+    // The key as it was an instant before the removal's release reached D1.
+    await env.DB.prepare("INSERT INTO idempotency_keys (workflow_name, idempotency_key, workflow_id, create_time) VALUES (?, ?, ?, ?)").bind(name, "k", removed, Date.now()).run();
+    const taken = await apiOk<string>("POST", "/api/workflow", request);
+    expect(taken).not.toBe(removed);
+    const definition = await new DefinitionRepository(env.DB).get(name);
+    const late = await executionStub(env, removed).start({ workflowId: removed, definition, input: {}, idempotencyKey: "k" });
+    expect(late).toMatchObject({ ok: false, error: { kind: "CONFLICT", message: `Workflow ${removed} was removed; start the workflow again for a new execution` } });
+  });
+
   it("a RETURN_EXISTING start whose execution was fenced off before its start landed answers the execution the key went to", async () => {
     const name = "client_once_fenced_return";
     await register({ name, tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });
