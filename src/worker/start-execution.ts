@@ -199,17 +199,33 @@ export async function startExecution(env: Env, options: StartOptions): Promise<S
     const params: NewExecution = { ...fields, workflowId, definition };
     if (environment !== undefined) params.environment = environment;
     const outcome = await startAs(env, params, existing, options.workflowId !== undefined, deadline, waitUntilTaskRefs);
-    if (outcome.ok || key === undefined) return outcome;
+    // Only a refused start reads the key again: an execute whose execution was removed while it waited (it did start)
+    // answers that, and an unkeyed start does no more than it did.
+    if (outcome.ok || key === undefined || outcome.code !== "ALREADY_STARTED") return outcome;
     // Refused: a FAIL or FAIL_ON_RUNNING start may have taken the key over before this start landed (see takeOverKey).
     // Anything else refusing it (the execution was removed) stands.
     const now = await keyHolder(env.DB, definition.name, key);
-    if (now === null || now === workflowId) return outcome;
-    // As if that start had come first: a FAIL one refuses (reading again, it could fence that start off in turn, and
-    // two such starts each other's, none starting), a RETURN_EXISTING one answers the execution now holding the key.
-    if (failing) return keyHeldRefusal(definition.name, key, now, "was just started by another request");
-    if (read === KEY_READS) return outcome;
-    // The id given up stays refused: a new one of this start's own (a chosen one is what its starter looks for).
-    if (options.workflowId === undefined && workflowId === ownId) ownId = crypto.randomUUID();
+    if (now === null) return outcome;
+    if (now !== workflowId) {
+      // As if that start had come first: a FAIL one refuses (reading again, it could fence that start off in turn, and
+      // two such starts each other's, none starting), a RETURN_EXISTING one answers the execution now holding the key.
+      if (failing) return keyHeldRefusal(definition.name, key, now, "was just started by another request");
+      if (read === KEY_READS) return outcome;
+      // The id given up stays refused: a new one of this start's own (a chosen one is what its starter looks for).
+      if (options.workflowId === undefined && workflowId === ownId) ownId = crypto.randomUUID();
+      continue;
+    }
+    // The key still names the id refused. Fenced off by a start that has not moved the key yet, or that died before it
+    // did, it is taken over here as that start would have (fenced again, a no-op, then compare-and-set to a new id of
+    // this start's own): nothing else moves it, and every RETURN_EXISTING start with the key were refused for the hour
+    // the tombstone lasts. Refused for another reason (being removed, or holding another execution), the refusal
+    // stands; so it does for a chosen id (a parent's child), which must not start under another.
+    if (options.workflowId !== undefined || read === KEY_READS) return outcome;
+    const fresh = crypto.randomUUID();
+    const kept = await takeOverKey(env, definition.name, key, workflowId, fresh, false);
+    if (kept !== undefined && (await keyHolder(env.DB, definition.name, key)) === workflowId) return outcome;
+    // Taken over (the claim below finds `fresh` its own), or moved meanwhile by the start that fenced it (found there).
+    ownId = fresh;
   }
 }
 

@@ -379,6 +379,19 @@ describe("idempotencyStrategy FAIL_ON_RUNNING (StartWorkflowRequest)", () => {
     expect([answer.status, await answer.text()]).toEqual([200, taken]);
     expect((await errorOf("GET", `/api/workflow/${fenced}`)).httpStatus).toBe(404);
   });
+
+  it.each(["RETURN_EXISTING", "FAIL", "FAIL_ON_RUNNING"])("%s finding the key still naming a claim fenced off by a start that never moved the key (it died after the fence) takes the key over: not a 409 for an hour", async (strategy) => {
+    const name = `client_once_fenced_stuck_${strategy.toLowerCase()}`;
+    await register({ name, tasks: [httpTask("a", { uri: target(`/count/${name}`), method: "GET" })] });
+    const fenced = crypto.randomUUID();
+    await env.DB.prepare("INSERT INTO idempotency_keys (workflow_name, idempotency_key, workflow_id, create_time) VALUES (?, ?, ?, ?)").bind(name, "k", fenced, Date.now()).run();
+    expect(await executionStub(env, fenced).abandonStart()).toBeNull();
+    const started = await apiOk<string>("POST", "/api/workflow", { name, idempotencyKey: "k", idempotencyStrategy: strategy });
+    expect(started).not.toBe(fenced);
+    expect((await waitFor(started, ["COMPLETED"])).tasks).toHaveLength(1);
+    expect(await apiOk<string>("POST", "/api/workflow", { name, idempotencyKey: "k" })).toBe(started);
+    expect((await errorOf("GET", `/api/workflow/${fenced}`)).httpStatus).toBe(404);
+  });
 });
 
 describe("idempotencyStrategy RETURN_EXISTING (StartWorkflowRequest)", () => {
