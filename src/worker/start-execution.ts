@@ -112,7 +112,9 @@ async function takeOverKey(env: Env, workflowName: string, key: string, holder: 
   const moved = await env.DB.prepare(`UPDATE idempotency_keys SET workflow_id = ?, create_time = ? WHERE workflow_name = ? AND idempotency_key = ? AND workflow_id = ?`)
     .bind(workflowId, Date.now(), workflowName, key, holder)
     .run();
-  return moved.meta.changes === 1 ? undefined : refused("was just started by another request");
+  if (moved.meta.changes === 1) return undefined;
+  // Moved meanwhile by a concurrent start: the 409 names the execution it went to, not the claim given up (never run).
+  return keyHeldRefusal(workflowName, key, (await keyHolder(env.DB, workflowName, key)) ?? holder, "was just started by another request");
 }
 
 /** A start refused because execution `holder` has the key: Conductor's words first (its clients and tests look for them), then which execution holds it, and how. */

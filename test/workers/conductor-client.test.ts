@@ -392,6 +392,21 @@ describe("idempotencyStrategy FAIL_ON_RUNNING (StartWorkflowRequest)", () => {
     expect(await apiOk<string>("POST", "/api/workflow", { name, idempotencyKey: "k" })).toBe(started);
     expect((await errorOf("GET", `/api/workflow/${fenced}`)).httpStatus).toBe(404);
   });
+
+  it("a FAIL start whose compare-and-set lost to another start's answers a 409 naming the execution the key went to, not the claim given up", async () => {
+    const name = "client_once_cas_lost";
+    await register({ name, tasks: [httpTask("gate", { uri: target("/echo/gate"), method: "GET" }, { asyncComplete: true })] });
+    const winner = await apiOk<string>("POST", "/api/workflow", { name, idempotencyKey: "k", idempotencyStrategy: "FAIL" });
+    // The start read the key while it named a claim with nothing started, which another FAIL start (`winner`) took first.
+    const given = crypto.randomUUID();
+    const claimRead = "SELECT workflow_id FROM idempotency_keys WHERE workflow_name = ? AND idempotency_key = ?";
+    let reads = 0;
+    const readGiven = (sql: string, prepare: (sql: string) => D1PreparedStatement) =>
+      sql === claimRead && reads++ === 0 ? prepare(`SELECT '${given}' AS workflow_id WHERE ? IS NOT NULL AND ? IS NOT NULL`) : prepare(sql);
+    const refused = await whilePreparing(readGiven, () => errorOf("POST", "/api/workflow", { name, idempotencyKey: "k", idempotencyStrategy: "FAIL" }));
+    expect([refused.httpStatus, refused.message]).toEqual([409, `Workflow with the idempotency key k already exists: ${name} ${winner} was just started by another request`]);
+    expect(await apiOk<string>("POST", "/api/workflow", { name, idempotencyKey: "k" })).toBe(winner);
+  });
 });
 
 describe("idempotencyStrategy RETURN_EXISTING (StartWorkflowRequest)", () => {
