@@ -123,6 +123,18 @@ describe("HTTP task inputs", () => {
     expect(done.status).toBe("COMPLETED");
     const echo = echoOf(done.tasks[0]!.outputData);
     expect([echo.method, echo.headers["x-list"], echo.headers["authorization"], echo.headers["x-none"], JSON.parse(echo.body)]).toEqual(["POST", "a, b", "Bearer t", undefined, { a: 1 }]);
+    // A header that resolves to an object has no header form: the task fails saying which, nothing sent (it was dropped,
+    // the request going out without it).
+    const objectKey = `header-object-${crypto.randomUUID()}`;
+    for (const value of [{ token: "t" }, ["a", { token: "t" }]]) {
+      const headers = { "X-Api-Key": value };
+      const failed = await waitFor(await startWorkflow("http_request_expr", { http_request: { uri: target(`/count/${objectKey}`), method: "GET", headers } }), ["COMPLETED", "FAILED"]);
+      // For good, as any header from an expression that cannot be sent: the same input resolves the same again.
+      expect(failed.tasks.map((task) => [task.status, task.reasonForIncompletion])).toEqual([
+        ["FAILED_WITH_TERMINAL_ERROR", expect.stringMatching(/^HTTP task header "X-Api-Key" resolved to an object/)],
+      ]);
+    }
+    expect(await hits(objectKey)).toBe(0);
     // A request the expression does not give fails the task, saying what it lacks: FAILED, as Conductor's "Missing HTTP
     // URI", so its retries run (each resolving the input again).
     const missing = await waitFor(await startWorkflow("http_request_expr", {}), ["COMPLETED", "FAILED"]);

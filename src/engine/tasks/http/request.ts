@@ -144,6 +144,12 @@ function headerValue(value: JsonValue | undefined): string | undefined {
   return undefined;
 }
 
+/** True for an object, or a list holding one at any depth: what {@link headerValue} cannot send (a null it skips). */
+function holdsObject(value: JsonValue | undefined): boolean {
+  if (Array.isArray(value)) return value.some(holdsObject);
+  return isObject(value);
+}
+
 /**
  * Why a header cannot be sent, or undefined when it can. Names are checked at registration, but a whole
  * `headers` expression is only known now; fetch would refuse either with an opaque TypeError. The value is
@@ -263,7 +269,12 @@ export function buildHttpRequest(input: JsonObject, config: EngineConfig, idempo
   if (isObject(extra)) {
     for (const [name, value] of Object.entries(extra)) {
       const text = headerValue(value);
-      if (text === undefined) continue;
+      if (text === undefined) {
+        // Registration refuses such a value written out; one from an expression dropped without a word sent a request
+        // that looked right but lacked the header (an API key read from the wrong field of an object).
+        if (holdsObject(value)) return { ok: false, reason: `HTTP task header ${JSON.stringify(name.slice(0, 60))} resolved to an object (or a list holding one), which has no header form: give a text, a number, a boolean or a list of them` };
+        continue;
+      }
       const problem = headerProblem(name, text);
       if (problem !== undefined) return { ok: false, reason: problem };
       setOwn(headers, name, text);
