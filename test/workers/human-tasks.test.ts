@@ -371,6 +371,36 @@ describe("a HUMAN task assigned to a group", () => {
     expect(Object.keys(bulk.failed)).toEqual([smallTask]);
     expect(bulk.failed[smallTask]).toContain("DELETED");
   });
+
+  it("masks what its input took from a masked field as its Task JSON does, in the entry, its settings and the list, so a full-text search cannot find it", async () => {
+    const name = unique("kyc");
+    const ssn = `ssn-${crypto.randomUUID().slice(0, 8)}`;
+    await register({
+      name,
+      maskedFields: ["ssn"],
+      tasks: [
+        {
+          name: "approve",
+          taskReferenceName: "approve",
+          type: "HUMAN",
+          inputParameters: { applicant: "${workflow.input.ssn}", note: "SSN ${workflow.input.ssn}", __humanTaskDefinition: { displayName: "Check ${workflow.input.ssn}" } },
+        },
+      ],
+    });
+    const workflowId = await startWorkflow(name, { ssn });
+    const taskId = await humanTaskOf(workflowId);
+    // The Task JSON, as any task's: what the template read from the masked field is ***.
+    expect((await apiOk<{ inputData: JsonObject }>("GET", `/api/tasks/${taskId}`)).inputData).toMatchObject({ applicant: "***", note: "SSN ***" });
+    const entry = await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`);
+    expect(entry).toMatchObject({ displayName: "Check ***", input: { applicant: "***", note: "SSN ***" }, humanTaskDef: { displayName: "Check ***" } });
+    expect(JSON.stringify(entry)).not.toContain(ssn);
+    const admin = (search: JsonObject) => apiOk<{ totalHits: number; results: Entry[] }>("POST", "/api/human/tasks/search", { searchType: "ADMIN", workflowIds: [workflowId], ...search });
+    const page = await eventually(() => admin({}), (found) => found.totalHits === 1, "the task listed");
+    expect(JSON.stringify(page.results)).not.toContain(ssn);
+    expect((await admin({ fullTextQuery: ssn })).totalHits).toBe(0);
+    expect((await admin({ taskInputQuery: `applicant = ${ssn}` })).totalHits).toBe(0);
+    expect(await apiOk<string[]>("GET", "/api/human/tasks/getTaskDisplayNames?searchType=ADMIN")).not.toContain(`Check ${ssn}`);
+  });
 });
 
 describe("bulk delete of human tasks", () => {

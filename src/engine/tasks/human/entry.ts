@@ -1,5 +1,6 @@
 import { masked, maskedKeysOf } from "../../masking";
 import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution } from "../../model";
+import { shownTaskInput } from "../../view";
 import { actedByOf, bareActor, currentProgress, humanStateOf, shownSettings } from "./progress";
 import { HUMAN_SETTINGS_KEY } from "./settings";
 
@@ -10,9 +11,10 @@ import { HUMAN_SETTINGS_KEY } from "./settings";
  * bare user or application id.
  */
 export function humanTaskEntry(task: TaskExecution, execution: WorkflowExecution): JsonObject {
-  const keys = maskedKeysOf(execution.definition);
-  // Masked as the input is: the settings hold it (a trigger's start input may quote masked fields and `_secrets`).
-  const input = masked(task.inputData, keys);
+  // Masked as its Task JSON's input is, what its template read from a masked field too ("SSN ***" of
+  // "SSN ${workflow.input.ssn}"): the entry is listed and searched by its text. The settings are read from it (a
+  // display name or a trigger's start input may quote masked fields and `_secrets`).
+  const input = shownTaskInput(task, execution);
   const given: JsonValue | undefined = input[HUMAN_SETTINGS_KEY];
   const progress = currentProgress(task);
   const settings = shownSettings(typeof given === "object" && given !== null && !Array.isArray(given) ? given : undefined, progress);
@@ -26,7 +28,7 @@ export function humanTaskEntry(task: TaskExecution, execution: WorkflowExecution
     displayName: typeof displayName === "string" && displayName !== "" ? displayName : task.taskDefName,
     state: humanStateOf(task),
     input,
-    output: masked(task.outputData, keys),
+    output: masked(task.outputData, maskedKeysOf(execution.definition)),
     humanTaskDef: settings,
     createdOn: task.scheduledTime,
     updatedOn: task.updateTime,
