@@ -372,6 +372,36 @@ describe("a HUMAN task assigned to a group", () => {
     expect(bulk.failed[smallTask]).toContain("DELETED");
   });
 
+  it("lets exactly one of two members claiming at once have it (the other a 409 naming the winner); terminated while claimed it is DELETED and refuses the form, and a retry assigns a new task afresh", async () => {
+    const groupId = unique("approvers");
+    const [adaId, bobId] = [unique("ada"), unique("bob")];
+    const [ada, bob] = [await createUser(adaId), await createUser(bobId)];
+    await group(groupId, [adaId, bobId]);
+    const name = unique("refund");
+    await registerApproval(name, { assignments: [{ assignee: { user: groupId, userType: "CONDUCTOR_GROUP" }, slaMinutes: 0 }] });
+    const workflowId = await startWorkflow(name, { amount: 9 });
+    const taskId = await humanTaskOf(workflowId);
+    const claims = await Promise.all([ada, bob].map((user) => as(user.token).post(`/api/human/tasks/${taskId}/claim`)));
+    expect(claims.map((response) => response.status).sort()).toEqual([200, 409]);
+    const winner = (await claims.find((response) => response.status === 200)!.json()) as Entry;
+    expect(await claims.find((response) => response.status === 409)!.json()).toMatchObject({ error: "CONFLICT", message: expect.stringContaining(`claimed by user ${winner.claimant!.user}`) });
+    expect((await apiOk<Entry>("GET", `/api/human/tasks/${taskId}`)).claimant).toEqual(winner.claimant);
+
+    expect((await api("DELETE", `/api/workflow/${workflowId}?reason=withdrawn`)).status).toBe(200);
+    const holder = winner.claimant!.user === adaId ? ada : bob;
+    expect(await (await as(holder.token).get(`/api/human/tasks/${taskId}`)).json()).toMatchObject({ state: "DELETED", claimant: winner.claimant });
+    const late = await as(holder.token).post(`/api/human/tasks/${taskId}/update?complete=true`, { approved: true });
+    expect(late.status).toBe(409);
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "CANCELED", outputData: {} });
+    expect((await api("POST", `/api/workflow/${workflowId}/retry`)).status).toBe(204);
+    await humanTaskOf(workflowId);
+    const retried = (await getWorkflow(workflowId)).tasks.find((task) => task.referenceTaskName === "approve" && task.status === "IN_PROGRESS")!.taskId;
+    expect(retried).not.toBe(taskId);
+    const fresh = await apiOk<Entry>("GET", `/api/human/tasks/${retried}`);
+    expect(fresh).toMatchObject({ state: "ASSIGNED", assignee: { user: groupId, userType: "CONDUCTOR_GROUP" } });
+    expect(fresh.claimant).toBeUndefined();
+  });
+
   it("masks what its input took from a masked field as its Task JSON does, in the entry, its settings and the list, so a full-text search cannot find it", async () => {
     const name = unique("kyc");
     const ssn = `ssn-${crypto.randomUUID().slice(0, 8)}`;
