@@ -33,6 +33,18 @@ async function humanTaskOf(workflowId: string): Promise<string> {
   return workflow.tasks.find((task) => task.referenceTaskName === "approve")!.taskId;
 }
 
+/** A started HUMAN task assigned, without a time limit, to a new group of two new users, ada and bob. */
+async function taskOfTwoMembers() {
+  const groupId = unique("approvers");
+  const [adaId, bobId] = [unique("ada"), unique("bob")];
+  const [ada, bob] = [await createUser(adaId), await createUser(bobId)];
+  await group(groupId, [adaId, bobId]);
+  const name = unique("refund");
+  await registerApproval(name, { assignments: [{ assignee: { user: groupId, userType: "CONDUCTOR_GROUP" }, slaMinutes: 0 }] });
+  const workflowId = await startWorkflow(name, { amount: 4 });
+  return { groupId, adaId, bobId, ada, bob, name, workflowId, taskId: await humanTaskOf(workflowId) };
+}
+
 const as = (token: string) => ({
   get: (path: string) => call("GET", path, orkes(token)),
   post: (path: string, body?: unknown) => call("POST", path, orkes(token), body),
@@ -229,14 +241,7 @@ describe("a HUMAN task assigned to a group", () => {
   });
 
   it("refuses each action to one who may see a task claimed by another but not act on it with a 403, as on the task unclaimed: the right is checked before the claim", async () => {
-    const groupId = unique("approvers");
-    const [adaId, bobId] = [unique("ada"), unique("bob")];
-    const [ada, bob] = [await createUser(adaId), await createUser(bobId)];
-    await group(groupId, [adaId, bobId]);
-    const name = unique("refund");
-    await registerApproval(name, { assignments: [{ assignee: { user: groupId, userType: "CONDUCTOR_GROUP" }, slaMinutes: 0 }] });
-    const workflowId = await startWorkflow(name, { amount: 4 });
-    const taskId = await humanTaskOf(workflowId);
+    const { ada, bob, name, taskId } = await taskOfTwoMembers();
     // A reader of the workflow sees the task and may claim only a task open to anyone: this one is the group's.
     const reader = await createUser(unique("reader"), { directPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:${name}` }] });
     const chain = [{ assignee: { user: unique("other"), userType: "CONDUCTOR_USER" }, slaMinutes: 0 }];
@@ -373,14 +378,7 @@ describe("a HUMAN task assigned to a group", () => {
   });
 
   it("lets exactly one of two members claiming at once have it (the other a 409 naming the winner); terminated while claimed it is DELETED and refuses the form, and a retry assigns a new task afresh", async () => {
-    const groupId = unique("approvers");
-    const [adaId, bobId] = [unique("ada"), unique("bob")];
-    const [ada, bob] = [await createUser(adaId), await createUser(bobId)];
-    await group(groupId, [adaId, bobId]);
-    const name = unique("refund");
-    await registerApproval(name, { assignments: [{ assignee: { user: groupId, userType: "CONDUCTOR_GROUP" }, slaMinutes: 0 }] });
-    const workflowId = await startWorkflow(name, { amount: 9 });
-    const taskId = await humanTaskOf(workflowId);
+    const { adaId, ada, bob, groupId, workflowId, taskId } = await taskOfTwoMembers();
     const claims = await Promise.all([ada, bob].map((user) => as(user.token).post(`/api/human/tasks/${taskId}/claim`)));
     expect(claims.map((response) => response.status).sort()).toEqual([200, 409]);
     const winner = (await claims.find((response) => response.status === 200)!.json()) as Entry;
