@@ -25,7 +25,9 @@ async function errorOf(method: string, path: string, body?: unknown): Promise<Er
 
 describe("Conductor endpoints the service does not serve", () => {
   it.each([
-    ["GET", "/api/tasks/queue/all/verbose", "task queue administration"],
+    ["GET", "/api/tasks/queue/all/nested", "task queue administration"],
+    // Conductor 3.x's requeuePendingTask: named as what it is, with why nothing needs it, not as administration to come.
+    ["POST", "/api/tasks/queue/requeue/encode", "requeueing a task type's pending tasks (none needs it"],
     ["GET", "/api/prompts", "AI prompts"],
     ["POST", "/api/event/handleIncomingEvent", "incoming events"],
     ["GET", "/api/scheduler/test/timeout", "the scheduler's test endpoints"],

@@ -103,7 +103,7 @@ describe("a path the router serves, asked with a method none of its routes takes
       body: { status: 404, error: "NOT_FOUND", message: "No route for PUT /api/no/such/route", retryable: false },
     });
     // The 501s of Conductor endpoints not served stay 501s, whatever the method.
-    expect((await api("PUT", "/api/tasks/queue/all/verbose", {})).status).toBe(501);
+    expect((await api("PUT", "/api/admin/config", {})).status).toBe(501);
   });
 
   it("is decided after authentication and the access rules, as before: a 401 without credentials, a 403 without a permission for that method", async () => {
@@ -175,7 +175,7 @@ describe("a HEAD request", () => {
     expect(health).toEqual(await asHeadOf(await call("GET", "/health", {})));
     expect(health).toMatchObject({ status: 200, type: "application/json", length: '{"status":"ok"}'.length.toString() });
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "head_task", retryCount: 0 }]);
-    for (const path of ["/api/metadata/taskdefs/head_task", "/api/metadata/workflow", "/api/version", "/api/metadata/taskdefs/no_such_task", "/api/no/such/route", "/api/tasks/queue/all/verbose"]) {
+    for (const path of ["/api/metadata/taskdefs/head_task", "/api/metadata/workflow", "/api/version", "/api/metadata/taskdefs/no_such_task", "/api/no/such/route", "/api/admin/config"]) {
       expect(await headersOf(await api("HEAD", path)), `HEAD ${path}`).toEqual(await asHeadOf(await api("GET", path)));
     }
     expect(await headersOf(await api("HEAD", "/api/version"))).toMatchObject({ status: 200, type: "text/plain;charset=UTF-8" });
@@ -244,7 +244,7 @@ describe("a plain OPTIONS request", () => {
       body: { status: 404, error: "NOT_FOUND", message: "No route for OPTIONS /api/no/such/route", retryable: false },
     });
     // The 501s of Conductor endpoints not served stay 501s, whatever the method.
-    expect((await api("OPTIONS", "/api/tasks/queue/all/verbose")).status).toBe(501);
+    expect((await api("OPTIONS", "/api/admin/config")).status).toBe(501);
     // The 405's Allow stays the declared methods, as Spring's HttpRequestMethodNotSupportedException carries them.
     expect((await api("PUT", `/api/tasks/${taskId}`, {})).headers.get("allow")).toBe("GET");
   });

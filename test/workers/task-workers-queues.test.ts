@@ -571,8 +571,8 @@ describe("task workers: a task definition's concurrentExecLimit and rateLimitPer
   }
 });
 
-describe("task workers: every queue (Conductor's /api/tasks/queue/all and /api/tasks/queue/polldata/all)", () => {
-  it("lists each queue pushed to or polled, by Conductor's queue name (domain:taskType), with its size, and every named worker's latest poll", async () => {
+describe("task workers: every queue (Conductor's /api/tasks/queue/all, …/all/verbose and /api/tasks/queue/polldata/all)", () => {
+  it("lists each queue pushed to or polled, by Conductor's queue name (domain:taskType), with its size (verbose too), and every named worker's latest poll", async () => {
     await register({ name: "w_all", tasks: [simpleTask("w_all_task")] });
     await startWorkflow("w_all");
     await startWorkflow("w_all");
@@ -586,6 +586,10 @@ describe("task workers: every queue (Conductor's /api/tasks/queue/all and /api/t
     expect(all).not.toHaveProperty("w_all_polled_only:eu");
     await pollOne("w_all_task", { workerid: "all-busy" });
     expect((await apiOk<Record<string, number>>("GET", "/api/tasks/queue/all"))["w_all_task"]).toBe(1);
+    // The generated clients' allVerbose: the same queues and sizes, as Conductor's SQL queues answer them (one shard "a").
+    const verbose = await apiOk<Record<string, Record<string, { size: number; uacked: number }>>>("GET", "/api/tasks/queue/all/verbose");
+    expect(verbose).toMatchObject({ w_all_task: { a: { size: 1, uacked: 0 } }, "gpu:w_all_task": { a: { size: 1, uacked: 0 } }, "eu:w_all_polled_only": { a: { size: 0, uacked: 0 } } });
+    expect(Object.keys(verbose).sort()).toEqual(Object.keys(await apiOk<Record<string, number>>("GET", "/api/tasks/queue/all")).sort());
     const polls = await eventually(
       () => apiOk<Array<{ queueName: string; domain?: string; workerId: string; lastPollTime: number }>>("GET", "/api/tasks/queue/polldata/all"),
       (entries) => entries.some((entry) => entry.workerId === "all-idle") && entries.some((entry) => entry.workerId === "all-busy"),
@@ -814,9 +818,11 @@ describe("task workers: poll data", () => {
       expect(response.status, path).toBe(status);
       return (await response.json()) as T;
     };
-    const sizes = await asReader<Record<string, number>>("/api/tasks/queue/all");
-    expect(Object.keys(sizes).filter((name) => name.startsWith("w_scope")).sort()).toEqual(["w_scope_mine", "w_scope_mine_idle"]);
-    expect(Object.keys(sizes).every((name) => name.startsWith("w_scope_mine"))).toBe(true);
+    for (const path of ["/api/tasks/queue/all", "/api/tasks/queue/all/verbose"]) {
+      const sizes = await asReader<Record<string, unknown>>(path);
+      expect(Object.keys(sizes).filter((name) => name.startsWith("w_scope")).sort(), path).toEqual(["w_scope_mine", "w_scope_mine_idle"]);
+      expect(Object.keys(sizes).every((name) => name.startsWith("w_scope_mine")), path).toBe(true);
+    }
     for (const path of ["/api/tasks/queue/polldata/all", "/api/tasks/queue/polldata"]) {
       const workers = (await asReader<PollDataJson[]>(path)).map((entry) => entry.workerId);
       expect(workers, path).toContain("scope-mine");
@@ -830,6 +836,7 @@ describe("task workers: poll data", () => {
     // A caller who may read no task at all is refused the queues.
     const executor = await createUser("w-scope-executor", { directPermissions: [{ action: "TASK_EXECUTE", scope: "task:w_scope_mine" }] });
     expect((await call("GET", "/api/tasks/queue/all", orkes(executor.token))).status).toBe(403);
+    expect((await call("GET", "/api/tasks/queue/all/verbose", orkes(executor.token))).status).toBe(403);
   });
 });
 

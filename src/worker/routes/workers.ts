@@ -305,6 +305,17 @@ function requireReadableQueues(request: IRequest, taskNames: readonly string[]):
   if (denied.length > 0) throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: reading a task type's queue needs TASK_READ on task:<name>; not held for ${denied.join(", ")}`);
 }
 
+/**
+ * Every listed worker queue of a task type the caller may read tasks of, by Conductor's queue name, each size as `view`
+ * shows it (see {@link listedQueueSizes}); the queues left out counted in {@link LEFT_OUT_HEADER}.
+ */
+async function queueListing(request: IRequest, env: Env, view: (size: number) => unknown): Promise<Response> {
+  const { grants } = principalOf(request);
+  const { queues, leftOut } = await listedQueueSizes(env, (name) => mayReadTasksNamed(grants, name));
+  // fromEntries defines each name as data, `__proto__` too.
+  return listingResponse(Object.fromEntries(queues.map((queue) => [conductorQueueName(queue.taskName, queue.domain), view(queue.size)])), leftOut);
+}
+
 /** Routes of task workers: polling for SIMPLE tasks, reporting results with the next task, and queue sizes. */
 export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/tasks/poll/batch/:taskType", async (request, env, ctx) => {
@@ -349,11 +360,12 @@ export function registerWorkerRoutes(router: RouterType<IRequest, Args>): void {
   });
 
   // Conductor's queue/all: every worker queue that was ever pushed to or polled, by Conductor's queue name, with its size.
-  router.get("/api/tasks/queue/all", async (request, env) => {
-    const { grants } = principalOf(request);
-    const { queues, leftOut } = await listedQueueSizes(env, (name) => mayReadTasksNamed(grants, name));
-    return listingResponse(Object.fromEntries(queues.map((queue) => [conductorQueueName(queue.taskName, queue.domain), queue.size])), leftOut);
-  });
+  router.get("/api/tasks/queue/all", async (request, env) => await queueListing(request, env, (size) => size));
+
+  // Conductor's queue/all/verbose (the generated clients' allVerbose): the same queues, each as Conductor's SQL queues
+  // answer it, one shard "a" with its size and its unacknowledged entries. A poll hands a task out for good here (the
+  // ack route changes nothing), so none is ever waiting for an ack: `uacked` is 0, and the size is queue/all's.
+  router.get("/api/tasks/queue/all/verbose", async (request, env) => await queueListing(request, env, (size) => ({ a: { size, uacked: 0 } })));
 
   // Conductor's polldata/all: the latest poll of each named worker of every task type, in any domain, the most recent first.
   router.get("/api/tasks/queue/polldata/all", async (request, env) => allPollData(request, env));
