@@ -236,6 +236,12 @@ export const MAX_TASK_LOG_BYTES = 8 * 1024;
 export const MAX_TASK_LOGS_PER_RESULT = 1000;
 /** Latest `createdTime` taken (the largest valid Date), so that every stored time is one. */
 const MAX_EPOCH_MILLIS = 8.64e15;
+/**
+ * A log line's `createdTime` below this is in epoch seconds, not milliseconds: in milliseconds it would be before
+ * March 1973, in seconds it is before the year 5138. The Python SDK's TaskRunner stamps the traceback of every task its
+ * worker failed with `int(time.time())`; stored as given, the line showed a moment of January 1970.
+ */
+const SECONDS_NOT_MILLIS_BELOW = 1e11;
 
 /** A log line posted on its own (`POST /api/tasks/{taskId}/log`): one too long is refused. */
 export const TaskLogLine = v.pipe(v.string("must be a string"), v.maxBytes(MAX_TASK_LOG_BYTES, `must be at most ${MAX_TASK_LOG_BYTES} bytes (UTF-8)`));
@@ -253,13 +259,16 @@ const TaskExecLog = requestObject({
   log: v.nullish(jacksonText()),
   /** Ignored, as Conductor ignores it: the line belongs to the task the TaskResult reports. */
   taskId: v.nullish(jacksonText()),
-  /** When the worker logged it (epoch milliseconds, a fraction dropped); when it is stored unless given. */
+  /**
+   * When the worker logged it (epoch milliseconds, a fraction dropped; epoch seconds taken as such, see
+   * {@link SECONDS_NOT_MILLIS_BELOW}); when it is stored unless given.
+   */
   createdTime: v.nullish(
     v.pipe(
       v.number("must be a number (epoch milliseconds)"),
       v.minValue(0, "must not be negative"),
       v.maxValue(MAX_EPOCH_MILLIS, `must be at most ${MAX_EPOCH_MILLIS} (epoch milliseconds)`),
-      v.transform(Math.trunc),
+      v.transform((time) => (time < SECONDS_NOT_MILLIS_BELOW ? Math.trunc(time * 1000) : Math.trunc(time))),
     ),
   ),
 });

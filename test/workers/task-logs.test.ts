@@ -70,6 +70,19 @@ describe("task logs", () => {
     expect(lines[0]!.createdTime).toBeGreaterThanOrEqual(before);
   });
 
+  it("takes a createdTime in seconds (the Python SDK's TaskRunner stamps a failed task's traceback with int(time.time())) as those seconds in milliseconds, not a moment of January 1970", async () => {
+    await register({ name: "tl_seconds", tasks: [simpleTask("tl_seconds_task", "work")] });
+    const { task } = await polledTask("tl_seconds", "tl_seconds_task");
+    const seconds = Math.trunc(Date.now() / 1000);
+    const logs: JsonObject[] = [{ log: "Traceback (most recent call last):", taskId: task.taskId, createdTime: seconds }, { log: "in milliseconds", createdTime: 1_700_000_000_000 }, { log: "the epoch itself", createdTime: 0 }];
+    expect((await api("POST", "/api/tasks", taskResult(task, "FAILED", { reasonForIncompletion: "boom", logs }))).status).toBe(200);
+    expect((await logsOf(task.taskId)).map((line) => [line.log, line.createdTime])).toEqual([
+      ["Traceback (most recent call last):", seconds * 1000],
+      ["in milliseconds", 1_700_000_000_000],
+      ["the epoch itself", 0],
+    ]);
+  });
+
   it("takes a line, and shows the task, for a worker that names its task the moment it polled it (the execution's row is written as the task is queued)", async () => {
     await register({ name: "tl_at_once", tasks: [simpleTask("tl_at_once_task", "work")] });
     const workflowId = await startWorkflow("tl_at_once");
