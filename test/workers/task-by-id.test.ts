@@ -152,7 +152,11 @@ describe("Conductor's pending task by reference name and QueueAdminResource upda
     expect(ended.status).toBe(404);
     expect(await ended.json()).toMatchObject({ error: "NOT_FOUND", message: `Workflow ${workflowId} has no pending task with reference name hold` });
     expect((await api("GET", `/api/tasks/in_progress/${workflowId}/nope`)).status).toBe(404);
-    expect((await api("GET", `/api/tasks/in_progress/${crypto.randomUUID()}/hold`)).status).toBe(404);
+    // A workflow id no execution has is said to be unknown, not a workflow without that task.
+    const unknownId = crypto.randomUUID();
+    const unknown = await api("GET", `/api/tasks/in_progress/${unknownId}/hold`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: "NOT_FOUND", message: `Workflow ${unknownId} not found` });
     // Read as the workflow is.
     const reader = await createUser("tb-pending-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:tb_pending" }] });
     const other = await createUser("tb-pending-other", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:tb_read" }, { action: "TASK_READ", scope: "task:hold" }] });

@@ -186,8 +186,10 @@ export function registerTaskRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/tasks/in_progress/:workflowId/:taskRefName", async (request, env) => {
     const [workflowId, taskRefName] = [decodedPathParam(request, "workflowId"), decodedPathParam(request, "taskRefName")];
     const json = await retryingExecutionCall(env, workflowId, (stub) => stub.getPendingTaskJson(taskRefName));
-    if (json === null) throw notFound(`Workflow ${workflowId} has no pending task with reference name ${taskRefName}`);
-    return jsonTextResponse(json);
+    if (json !== null) return jsonTextResponse(json);
+    // Asked only for the 404: a mistyped workflow id is said to be one, not read as a workflow without that task.
+    const exists = (await retryingExecutionCall(env, workflowId, (stub) => stub.getWorkflowName())) !== null;
+    throw notFound(exists ? `Workflow ${workflowId} has no pending task with reference name ${taskRefName}` : `Workflow ${workflowId} not found`);
   });
 
   // Conductor's QueueAdminResource updates, which complete a waiting task by reference name or id with the body as its
