@@ -253,6 +253,35 @@ describe("tokens", () => {
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(user.token)), 401, "INVALID_TOKEN");
   });
 
+  it("each token issued prunes a few token rows past use (refresh rows once their access token has expired too, revocations past their expiry), keeping the rest", async () => {
+    const now = Date.now();
+    const hour = 3_600_000;
+    const rows: D1PreparedStatement[] = [];
+    // 25 refresh rows expired a day ago (their access tokens, an hour long, long gone), as many revocations past theirs.
+    for (let i = 0; i < 25; i++) {
+      rows.push(env.DB.prepare(`INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id) VALUES (?, ?, 'pruned', ?, 1, ?, NULL)`).bind(`old-${i}`, `old-family-${i}`, now - 24 * hour, now - 25 * hour));
+      rows.push(env.DB.prepare(`INSERT INTO revoked_tokens (id, kind, expires_at) VALUES (?, 'jti', ?)`).bind(`old-jti-${i}`, now - hour));
+    }
+    // Kept: a refresh row expired a minute ago (an access token issued with it may live on), live rows, a live revocation.
+    rows.push(env.DB.prepare(`INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id) VALUES ('recent', 'recent-family', 'pruned', ?, 0, ?, NULL)`).bind(now - 60_000, now - hour));
+    rows.push(env.DB.prepare(`INSERT INTO revoked_tokens (id, kind, expires_at) VALUES ('live-jti', 'jti', ?)`).bind(now + hour));
+    await env.DB.batch(rows);
+
+    await tokenFor(adminKeyId, adminSecret);
+    const count = async (sql: string) => (await env.DB.prepare(sql).first<{ n: number }>())!.n;
+    // At most 20 of each per token: a backlog goes over the next ones.
+    expect(await count(`SELECT COUNT(*) AS n FROM refresh_tokens WHERE token_hash LIKE 'old-%'`)).toBe(5);
+    expect(await count(`SELECT COUNT(*) AS n FROM revoked_tokens WHERE id LIKE 'old-jti-%'`)).toBe(5);
+    const second = await tokenFor(adminKeyId, adminSecret);
+    expect(await count(`SELECT COUNT(*) AS n FROM refresh_tokens WHERE token_hash LIKE 'old-%'`)).toBe(0);
+    expect(await count(`SELECT COUNT(*) AS n FROM revoked_tokens WHERE id LIKE 'old-jti-%'`)).toBe(0);
+    expect(await count(`SELECT COUNT(*) AS n FROM refresh_tokens WHERE token_hash = 'recent'`)).toBe(1);
+    expect(await count(`SELECT COUNT(*) AS n FROM revoked_tokens WHERE id = 'live-jti'`)).toBe(1);
+    // The two sessions just issued are there and work.
+    expect(await count(`SELECT COUNT(*) AS n FROM refresh_tokens WHERE user_id = 'admin' AND create_time >= ${now}`)).toBe(2);
+    await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: second.refresh_token }), 200);
+  });
+
   it("an API key id longer than any key's is unknown without a lookup: nothing read from D1 nor cached for it, from a header or a token request", async () => {
     let keyReads = 0;
     const counting = new Proxy(env.DB, {
