@@ -1,8 +1,9 @@
 import { SELF, env } from "cloudflare:test";
+import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { authenticate } from "../../src/worker/auth/authenticate";
 import { ApiError } from "../../src/worker/http/errors";
-import { ADMIN_KEY, api, rowCount } from "./helpers";
+import { ADMIN_KEY, api, apiOk, rowCount } from "./helpers";
 
 const id = "6f1c4a8e-2b7d-4c1e-9a3f-0d5e8b7c6a41";
 /** Every route of the service, as method and path. */
@@ -128,6 +129,34 @@ describe("authentication", () => {
   it("a token that is not an API key keeps the message about its issuer", async () => {
     const response = await SELF.fetch("https://conductor.test/api/metadata/workflow", { headers: { authorization: "Bearer aaa.bbb.ccc" } });
     expect(await response.json()).toMatchObject({ status: 401, error: "INVALID_TOKEN", message: expect.stringContaining("not issued by this service") });
+  });
+
+  it("every 401 of authentication carries a Bearer challenge (WWW-Authenticate), with error=\"invalid_token\" for a token refused or expired; a 403 carries none", async () => {
+    const expired = await new SignJWT({})
+      .setProtectedHeader({ alg: "HS256", kid: "test-1", typ: "JWT" })
+      .setSubject("admin")
+      .setIssuer("edge-conductor")
+      .setAudience("edge-conductor")
+      .setJti(crypto.randomUUID())
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 7200)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
+      .sign(new Uint8Array(32).fill(7));
+    const cases: Array<[Record<string, string>, string, string]> = [
+      [{}, "UNAUTHENTICATED", 'Bearer realm="edge-conductor"'],
+      [{ "x-api-key": `${ADMIN_KEY.split(":")[0]}:wrong` }, "INVALID_CREDENTIALS", 'Bearer realm="edge-conductor"'],
+      [{ authorization: "Bearer aaa.bbb.ccc" }, "INVALID_TOKEN", 'Bearer realm="edge-conductor", error="invalid_token"'],
+      [{ "x-authorization": expired }, "EXPIRED_TOKEN", 'Bearer realm="edge-conductor", error="invalid_token"'],
+    ];
+    for (const [headers, error, challenge] of cases) {
+      const response = await SELF.fetch("https://conductor.test/api/metadata/workflow", { headers });
+      expect(await response.json()).toMatchObject({ status: 401, error });
+      expect(response.headers.get("www-authenticate"), error).toBe(challenge);
+    }
+    // Authenticated but not permitted: no challenge (other credentials are no answer to a 403).
+    const user = await apiOk<{ keyId: string; keySecret: string }>("POST", "/api/security/users/challenge-nobody/api-keys", undefined, 201);
+    const forbidden = await SELF.fetch("https://conductor.test/api/metadata/workflow", { headers: { "x-api-key": `${user.keyId}:${user.keySecret}` } });
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.headers.get("www-authenticate")).toBeNull();
   });
 
   it("the bootstrap admin key works, and unknown routes are 404 once authenticated", async () => {
