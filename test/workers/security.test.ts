@@ -180,10 +180,10 @@ describe("tokens", () => {
     expect(await expiresIn("soon")).toBe(3600);
   });
 
-  it("a malformed JWT_SIGNING_KEYS refuses the requests that need a signing key with a 409 saying what to fix, never a 500", async () => {
+  it("a malformed JWT_SIGNING_KEYS (two keys of one kid included) refuses the requests that need a signing key with a 409 saying what to fix, never a 500", async () => {
     const session = await tokenFor(adminKeyId, adminSecret);
     const secret = Buffer.alloc(16, 3).toString("base64");
-    for (const [keys, problem] of [["no-separator", /entry 1 of JWT_SIGNING_KEYS is not kid:base64secret/], [`test-1:${Buffer.alloc(32, 7).toString("base64")},k2:${secret}`, /entry 2 is shorter than 32 bytes/], ["k1:not*base64", /entry 1 is not base64/]] as const) {
+    for (const [keys, problem] of [["no-separator", /entry 1 of JWT_SIGNING_KEYS is not kid:base64secret/], [`test-1:${Buffer.alloc(32, 7).toString("base64")},k2:${secret}`, /entry 2 is shorter than 32 bytes/], ["k1:not*base64", /entry 1 is not base64/], [`test-1:${Buffer.alloc(32, 5).toString("base64")},test-1:${Buffer.alloc(32, 7).toString("base64")}`, /entries 1 and 2 of JWT_SIGNING_KEYS have the same kid test-1/]] as const) {
       const configured = { ...env, JWT_SIGNING_KEYS: keys } as Env;
       for (const response of [
         await callWithEnv(configured, "POST", "/api/security/token", {}, { keyId: adminKeyId, keySecret: adminSecret }),

@@ -91,7 +91,7 @@ async function currentSigningKey(env: Env): Promise<SigningKey> {
 async function loadSigningKeys(env: Env): Promise<SigningKey[]> {
   const configured = (env.JWT_SIGNING_KEYS ?? "").split(",").map((entry) => entry.trim()).filter(Boolean);
   if (configured.length > 0) {
-    return configured.map((entry, index) => {
+    const keys = configured.map((entry, index) => {
       const separator = entry.indexOf(":");
       if (separator <= 0) throw misconfiguredKeys(`entry ${index + 1} of JWT_SIGNING_KEYS is not kid:base64secret`);
       let secret: Uint8Array;
@@ -103,6 +103,15 @@ async function loadSigningKeys(env: Env): Promise<SigningKey[]> {
       if (secret.length < 32) throw misconfiguredKeys(`the secret of JWT_SIGNING_KEYS entry ${index + 1} is shorter than 32 bytes`);
       return { kid: entry.slice(0, separator), secret };
     });
+    // A token names the key that signed it by kid, and is checked against the first key of that kid only: with a new
+    // key put in front under the old one's kid (a rotation as the README tells it, but the kid kept), every token signed
+    // with the old key would be a 401 while the configuration looked right.
+    const repeated = keys.findIndex((key, index) => keys.findIndex((other) => other.kid === key.kid) !== index);
+    if (repeated >= 0) {
+      const first = keys.findIndex((key) => key.kid === keys[repeated]!.kid);
+      throw misconfiguredKeys(`entries ${first + 1} and ${repeated + 1} of JWT_SIGNING_KEYS have the same kid ${keys[repeated]!.kid}, and each key needs its own (a token names its key by kid)`);
+    }
+    return keys;
   }
   if (!env.BOOTSTRAP_ADMIN_KEY) return [];
   const material = await crypto.subtle.importKey("raw", encoder.encode(env.BOOTSTRAP_ADMIN_KEY), "HKDF", false, ["deriveBits"]);
