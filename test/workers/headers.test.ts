@@ -72,6 +72,9 @@ describe("CORS", () => {
     const refused = await SELF.fetch("https://conductor.test/api/metadata/workflow", { headers: { Origin: ALLOWED } });
     expect(refused.status).toBe(401);
     expect(refused.headers.get("access-control-allow-origin")).toBe(ALLOWED);
+    // Its challenge is readable too.
+    expect(refused.headers.get("www-authenticate")).toBe('Bearer realm="edge-conductor"');
+    expect(refused.headers.get("access-control-expose-headers")).toContain("WWW-Authenticate");
     // A 405's Allow (the methods its path takes) is readable too.
     const wrongMethod = await api("DELETE", "/api/metadata/workflow", undefined, { Origin: ALLOWED });
     expect([wrongMethod.status, wrongMethod.headers.get("allow"), wrongMethod.headers.get("access-control-allow-origin")]).toEqual([405, "GET, POST, PUT", ALLOWED]);

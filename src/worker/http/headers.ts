@@ -3,8 +3,11 @@ import { errorResponse } from "./errors";
 /** Request headers a browser app may send across origins (everything this API reads). */
 const CORS_REQUEST_HEADERS = ["Content-Type", "Authorization", "X-Authorization", "X-API-Key", "Idempotency-Key"];
 const CORS_METHODS = ["GET", "POST", "PUT", "DELETE"];
-/** Response headers a cross-origin app may read besides the safelisted ones (`Allow`: the methods a 405's path takes). */
-const CORS_EXPOSED_HEADERS = ["Retry-After", "Allow", "X-Queues-Left-Out"];
+/**
+ * Response headers a cross-origin app may read besides the safelisted ones (`Allow`: the methods a 405's path takes;
+ * `WWW-Authenticate`: a 401's challenge, whose `error="invalid_token"` tells a token to replace from no credentials).
+ */
+const CORS_EXPOSED_HEADERS = ["Retry-After", "Allow", "X-Queues-Left-Out", "WWW-Authenticate"];
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /**
