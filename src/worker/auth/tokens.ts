@@ -190,12 +190,12 @@ export async function issueTokens(env: Env, userId: string, session: { family?: 
 }
 
 /** Most expired rows of each token table one issued token deletes (it adds one row: a backlog goes over the next ones). */
-export const EXPIRED_TOKEN_ROWS_PRUNED_PER_ISSUE = 20;
+const EXPIRED_TOKEN_ROWS_PRUNED_PER_ISSUE = 20;
 
 /**
  * The statements deleting a few token rows past use, run with each token issued: without them every `POST /api/token`
- * (an SDK client asks at each start, and again as its token nears its end) left a refresh_tokens row for good, and a key's deletion,
- * which revokes the session of each of its rows, grew with the key's whole history. A refresh token's row is kept until
+ * (an SDK client asks at each start, and again as its token nears its end) left a refresh_tokens row for good, and a
+ * key's deletion, which revokes the session of each of its rows, grew with the key's whole history. A refresh token's row is kept until
  * the access token issued with it has expired too (one access lifetime past its own end: deleting a key must still
  * find that session to end it), which also keeps the EXPIRED_TOKEN answer for that long, and a revocation until its
  * `expires_at`, by when every token it names has expired (see {@link revokeFamily}, {@link revokeToken}).
