@@ -1,5 +1,5 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { SignJWT, decodeJwt, generateKeyPair } from "jose";
+import { SignJWT, decodeJwt, generateKeyPair, jwtVerify } from "jose";
 import { describe, expect, it, vi } from "vitest";
 import { matchApiPath } from "../../src/worker/auth/access-rules";
 import { verifyAccessToken } from "../../src/worker/auth/tokens";
@@ -180,10 +180,10 @@ describe("tokens", () => {
     expect(await expiresIn("soon")).toBe(3600);
   });
 
-  it("a malformed JWT_SIGNING_KEYS (two keys of one kid included) refuses the requests that need a signing key with a 409 saying what to fix, never a 500", async () => {
+  it("a malformed JWT_SIGNING_KEYS refuses the requests that need a signing key with a 409 saying what to fix, never a 500", async () => {
     const session = await tokenFor(adminKeyId, adminSecret);
     const secret = Buffer.alloc(16, 3).toString("base64");
-    for (const [keys, problem] of [["no-separator", /entry 1 of JWT_SIGNING_KEYS is not kid:base64secret/], [`test-1:${Buffer.alloc(32, 7).toString("base64")},k2:${secret}`, /entry 2 is shorter than 32 bytes/], ["k1:not*base64", /entry 1 is not base64/], [`test-1:${Buffer.alloc(32, 5).toString("base64")},test-1:${Buffer.alloc(32, 7).toString("base64")}`, /entries 1 and 2 of JWT_SIGNING_KEYS have the same kid test-1/]] as const) {
+    for (const [keys, problem] of [["no-separator", /entry 1 of JWT_SIGNING_KEYS is not kid:base64secret/], [`test-1:${Buffer.alloc(32, 7).toString("base64")},k2:${secret}`, /entry 2 is shorter than 32 bytes/], ["k1:not*base64", /entry 1 is not base64/]] as const) {
       const configured = { ...env, JWT_SIGNING_KEYS: keys } as Env;
       for (const response of [
         await callWithEnv(configured, "POST", "/api/security/token", {}, { keyId: adminKeyId, keySecret: adminSecret }),
@@ -200,6 +200,24 @@ describe("tokens", () => {
     // The session was refused, not consumed: with the keys fixed it goes on.
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(session.token)), 200);
     await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: session.refresh_token }), 200);
+  });
+
+  it("a rotation that keeps the kid (the new key in front of the old one under one kid) keeps the old key's tokens working and signs new ones with the new key", async () => {
+    const session = await tokenFor(adminKeyId, adminSecret);
+    const newKey = new Uint8Array(32).fill(5);
+    const configured = { ...env, JWT_SIGNING_KEYS: `test-1:${Buffer.from(newKey).toString("base64")},test-1:${Buffer.from(TEST_KEY).toString("base64")}` } as Env;
+    // Signed with the old key (test-1 of the tests' configuration) before the rotation: still a session.
+    await expectStatus(await callWithEnv(configured, "GET", "/api/metadata/workflow", bearer(session.token)), 200);
+    const rotated = JSON.parse(await expectStatus(await callWithEnv(configured, "POST", "/api/security/token/refresh", {}, { refreshToken: session.refresh_token }), 200)) as Tokens;
+    await expect(jwtVerify(rotated.token, newKey)).resolves.toBeDefined();
+    await expectStatus(await callWithEnv(configured, "GET", "/api/metadata/workflow", bearer(rotated.token)), 200);
+    // A key of that kid that is not configured signs nothing valid.
+    const { bak } = decodeJwt(session.token);
+    const foreign = await new SignJWT({ bak }).setProtectedHeader({ alg: "HS256", kid: "test-1" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setExpirationTime("5m").setJti(crypto.randomUUID()).sign(new Uint8Array(32).fill(1));
+    await expectStatus(await callWithEnv(configured, "GET", "/api/metadata/workflow", bearer(foreign)), 401, "INVALID_TOKEN");
+    // Revoking one signed with the second key of the kid finds it too (a token it cannot verify is ignored, RFC 7009).
+    await expectStatus(await callWithEnv(configured, "POST", "/api/security/token/revoke", {}, { token: session.token }), 200);
+    await expectStatus(await callWithEnv(configured, "GET", "/api/metadata/workflow", bearer(session.token)), 401, "INVALID_TOKEN");
   });
 
   it("deleting an API key ends the sessions obtained with it (access and refresh tokens); the user's other keys keep theirs", async () => {

@@ -1,4 +1,4 @@
-import { SignJWT, decodeJwt, decodeProtectedHeader, errors, jwtVerify } from "jose";
+import { SignJWT, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyOptions } from "jose";
 import { hexOf } from "../../engine/task-id";
 import { serviceConfig } from "../config";
 import { ApiError } from "../http/errors";
@@ -91,7 +91,7 @@ async function currentSigningKey(env: Env): Promise<SigningKey> {
 async function loadSigningKeys(env: Env): Promise<SigningKey[]> {
   const configured = (env.JWT_SIGNING_KEYS ?? "").split(",").map((entry) => entry.trim()).filter(Boolean);
   if (configured.length > 0) {
-    const keys = configured.map((entry, index) => {
+    return configured.map((entry, index) => {
       const separator = entry.indexOf(":");
       if (separator <= 0) throw misconfiguredKeys(`entry ${index + 1} of JWT_SIGNING_KEYS is not kid:base64secret`);
       let secret: Uint8Array;
@@ -103,15 +103,6 @@ async function loadSigningKeys(env: Env): Promise<SigningKey[]> {
       if (secret.length < 32) throw misconfiguredKeys(`the secret of JWT_SIGNING_KEYS entry ${index + 1} is shorter than 32 bytes`);
       return { kid: entry.slice(0, separator), secret };
     });
-    // A token names the key that signed it by kid, and is checked against the first key of that kid only: with a new
-    // key put in front under the old one's kid (a rotation as the README tells it, but the kid kept), every token signed
-    // with the old key would be a 401 while the configuration looked right.
-    const repeated = keys.findIndex((key, index) => keys.findIndex((other) => other.kid === key.kid) !== index);
-    if (repeated >= 0) {
-      const first = keys.findIndex((key) => key.kid === keys[repeated]!.kid);
-      throw misconfiguredKeys(`entries ${first + 1} and ${repeated + 1} of JWT_SIGNING_KEYS have the same kid ${keys[repeated]!.kid}, and each key needs its own (a token names its key by kid)`);
-    }
-    return keys;
   }
   if (!env.BOOTSTRAP_ADMIN_KEY) return [];
   const material = await crypto.subtle.importKey("raw", encoder.encode(env.BOOTSTRAP_ADMIN_KEY), "HKDF", false, ["deriveBits"]);
@@ -219,6 +210,28 @@ export function isOwnToken(token: string): boolean {
   }
 }
 
+/**
+ * The claims of one of our tokens, checked (HS256, issuer, audience, and what `options` adds) against the configured keys
+ * of its `kid`; undefined when no key has that kid. Each key of the kid is tried: `JWT_SIGNING_KEYS` may name two keys
+ * with one kid (a rotation that put the new key in front under the old one's kid), and the tokens of either must keep
+ * working, as they do with a kid of each. Throws jose's error: a failed signature when no key of the kid signed it; an
+ * expiry or claim failure is of the key that did.
+ */
+async function verifiedByKeyOfKid(env: Env, token: string, kid: string | undefined, options: Pick<JWTVerifyOptions, "requiredClaims" | "currentDate">): Promise<JWTPayload | undefined> {
+  const keys = (await signingKeys(env)).filter((candidate) => candidate.kid === kid);
+  if (keys.length === 0) return undefined;
+  let failure: unknown;
+  for (const key of keys) {
+    try {
+      return (await jwtVerify(token, key.secret, { ...options, algorithms: ["HS256"], issuer: TOKEN_ISSUER, audience: TOKEN_ISSUER })).payload;
+    } catch (error) {
+      if (!(error instanceof errors.JWSSignatureVerificationFailed)) throw error;
+      failure = error;
+    }
+  }
+  throw failure;
+}
+
 const INVALID_HINT = "check that it was issued by this service, is complete, and was not altered";
 
 /**
@@ -249,15 +262,16 @@ async function verifySignedToken(env: Env, token: string): Promise<VerifiedToken
   } catch {
     throw new ApiError(401, "INVALID_TOKEN", `Invalid token: not a JWT; ${INVALID_HINT}`);
   }
-  const key = (await signingKeys(env)).find((candidate) => candidate.kid === kid);
-  if (!key) throw new ApiError(401, "INVALID_TOKEN", `Invalid token: unknown signing key; ${INVALID_HINT}`);
-  let claims: { sub?: string; jti?: string; exp?: number; fam?: unknown; [BOOTSTRAP_CLAIM]?: unknown };
+  let claims: { sub?: string; jti?: string; exp?: number; fam?: unknown; [BOOTSTRAP_CLAIM]?: unknown } | undefined;
   try {
-    ({ payload: claims } = await jwtVerify(token, key.secret, { algorithms: ["HS256"], issuer: TOKEN_ISSUER, audience: TOKEN_ISSUER, requiredClaims: ["sub", "jti", "exp"] }));
+    claims = await verifiedByKeyOfKid(env, token, kid, { requiredClaims: ["sub", "jti", "exp"] });
   } catch (error) {
+    // A JWT_SIGNING_KEYS that cannot be read is its 409, not this token's fault.
+    if (error instanceof ApiError) throw error;
     if (error instanceof errors.JWTExpired) throw expiredToken();
     throw new ApiError(401, "INVALID_TOKEN", `Invalid token: signature, algorithm, issuer or audience check failed; ${INVALID_HINT}`);
   }
+  if (!claims) throw new ApiError(401, "INVALID_TOKEN", `Invalid token: unknown signing key; ${INVALID_HINT}`);
   const verified = { userId: claims.sub!, jti: claims.jti!, family: typeof claims.fam === "string" ? claims.fam : "", bootstrapKey: claims[BOOTSTRAP_CLAIM], expiresAt: claims.exp! * 1000 };
   const revoked = await env.DB.prepare(`SELECT 1 FROM revoked_tokens WHERE id IN (?, ?) LIMIT 1`).bind(verified.jti, verified.family).first();
   if (revoked) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
@@ -352,12 +366,9 @@ export function forgetVerifiedTokens(): void {
 export async function revokeToken(env: Env, token: string): Promise<void> {
   if (isOwnToken(token)) {
     try {
-      const { kid } = decodeProtectedHeader(token);
-      const key = (await signingKeys(env)).find((candidate) => candidate.kid === kid);
-      if (!key) return;
       // Signature checked (a forged token must not revoke anything), expiry not (revoking an expired token is harmless).
-      const { payload } = await jwtVerify(token, key.secret, { algorithms: ["HS256"], issuer: TOKEN_ISSUER, audience: TOKEN_ISSUER, currentDate: new Date(0) });
-      if (typeof payload.jti === "string") {
+      const payload = await verifiedByKeyOfKid(env, token, decodeProtectedHeader(token).kid, { currentDate: new Date(0) });
+      if (typeof payload?.jti === "string") {
         await env.DB.prepare(`INSERT OR REPLACE INTO revoked_tokens (id, kind, expires_at) VALUES (?, 'jti', ?)`).bind(payload.jti, (payload.exp ?? 0) * 1000).run();
         verifiedCache.clear((cachedToken) => cachedToken === token);
       }
