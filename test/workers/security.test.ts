@@ -275,10 +275,11 @@ describe("tokens", () => {
     const now = Date.now();
     const hour = 3_600_000;
     const rows: D1PreparedStatement[] = [];
-    // 25 refresh rows expired a day ago (their access tokens, an hour long, long gone), as many revocations past theirs.
+    // 25 refresh rows expired a day ago (their access tokens, an hour long, long gone), as many revocations two hours past
+    // theirs (past the hour of grace).
     for (let i = 0; i < 25; i++) {
       rows.push(env.DB.prepare(`INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id) VALUES (?, ?, 'pruned', ?, 1, ?, NULL)`).bind(`old-${i}`, `old-family-${i}`, now - 24 * hour, now - 25 * hour));
-      rows.push(env.DB.prepare(`INSERT INTO revoked_tokens (id, kind, expires_at) VALUES (?, 'jti', ?)`).bind(`old-jti-${i}`, now - hour));
+      rows.push(env.DB.prepare(`INSERT INTO revoked_tokens (id, kind, expires_at) VALUES (?, 'jti', ?)`).bind(`old-jti-${i}`, now - 2 * hour));
     }
     // Kept: a refresh row expired a minute ago (an access token issued with it may live on), live rows, a live revocation.
     rows.push(env.DB.prepare(`INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id) VALUES ('recent', 'recent-family', 'pruned', ?, 0, ?, NULL)`).bind(now - 60_000, now - hour));
@@ -298,6 +299,38 @@ describe("tokens", () => {
     // The two sessions just issued are there and work.
     expect(await count(`SELECT COUNT(*) AS n FROM refresh_tokens WHERE user_id = 'admin' AND create_time >= ${now}`)).toBe(2);
     await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: second.refresh_token }), 200);
+  });
+
+  it("a revocation just past its expiry is not pruned: a refresh that raced it (its row written after) stays refused", async () => {
+    const user = await createUser("prune-raced");
+    const family = decodeJwt(user.token).fam as string;
+    // As such a race leaves it, the revocation's time run out a second ago: the session's refresh row, written just after
+    // the revocation marked the others used, is unused and outlives it by the race's length.
+    await env.DB.prepare(`INSERT INTO revoked_tokens (id, kind, expires_at) VALUES (?, 'family', ?)`).bind(family, Date.now() - 1000).run();
+    await tokenFor(adminKeyId, adminSecret);
+    expect(await rowCount(`revoked_tokens WHERE id = '${family}'`)).toBe(1);
+    await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: user.tokens.refresh_token }), 401, "INVALID_TOKEN");
+  });
+
+  it("a token request whose pruning of token rows fails still issues its session", async () => {
+    // The revocations' delete is sent to a table that is not there: D1 refuses the statement, and with it its batch.
+    const failingPrune = new Proxy(env.DB, {
+      get: (target, property) => {
+        if (property === "prepare") return (sql: string) => target.prepare(sql.replace("DELETE FROM revoked_tokens", "DELETE FROM no_such_table"));
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const configured = { ...env, DB: failingPrune } as Env;
+      const tokens = JSON.parse(await expectStatus(await callWithEnv(configured, "POST", "/api/security/token", {}, { keyId: adminKeyId, keySecret: adminSecret }), 200)) as Tokens;
+      expect(errors).toHaveBeenCalledWith(expect.stringContaining("token rows not pruned"));
+      await expectStatus(await call("GET", "/api/metadata/workflow", bearer(tokens.token)), 200);
+      await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: tokens.refresh_token }), 200);
+    } finally {
+      errors.mockRestore();
+    }
   });
 
   it("an API key id longer than any key's is unknown without a lookup: nothing read from D1 nor cached for it, from a header or a token request", async () => {

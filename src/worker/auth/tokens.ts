@@ -169,14 +169,15 @@ export async function issueTokens(env: Env, userId: string, session: { family?: 
   // A bootstrap marker was checked against the configuration above; it is not in api_keys. The key must still be there
   // and active as the session is written: a deactivation's revocation ends only the sessions written before it, and a
   // token request that checked the key just before (or against another isolate's cache) must not start one after it.
-  const [inserted] = await env.DB.batch([
+  const inserted = await insertedPruning(
+    env,
     env.DB.prepare(
       `INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id)
        SELECT ?1, ?2, ?3, ?4, 0, ?5, ?6 WHERE ?6 IS NULL OR ?7 = 1 OR EXISTS (SELECT 1 FROM api_keys WHERE key_id = ?6 AND active = 1)`,
     ).bind(await sha256Hex(refreshToken), family, userId, now + refreshTtlSeconds(env) * 1000, now, keyId, bootstrap ? 1 : 0),
-    ...expiredTokenRowsPruning(env, now),
-  ]);
-  if (inserted!.meta.changes === 0) throw new ApiError(401, "INVALID_TOKEN", "The API key this session was obtained with was deleted or deactivated: sign in with another key");
+    now,
+  );
+  if (inserted.meta.changes === 0) throw new ApiError(401, "INVALID_TOKEN", "The API key this session was obtained with was deleted or deactivated: sign in with another key");
   return { token: accessToken, access_token: accessToken, token_type: "Bearer", expires_in: ttl, refresh_token: refreshToken };
 }
 
@@ -184,20 +185,44 @@ export async function issueTokens(env: Env, userId: string, session: { family?: 
 const EXPIRED_TOKEN_ROWS_PRUNED_PER_ISSUE = 20;
 
 /**
+ * How long a token row is kept past the time it stops being of use, before a prune may delete it. The moment is read on
+ * clocks that differ a little between isolates, and a request that checked a token's `exp` just before it reads
+ * revoked_tokens: with the revocation deleted at `exp` exactly, a revoked token checked a moment before it ends would be
+ * let in. A refresh racing its session's revocation also writes a row that outlives the revocation by that race's length.
+ */
+const EXPIRED_TOKEN_ROWS_GRACE_MS = 3_600_000;
+
+/**
+ * The session's insert run with the deletion of a few token rows past use, in one batch (no round trip more); when that
+ * batch is refused, the insert alone: the pruning is housekeeping, and a token request must not fail for it.
+ */
+async function insertedPruning(env: Env, insert: D1PreparedStatement, now: number): Promise<D1Result> {
+  try {
+    const [inserted] = await env.DB.batch([insert, ...expiredTokenRowsPruning(env, now)]);
+    return inserted!;
+  } catch (error) {
+    console.error(JSON.stringify({ msg: "token rows not pruned: the batch with the session's insert failed, the insert is run alone", reason: error instanceof Error ? error.message : String(error) }));
+    return await insert.run();
+  }
+}
+
+/**
  * The statements deleting a few token rows past use, run with each token issued: without them every `POST /api/token`
  * (an SDK client asks at each start, and again as its token nears its end) left a refresh_tokens row for good, and a
- * key's deletion, which revokes the session of each of its rows, grew with the key's whole history. A refresh token's row is kept until
- * the access token issued with it has expired too (one access lifetime past its own end: deleting a key must still
- * find that session to end it), which also keeps the EXPIRED_TOKEN answer for that long, and a revocation until its
- * `expires_at`, by when every token it names has expired (see {@link revokeFamily}, {@link revokeToken}).
+ * key's deletion, which revokes the session of each of its rows, grew with the key's whole history. A refresh token's
+ * row is kept until the access token issued with it has expired too (one access lifetime past its own end: deleting a
+ * key must still find that session to end it), which also keeps the EXPIRED_TOKEN answer for that long, and a
+ * revocation until its `expires_at`, by when every token it names has expired (see {@link revokeFamily},
+ * {@link revokeToken}); each kept {@link EXPIRED_TOKEN_ROWS_GRACE_MS} longer still.
  */
 function expiredTokenRowsPruning(env: Env, now: number): D1PreparedStatement[] {
+  const pastUse = now - EXPIRED_TOKEN_ROWS_GRACE_MS;
   return [
     env.DB.prepare(`DELETE FROM refresh_tokens WHERE rowid IN (SELECT rowid FROM refresh_tokens WHERE expires_at <= ? LIMIT ?)`).bind(
-      now - accessTtlSeconds(env) * 1000,
+      pastUse - accessTtlSeconds(env) * 1000,
       EXPIRED_TOKEN_ROWS_PRUNED_PER_ISSUE,
     ),
-    env.DB.prepare(`DELETE FROM revoked_tokens WHERE rowid IN (SELECT rowid FROM revoked_tokens WHERE expires_at <= ? LIMIT ?)`).bind(now, EXPIRED_TOKEN_ROWS_PRUNED_PER_ISSUE),
+    env.DB.prepare(`DELETE FROM revoked_tokens WHERE rowid IN (SELECT rowid FROM revoked_tokens WHERE expires_at <= ? LIMIT ?)`).bind(pastUse, EXPIRED_TOKEN_ROWS_PRUNED_PER_ISSUE),
   ];
 }
 
