@@ -34,7 +34,7 @@ import {
 import { cutText, definitionBytesWith, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, overdeepReason, overStoredDefinitionReason, rememberDefinitionBytes, overExecutionLimitReason, storedDefinitionOversizeReason, oversize, oversizeReason, storedTaskBytes, storedTasksBytes } from "./limits";
 import { fractionOf, retryDelayMs, retryPolicyOf } from "./retry";
 import { resolvedTaskInput, taskInputTemplate, taskModule } from "./tasks/registry";
-import { childOutcome } from "./tasks/sub-workflow";
+import { childOutcome, withChildDescription } from "./tasks/sub-workflow";
 import { pollableFrom, pollTimeoutEndsWorkflow, requeuedPollTimeoutAt, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
 import type { TaskStart, WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
@@ -1571,7 +1571,21 @@ function runAgain(draft: Draft, target: TaskExecution, inputGiven: boolean, env:
 
 /** The input of `target`, made to run again: `taskInput` as given, else resolved anew from its step. */
 function giveInput(draft: Draft, target: TaskExecution, taskInput: JsonObject | undefined, env: DecideEnv): void {
-  draft.updateTask(target.taskId, taskInput !== undefined ? { inputData: taskInput } : inputFields(draft, target.definitionIndex, target.taskId, env));
+  draft.updateTask(target.taskId, taskInput !== undefined ? { inputData: givenInput(draft, target.definitionIndex, target.taskId, taskInput, env) } : inputFields(draft, target.definitionIndex, target.taskId, env));
+}
+
+/**
+ * The input given from outside (a rerun's `taskInput`, a jump's body) to instance `taskId` of step `index`: as it is,
+ * except that a SUB_WORKFLOW's is its child's input, the child still the one its step names (see
+ * `withChildDescription`): given alone, it would name no child to start. Conductor's rerun of a SUB_WORKFLOW task
+ * drops its `taskInput`, waiting for the child it had.
+ */
+function givenInput(draft: Draft, index: number, taskId: string, taskInput: JsonObject, env: DecideEnv): JsonObject {
+  const step = planTask(draft.state.definition, index);
+  if (step?.type !== "SUB_WORKFLOW" || Object.hasOwn(taskInput, "subWorkflowParam")) return taskInput;
+  // A step whose input cannot be resolved now leaves the input as given: the start then fails, naming what is missing.
+  const resolved = inputFields(draft, index, taskId, env).inputData;
+  return resolved === undefined ? taskInput : withChildDescription(taskInput, resolved, step);
 }
 
 /**
@@ -2247,7 +2261,8 @@ function reachTask(draft: Draft, index: number, env: DecideEnv, delayMs = 0): vo
   const jump = draft.state.pendingJump;
   if (jump?.taskReferenceName === reference) {
     draft.patch({ pendingJump: undefined });
-    const task: TaskExecution = { ...newInstance(draft.state, index, env, { delayMs }), inputData: jump.taskInput, inputGiven: true };
+    const instance = newInstance(draft.state, index, env, { delayMs });
+    const task: TaskExecution = { ...instance, inputData: givenInput(draft, index, instance.taskId, jump.taskInput, env), inputGiven: true };
     limitExecution(task, draft.state.tasks, env);
     return draft.addTask(task);
   }

@@ -954,6 +954,34 @@ describe("rerun and retry across levels", () => {
     expect(again.tasks[1]).toEqual(done.tasks[1]);
   });
 
+  it("a rerun's taskInput for a SUB_WORKFLOW task (or a jump's input) is its fresh child's input: the child is still the one its step names", async () => {
+    await registerEchoChild("given_input_child");
+    await register({ name: "given_input_beside", tasks: [subTask("sub", { who: "${workflow.input.who}" }, { subWorkflowParam: { name: "given_input_child", priority: 4 } })] });
+    await register({ name: "given_input_inside", tasks: [subTask("sub", { subWorkflowParam: { name: "${workflow.input.child}" }, who: "${workflow.input.who}" })] });
+    for (const name of ["given_input_beside", "given_input_inside"]) {
+      const parentId = await startWorkflow(name, { who: "ada", child: "given_input_child" });
+      const first = await waitFor(parentId, terminal);
+      expect(first.status, String(first.reasonForIncompletion)).toBe("COMPLETED");
+      await apiOk("POST", `/api/workflow/${parentId}/rerun`, { reRunFromTaskId: first.tasks[0]!.taskId, taskInput: { who: "bob" } });
+      const rerun = await waitFor(parentId, (workflow) => terminal.includes(workflow.status) && workflow.tasks[0]!["subWorkflowId"] !== first.tasks[0]!["subWorkflowId"]);
+      expect(rerun.status, String(rerun.reasonForIncompletion)).toBe("COMPLETED");
+      expect(rerun.tasks[0]!.inputData).toMatchObject({ who: "bob", subWorkflowName: "given_input_child", subWorkflowVersion: 1 });
+      expect(rerun.tasks[0]!.outputData).toMatchObject({ who: "bob", tag: "v1" });
+      const child = await getWorkflow(String(rerun.tasks[0]!["subWorkflowId"]));
+      expect(child.input).toEqual({ who: "bob" });
+      if (name === "given_input_beside") expect(child["priority"]).toBe(4);
+    }
+
+    // A jump's input likewise, to a SUB_WORKFLOW task not reached yet.
+    await register({ name: "given_input_jump", tasks: [{ name: "gate", taskReferenceName: "gate", type: "WAIT", inputParameters: {} }, subTask("sub", { subWorkflowParam: { name: "given_input_child" }, who: "${workflow.input.who}" })] });
+    const jumpedId = await startWorkflow("given_input_jump", { who: "ada" });
+    await waitFor(jumpedId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/workflow/${jumpedId}/jump/sub`, { who: "eve" });
+    const jumped = await waitFor(jumpedId, terminal);
+    expect(jumped.status, String(jumped.reasonForIncompletion)).toBe("COMPLETED");
+    expect((await getWorkflow(String(jumped.tasks[1]!["subWorkflowId"]))).input).toEqual({ who: "eve" });
+  });
+
   it("retry with resumeSubworkflowTasks retries inside the failed child instead of starting a new one", async () => {
     await registerThreeLevels("resume");
     const rootId = await startWorkflow("resume_root");

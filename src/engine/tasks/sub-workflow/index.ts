@@ -75,6 +75,19 @@ function childInputKeys(definition: WorkflowTaskDef | undefined): ReadonlySet<st
   return new Set([...Object.keys(definition?.inputParameters ?? {}), ...Object.keys(definition?.taskDefinition?.inputTemplate ?? {})]);
 }
 
+/**
+ * The input of SUB_WORKFLOW task `definition` given from outside (a rerun's `taskInput`, a jump's body) as the child's
+ * input: `given` as it is, over the keys of `resolved` (its input resolved from its step) that describe the child
+ * rather than being its input (`subWorkflowParam`, `waitForCompletion`, the keys showing the child), unless `given`
+ * names its child itself. Without them the child could not be started.
+ */
+export function withChildDescription(given: JsonObject, resolved: JsonObject, definition: WorkflowTaskDef): JsonObject {
+  if (Object.hasOwn(given, "subWorkflowParam")) return given;
+  const own = childInputKeys(definition);
+  const describesChild = (key: string): boolean => key === "subWorkflowParam" || key === "waitForCompletion" || (Object.hasOwn(SHOWN_CHILD_FIELDS, key) && !own.has(key));
+  return { ...Object.fromEntries(Object.entries(resolved).filter(([key]) => describesChild(key))), ...given };
+}
+
 /** The inline child definition of SUB_WORKFLOW task `definition` (validated at registration), undefined when it names a registered one. */
 export function inlineChildDefinition(definition: WorkflowTaskDef | undefined): WorkflowDef | undefined {
   const inline = definition?.subWorkflowParam?.["workflowDefinition"];
