@@ -983,9 +983,12 @@ describe("SUB_WORKFLOW tasks", () => {
     expect(only(subTask("c", { subWorkflowParam: "child" }), "tasks[0].subWorkflowParam")).toMatch(/subWorkflowParam must be an object/);
   });
 
-  it("accepts an expression for the name anywhere, for the version and idempotency strategy inside inputParameters only (Conductor types them in the task)", () => {
+  it("accepts an expression for the name anywhere, for the version, idempotency strategy and taskToDomain inside inputParameters only (Conductor types them in the task)", () => {
     acceptedTask(subTask("c", { subWorkflowParam: { name: "${workflow.input.flag ? 'a' : 'b'}", version: 2 } }));
-    acceptedTask(subTask("c", { inputParameters: { subWorkflowParam: { name: "${workflow.input.name}", version: "${workflow.input.v}", idempotencyStrategy: "${workflow.input.strategy}" } } }));
+    acceptedTask(subTask("c", { inputParameters: { subWorkflowParam: { name: "${workflow.input.name}", version: "${workflow.input.v}", idempotencyStrategy: "${workflow.input.strategy}", taskToDomain: "${workflow.input.domains}" } } }));
+    expect(only(subTask("c", { subWorkflowParam: { name: "child", taskToDomain: "${workflow.input.domains}" } }), "tasks[0].subWorkflowParam.taskToDomain")).toMatch(/taskToDomain must be an object/);
+    // As it runs, the map the expression gave is the child's.
+    expect(childStartRequest({ subWorkflowParam: { name: "child", taskToDomain: { a: "gpu" } } })).toMatchObject({ taskToDomain: { a: "gpu" } });
     expect(only(subTask("c", { subWorkflowParam: { name: "child", version: "${workflow.input.v}" } }), "tasks[0].subWorkflowParam.version")).toMatch(/an expression only inside inputParameters.subWorkflowParam/);
     expect(only(subTask("c", { subWorkflowParam: { name: "child", idempotencyStrategy: "${workflow.input.s}" } }), "tasks[0].subWorkflowParam.idempotencyStrategy")).toMatch(/an expression only inside inputParameters.subWorkflowParam/);
   });

@@ -39,8 +39,10 @@ function subWorkflowParamRules(inInput: boolean) {
       rule<unknown>("version", `an integer of at least 0 or its digits as text${anExpression}; leave it out for the latest version (0: version 0 when one is registered, else the latest)`, orTyped(isStartedVersion)),
     ),
     // Conductor's SubWorkflowParams.taskToDomain, a Map<String, String>: Jackson takes a number or boolean domain as its
-    // text, and a null one (none for that task).
-    taskToDomain: v.nullish(mapOf("taskToDomain", DOMAIN_RULE, isDomainValue)),
+    // text, and a null one (none for that task). Inside inputParameters an expression may give the whole map, as it may
+    // the version; one that gives no object leaves the child its parent's domains, as Conductor's SubWorkflow ignores a
+    // subWorkflowTaskToDomain that is no map.
+    taskToDomain: v.nullish(mapOf("taskToDomain", DOMAIN_RULE, isDomainValue, { wholeExpression: inInput })),
     priority: v.nullish(rule<unknown>("priority", `an integer from 0 to ${MAX_SUB_WORKFLOW_PRIORITY} (or an expression)`, orExpression(isStartedPriority))),
     // A number or boolean is its text as the child starts (idempotencyKeyOf), as Jackson reads SubWorkflowParams'
     // String idempotencyKey: an order number written as one keys the child as the API's start would.
