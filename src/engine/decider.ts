@@ -1583,9 +1583,10 @@ function giveInput(draft: Draft, target: TaskExecution, taskInput: JsonObject | 
 function givenInput(draft: Draft, index: number, taskId: string, taskInput: JsonObject, env: DecideEnv): JsonObject {
   const step = planTask(draft.state.definition, index);
   if (step?.type !== "SUB_WORKFLOW" || Object.hasOwn(taskInput, "subWorkflowParam")) return taskInput;
-  // A step whose input cannot be resolved now leaves the input as given: the start then fails, naming what is missing.
-  const resolved = inputFields(draft, index, taskId, env).inputData;
-  return resolved === undefined ? taskInput : withChildDescription(taskInput, resolved, step);
+  // Its own template describes the child (no task definition's template is needed). One that cannot be resolved now
+  // leaves the input as given: the start then fails, naming what is missing.
+  const resolved = resolveTaskInput(draft.state, index, step, taskId, env);
+  return resolved instanceof Error ? taskInput : withChildDescription(taskInput, resolved, step);
 }
 
 /**
