@@ -34,7 +34,7 @@ import {
 import { cutText, definitionBytesWith, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, overdeepReason, overStoredDefinitionReason, rememberDefinitionBytes, overExecutionLimitReason, storedDefinitionOversizeReason, oversize, oversizeReason, storedTaskBytes, storedTasksBytes } from "./limits";
 import { fractionOf, retryDelayMs, retryPolicyOf } from "./retry";
 import { resolvedTaskInput, taskInputTemplate, taskModule } from "./tasks/registry";
-import { childOutcome, withChildDescription } from "./tasks/sub-workflow";
+import { childDescriptionTask, childOutcome, withChildDescription } from "./tasks/sub-workflow";
 import { pollableFrom, pollTimeoutEndsWorkflow, requeuedPollTimeoutAt, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
 import type { TaskStart, WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
@@ -1569,24 +1569,28 @@ function runAgain(draft: Draft, target: TaskExecution, inputGiven: boolean, env:
   reopenLoopOf(draft, target, env);
 }
 
-/** The input of `target`, made to run again: `taskInput` as given, else resolved anew from its step. */
+/** The input of `target`, made to run again: `taskInput` as given, else resolved anew from its step (or the failure of either). */
 function giveInput(draft: Draft, target: TaskExecution, taskInput: JsonObject | undefined, env: DecideEnv): void {
-  draft.updateTask(target.taskId, taskInput !== undefined ? { inputData: givenInput(draft, target.definitionIndex, target.taskId, taskInput, env) } : inputFields(draft, target.definitionIndex, target.taskId, env));
+  draft.updateTask(target.taskId, taskInput !== undefined ? givenInputFields(draft, target.definitionIndex, target.taskId, taskInput, env) : inputFields(draft, target.definitionIndex, target.taskId, env));
 }
 
 /**
- * The input given from outside (a rerun's `taskInput`, a jump's body) to instance `taskId` of step `index`: as it is,
- * except that a SUB_WORKFLOW's is its child's input, the child still the one its step names (see
+ * The fields of instance `taskId` of step `index` given its input from outside (a rerun's `taskInput`, a jump's body):
+ * that input as it is, except that a SUB_WORKFLOW's is its child's input, the child still the one its step names (see
  * `withChildDescription`): given alone, it would name no child to start. Conductor's rerun of a SUB_WORKFLOW task
- * drops its `taskInput`, waiting for the child it had.
+ * drops its `taskInput`, waiting for the child it had. A failure on its input, as a resolved one's, when the child's
+ * description cannot be resolved, or the two together are over MAX_PAYLOAD_BYTES (each alone may fit; stored over
+ * it, the task's row could not hold its output besides).
  */
-function givenInput(draft: Draft, index: number, taskId: string, taskInput: JsonObject, env: DecideEnv): JsonObject {
+function givenInputFields(draft: Draft, index: number, taskId: string, taskInput: JsonObject, env: DecideEnv): Partial<TaskExecution> {
   const step = planTask(draft.state.definition, index);
-  if (step?.type !== "SUB_WORKFLOW" || Object.hasOwn(taskInput, "subWorkflowParam")) return taskInput;
-  // Its own template describes the child (no task definition's template is needed). One that cannot be resolved now
-  // leaves the input as given: the start then fails, naming what is missing.
-  const resolved = resolveTaskInput(draft.state, index, step, taskId, env);
-  return resolved instanceof Error ? taskInput : withChildDescription(taskInput, resolved, step);
+  if (step?.type !== "SUB_WORKFLOW" || Object.hasOwn(taskInput, "subWorkflowParam")) return { inputData: taskInput };
+  // Its own template describes the child (no task definition's template is needed).
+  const description = resolveTaskInput(draft.state, index, childDescriptionTask(step), taskId, env);
+  if (description instanceof Error) return failedOnInput(description, env);
+  const inputData = withChildDescription(taskInput, description, step);
+  const bytes = oversize(inputData, env.config.maxPayloadBytes);
+  return bytes === undefined ? { inputData } : failedOnInput(new Error(oversizeReason("The input given with its child's description", bytes, env.config.maxPayloadBytes)), env);
 }
 
 /**
@@ -2263,7 +2267,7 @@ function reachTask(draft: Draft, index: number, env: DecideEnv, delayMs = 0): vo
   if (jump?.taskReferenceName === reference) {
     draft.patch({ pendingJump: undefined });
     const instance = newInstance(draft.state, index, env, { delayMs });
-    const task: TaskExecution = { ...instance, inputData: givenInput(draft, index, instance.taskId, jump.taskInput, env), inputGiven: true };
+    const task: TaskExecution = { ...instance, ...givenInputFields(draft, index, instance.taskId, jump.taskInput, env), inputGiven: true };
     limitExecution(task, draft.state.tasks, env);
     return draft.addTask(task);
   }

@@ -75,6 +75,22 @@ function childInputKeys(definition: WorkflowTaskDef | undefined): ReadonlySet<st
   return new Set([...Object.keys(definition?.inputParameters ?? {}), ...Object.keys(definition?.taskDefinition?.inputTemplate ?? {})]);
 }
 
+/** The keys of a SUB_WORKFLOW task's own input template that describe its child: the rest are the child's input. */
+const DESCRIBING_KEYS: ReadonlySet<string> = new Set(["subWorkflowParam", "waitForCompletion"]);
+
+/**
+ * SUB_WORKFLOW task `definition` with only the keys of its input (and of its task definition's `inputTemplate`) that
+ * describe its child: resolved, it gives what {@link withChildDescription} keeps, and a failing expression in a key the
+ * given input replaces (one over MAX_PAYLOAD_BYTES, say) does not fail it.
+ */
+export function childDescriptionTask(definition: WorkflowTaskDef): WorkflowTaskDef {
+  const describing = (template: JsonObject): JsonObject => Object.fromEntries(Object.entries(template).filter(([key]) => DESCRIBING_KEYS.has(key)));
+  const described: WorkflowTaskDef = { ...definition, inputParameters: describing(definition.inputParameters ?? {}) };
+  const taskDefinition = definition.taskDefinition;
+  if (taskDefinition?.inputTemplate !== undefined) described.taskDefinition = { ...taskDefinition, inputTemplate: describing(taskDefinition.inputTemplate) };
+  return described;
+}
+
 /**
  * The input of SUB_WORKFLOW task `definition` given from outside (a rerun's `taskInput`, a jump's body) as the child's
  * input: `given` as it is, over the keys of `resolved` (its input resolved from its step) that describe the child
@@ -84,7 +100,7 @@ function childInputKeys(definition: WorkflowTaskDef | undefined): ReadonlySet<st
 export function withChildDescription(given: JsonObject, resolved: JsonObject, definition: WorkflowTaskDef): JsonObject {
   if (Object.hasOwn(given, "subWorkflowParam")) return given;
   const own = childInputKeys(definition);
-  const describesChild = (key: string): boolean => key === "subWorkflowParam" || key === "waitForCompletion" || (Object.hasOwn(SHOWN_CHILD_FIELDS, key) && !own.has(key));
+  const describesChild = (key: string): boolean => DESCRIBING_KEYS.has(key) || (Object.hasOwn(SHOWN_CHILD_FIELDS, key) && !own.has(key));
   return { ...Object.fromEntries(Object.entries(resolved).filter(([key]) => describesChild(key))), ...given };
 }
 
