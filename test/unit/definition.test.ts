@@ -7,7 +7,7 @@ import { MAX_TASKS_PER_DEFINITION, validateWorkflowDef } from "../../src/engine/
 import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
 import { createExecution, nextDeadline } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
-import { TASK_TYPES, type JsonObject, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
+import { TASK_TYPES, type JsonObject, type JsonValue, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../src/engine/model";
 import { HTTP_ACCEPT_TYPES, HTTP_CONTENT_TYPES, HTTP_METHODS, MAX_HTTP_TIMEOUT_MS, validateHttpTask } from "../../src/engine/tasks/http/validate";
 import { httpTimeouts } from "../../src/engine/tasks/http/request";
 import { latestNamed, registrationErrors, startedWith } from "./engine-env";
@@ -989,6 +989,20 @@ describe("SUB_WORKFLOW tasks", () => {
     expect(only(subTask("c", { subWorkflowParam: { name: "child", taskToDomain: "${workflow.input.domains}" } }), "tasks[0].subWorkflowParam.taskToDomain")).toMatch(/taskToDomain must be an object/);
     // As it runs, the map the expression gave is the child's.
     expect(childStartRequest({ subWorkflowParam: { name: "child", taskToDomain: { a: "gpu" } } })).toMatchObject({ taskToDomain: { a: "gpu" } });
+    // Written, a map it is not (or one with a domain that is no text) is refused inside inputParameters too.
+    expect(only(subTask("c", { inputParameters: { subWorkflowParam: { name: "child", taskToDomain: "gpu" } } }), "tasks[0].inputParameters.subWorkflowParam.taskToDomain")).toMatch(/taskToDomain must be an object .*\(or an expression\)/);
+    expect(only(subTask("c", { inputParameters: { subWorkflowParam: { name: "child", taskToDomain: { a: { zone: "eu" } } } } }), "tasks[0].inputParameters.subWorkflowParam.taskToDomain.a")).toMatch(/taskToDomain value for "a" must be a domain/);
+  });
+
+  it("fails a child's start whose taskToDomain an expression gave as no map, naming its kind, rather than leaving the child its parent's domains", () => {
+    for (const [domains, kind] of [["gpu", "a string"], [["gpu"], "an array"], [7, "a number"], [true, "a boolean"]] satisfies Array<[JsonValue, string]>) {
+      expect(childStartRequest({ subWorkflowParam: { name: "child", taskToDomain: domains } })).toEqual({ invalid: `subWorkflowParam.taskToDomain resolved to ${kind}, not an object of task names to domains` });
+    }
+    // None given (an expression reading what is not there, or ""): the parent's domains, as when it is left out.
+    for (const none of [null, ""]) expect(childStartRequest({ subWorkflowParam: { name: "child", taskToDomain: none } })).not.toHaveProperty("taskToDomain");
+    // A map: its domains as Conductor's Map<String, String> reads them (a number as its text; one that is no text is none).
+    expect(childStartRequest({ subWorkflowParam: { name: "child", taskToDomain: { a: 3, b: { zone: "eu" }, c: null } } })).toMatchObject({ taskToDomain: { a: "3" } });
+    expect(childStartRequest({ subWorkflowParam: { name: "child", taskToDomain: {} } })).toMatchObject({ taskToDomain: {} });
     expect(only(subTask("c", { subWorkflowParam: { name: "child", version: "${workflow.input.v}" } }), "tasks[0].subWorkflowParam.version")).toMatch(/an expression only inside inputParameters.subWorkflowParam/);
     expect(only(subTask("c", { subWorkflowParam: { name: "child", idempotencyStrategy: "${workflow.input.s}" } }), "tasks[0].subWorkflowParam.idempotencyStrategy")).toMatch(/an expression only inside inputParameters.subWorkflowParam/);
   });

@@ -253,6 +253,22 @@ describe("SUB_WORKFLOW", () => {
     expect((await childOf(own!)).input).toEqual({ subWorkflowName: "mine", subWorkflowVersion: "v-mine", priority: 3, who: "z" });
   });
 
+  it("a taskToDomain an expression gives whole inside inputParameters is the child's; one resolving to no map fails the task naming its kind, and none given leaves the parent's", async () => {
+    await registerEchoChild("child_expressed_domains");
+    await register({ name: "parent_expressed_domains", tasks: [subTask("sub", { subWorkflowParam: { name: "child_expressed_domains", taskToDomain: "${workflow.input.domains}" }, who: "x" })] });
+    const start = (input: JsonObject) => apiOk<string>("POST", "/api/workflow", { name: "parent_expressed_domains", input, taskToDomain: { "*": "parent-zone" } });
+    const mapped = await waitFor(await start({ domains: { echo: "gpu", other: 3 } }), terminal);
+    expect(mapped.status, String(mapped.reasonForIncompletion)).toBe("COMPLETED");
+    expect(await getWorkflow(String(mapped.tasks[0]!["subWorkflowId"]))).toMatchObject({ input: { who: "x" }, taskToDomain: { echo: "gpu", other: "3" } });
+    const none = await waitFor(await start({}), terminal);
+    expect(none.status, String(none.reasonForIncompletion)).toBe("COMPLETED");
+    expect(await getWorkflow(String(none.tasks[0]!["subWorkflowId"]))).toMatchObject({ taskToDomain: { "*": "parent-zone" } });
+    const named = await waitFor(await start({ domains: "gpu" }), terminal);
+    expect(named.status).toBe("FAILED");
+    expect(named.tasks[0]).toMatchObject({ status: "FAILED", reasonForIncompletion: "Sub workflow could not start: subWorkflowParam.taskToDomain resolved to a string, not an object of task names to domains" });
+    expect(named.tasks[0]!["subWorkflowId"]).toBeUndefined();
+  });
+
   it("an empty workflowInput is not given (the child gets the other keys, as Conductor's SubWorkflow); an empty input is an empty input", async () => {
     await registerEchoChild("child_empty_input");
     for (const [key, expected] of [["workflowInput", { who: "x" }], ["input", {}]] as const) {

@@ -78,8 +78,8 @@ function isQueueableDomain(value: JsonValue): value is string | number | boolean
  * The domains of a resolved `taskToDomain` object, read as Jackson reads Conductor's `Map<String, String>`: a number or
  * boolean domain is its text (`3` is domain `"3"`, as an expression giving a region or shard number resolves), a null
  * one is no mapping for that task (its `*` applies). Other values (objects, arrays, integers beyond 2^53, text naming a
- * domain longer than {@link MAX_DOMAIN_LENGTH}) are no domain: dropped. Undefined when `value` is no object (a SUB_WORKFLOW's child then takes its parent's domains, as
- * Conductor's SubWorkflowTaskMapper ignores anything but a map).
+ * domain longer than {@link MAX_DOMAIN_LENGTH}) are no domain: dropped. Undefined when `value` is no object (a SUB_WORKFLOW
+ * refuses one that is given but no map before it gets here: see `childStartRequest`).
  */
 export function taskToDomainOf(value: JsonValue | undefined): Record<string, string> | undefined {
   if (!isJsonObjectValue(value)) return undefined;

@@ -131,7 +131,14 @@ export function childStartRequest(input: JsonObject, definition?: WorkflowTaskDe
   const explicitInput = explicitChildInput(input);
   if ("invalid" in explicitInput) return explicitInput;
   request.input = explicitInput.given ?? otherKeys(input, definition);
-  const taskToDomain = taskToDomainOf(param["taskToDomain"]);
+  const domains = param["taskToDomain"];
+  // One an expression gave as something else than a map (a domain's name, say) fails the task rather than leaving the
+  // child its parent's domains, as a START_WORKFLOW's does: Conductor's mapper ignores it, and the child's tasks would
+  // wait in queues other than the ones meant. Only the kind is named: the value may hold masked secrets or be large.
+  if (domains !== undefined && domains !== null && domains !== "" && !isJsonObjectValue(domains)) {
+    return { invalid: `subWorkflowParam.taskToDomain resolved to ${kindOf(domains)}, not an object of task names to domains` };
+  }
+  const taskToDomain = taskToDomainOf(domains);
   if (taskToDomain !== undefined) request.taskToDomain = taskToDomain;
   const priority = priorityOf(param["priority"], "subWorkflowParam.priority");
   if (typeof priority === "object") return priority;
