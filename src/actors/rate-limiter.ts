@@ -4,7 +4,9 @@ import { SlidingWindowLog, type RateLimit, type RateVerdict } from "../worker/ra
 /**
  * Counts failed attempts for one key (an API key id and client address, or an address alone), so that
  * guessing secrets is limited across every isolate and location. The log is persisted, so neither eviction
- * nor a deploy clears a lockout.
+ * nor a deploy clears a lockout. Once its window has passed with no failure since, the object empties its storage
+ * (its alarm): a key is made of what the client sends (any key id, any address), so the objects of past failures,
+ * kept, would add up for good.
  */
 export class RateLimiter extends DurableObject<Env> {
   #log = new SlidingWindowLog();
@@ -21,10 +23,28 @@ export class RateLimiter extends DurableObject<Env> {
     return this.#log.check(Date.now(), rule);
   }
 
-  /** Counts one failed attempt and says whether the key is now limited. */
+  /**
+   * Counts one failed attempt and says whether the key is now limited. The alarm is set for when this failure leaves
+   * the window (`forgetAt`, stored with the log), moved on by each later one: by then every failure kept has left it.
+   */
   async recordFailure(rule: RateLimit): Promise<RateVerdict> {
-    const verdict = this.#log.record(Date.now(), rule);
-    await this.ctx.storage.put("events", this.#log.events());
+    const now = Date.now();
+    const verdict = this.#log.record(now, rule);
+    const forgetAt = now + rule.windowMs;
+    await this.ctx.storage.put({ events: this.#log.events(), forgetAt });
+    await this.ctx.storage.setAlarm(forgetAt);
     return verdict;
+  }
+
+  /** The window of the latest failure has passed: nothing kept decides anything any more, and the storage goes. */
+  override async alarm(): Promise<void> {
+    const forgetAt = await this.ctx.storage.get<number>("forgetAt");
+    // Woken before its time (alarms may run early when retried): armed again for it, the lockout kept.
+    if (forgetAt !== undefined && Date.now() < forgetAt) {
+      await this.ctx.storage.setAlarm(forgetAt);
+      return;
+    }
+    this.#log = new SlidingWindowLog();
+    await this.ctx.storage.deleteAll();
   }
 }

@@ -1,4 +1,4 @@
-import { SELF, abortAllDurableObjects, env } from "cloudflare:test";
+import { SELF, abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { clientNetwork, throttledCredentialCheck } from "../../src/worker/auth/throttle";
@@ -96,6 +96,40 @@ describe("brute-force limits on API key checks", () => {
     expect(await attempt("k-0", true)).toBe("someone");
     expect([await attempt("k-1", false), await attempt("k-2", false), await attempt("k-3", false)]).toEqual([401, 401, 429]);
     expect(await attempt("k-4", true)).toBe(429);
+  });
+});
+
+describe("the limiter objects of past failures", () => {
+  const limiter = (name: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(name));
+  const storedKeys = (stub: DurableObjectStub) => runInDurableObject(stub, async (_instance, state) => [...(await state.storage.list()).keys()]);
+
+  it("arm an alarm with each failure, and one run before the window has passed keeps the lockout", async () => {
+    const address = freshAddress();
+    for (let attempt = 1; attempt <= FAILURES_PER_KEY; attempt++) await token(address, adminKeyId, `guess-${attempt}`);
+    for (const stub of [limiter(`credential:${adminKeyId}@${address}`), limiter(`address:${address}`)]) {
+      expect(await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm())).not.toBeNull();
+      expect(await runDurableObjectAlarm(stub)).toBe(true);
+      expect(await storedKeys(stub)).toEqual(["events", "forgetAt"]);
+      expect(await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm())).not.toBeNull();
+    }
+    expect((await token(address, adminKeyId, adminSecret)).status).toBe(429);
+  });
+
+  it("empty their storage once the window of the latest failure has passed", async () => {
+    const stub = limiter(`address:${freshAddress()}`);
+    const rule = { limit: 1, windowMs: 5 };
+    expect((await stub.recordFailure(rule)).limited).toBe(true);
+    // Until the failure has left the window (bounded: it is 5 ms), which is when its alarm is due.
+    for (let wait = 0; wait < 100 && (await stub.check(rule)).limited; wait++) await scheduler.wait(5);
+    expect((await stub.check(rule)).limited).toBe(false);
+    // Its alarm is due: run now unless it has run already.
+    await runDurableObjectAlarm(stub);
+    expect(await storedKeys(stub)).toEqual([]);
+    expect(await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm())).toBeNull();
+    expect((await stub.check(rule)).limited).toBe(false);
+    // A failure after it is counted afresh, and kept.
+    expect((await stub.recordFailure(rule)).limited).toBe(true);
+    expect(await storedKeys(stub)).toEqual(["events", "forgetAt"]);
   });
 });
 
