@@ -25,6 +25,13 @@ const CALLS_PER_ROUND = 100;
 /** The limit of a key whose workflow's limit was removed: every execution waiting there is admitted. */
 const NO_LIMIT = Number.MAX_SAFE_INTEGER;
 
+/**
+ * How long a key stays idle (no place held, none waiting) before its object forgets it (see
+ * {@link ExecutionLimit.alarm}): long enough that a key in steady use is not forgotten and recorded again between
+ * its executions, each time a D1 write.
+ */
+export const IDLE_KEY_FORGET_MS = 60 * 60_000;
+
 /** The limit object of `key` (one per rate limit key; see `rate-limit.ts`). */
 export function executionLimitAt(env: Env, key: string): DurableObjectStub<ExecutionLimit> {
   return env.EXECUTION_LIMIT.get(env.EXECUTION_LIMIT.idFromName(key));
@@ -37,7 +44,9 @@ export function executionLimitAt(env: Env, key: string): DurableObjectStub<Execu
  * longest-waiting execution, which is told so by a notice this object owes until the execution has answered (the
  * alarm retries it): an execution never waits for a place that was given to it. The alarm also asks, now and then,
  * the execution of each place held whether it still holds it (`checkHeldPlaces`), so that a place whose leave was lost
- * is freed, not kept for good; while no place is held, no alarm is set.
+ * is freed, not kept for good. A key idle for {@link IDLE_KEY_FORGET_MS} is forgotten: its storage and its D1
+ * records go, as a key an execution's input names (Orkes' example is `${workflow.correlationId}`) may be used once and
+ * never again, and kept, each would stay stored for good. Its next entry starts it afresh, with that entry's limit.
  */
 export class ExecutionLimit extends DurableObject<Env> {
   readonly #sql: SqlStorage;
@@ -46,6 +55,11 @@ export class ExecutionLimit extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
+    this.#createTables();
+  }
+
+  /** Creates the tables (idempotent): when the object starts, and again once it has forgotten its key. */
+  #createTables(): void {
     // `told` is 0 for a place given by a leave whose execution has not been told yet; `checked_at` is when its execution
     // last said (or the place was given or entered again) that it is held.
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS places (workflow_id TEXT PRIMARY KEY, told INTEGER NOT NULL, checked_at INTEGER NOT NULL DEFAULT 0)`);
@@ -121,6 +135,8 @@ export class ExecutionLimit extends DurableObject<Env> {
    * which one workflow giving up its own must not lift.
    */
   async resize(workflowName: string, limit: number | null, definedAt: number): Promise<void> {
+    // Forgotten since the caller read its D1 record (or never entered): nothing waits here, and the next entry brings its limit.
+    if (this.ctx.storage.kv.get<string>("key") === undefined) return;
     if (limit === null && this.#sql.exec(`SELECT 1 FROM workflows WHERE name != ? LIMIT 1`, workflowName).toArray().length > 0) return;
     const now = Date.now();
     this.#setLimit(limit ?? NO_LIMIT, definedAt);
@@ -138,6 +154,7 @@ export class ExecutionLimit extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    if (await this.#forgetIfIdle(Date.now())) return;
     // Asks the executions of the places held longest whether they still hold them, freeing those that do not. Before the
     // delivery round, not after: that round arms the alarm as it ends, and with places still due for this check it would
     // arm it at once, a second alarm run right after this one for nothing.
@@ -145,6 +162,40 @@ export class ExecutionLimit extends DurableObject<Env> {
     if (asked && this.#fill(Date.now())) this.#deliverSoon();
     await this.#deliver();
     await this.#armAlarm(Date.now());
+  }
+
+  /**
+   * Forgets the key when it has been idle for {@link IDLE_KEY_FORGET_MS}: its D1 records (by their primary key, the
+   * workflows this object recorded), then its storage, alarm included. With no other call let in meanwhile, so an
+   * entry is either before it (the key is not idle, and kept) or after it (recorded afresh). True when it forgot.
+   * A D1 failure throws, and the alarm is retried.
+   */
+  async #forgetIfIdle(now: number): Promise<boolean> {
+    const since = this.ctx.storage.kv.get<number>("idleSince");
+    if (since === undefined || now < since + IDLE_KEY_FORGET_MS || !this.#idle()) return false;
+    let failure: unknown;
+    await this.ctx.blockConcurrencyWhile(async () => {
+      const key = this.#key();
+      const names = this.#sql.exec<{ name: string }>(`SELECT name FROM workflows`).toArray().map((row) => row.name);
+      try {
+        if (names.length > 0) {
+          await this.env.DB.batch(names.map((name) => this.env.DB.prepare(`DELETE FROM rate_limit_keys WHERE workflow_name = ? AND rate_limit_key = ?`).bind(name, key)));
+        }
+      } catch (error) {
+        // Caught, not thrown from here: a callback that throws resets the object.
+        failure = error;
+        return;
+      }
+      await this.ctx.storage.deleteAll();
+      this.#createTables();
+    });
+    if (failure !== undefined) throw failure;
+    return true;
+  }
+
+  /** No place held, none waiting. */
+  #idle(): boolean {
+    return this.#placesTaken() === 0 && this.#sql.exec(`SELECT 1 FROM waiting LIMIT 1`).toArray().length === 0;
   }
 
   /** This object's key (stored by the first entry). */
@@ -199,11 +250,18 @@ export class ExecutionLimit extends DurableObject<Env> {
   }
 
   /**
-   * Keeps the alarm at the earliest of: a notice owed (retried), the next check of a place held. None when no place is
-   * held, so an idle key costs nothing.
+   * Keeps the alarm at the earliest of: a notice owed (retried), the next check of a place held, and, for an idle key,
+   * when it is to be forgotten ({@link IDLE_KEY_FORGET_MS} after it became idle).
    */
   async #armAlarm(now: number): Promise<void> {
     const candidates: number[] = [];
+    if (this.#idle()) {
+      const since = this.ctx.storage.kv.get<number>("idleSince") ?? now;
+      this.ctx.storage.kv.put("idleSince", since);
+      candidates.push(since + IDLE_KEY_FORGET_MS);
+    } else {
+      this.ctx.storage.kv.delete("idleSince");
+    }
     if (this.#sql.exec(`SELECT 1 FROM places WHERE told = 0 LIMIT 1`).toArray().length > 0) candidates.push(now + NOTICE_RETRY_MS);
     const check = nextPlaceCheckAt(this.#sql, now);
     if (check !== undefined) candidates.push(check);

@@ -5,7 +5,7 @@
  */
 import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { executionLimitAt, type ExecutionLimit, type LimitSnapshot } from "../../src/actors/execution-limit";
+import { IDLE_KEY_FORGET_MS, executionLimitAt, type ExecutionLimit, type LimitSnapshot } from "../../src/actors/execution-limit";
 import { taskLimitAt } from "../../src/actors/task-limit";
 import type { JsonObject } from "../../src/engine/model";
 import { api, apiOk, eventually, gate, getWorkflow, heldExecutionAnswers, register, startWorkflow, storedByExecutionObject, unreachableExecutions, waitFor, type WorkflowJson } from "./helpers";
@@ -435,8 +435,52 @@ describe("workflow rate limits", () => {
     await waitFor(next, running);
     await completeHold(next);
     expect(await limitOf("wrl_lost", (snapshot) => snapshot.running.length === 0, "every place free")).toEqual({ limit: 1, running: [], waiting: [] });
-    // An idle key keeps no alarm.
-    expect(await runDurableObjectAlarm(limit)).toBe(false);
+    // An idle key keeps only the alarm that forgets it, an hour on: run before that, it forgets nothing and stays armed.
+    expect(await runDurableObjectAlarm(limit)).toBe(true);
+    expect(await limit.snapshot()).toEqual({ limit: 1, running: [], waiting: [] });
+    expect(await runInDurableObject(limit, (_instance, state) => state.storage.getAlarm())).toBeGreaterThan(Date.now() + IDLE_KEY_FORGET_MS - 60_000);
+  });
+
+  it("forgets a key idle for an hour, its storage and its D1 record; an execution under it later starts it afresh", async () => {
+    // A key an execution's input names, used once (Orkes' example is the correlation id): kept, each would stay for good.
+    await registerLimited("wrl_forgotten", { rateLimitKey: "${workflow.correlationId}", concurrentExecLimit: 1 });
+    const key = "wrl-once";
+    const limit = executionLimitAt(env, key);
+    const recorded = async () => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM rate_limit_keys WHERE rate_limit_key = ?`).bind(key).first<{ n: number }>())!.n;
+    const stored = () =>
+      runInDurableObject(limit, async (_instance, state) => ({
+        kv: [...(await state.storage.list()).keys()],
+        rows: ["places", "waiting", "workflows"].map((table) => state.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).one().n),
+        alarm: await state.storage.getAlarm(),
+      }));
+    const first = await startWorkflow("wrl_forgotten", {}, `?correlationId=${key}`);
+    await waitFor(first, running);
+    await completeHold(first);
+    await limitOf(key, (snapshot) => snapshot.running.length === 0, "its place given back");
+    expect(await recorded()).toBe(1);
+    const idle = await stored();
+    expect(idle.kv).toEqual(expect.arrayContaining(["key", "limit", "idleSince"]));
+    expect(idle.rows).toEqual([0, 0, 1]);
+
+    // Idle for an hour (its time moved back rather than waited for): the alarm forgets it.
+    await runInDurableObject(limit, (_instance, state) => state.storage.kv.put("idleSince", Date.now() - IDLE_KEY_FORGET_MS - 1));
+    expect(await runDurableObjectAlarm(limit)).toBe(true);
+    expect(await stored()).toEqual({ kv: [], rows: [0, 0, 0], alarm: null });
+    expect(await recorded()).toBe(0);
+
+    // Used again: it starts afresh, recorded again, and still limits.
+    const second = await startWorkflow("wrl_forgotten", {}, `?correlationId=${key}`);
+    const third = await startWorkflow("wrl_forgotten", {}, `?correlationId=${key}`);
+    await waitFor(second, running);
+    expect(await limitOf(key, (snapshot) => snapshot.waiting.length === 1, "the third waiting")).toEqual({ limit: 1, running: [second], waiting: [third] });
+    expect(await recorded()).toBe(1);
+    // Not idle: the alarm forgets nothing.
+    await runInDurableObject(limit, (_instance, state) => state.storage.kv.put("idleSince", Date.now() - IDLE_KEY_FORGET_MS - 1));
+    await placesDue(limit);
+    expect(await runDurableObjectAlarm(limit)).toBe(true);
+    expect(await limit.snapshot()).toEqual({ limit: 1, running: [second], waiting: [third] });
+    await completeHold(second);
+    await completeHold(third);
   });
 
   it("frees a place entered again by an execution that had ended and left (the entry arriving late), and keeps the place of one still running", async () => {
