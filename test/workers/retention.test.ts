@@ -116,4 +116,47 @@ describe("retention", () => {
     }
     expect((await api("GET", "/api/metadata/workflow/badly_kept")).status).toBe(404);
   });
+  it("a bulk remove leaves nothing naming the execution in any D1 table but its tombstone, nor in its object but the hour's tombstone", async () => {
+    await register({
+      name: "removed_whole",
+      tasks: [
+        {
+          name: "fork",
+          taskReferenceName: "fork",
+          type: "FORK_JOIN",
+          forkTasks: [
+            [{ name: "approve", taskReferenceName: "approve", type: "HUMAN", inputParameters: {} }],
+            [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: { matches: { "$['order']": "removed-whole" } } }],
+            [{ name: "removed_whole_worker", taskReferenceName: "work", type: "SIMPLE" }],
+          ],
+        },
+        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["approve", "hook", "work"] },
+      ],
+    });
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "removed_whole", idempotencyKey: "removed-whole-key", correlationId: "removed-whole" });
+    await waitFor(workflowId, (workflow) => workflow.tasks.length === 5);
+    await waitForIndexRow(workflowId, "RUNNING");
+    // Every table, every column: a table added later that removal forgets is found too.
+    const tables = (await env.DB.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_cf%' ESCAPE '\\' AND name NOT LIKE 'd1_%'`).all<{ name: string }>()).results;
+    const naming = async () => {
+      const found: string[] = [];
+      for (const { name: table } of tables) {
+        const columns = (await env.DB.prepare(`SELECT name FROM pragma_table_info(?)`).bind(table).all<{ name: string }>()).results;
+        for (const { name: column } of columns) {
+          const rows = await env.DB.prepare(`SELECT COUNT(*) AS n FROM "${table}" WHERE instr(CAST("${column}" AS TEXT), ?) > 0`).bind(workflowId).first<{ n: number }>();
+          if (rows!.n > 0) found.push(`${table}.${column}`);
+        }
+      }
+      return found.sort();
+    };
+    expect(await naming()).toEqual(expect.arrayContaining(["executions.workflow_id", "human_tasks.workflow_id", "idempotency_keys.workflow_id", "task_index.workflow_id", "webhook_waits.workflow_id"]));
+
+    expect(await apiOk("DELETE", "/api/workflow/bulk/remove", [workflowId])).toMatchObject({ bulkSuccessfulResults: [workflowId] });
+    expect(await statusOf(workflowId)).toBe(404);
+    // The tombstone refusing late search-row writes, pruned after a day.
+    expect(await naming()).toEqual(["removed_executions.workflow_id"]);
+    expect(await storedByExecutionObject(workflowId)).toEqual({ executionRows: 0, metaKeys: ["removed"] });
+    expect(await alarmOf(workflowId)).toBeGreaterThan(Date.now());
+    expect(await apiOk("GET", "/api/tasks/queue/sizes?taskType=removed_whole_worker")).toEqual({ removed_whole_worker: 0 });
+  });
 });
