@@ -2411,7 +2411,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#messages.remove(taken);
     // Ended, nothing can take them any more (pushes are refused from now on): Conductor deletes the queue then.
     if (TERMINAL_WORKFLOW_STATUSES.has(decision.state.status) && !(previous && TERMINAL_WORKFLOW_STATUSES.has(previous.status))) this.#messages.clear();
-    this.#recordObligations(decision.effects, leftWorkerQueues(previous, decision.state));
+    this.#recordObligations(decision.state, decision.effects, leftWorkerQueues(previous, decision.state));
     if (ownTestDomain(decision.state) !== undefined) this.#noteTestQueues(ownTestQueues(decision.state, decision.effects));
     for (const publication of statusPublications(previous, decision.state)) this.#oweStatusPublication(publication);
     this.#oweLimitChanges(previous, decision.state);
@@ -2494,7 +2494,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /** Writes down, in the same synchronous transaction as the decision, work that must outlive this isolate. */
-  #recordObligations(effects: Effect[], removals: readonly WorkerQueueRemoval[]): void {
+  #recordObligations(state: Execution, effects: Effect[], removals: readonly WorkerQueueRemoval[]): void {
     for (const removal of removals) this.#oweQueueChange(removal.taskId, { ...removal, remove: true });
     for (const effect of effects) {
       if (effect.kind === "queueTask") this.#oweQueueChange(effect.entry.taskId, effect.entry);
@@ -2510,6 +2510,13 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#childTerminations[effect.subWorkflowId] = effect.reason;
       if (!this.#childrenLetGo.includes(effect.subWorkflowId)) this.#childrenLetGo.push(effect.subWorkflowId);
     }
+    // Only a child a task of the execution still names is ever looked up here (`childReopened` declines any other): the
+    // children of tasks gone since (dropped by a DO_WHILE's keepLastN, replaced by a restart) go, or a long loop whose
+    // children it ends (timed out, set from outside) would keep one id per iteration for good, the list rewritten whole
+    // with each, until it passed what one stored value may hold. Those of this decision stay, named or not (a start
+    // never answered leaves its task naming no child), until the next.
+    const kept = new Set([...terminations.map((effect) => effect.subWorkflowId), ...state.tasks.flatMap((task) => (task.subWorkflowId === undefined ? [] : [task.subWorkflowId]))]);
+    this.#childrenLetGo = this.#childrenLetGo.filter((childId) => kept.has(childId));
     this.#store.setMeta("childTerminations", JSON.stringify(this.#childTerminations));
     this.#store.setMeta("childrenLetGo", JSON.stringify(this.#childrenLetGo));
   }

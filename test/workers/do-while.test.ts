@@ -136,6 +136,33 @@ describe("DO_WHILE through the router", () => {
     expect(after30.kept.stored).toMatchObject({ tasks: 4, task_logs: 2 });
   });
 
+  it("keeps a keepLastN loop of sub workflows ended from outside flat: it remembers letting go only the children of the iterations it keeps", async () => {
+    await register({ name: "dw_flat_child", tasks: [waitTask("hold")] });
+    const child = { name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "dw_flat_child" } };
+    await register({ name: "dw_flat_children", tasks: [doWhile("calls", [child], "true", { keepLastN: 2 })] });
+    const workflowId = await startWorkflow("dw_flat_children");
+    const letGo = () =>
+      runInDurableObject(executionStub(env, workflowId), (_instance, state) => {
+        const row = state.storage.sql.exec<{ value: string }>(`SELECT value FROM meta WHERE key = 'childrenLetGo'`).toArray()[0];
+        return row === undefined ? [] : (JSON.parse(row.value) as string[]);
+      });
+    const ended: string[] = [];
+    for (let iteration = 1; iteration <= 6; iteration++) {
+      // The iteration's child started; its task set from outside ends it, and the parent terminates the child.
+      const running = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === `child__${iteration}` && task.status === "IN_PROGRESS" && task["subWorkflowId"] !== undefined));
+      const task = running.tasks.find((candidate) => candidate.referenceTaskName === `child__${iteration}`)!;
+      ended.push(String(task["subWorkflowId"]));
+      await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: task.taskId, status: "COMPLETED", outputData: {} });
+    }
+    await waitFor(ended.at(-1)!, ["TERMINATED"]);
+    // The children of the two iterations kept (of the loop's last decisions: at most three), not one per iteration.
+    const kept = await letGo();
+    expect(kept.length).toBeLessThanOrEqual(3);
+    expect(ended.slice(-2).every((childId) => kept.includes(childId))).toBe(true);
+    expect(kept.every((childId) => ended.slice(-3).includes(childId))).toBe(true);
+    expect((await api("DELETE", `/api/workflow/${workflowId}`)).status).toBe(200);
+  });
+
   it("a task failing in the loop fails the workflow, the DO_WHILE canceled with it; a retry goes on in that iteration, as Conductor's", async () => {
     await register({
       name: "dw_retry",
