@@ -51,15 +51,24 @@ export function executionLimitAt(env: Env, key: string): DurableObjectStub<Execu
 export class ExecutionLimit extends DurableObject<Env> {
   readonly #sql: SqlStorage;
   #delivering: Promise<void> | undefined;
+  /**
+   * Whether its tables exist. Made by the first entry, not by the constructor: every call starts the object, and a
+   * forgotten key reached again by a call that enters nothing (a limit change that read its D1 record before it went, a
+   * leave repeated after an eviction) must leave it as empty as the forget did, not a schema stored for good.
+   */
+  #tables: boolean;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
-    this.#createTables();
+    this.#tables = this.#sql.exec(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'places'`).toArray().length > 0;
+    // Made before their objects were forgotten: brought up to date as they start.
+    if (this.#tables) this.#createTables();
   }
 
-  /** Creates the tables (idempotent): when the object starts, and again once it has forgotten its key. */
+  /** Creates the tables (idempotent): at an entry into a key that has none (new, or forgotten), and for older objects as they start. */
   #createTables(): void {
+    this.#tables = true;
     // `told` is 0 for a place given by a leave whose execution has not been told yet; `checked_at` is when its execution
     // last said (or the place was given or entered again) that it is held.
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS places (workflow_id TEXT PRIMARY KEY, told INTEGER NOT NULL, checked_at INTEGER NOT NULL DEFAULT 0)`);
@@ -97,6 +106,7 @@ export class ExecutionLimit extends DurableObject<Env> {
    * whether it gave places to executions that waited (to be told).
    */
   #enterNow(key: string, workflowId: string, limit: number, definedAt: number, now: number): { entry: Entry; admittedOthers: boolean } {
+    if (!this.#tables) this.#createTables();
     this.ctx.storage.kv.put("key", key);
     this.#setLimit(limit, definedAt);
     const admittedOthers = this.#fill(now);
@@ -120,6 +130,8 @@ export class ExecutionLimit extends DurableObject<Env> {
 
   /** Execution `workflowId` ended (or no longer counts here): its place, or its turn, goes; a place freed goes to the next. */
   async leave(workflowId: string): Promise<void> {
+    // Nothing entered here (or all of it forgotten): nothing to give up, and nothing to store.
+    if (!this.#tables) return;
     const now = Date.now();
     this.#sql.exec(`DELETE FROM places WHERE workflow_id = ?`, workflowId);
     this.#sql.exec(`DELETE FROM waiting WHERE workflow_id = ?`, workflowId);
@@ -136,7 +148,7 @@ export class ExecutionLimit extends DurableObject<Env> {
    */
   async resize(workflowName: string, limit: number | null, definedAt: number): Promise<void> {
     // Forgotten since the caller read its D1 record (or never entered): nothing waits here, and the next entry brings its limit.
-    if (this.ctx.storage.kv.get<string>("key") === undefined) return;
+    if (!this.#tables || this.ctx.storage.kv.get<string>("key") === undefined) return;
     if (limit === null && this.#sql.exec(`SELECT 1 FROM workflows WHERE name != ? LIMIT 1`, workflowName).toArray().length > 0) return;
     const now = Date.now();
     this.#setLimit(limit ?? NO_LIMIT, definedAt);
@@ -146,6 +158,7 @@ export class ExecutionLimit extends DurableObject<Env> {
 
   /** The limit, the executions holding its places and those waiting (in turn). */
   async snapshot(): Promise<LimitSnapshot> {
+    if (!this.#tables) return { limit: this.#limit(), running: [], waiting: [] };
     return {
       limit: this.#limit(),
       running: this.#sql.exec<{ workflow_id: string }>(`SELECT workflow_id FROM places ORDER BY workflow_id`).toArray().map((row) => row.workflow_id),
@@ -154,6 +167,7 @@ export class ExecutionLimit extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    if (!this.#tables) return;
     if (await this.#forgetIfIdle(Date.now())) return;
     // Asks the executions of the places held longest whether they still hold them, freeing those that do not. Before the
     // delivery round, not after: that round arms the alarm as it ends, and with places still due for this check it would
@@ -187,7 +201,7 @@ export class ExecutionLimit extends DurableObject<Env> {
         return;
       }
       await this.ctx.storage.deleteAll();
-      this.#createTables();
+      this.#tables = false;
     });
     if (failure !== undefined) throw failure;
     return true;
@@ -254,6 +268,8 @@ export class ExecutionLimit extends DurableObject<Env> {
    * when it is to be forgotten ({@link IDLE_KEY_FORGET_MS} after it became idle).
    */
   async #armAlarm(now: number): Promise<void> {
+    // Forgotten meanwhile (a delivery round ending after it): no alarm, nothing stored.
+    if (!this.#tables) return;
     const candidates: number[] = [];
     if (this.#idle()) {
       const since = this.ctx.storage.kv.get<number>("idleSince") ?? now;
