@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { currentLimitOf, currentLimitStatement } from "../worker/definitions";
 import { executionStub } from "../worker/executions";
 import { deliverOwedNotices, type NoticeAnswer } from "./owed-notices";
 import { checkHeldPlaces, indexHeldPlaces, keepAlarm, nextPlaceCheckAt } from "./place-checks";
@@ -46,7 +47,8 @@ export function executionLimitAt(env: Env, key: string): DurableObjectStub<Execu
  * the execution of each place held whether it still holds it (`checkHeldPlaces`), so that a place whose leave was lost
  * is freed, not kept for good. A key idle for {@link IDLE_KEY_FORGET_MS} is forgotten: its storage and its D1
  * records go, as a key an execution's input names (Orkes' example is `${workflow.correlationId}`) may be used once and
- * never again, and kept, each would stay stored for good. Its next entry starts it afresh, with that entry's limit.
+ * never again, and kept, each would stay stored for good. Its next entry starts it afresh, with the limit the
+ * entering workflow's stored definitions set now (see {@link #recordWorkflow}).
  */
 export class ExecutionLimit extends DurableObject<Env> {
   readonly #sql: SqlStorage;
@@ -147,8 +149,13 @@ export class ExecutionLimit extends DurableObject<Env> {
    * which one workflow giving up its own must not lift.
    */
   async resize(workflowName: string, limit: number | null, definedAt: number): Promise<void> {
-    // Forgotten since the caller read its D1 record (or never entered): nothing waits here, and the next entry brings its limit.
+    // Forgotten since the caller read its D1 record (or never entered): nothing waits here, and the next entry reads the stored limit.
     if (!this.#tables || this.ctx.storage.kv.get<string>("key") === undefined) return;
+    await this.#changeLimit(workflowName, limit, definedAt);
+  }
+
+  /** {@link resize}'s change, on a key entered (also by an entry that found the workflow's limit changed, see {@link #recordWorkflow}). */
+  async #changeLimit(workflowName: string, limit: number | null, definedAt: number): Promise<void> {
     if (limit === null && this.#sql.exec(`SELECT 1 FROM workflows WHERE name != ? LIMIT 1`, workflowName).toArray().length > 0) return;
     const now = Date.now();
     this.#setLimit(limit ?? NO_LIMIT, definedAt);
@@ -231,12 +238,20 @@ export class ExecutionLimit extends DurableObject<Env> {
   /**
    * Records in D1 that executions of `workflowName` use this key, once per workflow (a failure fails the entry, which the
    * execution asks again, finding its place or turn as the failed call left it): what a change of that workflow's limit
-   * reads to reach this object.
+   * reads to reach this object. Read in the same round trip, that workflow's limit as its stored definitions set it now
+   * is taken as a change told would be: a change made while this key was not recorded (new, or forgotten after an idle
+   * hour) was told to none of it, and an execution of an older definition entering first (retried, restarted) would
+   * otherwise set its own, higher perhaps, until one of a later definition entered.
    */
   async #recordWorkflow(key: string, workflowName: string): Promise<void> {
     if (this.#sql.exec(`SELECT 1 FROM workflows WHERE name = ?`, workflowName).toArray().length > 0) return;
-    await this.env.DB.prepare(`INSERT OR IGNORE INTO rate_limit_keys (workflow_name, rate_limit_key) VALUES (?, ?)`).bind(workflowName, key).run();
+    const [, current] = await this.env.DB.batch<{ rate_limit: number | null; defined_at: number }>([
+      this.env.DB.prepare(`INSERT OR IGNORE INTO rate_limit_keys (workflow_name, rate_limit_key) VALUES (?, ?)`).bind(workflowName, key),
+      currentLimitStatement(this.env.DB, workflowName),
+    ]);
     this.#sql.exec(`INSERT OR IGNORE INTO workflows (name) VALUES (?)`, workflowName);
+    const limit = currentLimitOf(current);
+    if (limit !== undefined) await this.#changeLimit(workflowName, limit.limit, limit.definedAt);
   }
 
   #holds(workflowId: string): boolean {

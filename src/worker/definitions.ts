@@ -46,6 +46,34 @@ function laterUpdateTime(nowParam: string, nameParam: string): string {
     COALESCE((SELECT deleted_time FROM workflow_def_deletions WHERE name = ${nameParam}), 0) + 1)`;
 }
 
+/** A workflow's limit as its stored definitions set it now (null: none), and the time a key takes it with. */
+export interface CurrentLimit {
+  limit: number | null;
+  definedAt: number;
+}
+
+/**
+ * The statement that reads workflow `name`'s {@link CurrentLimit} (no row: no version of it stored), for a D1 batch
+ * (see {@link currentLimitOf}): its latest version's `concurrentExecLimit`, at the latest time a rate limit key may have
+ * been told a change of it (that version's updateTime, or its latest deletion's when later, as a deletion tells it).
+ */
+export function currentLimitStatement(db: D1Database, name: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `SELECT json_extract(definition, '$.rateLimitConfig.concurrentExecLimit') AS rate_limit,
+         MAX(update_time, COALESCE((SELECT deleted_time FROM workflow_def_deletions WHERE name = ?1), 0)) AS defined_at
+       FROM workflow_defs WHERE name = ?1 ORDER BY version DESC LIMIT 1`,
+    )
+    .bind(name);
+}
+
+/** What {@link currentLimitStatement} read: undefined when no version of the workflow is stored. */
+export function currentLimitOf(result: D1Result<{ rate_limit: number | null; defined_at: number }> | undefined): CurrentLimit | undefined {
+  const row = result?.results[0];
+  if (row === undefined) return undefined;
+  return { limit: typeof row.rate_limit === "number" && row.rate_limit > 0 ? row.rate_limit : null, definedAt: row.defined_at };
+}
+
 /**
  * Conductor's words for a workflow definition not found, which its clients' and server's tests look for: MetadataServiceImpl's
  * getWorkflowDef (`"No such workflow found by name: %s, version: %d"`, a version not given written `null`), what its

@@ -396,17 +396,14 @@ describe("workflow rate limits", () => {
     await runInDurableObject(limit, (instance) => {
       const object = instance as unknown as { env: Env };
       const real = object.env.DB;
-      // D1 held at the workflow's record (a network boundary: the statement is still the real one, run once let go).
+      // D1 held at the workflow's record (a network boundary: the statements are still the real ones, run once let go).
       const held = {
-        prepare: (sql: string) => ({
-          bind: (...values: unknown[]) => ({
-            run: async () => {
-              recording.hit();
-              await recording.released;
-              return real.prepare(sql).bind(...values).run();
-            },
-          }),
-        }),
+        prepare: (sql: string) => real.prepare(sql),
+        batch: async (statements: D1PreparedStatement[]) => {
+          recording.hit();
+          await recording.released;
+          return real.batch(statements);
+        },
       };
       object.env = { ...object.env, DB: held as unknown as D1Database };
     });
@@ -495,6 +492,33 @@ describe("workflow rate limits", () => {
     expect(await limit.snapshot()).toEqual({ limit: 1, running: [second], waiting: [third] });
     await completeHold(second);
     await completeHold(third);
+  });
+
+  it("a key forgotten after a limit was lowered takes the lowered limit at its next entry, one of an older definition too", async () => {
+    await registerLimited("wrl_lowered_forgotten", { concurrentExecLimit: 3 });
+    const key = "wrl_lowered_forgotten";
+    const [a, b, c] = [await startWorkflow(key), await startWorkflow(key), await startWorkflow(key)];
+    for (const id of [a, b, c]) await waitFor(id, running);
+    for (const id of [a, b, c]) expect((await api("DELETE", `/api/workflow/${id}`)).status).toBe(200);
+    await limitOf(key, (snapshot) => snapshot.running.length === 0, "every place given up");
+    // Lowered while the key is recorded: told, it keeps 1 against the limit 3 its executions' definition brings.
+    expect((await api("PUT", `/api/metadata/workflow/${key}/rate-limit`, { concurrentExecLimit: 1 })).status).toBe(200);
+    await limitOf(key, (snapshot) => snapshot.limit === 1, "the lowered limit told");
+
+    // Idle an hour: forgotten, the lowered limit with it.
+    const limit = executionLimitAt(env, key);
+    await runInDurableObject(limit, (_instance, state) => state.storage.kv.put("idleSince", Date.now() - IDLE_KEY_FORGET_MS - 1));
+    expect(await runDurableObjectAlarm(limit)).toBe(true);
+    expect(await limit.snapshot()).toEqual({ limit: 0, running: [], waiting: [] });
+
+    // Restarted, each runs its own definition (limit 3); the key takes the stored one's all the same: one runs at a time.
+    expect((await api("POST", `/api/workflow/${a}/restart`)).status).toBe(204);
+    await waitFor(a, running);
+    await limitOf(key, (snapshot) => snapshot.limit === 1, "the stored limit read at the first entry");
+    for (const id of [b, c]) expect((await api("POST", `/api/workflow/${id}/restart`)).status).toBe(204);
+    const both = await limitOf(key, (snapshot) => snapshot.running.length + snapshot.waiting.length === 3, "all three entered");
+    expect({ ...both, waiting: [...both.waiting].sort() }).toEqual({ limit: 1, running: [a], waiting: [b, c].sort() });
+    for (const id of [a, b, c]) await completeHold(id);
   });
 
   it("frees a place entered again by an execution that had ended and left (the entry arriving late), and keeps the place of one still running", async () => {
