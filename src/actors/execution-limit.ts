@@ -230,7 +230,9 @@ export class ExecutionLimit extends DurableObject<Env> {
 
   /** Keeps `limit` when it comes from the most recently registered definition seen here (see {@link enter}). */
   #setLimit(limit: number, definedAt: number): void {
-    if (definedAt < (this.ctx.storage.kv.get<number>("definedAt") ?? Number.NEGATIVE_INFINITY)) return;
+    const kept = this.ctx.storage.kv.get<number>("definedAt") ?? Number.NEGATIVE_INFINITY;
+    // The same as kept (every entry of a current execution, and the stored limit its key's first entry reads): no write.
+    if (definedAt < kept || (definedAt === kept && limit === this.#limit())) return;
     this.ctx.storage.kv.put("limit", limit);
     this.ctx.storage.kv.put("definedAt", definedAt);
   }
@@ -286,11 +288,12 @@ export class ExecutionLimit extends DurableObject<Env> {
     // Forgotten meanwhile (a delivery round ending after it): no alarm, nothing stored.
     if (!this.#tables) return;
     const candidates: number[] = [];
+    // Written only as the key turns idle or busy, not again by each call meanwhile (a write each).
+    const since = this.ctx.storage.kv.get<number>("idleSince");
     if (this.#idle()) {
-      const since = this.ctx.storage.kv.get<number>("idleSince") ?? now;
-      this.ctx.storage.kv.put("idleSince", since);
-      candidates.push(since + IDLE_KEY_FORGET_MS);
-    } else {
+      if (since === undefined) this.ctx.storage.kv.put("idleSince", now);
+      candidates.push((since ?? now) + IDLE_KEY_FORGET_MS);
+    } else if (since !== undefined) {
       this.ctx.storage.kv.delete("idleSince");
     }
     if (this.#sql.exec(`SELECT 1 FROM places WHERE told = 0 LIMIT 1`).toArray().length > 0) candidates.push(now + NOTICE_RETRY_MS);
