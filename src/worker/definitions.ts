@@ -71,7 +71,12 @@ export function currentLimitStatement(db: D1Database, name: string): D1PreparedS
 export function currentLimitOf(result: D1Result<{ rate_limit: number | null; defined_at: number }> | undefined): CurrentLimit | undefined {
   const row = result?.results[0];
   if (row === undefined) return undefined;
-  return { limit: typeof row.rate_limit === "number" && row.rate_limit > 0 ? row.rate_limit : null, definedAt: row.defined_at };
+  return { limit: storedLimit(row.rate_limit), definedAt: row.defined_at };
+}
+
+/** A `concurrentExecLimit` as D1's json_extract read it from a stored definition (null: none). */
+function storedLimit(value: number | null): number | null {
+  return typeof value === "number" && value > 0 ? value : null;
 }
 
 /**
@@ -304,7 +309,7 @@ export class DefinitionRepository {
     const left = latest!.results[0];
     return {
       deletedAt: deletedTime,
-      latest: left === undefined ? undefined : { version: left.version, limit: typeof left.rate_limit === "number" && left.rate_limit > 0 ? left.rate_limit : null },
+      latest: left === undefined ? undefined : { version: left.version, limit: storedLimit(left.rate_limit) },
     };
   }
 
