@@ -494,6 +494,58 @@ describe("workflow rate limits", () => {
     await completeHold(third);
   });
 
+  it("a forget whose D1 delete went through but did not end (its answer lost, or the object stopped) leaves the key's workflows to be recorded again by the next entry", async () => {
+    await registerLimited("wrl_forget_cut", { concurrentExecLimit: 1 });
+    const key = "wrl_forget_cut";
+    const limit = executionLimitAt(env, key);
+    const recorded = async () => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM rate_limit_keys WHERE rate_limit_key = ?`).bind(key).first<{ n: number }>())!.n;
+    const first = await startWorkflow(key);
+    await waitFor(first, running);
+    await completeHold(first);
+    await limitOf(key, (snapshot) => snapshot.running.length === 0, "its place given back");
+    expect(await recorded()).toBe(1);
+
+    // Idle for an hour; D1 deletes the key's record, but its answer is lost (a network boundary: the statements are real).
+    const failed = await runInDurableObject(limit, async (instance, state) => {
+      const object = instance as unknown as { env: Env };
+      const real = object.env.DB;
+      const lost = {
+        prepare: (sql: string) => real.prepare(sql),
+        batch: async (statements: D1PreparedStatement[]) => {
+          await real.batch(statements);
+          throw new Error("D1 answer lost");
+        },
+      };
+      object.env = { ...object.env, DB: lost as unknown as D1Database };
+      state.storage.kv.put("idleSince", Date.now() - IDLE_KEY_FORGET_MS - 1);
+      try {
+        await (instance as ExecutionLimit).alarm();
+        return "forgot";
+      } catch (error) {
+        return String(error);
+      } finally {
+        object.env = { ...object.env, DB: real };
+      }
+    });
+    expect(failed).toContain("D1 answer lost");
+    expect(await recorded()).toBe(0);
+
+    // An entry before the forget is retried: recorded again, so a change of the workflow's limit reaches the key.
+    const second = await startWorkflow(key);
+    await waitFor(second, running);
+    expect(await recorded()).toBe(1);
+    expect((await api("PUT", `/api/metadata/workflow/${key}/rate-limit`, { concurrentExecLimit: 4 })).status).toBe(200);
+    await limitOf(key, (snapshot) => snapshot.limit === 4, "the raised limit told");
+    await completeHold(second);
+
+    // Forgotten at last: its record and its storage go.
+    await limitOf(key, (snapshot) => snapshot.running.length === 0, "its place given back");
+    await runInDurableObject(limit, (_instance, state) => state.storage.kv.put("idleSince", Date.now() - IDLE_KEY_FORGET_MS - 1));
+    expect(await runDurableObjectAlarm(limit)).toBe(true);
+    expect(await recorded()).toBe(0);
+    expect(await runInDurableObject(limit, (_instance, state) => state.storage.sql.exec(`SELECT name FROM sqlite_master`).toArray())).toEqual([]);
+  });
+
   it("a key forgotten after a limit was lowered takes the lowered limit at its next entry, one of an older definition too", async () => {
     await registerLimited("wrl_lowered_forgotten", { concurrentExecLimit: 3 });
     const key = "wrl_lowered_forgotten";
