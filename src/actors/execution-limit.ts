@@ -199,9 +199,9 @@ export class ExecutionLimit extends DurableObject<Env> {
       const key = this.#key();
       const recorded = this.#sql.exec<{ name: string }>(`SELECT name FROM workflows`).toArray().map((row) => row.name);
       const names = [...new Set([...recorded, ...(this.ctx.storage.kv.get<string[]>("forgetting") ?? [])])];
-      // Unrecorded here before D1 is asked (stored first: D1 hears nothing until this write is), the names kept for the
-      // forget retried: should D1's answer be lost, or the object stop before its own deletion, an entry meanwhile
-      // records its workflow afresh rather than trust a record D1 may no longer hold.
+      // Unrecorded here before D1 is asked, the names kept for the forget retried: should D1's answer be lost, or the
+      // object stop before its own deletion, an entry meanwhile records its workflow afresh rather than trust a record
+      // D1 may no longer hold.
       this.#sql.exec(`DELETE FROM workflows`);
       this.ctx.storage.kv.put("forgetting", names);
       try {
