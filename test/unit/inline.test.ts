@@ -173,6 +173,10 @@ describe("the QuickJS script runner", () => {
   it("fails, without throwing, on a thrown error, a syntax error and a result JSON cannot hold", () => {
     expect(scriptRunner.run("throw new Error('no stock')", {})).toEqual({ ok: false, error: "Error: no stock" });
     expect(scriptRunner.run("throw 'plain'", {})).toEqual({ ok: false, error: "plain" });
+    // Null is also what QuickJS throws when it runs out of memory too far to make its own error (see inline-task's
+    // workerd test, whose interpreter's memory has a maximum): a script that may throw null of its own says both.
+    expect(scriptRunner.run("const failure = null; throw failure", {})).toEqual({ ok: false, error: "null (the script threw null, or ran out of memory)" });
+    expect(scriptRunner.run("({ toJSON() { throw null; } })", {})).toEqual({ ok: false, error: "The script's result is not JSON: null (the script threw null, or ran out of memory)" });
     expect(scriptRunner.run("$.missing.field", {})).toEqual({ ok: false, error: expect.stringContaining("TypeError") });
     expect(scriptRunner.run("1 +", {})).toEqual({ ok: false, error: expect.stringContaining("SyntaxError") });
     expect(scriptRunner.run("const o = {}; o.self = o; o", {})).toEqual({ ok: false, error: expect.stringContaining("not JSON") });

@@ -111,6 +111,29 @@ describe("INLINE through the router", () => {
     expect(done.tasks[0], JSON.stringify(done.tasks[0])).toMatchObject({ status: "COMPLETED", outputData: { result: 42 } });
   });
 
+  it("a script that fills the interpreter's memory with small objects fails with out of memory, where QuickJS, unable to make its own error, threw null and the reason read 'null'", async () => {
+    // A list of small objects: the allocation that fails is a small one, and so is each the "out of memory" error needs.
+    // A script that may throw null of its own says so, as the two cannot be told apart.
+    await register({
+      name: "inline_small_hog",
+      tasks: [
+        inline("hog", "if (!$.sku) throw new Error('sku is required');\nlet head = null;\nfor (let i = 0; ; i++) head = { next: head, label: 'item ' + i };", { sku: "a1" }),
+      ],
+    });
+    const hog = await waitFor(await startWorkflow("inline_small_hog"), ["COMPLETED", "FAILED"]);
+    expect(hog.tasks[0], JSON.stringify(hog.tasks[0])).toMatchObject({
+      status: "FAILED_WITH_TERMINAL_ERROR",
+      reasonForIncompletion: "The INLINE script failed: InternalError: out of memory",
+      outputData: { error: "The INLINE script failed: InternalError: out of memory" },
+    });
+    await register({ name: "inline_throws_null", tasks: [inline("fail", "let failure = null; throw failure")] });
+    const thrown = await waitFor(await startWorkflow("inline_throws_null"), ["COMPLETED", "FAILED"]);
+    expect(thrown.tasks[0], JSON.stringify(thrown.tasks[0])).toMatchObject({
+      status: "FAILED_WITH_TERMINAL_ERROR",
+      reasonForIncompletion: "The INLINE script failed: null (the script threw null, or ran out of memory)",
+    });
+  });
+
   it("runs after the object was evicted: a fresh object loads the interpreter before its first decision", async () => {
     await register({ name: "inline_evicted", tasks: [waitTask("approve"), inline("double", "$.n * 2", { n: "${approve.output.n}" })] });
     const workflowId = await startWorkflow("inline_evicted");

@@ -34,6 +34,15 @@ export const DATA_CHARS_PER_INTERRUPT = 4096;
 /** What a run stopped by {@link INTERRUPT_BUDGET} answers, whether the script or the writing of its result used it up. */
 const STOPPED_ERROR = "The script ran too long and was stopped (a script may take about a million loop iterations)";
 
+/** What QuickJS says when a script runs out of memory, and what a run says when QuickJS could not say it (see describeThrown). */
+const OUT_OF_MEMORY_ERROR = "InternalError: out of memory";
+
+/**
+ * A `throw` that may throw null: the word a script must write to throw a value of its own (`throw x`, a generator's
+ * `.throw(x)`), unless an object or a text follows it (`throw new Error(…)`, `throw 'no sku'`), which is never null.
+ */
+const NULLABLE_THROW = /\bthrow\b(?!\s*(?:new\b|["'`]))/;
+
 /** The name QuickJS gives a script's text, which its errors' locations name (`script.js:3:10`). */
 const SCRIPT_FILE = "script.js";
 
@@ -68,6 +77,20 @@ function describeError(context: QuickJSContext, handle: QuickJSHandle, source?: 
     }
   }
   return String(dumped);
+}
+
+/**
+ * What a script (or the writing of its result, `lineSource` then absent) ran into, as {@link describeError} says it,
+ * but for null. QuickJS throws null when it runs out of memory so completely that it cannot make its own "out of memory"
+ * error (quickjs.c, JS_ThrowError2: "out of memory: throw JS_NULL to avoid recursing"), which the interpreter's memory
+ * at its largest (see load.ts) makes the usual end of a script that allocates without end in small pieces (a list of
+ * objects); and writing that null out may fail as well, leaving "". A script whose text has no `throw` that may throw
+ * null (see {@link NULLABLE_THROW}) threw none of its own, so that is the out of memory it is; one that has may have
+ * done either. Null is told apart first, as that allocates nothing in a memory still full.
+ */
+function describeThrown(context: QuickJSContext, handle: QuickJSHandle, source: string, lineSource?: string): string {
+  if (!context.sameValue(handle, context.null)) return describeError(context, handle, lineSource);
+  return NULLABLE_THROW.test(source) ? "null (the script threw null, or ran out of memory)" : OUT_OF_MEMORY_ERROR;
 }
 
 /** What a run or check answers when the interpreter broke: the host's own error, not the script's. */
@@ -386,7 +409,7 @@ function runInContext(context: QuickJSContext, source: string, input: JsonObject
 function runBound(context: QuickJSContext, source: string, stringify: QuickJSHandle, interrupted: () => boolean, moved: (chars: number) => void): ScriptOutcome {
   const ran = context.evalCode(source, SCRIPT_FILE);
   if (ran.error) {
-    const error = describeError(context, ran.error, source);
+    const error = describeThrown(context, ran.error, source, source);
     ran.error.dispose();
     if (interrupted()) return { ok: false, error: STOPPED_ERROR, stopped: true };
     return { ok: false, error };
@@ -395,7 +418,7 @@ function runBound(context: QuickJSContext, source: string, stringify: QuickJSHan
   const serialised = context.callFunction(stringify, context.undefined, ran.value);
   ran.value.dispose();
   if (serialised.error) {
-    const error = describeError(context, serialised.error);
+    const error = describeThrown(context, serialised.error, source);
     serialised.error.dispose();
     // Writing the result runs on the script's budget (its getters and toJSON, the conversion of its Maps): one that
     // used it up was stopped, as the script would have been, not a result JSON cannot hold.
