@@ -29,6 +29,14 @@ describe("the QuickJS script runner", () => {
     expect(scriptRunner.run("print('hi'); Java.from($.items).map(function (item) { return item.id; })", { items: [{ id: "a" }, { id: "b" }] })).toEqual({ ok: true, value: ["a", "b"] });
   });
 
+  it("fails a script that asks for a Java class (Nashorn's Java.type) saying why, where it read 'TypeError: not a function'", () => {
+    const script = "var ArrayList = Java.type('java.util.ArrayList');\nvar list = new ArrayList();\nlist.add($.n);\nlist.size()";
+    expect(scriptRunner.run(script, { n: 1 })).toEqual({
+      ok: false,
+      error: "TypeError: Java.type('java.util.ArrayList') is not available: scripts run in a JavaScript sandbox, with no Java classes (at line 1)",
+    });
+  });
+
   it("keeps what a script writes to its console, as Conductor's ConsoleBridge does ([Log] \"text\"), bounded per run; a script that does not log has none", () => {
     // conductor-oss ScriptEvaluator.eval(script, input, ConsoleBridge): each call a TaskExecLog line `[Level] "message"`.
     expect(scriptRunner.run("console.log('checking', $.n, { a: [1] }); console.info($.n); console.warn(null); console.error('x'); console.debug(1n); $.n * 2", { n: 21 })).toEqual({

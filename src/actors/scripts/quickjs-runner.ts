@@ -186,7 +186,10 @@ export function quickJsScriptRunner(initial: QuickJSWASMModule, reload?: () => P
 
 const ENGINE_GLOBALS =
   "globalThis.console = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} }; globalThis.print = function () {};" +
-  " globalThis.Java = { from: (list) => Array.from(list), to: (list) => list };";
+  " globalThis.Java = { from: (list) => Array.from(list), to: (list) => list," +
+  // Nashorn's (and GraalJS's, with host access) way to a Java class: there is none here, which the error says, where
+  // calling a missing Java.type said only "not a function".
+  " type: (name) => { throw new TypeError('Java.type(\\'' + name + '\\') is not available: scripts run in a JavaScript sandbox, with no Java classes'); } };";
 
 /**
  * A call of a Java collection's method (`$.list.get(i)`, `$.list.size()`, `$.map.containsKey('k')`): in Conductor's
