@@ -134,6 +134,16 @@ describe("INLINE through the router", () => {
     });
   });
 
+  it("a script whose result's JSON is larger than the interpreter's memory fails saying it could not be written out, where it read 'is not JSON'", async () => {
+    // One text of 1 MB, forty times over: the list takes little memory, its JSON (40 MB) more than the interpreter has.
+    await register({ name: "inline_huge_result", tasks: [inline("huge", "const line = 'x'.repeat(1e6); Array(40).fill(line)")] });
+    const huge = await waitFor(await startWorkflow("inline_huge_result"), ["COMPLETED", "FAILED"]);
+    expect(huge.tasks[0], JSON.stringify(huge.tasks[0]).slice(0, 2000)).toMatchObject({
+      status: "FAILED_WITH_TERMINAL_ERROR",
+      reasonForIncompletion: "The INLINE script failed: The script's result could not be written out: InternalError: out of memory",
+    });
+  });
+
   it("runs after the object was evicted: a fresh object loads the interpreter before its first decision", async () => {
     await register({ name: "inline_evicted", tasks: [waitTask("approve"), inline("double", "$.n * 2", { n: "${approve.output.n}" })] });
     const workflowId = await startWorkflow("inline_evicted");

@@ -426,6 +426,9 @@ function runBound(context: QuickJSContext, source: string, stringify: QuickJSHan
     // Writing the result runs on the script's budget (its getters and toJSON, the conversion of its Maps): one that
     // used it up was stopped, as the script would have been, not a result JSON cannot hold.
     if (interrupted()) return { ok: false, error: STOPPED_ERROR, stopped: true };
+    // A result whose JSON the interpreter's memory cannot hold (a list of one long text, many times over) is JSON, not
+    // one JSON cannot hold.
+    if (error === OUT_OF_MEMORY_ERROR) return { ok: false, error: `The script's result could not be written out: ${error}` };
     return { ok: false, error: `The script's result is not JSON: ${error}` };
   }
   const json = context.typeof(serialised.value) === "string" ? context.getString(serialised.value) : "null";
