@@ -181,6 +181,10 @@ describe("the QuickJS script runner", () => {
   it("fails, without throwing, on a thrown error, a syntax error and a result JSON cannot hold", () => {
     expect(scriptRunner.run("throw new Error('no stock')", {})).toEqual({ ok: false, error: "Error: no stock" });
     expect(scriptRunner.run("throw 'plain'", {})).toEqual({ ok: false, error: "plain" });
+    // A thrown value that is no error, as its JSON (its text was "[object Object]"); one with a message, as that.
+    expect(scriptRunner.run("throw { code: 'E42', field: 'sku' }", {})).toEqual({ ok: false, error: '{"code":"E42","field":"sku"}' });
+    expect(scriptRunner.run("throw ['sku', 'qty']", {})).toEqual({ ok: false, error: '["sku","qty"]' });
+    expect(scriptRunner.run("throw { code: 'E42', message: 'sku is required' }", {})).toEqual({ ok: false, error: "sku is required" });
     // Null is also what QuickJS throws when it runs out of memory too far to make its own error (see inline-task's
     // workerd test, whose interpreter's memory has a maximum): a script that may throw null of its own says both.
     expect(scriptRunner.run("const failure = null; throw failure", {})).toEqual({ ok: false, error: "null (the script threw null, or ran out of memory)" });

@@ -75,6 +75,9 @@ function describeError(context: QuickJSContext, handle: QuickJSHandle, source?: 
       const line = source !== undefined && source.includes("\n") ? errorLine(dumped) : undefined;
       return line === undefined ? described : `${described} (at line ${line})`;
     }
+    // A thrown value that is no error and has no message (`throw {code: 'E42'}`, `throw ['a', 'b']`) as its JSON,
+    // where its text was "[object Object]" or "a,b".
+    return JSON.stringify(dumped);
   }
   return String(dumped);
 }
