@@ -247,6 +247,21 @@ describe("the QuickJS script runner", () => {
     expect(scriptRunner.run("$.x * 2", { x: 21 })).toEqual({ ok: true, value: 42 });
   });
 
+  it("gives each run a Math.random of its own: runs in the same millisecond (in workerd, the same decision) drew the same numbers", () => {
+    // QuickJS seeds Math.random from the clock, in milliseconds here, which workerd stands still between I/O: fifty
+    // runs in a row share a millisecond many times over (in workerd, every run of a decision did).
+    const drawn = Array.from({ length: 50 }, () => scriptRunner.run("[Math.random(), Math.random()]", {}));
+    const values = drawn.flatMap((outcome) => (outcome.ok && Array.isArray(outcome.value) ? outcome.value : []));
+    expect(values).toHaveLength(100);
+    expect(new Set(values).size).toBe(100);
+    for (const value of values) expect(value).toSatisfy((drawnValue) => typeof drawnValue === "number" && drawnValue >= 0 && drawnValue < 1);
+    // The language's own property still: writable, not enumerable, a function named random taking no argument.
+    expect(scriptRunner.run("const d = Object.getOwnPropertyDescriptor(Math, 'random'); [d.writable, d.enumerable, d.configurable, Math.random.name, Math.random.length]", {})).toEqual({
+      ok: true,
+      value: [true, false, true, "random", 0],
+    });
+  });
+
   it("gives a script nothing of the host: no fetch, no require, no state left by an earlier script", () => {
     expect(scriptRunner.run("typeof fetch + ',' + typeof require + ',' + typeof process + ',' + typeof globalThis.caches", {})).toEqual({
       ok: true,

@@ -144,6 +144,22 @@ describe("INLINE through the router", () => {
     });
   });
 
+  it("INLINE tasks of one decision (a fork's branches) draw their own Math.random, where they drew the same numbers (QuickJS seeds it from the clock)", async () => {
+    const refs = Array.from({ length: 12 }, (_, index) => `ticket${index}`);
+    await register({
+      name: "inline_random_fork",
+      tasks: [
+        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: refs.map((ref) => [inline(ref, "'TCK-' + Math.random().toString(36).slice(2)")]) },
+        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: refs },
+      ],
+    });
+    const done = await waitFor(await startWorkflow("inline_random_fork"), ["COMPLETED", "FAILED"]);
+    expect(done.status, JSON.stringify(done.tasks)).toBe("COMPLETED");
+    const tickets = done.tasks.filter((task) => refs.includes(task.referenceTaskName)).map((task) => task.outputData["result"]);
+    expect(tickets).toHaveLength(12);
+    expect(new Set(tickets).size, JSON.stringify(tickets)).toBe(12);
+  });
+
   it("runs after the object was evicted: a fresh object loads the interpreter before its first decision", async () => {
     await register({ name: "inline_evicted", tasks: [waitTask("approve"), inline("double", "$.n * 2", { n: "${approve.output.n}" })] });
     const workflowId = await startWorkflow("inline_evicted");

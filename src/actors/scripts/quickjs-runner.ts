@@ -195,6 +195,30 @@ const ENGINE_GLOBALS =
   " type: (name) => { throw new TypeError('Java.type(\\'' + name + '\\') is not available: scripts run in a JavaScript sandbox, with no Java classes'); } };";
 
 /**
+ * A script that names `random` (`Math.random()`), the only way it can draw one (`Math['ran' + 'dom']` aside): only such a
+ * script has {@link seededRandom} replace QuickJS's own, and pays for it.
+ */
+const RANDOM_MENTION = /\brandom\b/;
+
+/**
+ * A `Math.random` seeded from the platform's random source, for one run. QuickJS seeds its own from the clock as each
+ * context is made, to the millisecond here, and workerd's clock stands still between I/O: every run of a decision (a
+ * fork of INLINE tasks making ids, a loop's iterations) drew the same numbers. Marsaglia's xorshift128, two draws to a
+ * double's 53 bits as V8's is made, without calls (each would count on the script's budget); the property is the
+ * language's own kind (a method named random, writable, configurable, not enumerable).
+ */
+function seededRandom(): string {
+  const [a, b, c, d] = crypto.getRandomValues(new Uint32Array(4));
+  return (
+    `(() => { let a = ${a} | 0, b = ${b} | 0, c = ${c} | 0, d = ${d} | 0; if ((a | b | c | d) === 0) a = 1;` +
+    " Object.defineProperty(Math, 'random', { value: { random() {" +
+    " let t = a ^ (a << 11); a = b; b = c; c = d; d = d ^ (d >>> 19) ^ t ^ (t >>> 8); const high = d >>> 5;" +
+    " t = a ^ (a << 11); a = b; b = c; c = d; d = d ^ (d >>> 19) ^ t ^ (t >>> 8);" +
+    " return (high * 67108864 + (d >>> 6)) / 9007199254740992; } }.random, writable: true, configurable: true }); })();"
+  );
+}
+
+/**
  * A call of a Java collection's method (`$.list.get(i)`, `$.list.size()`, `$.map.containsKey('k')`): in Conductor's
  * engines `$` is a Java Map whose lists and maps answer them, and its own tests call them. Only a script that may call
  * one has `$` parsed with {@link JAVA_COLLECTIONS}: the others pay nothing for it. `Object.values(x)`, common in scripts,
@@ -384,7 +408,8 @@ function runInContext(context: QuickJSContext, source: string, input: JsonObject
   let serialiser = MAP_MENTION.test(source) ? RESULT_SERIALISER : "JSON.stringify";
   if (TYPED_ARRAY_MENTION.test(source)) serialiser = TYPED_ARRAY_SERIALISER(serialiser);
   if (BIGINT_MENTION.test(source)) serialiser = BIGINT_SERIALISER(serialiser);
-  const bound = context.evalCode(`${ENGINE_GLOBALS} ${parse} ${serialiser};`, "input.js");
+  const random = RANDOM_MENTION.test(source) ? seededRandom() : "";
+  const bound = context.evalCode(`${ENGINE_GLOBALS} ${random} ${parse} ${serialiser};`, "input.js");
   if (bound.error) {
     const error = describeError(context, bound.error);
     bound.error.dispose();
