@@ -22,6 +22,10 @@ describe("the QuickJS script runner", () => {
     expect(scriptRunner.run("(function () { return $.name.toUpperCase() + '!'; })()", { name: "ada" })).toEqual({ ok: true, value: "ADA!" });
     // JavaScript's own conversions, which the old SWITCH subset did not make.
     expect(scriptRunner.run("$.n == '5' && $.s > 3", { n: 5, s: "10" })).toEqual({ ok: true, value: true });
+    // A script that changes $ changes its own copy, as Conductor's evaluators copy the input: the task's input stays.
+    const input = { items: [1, 2], order: { id: "o1" } };
+    expect(scriptRunner.run("$.items.push(3); $.order.id = 'changed'; delete $.order; $.items.length", input)).toEqual({ ok: true, value: 3 });
+    expect(input).toEqual({ items: [1, 2], order: { id: "o1" } });
   });
 
   it("runs scripts written for Conductor's engines that log (GraalJS's console, Nashorn's print) or convert lists (Java.from)", () => {
