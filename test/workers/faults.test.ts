@@ -385,6 +385,34 @@ describe("a call an object's eviction or reset cut off (workerd's .retryable), o
     }
   });
 
+  it("a bulk operation's id whose object a reset cut off or that was overloaded is listed with its single request's 503 message, not as an unhandled internal error; the others are acted on", async () => {
+    await register({ name: "fx_bulk_reset", tasks: [hold("hold")] });
+    const [cut, other, single] = [await startWorkflow("fx_bulk_reset"), await startWorkflow("fx_bulk_reset"), await startWorkflow("fx_bulk_reset")];
+    const errors = vi.spyOn(console, "error");
+    const warnings = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      for (const flag of ["retryable", "overloaded"] as const) {
+        let unavailable = "";
+        await withFailingCalls(single, "command", { flag, times: 1 }, async () => {
+          const response = await api("PUT", `/api/workflow/${single}/pause`);
+          expect(response.status).toBe(503);
+          unavailable = (await response.json<{ message: string }>()).message;
+        });
+        // The first call fails whichever id it is for: asked one at a time, that is `cut`'s.
+        await withFailingCalls(cut, "command", { flag, times: 1 }, async () => {
+          expect(await apiOk("PUT", "/api/workflow/bulk/pause", [cut])).toEqual({ bulkErrorResults: { [cut]: unavailable }, bulkSuccessfulResults: [] });
+        });
+      }
+      expect((await getWorkflow(cut)).status).toBe("RUNNING");
+      expect(errors.mock.calls.flat().map(String).filter((line) => line.includes("unhandled error"))).toEqual([]);
+      expect(warnings.mock.calls.flat().map(String).filter((line) => line.includes(cut)).map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(["an object could not answer", "an object could not answer"]);
+    } finally {
+      errors.mockRestore();
+      warnings.mockRestore();
+    }
+    expect(await apiOk("PUT", "/api/workflow/bulk/pause", [cut, other])).toEqual({ bulkErrorResults: {}, bulkSuccessfulResults: [cut, other] });
+  });
+
   it("a start with an idempotency key that took effect is made again and answers its one execution; one without a key is a 503, not repeated", async () => {
     await register({ name: "fx_retry_start", tasks: [hold("hold")] });
     const first = await startWorkflow("fx_retry_start");

@@ -8,6 +8,7 @@ import { jsonTextResponse, readJsonBody } from "../http/body";
 import { ApiError, validationError } from "../http/errors";
 import { booleanQuery } from "../http/params";
 import { BulkWorkflowIds, parseOrThrow } from "../schemas";
+import { unavailableError } from "../object-retry";
 import { isSubrequestLimitError } from "../subrequest-limit";
 import { WORKFLOW_ACTIONS, type ExecutionAct, type WorkflowAction } from "../workflow-actions";
 
@@ -72,8 +73,10 @@ export const SUBREQUEST_LIMIT_REFUSAL =
 
 /**
  * What one item of a bulk request came to: undefined when `work` was done, else the message of the API error that
- * refused it, {@link SUBREQUEST_LIMIT_REFUSAL} past the request's subrequests, or, for any other error (logged with
- * `context` under a request id), an internal error quoting that id.
+ * refused it, {@link SUBREQUEST_LIMIT_REFUSAL} past the request's subrequests, the message of the 503 its single
+ * request would have answered when an object could not answer now (reset, evicted, overloaded: logged as the router
+ * logs it, with `context`), or, for any other error (logged with `context` under a request id), an internal error
+ * quoting that id.
  */
 export async function bulkOutcome(work: () => Promise<void>, context: Record<string, string>): Promise<string | undefined> {
   try {
@@ -82,6 +85,13 @@ export async function bulkOutcome(work: () => Promise<void>, context: Record<str
   } catch (error) {
     if (error instanceof ApiError) return error.message;
     if (isSubrequestLimitError(error)) return SUBREQUEST_LIMIT_REFUSAL;
+    // No bug of the service (a deploy resets every object): the item may be sent again, as the single request's 503
+    // says, and is no "unhandled error" in the logs, where a deploy's resets would bury the real ones.
+    const unavailable = unavailableError(error);
+    if (unavailable !== undefined) {
+      console.warn(JSON.stringify({ msg: "an object could not answer", ...context, error: String(error) }));
+      return unavailable.message;
+    }
     // Not thrown on: other items may have been acted on already, and the caller must learn which.
     const requestId = crypto.randomUUID();
     const detail = error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ""}` : String(error);
