@@ -627,6 +627,14 @@ describe("bulk operations (Conductor's WorkflowBulkResource)", () => {
     const single = await call("GET", `/api/workflow/${hidden}`, orkes(reader.token));
     expect(single.status).toBe(403);
     expect(asReader.bulkErrorResults).toEqual({ [hidden]: ((await single.json()) as { message: string }).message });
+    // An id with a `/` is checked as the single read of that id, not as the correlated search its raw path would name.
+    const slashed = "bulk_read/correlated";
+    const slashedRead = await call("GET", `/api/workflow/${encodeURIComponent(slashed)}`, orkes(reader.token));
+    expect(slashedRead.status).toBe(403);
+    expect(await (await call("POST", "/api/workflow/bulk/search", orkes(reader.token), [slashed])).json()).toEqual({
+      bulkErrorResults: { [slashed]: ((await slashedRead.json()) as { message: string }).message },
+      bulkSuccessfulResults: [],
+    });
     await expectError("POST", "/api/workflow/bulk/search", 400, "VALIDATION_ERROR", { ids: [first] });
   });
 

@@ -131,7 +131,8 @@ async function bulkSearch(request: IRequest, env: Env): Promise<Response> {
   let held = 0;
   const outcomes = await mapBounded(ids, BULK_CONCURRENCY, (workflowId) =>
     bulkOutcome(async () => {
-      await authorizeAs("GET", `/api/workflow/${workflowId}`);
+      // Encoded as the single read's path: an id with a `/` ("billing/correlated") would otherwise be authorized as another route.
+      await authorizeAs("GET", `/api/workflow/${encodeURIComponent(workflowId)}`);
       const tooMuch = new ApiError(413, "PAYLOAD_TOO_LARGE", "Not included: one answer holds at most 8 Mi characters of workflows; ask for this one separately");
       if (held >= BULK_SEARCH_MAX_CHARS) throw tooMuch;
       const workflow = await retryingExecutionCall(env, workflowId, (stub) => stub.getWorkflowJson(includeTasks));
