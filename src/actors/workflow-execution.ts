@@ -54,7 +54,7 @@ import { definitionReferenceName, instanceTask, planOf } from "../engine/plan";
 import { signalledChildIds, signalledWait } from "../engine/signals";
 import type { JqRunner } from "../engine/jq";
 import type { ScriptRunner } from "../engine/scripts";
-import { taskJsonWithInput, toTaskView, toWorkflowView } from "../engine/view";
+import { taskJsonWithInput, toTaskView, toWorkflowView, type WorkflowView } from "../engine/view";
 import { humanTaskEntry } from "../engine/tasks/human/entry";
 import { eventMeets, writtenMatches } from "../engine/tasks/wait-for-webhook/matches";
 import type { HumanAction, HumanCaller } from "../engine/tasks/human/progress";
@@ -348,6 +348,11 @@ export interface SettledWorkflow {
    * to stop at): Conductor's `signalTimeout`, which its SignalResponse carries.
    */
   timedOut: boolean;
+  /**
+   * The execution's `variables` as its Workflow JSON shows them, as text: a SignalResponse's `targetWorkflowVariables`,
+   * added without parsing `workflowJson`. Absent from an object still on code from before it was added.
+   */
+  variablesJson?: string;
 }
 
 /** The WAIT task a signal resolves, in the execution that holds it (the signalled one, or a child it runs). */
@@ -1000,7 +1005,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     // Removed while this call waited (it could finish meanwhile): there is nothing left to show.
     const execution = this.#execution;
     if (!execution || this.#removing) return refused(this.#notFound());
-    return ok({ workflowJson: this.#workflowJson(execution, true), status: execution.status, timedOut });
+    const view = this.#workflowView(execution, true);
+    return ok({ workflowJson: JSON.stringify(view), status: execution.status, timedOut, variablesJson: JSON.stringify(view.variables ?? {}) });
   }
 
   /**
@@ -1053,7 +1059,11 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** Conductor's Workflow JSON of `execution`, with the time its retention removes it, if it will. */
   #workflowJson(execution: Execution, includeTasks: boolean): string {
-    return JSON.stringify(toWorkflowView(execution, includeTasks, removalDueAt(execution, this.#config.executionRetentionMs)));
+    return JSON.stringify(this.#workflowView(execution, includeTasks));
+  }
+
+  #workflowView(execution: Execution, includeTasks: boolean): WorkflowView {
+    return toWorkflowView(execution, includeTasks, removalDueAt(execution, this.#config.executionRetentionMs));
   }
 
   /** The Task JSON of this execution's task `taskId` as text, or null when it has no such task (or no execution). */

@@ -186,14 +186,20 @@ function responseHeader(strategy: ReturnStrategy, workflowId: string, status: Wo
 }
 
 /**
- * The TARGET_WORKFLOW answer for the Workflow JSON `workflowJson` (of workflow `workflowId`, whose status is `status`),
- * with `extra` fields, made from its text: the execute endpoint answers one per call, and parsing and serialising
- * the whole workflow again for three fields would cost each of them.
+ * The TARGET_WORKFLOW answer for `settled`, the Workflow JSON of workflow `workflowId` as text, with
+ * `targetWorkflowVariables` (its variables, as every SignalResponse carries them) and `extra` fields, made from the text:
+ * the execute endpoint answers one per call, and parsing and serialising the whole workflow again for a few fields
+ * would cost each of them.
  */
-export function targetWorkflowText(workflowJson: string, workflowId: string, status: WorkflowStatus, extra: JsonObject = {}): string {
+export function targetWorkflowText(settled: { workflowJson: string; status: WorkflowStatus; variablesJson?: string }, workflowId: string, extra: JsonObject = {}): string {
   // The Workflow JSON is an object with fields: its closing brace gives way to theirs, none of which it has.
-  const added = JSON.stringify({ ...responseHeader("TARGET_WORKFLOW", workflowId, status), ...extra });
-  return `${workflowJson.slice(0, workflowJson.lastIndexOf("}"))},${added.slice(1)}`;
+  const header = JSON.stringify(responseHeader("TARGET_WORKFLOW", workflowId, settled.status));
+  // The variables are spliced in as the text the execution made of them (an object still on older code sends none).
+  const variables = settled.variablesJson === undefined ? "" : `,"targetWorkflowVariables":${settled.variablesJson}`;
+  const added = JSON.stringify(extra);
+  const rest = added === "{}" ? "" : `,${added.slice(1, -1)}`;
+  const json = settled.workflowJson;
+  return `${json.slice(0, json.lastIndexOf("}"))},${header.slice(1, -1)}${variables}${rest}}`;
 }
 
 function definedFields(fields: Record<string, JsonValue | undefined>): JsonObject {

@@ -71,7 +71,7 @@ export type StartRefusalCode = "WORKFLOW_NOT_FOUND" | "VERSION_NOT_FOUND" | "ALR
 /** The outcome of a start. `existing` is true when an idempotency key returned an earlier execution. */
 export type StartOutcome =
   /** `version`: the definition's version the execution started with, when this call started it (not `existing`). */
-  | { ok: true; workflowId: string; existing: boolean; version?: number; workflowJson?: string; workflowStatus?: WorkflowStatus; timedOut?: boolean }
+  | { ok: true; workflowId: string; existing: boolean; version?: number; workflowJson?: string; workflowStatus?: WorkflowStatus; timedOut?: boolean; variablesJson?: string }
   | { ok: false; code: StartRefusalCode; message: string; issues?: ValidationIssue[] };
 
 /** The id holding a workflow name's idempotency key. */
@@ -266,7 +266,8 @@ async function startAs(env: Env, params: NewExecution, existing: boolean, chosen
       executed = again;
     }
     if (!executed.ok) return { ok: false, code: executed.error.kind === "NOT_FOUND" ? "EXECUTION_REMOVED" : "ALREADY_STARTED", message: executed.error.message };
-    return { ok: true, workflowId, existing, workflowJson: executed.value.workflowJson, workflowStatus: executed.value.status, timedOut: executed.value.timedOut };
+    const { workflowJson, status: workflowStatus, timedOut, variablesJson } = executed.value;
+    return { ok: true, workflowId, existing, workflowJson, workflowStatus, timedOut, ...(variablesJson === undefined ? {} : { variablesJson }) };
   }
   const started = await call(async (stub) => await stub.start(params));
   if (!started.ok) return { ok: false, code: "ALREADY_STARTED", message: started.error.message };

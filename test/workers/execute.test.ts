@@ -253,6 +253,20 @@ describe("execute's returnStrategy and consistency", () => {
     expect(await timedOut("exec_timeout_ends", "?waitForSeconds=0")).toBe(false);
   });
 
+  it("carries targetWorkflowVariables, the started workflow's variables, whatever the returnStrategy: TARGET_WORKFLOW too, as /signal/sync's", async () => {
+    const setVariable: JsonObject = { name: "note", taskReferenceName: "note", type: "SET_VARIABLE", inputParameters: { stage: "held", order: "${workflow.input.order}" } };
+    await register({ name: "exec_variables", tasks: [setVariable, wait("hold")] });
+    // The Java client's SignalResponse reads it for every strategy (getTargetWorkflowVariables); the default one included.
+    for (const query of ["", "?returnStrategy=TARGET_WORKFLOW", "?returnStrategy=BLOCKING_TASK", "?returnStrategy=BLOCKING_WORKFLOW", "?returnStrategy=BLOCKING_TASK_INPUT", "?returnStrategy=BLOCKING_TASK_LIST"]) {
+      const { run } = await execute("exec_variables", query, { order: 5 });
+      expect(run["targetWorkflowVariables"], query).toEqual({ stage: "held", order: 5 });
+    }
+    // The state update answers the same WorkflowRun.
+    const { run } = await execute("exec_variables", "", { order: 6 });
+    const updated = await apiOk<Run>("POST", `/api/workflow/${run.workflowId}/state`, { variables: { stage: "moved" } });
+    expect(updated).toMatchObject({ variables: { stage: "moved", order: 6 }, targetWorkflowVariables: { stage: "moved", order: 6 }, responseType: "TARGET_WORKFLOW" });
+  });
+
   it("accepts the consistency levels of the official client (every start here is durable), all alike", async () => {
     await register({ name: "exec_consistency", tasks: [inline("prep")] });
     for (const consistency of ["SYNCHRONOUS", "DURABLE", "REGION_DURABLE", ""]) {

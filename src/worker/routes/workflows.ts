@@ -176,7 +176,7 @@ function workflowRunStatus(settled: SettledWorkflow, wait: SynchronousWait): num
  */
 function workflowRunResponse(request: IRequest, workflowId: string, settled: SettledWorkflow, wait: SynchronousWait): Response {
   const extra = { ...echoedRequestId(request), signalTimeout: settled.timedOut };
-  return jsonTextResponse(targetWorkflowText(settled.workflowJson, workflowId, settled.status, extra), workflowRunStatus(settled, wait));
+  return jsonTextResponse(targetWorkflowText(settled, workflowId, extra), workflowRunStatus(settled, wait));
 }
 
 /**
@@ -242,7 +242,8 @@ function synchronousOptions(request: IRequest, env: Env): { strategy: ReturnStra
  * so may be shown it; what blocks it in a child, only if the caller may read that child.
  */
 async function synchronousAnswer(request: IRequest, env: Env, outcome: StartOutcome & { ok: true }, strategy: ReturnStrategy, wait: SynchronousWait): Promise<Response> {
-  const settled = { workflowJson: outcome.workflowJson!, status: outcome.workflowStatus!, timedOut: outcome.timedOut === true };
+  const settled: SettledWorkflow = { workflowJson: outcome.workflowJson!, status: outcome.workflowStatus!, timedOut: outcome.timedOut === true };
+  if (outcome.variablesJson !== undefined) settled.variablesJson = outcome.variablesJson;
   if (strategy === "TARGET_WORKFLOW") return workflowRunResponse(request, outcome.workflowId, settled, wait);
   const answer = await signalResponse(env, strategy, JSON.parse(outcome.workflowJson!) as WorkflowView, () => requestAuthorizer(request, env), { untilTaskRefs: wait.untilTaskRefs, timedOut: settled.timedOut });
   return Response.json({ ...answer, ...echoedRequestId(request) }, { status: workflowRunStatus(settled, wait) });
