@@ -1012,11 +1012,13 @@ export class WorkflowExecution extends DurableObject<Env> {
   /**
    * Waits (at most `waitMs`) until this execution ends or waits on something from outside, through any
    * child it waits for: how a parent's execute call follows its children. Answers what it came to: "timedOut" when
-   * the time ran out first (it still runs, busy), "waiting" when it waits on something from outside.
+   * the time ran out first (it still runs, busy), "waiting" when it waits on something from outside or, of its tasks
+   * named in `until` (the parent's call's `waitUntilTaskRef`, which names a child's tasks too, as Conductor's
+   * WorkflowSignalResponder reads them), one has ended.
    */
-  async settle(waitMs: number): Promise<"finished" | "waiting" | "timedOut" | "gone"> {
+  async settle(waitMs: number, until: readonly string[] = []): Promise<"finished" | "waiting" | "timedOut" | "gone"> {
     this.#recover();
-    const timedOut = await this.#settled(waitMs);
+    const timedOut = await this.#settled(waitMs, new Set(until));
     const execution = this.#execution;
     if (!execution || this.#removing) return "gone";
     if (TERMINAL_WORKFLOW_STATUSES.has(execution.status)) return "finished";
@@ -3198,8 +3200,9 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Resolves when the execution is finished or waits on something from outside, or after `waitMs`, or once one of
-   * its tasks named in `until` has completed. One that waits for its child is settled only once that child is (the
-   * child's own wait follows its children): a child that finishes sends its notice, which moves this execution on.
+   * its tasks named in `until` has ended. One that waits for its child is settled only once that child is (the
+   * child's own wait follows its children, with `until`: a named task of the child ending settles both): a child that
+   * finishes sends its notice, which moves this execution on.
    * True when it stopped because `waitMs` had passed with none of those reached (Conductor's `signalTimeout`): what
    * it came to is looked at before the time is, so a wait of 0 over an execution that has ended or blocks is no timeout.
    */
@@ -3219,7 +3222,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       const childId = awaitedChildId(execution);
       if (childId === undefined) return false;
       // With no time left the child is still asked (it answers at once) whether it waits outside or is busy.
-      const child = await this.#childSettled(childId, Math.max(0, remaining));
+      const child = await this.#childSettled(childId, Math.max(0, remaining), until);
       // Its object has more requests than it can take: not asked again (Cloudflare: retrying an overloaded object
       // worsens the overload), the wait ends as one that ran out, this execution answered as it stands, as below.
       if (child === "overloaded") return true;
@@ -3251,9 +3254,9 @@ export class WorkflowExecution extends DurableObject<Env> {
    * than failing the call that waits, whose execution has started (an execute answered 503 would have its client
    * start another).
    */
-  async #childSettled(childId: string, waitMs: number): Promise<"finished" | "waiting" | "timedOut" | "gone" | "unreachable" | "overloaded"> {
+  async #childSettled(childId: string, waitMs: number, until: ReadonlySet<string>): Promise<"finished" | "waiting" | "timedOut" | "gone" | "unreachable" | "overloaded"> {
     try {
-      return await executionStub(this.env, childId).settle(waitMs);
+      return await executionStub(this.env, childId).settle(waitMs, [...until]);
     } catch (error) {
       if (isOverloadedObjectError(error)) return "overloaded";
       if (isTransientObjectError(error)) return "unreachable";

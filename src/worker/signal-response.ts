@@ -82,25 +82,25 @@ async function blockingPoint(env: Env, top: WorkflowView, authorize: PathAuthori
 
 /**
  * What a synchronous call given `waitUntilTaskRef` names (`untilTaskRefs`) answers as blocking, as Conductor's
- * WorkflowSignalResponder finds it: the first task, in task order, that is either one of `top`'s tasks named in
- * `untilTaskRefs` that has ended (whatever its status, as the call's wait counts it), or a WAIT (or Orkes' YIELD) still
- * waiting for a signal with no time set. A pending SUB_WORKFLOW task's child the caller may read is searched, for the
- * latter only, where the task stands. Undefined when there is no such task.
+ * WorkflowSignalResponder finds it: the first task, in task order, that is either a task named in `untilTaskRefs`
+ * that has ended (whatever its status, as the call's wait counts it), or a WAIT (or Orkes' YIELD) still
+ * waiting for a signal with no time set. A pending SUB_WORKFLOW task's child the caller may read is searched for both
+ * where the task stands. Undefined when there is no such task.
  */
 async function signalledOrNamedPoint(env: Env, top: WorkflowView, untilTaskRefs: ReadonlySet<string>, authorize: PathAuthorizer): Promise<BlockingPoint | undefined> {
-  const search = async (workflow: WorkflowView, named: ReadonlySet<string>, depth: number): Promise<BlockingPoint | undefined> => {
+  const search = async (workflow: WorkflowView, depth: number): Promise<BlockingPoint | undefined> => {
     for (const task of workflow.tasks ?? []) {
-      if (waitsForSignal(task) || (endedTask(task) && isNamedBy(task, named))) return { workflow, task };
+      if (waitsForSignal(task) || (endedTask(task) && isNamedBy(task, untilTaskRefs))) return { workflow, task };
       const childId = task.taskType === "SUB_WORKFLOW" && !endedTask(task) ? task.subWorkflowId : undefined;
       if (childId === undefined || depth + 1 >= MAX_BLOCKING_DEPTH || !(await mayRead(authorize, childId))) continue;
       const child = await childView(env, childId);
-      // waitUntilTaskRef names the started workflow's tasks only (its wait counts no other), so not the child's.
-      const found = child === undefined ? undefined : await search(child, new Set(), depth + 1);
+      // waitUntilTaskRef names a child's tasks too, as Conductor's responder searches them (and the wait counts them).
+      const found = child === undefined ? undefined : await search(child, depth + 1);
       if (found !== undefined) return found;
     }
     return undefined;
   };
-  return search(top, untilTaskRefs, 0);
+  return search(top, 0);
 }
 
 /** A WAIT with neither `duration` nor `until` (Conductor's waitTimeout 0), or a YIELD, still pending: only a signal moves it. */

@@ -66,6 +66,18 @@ describe("execute's waitUntilTaskRef (POST /api/workflow/execute/{name}/{version
     expect(statuses(timedOut.run)).toEqual(["prep:COMPLETED", "work:SCHEDULED"]);
   });
 
+  it("counts a task of a sub workflow the workflow waits on, as Conductor's WorkflowSignalResponder does; BLOCKING_TASK answers that task", async () => {
+    await register({ name: "exec_until_child", tasks: [inline("prep"), simple("work")] });
+    await register({ name: "exec_until_parent", tasks: [subTask("sub", "exec_until_child")] });
+    // The child's worker task is never polled: only the named task's end answers before waitForSeconds runs out.
+    const { run, status } = await execute("exec_until_parent", "?waitUntilTaskRef=prep&waitForSeconds=3");
+    expect([status, run.status, run["signalTimeout"]]).toEqual([206, "RUNNING", false]);
+    expect(statuses(run)).toEqual(["sub:IN_PROGRESS"]);
+    const blocking = (await execute("exec_until_parent", "?waitUntilTaskRef=prep&waitForSeconds=3&returnStrategy=BLOCKING_TASK")).run as unknown as JsonObject;
+    expect(blocking).toMatchObject({ responseType: "BLOCKING_TASK", targetWorkflowStatus: "RUNNING", signalTimeout: false, workflowType: "exec_until_child", referenceTaskName: "prep", status: "COMPLETED" });
+    expect(blocking["workflowId"]).not.toBe(blocking["targetWorkflowId"]);
+  });
+
   it("counts any completed iteration of a DO_WHILE's task for its reference name; ref__N names that iteration's", async () => {
     const loop = { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", inputParameters: {}, loopCondition: "$.loop['iteration'] < 5", loopOver: [httpTask("ping", { uri: target("/echo/exec-loop"), method: "GET" })] };
     await register({ name: "exec_until_loop", tasks: [loop, simple("work")] });
