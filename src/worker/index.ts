@@ -1,7 +1,7 @@
 import { Router, type IRequest } from "itty-router";
 import { guard } from "./guard";
 import { serviceConfig } from "./config";
-import { errorResponse, responseForError } from "./http/errors";
+import { errorResponse, responseForError, type RequestPlace } from "./http/errors";
 import { unavailableError } from "./object-retry";
 import { MethodTable } from "./http/allowed-methods";
 import { isPreflight, preflightResponse, withResponseHeaders } from "./http/headers";
@@ -97,17 +97,24 @@ async function route(request: Request, env: Env, ctx: ExecutionContext): Promise
   } catch (error) {
     // Only an error response quotes a request id: a request answered otherwise makes none.
     const requestId = crypto.randomUUID();
+    const place = requestPlace(request);
     // An object that could not answer now (evicted, reset, overloaded) is no bug of the service: a 503 the client may
     // repeat, logged with what the object said.
     const unavailable = unavailableError(error);
     if (unavailable !== undefined) {
-      console.warn(JSON.stringify({ msg: "an object could not answer", requestId, error: String(error) }));
+      console.warn(JSON.stringify({ msg: "an object could not answer", requestId, ...place, error: String(error) }));
       // The id of that line, quoted as a 500 quotes its own: a client reporting 503s (a hot object's) leads to them.
       return errorResponse(unavailable.status, unavailable.code, unavailable.message, { requestId, headers: unavailable.headers });
     }
     // A definition's tags added past the limit by a batch another addition raced (see `cappedInsertStatements`).
-    return responseForError(tagLimitRefusal(error) ?? error, requestId);
+    return responseForError(tagLimitRefusal(error) ?? error, requestId, place);
   }
+}
+
+/** Where `request` went, for an error's log line: the router leaves the pattern of the route that took it on it. */
+function requestPlace(request: Request): RequestPlace {
+  const route: unknown = (request as Request & { route?: unknown }).route;
+  return { method: request.method, path: new URL(request.url).pathname, route: typeof route === "string" ? route : undefined };
 }
 
 export default {

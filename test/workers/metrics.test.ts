@@ -521,7 +521,14 @@ describe("GET /api/metrics", () => {
     expect(answer.message).not.toContain("D1_ERROR");
     expect(line, lines.join("\n")).toBeDefined();
     expect(line).not.toContain("\n");
-    expect(JSON.parse(line!)).toMatchObject({ msg: "unhandled error", requestId: answer.requestId, error: expect.stringContaining("the test refuses the counters") });
+    expect(JSON.parse(line!)).toMatchObject({
+      msg: "unhandled error",
+      requestId: answer.requestId,
+      method: "GET",
+      path: "/api/metrics",
+      route: "/api/metrics",
+      error: expect.stringContaining("the test refuses the counters"),
+    });
     expect(line).not.toContain(ADMIN_KEY.split(":")[1]);
     expect((await call("GET", "/api/metrics", { "x-api-key": ADMIN_KEY })).status).toBe(200);
   });

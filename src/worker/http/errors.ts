@@ -105,19 +105,34 @@ export function errorResponse(
 }
 
 /**
- * The response for anything a handler threw. Refusals keep their message; anything else is a bug:
- * logged with a request id, answered with that id and nothing internal. A statement naming a table the database
- * lacks is no bug but a deployment whose D1 migrations were not applied (or not yet those of this version): every
- * request would meet it, so the answer says so, as the log does, naming no table.
+ * Where a request went, as an error's log line names it so an operator can find the call: its method, its path (ids
+ * and names only: no route takes a secret in its path, and the query, which may hold search text, is left out), and the
+ * pattern of the route that took it, when one did.
  */
-export function responseForError(error: unknown, requestId: string): Response {
+export interface RequestPlace {
+  method: string;
+  path: string;
+  route?: string | undefined;
+}
+
+/** An error as a log line quotes it: name, message and stack for an `Error`, else its text. */
+export function errorDetail(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ""}` : String(error);
+}
+
+/**
+ * The response for anything a handler threw. Refusals keep their message; anything else is a bug:
+ * logged with a request id and where the request went, answered with that id and nothing internal. A statement naming
+ * a table the database lacks is no bug but a deployment whose D1 migrations were not applied (or not yet those of this
+ * version): every request would meet it, so the answer says so, as the log does, naming no table.
+ */
+export function responseForError(error: unknown, requestId: string, place?: RequestPlace): Response {
   if (error instanceof ApiError) {
     return errorResponse(error.status, error.code, error.message, { validationErrors: error.validationErrors, headers: error.headers });
   }
-  const detail = error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ""}` : String(error);
   const unmigrated = error instanceof Error && /\bno such table\b/.test(error.message);
   const hint = unmigrated ? { hint: "a table is missing: the D1 migrations were not applied" } : {};
-  console.error(JSON.stringify({ msg: "unhandled error", requestId, error: detail, ...hint }));
+  console.error(JSON.stringify({ msg: "unhandled error", requestId, ...place, error: errorDetail(error), ...hint }));
   const message = unmigrated
     ? "Internal error: the service's database lacks tables this version reads (its operator must apply the D1 migrations: npx wrangler d1 migrations apply DB --remote); quote the request id when reporting it"
     : "Internal error; quote the request id when reporting it";

@@ -5,7 +5,7 @@ import { serviceConfig } from "../config";
 import { canonicalWorkflowId, executionStub, retryingExecutionCall } from "../executions";
 import { requestAuthorizer, type PathAuthorizer } from "../guard";
 import { jsonTextResponse, readJsonBody } from "../http/body";
-import { ApiError, validationError } from "../http/errors";
+import { ApiError, errorDetail, validationError } from "../http/errors";
 import { booleanQuery } from "../http/params";
 import { BulkWorkflowIds, parseOrThrow } from "../schemas";
 import { unavailableError } from "../object-retry";
@@ -94,8 +94,7 @@ export async function bulkOutcome(work: () => Promise<void>, context: Record<str
     }
     // Not thrown on: other items may have been acted on already, and the caller must learn which.
     const requestId = crypto.randomUUID();
-    const detail = error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ""}` : String(error);
-    console.error(JSON.stringify({ msg: "unhandled error in a bulk operation", requestId, ...context, error: detail }));
+    console.error(JSON.stringify({ msg: "unhandled error in a bulk operation", requestId, ...context, error: errorDetail(error) }));
     return `Internal error; quote the request id ${requestId} when reporting it`;
   }
 }
