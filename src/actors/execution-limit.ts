@@ -59,6 +59,8 @@ export class ExecutionLimit extends DurableObject<Env> {
    * leave repeated after an eviction) must leave it as empty as the forget did, not a schema stored for good.
    */
   #tables: boolean;
+  /** By place id, the delivery rounds in a row that could not reach its execution (see `NoticeRound.failures`). */
+  readonly #noticeFailures = new Map<string, number>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -335,6 +337,7 @@ export class ExecutionLimit extends DurableObject<Env> {
         this.#fill(Date.now());
       },
       failure: "admission notice failed; will retry",
+      failures: this.#noticeFailures,
     });
     await this.#armAlarm(Date.now());
   }

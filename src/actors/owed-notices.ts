@@ -3,6 +3,7 @@
  * is told by an RPC the object repeats (from its alarm) until the execution has answered, so that no execution waits
  * for a place already given to it.
  */
+import { retryFailureLogged } from "./retry-log";
 
 /** A place given and not told yet: its id in the limit object, and the execution to tell. */
 export interface OwedNotice {
@@ -27,6 +28,11 @@ export interface NoticeRound {
   gone(notice: OwedNotice): void;
   /** Logged (with the place's id and the error) when an execution could not be reached. */
   failure: string;
+  /**
+   * Held by the limit object across rounds: by place id, how many rounds in a row could not reach its execution, so
+   * that one unreachable for long is logged at its 1st, 2nd, 4th… attempt (see {@link retryFailureLogged}), not every round.
+   */
+  failures: Map<string, number>;
 }
 
 /**
@@ -42,10 +48,13 @@ export async function deliverOwedNotices(round: NoticeRound): Promise<void> {
     try {
       answer = await round.tell(notice);
     } catch (error) {
-      console.error(JSON.stringify({ msg: round.failure, id: notice.id, workflowId: notice.workflowId, error: String(error) }));
+      const attempt = (round.failures.get(notice.id) ?? 0) + 1;
+      round.failures.set(notice.id, attempt);
+      if (retryFailureLogged(attempt)) console.error(JSON.stringify({ msg: round.failure, id: notice.id, workflowId: notice.workflowId, attempt, error: String(error) }));
       unreachable.add(notice.id);
       continue;
     }
+    round.failures.delete(notice.id);
     if (answer === "taken") round.taken(notice);
     else round.gone(notice);
   }

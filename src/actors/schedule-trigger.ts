@@ -6,6 +6,7 @@ import { fireWindow, LATEST_FIRE_MILLIS, scheduledInput } from "../worker/schedu
 import { startExecution, type StartOptions } from "../worker/start-execution";
 import { retryingExecutionCall } from "../worker/executions";
 import { uuidFromDigest } from "../engine/task-id";
+import { retryFailureLogged } from "./retry-log";
 
 /** The fire this object's alarm is set for, and the schedule revision it was computed from. */
 export interface ArmedFire {
@@ -66,6 +67,8 @@ export class ScheduleTrigger extends DurableObject<Env> {
    * came in before it started.
    */
   #readsStarted = 0;
+  /** Alarm runs in a row that failed in this instance (their log lines thinned out by {@link retryFailureLogged}). */
+  #failedAlarms = 0;
   /** The number of the latest-started read an arm (or an alarm's re-arm) has acted on; an earlier read's answer is stale. */
   #readActedOn = 0;
 
@@ -124,10 +127,12 @@ export class ScheduleTrigger extends DurableObject<Env> {
     if (armed === undefined) return;
     try {
       await this.#fire(armed);
+      this.#failedAlarms = 0;
     } catch (error) {
       // Caught rather than thrown: workerd gives up on an alarm after a few failed retries, and the schedule would
       // stop for good. The armed fire stays, so the next run starts it (or finds what this run started).
-      console.error(JSON.stringify({ msg: "schedule alarm failed; will retry", schedule: armed.name, fire: armed.fire, error: String(error) }));
+      const attempt = ++this.#failedAlarms;
+      if (retryFailureLogged(attempt)) console.error(JSON.stringify({ msg: "schedule alarm failed; will retry", schedule: armed.name, fire: armed.fire, attempt, error: String(error) }));
       // Unless a save, pause or delete re-armed or disarmed the object meanwhile: its alarm (or none) stands, and a retry
       // now would start the newly armed fire early.
       if (this.#stillArmed(armed)) await this.ctx.storage.setAlarm(Date.now() + ALARM_RETRY_MS);

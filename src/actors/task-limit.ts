@@ -48,6 +48,8 @@ function heldOnly(limits: HandOutLimits | null, only: boolean): HandOutLimits | 
 export class TaskLimit extends DurableObject<Env> {
   readonly #sql: SqlStorage;
   #delivering: Promise<void> | undefined;
+  /** By place id, the delivery rounds in a row that could not reach its execution (see `NoticeRound.failures`). */
+  readonly #noticeFailures = new Map<string, number>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -298,6 +300,7 @@ export class TaskLimit extends DurableObject<Env> {
         this.#fill(Date.now());
       },
       failure: "task place notice failed; will retry",
+      failures: this.#noticeFailures,
     });
     await this.#armAlarm(Date.now());
   }

@@ -99,6 +99,7 @@ import { fittingBatch, MessageQueue } from "./message-queue";
 import { MAX_QUEUED_MESSAGES, messagePulls, pulledOutput, type WorkflowMessage } from "../engine/tasks/pull-workflow-messages";
 import { loadJqRunner } from "./jq/load";
 import { loadScriptRunner } from "./scripts/load";
+import { retryFailureLogged } from "./retry-log";
 
 /** The outcome of an RPC call: refusals travel as values, because thrown errors lose their kind over RPC. */
 export type ActorResult<T> = { ok: true; value: T } | { ok: false; error: { kind: EngineErrorKind; message: string } };
@@ -742,8 +743,11 @@ export class WorkflowExecution extends DurableObject<Env> {
   readonly #waiting = new WaitingTasks<{ attempt: number; controller: AbortController } & WaitingCost>();
   /** Background jobs running in this isolate, by key (so one is never run twice at once), each settled when it has run. */
   readonly #jobs = new Map<string, Promise<void>>();
-  /** Keys of the background jobs whose last run in this isolate failed: while any is left, its retry stays due (see {@link RETRY_BACKGROUND_MS}). */
-  readonly #failingJobs = new Set<string>();
+  /**
+   * The background jobs whose last run in this isolate failed, each with how many runs in a row failed (its log lines
+   * thinned out by {@link retryFailureLogged}): while any is left, its retry stays due (see {@link RETRY_BACKGROUND_MS}).
+   */
+  readonly #failingJobs = new Map<string, number>();
   /** Callers of `execute` waiting for the execution to finish or block. */
   readonly #changed = new WakeSignal();
   #watchers: Watcher[];
@@ -844,6 +848,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   #removing: boolean;
   /** The removal running in this isolate, shared by every caller waiting for it. */
   #removal: Promise<void> | undefined;
+  /** How many removals in a row failed in this isolate (their log lines thinned out by {@link retryFailureLogged}). */
+  #removalFailures = 0;
   /**
    * Set in an object that holds no execution when the parent that was starting it as a child ended first (the
    * parent's id): that parent's start, possibly still on its way, is refused, so the child never runs on alone.
@@ -1521,7 +1527,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   #finishRemoval(): Promise<void> {
     this.#removal ??= this.#deleteEverything().catch((error: unknown) => {
       this.#removal = undefined;
-      console.error(JSON.stringify({ msg: "removal failed; will retry", workflowId: this.#execution?.workflowId, error: String(error) }));
+      const attempt = ++this.#removalFailures;
+      if (retryFailureLogged(attempt)) console.error(JSON.stringify({ msg: "removal failed; will retry", workflowId: this.#execution?.workflowId, attempt, error: String(error) }));
       this.#alarmAt = Date.now() + RETRY_BACKGROUND_MS;
       this.#armAlarm(this.#alarmAt);
       throw error;
@@ -1579,6 +1586,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#parentReopen = undefined;
     this.#removing = false;
     this.#removal = undefined;
+    this.#removalFailures = 0;
   }
 
   // ---- RPC: tasks completed from outside -----------------------------------------------------
@@ -2251,7 +2259,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#startWaitingAfresh();
     this.#applyDue(execution, freshIsolate);
     // A failed job that did not run again is owed no more (its task ended, its watcher went): no retry waits for it.
-    for (const key of this.#failingJobs) if (!this.#jobs.has(key)) this.#failingJobs.delete(key);
+    for (const key of this.#failingJobs.keys()) if (!this.#jobs.has(key)) this.#failingJobs.delete(key);
     if (this.#failingJobs.size === 0 && retryDue) this.#backgroundRetryAt = undefined;
   }
 
@@ -2759,8 +2767,11 @@ export class WorkflowExecution extends DurableObject<Env> {
       },
       (error: unknown) => {
         this.#jobs.delete(key);
-        this.#failingJobs.add(key);
-        console.error(JSON.stringify({ msg: "background job failed; will retry", job: key, workflowId: this.#execution?.workflowId, error: String(error) }));
+        const attempt = (this.#failingJobs.get(key) ?? 0) + 1;
+        this.#failingJobs.set(key, attempt);
+        if (retryFailureLogged(attempt)) {
+          console.error(JSON.stringify({ msg: "background job failed; will retry", job: key, workflowId: this.#execution?.workflowId, attempt, error: String(error) }));
+        }
         // A retry already due stays as it is: another job's failure does not put it off.
         const now = Date.now();
         if (this.#backgroundRetryAt === undefined || this.#backgroundRetryAt <= now) this.#backgroundRetryAt = now + RETRY_BACKGROUND_MS;
@@ -3693,7 +3704,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         release();
         // The watchdog deadline re-dispatches; log for the operator (the error's kind only: its
         // message may quote a URL or value holding a secret).
-        console.error(JSON.stringify({ msg: "task dispatch failed; the watchdog will retry", taskId, error: error instanceof Error ? error.name : typeof error }));
+        console.error(JSON.stringify({ msg: "task dispatch failed; the watchdog will retry", workflowId: this.#execution?.workflowId, taskId, error: error instanceof Error ? error.name : typeof error }));
       });
   }
 
@@ -3709,7 +3720,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (error instanceof EngineError || event.type !== "dispatchResult") throw error;
       const kind = error instanceof Error ? error.name : typeof error;
       // The error's kind only: its message may quote a value holding a secret.
-      console.error(JSON.stringify({ msg: "task result could not be applied; failing the task", taskId: event.taskId, error: kind }));
+      console.error(JSON.stringify({ msg: "task result could not be applied; failing the task", workflowId: this.#execution?.workflowId, taskId: event.taskId, error: kind }));
       this.#apply({
         type: "dispatchResult",
         taskId: event.taskId,
