@@ -61,6 +61,8 @@ export class ExecutionLimit extends DurableObject<Env> {
   #tables: boolean;
   /** By place id, the delivery rounds in a row that could not reach its execution (see `NoticeRound.failures`). */
   readonly #noticeFailures = new Map<string, number>();
+  /** By place id, the checks in a row that could not reach its execution (see `HeldPlaces.failures`). */
+  readonly #checkFailures = new Map<string, number>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -181,7 +183,7 @@ export class ExecutionLimit extends DurableObject<Env> {
     // Asks the executions of the places held longest whether they still hold them, freeing those that do not. Before the
     // delivery round, not after: that round arms the alarm as it ends, and with places still due for this check it would
     // arm it at once, a second alarm run right after this one for nothing.
-    const asked = await checkHeldPlaces({ sql: this.#sql, idColumn: "workflow_id", max: CALLS_PER_ROUND, ask: (place) => executionStub(this.env, place.workflowId).holdsPlace(this.#key()) }, Date.now());
+    const asked = await checkHeldPlaces({ sql: this.#sql, idColumn: "workflow_id", max: CALLS_PER_ROUND, ask: (place) => executionStub(this.env, place.workflowId).holdsPlace(this.#key()), failures: this.#checkFailures }, Date.now());
     if (asked && this.#fill(Date.now())) this.#deliverSoon();
     await this.#deliver();
     await this.#armAlarm(Date.now());

@@ -50,6 +50,8 @@ export class TaskLimit extends DurableObject<Env> {
   #delivering: Promise<void> | undefined;
   /** By place id, the delivery rounds in a row that could not reach its execution (see `NoticeRound.failures`). */
   readonly #noticeFailures = new Map<string, number>();
+  /** By place id, the checks in a row that could not reach its execution (see `HeldPlaces.failures`). */
+  readonly #checkFailures = new Map<string, number>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -160,7 +162,7 @@ export class TaskLimit extends DurableObject<Env> {
     // Asks the executions of the places held longest whether their tasks still hold them, freeing those that do not.
     // Before the delivery round, not after: that round arms the alarm as it ends, and with places still due for this
     // check it would arm it at once, a second alarm run right after this one for nothing.
-    await checkHeldPlaces({ sql: this.#sql, idColumn: "place_id", max: CALLS_PER_ROUND, ask: (place) => executionStub(this.env, place.workflowId).givePlace(place.id) }, Date.now());
+    await checkHeldPlaces({ sql: this.#sql, idColumn: "place_id", max: CALLS_PER_ROUND, ask: (place) => executionStub(this.env, place.workflowId).givePlace(place.id), failures: this.#checkFailures }, Date.now());
     // Places freed by the check, or by a rate window that reopened (what this alarm was set for), go to those waiting.
     if (this.#fill(Date.now())) this.#deliverSoon();
     await this.#deliver();

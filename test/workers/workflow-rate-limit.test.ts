@@ -651,8 +651,18 @@ describe("workflow rate limits", () => {
     // workerd's answer to a method the object's code does not have: not "gone", the execution may well hold its place.
     await unreachableExecutions(limit, ["holdsPlace"], new TypeError('The RPC receiver does not implement the method "holdsPlace".'));
     await placesDue(limit);
-    expect(await runDurableObjectAlarm(limit)).toBe(true);
+    const logError = console.error;
+    const lines: string[] = [];
+    console.error = (...args: unknown[]) => void lines.push(args.map(String).join(" "));
+    try {
+      expect(await runDurableObjectAlarm(limit)).toBe(true);
+    } finally {
+      console.error = logError;
+    }
     expect(await limit.snapshot()).toEqual({ limit: 1, running: [holder], waiting: [waiter] });
+    // Kept, and said so: a place whose execution never answers is one the limit never gives to another.
+    const kept = lines.map((line) => JSON.parse(line) as { msg: string }).filter((line) => line.msg.startsWith("held place not checked"));
+    expect(kept).toEqual([expect.objectContaining({ workflowId: holder, attempt: 1, error: expect.stringContaining("does not implement") })]);
     // Asked again a check's period (five minutes) later, not at once.
     const alarm = await runInDurableObject(limit, (_instance, state) => state.storage.getAlarm());
     expect(alarm).not.toBeNull();
