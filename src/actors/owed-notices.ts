@@ -3,7 +3,7 @@
  * is told by an RPC the object repeats (from its alarm) until the execution has answered, so that no execution waits
  * for a place already given to it.
  */
-import { retryFailureLogged } from "./retry-log";
+import { failedAgain } from "./retry-log";
 
 /** A place given and not told yet: its id in the limit object, and the execution to tell. */
 export interface OwedNotice {
@@ -30,7 +30,7 @@ export interface NoticeRound {
   failure: string;
   /**
    * Held by the limit object across rounds: by place id, how many rounds in a row could not reach its execution, so
-   * that one unreachable for long is logged at its 1st, 2nd, 4th… attempt (see {@link retryFailureLogged}), not every round.
+   * that one unreachable for long is logged at its 1st, 2nd, 4th… attempt (see {@link failedAgain}), not every round.
    */
   failures: Map<string, number>;
 }
@@ -48,9 +48,8 @@ export async function deliverOwedNotices(round: NoticeRound): Promise<void> {
     try {
       answer = await round.tell(notice);
     } catch (error) {
-      const attempt = (round.failures.get(notice.id) ?? 0) + 1;
-      round.failures.set(notice.id, attempt);
-      if (retryFailureLogged(attempt)) console.error(JSON.stringify({ msg: round.failure, id: notice.id, workflowId: notice.workflowId, attempt, error: String(error) }));
+      const attempt = failedAgain(round.failures, notice.id);
+      if (attempt !== undefined) console.error(JSON.stringify({ msg: round.failure, id: notice.id, workflowId: notice.workflowId, attempt, error: String(error) }));
       unreachable.add(notice.id);
       continue;
     }

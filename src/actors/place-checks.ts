@@ -4,7 +4,7 @@
  * leave was lost (an entry delivered after its leave, an execution's storage gone, a bug) is never kept for good.
  */
 import type { NoticeAnswer, OwedNotice } from "./owed-notices";
-import { retryFailureLogged } from "./retry-log";
+import { failedAgain } from "./retry-log";
 
 /** How long a place is held before its execution is asked again whether it still holds it. */
 export const PLACE_CHECK_MS = 5 * 60_000;
@@ -24,7 +24,7 @@ export interface HeldPlaces {
   /**
    * Held by the limit object across checks: by place id, how many checks in a row could not reach its execution, so
    * that a place kept because its execution never answers is logged (at its 1st, 2nd, 4th… check: see
-   * {@link retryFailureLogged}), and not every five minutes for good.
+   * {@link failedAgain}), and not every five minutes for good.
    */
   failures: Map<string, number>;
 }
@@ -55,9 +55,8 @@ export async function checkHeldPlaces(places: HeldPlaces, now: number): Promise<
     } catch (error) {
       // Asked again at the next check (not at once: an unreachable execution must not keep the alarm busy). Kept
       // meanwhile, so logged: a place its execution never answers for is one the limit never gives to another.
-      const attempt = (places.failures.get(place.id) ?? 0) + 1;
-      places.failures.set(place.id, attempt);
-      if (retryFailureLogged(attempt)) {
+      const attempt = failedAgain(places.failures, place.id);
+      if (attempt !== undefined) {
         console.error(JSON.stringify({ msg: "held place not checked; kept, and asked again at the next check", id: place.id, workflowId: place.workflow_id, attempt, error: String(error) }));
       }
       sql.exec(`UPDATE places SET checked_at = ? WHERE ${idColumn} = ?`, Date.now(), place.id);

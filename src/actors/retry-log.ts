@@ -8,3 +8,13 @@
 export function retryFailureLogged(attempt: number): boolean {
   return attempt >= 1 && (attempt & (attempt - 1)) === 0;
 }
+
+/**
+ * Counts one more failure in a row of `key` in `failures` (cleared by its caller on success): the attempt's number
+ * when its failure is to be logged (see {@link retryFailureLogged}), else undefined.
+ */
+export function failedAgain(failures: Map<string, number>, key: string): number | undefined {
+  const attempt = (failures.get(key) ?? 0) + 1;
+  failures.set(key, attempt);
+  return retryFailureLogged(attempt) ? attempt : undefined;
+}

@@ -99,7 +99,7 @@ import { fittingBatch, MessageQueue } from "./message-queue";
 import { MAX_QUEUED_MESSAGES, messagePulls, pulledOutput, type WorkflowMessage } from "../engine/tasks/pull-workflow-messages";
 import { loadJqRunner } from "./jq/load";
 import { loadScriptRunner } from "./scripts/load";
-import { retryFailureLogged } from "./retry-log";
+import { failedAgain, retryFailureLogged } from "./retry-log";
 
 /** The outcome of an RPC call: refusals travel as values, because thrown errors lose their kind over RPC. */
 export type ActorResult<T> = { ok: true; value: T } | { ok: false; error: { kind: EngineErrorKind; message: string } };
@@ -2767,9 +2767,8 @@ export class WorkflowExecution extends DurableObject<Env> {
       },
       (error: unknown) => {
         this.#jobs.delete(key);
-        const attempt = (this.#failingJobs.get(key) ?? 0) + 1;
-        this.#failingJobs.set(key, attempt);
-        if (retryFailureLogged(attempt)) {
+        const attempt = failedAgain(this.#failingJobs, key);
+        if (attempt !== undefined) {
           console.error(JSON.stringify({ msg: "background job failed; will retry", job: key, workflowId: this.#execution?.workflowId, attempt, error: String(error) }));
         }
         // A retry already due stays as it is: another job's failure does not put it off.
