@@ -3,6 +3,7 @@ import { ACTIVE_WORKER_POLL_MS, chooseWorkerDomain, workerQueueKey, type HandOut
 import { admitted, HandOutLedger } from "./hand-out-ledger";
 import { PollLog, type PollData } from "./poll-log";
 import { WakeSignal } from "./wake-signal";
+import { retryFailureLogged } from "./retry-log";
 
 /** A task a poll took from the queue for a while (see {@link TaskQueue.lease}). */
 export interface LeasedTask {
@@ -61,6 +62,8 @@ export class TaskQueue extends DurableObject<Env> {
   #listed: boolean;
   /** The listing (or delisting, see {@link TaskQueue.delist}) of this queue in D1 on its way. */
   #listing: Promise<void> | undefined;
+  /** Listings in a row that failed in this instance (their log lines thinned out by {@link retryFailureLogged}). */
+  #listFailures = 0;
   /**
    * Set while a delisting is on its way (see {@link TaskQueue.delist}): true once the queue was used meanwhile, when
    * it is listed again as soon as the deletion is done (sent before that, the listing could arrive first and be lost).
@@ -106,8 +109,13 @@ export class TaskQueue extends DurableObject<Env> {
         () => {
           this.#sql.exec(`INSERT INTO listing (listed) VALUES (1)`);
           this.#listed = true;
+          this.#listFailures = 0;
         },
-        (error: unknown) => console.error(JSON.stringify({ msg: "could not list a worker queue; will try again on its next use", queue: this.ctx.id.name, error: String(error) })),
+        (error: unknown) => {
+          // Tried again at each use, a poll's too (workers poll many times a second while D1 fails): thinned out.
+          const attempt = ++this.#listFailures;
+          if (retryFailureLogged(attempt)) console.error(JSON.stringify({ msg: "could not list a worker queue; will try again on its next use", queue: this.ctx.id.name, attempt, error: String(error) }));
+        },
       )
       .catch(ignoreResetObject)
       .finally(() => {

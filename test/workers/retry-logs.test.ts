@@ -1,7 +1,8 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ExecutionIndexWriter } from "../../src/actors/index-writer";
-import { register, startWorkflow, waitFor } from "./helpers";
+import { ADMIN_KEY, register, startWorkflow, waitFor, whilePreparing } from "./helpers";
+import { call } from "./auth-helpers";
 
 const executionStub = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
 
@@ -36,5 +37,34 @@ describe("work retried on a timer while it keeps failing", () => {
       ExecutionIndexWriter.prototype.upsert = upsert;
       console.error = logError;
     }
+  });
+
+  it("logs a worker queue that D1 will not list at its 1st, 2nd and 4th try, not at every poll that tries it again", async () => {
+    const taskName = `retry_logs_queue_${crypto.randomUUID().slice(0, 8)}`;
+    let tried = 0;
+    // D1 refusing the queue's listing, as it fails while it is down: each use of the queue (a poll here) tries it again.
+    const refusingListing = (sql: string, prepare: (sql: string) => D1PreparedStatement) => {
+      if (!sql.includes("INSERT OR IGNORE INTO worker_queues")) return prepare(sql);
+      const failing = { bind: () => failing, run: () => ((tried++, Promise.reject(new Error("D1_ERROR: the test refuses the listing")))) };
+      return failing as unknown as D1PreparedStatement;
+    };
+    const logError = console.error;
+    const lines: string[] = [];
+    console.error = (...args: unknown[]) => void lines.push(args.map(String).join(" "));
+    try {
+      await whilePreparing(refusingListing, async () => {
+        for (let poll = 0; poll < 200 && tried < 5; poll++) {
+          const answer = await call("GET", `/api/tasks/poll/${taskName}?workerid=w`, { "x-api-key": ADMIN_KEY });
+          expect(answer.status).toBe(204);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      });
+    } finally {
+      console.error = logError;
+    }
+    expect(tried).toBeGreaterThanOrEqual(5);
+    const failures = lines.filter((line) => line.includes("could not list a worker queue")).map((line) => JSON.parse(line) as { queue: string; attempt: number });
+    expect(failures.map((failure) => failure.attempt)).toEqual([1, 2, 4, 8].filter((attempt) => attempt <= tried));
+    expect(failures[0]!.queue).toContain(taskName);
   });
 });
