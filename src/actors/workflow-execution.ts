@@ -2232,6 +2232,18 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** The single timer: fires for the earliest deadline of the execution or a background retry. */
   override async alarm(): Promise<void> {
+    try {
+      await this.#runAlarm();
+    } catch (error) {
+      // The runtime retries a failed alarm a few times and then gives up, and its own log names the object by a hex id:
+      // this line names the execution. The error's kind and where it was thrown only (its message may quote a value).
+      const frames = error instanceof Error ? (error.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line)).map((line) => line.trim()) : [];
+      console.error(JSON.stringify({ msg: "alarm failed; the runtime retries it", workflowId: this.#execution?.workflowId ?? this.ctx.id.name, error: error instanceof Error ? error.name : typeof error, frames }));
+      throw error;
+    }
+  }
+
+  async #runAlarm(): Promise<void> {
     this.#alarmAt = null;
     const freshIsolate = !this.#recovered;
     this.#recovered = true;

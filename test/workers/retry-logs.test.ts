@@ -1,7 +1,8 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ExecutionIndexWriter } from "../../src/actors/index-writer";
-import { ADMIN_KEY, register, startWorkflow, waitFor, whilePreparing } from "./helpers";
+import { ExecutionStore } from "../../src/actors/execution-store";
+import { ADMIN_KEY, apiOk, register, startWorkflow, waitFor, whilePreparing } from "./helpers";
 import { call } from "./auth-helpers";
 
 const executionStub = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
@@ -66,5 +67,32 @@ describe("work retried on a timer while it keeps failing", () => {
     const failures = lines.filter((line) => line.includes("could not list a worker queue")).map((line) => JSON.parse(line) as { queue: string; attempt: number });
     expect(failures.map((failure) => failure.attempt)).toEqual([1, 2, 4, 8].filter((attempt) => attempt <= tried));
     expect(failures[0]!.queue).toContain(taskName);
+  });
+
+  it("an execution's alarm that throws is logged naming the workflow, the error's kind and where, and still thrown for the runtime to retry", async () => {
+    await register({ name: "retry_logs_alarm", tasks: [{ name: "set", taskReferenceName: "set", type: "SET_VARIABLE", inputParameters: { done: true } }] });
+    const workflowId = await startWorkflow("retry_logs_alarm");
+    await waitFor(workflowId, ["COMPLETED"]);
+    // Removed, it keeps a tombstone its alarm empties; emptying it throws here, as a bug there would.
+    await apiOk("DELETE", `/api/workflow/${workflowId}/remove`);
+    const forgetTables = ExecutionStore.prototype.forgetTables;
+    const logError = console.error;
+    const lines: string[] = [];
+    ExecutionStore.prototype.forgetTables = () => {
+      throw new TypeError("the test breaks the alarm: secret-looking value 0123");
+    };
+    console.error = (...args: unknown[]) => void lines.push(args.map(String).join(" "));
+    let thrown: unknown;
+    try {
+      await runDurableObjectAlarm(executionStub(workflowId)).catch((error: unknown) => (thrown = error));
+    } finally {
+      ExecutionStore.prototype.forgetTables = forgetTables;
+      console.error = logError;
+    }
+    expect(String(thrown)).toContain("the test breaks the alarm");
+    const failed = lines.filter((line) => line.includes("alarm failed"));
+    expect(failed).toHaveLength(1);
+    expect(JSON.parse(failed[0]!)).toMatchObject({ workflowId, error: "TypeError", frames: expect.arrayContaining([expect.stringContaining("forgetTables")]) });
+    expect(failed[0]).not.toContain("0123");
   });
 });
