@@ -530,6 +530,8 @@ describe("GET /api/metrics", () => {
       error: expect.stringContaining("the test refuses the counters"),
     });
     expect(line).not.toContain(ADMIN_KEY.split(":")[1]);
+    // The stack once, its heading (name and message) not written twice.
+    expect((JSON.parse(line!) as { error: string }).error.match(/the test refuses the counters/g)).toHaveLength(1);
     expect((await call("GET", "/api/metrics", { "x-api-key": ADMIN_KEY })).status).toBe(200);
   });
 });

@@ -115,9 +115,14 @@ export interface RequestPlace {
   route?: string | undefined;
 }
 
-/** An error as a log line quotes it: name, message and stack for an `Error`, else its text. */
+/**
+ * An error as a log line quotes it: its stack for an `Error` (V8's begins with the name and message, so they are not
+ * written twice), its name and message before a stack that lacks them, else its text.
+ */
 export function errorDetail(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ""}` : String(error);
+  if (!(error instanceof Error)) return String(error);
+  const heading = `${error.name}: ${error.message}`;
+  return error.stack?.startsWith(heading) ? error.stack : `${heading}\n${error.stack ?? ""}`;
 }
 
 /**
