@@ -150,10 +150,34 @@ const SUBSCHEMA_KEYWORDS = ["not", "if", "then", "else", "additionalProperties",
 const SUBSCHEMA_MAP_KEYWORDS = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
 const SUBSCHEMA_LIST_KEYWORDS = ["allOf", "anyOf", "oneOf", "prefixItems"];
 
+/** Keywords holding a number bound: the validator compares with whatever they hold (`exclusiveMinimum: true` as 1). */
+const NUMBER_KEYWORDS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"];
+
+/** JSON pointer escaping of one key (`a/b` as `a~1b`). */
+function pointerKey(key: string): string {
+  return key.replace(/~/g, "~0").replace(/\//g, "~1");
+}
+
+/**
+ * Why `pattern` is not a regular expression the validator can compile (ECMA-262 in unicode mode, as it compiles
+ * `pattern` and `patternProperties`); undefined when it is one.
+ */
+function regexProblem(pattern: JsonValue): string | undefined {
+  if (typeof pattern !== "string") return "must be a regular expression (a string)";
+  try {
+    new RegExp(pattern, "u");
+    return undefined;
+  } catch (error) {
+    return `must be a regular expression (ECMA-262, unicode mode: an escape such as \\_ or \\- outside a class, or a class such as [\\w-.], is not one there): ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
 /**
  * What keeps `schema` (at `path`, a JSON pointer) from being a JSON schema, in the keywords a mistake most often
- * breaks (`type`, `required`, the subschemas): the validator itself ignores what it cannot read, which would accept
- * every input.
+ * breaks (`type`, `required`, the number bounds, the patterns, the subschemas): the validator itself ignores what it
+ * cannot read, which would accept every input, compares a bound with whatever it holds (draft 4's
+ * `exclusiveMinimum: true` as the bound 1), and compiles a pattern only when a string meets it, which would refuse every
+ * start that reaches it.
  */
 function shapeProblem(schema: JsonValue, path: string): string | undefined {
   if (typeof schema === "boolean") return undefined;
@@ -164,6 +188,25 @@ function shapeProblem(schema: JsonValue, path: string): string | undefined {
   }
   const required = schema["required"];
   if (required !== undefined && !(Array.isArray(required) && required.every((each) => typeof each === "string"))) return `${path}/required must be a list of property names`;
+  for (const keyword of NUMBER_KEYWORDS) {
+    const bound = schema[keyword];
+    if (bound === undefined || (typeof bound === "number" && (keyword !== "multipleOf" || bound > 0))) continue;
+    if (keyword === "multipleOf") return `${path}/multipleOf must be a number greater than 0`;
+    return typeof bound === "boolean" && keyword.startsWith("exclusive")
+      ? `${path}/${keyword} must be a number, the bound itself (draft 4's boolean beside minimum or maximum is not read so)`
+      : `${path}/${keyword} must be a number`;
+  }
+  if (schema["pattern"] !== undefined) {
+    const problem = regexProblem(schema["pattern"]);
+    if (problem !== undefined) return `${path}/pattern ${problem}`;
+  }
+  const patternProperties = schema["patternProperties"];
+  if (patternProperties !== null && typeof patternProperties === "object" && !Array.isArray(patternProperties)) {
+    for (const pattern of Object.keys(patternProperties)) {
+      const problem = regexProblem(pattern);
+      if (problem !== undefined) return `${path}/patternProperties/${pointerKey(pattern)} ${problem}`;
+    }
+  }
   for (const keyword of SUBSCHEMA_KEYWORDS) {
     if (schema[keyword] !== undefined) {
       const problem = shapeProblem(schema[keyword]!, `${path}/${keyword}`);

@@ -32,6 +32,23 @@ describe("JSON schema checks", () => {
     expect(schemaProblem({ $ref: "#/$defs/missing" })).toContain("Unresolved");
   });
 
+  it("refuses at save a pattern the validator cannot compile and a bound it would misread, wherever they stand", () => {
+    // Compiled in unicode mode only when a string meets them: saved, such a schema refused every start that reached it.
+    const pasted = { type: "object", properties: { id: { type: "string", pattern: "^[\\w-.]+$" } } };
+    expect(schemaIssues(pasted, { id: "a.b" }, "input")[0]?.message).toContain("could not be applied");
+    expect(schemaProblem(pasted)).toMatch(/^#\/properties\/id\/pattern must be a regular expression \(ECMA-262, unicode mode.*Invalid/);
+    expect(schemaProblem({ items: { pattern: "^\\_$" } })).toContain("#/items/pattern must be a regular expression");
+    expect(schemaProblem({ properties: { tags: { patternProperties: { "^a/(": {} } } } })).toContain("#/properties/tags/patternProperties/^a~1( must be a regular expression");
+    expect(schemaProblem({ pattern: 5 })).toContain("#/pattern must be a regular expression (a string)");
+    // Draft 4's boolean exclusiveMinimum is compared as the bound 1 by a draft 2020-12 validator: 0.5 refused, 2 taken.
+    expect(schemaProblem({ properties: { amount: { minimum: 0, exclusiveMinimum: true } } })).toContain("#/properties/amount/exclusiveMinimum must be a number, the bound itself");
+    expect(schemaProblem({ multipleOf: 0 })).toContain("#/multipleOf must be a number greater than 0");
+    expect(schemaProblem({ maximum: "10" })).toContain("#/maximum must be a number");
+    // What a pattern means in unicode mode is taken: a property escape, a class with an escaped '-'.
+    expect(schemaProblem({ properties: { name: { pattern: "^\\p{L}[\\p{L} \\-]*$" }, amount: { exclusiveMinimum: 0, multipleOf: 0.01 } }, patternProperties: { "^x-": {} } })).toBeUndefined();
+    expect(schemaIssues({ pattern: "^\\p{L}+$" }, "é", "input")).toEqual([]);
+  });
+
   it("answers a schema that cannot be applied with one problem saying so, not an exception", () => {
     const dangling = { type: "object", properties: { a: { $ref: "#/$defs/missing" } } };
     expect(schemaIssues(dangling, { a: 1 }, "input")).toEqual([{ path: "input", message: expect.stringContaining("could not be applied") }]);

@@ -77,9 +77,12 @@ describe("the schema registry (/api/schema)", () => {
         { name: "js_remote", data: { $ref: "https://example.com/order.json" } },
         { name: "js_dangling", data: { $ref: "#/$defs/missing" } },
         { name: "bad name", data: {} },
+        // Java's regex takes it; unicode-mode ECMA-262, which the validator compiles a pattern in, does not.
+        { name: "js_java_pattern", data: { type: "object", properties: { sku: { type: "string", pattern: "^[\\w-.]+$" } } } },
       ]),
     );
-    expect(found.map((issue) => issue.path)).toEqual(["[1].type", "[2].data", "[3].data", "[4].data", "[5].name"]);
+    expect(found.map((issue) => issue.path)).toEqual(["[1].type", "[2].data", "[3].data", "[4].data", "[5].name", "[6].data"]);
+    expect(found[5]!.message).toContain("#/properties/sku/pattern must be a regular expression");
     expect((await api("GET", "/api/schema/js_fine")).status).toBe(404);
   });
 
