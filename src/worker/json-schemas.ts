@@ -240,6 +240,90 @@ function shapeProblem(schema: JsonValue, path: string): string | undefined {
   return undefined;
 }
 
+/** Keywords whose subschemas apply to the value their schema does (not to a part of it), one or a list of them. */
+const IN_PLACE_KEYWORDS = ["not", "if", "then", "else", "allOf", "anyOf", "oneOf"];
+
+/** The subschemas of `schema` (shaped as {@link shapeProblem} takes), each with the keys that lead to it. */
+function subschemas(schema: JsonObject): Array<[string[], JsonValue]> {
+  const found: Array<[string[], JsonValue]> = [];
+  for (const keyword of [...SUBSCHEMA_KEYWORDS, ...SUBSCHEMA_MAP_KEYWORDS, ...SUBSCHEMA_LIST_KEYWORDS, "items"]) {
+    const value = schema[keyword];
+    if (value === undefined) continue;
+    if (SUBSCHEMA_MAP_KEYWORDS.includes(keyword) || (SUBSCHEMA_LIST_KEYWORDS.includes(keyword) || keyword === "items") && Array.isArray(value)) {
+      for (const [key, sub] of Object.entries(value as JsonObject)) found.push([[keyword, key], sub]);
+    } else {
+      found.push([[keyword], value]);
+    }
+  }
+  return found;
+}
+
+/** The part of `root` a local `$ref` (`#`, `#/$defs/a%20b`) points at, or undefined (an anchor, a part that is not there). */
+function localTarget(root: JsonObject, ref: string): JsonValue | undefined {
+  if (ref !== "#" && !ref.startsWith("#/")) return undefined;
+  let node: JsonValue | undefined = root;
+  for (const raw of ref === "#" ? [] : ref.slice(2).split("/")) {
+    let key: string;
+    try {
+      key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    } catch {
+      return undefined;
+    }
+    if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) return undefined;
+    node = Array.isArray(node) ? node[Number(key)] : (node as JsonObject)[key];
+  }
+  return node;
+}
+
+/**
+ * A `$ref` of `root` that leads back to itself through references and in-place keywords alone (`allOf`, `not`, …),
+ * never into a property or item of the value: checking a value against it never ends (the validator overflows its
+ * stack, which refused every start that reached it). Undefined when there is none, or when a nested `$id` makes
+ * `#/…` mean another root (not followed).
+ */
+function refCycle(root: JsonObject): string | undefined {
+  const places = new Map<object, string>();
+  let nestedId = false;
+  const collect = (schema: JsonValue, pointer: string, top: boolean): void => {
+    if (schema === null || typeof schema !== "object" || Array.isArray(schema) || places.has(schema)) return;
+    if (!top && schema["$id"] !== undefined) nestedId = true;
+    places.set(schema, pointer);
+    for (const [keys, sub] of subschemas(schema)) collect(sub, `${pointer}/${keys.map(pointerKey).join("/")}`, false);
+  };
+  collect(root, "#", true);
+  if (nestedId) return undefined;
+  const finished = new Set<object>();
+  const open = new Set<object>();
+  const visit = (schema: JsonObject): string | undefined => {
+    if (finished.has(schema)) return undefined;
+    if (open.has(schema)) return places.get(schema) ?? "#";
+    open.add(schema);
+    const next: JsonValue[] = [];
+    const ref = schema["$ref"];
+    if (typeof ref === "string") {
+      const target = localTarget(root, ref);
+      if (target !== undefined) next.push(target);
+    }
+    for (const keyword of IN_PLACE_KEYWORDS) {
+      const value = schema[keyword];
+      if (value !== undefined) next.push(...(Array.isArray(value) ? value : [value]));
+    }
+    for (const sub of next) {
+      if (sub === null || typeof sub !== "object" || Array.isArray(sub)) continue;
+      const cycle = visit(sub);
+      if (cycle !== undefined) return cycle;
+    }
+    open.delete(schema);
+    finished.add(schema);
+    return undefined;
+  };
+  for (const schema of places.keys()) {
+    const back = visit(schema as JsonObject);
+    if (back !== undefined) return `${back} refers back to itself through $ref without reaching into a property or item of the value (checking one would never end)`;
+  }
+  return undefined;
+}
+
 /**
  * Why `data` is not a JSON schema this service can check: a malformed keyword, or a `$ref` it cannot resolve (it holds
  * no remote schemas); undefined when it is one.
@@ -250,6 +334,8 @@ export function schemaProblem(data: JsonObject): string | undefined {
   const refs = JSON.stringify(data).match(/"\$ref":"([^"]*)"/g) ?? [];
   const remote = refs.map((ref) => ref.slice(8, -1)).find((ref) => !ref.startsWith("#"));
   if (remote !== undefined) return `$ref ${JSON.stringify(remote)} names a schema outside this one, which this service cannot fetch`;
+  const cycle = refCycle(data);
+  if (cycle !== undefined) return cycle;
   try {
     const validator = new Validator(data as object, "2020-12", false);
     // Local references are resolved as they are met: meeting them with an empty object and null finds most dangling ones.

@@ -49,6 +49,19 @@ describe("JSON schema checks", () => {
     expect(schemaIssues({ pattern: "^\\p{L}+$" }, "é", "input")).toEqual([]);
   });
 
+  it("refuses at save a $ref cycle that never reaches into the value, and takes recursion through a property or item", () => {
+    // Saved, it overflowed the validator's stack for every value that reached it: each start refused, 'could not be applied'.
+    const loop = { type: "object", $defs: { a: { $ref: "#/$defs/b" }, b: { allOf: [{ $ref: "#/$defs/a" }] } }, properties: { x: { $ref: "#/$defs/a" } } };
+    expect(schemaIssues(loop, { x: 1 }, "input")[0]?.message).toContain("could not be applied");
+    expect(schemaProblem(loop)).toBe("#/$defs/a refers back to itself through $ref without reaching into a property or item of the value (checking one would never end)");
+    expect(schemaProblem({ anyOf: [{ type: "string" }, { $ref: "#" }] })).toContain("# refers back to itself");
+    expect(schemaProblem({ definitions: { "a/b": { not: { $ref: "#/definitions/a~1b" } } }, items: { $ref: "#/definitions/a~1b" } })).toContain("#/definitions/a~1b refers back");
+    // A tree: each level is a property of the one above, so the check ends with the value.
+    const tree: JsonObject = { $ref: "#/$defs/node", $defs: { node: { type: "object", properties: { value: { type: "integer" }, children: { type: "array", items: { $ref: "#/$defs/node" } } }, anyOf: [{ required: ["value"] }, { $ref: "#/$defs/leaf" }] }, leaf: { required: ["children"] } } };
+    expect(schemaProblem(tree)).toBeUndefined();
+    expect(schemaIssues(tree, { value: 1, children: [{ value: 2, children: [{ value: "x" }] }] }, "input").map((issue) => issue.path)).toEqual(["input.children[0].children[0].value"]);
+  });
+
   it("answers a schema that cannot be applied with one problem saying so, not an exception", () => {
     const dangling = { type: "object", properties: { a: { $ref: "#/$defs/missing" } } };
     expect(schemaIssues(dangling, { a: 1 }, "input")).toEqual([{ path: "input", message: expect.stringContaining("could not be applied") }]);

@@ -79,10 +79,13 @@ describe("the schema registry (/api/schema)", () => {
         { name: "bad name", data: {} },
         // Java's regex takes it; unicode-mode ECMA-262, which the validator compiles a pattern in, does not.
         { name: "js_java_pattern", data: { type: "object", properties: { sku: { type: "string", pattern: "^[\\w-.]+$" } } } },
+        // Checking any value with an x would never end.
+        { name: "js_loop", data: { $defs: { a: { $ref: "#/$defs/a" } }, properties: { x: { $ref: "#/$defs/a" } } } },
       ]),
     );
-    expect(found.map((issue) => issue.path)).toEqual(["[1].type", "[2].data", "[3].data", "[4].data", "[5].name", "[6].data"]);
+    expect(found.map((issue) => issue.path)).toEqual(["[1].type", "[2].data", "[3].data", "[4].data", "[5].name", "[6].data", "[7].data"]);
     expect(found[5]!.message).toContain("#/properties/sku/pattern must be a regular expression");
+    expect(found[6]!.message).toContain("#/$defs/a refers back to itself through $ref");
     expect((await api("GET", "/api/schema/js_fine")).status).toBe(404);
   });
 
