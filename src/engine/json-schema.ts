@@ -9,8 +9,28 @@ import type { JsonObject, JsonValue, SchemaReference, TaskDef, WorkflowDef } fro
 import { flattenTasks } from "./plan";
 import { childPath, type ValidationIssue } from "./validation-issue";
 
-/** Keywords whose failure only says that a part below failed: that part's own error is reported instead. */
-const SUMMARY_KEYWORDS = new Set(["properties", "patternProperties", "items", "prefixItems", "additionalItems", "allOf", "$ref", "$dynamicRef", "dependentSchemas", "then", "else"]);
+/**
+ * Keywords whose failure only says that a part below failed: that part's own error is reported instead (the validator
+ * reports a failed `then` or `else` as its `if`, and a property `additionalProperties: false` refuses as that keyword's
+ * summary followed by the `false` schema's own error).
+ */
+const SUMMARY_KEYWORDS = new Set(["properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "items", "prefixItems", "additionalItems", "unevaluatedItems", "allOf", "$ref", "$dynamicRef", "dependentSchemas", "if"]);
+
+/**
+ * What a `false` schema refused, by the keyword that applied it (the summary just before its error): the validator says
+ * only "False boolean schema.", which names neither the rule nor the schema's words for it.
+ */
+const FALSE_SCHEMA_MESSAGES: Record<string, string> = {
+  additionalProperties: "is not allowed: the schema names no such property (its additionalProperties is false)",
+  unevaluatedProperties: "is not allowed: the schema names no such property (its unevaluatedProperties is false)",
+  patternProperties: "is not allowed: its name matches a pattern whose schema is false",
+  properties: "is not allowed: its schema is false",
+  items: "is not allowed: the array has more items than the schema describes (its items is false)",
+  additionalItems: "is not allowed: the array has more items than the schema describes (its additionalItems is false)",
+  unevaluatedItems: "is not allowed: the array has more items than the schema describes (its unevaluatedItems is false)",
+  prefixItems: "is not allowed: its schema is false",
+  propertyNames: "is not an allowed property name: the schema allows none",
+};
 
 /** The keys of a JSON pointer (`#/order/items/0`), unescaped: `["order", "items", "0"]`. */
 function pointerKeys(pointer: string): string[] {
@@ -68,9 +88,13 @@ export function schemaIssues(data: JsonObject, value: JsonValue, path: string, p
     return [{ path, message: `the schema could not be applied: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}` }];
   }
   if (result.valid) return [];
-  const leaves = result.errors.filter((error: OutputUnit) => !SUMMARY_KEYWORDS.has(error.keyword));
+  const errors = result.errors.map((error: OutputUnit, index: number) => {
+    const applied = index > 0 && error.keyword === "false" ? FALSE_SCHEMA_MESSAGES[result.errors[index - 1]!.keyword] : undefined;
+    return applied === undefined ? error : { ...error, error: applied };
+  });
+  const leaves = errors.filter((error: OutputUnit) => !SUMMARY_KEYWORDS.has(error.keyword));
   // A problem where a passed value stands does not count, nor do the summaries above it: leaves are reported when there are any.
-  const counted = (leaves.length > 0 ? leaves : result.errors).filter((error: OutputUnit) => passed === undefined || !passed(pointerKeys(error.instanceLocation)));
+  const counted = (leaves.length > 0 ? leaves : errors).filter((error: OutputUnit) => passed === undefined || !passed(pointerKeys(error.instanceLocation)));
   return counted.map((error: OutputUnit) => ({ path: locationPath(path, error.instanceLocation), message: error.error }));
 }
 

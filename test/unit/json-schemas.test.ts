@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { createExecution } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
-import type { JsonObject, WorkflowDef } from "../../src/engine/model";
+import type { JsonObject, JsonValue, WorkflowDef } from "../../src/engine/model";
 import { schemaIssues, schemaProblem } from "../../src/worker/json-schemas";
 import { attemptEnds, env, httpGet, taskDefNamed } from "./engine-env";
 
@@ -20,6 +20,32 @@ describe("JSON schema checks", () => {
     expect(issues.map((issue) => issue.path).sort()).toEqual(["input.a/b", "input.items[1]", "input.orderId"]);
     expect(issues.find((issue) => issue.path === "input.orderId")?.message).toContain("less than 1");
     expect(schemaIssues(order, "not an object", "input")).toEqual([{ path: "input", message: expect.stringContaining("object") }]);
+  });
+
+  it("reports a property or item a false schema refuses once, at its path, saying which keyword refused it; a failed then once", () => {
+    // Conductor's docs' own example closes its object with additionalProperties: false.
+    const closed = { type: "object", properties: { customerId: { type: "string" }, tags: { type: "array", prefixItems: [{ type: "string" }], items: false } }, additionalProperties: false };
+    expect(schemaIssues(closed, { customerId: "c", tier: "gold", tags: ["a", "b"] }, "input")).toEqual([
+      { path: "input.tags[1]", message: "is not allowed: the array has more items than the schema describes (its items is false)" },
+      { path: "input.tier", message: "is not allowed: the schema names no such property (its additionalProperties is false)" },
+    ]);
+    expect(schemaIssues({ properties: { a: {} }, unevaluatedProperties: false }, { b: 1 }, "input")).toEqual([{ path: "input.b", message: expect.stringContaining("its unevaluatedProperties is false") }]);
+    expect(schemaIssues({ if: { properties: { kind: { const: "card" } } }, then: { required: ["pan"] } }, { kind: "card" }, "input")).toEqual([{ path: "input", message: 'Instance does not have required property "pan".' }]);
+    // Where no keyword says more, the validator's words stand.
+    expect(schemaIssues(false as unknown as JsonObject, 1, "input")).toEqual([{ path: "input", message: "False boolean schema." }]);
+  });
+
+  it("checks the keywords as api.md's Schemas section says: decimals exactly, formats asserted, deep enums, draft 7's definitions", () => {
+    const paths = (schema: JsonObject, value: JsonValue) => schemaIssues(schema, value, "input").map((issue) => issue.path);
+    const price = { type: "object", properties: { amount: { type: "number", multipleOf: 0.01, exclusiveMinimum: 0 }, count: { type: ["integer", "null"] } } };
+    expect(paths(price, { amount: 19.99, count: 1.0 })).toEqual([]);
+    expect(paths(price, { amount: 19.999, count: 1.5 })).toEqual(["input.amount", "input.count"]);
+    const formats = { properties: { mail: { format: "email" }, at: { format: "date-time" }, id: { format: "uuid" }, link: { format: "uri" }, color: { format: "x-color" } } };
+    expect(paths(formats, { mail: "a@example.com", at: "2026-12-07T07:00:00Z", id: "0b7e4c3a-4f1e-4d6b-9a63-2b8f0d1c9e11", link: "https://example.com/a", color: "?" })).toEqual([]);
+    expect(paths(formats, { mail: "a@", at: "2026-12-07", id: "x", link: "/relative", color: "?" })).toEqual(["input.mail", "input.at", "input.id", "input.link"]);
+    expect(paths({ enum: [{ a: [1, { b: 2 }] }] }, { a: [1, { b: 2 }] })).toEqual([]);
+    expect(paths({ const: { x: 1, y: 2 } }, { y: 2, x: 1 })).toEqual([]);
+    expect(paths({ definitions: { sku: { type: "string", pattern: "^\\p{Lu}{2}-\\d+$" } }, items: { $ref: "#/definitions/sku" }, uniqueItems: true }, ["ÄB-1", "ab-2", "ÄB-1"])).toEqual(["input[1]", "input"]);
   });
 
   it("takes a schema it can check, and says why it cannot check another", () => {
