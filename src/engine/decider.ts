@@ -35,7 +35,7 @@ import { cutText, definitionBytesWith, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REA
 import { fractionOf, retryDelayMs, retryPolicyOf } from "./retry";
 import { resolvedTaskInput, taskInputTemplate, taskModule } from "./tasks/registry";
 import { childDescriptionTask, childOutcome, withChildDescription } from "./tasks/sub-workflow";
-import { pollableFrom, pollTimeoutEndsWorkflow, requeuedPollTimeoutAt, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
+import { pollableFrom, pollTimeoutEndsWorkflow, queuedFrom, requeuedPollTimeoutAt, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
 import type { TaskStart, WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
 import { withInputTemplate, workflowInputOversizeReason } from "./workflow-input";
@@ -598,8 +598,9 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
         if (seconds > 0) draft.updateTask(task.taskId, { timeoutAt: pollableFrom(task, env.now) + seconds * 1000 });
       }
       // A poll that found them paused left them out of reach for a while: they can be polled again at once (or once
-      // the delay a worker asked for has passed).
-      for (const task of state.tasks) if (task.pollable === true) effects.push({ kind: "queueTask", entry: workerQueueEntry(task, state, pollableFrom(task, env.now), instanceTask(state.definition, task)) });
+      // the delay a worker asked for has passed), in the place they had in their queues (as Conductor's pause leaves
+      // its queues alone), not behind every task queued while the workflow was paused.
+      for (const task of state.tasks) if (task.pollable === true) effects.push({ kind: "queueTask", entry: workerQueueEntry(task, state, queuedFrom(task), instanceTask(state.definition, task)) });
       // A task definition or response timeout that passed while paused and waited for the resume (see
       // definitionTimeoutWaits, workerClockWaits) acts now, as Conductor's resume decides the workflow at once.
       if (applyDeadlines(draft, env, effects)) return { state: draft.state, effects };

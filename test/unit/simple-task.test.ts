@@ -459,12 +459,14 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(poll(state, 40_000).tasks[0]!.definitionTimeoutAt).toBe(140_000);
   });
 
-  it("a paused workflow's task is not handed out; resuming makes its queue entry visible at once", () => {
+  it("a paused workflow's task is not handed out; resuming makes its queue entry visible at once, in the place it had (visible since it was queued)", () => {
     const { state } = started();
+    const queuedAt = state.tasks[0]!.updateTime;
+    expect(queuedAt).toBeLessThan(2_000);
     const paused = decide(state, { type: "pause" }, env(2_000)).state;
     expect(() => poll(paused, 2_500)).toThrow(/PAUSED/);
     const resumed = decide(paused, { type: "resume" }, env(3_000));
-    expect(queued(resumed.effects)).toMatchObject([{ taskId: state.tasks[0]!.taskId, visibleAt: 3_000 }]);
+    expect(queued(resumed.effects)).toMatchObject([{ taskId: state.tasks[0]!.taskId, visibleAt: queuedAt }]);
     expect(poll(resumed.state, 3_100).tasks[0]!.status).toBe("IN_PROGRESS");
   });
 
@@ -475,8 +477,8 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     const paused = decide(kept, { type: "pause" }, env(4_000)).state;
     const resumed = decide(paused, { type: "resume" }, env(5_000));
     expect(queued(resumed.effects)).toMatchObject([{ taskId, visibleAt: 63_000 }]);
-    // One whose delay ran out during the pause is visible at once.
-    expect(queued(decide(paused, { type: "resume" }, env(70_000)).effects)).toMatchObject([{ taskId, visibleAt: 70_000 }]);
+    // One whose delay ran out during the pause is visible at once, in the place it took then.
+    expect(queued(decide(paused, { type: "resume" }, env(70_000)).effects)).toMatchObject([{ taskId, visibleAt: 63_000 }]);
   });
 
   it("a task its worker put back SCHEDULED waits in its queue with its pollTimeoutSeconds standing still while paused, counted afresh from the resume", () => {

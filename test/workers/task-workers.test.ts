@@ -111,6 +111,24 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect(tasks.map((task) => task["workflowInstanceId"])).toEqual(["p1", "p5", "p99", "none-1", "none-2"].map((label) => started[label]));
   });
 
+  it("a paused workflow's task keeps its place in its queue: resumed, it is handed out before the tasks queued after it (as Conductor's pause leaves its queue alone)", async () => {
+    await register({ name: "w_pause_place", tasks: [simpleTask("w_pause_place_task")] });
+    const paused = await apiOk<string>("POST", "/api/workflow", { name: "w_pause_place" });
+    const second = await apiOk<string>("POST", "/api/workflow", { name: "w_pause_place" });
+    await eventually(() => queueSize("w_pause_place_task"), (size) => size === 2, "both queued");
+    await apiOk("PUT", `/api/workflow/${paused}/pause`, undefined, 200);
+    await apiOk("PUT", `/api/workflow/${second}/pause`, undefined, 200);
+    // A poll passes over both (found paused: put aside for a while).
+    expect(await poll("w_pause_place_task")).toEqual([]);
+    const later = await apiOk<string>("POST", "/api/workflow", { name: "w_pause_place" });
+    await eventually(() => queueSize("w_pause_place_task"), (size) => size === 3, "the later one queued");
+    // Resumed in the other order: the queue's order is their age, not their resumes'.
+    await apiOk("PUT", `/api/workflow/${second}/resume`, undefined, 200);
+    await apiOk("PUT", `/api/workflow/${paused}/resume`, undefined, 200);
+    const tasks = await poll("w_pause_place_task", { count: "3" });
+    expect(tasks.map((task) => task["workflowInstanceId"])).toEqual([paused, second, later]);
+  });
+
   it("IN_PROGRESS with callbackAfterSeconds puts the task back SCHEDULED, as Conductor's updateTask does, and hands it out again later, to any worker", async () => {
     await register({ name: "w_progress", tasks: [simpleTask("w_progress_task")] });
     const workflowId = await startWorkflow("w_progress");

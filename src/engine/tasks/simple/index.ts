@@ -147,7 +147,16 @@ export function workerQueueEntry(task: TaskExecution, execution: WorkflowExecuti
  * that put it back, or its `startDelay` from when it was scheduled.
  */
 export function pollableFrom(task: TaskExecution, now: number): number {
-  return Math.max(now, task.updateTime + (task.callbackAfterSeconds ?? 0) * 1000);
+  return Math.max(now, queuedFrom(task));
+}
+
+/**
+ * When pollable `task` became (or becomes) visible in its queue, past or not: {@link pollableFrom} without the clamp to
+ * now. Its place in its queue's order among the tasks of its priority (the oldest first), so that an entry pushed again
+ * where it already waited (a resume) keeps it rather than going behind every task queued since.
+ */
+export function queuedFrom(task: TaskExecution): number {
+  return task.updateTime + (task.callbackAfterSeconds ?? 0) * 1000;
 }
 
 /**
