@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { LATEST_ALARM_MILLIS } from "../worker/alarm-limit";
 import { SlidingWindowLog, type RateLimit, type RateVerdict } from "../worker/rate-limit/window";
 
 /**
@@ -26,13 +27,15 @@ export class RateLimiter extends DurableObject<Env> {
   /**
    * Counts one failed attempt and says whether the key is now limited. The alarm is set for when this failure leaves
    * the window (`forgetAt`, stored with the log), moved on by each later one: by then every failure kept has left it.
+   * A window reaching past what an alarm can hold (`AUTH_FAILURE_WINDOW_SECONDS` of centuries, meant as "for good")
+   * arms the latest alarm there is, which finds the window still open and keeps the log (see {@link #armFor}).
    */
   async recordFailure(rule: RateLimit): Promise<RateVerdict> {
     const now = Date.now();
     const verdict = this.#log.record(now, rule);
     const forgetAt = now + rule.windowMs;
     await this.ctx.storage.put({ events: this.#log.events(), forgetAt });
-    await this.ctx.storage.setAlarm(forgetAt);
+    await this.#armFor(forgetAt);
     return verdict;
   }
 
@@ -41,10 +44,18 @@ export class RateLimiter extends DurableObject<Env> {
     const forgetAt = await this.ctx.storage.get<number>("forgetAt");
     // Woken before its time (alarms may run early when retried): armed again for it, the lockout kept.
     if (forgetAt !== undefined && Date.now() < forgetAt) {
-      await this.ctx.storage.setAlarm(forgetAt);
+      if (Date.now() < LATEST_ALARM_MILLIS) await this.#armFor(forgetAt);
       return;
     }
     this.#log = new SlidingWindowLog();
     await this.ctx.storage.deleteAll();
+  }
+
+  /**
+   * Arms the alarm for `forgetAt`, or for the latest time an alarm may have when it is later: `setAlarm` refuses a
+   * date after 2189 (a rejected promise), which made every failed API key check a 500 under such a window.
+   */
+  async #armFor(forgetAt: number): Promise<void> {
+    await this.ctx.storage.setAlarm(Math.min(forgetAt, LATEST_ALARM_MILLIS));
   }
 }

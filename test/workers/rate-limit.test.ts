@@ -1,8 +1,10 @@
-import { SELF, abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { SELF, abortAllDurableObjects, createExecutionContext, env, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { clientNetwork, throttledCredentialCheck } from "../../src/worker/auth/throttle";
 import { ApiError } from "../../src/worker/http/errors";
+import { LATEST_ALARM_MILLIS } from "../../src/worker/alarm-limit";
+import worker from "../../src/worker/index";
 import { ADMIN_KEY, apiOk, getWorkflow, register, rowCount, startWorkflow, waitFor } from "./helpers";
 
 /** AUTH_FAILURES_PER_KEY and CALLBACKS_PER_TASK of the test Worker (vitest.config.ts). */
@@ -113,6 +115,29 @@ describe("the limiter objects of past failures", () => {
       expect(await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm())).not.toBeNull();
     }
     expect((await token(address, adminKeyId, adminSecret)).status).toBe(429);
+  });
+
+  it("keep a window reaching past 2189 (AUTH_FAILURE_WINDOW_SECONDS meant as for good) under the latest alarm there is: a wrong secret is a 401, then a 429, not a 500", async () => {
+    // About 317 years: setAlarm refuses a date after 2189, which made every failed check a 500 and locked nobody out.
+    const forGood = { ...env, AUTH_FAILURE_WINDOW_SECONDS: "9999999999" } as unknown as Env;
+    const address = freshAddress();
+    const tokenWith = async (keySecret: string) => {
+      const ctx = createExecutionContext();
+      const request = new Request("https://conductor.test/api/token", { method: "POST", headers: { "content-type": "application/json", "cf-connecting-ip": address }, body: JSON.stringify({ keyId: adminKeyId, keySecret }) });
+      const response = await worker.fetch(request as Parameters<typeof worker.fetch>[0], forGood, ctx);
+      await waitOnExecutionContext(ctx);
+      return response;
+    };
+    const statuses: number[] = [];
+    for (let attempt = 1; attempt <= FAILURES_PER_KEY; attempt++) statuses.push((await tokenWith(`guess-${attempt}`)).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 429]);
+    expect((await tokenWith(adminSecret)).status).toBe(429);
+    const stub = limiter(`credential:${adminKeyId}@${address}`);
+    expect(await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm())).toBe(LATEST_ALARM_MILLIS);
+    // Woken by that alarm (run early here), the window is still open: the lockout and the alarm are kept.
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await storedKeys(stub)).toEqual(["events", "forgetAt"]);
+    expect(await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm())).toBe(LATEST_ALARM_MILLIS);
   });
 
   it("empty their storage once the window of the latest failure has passed", async () => {
