@@ -161,9 +161,24 @@ function corsPolicy(raw: string | undefined): CorsPolicy {
   return policy;
 }
 
+/**
+ * `EGRESS_ALLOW_PRIVATE`: `true` (any case, or the TOML boolean) opens non-public addresses to HTTP tasks; anything
+ * else keeps them closed, the safe reading of a typo. A value that is neither `true` nor `false` ("1", "yes", "on")
+ * is logged once per isolate: its HTTP tasks to 127.0.0.1 fail saying "EGRESS_ALLOW_PRIVATE is off", which the
+ * operator who set it would not otherwise understand.
+ */
+function allowPrivateEgress(raw: unknown): boolean {
+  const given = text(raw)?.trim().toLowerCase();
+  if (given === "true") return true;
+  if (given !== undefined && given !== "" && given !== "false") {
+    console.error(JSON.stringify({ msg: "EGRESS_ALLOW_PRIVATE ignored: HTTP tasks may not call non-public addresses", expected: "true or false", received: text(raw)?.slice(0, 100) }));
+  }
+  return false;
+}
+
 function egressPolicy(env: Env): EgressPolicy | { error: string } {
   try {
-    return parseEgressPolicy({ allow: text(env.EGRESS_ALLOW), deny: text(env.EGRESS_DENY), allowPrivate: text(env.EGRESS_ALLOW_PRIVATE)?.trim().toLowerCase() === "true" });
+    return parseEgressPolicy({ allow: text(env.EGRESS_ALLOW), deny: text(env.EGRESS_DENY), allowPrivate: allowPrivateEgress(env.EGRESS_ALLOW_PRIVATE) });
   } catch (error) {
     if (error instanceof EgressConfigError) return { error: error.message };
     throw error;

@@ -66,6 +66,21 @@ describe("service configuration from vars", () => {
     }
   });
 
+  it("keeps EGRESS_ALLOW_PRIVATE off for a value that is neither true nor false (\"1\", \"yes\"), saying so in the log; true in any case opens it, false or blank says nothing", () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      for (const typo of ["1", "yes", "on"]) expect(configOf({ EGRESS_ALLOW_PRIVATE: typo }).egress).toMatchObject({ allowPrivate: false });
+      const lines = logged.mock.calls.map((call) => JSON.parse(String(call[0])) as { msg: string; received: string });
+      expect(lines).toEqual(["1", "yes", "on"].map((received) => ({ msg: "EGRESS_ALLOW_PRIVATE ignored: HTTP tasks may not call non-public addresses", expected: "true or false", received })));
+      logged.mockClear();
+      expect(configOf({ EGRESS_ALLOW_PRIVATE: " TRUE " }).egress).toMatchObject({ allowPrivate: true });
+      for (const off of ["false", "False", "", false]) expect(configOf({ EGRESS_ALLOW_PRIVATE: off }).egress).toMatchObject({ allowPrivate: false });
+      expect(logged).not.toHaveBeenCalled();
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
   it("reads CHILD_STARTS_PER_INVOCATION as a count of child starts (20 by default, under Free's 50 D1 queries), and keeps the default for a value that is no positive whole number", () => {
     expect(configOf({}).childStartsPerInvocation).toBe(20);
     expect(configOf({ CHILD_STARTS_PER_INVOCATION: 400 }).childStartsPerInvocation).toBe(400);
