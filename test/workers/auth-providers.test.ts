@@ -80,6 +80,13 @@ describe("external OAuth 2.0 / OIDC access tokens", () => {
     const withoutAudience = { ...env, OAUTH_AUDIENCE: undefined } as unknown as Env;
     const request = new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${await issuerToken({ sub: "u" }, { audience: "another-client" })}` } });
     await expect(oauthProvider.authenticate(request, withoutAudience)).rejects.toMatchObject({ status: 401, message: expect.stringContaining("OAUTH_AUDIENCE") });
+    // Without OAUTH_JWKS_URL the issuer's tokens cannot be checked: refused as a malformed one is (409 naming it), not as
+    // a token of no configured issuer; tokens of another issuer are left to the other providers as before.
+    const withoutKeys = { ...env, OAUTH_JWKS_URL: undefined } as unknown as Env;
+    const ofIssuer = new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${await issuerToken({ sub: "u" })}` } });
+    await expect(oauthProvider.authenticate(ofIssuer, withoutKeys)).rejects.toMatchObject({ status: 409, code: "CONFLICT", message: expect.stringContaining("OAUTH_JWKS_URL is not set") });
+    const ofAnother = new Request("https://conductor.test/api/metadata/workflow", { headers: { authorization: `Bearer ${await issuerToken({ sub: "u" }, { issuer: "https://other.test" })}` } });
+    expect(await oauthProvider.authenticate(ofAnother, withoutKeys)).toBeUndefined();
     // An external subject named like the bootstrap admin is not the bootstrap admin.
     expect(await get("/api/metadata/workflow", { authorization: `Bearer ${valid}` })).toMatchObject({ status: 403, body: { error: "PERMISSION_DENIED" } });
   });

@@ -140,7 +140,7 @@ function jwks(url: string): IssuerKeys {
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /**
- * Refuses an `OAUTH_JWKS_URL` that is no URL, or that is not `https:` (outside a loopback host): keys fetched in the
+ * Refuses an `OAUTH_JWKS_URL` that is unset or no URL, or that is not `https:` (outside a loopback host): keys fetched in the
  * clear can be swapped on the way by anyone on the path, who could then sign tokens the service takes for the issuer's
  * (FAPI 2.0 Security Profile: a jwks_uri is served over TLS only). A 409 as a malformed JWT_SIGNING_KEYS is: the
  * configuration refuses the request, saying what to fix, where a 500 would tell the operator nothing.
@@ -163,6 +163,7 @@ const checkedJwksUrls = new Map<string, { href: string } | { problem: string }>(
 
 /** The URL to fetch the issuer's keys from, or what is wrong with the setting. */
 function jwksUrlProblem(jwksUrl: string): { href: string } | { problem: string } {
+  if (jwksUrl.trim() === "") return { problem: "OAUTH_JWKS_URL is not set; set it to the issuer's jwks_uri (https://…), or unset OAUTH_ISSUER" };
   let url: URL;
   try {
     url = new URL(jwksUrl);
@@ -255,8 +256,7 @@ export const oauthProvider: AuthProvider = {
   name: "oauth",
   async authenticate(request, env): Promise<Principal | undefined> {
     const issuer = env.OAUTH_ISSUER;
-    const jwksUrl = env.OAUTH_JWKS_URL;
-    if (!issuer || !jwksUrl) return undefined;
+    if (!issuer) return undefined;
     const token = bearerToken(request);
     if (token === undefined) return undefined;
     try {
@@ -266,7 +266,9 @@ export const oauthProvider: AuthProvider = {
     }
     const audience = env.OAUTH_AUDIENCE;
     if (!audience) throw new ApiError(401, "INVALID_TOKEN", `Tokens of ${issuer} are refused: the service is configured without OAUTH_AUDIENCE, so it cannot tell a token meant for it from one the issuer made for another client`);
-    const keysUrl = checkedJwksUrl(jwksUrl);
+    // Unset, it is refused as a malformed one is (a 409 naming it, logged): a token of the issuer answered as one of no
+    // configured issuer sent the operator to look at the token, not at the configuration.
+    const keysUrl = checkedJwksUrl(env.OAUTH_JWKS_URL ?? "");
     let payload: JWTPayload;
     try {
       // RFC 9068's explicit type (at+jwt) tells an access token from an ID token of the same issuer and audience; many
