@@ -40,8 +40,9 @@ function subWorkflowParamRules(inInput: boolean) {
     ),
     // Conductor's SubWorkflowParams.taskToDomain, a Map<String, String>: Jackson takes a number or boolean domain as its
     // text, and a null one (none for that task). Inside inputParameters an expression may give the whole map, as it may
-    // the version; one that gives no object leaves the child its parent's domains, as Conductor's SubWorkflow ignores a
-    // subWorkflowTaskToDomain that is no map.
+    // the version; one that resolves to no object (null and "" aside, which give none) fails the task with
+    // INVALID_PARAMETERS at the child's start (childStartRequest), where Conductor's SubWorkflow ignores it and the child
+    // would take its parent's domains without a word.
     taskToDomain: v.nullish(mapOf("taskToDomain", DOMAIN_RULE, isDomainValue, { wholeExpression: inInput })),
     priority: v.nullish(rule<unknown>("priority", `an integer from 0 to ${MAX_SUB_WORKFLOW_PRIORITY} (or an expression)`, orExpression(isStartedPriority))),
     // A number or boolean is its text as the child starts (idempotencyKeyOf), as Jackson reads SubWorkflowParams'
