@@ -160,11 +160,20 @@ export class ExecutionLimit extends DurableObject<Env> {
 
   /** {@link resize}'s change, on a key entered (also by an entry that found the workflow's limit changed, see {@link #recordWorkflow}). */
   async #changeLimit(workflowName: string, limit: number | null, definedAt: number): Promise<void> {
-    if (limit === null && this.#sql.exec(`SELECT 1 FROM workflows WHERE name != ? LIMIT 1`, workflowName).toArray().length > 0) return;
+    if (limit === null && this.#otherWorkflowEntered(workflowName)) return;
     const now = Date.now();
     this.#setLimit(limit ?? NO_LIMIT, definedAt);
     if (this.#fill(now)) this.#deliverSoon();
     await this.#armAlarm(now);
+  }
+
+  /**
+   * Whether a workflow other than `workflowName` entered this key: recorded here, or unrecorded by a forget not yet done
+   * (its D1 delete failed and the alarm retries it), whose names it keeps until then.
+   */
+  #otherWorkflowEntered(workflowName: string): boolean {
+    if (this.#sql.exec(`SELECT 1 FROM workflows WHERE name != ? LIMIT 1`, workflowName).toArray().length > 0) return true;
+    return (this.ctx.storage.kv.get<string[]>("forgetting") ?? []).some((name) => name !== workflowName);
   }
 
   /** The limit, the executions holding its places and those waiting (in turn). */

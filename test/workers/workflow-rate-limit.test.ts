@@ -494,6 +494,36 @@ describe("workflow rate limits", () => {
     await completeHold(third);
   });
 
+  it("a limit removed from one workflow while the forget of a key it shares is cut short keeps the other workflow's limit", async () => {
+    const key = "wrl-forget-shared";
+    await registerLimited("wrl_forget_shared_a", { rateLimitKey: key, concurrentExecLimit: 1 });
+    await registerLimited("wrl_forget_shared_b", { rateLimitKey: key, concurrentExecLimit: 1 });
+    for (const name of ["wrl_forget_shared_a", "wrl_forget_shared_b"]) {
+      const id = await startWorkflow(name);
+      await waitFor(id, running);
+      await completeHold(id);
+      await limitOf(key, (snapshot) => snapshot.running.length === 0, "its place given back");
+    }
+    // Idle for an hour; the forget unrecords both workflows here, then D1 refuses its delete (the alarm would retry it).
+    // Meanwhile workflow a's limit is removed: the key must keep b's, which b's executions still run under.
+    const limit = await runInDurableObject(executionLimitAt(env, key), async (instance, state) => {
+      const object = instance as unknown as { env: Env };
+      const real = object.env.DB;
+      object.env = { ...object.env, DB: { prepare: (sql: string) => real.prepare(sql), batch: async () => { throw new Error("D1 unavailable"); } } as unknown as D1Database };
+      state.storage.kv.put("idleSince", Date.now() - IDLE_KEY_FORGET_MS - 1);
+      try {
+        await (instance as ExecutionLimit).alarm();
+      } catch {
+        // The forget's D1 failure, retried by the alarm.
+      } finally {
+        object.env = { ...object.env, DB: real };
+      }
+      await (instance as ExecutionLimit).resize("wrl_forget_shared_a", null, Date.now());
+      return (await (instance as ExecutionLimit).snapshot()).limit;
+    });
+    expect(limit).toBe(1);
+  });
+
   it("a forget whose D1 delete went through but did not end (its answer lost, or the object stopped) leaves the key's workflows to be recorded again by the next entry", async () => {
     await registerLimited("wrl_forget_cut", { concurrentExecLimit: 1 });
     const key = "wrl_forget_cut";
