@@ -14,7 +14,7 @@ import { childPath, type ValidationIssue } from "./validation-issue";
  * reports a failed `then` or `else` as its `if`, and a property `additionalProperties: false` refuses as that keyword's
  * summary followed by the `false` schema's own error).
  */
-const SUMMARY_KEYWORDS = new Set(["properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "items", "prefixItems", "additionalItems", "unevaluatedItems", "allOf", "$ref", "$dynamicRef", "dependentSchemas", "if"]);
+const SUMMARY_KEYWORDS = new Set(["properties", "patternProperties", "additionalProperties", "unevaluatedProperties", "propertyNames", "items", "prefixItems", "additionalItems", "unevaluatedItems", "allOf", "$ref", "$dynamicRef", "dependentSchemas", "if"]);
 
 /**
  * What a `false` schema refused, by the keyword that applied it (the summary just before its error): the validator says
@@ -88,13 +88,19 @@ export function schemaIssues(data: JsonObject, value: JsonValue, path: string, p
     return [{ path, message: `the schema could not be applied: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}` }];
   }
   if (result.valid) return [];
+  // A property or item a `false` schema refuses is refused for being there, which its template decides, not its value:
+  // one written from a secret is not passed (see `passed`), or an enforced `additionalProperties: false` let it through.
+  const presenceRefusals = new Set<OutputUnit>();
   const errors = result.errors.map((error: OutputUnit, index: number) => {
     const applied = index > 0 && error.keyword === "false" ? FALSE_SCHEMA_MESSAGES[result.errors[index - 1]!.keyword] : undefined;
-    return applied === undefined ? error : { ...error, error: applied };
+    if (applied === undefined) return error;
+    const refusal = { ...error, error: applied };
+    presenceRefusals.add(refusal);
+    return refusal;
   });
   const leaves = errors.filter((error: OutputUnit) => !SUMMARY_KEYWORDS.has(error.keyword));
   // A problem where a passed value stands does not count, nor do the summaries above it: leaves are reported when there are any.
-  const counted = (leaves.length > 0 ? leaves : errors).filter((error: OutputUnit) => passed === undefined || !passed(pointerKeys(error.instanceLocation)));
+  const counted = (leaves.length > 0 ? leaves : errors).filter((error: OutputUnit) => passed === undefined || presenceRefusals.has(error) || !passed(pointerKeys(error.instanceLocation)));
   return counted.map((error: OutputUnit) => ({ path: locationPath(path, error.instanceLocation), message: error.error }));
 }
 

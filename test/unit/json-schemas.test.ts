@@ -31,6 +31,7 @@ describe("JSON schema checks", () => {
     ]);
     expect(schemaIssues({ properties: { a: {} }, unevaluatedProperties: false }, { b: 1 }, "input")).toEqual([{ path: "input.b", message: expect.stringContaining("its unevaluatedProperties is false") }]);
     expect(schemaIssues({ if: { properties: { kind: { const: "card" } } }, then: { required: ["pan"] } }, { kind: "card" }, "input")).toEqual([{ path: "input", message: 'Instance does not have required property "pan".' }]);
+    expect(schemaIssues({ propertyNames: false }, { a: 1 }, "input")).toEqual([{ path: expect.stringMatching(/^input/), message: "is not an allowed property name: the schema allows none" }]);
     // Where no keyword says more, the validator's words stand.
     expect(schemaIssues(false as unknown as JsonObject, 1, "input")).toEqual([{ path: "input", message: "False boolean schema." }]);
   });
@@ -148,6 +149,15 @@ describe("task schemas in the decider", () => {
     expect(refused.state.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR" });
     // Only the value no secret wrote: no "(and 3 more)" for the stand-ins.
     expect(refused.state.tasks[0]!.reasonForIncompletion).toBe('The task\'s input does not match its schema in: input.n: Instance type "string" is invalid. Expected "integer".');
+  });
+
+  it("refuses a property written from a secret that the schema does not allow at all (additionalProperties: false): its presence is the template's, not the secret's", () => {
+    const schema = { type: "object", properties: { uri: { type: "string" }, method: { type: "string" } }, additionalProperties: false };
+    const taskDefinition = { ...taskDefNamed("call"), inputSchema: { name: "in" }, enforceSchema: true };
+    const inputParameters = { uri: "https://example.com/x", method: "GET", token: "${workflow.secrets.token}" };
+    const definition: WorkflowDef = { name: "checked", version: 1, schemaVersion: 2, tasks: [{ ...httpGet("call"), inputParameters, taskDefinition }], schemas: [{ key: "in@latest", data: schema }] };
+    const task = decide(createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000), { type: "start" }, env(1_000)).state.tasks[0]!;
+    expect(task).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("input.token: is not allowed") });
   });
 
   it("checks a value whose text reads anything beside secrets: a caller could otherwise choose what skips the schema", () => {
