@@ -141,6 +141,8 @@ export class ExecutionLimit extends DurableObject<Env> {
     const now = Date.now();
     this.#sql.exec(`DELETE FROM places WHERE workflow_id = ?`, workflowId);
     this.#sql.exec(`DELETE FROM waiting WHERE workflow_id = ?`, workflowId);
+    // Its checks' count goes with its place: a retry or restart entering again under the id counts afresh.
+    this.#checkFailures.delete(workflowId);
     if (this.#fill(now)) this.#deliverSoon();
     await this.#armAlarm(now);
   }

@@ -42,8 +42,14 @@ export interface NoticeRound {
 export async function deliverOwedNotices(round: NoticeRound): Promise<void> {
   const unreachable = new Set<string>();
   for (let sent = 0; sent < round.max; sent++) {
-    const notice = round.untold(unreachable.size + 1).find((candidate) => !unreachable.has(candidate.id));
-    if (notice === undefined) return;
+    const owed = round.untold(unreachable.size + 1);
+    const notice = owed.find((candidate) => !unreachable.has(candidate.id));
+    if (notice === undefined) {
+      // Every notice still owed was tried: the count of one no longer owed (its place left, or was told by an entry)
+      // goes, so that a place given again under that id later logs its first failure as the first.
+      for (const id of round.failures.keys()) if (!owed.some((candidate) => candidate.id === id)) round.failures.delete(id);
+      return;
+    }
     let answer: NoticeAnswer;
     try {
       answer = await round.tell(notice);

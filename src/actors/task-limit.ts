@@ -112,6 +112,8 @@ export class TaskLimit extends DurableObject<Env> {
     const now = Date.now();
     this.#sql.exec(`DELETE FROM places WHERE place_id = ?`, placeId);
     this.#sql.exec(`DELETE FROM waiting WHERE place_id = ?`, placeId);
+    // Its checks' count goes with its place (the notices' go at their next round, see deliverOwedNotices).
+    this.#checkFailures.delete(placeId);
     if (this.#fill(now)) this.#deliverSoon();
     await this.#armAlarm(now);
   }

@@ -34,4 +34,21 @@ describe("deliverOwedNotices", () => {
     expect(told).toEqual(["place-1"]);
     expect(failures.size).toBe(0);
   });
+
+  it("forgets the count of a place no longer owed, so the same id given again logs its next failure as the first", async () => {
+    const logged: number[] = [];
+    vi.spyOn(console, "error").mockImplementation((line: unknown) => void logged.push((JSON.parse(String(line)) as { attempt: number }).attempt));
+    const failures = new Map<string, number>();
+    let owed = true;
+    const round = (): NoticeRound => ({ ...roundOf(failures, () => false, []), untold: () => (owed ? [{ id: "place-1", workflowId: "wf-1" }] : []) });
+    for (let attempt = 0; attempt < 3; attempt++) await deliverOwedNotices(round());
+    expect(logged).toEqual([1, 2]);
+    // The execution left (a retry, a restart): nothing owed; then it enters again under the same id and is unreachable.
+    owed = false;
+    await deliverOwedNotices(round());
+    expect(failures.size).toBe(0);
+    owed = true;
+    await deliverOwedNotices(round());
+    expect(logged).toEqual([1, 2, 1]);
+  });
 });
