@@ -86,6 +86,8 @@ export class ScheduleTrigger extends DurableObject<Env> {
       await this.disarm();
       return null;
     }
+    // Saved (or resumed) since: its next failure is logged as the first, as the operator who changed it would look for.
+    this.#failedAlarms = 0;
     return this.#armAfter(schedule, this.#rearmFrom(schedule, Date.now()));
   }
 
@@ -118,6 +120,8 @@ export class ScheduleTrigger extends DurableObject<Env> {
 
   /** No fire to arm (paused, past its window): no alarm, and no armed fire a stray run could start. */
   async #clearAlarm(): Promise<void> {
+    // A fire armed later (the schedule resumed, saved again) logs its failures from the first.
+    this.#failedAlarms = 0;
     this.ctx.storage.kv.delete("armed");
     await this.ctx.storage.deleteAlarm();
   }
