@@ -151,8 +151,9 @@ export function pollableFrom(task: TaskExecution, now: number): number {
 }
 
 /**
- * When pollable `task` became (or becomes) visible in its queue, past or not: {@link pollableFrom} without the clamp to
- * now. Its place in its queue's order among the tasks of its priority (the oldest first), so that an entry pushed again
+ * When pollable `task` became (or becomes) visible in its queue, past or not, as its times tell it: {@link pollableFrom}
+ * without the clamp to now (a task pushed later than its updateTime, after a look-up of its domain or task definition,
+ * is placed a little before it was). Its place in its queue's order among the tasks of its priority (the oldest first), so that an entry pushed again
  * where it already waited (a resume) keeps it rather than going behind every task queued since.
  */
 export function queuedFrom(task: TaskExecution): number {
