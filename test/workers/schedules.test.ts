@@ -961,19 +961,25 @@ describe("what each fire did (GET /api/scheduler/search/executions)", () => {
   it("records each fire's executionTime as the _executedTime its workflow started with, also for the fires of one catch-up and a fire started again", async () => {
     await registerQuick("sched_rec_time");
     const name = "sched-rec-time";
-    await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_rec_time", { cronExpression: "0 * * * * ?", runCatchupScheduleInstances: true }));
-    const { armed } = await armedOf(name);
-    // As if nothing had run since the fire armed 3 minutes ago: one alarm starts 4 (or 5) fires, one after another.
-    const missedFrom = Math.floor(Date.now() / MINUTE) * MINUTE - 3 * MINUTE;
-    await rearm(name, { ...armed!, fire: missedFrom }, Date.now() + 3_600_000);
+    // The schedule ends with this minute's fire: no fire of its own runs by itself while the test reads the records. One
+    // ending later had the next minute's fire armed after the catch-up, and when the minute turned before the records
+    // were read, that fire's alarm (run by workerd, not by the test) added a fifth record the test had not started.
+    const lastFire = Math.floor(Date.now() / MINUTE) * MINUTE;
+    await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_rec_time", { cronExpression: "0 * * * * ?", runCatchupScheduleInstances: true, scheduleEndTime: lastFire }));
+    expect((await armedOf(name)).armed, "a schedule past its end arms no fire").toBeUndefined();
+    // As if nothing had run since the fire armed 3 minutes ago: one alarm starts those 4 fires, one after another.
+    const missedFrom = lastFire - 3 * MINUTE;
+    const armed: ArmedFire = { name, revision: (await new ScheduleRepository(env.DB).get(name))!.revision, fire: missedFrom };
+    await rearm(name, armed, Date.now() + 3_600_000);
     const fired = await runAlarm(name);
-    expect(fired.length).toBeGreaterThanOrEqual(4);
+    expect(fired.map((record) => record.scheduledTime)).toEqual([0, 1, 2, 3].map((minutes) => missedFrom + minutes * MINUTE));
+    expect((await armedOf(name)).armed, "nothing armed after the schedule's last fire").toBeUndefined();
     const query = `query=${encodeURIComponent(`scheduleName = '${name}'`)}&sort=scheduledTime:ASC`;
     const recordedTimes = async () => (await search(query)).results.map((fire) => fire["executionTime"]);
     const inputTimes = await Promise.all(startedIds(fired).map(async (id) => (await getWorkflow(id)).input["_executedTime"]));
     expect(await recordedTimes()).toEqual(inputTimes);
     // The first fire run again (an alarm cut off before it armed the next one) finds its execution and keeps its time.
-    await rearm(name, { ...armed!, fire: missedFrom }, Date.now() + 3_600_000);
+    await rearm(name, armed, Date.now() + 3_600_000);
     const again = (await runAlarm(name)).filter((record) => record.scheduledTime === missedFrom);
     expect(startedIds(again)).toEqual([startedIds(fired)[0]]);
     expect((await recordedTimes())[0]).toBe(inputTimes[0]);
