@@ -81,9 +81,11 @@ export class HumanTemplateRepository {
   }
 
   /**
-   * Saves a form as Orkes does: as the version it names, created or replaced; else, with `newVersion`, as one more
-   * version than its latest; else in place of its latest (version 1 when there is none). 400 for a JSON schema this
-   * service cannot check submissions against.
+   * Saves a form: with `newVersion`, as one more version than its latest, whatever version it names (the clients' form
+   * type requires a version, so the JavaScript client's `registerTemplate(form, true)` always names one; a workflow
+   * definition or schema saved with `newVersion` takes the next version alike); else as the version it names, created
+   * or replaced; else in place of its latest (version 1 when there is none). 400 for a JSON schema this service cannot
+   * check submissions against.
    */
   async save(body: HumanTemplateBody, newVersion: boolean, by: string): Promise<HumanTemplate> {
     return (await this.saveAll([body], newVersion, by))[0]!;
@@ -100,7 +102,7 @@ export class HumanTemplateRepository {
     const statements = bodies.map((body) => {
       // The version is decided in the statement itself, so that two saves of a new version cannot take the same one.
       const version =
-        body.version !== undefined && body.version !== null
+        !newVersion && body.version !== undefined && body.version !== null
           ? "?2"
           : `(SELECT COALESCE(MAX(version), 0) + ${newVersion ? 1 : 0} FROM human_templates WHERE name = ?1)`;
       return this.#db

@@ -513,6 +513,18 @@ describe("user forms (/api/human/template)", () => {
     expect(await apiOk("GET", `/api/human/template?name=${encodeURIComponent(name)}`)).toEqual([]);
   });
 
+  it("newVersion=true saves the next version whatever version the form names (the JavaScript client always names one), leaving that version as it was", async () => {
+    const name = unique("versioned form");
+    expect(await apiOk("POST", "/api/human/template", form(name, { version: 1 }))).toMatchObject({ version: 1 });
+    expect(await apiOk("POST", "/api/human/template?newVersion=true", form(name, { version: 1, templateUI: { type: "Second" } }))).toMatchObject({ version: 2, templateUI: { type: "Second" } });
+    expect(await apiOk("POST", "/api/human/template/bulk?newVersion=true", [form(name, { version: 1, templateUI: { type: "Third" } }), form(name, { version: 7, templateUI: { type: "Fourth" } })])).toMatchObject([
+      { version: 3, templateUI: { type: "Third" } },
+      { version: 4, templateUI: { type: "Fourth" } },
+    ]);
+    expect(await apiOk("GET", `/api/human/template/${encodeURIComponent(name)}/1`)).toMatchObject({ version: 1, templateUI: { type: "VerticalLayout" } });
+    expect((await apiOk<JsonObject[]>("GET", `/api/human/template?name=${encodeURIComponent(name)}`)).map((saved) => saved["version"])).toEqual([4, 3, 2, 1]);
+  });
+
   it("refuses a form whose schema cannot be checked, or whose name is not one, writing nothing; users without TASK_WRITE may read but not save", async () => {
     const before = await rowCount("human_templates");
     const bad = await api("POST", "/api/human/template", form(unique("bad"), { jsonSchema: { type: "object", properties: { x: { $ref: "https://elsewhere.example/s.json" } } } }));
