@@ -10,10 +10,13 @@
 import {
   ConductorWorkflow,
   Consistency,
+  InvalidCronExpression,
   MetadataClient,
   NonRetryableException,
   OrkesClients,
   ReturnStrategy,
+  Schedule,
+  ScheduleNotFound,
   TaskHandler,
   TaskManager,
   TaskResultStatusEnum,
@@ -742,6 +745,50 @@ describe("the official Conductor TypeScript client", () => {
     expect(await sdkError(metadata.getTask(name))).toMatch(/No such taskType found by name/);
   });
 
+  it("registerTasks, getAllTaskDefs, registerWorkflow, startWorkflows, getWorkflowStatus, goBackToTask and unregisterWorkflow", async () => {
+    const [first, second] = [`client_bulk_a_${suffix}`, `client_bulk_b_${suffix}`];
+    await metadata.registerTasks([taskDefinition({ name: first, retryCount: 0 }), taskDefinition({ name: second, retryCount: 0 })]);
+    expect((await metadata.getAllTaskDefs()).map((definition) => definition.name)).toEqual(expect.arrayContaining([first, second]));
+    const name = `client_bulk_flow_${suffix}`;
+    const definition = { ...workflow(name, [simpleTask("a", first, {}), simpleTask("b", second, {})]), outputParameters: { got: "${b.output.got}" } };
+    await executor.registerWorkflow(true, definition);
+    expect(await sdkError(executor.registerWorkflow(false, definition))).toMatch(/already exists/);
+
+    const ids = await Promise.all(executor.startWorkflows([{ name, version: 1, input: { n: 1 } }, { name, version: 1, input: { n: 2 } }]));
+    expect(new Set(ids).size).toBe(2);
+    const [workflowId, other] = ids as [string, string];
+    await taskReaches(workflowId, "a", "SCHEDULED");
+    await executor.updateTaskByRefName("a", workflowId, "COMPLETED", {});
+    await taskReaches(workflowId, "b", "SCHEDULED");
+    await executor.updateTaskByRefName("b", workflowId, "COMPLETED", { got: "first pass" });
+    await workflowReaches(workflowId, "COMPLETED");
+    expect(await executor.getWorkflowStatus(workflowId, true, true)).toEqual({ workflowId, status: "COMPLETED", output: { got: "first pass" }, variables: {} });
+    expect(await executor.getWorkflowStatus(workflowId, false, false)).toEqual({ workflowId, status: "COMPLETED" });
+
+    // The client finds the task in the execution and reruns from it: "a" stays done, "b" runs again.
+    await executor.goBackToTask(workflowId, (task) => task.referenceTaskName === "b");
+    const rerun = await taskReaches(workflowId, "b", "SCHEDULED");
+    expect(rerun.status).toBe("RUNNING");
+    expect(taskOf(rerun, "a")!.status).toBe("COMPLETED");
+    for (const id of [workflowId, other]) await executor.terminate(id, "done with it");
+
+    await metadata.unregisterWorkflow(name, 1);
+    expect(await sdkError(metadata.getWorkflowDef(name))).toMatch(/No such workflow found by name/);
+  });
+
+  it("methods for what this service does not serve reject with the feature named (docs/api.md lists them)", async () => {
+    const secrets = clients.getSecretClient();
+    await secrets.putSecret(`client_unserved_${suffix}`, "value");
+    expect(await sdkError(secrets.getSecret(`client_unserved_${suffix}`))).toMatch(/Secret values are write-only here/);
+    const events = clients.getEventClient();
+    expect(await sdkError(events.getAllQueueConfigs())).toMatch(/event queue configuration/);
+    expect(await sdkError(events.handleIncomingEvent({ a: "b" }))).toMatch(/incoming events/);
+    expect(await sdkError(clients.getServiceRegistryClient().getRegisteredServices())).toMatch(/service registry/);
+    expect(await sdkError(clients.getPromptClient().getPrompts())).toMatch(/AI prompts/);
+    expect(await sdkError(clients.getIntegrationClient().getIntegrationProviders())).toMatch(/integrations/);
+    await secrets.deleteSecret(`client_unserved_${suffix}`);
+  });
+
   it("MetadataClient's tag methods add, set, read and delete tags of workflow and task definitions", async () => {
     const flow = workflow(`client_tags_${suffix}`, [waitTaskDuration("nap", "1h")]);
     await metadata.registerWorkflowDef(flow, true);
@@ -843,7 +890,11 @@ describe("the official Conductor TypeScript client", () => {
     expect(await applications.toggleAccessKeyStatus(applicationId, key.id!)).toMatchObject({ status: "ACTIVE" });
 
     await applications.addApplicationTags(applicationId, [{ key: "team", value: "ci" }]);
+    await applications.addApplicationTag(applicationId, { key: "tier", value: "gold" });
+    await applications.deleteApplicationTag(applicationId, { key: "tier", value: "gold" });
     expect(await applications.getApplicationTags(applicationId)).toEqual([{ key: "team", value: "ci" }]);
+    await applications.deleteAccessKey(applicationId, key.id!);
+    expect(await applications.getAccessKeys(applicationId)).toEqual([]);
     expect((await applications.updateApplication(applicationId, `client_app_renamed_${suffix}`)).name).toBe(`client_app_renamed_${suffix}`);
     expect((await applications.getAllApplications()).map((listed) => listed.id)).toContain(applicationId);
     await applications.removeRoleFromApplicationUser(applicationId, "METADATA_MANAGER");
@@ -851,7 +902,7 @@ describe("the official Conductor TypeScript client", () => {
     expect(await sdkError(applications.getApplication(applicationId))).toMatch(/No application/);
   });
 
-  it("the AuthorizationClient's users and groups: upsertUser, getUser, listUsers, upsertGroup, addUserToGroup, getUsersInGroup, removeUserFromGroup, deleteGroup, deleteUser", async () => {
+  it("the AuthorizationClient's users and groups: upsertUser, getUser, listUsers, upsertGroup, addUserToGroup, getUsersInGroup, removeUserFromGroup, addUsersToGroup, removeUsersFromGroup, deleteGroup, deleteUser", async () => {
     const authorization = clients.getAuthorizationClient();
     const userId = `client_user_${suffix}@example.com`;
     const user = await authorization.upsertUser(userId, { name: "Client User", roles: ["USER_READ_ONLY"] as never, groups: [] });
@@ -866,6 +917,10 @@ describe("the official Conductor TypeScript client", () => {
     expect((await authorization.getUser(userId)).groups).toMatchObject([{ id: groupId }]);
     expect((await authorization.listGroups()).map((group) => group.id)).toContain(groupId);
     await authorization.removeUserFromGroup(groupId, userId);
+    expect(await authorization.getUsersInGroup(groupId)).toEqual([]);
+    await authorization.addUsersToGroup(groupId, [userId]);
+    expect((await authorization.getUsersInGroup(groupId)).map((member) => member.id)).toEqual([userId]);
+    await authorization.removeUsersFromGroup(groupId, [userId]);
     expect(await authorization.getUsersInGroup(groupId)).toEqual([]);
     await authorization.deleteGroup(groupId);
     expect(await sdkError(authorization.getGroup(groupId))).toMatch(/No group/);
@@ -1100,7 +1155,19 @@ describe("human tasks through the client's HumanExecutor and TemplateClient", ()
     expect(await human.getTaskById(taskId)).toMatchObject({ state: "COMPLETED", output: { approved: true } });
   });
 
-  it("pollSearch finds a task assigned to the caller in their inbox; claimTaskAsConductorUser claims it, releaseTask gives it back", async () => {
+  it("registerTemplate(form, true) saves the next version, leaving the version the form names as it was; getTemplateById reads version 1", async () => {
+    const templates = clients.getTemplateClient();
+    const formName = `client_form_versions_${suffix}`;
+    expect(await templates.registerTemplate(approvalForm(formName), false)).toMatchObject({ version: 1 });
+    // The client's form type requires a version: the form read back, changed and saved as a new version names 1.
+    const changed = { ...approvalForm(formName), templateUI: { type: "HorizontalLayout", elements: [] } };
+    expect(await templates.registerTemplate(changed, true)).toMatchObject({ version: 2, templateUI: { type: "HorizontalLayout" } });
+    const human = clients.getHumanClient();
+    expect(await human.getTemplateByNameVersion(formName, 2)).toMatchObject({ templateUI: { type: "HorizontalLayout" } });
+    expect(await human.getTemplateById(formName)).toMatchObject({ version: 1, templateUI: { type: "VerticalLayout" } });
+  });
+
+  it("pollSearch finds a task assigned to the caller in their inbox, getTasksByFilter by assignee and reference name; claimTaskAsConductorUser claims it, releaseTask gives it back", async () => {
     const human = clients.getHumanClient();
     const name = `client_inbox_${suffix}`;
     const assignments = [{ assignee: { user: "admin", userType: "CONDUCTOR_USER" }, slaMinutes: 0 }];
@@ -1109,6 +1176,7 @@ describe("human tasks through the client's HumanExecutor and TemplateClient", ()
     const found = await human.pollSearch({ workflowNames: [name], states: ["ASSIGNED"] }, { pollInterval: 200, maxPollTimes: 50 });
     expect(found.map((entry) => entry.workflowId)).toEqual([workflowId]);
     const taskId = found[0]!.taskId!;
+    expect((await human.getTasksByFilter("ASSIGNED", "admin", "CONDUCTOR_USER", undefined, "review")).map((entry) => entry.taskId)).toContain(taskId);
     expect(await human.claimTaskAsConductorUser(taskId)).toMatchObject({ state: "IN_PROGRESS", claimant: { user: "admin", userType: "CONDUCTOR_USER" } });
     expect(await sdkError(human.claimTaskAsConductorUser(taskId))).toMatch(/claimed/);
     await human.releaseTask(taskId);
@@ -1168,6 +1236,51 @@ describe("schedules through the client's SchedulerClient", () => {
 
     expect(await sdkError(scheduler.saveSchedule({ name: scheduleName, cronExpression: "*/10 * * * *", startWorkflowRequest: { name: flowName } }))).toMatch(/cronExpression: must have 6 fields/);
     expect(await sdkError(scheduler.getSchedulerTags(scheduleName))).toMatch(/No schedule named/);
+  });
+});
+
+describe("agent schedules through the client's SchedulerClient (its 4.0.0 Schedule methods)", () => {
+  /** The error a call rejects with (it must reject). */
+  async function rejection(call: Promise<unknown>): Promise<unknown> {
+    return call.then(
+      (value) => new Error(`expected a rejection, got ${JSON.stringify(value)}`),
+      (reason: unknown) => reason,
+    );
+  }
+
+  it("saves under <workflow>-<name>, lists, pauses with a reason, runs now, previews, reconciles and deletes; refusals are its typed errors", async () => {
+    const scheduler = clients.getSchedulerClient();
+    const flowName = `client_agent_sched_${suffix}`;
+    await metadata.registerWorkflowDef({ ...workflow(flowName, [setVariableTask("keep", { x: "${workflow.input.x}" })]), outputParameters: { x: "${workflow.variables.x}" } }, true);
+    await scheduler.save(new Schedule({ name: "nightly", cron: "0 0 2 * * ?", input: { x: 7 }, description: "e2e" }), flowName);
+    const wireName = `${flowName}-nightly`;
+    const [listed] = await scheduler.listForAgent(flowName);
+    expect(listed).toMatchObject({ name: wireName, shortName: "nightly", agent: flowName, cron: "0 0 2 * * ?", timezone: "UTC", input: { x: 7 }, paused: false, description: "e2e", createdBy: expect.any(String) });
+    expect(listed!.nextRun).toEqual(expect.any(Number));
+    expect(listed!.updateTime).toEqual(expect.any(Number));
+
+    await scheduler.pause(wireName, "maintenance");
+    const paused = await scheduler.get(wireName, flowName);
+    expect(paused).toMatchObject({ paused: true, pausedReason: "maintenance" });
+    // runNow starts the schedule's workflow with its input, paused or not.
+    const workflowId = await scheduler.runNow(paused);
+    expect(workflowId).toMatch(UUID);
+    expect((await workflowReaches(workflowId, "COMPLETED")).output).toEqual({ x: 7 });
+    await scheduler.resume(wireName);
+    expect((await scheduler.get(wireName)).paused).toBe(false);
+
+    const start = Date.UTC(2031, 0, 1);
+    expect(await scheduler.previewNext("0 0 12 * * ?", { n: 2, startAt: start })).toEqual([start + 12 * 3_600_000, start + 36 * 3_600_000]);
+    expect(await rejection(scheduler.previewNext("0 0 25 * * ?"))).toBeInstanceOf(InvalidCronExpression);
+    expect(await rejection(scheduler.save(new Schedule({ name: "bad", cron: "0 0 25 * * ?" }), flowName))).toBeInstanceOf(InvalidCronExpression);
+    expect(await rejection(scheduler.get(`${flowName}-missing`))).toBeInstanceOf(ScheduleNotFound);
+
+    // Those listed are saved, the others of the workflow deleted.
+    await scheduler.reconcile(flowName, [new Schedule({ name: "hourly", cron: "0 0 * * * ?" })]);
+    expect((await scheduler.listForAgent(flowName)).map((schedule) => schedule.name)).toEqual([`${flowName}-hourly`]);
+    await scheduler.reconcile(flowName, []);
+    expect(await scheduler.listForAgent(flowName)).toEqual([]);
+    expect(await rejection(scheduler.get(wireName))).toBeInstanceOf(ScheduleNotFound);
   });
 });
 
