@@ -119,12 +119,17 @@ function workflowReaches(workflowId: string, status: string): Promise<Workflow> 
   return until(`${workflowId} ${status}`, () => executor.getWorkflow(workflowId, true), (execution) => execution.status === status);
 }
 
-/** The message of the error a client call rejects with (it must reject, with the SDK's error type). */
-async function sdkError(call: Promise<unknown>): Promise<string> {
-  const error: unknown = await call.then(
+/** The error a client call rejects with (it must reject: an answer is turned into an error saying what came instead). */
+function rejection(call: Promise<unknown>): Promise<unknown> {
+  return call.then(
     (value) => new Error(`expected a rejection, got ${JSON.stringify(value)}`),
     (reason: unknown) => reason,
   );
+}
+
+/** The message of the error a client call rejects with (it must reject, with the SDK's error type). */
+async function sdkError(call: Promise<unknown>): Promise<string> {
+  const error = await rejection(call);
   // By name: the client's types export ConductorSdkError, but 4.0.0's ES module build does not.
   expect(error).toBeInstanceOf(Error);
   expect((error as Error).name).toBe("[Conductor SDK Error]");
@@ -1240,14 +1245,6 @@ describe("schedules through the client's SchedulerClient", () => {
 });
 
 describe("agent schedules through the client's SchedulerClient (its 4.0.0 Schedule methods)", () => {
-  /** The error a call rejects with (it must reject). */
-  async function rejection(call: Promise<unknown>): Promise<unknown> {
-    return call.then(
-      (value) => new Error(`expected a rejection, got ${JSON.stringify(value)}`),
-      (reason: unknown) => reason,
-    );
-  }
-
   it("saves under <workflow>-<name>, lists, pauses with a reason, runs now, previews, reconciles and deletes; refusals are its typed errors", async () => {
     const scheduler = clients.getSchedulerClient();
     const flowName = `client_agent_sched_${suffix}`;
