@@ -79,6 +79,22 @@ export class ScheduleTrigger extends DurableObject<Env> {
    * would otherwise clear the alarm of a schedule D1 holds resumed, and it would never fire again.
    */
   async arm(name: string): Promise<ArmedFire | null> {
+    return this.#armAsRead(name, (schedule) => schedule);
+  }
+
+  /**
+   * As {@link arm}, for a schedule about to be resumed: armed as if D1 held it resumed (the first fire after now),
+   * before the resume is written. The resume of every schedule arms each one so, then writes its resume: an object
+   * reset or a D1 refusal between the two leaves a paused schedule armed (its alarm finds it paused, or at another
+   * revision, and re-arms from it: nothing fires), and the same request again finds it paused and does both. Written
+   * first, a resume whose arming failed was skipped by the request again (resumed already) and never fired.
+   */
+  async armResuming(name: string): Promise<ArmedFire | null> {
+    return this.#armAsRead(name, (schedule) => ({ ...schedule, paused: false }));
+  }
+
+  /** Arms the alarm from schedule `name` as D1 holds it now, seen through `as` (see {@link arm}). */
+  async #armAsRead(name: string, as: (schedule: StoredSchedule) => StoredSchedule): Promise<ArmedFire | null> {
     const read = ++this.#readsStarted;
     const schedule = await new ScheduleRepository(this.env.DB).get(name);
     if (!this.#actOn(read)) return this.ctx.storage.kv.get<ArmedFire>("armed") ?? null;
@@ -88,7 +104,7 @@ export class ScheduleTrigger extends DurableObject<Env> {
     }
     // Saved (or resumed) since: its next failure is logged as the first, as the operator who changed it would look for.
     this.#failedAlarms = 0;
-    return this.#armAfter(schedule, this.#rearmFrom(schedule, Date.now()));
+    return this.#armAfter(as(schedule), this.#rearmFrom(schedule, Date.now()));
   }
 
   /** Whether read number `read` is the latest started of those acted on so far (then it is acted on). */

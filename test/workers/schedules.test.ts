@@ -111,6 +111,42 @@ function nextNewYear(): number {
   return Date.UTC(now.getUTCFullYear() + 1, 0, 1);
 }
 
+/** Saves schedule `name` of a new workflow `workflow`, then pauses every schedule: `name` is paused, its alarm cleared. */
+async function pausedWithEverySchedule(name: string, workflow: string): Promise<void> {
+  await registerQuick(workflow);
+  await apiOk("POST", "/api/scheduler/schedules", schedule(name, workflow));
+  await apiOk("GET", "/api/scheduler/admin/pause");
+  expect((await armedOf(name)).alarm).toBeNull();
+}
+
+/**
+ * Makes the first call arming schedule `name` for a resume throw `error()`: `armResuming`, or `arm` (which armed a
+ * resume after its write, before `armResuming`). Answers what puts both back.
+ */
+function failingResumeArming(name: string, error: () => Error): () => void {
+  const methods = ScheduleTrigger.prototype as unknown as Record<string, ((...args: unknown[]) => Promise<unknown>) | undefined>;
+  const originals = { arm: methods["arm"], armResuming: methods["armResuming"] };
+  let failed = false;
+  for (const [method, original] of Object.entries(originals)) {
+    methods[method] = async function (this: ScheduleTrigger, ...args: unknown[]) {
+      if (args[0] === name && !failed) {
+        failed = true;
+        throw error();
+      }
+      return original!.apply(this, args);
+    };
+  }
+  return () => Object.assign(methods, originals);
+}
+
+/** Resumes every schedule, after a resume that failed on schedule `name`: it is resumed and armed for its next fire. */
+async function expectResumedByTheSameRequestAgain(name: string): Promise<void> {
+  await apiOk("GET", "/api/scheduler/admin/resume");
+  expect((await apiOk<{ paused: boolean }>("GET", `/api/scheduler/schedules/${name}`)).paused).toBe(false);
+  expect((await armedOf(name)).alarm).toBe(nextNewYear());
+  await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
+}
+
 async function expectRefused(response: Response, status: number, path?: string): Promise<JsonObject> {
   const body = (await response.json()) as JsonObject & { validationErrors?: Array<{ path: string }> };
   expect(response.status, JSON.stringify(body)).toBe(status);
@@ -1292,35 +1328,91 @@ describe("every schedule at once (Orkes' /api/scheduler/admin/…)", () => {
     for (const name of names) await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
   });
 
-  it("past the request's calls between a resume's write and its arming, names the schedule left unarmed, which a resume by name arms", async () => {
-    await registerQuick("sched_all_unarmed");
+  it("past the request's calls at a resume's arming, leaves the schedule paused, which the same request again resumes and arms", async () => {
     const name = "sched-all-unarmed";
-    await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_all_unarmed"));
-    await apiOk("GET", "/api/scheduler/admin/pause");
-    expect((await armedOf(name)).alarm).toBeNull();
-    // The runtime refuses the call to the schedule's object after its resume was written (as a deployed Worker past
-    // its calls does; workerd counts none).
-    // Only this schedule's: those of other tests the pause of every schedule paused too are resumed as usual.
-    const { arm } = ScheduleTrigger.prototype;
-    ScheduleTrigger.prototype.arm = async function (this: ScheduleTrigger, armedName: string) {
-      if (armedName === name) throw new Error("Too many API requests by single Worker invocation.");
-      return arm.call(this, armedName);
-    };
+    await pausedWithEverySchedule(name, "sched_all_unarmed");
+    // The runtime refuses the call to the schedule's object (as a deployed Worker past its calls does; workerd counts
+    // none). Only this schedule's: those of other tests the pause of every schedule paused too are resumed as usual.
+    const restore = failingResumeArming(name, () => new Error("Too many API requests by single Worker invocation."));
     let refused: JsonObject;
     try {
       refused = await expectRefused(await api("GET", "/api/scheduler/admin/resume"), 503);
     } finally {
-      ScheduleTrigger.prototype.arm = arm;
+      restore();
     }
-    expect(refused["message"]).toContain(`schedule ${name} was resumed but its next run not armed: resume it by name (PUT /api/scheduler/schedules/${name}/resume)`);
-    expect((await apiOk<{ paused: boolean }>("GET", `/api/scheduler/schedules/${name}`)).paused).toBe(false);
-    expect((await armedOf(name)).alarm).toBeNull();
-    // A resume-all again skips it (resumed already); the resume by name the message gives arms it.
-    await apiOk("GET", "/api/scheduler/admin/resume");
-    expect((await armedOf(name)).alarm).toBeNull();
-    await apiOk("PUT", `/api/scheduler/schedules/${name}/resume`);
+    expect(refused["message"]).toMatch(/call it again to act on the rest \(those done are skipped\)$/);
+    await expectResumedByTheSameRequestAgain(name);
+  });
+
+  it("an object reset under a resume's arming leaves the schedule paused, and the same request again resumes and arms it (it was resumed unarmed, and skipped)", async () => {
+    const name = "sched-all-reset";
+    await pausedWithEverySchedule(name, "sched_all_reset");
+    // What workerd throws to the caller of a call an object's reset cut off (see faults.test.ts).
+    const restore = failingResumeArming(name, () => Object.assign(new Error("Durable Object reset because its code was updated."), { retryable: true }));
+    try {
+      await expectRefused(await api("GET", "/api/scheduler/admin/resume"), 503);
+    } finally {
+      restore();
+    }
+    await expectResumedByTheSameRequestAgain(name);
+  });
+
+  it("D1 refusing a resume's write after its arming leaves the schedule paused, its alarm firing nothing, and the same request again resumes it", async () => {
+    const name = "sched-all-refused";
+    await pausedWithEverySchedule(name, "sched_all_refused");
+    const { setPaused } = ScheduleRepository.prototype;
+    ScheduleRepository.prototype.setPaused = async function (this: ScheduleRepository, ...args: Parameters<typeof setPaused>) {
+      if (args[0] === name && !args[2]) throw new Error("D1_ERROR: Network connection lost.");
+      return setPaused.apply(this, args);
+    };
+    try {
+      expect((await api("GET", "/api/scheduler/admin/resume")).status).toBe(500);
+    } finally {
+      ScheduleRepository.prototype.setPaused = setPaused;
+    }
+    // Armed for a schedule D1 holds paused: its alarm reads the pause and clears itself, starting nothing.
     expect((await armedOf(name)).alarm).toBe(nextNewYear());
+    expect(await runAlarm(name)).toEqual([]);
+    expect((await armedOf(name)).alarm).toBeNull();
+    await expectResumedByTheSameRequestAgain(name);
+  });
+
+  it("a schedule resumed with every schedule, armed before its resume was written, starts its next fire when it comes (its alarm re-arms it at the resume's revision)", async () => {
+    const name = "sched-all-due";
+    await registerQuick("sched_all_due");
+    // Yearly: no fire of its own comes while the test runs (a minute's could, and re-arm it at the resume's revision).
+    await apiOk("POST", "/api/scheduler/schedules", schedule(name, "sched_all_due"));
+    await apiOk("GET", "/api/scheduler/admin/pause");
+    await apiOk("GET", "/api/scheduler/admin/resume");
+    const { armed } = await armedOf(name);
+    const resumed = await env.DB.prepare("SELECT revision FROM schedules WHERE name = ?").bind(name).first<{ revision: number }>();
+    // Armed from the row as it was before the resume was written.
+    expect(armed!.revision).toBe(resumed!.revision - 1);
+    // The armed fire comes (made due: this year's, in a schedule created the year before; its alarm set an hour ahead,
+    // so that workerd does not run it by itself) and its alarm runs.
+    await env.DB.prepare("UPDATE schedules SET create_time = create_time - 400 * 86400000 WHERE name = ?").bind(name).run();
+    const due = Date.UTC(new Date().getUTCFullYear(), 0, 1);
+    await rearm(name, { ...armed!, fire: due }, Date.now() + 3_600_000);
+    expect(await runDurableObjectAlarm(trigger(name))).toBe(true);
+    // Re-armed for that fire at the resume's revision, due, so run at once by itself: the fire starts.
+    const fired = await eventually(() => runInDurableObject(trigger(name), (_instance, state) => state.storage.kv.get<FireRecord[]>("lastFires") ?? []), (records) => records.length > 0, `the due fire of ${name}`);
+    expect(fired.map((record) => [record.scheduledTime, "workflowId" in record])).toEqual([[due, true]]);
+    expect((await armedOf(name)).armed).toMatchObject({ revision: resumed!.revision });
     await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
+  });
+
+  it("an object still on the code before armResuming (a deployment under way) is armed after the resume's write, as that code's router armed it", async () => {
+    const name = "sched-all-older";
+    await pausedWithEverySchedule(name, "sched_all_older");
+    const methods = ScheduleTrigger.prototype as unknown as Record<string, unknown>;
+    const { armResuming } = methods;
+    // The test pool's wrapper then answers 'does not implement "armResuming"', as workerd does an object without it.
+    delete methods["armResuming"];
+    try {
+      await expectResumedByTheSameRequestAgain(name);
+    } finally {
+      methods["armResuming"] = armResuming;
+    }
   });
 
   it("pauses and resumes the schedules a bulk request names (SchedulerClient's pauseSchedulers), each as its own route would", async () => {

@@ -20,6 +20,7 @@ import { readableWorkflows } from "../auth/access-rules";
 import { checkSchedule, fireWindow, scheduledInput } from "../schedules/validate";
 import { callerStartScopes } from "../workflow-actions";
 import { isSubrequestLimitError } from "../subrequest-limit";
+import { orOnOlderCode } from "../executions";
 
 type Args = [Env, ExecutionContext];
 
@@ -123,6 +124,21 @@ async function armed(env: Env, ctx: ExecutionContext, name: string): Promise<voi
   await arming;
 }
 
+/**
+ * Arms schedule `name`'s object for its resume, about to be written (see `ScheduleTrigger.armResuming`); false from an
+ * object on the code before that method (a deployment under way), which is armed after the write, as it was.
+ */
+async function armedAheadOfResume(env: Env, name: string): Promise<boolean> {
+  return await orOnOlderCode(
+    "armResuming",
+    async () => {
+      await trigger(env, name).armResuming(name);
+      return true;
+    },
+    () => false,
+  );
+}
+
 /** `GET /api/scheduler/schedules[?workflowName=]`: the schedules the caller may read, in name order. */
 async function listSchedules(request: IRequest, env: Env): Promise<Response> {
   const workflowParam = queryValue(request, "workflowName");
@@ -168,21 +184,29 @@ function forEverySchedule(change: { paused: boolean } | undefined, what: string)
     requireOnSchedule(principal.grants, "manage", undefined, what);
     const repository = new ScheduleRepository(env.DB);
     let acted = 0;
-    // A schedule resumed in D1 whose alarm is not armed yet: a call again skips it (resumed already), so it would never fire.
+    // A schedule resumed in D1 whose alarm is not armed yet (an object on the code before `armResuming`, which is armed
+    // after the write): a call again skips it (resumed already), so it would never fire.
     let resumedUnarmed: string | undefined;
     try {
       for await (const schedule of repository.each(LISTING_PAGE)) {
-        if (change !== undefined) {
+        if (change === undefined) {
+          await armed(env, ctx, schedule.name);
+        } else {
           if (schedule.paused === change.paused) continue;
           // Resuming every schedule resumes those paused with every schedule: one paused on its own stays paused.
           if (!change.paused && schedule.pausedReason !== PAUSED_WITH_EVERY_SCHEDULE) continue;
+          // A resume is armed before it is written (see `ScheduleTrigger.armResuming`): a failure between the two leaves
+          // the schedule paused, which this request again resumes. A pause is armed after (its alarm cleared): one left
+          // armed fires nothing, as the trigger reads the pause.
+          const armedAhead = !change.paused && (await armedAheadOfResume(env, schedule.name));
           const reason = change.paused ? PAUSED_WITH_EVERY_SCHEDULE : undefined;
           if (!(await repository.setPaused(schedule.name, schedule.revision, change.paused, reason, principal.userId, Date.now()))) continue;
-          // A paused one's alarm left armed fires nothing (the trigger reads the pause), so only a resume is owed its arming.
-          if (!change.paused) resumedUnarmed = schedule.name;
+          if (!armedAhead) {
+            resumedUnarmed = change.paused ? undefined : schedule.name;
+            await armed(env, ctx, schedule.name);
+            resumedUnarmed = undefined;
+          }
         }
-        await armed(env, ctx, schedule.name);
-        resumedUnarmed = undefined;
         acted++;
       }
     } catch (error) {
