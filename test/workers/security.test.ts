@@ -135,6 +135,29 @@ describe("tokens", () => {
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(other.token)), 200);
   });
 
+  it("a refresh whose new token D1 refuses to write uses nothing up: the same refresh again rotates it, and the session lives on (it was claimed first, and the retry revoked the session as a reuse)", async () => {
+    const session = await tokenFor(adminKeyId, adminSecret);
+    // D1 refuses the new refresh token's insert (sent to a table that is not there), and with it its batch.
+    const refusingInsert = new Proxy(env.DB, {
+      get: (target, property) => {
+        if (property === "prepare") return (sql: string) => target.prepare(sql.replace("INSERT INTO refresh_tokens", "INSERT INTO no_such_table"));
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      await expectStatus(await callWithEnv({ ...env, DB: refusingInsert } as Env, "POST", "/api/security/token/refresh", {}, { refreshToken: session.refresh_token }), 500);
+    } finally {
+      errors.mockRestore();
+    }
+    // The client sends the same refresh again: it is rotated, and the session's tokens, old and new, work.
+    const rotated = JSON.parse(await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: session.refresh_token }), 200)) as Tokens;
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(session.token)), 200);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(rotated.token)), 200);
+    await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: rotated.refresh_token }), 200);
+  });
+
   it("revoke takes effect immediately for access and refresh tokens, and answers 200 for unknown ones", async () => {
     const session = await tokenFor(adminKeyId, adminSecret);
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(session.token)), 200);

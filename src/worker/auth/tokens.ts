@@ -150,6 +150,25 @@ function refreshTtlSeconds(env: Env): number {
  * of the configured key instead (see {@link bootstrapKeyMarker}), in the refresh token and the access token.
  */
 export async function issueTokens(env: Env, userId: string, session: { family?: string; keyId?: string | null } = {}): Promise<TokenPair> {
+  const { pair, inserted } = await writtenSession(env, userId, session);
+  if (!inserted) throw keyGoneRefusal();
+  return pair;
+}
+
+/** The 401 of a session whose API key was deleted or deactivated before its refresh token was written. */
+function keyGoneRefusal(): ApiError {
+  return new ApiError(401, "INVALID_TOKEN", "The API key this session was obtained with was deleted or deactivated: sign in with another key");
+}
+
+/**
+ * Signs a new pair for `userId` and writes its refresh token (see {@link issueTokens}): `inserted` false when the
+ * session's key is gone. With `exchanged` (the hash of the refresh token a rotation exchanges), that token is claimed
+ * in the same D1 batch, and only when the new one was written: `claimed` false when it was used already (or the new one
+ * was not written), and nothing claimed then. Claimed on its own first, a failure before the new token was written (D1
+ * refusing it, the invocation ending) left the session with no unused refresh token, and the client's retry of the
+ * exchange was taken for a reuse, which revoked the session.
+ */
+async function writtenSession(env: Env, userId: string, session: { family?: string; keyId?: string | null; exchanged?: string }): Promise<{ pair: TokenPair; inserted: boolean; claimed: boolean }> {
   const family = session.family ?? crypto.randomUUID();
   const bootstrap = userId === BOOTSTRAP_ADMIN_USER;
   const keyId = bootstrap ? await bootstrapSessionKey(env, session.keyId) : (session.keyId ?? null);
@@ -165,20 +184,24 @@ export async function issueTokens(env: Env, userId: string, session: { family?: 
     .setJti(crypto.randomUUID())
     .sign(current.secret);
   const refreshToken = randomToken();
+  const refreshHash = await sha256Hex(refreshToken);
   const now = Date.now();
   // A bootstrap marker was checked against the configuration above; it is not in api_keys. The key must still be there
   // and active as the session is written: a deactivation's revocation ends only the sessions written before it, and a
   // token request that checked the key just before (or against another isolate's cache) must not start one after it.
-  const inserted = await insertedPruning(
-    env,
-    env.DB.prepare(
-      `INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id)
-       SELECT ?1, ?2, ?3, ?4, 0, ?5, ?6 WHERE ?6 IS NULL OR ?7 = 1 OR EXISTS (SELECT 1 FROM api_keys WHERE key_id = ?6 AND active = 1)`,
-    ).bind(await sha256Hex(refreshToken), family, userId, now + refreshTtlSeconds(env) * 1000, now, keyId, bootstrap ? 1 : 0),
-    now,
-  );
-  if (inserted.meta.changes === 0) throw new ApiError(401, "INVALID_TOKEN", "The API key this session was obtained with was deleted or deactivated: sign in with another key");
-  return { token: accessToken, access_token: accessToken, token_type: "Bearer", expires_in: ttl, refresh_token: refreshToken };
+  const insert = env.DB.prepare(
+    `INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id)
+     SELECT ?1, ?2, ?3, ?4, 0, ?5, ?6 WHERE ?6 IS NULL OR ?7 = 1 OR EXISTS (SELECT 1 FROM api_keys WHERE key_id = ?6 AND active = 1)`,
+  ).bind(refreshHash, family, userId, now + refreshTtlSeconds(env) * 1000, now, keyId, bootstrap ? 1 : 0);
+  // After the insert, in its transaction: claimed only with the new token written. A new token written while the old
+  // one was used already (a reuse) is marked used with the rest of its session by the revocation that follows.
+  const claim =
+    session.exchanged === undefined
+      ? []
+      : [env.DB.prepare(`UPDATE refresh_tokens SET used = 1 WHERE token_hash = ?1 AND used = 0 AND EXISTS (SELECT 1 FROM refresh_tokens WHERE token_hash = ?2)`).bind(session.exchanged, refreshHash)];
+  const [inserted, claimed] = await writtenPruning(env, [insert, ...claim], now);
+  const pair: TokenPair = { token: accessToken, access_token: accessToken, token_type: "Bearer", expires_in: ttl, refresh_token: refreshToken };
+  return { pair, inserted: inserted!.meta.changes > 0, claimed: claimed === undefined || claimed.meta.changes > 0 };
 }
 
 /** Most expired rows of each token table one issued token deletes (it adds one row: a backlog goes over the next ones). */
@@ -193,16 +216,16 @@ const EXPIRED_TOKEN_ROWS_PRUNED_PER_ISSUE = 20;
 const EXPIRED_TOKEN_ROWS_GRACE_MS = 3_600_000;
 
 /**
- * The session's insert run with the deletion of a few token rows past use, in one batch (no round trip more); when that
- * batch is refused, the insert alone: the pruning is housekeeping, and a token request must not fail for it.
+ * The session's writes (its insert, and a rotation's claim) run with the deletion of a few token rows past use, in one
+ * batch (no round trip more), answering the results of `writes`; when that batch is refused, `writes` alone, in a batch
+ * of their own: the pruning is housekeeping, and a token request must not fail for it.
  */
-async function insertedPruning(env: Env, insert: D1PreparedStatement, now: number): Promise<D1Result> {
+async function writtenPruning(env: Env, writes: readonly D1PreparedStatement[], now: number): Promise<D1Result[]> {
   try {
-    const [inserted] = await env.DB.batch([insert, ...expiredTokenRowsPruning(env, now)]);
-    return inserted!;
+    return (await env.DB.batch([...writes, ...expiredTokenRowsPruning(env, now)])).slice(0, writes.length);
   } catch (error) {
     console.error(JSON.stringify({ msg: "token rows not pruned: the batch with the session's insert failed, the insert is run alone", reason: error instanceof Error ? error.message : String(error) }));
-    return await insert.run();
+    return await env.DB.batch([...writes]);
   }
 }
 
@@ -330,15 +353,18 @@ export async function refreshTokens(env: Env, refreshToken: string): Promise<Tok
   await currentSigningKey(env);
   // A revoked session's tokens are all marked used: say it was revoked rather than reused.
   if (await familyRevoked(env, row.family_id)) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
-  // Claim it atomically: of two concurrent exchanges only one succeeds, the other counts as reuse.
-  const claimed = await env.DB.prepare(`UPDATE refresh_tokens SET used = 1 WHERE token_hash = ? AND used = 0`).bind(hash).run();
-  if (claimed.meta.changes === 0) {
+  // Claimed atomically, with the new token written in the same batch: of two concurrent exchanges only one succeeds, the
+  // other counts as reuse; and one that fails writes neither, so the client may send it again.
+  const { pair, inserted, claimed } = await writtenSession(env, row.user_id, { family: row.family_id, keyId: row.key_id, exchanged: hash });
+  // The key deleted or deactivated meanwhile: its deletion ended the session (the token is marked used), or ends it.
+  if (!inserted) throw keyGoneRefusal();
+  if (!claimed) {
     await revokeFamily(env, row.family_id);
     throw new ApiError(401, "INVALID_TOKEN", "Refresh token was already used: every token of this session is revoked; sign in again");
   }
   // Revoked between the check above and the claim.
   if (await familyRevoked(env, row.family_id)) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
-  return issueTokens(env, row.user_id, { family: row.family_id, keyId: row.key_id });
+  return pair;
 }
 
 async function familyRevoked(env: Env, family: string): Promise<boolean> {
