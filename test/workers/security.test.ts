@@ -170,6 +170,27 @@ describe("tokens", () => {
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(other.token)), 401, "INVALID_TOKEN");
     await expectStatus(await call("POST", "/api/security/token/revoke", {}, { token: "whatever" }), 200);
   });
+  it("an access token's revocation D1 refuses is a 500, not a 200 with the token still working; sent again, it revokes it", async () => {
+    const session = await tokenFor(adminKeyId, adminSecret);
+    // D1 refuses the revocation's insert (sent to a table that is not there).
+    const refusingRevocation = new Proxy(env.DB, {
+      get: (target, property) => {
+        if (property === "prepare") return (sql: string) => target.prepare(sql.replace("INSERT OR REPLACE INTO revoked_tokens (id, kind, expires_at) VALUES (?, 'jti'", "INSERT OR REPLACE INTO no_such_table (id, kind, expires_at) VALUES (?, 'jti'"));
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      await expectStatus(await callWithEnv({ ...env, DB: refusingRevocation } as Env, "POST", "/api/security/token/revoke", {}, { token: session.token }), 500);
+    } finally {
+      errors.mockRestore();
+    }
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(session.token)), 200);
+    await expectStatus(await call("POST", "/api/security/token/revoke", {}, { token: session.token }), 200);
+    await expectStatus(await call("GET", "/api/metadata/workflow", bearer(session.token)), 401, "INVALID_TOKEN");
+  });
+
   it("rotating or removing BOOTSTRAP_ADMIN_KEY ends the admin sessions obtained with the old key: refresh and access tokens are refused", async () => {
     const old = await tokenFor(adminKeyId, adminSecret);
     const rotatedKey = "rotated-admin:a-brand-new-secret-0987654321";

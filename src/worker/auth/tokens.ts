@@ -411,21 +411,29 @@ export function forgetVerifiedTokens(): void {
 }
 
 /**
+ * The claims of `token`, one of our access tokens, when its signature holds (a forged token must not revoke anything),
+ * expired or not (revoking an expired token is harmless); undefined for any token that is not a valid one of ours.
+ */
+async function revocablePayload(env: Env, token: string): Promise<JWTPayload | undefined> {
+  try {
+    return await verifiedByKeyOfKid(env, token, decodeProtectedHeader(token).kid, { currentDate: new Date(0) });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Revokes an access token (until its expiry) or a refresh token and its session (RFC 7009).
  * Unknown or malformed tokens are accepted silently, as the RFC requires.
  */
 export async function revokeToken(env: Env, token: string): Promise<void> {
   if (isOwnToken(token)) {
-    try {
-      // Signature checked (a forged token must not revoke anything), expiry not (revoking an expired token is harmless).
-      const payload = await verifiedByKeyOfKid(env, token, decodeProtectedHeader(token).kid, { currentDate: new Date(0) });
-      if (typeof payload?.jti === "string") {
-        await env.DB.prepare(`INSERT OR REPLACE INTO revoked_tokens (id, kind, expires_at) VALUES (?, 'jti', ?)`).bind(payload.jti, (payload.exp ?? 0) * 1000).run();
-        verifiedCache.clear((cachedToken) => cachedToken === token);
-      }
-    } catch {
-      // Not a valid token of ours: nothing to revoke.
-    }
+    const payload = await revocablePayload(env, token);
+    // Not a valid token of ours: nothing to revoke. The write is outside the check's catch: a revocation D1 refused is a
+    // 5xx the client sends again, where it was answered 200 with the token still working.
+    if (typeof payload?.jti !== "string") return;
+    await env.DB.prepare(`INSERT OR REPLACE INTO revoked_tokens (id, kind, expires_at) VALUES (?, 'jti', ?)`).bind(payload.jti, (payload.exp ?? 0) * 1000).run();
+    verifiedCache.clear((cachedToken) => cachedToken === token);
     return;
   }
   const row = await env.DB.prepare(`SELECT family_id FROM refresh_tokens WHERE token_hash = ?`).bind(await sha256Hex(token)).first<{ family_id: string }>();
