@@ -34,6 +34,30 @@ async function callWithEnv(configured: Env, method: string, path: string, header
 const [adminKeyId, adminSecret] = ADMIN_KEY.split(":") as [string, string];
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
+/**
+ * `env.DB` with `from` replaced by `to` in every statement prepared: a table that is not there makes D1 refuse the
+ * statement, and with it its batch, as it refuses a write at a fault.
+ */
+function dbRewriting(from: string, to: string): D1Database {
+  return new Proxy(env.DB, {
+    get: (target, property) => {
+      if (property === "prepare") return (sql: string) => target.prepare(sql.replace(from, to));
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** POSTs `body` to `path` with D1 refusing the statement holding `from` (see {@link dbRewriting}): a 500, its log muted. */
+async function expectServerErrorWhenRefused(from: string, to: string, path: string, body: unknown): Promise<void> {
+  const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+  try {
+    await expectStatus(await callWithEnv({ ...env, DB: dbRewriting(from, to) } as Env, "POST", path, {}, body), 500);
+  } finally {
+    errors.mockRestore();
+  }
+}
+
 async function expectStatus(response: Response, status: number, error?: string) {
   const text = await response.text();
   expect(response.status, text).toBe(status);
@@ -137,20 +161,8 @@ describe("tokens", () => {
 
   it("a refresh whose new token D1 refuses to write uses nothing up: the same refresh again rotates it, and the session lives on (it was claimed first, and the retry revoked the session as a reuse)", async () => {
     const session = await tokenFor(adminKeyId, adminSecret);
-    // D1 refuses the new refresh token's insert (sent to a table that is not there), and with it its batch.
-    const refusingInsert = new Proxy(env.DB, {
-      get: (target, property) => {
-        if (property === "prepare") return (sql: string) => target.prepare(sql.replace("INSERT INTO refresh_tokens", "INSERT INTO no_such_table"));
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    try {
-      await expectStatus(await callWithEnv({ ...env, DB: refusingInsert } as Env, "POST", "/api/security/token/refresh", {}, { refreshToken: session.refresh_token }), 500);
-    } finally {
-      errors.mockRestore();
-    }
+    // D1 refuses the new refresh token's insert, and with it its batch.
+    await expectServerErrorWhenRefused("INSERT INTO refresh_tokens", "INSERT INTO no_such_table", "/api/security/token/refresh", { refreshToken: session.refresh_token });
     // The client sends the same refresh again: it is rotated, and the session's tokens, old and new, work.
     const rotated = JSON.parse(await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: session.refresh_token }), 200)) as Tokens;
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(session.token)), 200);
@@ -170,22 +182,12 @@ describe("tokens", () => {
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(other.token)), 401, "INVALID_TOKEN");
     await expectStatus(await call("POST", "/api/security/token/revoke", {}, { token: "whatever" }), 200);
   });
+
   it("an access token's revocation D1 refuses is a 500, not a 200 with the token still working; sent again, it revokes it", async () => {
     const session = await tokenFor(adminKeyId, adminSecret);
-    // D1 refuses the revocation's insert (sent to a table that is not there).
-    const refusingRevocation = new Proxy(env.DB, {
-      get: (target, property) => {
-        if (property === "prepare") return (sql: string) => target.prepare(sql.replace("INSERT OR REPLACE INTO revoked_tokens (id, kind, expires_at) VALUES (?, 'jti'", "INSERT OR REPLACE INTO no_such_table (id, kind, expires_at) VALUES (?, 'jti'"));
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    try {
-      await expectStatus(await callWithEnv({ ...env, DB: refusingRevocation } as Env, "POST", "/api/security/token/revoke", {}, { token: session.token }), 500);
-    } finally {
-      errors.mockRestore();
-    }
+    // D1 refuses the revocation's insert.
+    const revocation = "INSERT OR REPLACE INTO revoked_tokens (id, kind, expires_at) VALUES (?, 'jti'";
+    await expectServerErrorWhenRefused(revocation, revocation.replace("revoked_tokens", "no_such_table"), "/api/security/token/revoke", { token: session.token });
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(session.token)), 200);
     await expectStatus(await call("POST", "/api/security/token/revoke", {}, { token: session.token }), 200);
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(session.token)), 401, "INVALID_TOKEN");
@@ -357,14 +359,8 @@ describe("tokens", () => {
   });
 
   it("a token request whose pruning of token rows fails still issues its session", async () => {
-    // The revocations' delete is sent to a table that is not there: D1 refuses the statement, and with it its batch.
-    const failingPrune = new Proxy(env.DB, {
-      get: (target, property) => {
-        if (property === "prepare") return (sql: string) => target.prepare(sql.replace("DELETE FROM revoked_tokens", "DELETE FROM no_such_table"));
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    // D1 refuses the revocations' delete, and with it its batch.
+    const failingPrune = dbRewriting("DELETE FROM revoked_tokens", "DELETE FROM no_such_table");
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     try {
       const configured = { ...env, DB: failingPrune } as Env;
