@@ -3,6 +3,7 @@ import { ApiError } from "./http/errors";
 import { TtlCache } from "./ttl-cache";
 import { valuesByPlace, type PlacedRow } from "./rows-by-place";
 import { forgetTaggedDefinitions } from "./auth/tag-grants";
+import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
 
 /** How long a definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
 const CACHE_TTL_MS = 2_000;
@@ -15,6 +16,20 @@ export interface StoredUpdateTime {
   /** Whether it is its name's latest version once stored (what new starts take, and whose limit governs). */
   latest: boolean;
 }
+
+/**
+ * How a listing reads each definition: whole; without its tasks (`"tasks": []`, Orkes' `short=true`); or with only each
+ * task's `type` (what Conductor's WorkflowDefListItem counts), so that a listing that shows no task does not read
+ * them, which make most of a large definition.
+ */
+export type ListedShape = "whole" | "withoutTasks" | "taskTypes";
+
+/** The SQL of a definition read in each {@link ListedShape}. */
+const LISTED_SHAPES: Record<ListedShape, string> = {
+  whole: "definition",
+  withoutTasks: "json_set(definition, '$.tasks', json('[]'))",
+  taskTypes: "json_set(definition, '$.tasks', (SELECT json_group_array(json_object('type', json_extract(task.value, '$.type'))) FROM json_each(definition, '$.tasks') AS task))",
+};
 
 /** What {@link DefinitionRepository.delete} answers of a version deleted. */
 export interface DeletedVersion {
@@ -178,14 +193,16 @@ export class DefinitionRepository {
     return definition;
   }
 
-  /** Every definition (of workflow `name` only, when given), every version, by name then version. */
-  async list(name?: string): Promise<WorkflowDef[]> {
-    const statement =
+  /**
+   * Every definition (of workflow `name` only, when given), every version, by name then version, read in `shape`; at most
+   * {@link MAX_LISTING_CHARS} of them (a 413 beyond, see {@link boundedListing}).
+   */
+  async list(name?: string, shape: ListedShape = "whole"): Promise<WorkflowDef[]> {
+    const narrower =
       name === undefined
-        ? this.#db.prepare(`SELECT definition FROM workflow_defs ORDER BY name, version`)
-        : this.#db.prepare(`SELECT definition FROM workflow_defs WHERE name = ? ORDER BY version`).bind(name);
-    const { results } = await statement.all<{ definition: string }>();
-    return results.map((row) => JSON.parse(row.definition) as WorkflowDef);
+        ? "ask for fewer: short=true (without their tasks), name= (one workflow's versions), or GET /api/metadata/workflow/list (the latest versions without their tasks)"
+        : "ask for fewer: short=true (without their tasks), or GET /api/metadata/workflow/{name}?version= (one version)";
+    return name === undefined ? this.#listed("", [], shape, narrower) : this.#listed("WHERE name = ?", [name], shape, narrower);
   }
 
   /** The latest registered version of each of `names` that has one, read from D1 (not the cache). */
@@ -197,12 +214,25 @@ export class DefinitionRepository {
     return new Map(results.map((row) => [row.name, row.version]));
   }
 
-  /** The latest version of every name, by name (Conductor's `latest-versions`). */
-  async latestVersions(): Promise<WorkflowDef[]> {
-    const { results } = await this.#db
-      .prepare(`SELECT definition FROM workflow_defs AS def WHERE version = (SELECT MAX(version) FROM workflow_defs WHERE name = def.name) ORDER BY name`)
-      .all<{ definition: string }>();
-    return results.map((row) => JSON.parse(row.definition) as WorkflowDef);
+  /** The latest version of every name, by name (Conductor's `latest-versions`), read in `shape`; bounded as {@link list}. */
+  async latestVersions(shape: ListedShape = "whole"): Promise<WorkflowDef[]> {
+    const narrower = "ask for fewer: GET /api/metadata/workflow/list (the same versions without their tasks), or GET /api/metadata/workflow/{name} (one workflow's)";
+    return this.#listed("WHERE version = (SELECT MAX(version) FROM workflow_defs WHERE name = def.name)", [], shape, narrower);
+  }
+
+  /**
+   * The definitions `where` keeps (of `workflow_defs AS def`), by name then version, in `shape`, within the bound (past
+   * it a 413 ending with `narrower`, what to ask for instead).
+   */
+  async #listed(where: string, binds: readonly unknown[], shape: ListedShape, narrower: string): Promise<WorkflowDef[]> {
+    const rows = await boundedListing<{ definition: string }>(
+      this.#db,
+      `SELECT name, version, ${LISTED_SHAPES[shape]} AS definition, length(${LISTED_SHAPES[shape]}) AS listed_chars FROM workflow_defs AS def ${where}`,
+      "listed.name, listed.version",
+      binds,
+      (chars) => `The workflow definitions listed come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; ${narrower}`,
+    );
+    return rows.map((row) => JSON.parse(row.definition) as WorkflowDef);
   }
 
   /** Every name with its versions, oldest first (Conductor's `names-and-versions`: WorkflowDefSummary lists by name). */

@@ -4,6 +4,7 @@ import type { TaskDef, WorkflowDef } from "../engine/model";
 import { withKeptSchemas } from "./json-schemas";
 import { DefinitionRepository } from "./definitions";
 import { TtlCache } from "./ttl-cache";
+import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
 import { valuesByPlace, type PlacedRow } from "./rows-by-place";
 import { unversionedChildNames, withChildVersions } from "../engine/tasks/sub-workflow/versions";
 
@@ -71,10 +72,16 @@ export class TaskDefRepository {
     return this.find(name);
   }
 
-  /** Every task definition, by name. */
+  /** Every task definition, by name: at most {@link MAX_LISTING_CHARS} of them (a 413 beyond, see {@link boundedListing}). */
   async list(): Promise<TaskDef[]> {
-    const { results } = await this.#db.prepare(`SELECT definition FROM task_defs ORDER BY name`).all<{ definition: string }>();
-    return results.map((row) => JSON.parse(row.definition) as TaskDef);
+    const rows = await boundedListing<{ definition: string }>(
+      this.#db,
+      `SELECT name, definition, length(definition) AS listed_chars FROM task_defs`,
+      "listed.name",
+      [],
+      (chars) => `The task definitions come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; read them one at a time (GET /api/metadata/taskdefs/{name})`,
+    );
+    return rows.map((row) => JSON.parse(row.definition) as TaskDef);
   }
 
   /**

@@ -191,9 +191,11 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     // `access` keeps those the caller holds that access to (Orkes' docs: "The access level being requested").
     const access = accessQuery(request);
     const { grants } = principalOf(request);
-    const listed = await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined);
-    const readable = readableBy(request, listed.filter((definition) => mayAccessDefinition(grants, "workflow", definition.name, access)));
-    const definitions = booleanQuery(request, "short", false) ? readable.map((definition) => ({ ...definition, tasks: [] })) : readable;
+    // Short, the tasks are not read at all: they make most of a large definition, and the whole listing of a large
+    // tenant is over what one listing answers (a 413 naming `short=true` among the narrower requests).
+    const shape = booleanQuery(request, "short", false) ? "withoutTasks" : "whole";
+    const listed = await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined, shape);
+    const definitions = readableBy(request, listed.filter((definition) => mayAccessDefinition(grants, "workflow", definition.name, access)));
     return Response.json(await withTagOptions(env.DB, "WORKFLOW_DEF", definitions, tagListingOptions(request)));
   });
 
@@ -208,7 +210,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   // Conductor OSS's lighter listing for its UI's definitions list (WorkflowDefListItem: no tasks, their types and count).
   router.get("/api/metadata/workflow/list", async (request, env) => {
     const { grants } = principalOf(request);
-    const latest = (await new DefinitionRepository(env.DB).latestVersions()).filter((definition) => mayReadWorkflowDef(grants, definition.name));
+    const latest = (await new DefinitionRepository(env.DB).latestVersions("taskTypes")).filter((definition) => mayReadWorkflowDef(grants, definition.name));
     return Response.json(latest.map(workflowDefListItem));
   });
   // Conductor's lighter look-ups: the names alone (sorted), and one name's versions as WorkflowDefSummary values.

@@ -1,0 +1,39 @@
+import { ApiError } from "./http/errors";
+
+/**
+ * Most characters of stored JSON one unpaginated listing (definitions, schemas) reads from D1 and answers. Conductor
+ * answers these listings whole, with no page; here the rows read, the objects parsed from them and the answer written
+ * are all held at once in an isolate's 128 MB, and one D1 result is capped too: a listing past the bound is a 413
+ * naming a narrower request, never a list silently cut (as the correlation lookups refuse theirs).
+ */
+export const MAX_LISTING_CHARS = 16 * 1024 * 1024;
+
+/** A listing's rows as {@link boundedListing} reads them: the listed row's columns, or nothing past the bound. */
+type Bounded<Row> = { listing_chars: number } & ({ [K in keyof Row]: Row[K] } | { [K in keyof Row]: null });
+
+/**
+ * The rows `select` gives (which must have a `listed_chars` column, the characters each row answers with), ordered by
+ * `orderBy`, in one statement: their characters are summed first, in D1, and no row is read when the sum is over
+ * {@link MAX_LISTING_CHARS}, which is a 413 with `tooLarge`'s message (told the sum). `binds` are `select`'s parameters.
+ */
+export async function boundedListing<Row extends Record<string, unknown>>(
+  db: D1Database,
+  select: string,
+  orderBy: string,
+  binds: readonly unknown[],
+  tooLarge: (chars: number) => string,
+): Promise<Row[]> {
+  // NOT MATERIALIZED: the sum reads each row's length, the answer its text; a materialized CTE would copy the whole
+  // listing into D1's temporary storage first, over the bound too.
+  const { results } = await db
+    .prepare(
+      `WITH listed AS NOT MATERIALIZED (${select}),
+         total AS (SELECT COALESCE(SUM(listed_chars), 0) AS listing_chars FROM listed)
+       SELECT total.listing_chars, listed.* FROM total LEFT JOIN listed ON total.listing_chars <= ? ORDER BY ${orderBy}`,
+    )
+    .bind(...binds, MAX_LISTING_CHARS)
+    .all<Bounded<Row & { listed_chars: number }>>();
+  const chars = results[0]?.listing_chars ?? 0;
+  if (chars > MAX_LISTING_CHARS) throw new ApiError(413, "PAYLOAD_TOO_LARGE", tooLarge(chars));
+  return results.filter((row): row is { listing_chars: number } & Row & { listed_chars: number } => row.listed_chars !== null);
+}

@@ -1,0 +1,102 @@
+import { env } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { MAX_LISTING_CHARS } from "../../src/worker/bounded-listing";
+import { api, apiOk, register } from "./helpers";
+
+/**
+ * Listings Conductor answers whole (no page), at the size a large tenant reaches: filled straight into D1, through the
+ * tables the routes write, from a definition registered through the API, since thousands of registrations would take
+ * minutes.
+ */
+
+/** A definition of about 20 KB: 40 INLINE tasks whose scripts make most of it, as a large definition's tasks do. */
+function largeDefinition(name: string): JsonObject {
+  const tasks = Array.from({ length: 40 }, (_, index) => ({
+    name: `step_${index}`,
+    taskReferenceName: `step_${index}`,
+    type: "INLINE",
+    inputParameters: { evaluatorType: "graaljs", expression: `(function () { return ${JSON.stringify("x".repeat(400))}; })()` },
+  }));
+  return { name, version: 1, schemaVersion: 2, ownerEmail: "scale@example.com", tasks };
+}
+
+/** `names` × `versions` copies of the stored definition `seed`, each under its own name and version. */
+async function copies(seed: string, prefix: string, names: number, versions: number): Promise<void> {
+  const copy = env.DB.prepare(
+    `INSERT INTO workflow_defs (name, version, definition, create_time, update_time)
+     SELECT ?1, ?2, json_set(definition, '$.name', ?1, '$.version', ?2), create_time, update_time FROM workflow_defs WHERE name = ?3`,
+  );
+  const statements: D1PreparedStatement[] = [];
+  for (let name = 0; name < names; name++) {
+    for (let version = 1; version <= versions; version++) statements.push(copy.bind(`${prefix}_${String(name).padStart(4, "0")}`, version, seed));
+  }
+  for (let start = 0; start < statements.length; start += 100) await env.DB.batch(statements.slice(start, start + 100));
+}
+
+describe("workflow definition listings of a large tenant", () => {
+  // 300 workflows of 3 versions of about 20 KB: every version together over the bound, the latest ones under it.
+  const names = 300;
+  beforeAll(async () => {
+    await register(largeDefinition("scale_seed"));
+    await copies("scale_seed", "scale", names, 3);
+    const stored = await env.DB.prepare(`SELECT SUM(length(definition)) AS chars FROM workflow_defs`).first<{ chars: number }>();
+    expect(stored!.chars).toBeGreaterThan(MAX_LISTING_CHARS);
+  }, 60_000);
+
+  it("refuses the whole listing past the bound with a 413 naming narrower requests, rather than reading every version", async () => {
+    const response = await api("GET", "/api/metadata/workflow");
+    expect(response.status).toBe(413);
+    const body = (await response.json()) as { error: string; message: string };
+    expect(body.error).toBe("PAYLOAD_TOO_LARGE");
+    expect(body.message).toContain(`over the ${MAX_LISTING_CHARS} one listing answers`);
+    expect(body.message).toContain("short=true");
+  });
+
+  it("answers short=true without reading the tasks, one workflow's versions, and the lighter listings", async () => {
+    const short = await apiOk<Array<{ name: string; version: number; tasks: unknown[] }>>("GET", "/api/metadata/workflow?short=true");
+    expect(short).toHaveLength(names * 3 + 1);
+    expect(short.every((definition) => definition.tasks.length === 0)).toBe(true);
+    expect(short.slice(0, 3).map((definition) => [definition.name, definition.version])).toEqual([["scale_0000", 1], ["scale_0000", 2], ["scale_0000", 3]]);
+
+    const versions = await apiOk<Array<{ version: number; tasks: unknown[] }>>("GET", "/api/metadata/workflow?name=scale_0007");
+    expect(versions.map((definition) => [definition.version, definition.tasks.length])).toEqual([[1, 40], [2, 40], [3, 40]]);
+
+    // Conductor OSS's UI listing counts the tasks and their types, read without the tasks' inputs.
+    const list = await apiOk<Array<{ name: string; version: number; taskCount: number; taskTypes: string[] }>>("GET", "/api/metadata/workflow/list");
+    expect(list).toHaveLength(names + 1);
+    expect(list[0]).toMatchObject({ name: "scale_0000", version: 3, taskCount: 40, taskTypes: ["INLINE"] });
+
+    const latest = await apiOk<Array<{ version: number; tasks: unknown[] }>>("GET", "/api/metadata/workflow/latest-versions");
+    expect(latest).toHaveLength(names + 1);
+    expect(latest.every((definition) => definition.version === 3 || definition.version === 1)).toBe(true);
+    expect(latest[0]!.tasks).toHaveLength(40);
+  });
+});
+
+describe("task definition listing of a large tenant", () => {
+  const count = 5000;
+  beforeAll(async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "scale_task_seed", ownerEmail: "scale@example.com", description: "d".repeat(800), inputKeys: ["a", "b"] }]);
+    const copy = env.DB.prepare(
+      `INSERT INTO task_defs (name, definition, create_time, update_time)
+       SELECT ?1, json_set(definition, '$.name', ?1), create_time, update_time FROM task_defs WHERE name = 'scale_task_seed'`,
+    );
+    const statements = Array.from({ length: count }, (_, index) => copy.bind(`scale_task_${String(index).padStart(4, "0")}`));
+    for (let start = 0; start < statements.length; start += 100) await env.DB.batch(statements.slice(start, start + 100));
+  }, 60_000);
+
+  it("answers 5,000 task definitions of about 1 KB whole, and past the bound a 413 naming the reads one at a time", async () => {
+    const listed = await apiOk<Array<{ name: string }>>("GET", "/api/metadata/taskdefs");
+    expect(listed).toHaveLength(count + 1);
+    expect(listed[0]!.name).toBe("scale_task_0000");
+
+    // Their descriptions grown to about 4 KB each: 20 MB in all.
+    await env.DB.prepare(`UPDATE task_defs SET definition = json_set(definition, '$.description', ?)`).bind("d".repeat(4000)).run();
+    const response = await api("GET", "/api/metadata/taskdefs");
+    expect(response.status).toBe(413);
+    const body = (await response.json()) as { error: string; message: string };
+    expect(body.error).toBe("PAYLOAD_TOO_LARGE");
+    expect(body.message).toContain("GET /api/metadata/taskdefs/{name}");
+  });
+});
