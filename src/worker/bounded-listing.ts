@@ -16,7 +16,7 @@ type Bounded<Row> = { listing_chars: number } & ({ [K in keyof Row]: Row[K] } | 
  * `orderBy`, in one statement: their characters are summed first, in D1, and no row is read when the sum is over
  * {@link MAX_LISTING_CHARS}, which is a 413 with `tooLarge`'s message (told the sum). `binds` are `select`'s parameters.
  */
-export async function boundedListing<Row extends Record<string, unknown>>(
+export async function boundedListing<Row extends object>(
   db: D1Database,
   select: string,
   orderBy: string,

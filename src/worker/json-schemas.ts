@@ -8,6 +8,7 @@ import { keptSchemaReferences, schemaKey } from "../engine/json-schema";
 import type { JsonObject, JsonValue, SchemaReference, WorkflowDef } from "../engine/model";
 import { ApiError } from "./http/errors";
 import { TtlCache } from "./ttl-cache";
+import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
 import { valuesByPlace, type PlacedRow } from "./rows-by-place";
 
 /** A registered schema (Orkes' SchemaDef): a JSON schema (`data`) by name and version. */
@@ -101,10 +102,20 @@ export class SchemaRepository {
     return schema;
   }
 
-  /** Every schema, every version, by name then version. */
-  async list(): Promise<SchemaDef[]> {
-    const { results } = await this.#db.prepare(`SELECT * FROM json_schemas ORDER BY name, version`).all<SchemaRow>();
-    return results.map(fromRow);
+  /**
+   * Every schema, every version, by name then version: at most {@link MAX_LISTING_CHARS} of their bodies (a 413 beyond,
+   * see {@link boundedListing}); `withoutData`, each with an empty body, which is then not read.
+   */
+  async list(withoutData = false): Promise<SchemaDef[]> {
+    const data = withoutData ? "'{}'" : "data";
+    const rows = await boundedListing<SchemaRow>(
+      this.#db,
+      `SELECT name, version, type, ${data} AS data, external_ref, create_time, update_time, created_by, updated_by, length(${data}) AS listed_chars FROM json_schemas`,
+      "listed.name, listed.version",
+      [],
+      (chars) => `The schemas come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; ask for fewer: short=true (without their bodies), or GET /api/schema/{name} (one schema)`,
+    );
+    return rows.map(fromRow);
   }
 
   /**

@@ -100,3 +100,32 @@ describe("task definition listing of a large tenant", () => {
     expect(body.message).toContain("GET /api/metadata/taskdefs/{name}");
   });
 });
+
+describe("schema listing of a large tenant", () => {
+  // 200 schemas of 5 versions of about 20 KB each: 20 MB of bodies.
+  beforeAll(async () => {
+    const properties = Object.fromEntries(Array.from({ length: 200 }, (_, index) => [`field_${index}`, { type: "string", description: "p".repeat(80) }]));
+    await apiOk("POST", "/api/schema", [{ name: "scale_schema_seed", version: 1, type: "JSON", data: { type: "object", properties } }]);
+    const copy = env.DB.prepare(
+      `INSERT INTO json_schemas (name, version, type, data, create_time, update_time)
+       SELECT ?1, ?2, type, data, create_time, update_time FROM json_schemas WHERE name = 'scale_schema_seed'`,
+    );
+    const statements: D1PreparedStatement[] = [];
+    for (let name = 0; name < 200; name++) for (let version = 1; version <= 5; version++) statements.push(copy.bind(`scale_schema_${String(name).padStart(3, "0")}`, version));
+    for (let start = 0; start < statements.length; start += 100) await env.DB.batch(statements.slice(start, start + 100));
+  }, 60_000);
+
+  it("refuses the whole listing past the bound with a 413, and answers short=true without reading the bodies", async () => {
+    const response = await api("GET", "/api/schema");
+    expect(response.status).toBe(413);
+    const body = (await response.json()) as { error: string; message: string };
+    expect(body.error).toBe("PAYLOAD_TOO_LARGE");
+    expect(body.message).toContain("short=true");
+
+    const short = await apiOk<Array<{ name: string; version: number; data?: unknown }>>("GET", "/api/schema?short=true");
+    expect(short).toHaveLength(1001);
+    expect(short[0]).toMatchObject({ name: "scale_schema_000", version: 1 });
+    expect(short.some((schema) => "data" in schema)).toBe(false);
+    expect((await apiOk<{ data: { properties: JsonObject } }>("GET", "/api/schema/scale_schema_042/3")).data.properties).toHaveProperty("field_199");
+  });
+});

@@ -69,10 +69,11 @@ function pathVersion(request: IRequest): number {
  */
 export function registerJsonSchemaRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/schema", async (request, env) => {
-    const schemas = await new SchemaRepository(env.DB).list();
     // `short=true` leaves out each schema's body and type, as Conductor's SchemaResource does (Orkes' docs: name, version,
-    // createTime and updateTime).
-    return Response.json(booleanQuery(request, "short", false) ? schemas.map(({ name, version, createTime, updateTime }) => ({ name, version, createTime, updateTime })) : schemas);
+    // createTime and updateTime): the bodies are then not read.
+    const short = booleanQuery(request, "short", false);
+    const schemas = await new SchemaRepository(env.DB).list(short);
+    return Response.json(short ? schemas.map(({ name, version, createTime, updateTime }) => ({ name, version, createTime, updateTime })) : schemas);
   });
 
   router.post("/api/schema", async (request, env) => {
