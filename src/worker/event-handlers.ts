@@ -4,6 +4,7 @@ import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
 import type { JsonValue } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { ApiError, notFound, validationError } from "./http/errors";
+import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
 import { clientRequestObject, CorrelationId, issuesToValidationErrors, jacksonInteger, jsonData, parseOrThrow, Priority, TaskToDomain, WorkflowVersion } from "./schemas";
 
 /** Longest event handler name. */
@@ -198,10 +199,16 @@ export class EventHandlerRepository {
     this.#db = db;
   }
 
-  /** Every handler, by name. */
+  /** Every handler, by name: at most {@link MAX_LISTING_CHARS} of them (a 413 beyond, see {@link boundedListing}). */
   async list(): Promise<EventHandler[]> {
-    const { results } = await this.#db.prepare(`SELECT handler FROM event_handlers ORDER BY name`).all<{ handler: string }>();
-    return results.map((row) => JSON.parse(row.handler) as EventHandler);
+    const rows = await boundedListing<{ handler: string }>(
+      this.#db,
+      `SELECT name, handler, length(handler) AS listed_chars FROM event_handlers`,
+      "listed.name",
+      [],
+      (chars) => `The event handlers come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; ask for fewer: GET /api/event/{event} (one event's), or GET /api/event/handler/{name} (one)`,
+    );
+    return rows.map((row) => JSON.parse(row.handler) as EventHandler);
   }
 
   /** The handlers of `event` (only the active ones when `activeOnly`), by name. */

@@ -7,6 +7,7 @@ import type { FormReference } from "../engine/tasks/human/settings";
 import { validationError } from "./http/errors";
 import type { HumanTemplateBody } from "./human-schemas";
 import { schemaProblem } from "./json-schemas";
+import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
 
 /** A saved user form (Orkes' HumanTaskTemplate). */
 export interface HumanTemplate {
@@ -59,12 +60,21 @@ export class HumanTemplateRepository {
     this.#db = db;
   }
 
-  /** Every form (all versions), one form's versions (`name`), or one version; by name, then the latest version first (as Orkes lists them). */
+  /**
+   * Every form (all versions), one form's versions (`name`), or one version; by name, then the latest version first (as
+   * Orkes lists them); the first {@link MAX_LISTED}, within {@link MAX_LISTING_CHARS} (a 413 beyond, see {@link boundedListing}).
+   */
   async list(name?: string, version?: number): Promise<HumanTemplate[]> {
     const where = name === undefined ? "" : version === undefined ? "WHERE name = ?1" : "WHERE name = ?1 AND version = ?2";
     const binds = name === undefined ? [] : version === undefined ? [name] : [name, version];
-    const { results } = await this.#db.prepare(`SELECT * FROM human_templates ${where} ORDER BY name, version DESC LIMIT ${MAX_LISTED}`).bind(...binds).all<TemplateRow>();
-    return results.map(fromRow);
+    const rows = await boundedListing<TemplateRow>(
+      this.#db,
+      `SELECT *, length(json_schema) + length(template_ui) + length(tags) AS listed_chars FROM human_templates ${where} ORDER BY name, version DESC LIMIT ${MAX_LISTED}`,
+      "listed.name, listed.version DESC",
+      binds,
+      (chars) => `The user forms listed come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; ask for fewer: name= (one form's versions), or name= and version= (one version)`,
+    );
+    return rows.map(fromRow);
   }
 
   /** Version `version` of form `name`. */

@@ -129,3 +129,42 @@ describe("schema listing of a large tenant", () => {
     expect((await apiOk<{ data: { properties: JsonObject } }>("GET", "/api/schema/scale_schema_042/3")).data.properties).toHaveProperty("field_199");
   });
 });
+
+/** Copies of the row `seed` names in `table`, each under the name `copyName(index)`, through one statement each, 100 a batch. */
+async function copyRows(table: string, columns: string, seed: string, count: number, copyName: (index: number) => string, nameAs = "?1"): Promise<void> {
+  const copy = env.DB.prepare(`INSERT INTO ${table} SELECT ${columns.replace("{name}", nameAs)} FROM ${table} WHERE name = ?2`);
+  const statements = Array.from({ length: count }, (_, index) => copy.bind(copyName(index), seed));
+  for (let start = 0; start < statements.length; start += 100) await env.DB.batch(statements.slice(start, start + 100));
+}
+
+describe("user form and event handler listings of a large tenant", () => {
+  beforeAll(async () => {
+    // 999 user forms of about 20 KB (their layouts) beside the seed: 20 MB, within the listing's 1,000 forms.
+    const elements = Array.from({ length: 200 }, (_, index) => ({ type: "Control", scope: `#/properties/field_${index}`, label: "l".repeat(60) }));
+    await apiOk("POST", "/api/human/template", { name: "scale_form_seed", jsonSchema: { type: "object" }, templateUI: { type: "VerticalLayout", elements } });
+    await copyRows("human_templates", "{name}, version, json_schema, template_ui, tags, created_by, updated_by, create_time, update_time", "scale_form_seed", 999, (index) => `scale_form_${String(index).padStart(3, "0")}`);
+    // 1,000 event handlers of about 20 KB (the input their action starts a workflow with) beside the seed.
+    const start = { action: "start_workflow", start_workflow: { name: "scale_flow", input: { note: "n".repeat(20_000) } } };
+    await apiOk("POST", "/api/event", { name: "scale_handler_seed", event: "conductor:scale:q", actions: [start], active: true });
+    await copyRows("event_handlers", "{name}, event, active, json_set(handler, '$.name', ?1), create_time, update_time", "scale_handler_seed", 1000, (index) => `scale_handler_${String(index).padStart(4, "0")}`);
+  }, 60_000);
+
+  it("refuses every user form past the bound with a 413, and lists one form's versions", async () => {
+    const response = await api("GET", "/api/human/template");
+    expect(response.status).toBe(413);
+    const body = (await response.json()) as { error: string; message: string };
+    expect(body.error).toBe("PAYLOAD_TOO_LARGE");
+    expect(body.message).toContain("name=");
+    const one = await apiOk<Array<{ name: string; version: number }>>("GET", "/api/human/template?name=scale_form_017");
+    expect(one.map((form) => [form.name, form.version])).toEqual([["scale_form_017", 1]]);
+  });
+
+  it("refuses every event handler past the bound with a 413, and reads one", async () => {
+    const response = await api("GET", "/api/event");
+    expect(response.status).toBe(413);
+    const body = (await response.json()) as { error: string; message: string };
+    expect(body.error).toBe("PAYLOAD_TOO_LARGE");
+    expect(body.message).toContain("GET /api/event/{event}");
+    expect(await apiOk("GET", "/api/event/handler/scale_handler_0042")).toMatchObject({ name: "scale_handler_0042", event: "conductor:scale:q" });
+  });
+});
