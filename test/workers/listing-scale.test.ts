@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { MAX_LISTING_CHARS } from "../../src/worker/bounded-listing";
-import { api, apiOk, register } from "./helpers";
+import { api, apiOk, register, statementsOf } from "./helpers";
 
 /**
  * Listings Conductor answers whole (no page), at the size a large tenant reaches: filled straight into D1, through the
@@ -166,5 +166,38 @@ describe("user form and event handler listings of a large tenant", () => {
     expect(body.error).toBe("PAYLOAD_TOO_LARGE");
     expect(body.message).toContain("GET /api/event/{event}");
     expect(await apiOk("GET", "/api/event/handler/scale_handler_0042")).toMatchObject({ name: "scale_handler_0042", event: "conductor:scale:q" });
+  });
+});
+
+describe("schedule listing of a large tenant", () => {
+  // 1,200 schedules of one workflow, each with a tag, and one of another workflow.
+  beforeAll(async () => {
+    await register({ name: "scale_sched_flow", tasks: [{ name: "wait", taskReferenceName: "wait", type: "WAIT" }] });
+    await register({ name: "scale_sched_other", tasks: [{ name: "wait", taskReferenceName: "wait", type: "WAIT" }] });
+    const yearly = (name: string, workflow: string) => ({ name, cronExpression: "0 0 0 1 1 ?", startWorkflowRequest: { name: workflow, input: {} } });
+    await apiOk("POST", "/api/scheduler/schedules", yearly("scale_sched_seed", "scale_sched_flow"));
+    await apiOk("POST", "/api/scheduler/schedules", yearly("scale_sched_lone", "scale_sched_other"));
+    const columns = "{name}, workflow_name, json_set(schedule, '$.name', ?1), paused, paused_reason, revision, start_scopes, base_url, create_time, updated_time, created_by, updated_by";
+    await copyRows("schedules", columns, "scale_sched_seed", 1200, (index) => `scale_sched_${String(index).padStart(4, "0")}`);
+    const tag = env.DB.prepare(`INSERT INTO metadata_tags (target_type, target_name, tag_key, tag_value) VALUES ('SCHEDULE', ?1, 'team', ?1)`);
+    const statements = Array.from({ length: 1200 }, (_, index) => tag.bind(`scale_sched_${String(index).padStart(4, "0")}`));
+    for (let start = 0; start < statements.length; start += 100) await env.DB.batch(statements.slice(start, start + 100));
+    await apiOk("PUT", "/api/scheduler/schedules/scale_sched_lone/tags", [{ key: "team", value: "scale_sched_lone" }]);
+  }, 60_000);
+
+  it("lists the first 1,000 with their tags, and reads only the tags of the schedules it lists", async () => {
+    const listed = await apiOk<Array<{ name: string; tags: Array<{ key: string; value: string }> }>>("GET", "/api/scheduler/schedules");
+    expect(listed).toHaveLength(1000);
+    expect(listed[0]).toMatchObject({ name: "scale_sched_0000", tags: [{ key: "team", value: "scale_sched_0000" }] });
+
+    let lone: Array<{ name: string; tags: unknown[] }> = [];
+    const statements = await statementsOf(async () => {
+      lone = await apiOk("GET", "/api/scheduler/schedules?workflowName=scale_sched_other");
+    });
+    expect(lone).toEqual([expect.objectContaining({ name: "scale_sched_lone", tags: [{ key: "team", value: "scale_sched_lone" }] })]);
+    // One schedule listed: the tags read are its own, not the 1,201 other schedules'.
+    const tagReads = statements.filter((sql) => sql.includes("FROM metadata_tags"));
+    expect(tagReads.length).toBeGreaterThan(0);
+    expect(tagReads.every((sql) => sql.includes("target_name IN"))).toBe(true);
   });
 });

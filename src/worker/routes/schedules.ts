@@ -151,8 +151,8 @@ async function listSchedules(request: IRequest, env: Env): Promise<Response> {
     if (mayOnSchedule(grants, "read", schedule.workflowName)) listed.push(scheduleJson(schedule, now));
     if (listed.length === MAX_LISTED_SCHEDULES) break;
   }
-  // Each with its tags, as Orkes lists them.
-  const tags = await new TagRepository(env.DB).byName("SCHEDULE");
+  // Each with its tags, as Orkes lists them: those of the schedules listed only, not of every schedule.
+  const tags = await new TagRepository(env.DB).byName("SCHEDULE", listed.map((schedule) => String(schedule["name"])));
   return Response.json(listed.map((schedule) => ({ ...schedule, tags: tags.get(String(schedule["name"])) ?? [] })));
 }
 
