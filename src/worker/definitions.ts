@@ -4,6 +4,7 @@ import { TtlCache } from "./ttl-cache";
 import { valuesByPlace, type PlacedRow } from "./rows-by-place";
 import { forgetTaggedDefinitions } from "./auth/tag-grants";
 import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
+import { TagRepository } from "./tags";
 
 /** How long a definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
 const CACHE_TTL_MS = 2_000;
@@ -194,15 +195,17 @@ export class DefinitionRepository {
   }
 
   /**
-   * Every definition (of workflow `name` only, when given), every version, by name then version, read in `shape`; at most
-   * {@link MAX_LISTING_CHARS} of them (a 413 beyond, see {@link boundedListing}).
+   * Every definition (of workflow `name` only, when given; of those holding tag `tagged`, when given), every version, by
+   * name then version, read in `shape`; at most {@link MAX_LISTING_CHARS} of them (a 413 beyond, see {@link boundedListing}).
    */
-  async list(name?: string, shape: ListedShape = "whole"): Promise<WorkflowDef[]> {
+  async list(name?: string, shape: ListedShape = "whole", tagged?: { key: string; value?: string | undefined }): Promise<WorkflowDef[]> {
+    const conditions = [...(name === undefined ? [] : [{ sql: "name = ?", binds: [name] }]), ...(tagged === undefined ? [] : [TagRepository.holdingCondition("WORKFLOW_DEF", tagged)])];
+    const where = conditions.length === 0 ? "" : `WHERE ${conditions.map((condition) => condition.sql).join(" AND ")}`;
     const narrower =
       name === undefined
-        ? "ask for fewer: short=true (without their tasks), name= (one workflow's versions), or GET /api/metadata/workflow/list (the latest versions without their tasks)"
+        ? "ask for fewer: short=true (without their tasks), name= (one workflow's versions), tagKey= (those holding a tag), or GET /api/metadata/workflow/list (the latest versions without their tasks)"
         : "ask for fewer: short=true (without their tasks), or GET /api/metadata/workflow/{name}?version= (one version)";
-    return name === undefined ? this.#listed("", [], shape, narrower) : this.#listed("WHERE name = ?", [name], shape, narrower);
+    return this.#listed(where, conditions.flatMap((condition) => condition.binds), shape, narrower);
   }
 
   /** The latest registered version of each of `names` that has one, read from D1 (not the cache). */

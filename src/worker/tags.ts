@@ -178,6 +178,18 @@ export class TagRepository {
     return (await statement.all<{ target_name: string }>()).results.map((row) => row.target_name);
   }
 
+  /**
+   * The SQL condition (on a table's `name` column) keeping the targets of `type` holding `tag` (any value when it has
+   * none), with its parameters: for a listing filtered by tag to read only those targets.
+   */
+  static holdingCondition(type: TagTarget["type"], tag: { key: string; value?: string | undefined }): { sql: string; binds: string[] } {
+    const value = tag.value === undefined ? "" : " AND tag_value = ?";
+    return {
+      sql: `name IN (SELECT target_name FROM metadata_tags WHERE target_type = ? AND tag_key = ?${value})`,
+      binds: tag.value === undefined ? [type, tag.key] : [type, tag.key, tag.value],
+    };
+  }
+
   /** Every tag of every target of `type` (or of those `names`), by target name. */
   async byName(type: TagTarget["type"], names?: readonly string[]): Promise<Map<string, Tag[]>> {
     const statement =

@@ -5,6 +5,7 @@ import { withKeptSchemas } from "./json-schemas";
 import { DefinitionRepository } from "./definitions";
 import { TtlCache } from "./ttl-cache";
 import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
+import { TagRepository } from "./tags";
 import { valuesByPlace, type PlacedRow } from "./rows-by-place";
 import { unversionedChildNames, withChildVersions } from "../engine/tasks/sub-workflow/versions";
 
@@ -72,14 +73,18 @@ export class TaskDefRepository {
     return this.find(name);
   }
 
-  /** Every task definition, by name: at most {@link MAX_LISTING_CHARS} of them (a 413 beyond, see {@link boundedListing}). */
-  async list(): Promise<TaskDef[]> {
+  /**
+   * Every task definition (of those holding tag `tagged`, when given), by name: at most {@link MAX_LISTING_CHARS} of
+   * them (a 413 beyond, see {@link boundedListing}).
+   */
+  async list(tagged?: { key: string; value?: string | undefined }): Promise<TaskDef[]> {
+    const condition = tagged === undefined ? undefined : TagRepository.holdingCondition("TASK_DEF", tagged);
     const rows = await boundedListing<{ definition: string }>(
       this.#db,
-      `SELECT name, definition, length(definition) AS listed_chars FROM task_defs`,
+      `SELECT name, definition, length(definition) AS listed_chars FROM task_defs${condition === undefined ? "" : ` WHERE ${condition.sql}`}`,
       "listed.name",
-      [],
-      (chars) => `The task definitions come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; read them one at a time (GET /api/metadata/taskdefs/{name})`,
+      condition?.binds ?? [],
+      (chars) => `The task definitions come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; ask for fewer: tagKey= (those holding a tag), or read them one at a time (GET /api/metadata/taskdefs/{name})`,
     );
     return rows.map((row) => JSON.parse(row.definition) as TaskDef);
   }

@@ -67,6 +67,12 @@ describe("workflow definition listings of a large tenant", () => {
     expect(list).toHaveLength(names + 1);
     expect(list[0]).toMatchObject({ name: "scale_0000", version: 3, taskCount: 40, taskTypes: ["INLINE"] });
 
+    // Filtered by tag (the clients' getAllWorkflows(tagKey, tagValue)), only the definitions holding it are read.
+    await apiOk("PUT", "/api/metadata/workflow/scale_0011/tags", [{ key: "team", value: "billing" }]);
+    const tagged = await apiOk<Array<{ name: string; version: number; tasks: unknown[]; tags: unknown[] }>>("GET", "/api/metadata/workflow?tagKey=team&tagValue=billing");
+    expect(tagged.map((definition) => [definition.name, definition.version, definition.tasks.length])).toEqual([["scale_0011", 1, 40], ["scale_0011", 2, 40], ["scale_0011", 3, 40]]);
+    expect(tagged[0]!.tags).toEqual([{ key: "team", value: "billing" }]);
+
     const latest = await apiOk<Array<{ version: number; tasks: unknown[] }>>("GET", "/api/metadata/workflow/latest-versions");
     expect(latest).toHaveLength(names + 1);
     expect(latest.every((definition) => definition.version === 3 || definition.version === 1)).toBe(true);
@@ -98,6 +104,10 @@ describe("task definition listing of a large tenant", () => {
     const body = (await response.json()) as { error: string; message: string };
     expect(body.error).toBe("PAYLOAD_TOO_LARGE");
     expect(body.message).toContain("GET /api/metadata/taskdefs/{name}");
+    // Filtered by tag, only the definitions holding it are read.
+    await apiOk("PUT", "/api/metadata/task/scale_task_0123/tags", [{ key: "team", value: "billing" }]);
+    const tagged = await apiOk<Array<{ name: string }>>("GET", "/api/metadata/taskdefs?tagKey=team");
+    expect(tagged.map((taskDef) => taskDef.name)).toEqual(["scale_task_0123"]);
   });
 });
 

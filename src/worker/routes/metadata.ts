@@ -194,9 +194,12 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     // Short, the tasks are not read at all: they make most of a large definition, and the whole listing of a large
     // tenant is over what one listing answers (a 413 naming `short=true` among the narrower requests).
     const shape = booleanQuery(request, "short", false) ? "withoutTasks" : "whole";
-    const listed = await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined, shape);
+    // Filtered by tag, only the definitions holding it are read.
+    const tagOptions = tagListingOptions(request);
+    const tagged = tagOptions.tagKey === undefined ? undefined : { key: tagOptions.tagKey, value: tagOptions.tagValue };
+    const listed = await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined, shape, tagged);
     const definitions = readableBy(request, listed.filter((definition) => mayAccessDefinition(grants, "workflow", definition.name, access)));
-    return Response.json(await withTagOptions(env.DB, "WORKFLOW_DEF", definitions, tagListingOptions(request)));
+    return Response.json(await withTagOptions(env.DB, "WORKFLOW_DEF", definitions, tagOptions));
   });
 
   // Conductor's summaries (MetadataClient's getWorkflowNamesAndVersions, getAllWorkflowsWithLatestVersions). Before

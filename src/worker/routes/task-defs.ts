@@ -124,8 +124,11 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     // Orkes' `access` keeps those the caller holds that access to, among those it may read.
     const access = accessQuery(request);
     const { grants } = principalOf(request);
-    const readable = (await new TaskDefRepository(env.DB).list()).filter((taskDef) => mayReadTaskDef(grants, taskDef.name) && mayAccessDefinition(grants, "task", taskDef.name, access));
-    return Response.json(await withTagOptions(env.DB, "TASK_DEF", readable.map(shownTaskDef), tagListingOptions(request)));
+    // Filtered by tag, only the definitions holding it are read.
+    const tagOptions = tagListingOptions(request);
+    const tagged = tagOptions.tagKey === undefined ? undefined : { key: tagOptions.tagKey, value: tagOptions.tagValue };
+    const readable = (await new TaskDefRepository(env.DB).list(tagged)).filter((taskDef) => mayReadTaskDef(grants, taskDef.name) && mayAccessDefinition(grants, "task", taskDef.name, access));
+    return Response.json(await withTagOptions(env.DB, "TASK_DEF", readable.map(shownTaskDef), tagOptions));
   });
 
   router.get("/api/metadata/taskdefs/:name", async (request, env) => {
