@@ -10,6 +10,29 @@ import { api, apiOk, register, statementsOf } from "./helpers";
  * minutes.
  */
 
+/** Runs `statements` 100 a batch. */
+async function inBatches(statements: readonly D1PreparedStatement[]): Promise<void> {
+  for (let start = 0; start < statements.length; start += 100) await env.DB.batch(statements.slice(start, start + 100));
+}
+
+/**
+ * `count` copies of the row named `seed` in `table`, the copy `index` named `copyName(index)`: `columns` are the SELECT's,
+ * in the table's order, with `?1` (or `{name}` where the name column goes) the copy's name.
+ */
+async function copyRows(table: string, columns: string, seed: string, count: number, copyName: (index: number) => string): Promise<void> {
+  const copy = env.DB.prepare(`INSERT INTO ${table} SELECT ${columns.replace("{name}", "?1")} FROM ${table} WHERE name = ?2`);
+  const statements = Array.from({ length: count }, (_, index) => copy.bind(copyName(index), seed));
+  await inBatches(statements);
+}
+
+/** The message of the 413 `PAYLOAD_TOO_LARGE` that `GET path` answers (any other answer fails the test). */
+async function tooLargeMessage(path: string): Promise<string> {
+  const response = await api("GET", path);
+  const body = (await response.json()) as { error: string; message: string };
+  expect([response.status, body.error]).toEqual([413, "PAYLOAD_TOO_LARGE"]);
+  return body.message;
+}
+
 /** A definition of about 20 KB: 40 INLINE tasks whose scripts make most of it, as a large definition's tasks do. */
 function largeDefinition(name: string): JsonObject {
   const tasks = Array.from({ length: 40 }, (_, index) => ({
@@ -31,7 +54,7 @@ async function copies(seed: string, prefix: string, names: number, versions: num
   for (let name = 0; name < names; name++) {
     for (let version = 1; version <= versions; version++) statements.push(copy.bind(`${prefix}_${String(name).padStart(4, "0")}`, version, seed));
   }
-  for (let start = 0; start < statements.length; start += 100) await env.DB.batch(statements.slice(start, start + 100));
+  await inBatches(statements);
 }
 
 describe("workflow definition listings of a large tenant", () => {
@@ -45,12 +68,9 @@ describe("workflow definition listings of a large tenant", () => {
   }, 60_000);
 
   it("refuses the whole listing past the bound with a 413 naming narrower requests, rather than reading every version", async () => {
-    const response = await api("GET", "/api/metadata/workflow");
-    expect(response.status).toBe(413);
-    const body = (await response.json()) as { error: string; message: string };
-    expect(body.error).toBe("PAYLOAD_TOO_LARGE");
-    expect(body.message).toContain(`over the ${MAX_LISTING_CHARS} one listing answers`);
-    expect(body.message).toContain("short=true");
+    const message = await tooLargeMessage("/api/metadata/workflow");
+    expect(message).toContain(`over the ${MAX_LISTING_CHARS} one listing answers`);
+    expect(message).toContain("short=true");
   });
 
   it("answers short=true without reading the tasks, one workflow's versions, and the lighter listings", async () => {
@@ -89,7 +109,7 @@ describe("task definition listing of a large tenant", () => {
        SELECT ?1, json_set(definition, '$.name', ?1), create_time, update_time FROM task_defs WHERE name = 'scale_task_seed'`,
     );
     const statements = Array.from({ length: count }, (_, index) => copy.bind(`scale_task_${String(index).padStart(4, "0")}`));
-    for (let start = 0; start < statements.length; start += 100) await env.DB.batch(statements.slice(start, start + 100));
+    await inBatches(statements);
   }, 60_000);
 
   it("answers 5,000 task definitions of about 1 KB whole, and past the bound a 413 naming the reads one at a time", async () => {
@@ -99,11 +119,8 @@ describe("task definition listing of a large tenant", () => {
 
     // Their descriptions grown to about 4 KB each: 20 MB in all.
     await env.DB.prepare(`UPDATE task_defs SET definition = json_set(definition, '$.description', ?)`).bind("d".repeat(4000)).run();
-    const response = await api("GET", "/api/metadata/taskdefs");
-    expect(response.status).toBe(413);
-    const body = (await response.json()) as { error: string; message: string };
-    expect(body.error).toBe("PAYLOAD_TOO_LARGE");
-    expect(body.message).toContain("GET /api/metadata/taskdefs/{name}");
+    const message = await tooLargeMessage("/api/metadata/taskdefs");
+    expect(message).toContain("GET /api/metadata/taskdefs/{name}");
     // Filtered by tag, only the definitions holding it are read.
     await apiOk("PUT", "/api/metadata/task/scale_task_0123/tags", [{ key: "team", value: "billing" }]);
     const tagged = await apiOk<Array<{ name: string }>>("GET", "/api/metadata/taskdefs?tagKey=team");
@@ -122,15 +139,12 @@ describe("schema listing of a large tenant", () => {
     );
     const statements: D1PreparedStatement[] = [];
     for (let name = 0; name < 200; name++) for (let version = 1; version <= 5; version++) statements.push(copy.bind(`scale_schema_${String(name).padStart(3, "0")}`, version));
-    for (let start = 0; start < statements.length; start += 100) await env.DB.batch(statements.slice(start, start + 100));
+    await inBatches(statements);
   }, 60_000);
 
   it("refuses the whole listing past the bound with a 413, and answers short=true without reading the bodies", async () => {
-    const response = await api("GET", "/api/schema");
-    expect(response.status).toBe(413);
-    const body = (await response.json()) as { error: string; message: string };
-    expect(body.error).toBe("PAYLOAD_TOO_LARGE");
-    expect(body.message).toContain("short=true");
+    const message = await tooLargeMessage("/api/schema");
+    expect(message).toContain("short=true");
 
     const short = await apiOk<Array<{ name: string; version: number; data?: unknown }>>("GET", "/api/schema?short=true");
     expect(short).toHaveLength(1001);
@@ -139,13 +153,6 @@ describe("schema listing of a large tenant", () => {
     expect((await apiOk<{ data: { properties: JsonObject } }>("GET", "/api/schema/scale_schema_042/3")).data.properties).toHaveProperty("field_199");
   });
 });
-
-/** Copies of the row `seed` names in `table`, each under the name `copyName(index)`, through one statement each, 100 a batch. */
-async function copyRows(table: string, columns: string, seed: string, count: number, copyName: (index: number) => string, nameAs = "?1"): Promise<void> {
-  const copy = env.DB.prepare(`INSERT INTO ${table} SELECT ${columns.replace("{name}", nameAs)} FROM ${table} WHERE name = ?2`);
-  const statements = Array.from({ length: count }, (_, index) => copy.bind(copyName(index), seed));
-  for (let start = 0; start < statements.length; start += 100) await env.DB.batch(statements.slice(start, start + 100));
-}
 
 describe("user form and event handler listings of a large tenant", () => {
   beforeAll(async () => {
@@ -160,21 +167,15 @@ describe("user form and event handler listings of a large tenant", () => {
   }, 60_000);
 
   it("refuses every user form past the bound with a 413, and lists one form's versions", async () => {
-    const response = await api("GET", "/api/human/template");
-    expect(response.status).toBe(413);
-    const body = (await response.json()) as { error: string; message: string };
-    expect(body.error).toBe("PAYLOAD_TOO_LARGE");
-    expect(body.message).toContain("name=");
+    const message = await tooLargeMessage("/api/human/template");
+    expect(message).toContain("name=");
     const one = await apiOk<Array<{ name: string; version: number }>>("GET", "/api/human/template?name=scale_form_017");
     expect(one.map((form) => [form.name, form.version])).toEqual([["scale_form_017", 1]]);
   });
 
   it("refuses every event handler past the bound with a 413, and reads one", async () => {
-    const response = await api("GET", "/api/event");
-    expect(response.status).toBe(413);
-    const body = (await response.json()) as { error: string; message: string };
-    expect(body.error).toBe("PAYLOAD_TOO_LARGE");
-    expect(body.message).toContain("GET /api/event/{event}");
+    const message = await tooLargeMessage("/api/event");
+    expect(message).toContain("GET /api/event/{event}");
     expect(await apiOk("GET", "/api/event/handler/scale_handler_0042")).toMatchObject({ name: "scale_handler_0042", event: "conductor:scale:q" });
   });
 });
@@ -191,7 +192,7 @@ describe("schedule listing of a large tenant", () => {
     await copyRows("schedules", columns, "scale_sched_seed", 1200, (index) => `scale_sched_${String(index).padStart(4, "0")}`);
     const tag = env.DB.prepare(`INSERT INTO metadata_tags (target_type, target_name, tag_key, tag_value) VALUES ('SCHEDULE', ?1, 'team', ?1)`);
     const statements = Array.from({ length: 1200 }, (_, index) => tag.bind(`scale_sched_${String(index).padStart(4, "0")}`));
-    for (let start = 0; start < statements.length; start += 100) await env.DB.batch(statements.slice(start, start + 100));
+    await inBatches(statements);
     await apiOk("PUT", "/api/scheduler/schedules/scale_sched_lone/tags", [{ key: "team", value: "scale_sched_lone" }]);
   }, 60_000);
 
