@@ -327,6 +327,26 @@ describe("task output cache", () => {
     expect(await cachedUnder("toc_kept_fetch")).toEqual({ n: 0 });
   });
 
+  it("takes ttlInSecond written as its digits, as Orkes' docs write it (\"2500\"), storing the number; other text is a 400", async () => {
+    await registerCounting("toc_ttl_text", { key: "${uri}", ttlInSecond: "600" }, { name: "toc_ttl_text_fetch" });
+    const stored = await apiOk<{ tasks: JsonObject[] }>("GET", "/api/metadata/workflow/toc_ttl_text");
+    expect(stored.tasks[0]!["cacheConfig"]).toEqual({ key: "${uri}", ttlInSecond: 600 });
+    const first = await outputOf("toc_ttl_text", { key: "toc-ttl-text" });
+    expect(first["status"]).toBe("COMPLETED");
+    const cached = () => env.DB.prepare("SELECT COUNT(*) AS n FROM task_output_cache WHERE task_name = 'toc_ttl_text_fetch'").first<{ n: number }>();
+    await eventually(cached, (row) => row?.n === 1, "the output cached");
+    expect(await outputOf("toc_ttl_text", { key: "toc-ttl-text" })).toEqual({ ...first, _cachedResponse: true });
+    expect(await hits("toc-ttl-text")).toBe(1);
+
+    const refused = await api("POST", "/api/metadata/workflow", {
+      name: "toc_ttl_words", version: 1, schemaVersion: 2, ownerEmail: "test@example.com",
+      tasks: [httpTask("fetch", { uri: target("/count/x"), method: "GET" }, { cacheConfig: { key: "${uri}", ttlInSecond: "ten minutes" } })],
+    });
+    expect(refused.status).toBe(400);
+    expect((await refused.json<{ validationErrors: Array<{ path: string }> }>()).validationErrors.map((issue) => issue.path)).toEqual(["tasks[0].cacheConfig.ttlInSecond"]);
+    expect((await api("GET", "/api/metadata/workflow/toc_ttl_words")).status).toBe(404);
+  });
+
   it("refuses cacheConfig on a task type that does not cache, storing nothing", async () => {
     const response = await api("POST", "/api/metadata/workflow", {
       name: "toc_refused", version: 1, schemaVersion: 2, ownerEmail: "test@example.com",

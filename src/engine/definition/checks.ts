@@ -228,6 +228,22 @@ export function rule<T>(field: string, expected: string, test: (value: unknown) 
   return expecting(schema, expected);
 }
 
+/**
+ * `schema` taking a whole number also as its decimal digits in a string (`"2500"` as 2500, spaces around allowed), as
+ * Jackson coerces a JSON string into the int fields of Conductor's and Orkes' models. Anything else reaches `schema`
+ * as given, and is refused (or taken) there.
+ */
+export function integerOrItsDigits<T>(schema: Rule<T>): Rule<T> {
+  return expecting(
+    v.pipe(
+      v.unknown(),
+      v.transform((value) => (typeof value === "string" && /^\s*\d{1,15}\s*$/.test(value) ? Number(value) : value)),
+      schema,
+    ),
+    EXPECTATIONS.get(schema) ?? "an integer",
+  );
+}
+
 /** `text` in upper case without `_`, `-` and spaces, so that `fork-join`, `ForkJoin` and `FORK_JOIN` compare equal. */
 const looseName = (text: string): string => text.toUpperCase().replace(/[-_ ]/g, "");
 

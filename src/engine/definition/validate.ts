@@ -35,6 +35,7 @@ import {
   describeValue,
   exceedsJsonDepth,
   expecting,
+  integerOrItsDigits,
   fieldsOf,
   isBoolean,
   isBoundedJsonObject,
@@ -273,7 +274,10 @@ const TASK_FIELDS = {
         `a non-empty string of at most ${MAX_CACHE_KEY_TEMPLATE_LENGTH} characters: text and \${...} naming the task's input, such as \${uri}-\${method}`,
         (value) => isNonEmptyString(value) && value.length <= MAX_CACHE_KEY_TEMPLATE_LENGTH,
       ),
-      ttlInSecond: rule<number>("ttlInSecond", `a whole number of seconds from 1 to ${MAX_CACHE_TTL_SECONDS} (30 days)`, isIntegerIn(1, MAX_CACHE_TTL_SECONDS)),
+      // Orkes' docs write it as text too (`"ttlInSecond": "2500"`), which its Jackson reads as the number.
+      ttlInSecond: integerOrItsDigits(
+        rule<number>("ttlInSecond", `a whole number of seconds from 1 to ${MAX_CACHE_TTL_SECONDS} (30 days)`, isIntegerIn(1, MAX_CACHE_TTL_SECONDS)),
+      ),
     }),
   ),
 };
