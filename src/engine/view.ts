@@ -154,7 +154,10 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
   view["startDelayInSeconds"] = task.startDelayInSeconds ?? 0;
   const rateLimited = task.taskType === "SIMPLE" || (isPlacedType(task.taskType) && countsRate(task.taskType));
   view["rateLimitPerFrequency"] = rateLimited ? (runsAs?.taskDefinition?.rateLimitPerFrequency ?? 0) : 0;
-  view["rateLimitFrequencyInSeconds"] = rateLimited ? (runsAs?.taskDefinition?.rateLimitFrequencyInSeconds ?? 0) : 0;
+  // The mappers copy the TaskDef getter's value, which is 1 (second) for a definition that sets no window; without a
+  // task definition they leave the task's 0.
+  const taskDef = runsAs?.taskDefinition;
+  view["rateLimitFrequencyInSeconds"] = rateLimited && taskDef !== undefined ? (taskDef.rateLimitFrequencyInSeconds ?? 1) : 0;
   // Conductor's Task holds it as a long, so its JSON always has it: a worker's task its task definition's (SimpleTaskMapper
   // and the DYNAMIC mapper copy it), every other task 0 (its system task mappers, HTTPTaskMapper's too, leave it unset).
   view["responseTimeoutSeconds"] = 0;

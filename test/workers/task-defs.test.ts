@@ -290,6 +290,20 @@ describe("executions follow the task definition of each task's name", () => {
     expect(await hits("td-own")).toBe(1);
   });
 
+  it("a task's rateLimitFrequencyInSeconds shows 1 when its task definition sets no window (Conductor's TaskDef getter), 0 without one", async () => {
+    await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_no_window", retryCount: 0 });
+    await register({
+      name: "td_window_shown",
+      tasks: [
+        { ...httpTask("defined", { uri: target("/count/td-window-a"), method: "GET" }), name: "td_no_window" },
+        httpTask("td_window_undefined", { uri: target("/count/td-window-b"), method: "GET" }),
+      ],
+    });
+    const workflow = await waitFor(await startWorkflow("td_window_shown"), ["COMPLETED", "FAILED"]);
+    expect(workflow.status).toBe("COMPLETED");
+    expect(workflow.tasks.map((task) => [task.rateLimitPerFrequency, task.rateLimitFrequencyInSeconds])).toEqual([[0, 1], [0, 0]]);
+  });
+
   it("an inline taskDefinition applies, and wins over the registered one of the same name", async () => {
     await apiOk("PUT", "/api/metadata/taskdefs", { name: "td_inline_call", retryCount: 0 });
     await register({
