@@ -375,7 +375,33 @@ export type CallbackResult = { ok: true; value: { workflowId: string; taskId: st
 export type WorkflowCommand = (
   | Extract<ExecutionEvent, { type: "terminate" | "pause" | "resume" | "restart" | "rerun" | "skipTask" | "updateVariables" | "resetCallbacks" | "upgrade" | "jump" }>
   | { type: "retry"; resumeSubworkflowTasks?: boolean; startScopes?: string[] }
-) & { byParent?: boolean };
+) & {
+  byParent?: boolean;
+  /**
+   * A retry, restart or rerun asked of a child directly answers only once its parents have taken its reopen (at most
+   * {@link PARENT_REOPEN_WAIT_MS}): asked by a bulk request whose next id may be one of those parents, which must find
+   * itself running again (Conductor's updateAndPushParents is done before its retry returns), not still ended.
+   */
+  awaitParents?: boolean;
+};
+
+/** What {@link WorkflowExecution.getNameAndStatus} answers. */
+export interface ExecutionSummary {
+  workflowName: string;
+  status: WorkflowStatus;
+  parentWorkflowId?: string;
+  depth?: number;
+}
+
+/**
+ * How long a reopen waits for its parents to take it, when it waits ({@link WorkflowCommand} `awaitParents`, and a
+ * parent's answer to its child's reopen, which takes its own parents along first): one that takes longer (a parent
+ * unreachable) stays owed and is told again, as always, but the answer no longer waits on it.
+ */
+const PARENT_REOPEN_WAIT_MS = 3_000;
+
+/** How long {@link PARENT_REOPEN_WAIT_MS}'s wait pauses before telling again a parent that refused at once. */
+const PARENT_REOPEN_RETRY_MS = 50;
 
 /** What a finished child tells each execution waiting for it. */
 export interface ChildFinishedNotice {
@@ -1127,11 +1153,19 @@ export class WorkflowExecution extends DurableObject<Env> {
     return this.#removing ? null : (this.#execution?.workflowName ?? null);
   }
 
-  /** The name of the definition this execution runs and its status, or null when this object holds none. */
-  async getNameAndStatus(): Promise<{ workflowName: string; status: WorkflowStatus } | null> {
+  /**
+   * The name of the definition this execution runs and its status, or null when this object holds none; with the
+   * parent it is a sub workflow of, if any, and how many parents it has (`depth`, absent on executions stored before
+   * it was kept): what a bulk retry or restart orders its ids by (see routes/bulk.ts).
+   */
+  async getNameAndStatus(): Promise<ExecutionSummary | null> {
     this.#recover();
     const execution = this.#execution;
-    return this.#removing || !execution ? null : { workflowName: execution.workflowName, status: execution.status };
+    if (this.#removing || !execution) return null;
+    const summary: ExecutionSummary = { workflowName: execution.workflowName, status: execution.status };
+    if (execution.parentWorkflowId !== undefined) summary.parentWorkflowId = execution.parentWorkflowId;
+    if (execution.depth !== undefined) summary.depth = execution.depth;
+    return summary;
   }
 
   /**
@@ -1218,12 +1252,15 @@ export class WorkflowExecution extends DurableObject<Env> {
           if (resumed) return resumed;
         }
         this.#reopen({ type: "retry", startScopes: command.startScopes, environment }, tellParent);
+        if (command.awaitParents === true) await this.#awaitParentReopen();
         return ok(null);
       }
-      const { byParent: _byParent, ...given } = command;
+      const { byParent: _byParent, awaitParents, ...given } = command;
       const event = ENVIRONMENT_READING_COMMANDS.has(given.type) ? { ...given, environment } : given;
-      if (event.type === "restart" || event.type === "rerun") this.#reopen(event, tellParent);
-      else this.#apply(event);
+      if (event.type === "restart" || event.type === "rerun") {
+        this.#reopen(event, tellParent);
+        if (awaitParents === true) await this.#awaitParentReopen();
+      } else this.#apply(event);
     } catch (error) {
       return refused(error);
     }
@@ -2211,6 +2248,9 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (error instanceof EngineError) return "declined";
       throw error;
     }
+    // Its own parents first (bounded): a child whose reopen waits for its parents (`awaitParents`) then finds every
+    // one of them running again, as Conductor's updateAndPushParents leaves them, grandparents too.
+    await this.#awaitParentReopen();
     return "taken";
   }
 
@@ -3461,6 +3501,22 @@ export class WorkflowExecution extends DurableObject<Env> {
       throw error;
     }
     this.#store.setMeta("parentReopen", JSON.stringify(owed));
+  }
+
+  /**
+   * Waits, at most {@link PARENT_REOPEN_WAIT_MS}, for the parent to answer this execution's reopen (see
+   * {@link OwedParentReopen}); nothing when none is owed. Never throws: one still owed at the end is told again later.
+   */
+  async #awaitParentReopen(): Promise<void> {
+    const deadline = Date.now() + PARENT_REOPEN_WAIT_MS;
+    // A telling refused at once (the parent busy answering another, or reset) is tried again within the bound.
+    while (this.#parentReopen !== undefined && this.#execution !== null) {
+      this.#syncParentReopen();
+      const telling = this.#jobs.get("parentReopen");
+      if (telling === undefined || (await settledWithin(telling, deadline - Date.now())) === undefined) return;
+      if (this.#parentReopen === undefined || Date.now() + PARENT_REOPEN_RETRY_MS >= deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, PARENT_REOPEN_RETRY_MS));
+    }
   }
 
   /** Tells the parent that this execution runs again (see {@link OwedParentReopen}), until it has answered. */

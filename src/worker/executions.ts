@@ -1,4 +1,4 @@
-import type { ActorResult, RepeatableRequest, TaskUpdated, TaskUpdateOptions } from "../actors/workflow-execution";
+import type { ActorResult, ExecutionSummary, RepeatableRequest, TaskUpdated, TaskUpdateOptions } from "../actors/workflow-execution";
 import type { ExternalTaskStatus, JsonObject, WorkflowStatus } from "../engine/model";
 import { ApiError, fromEngineRefusal, notFound } from "./http/errors";
 import { isUuid } from "../engine/task-id";
@@ -162,17 +162,19 @@ export async function orOnOlderCode<T, F = T>(method: string, call: () => Promis
 }
 
 /**
- * The definition name and status of the execution `stub` reaches, or null when its object holds none. An object still
+ * The definition name and status of the execution `stub` reaches (with its parent and depth, see
+ * {@link ExecutionSummary}; an object on the code before they were answered leaves them out), or null when its object
+ * holds none. An object still
  * on the code before `getNameAndStatus` (ae1ddb7f; a gradual deployment's previous version, see
  * {@link isUnimplementedRpcMethod}) is read through its Workflow JSON, which every version answers, where the call
  * failed: a 500 to a restart with the latest definitions, an UPDATE_TASK or TERMINATE_WORKFLOW failing its task.
  */
-export async function nameAndStatusOf(stub: ExecutionStub): Promise<{ workflowName: string; status: WorkflowStatus } | null> {
+export async function nameAndStatusOf(stub: ExecutionStub): Promise<ExecutionSummary | null> {
   return await orOnOlderCode("getNameAndStatus", () => stub.getNameAndStatus(), async () => {
     const json = await stub.getWorkflowJson(false);
     if (json === null) return null;
-    const { workflowName, status } = JSON.parse(json) as { workflowName: string; status: WorkflowStatus };
-    return { workflowName, status };
+    const { workflowName, status, parentWorkflowId } = JSON.parse(json) as { workflowName: string; status: WorkflowStatus; parentWorkflowId?: string };
+    return parentWorkflowId === undefined ? { workflowName, status } : { workflowName, status, parentWorkflowId };
   });
 }
 

@@ -16,8 +16,12 @@ export function callerStartScopes(request: IRequest): string[] {
   return startScopes(principalOf(request).grants);
 }
 
-/** Acts on one execution; throws the API error its single-id route answers. */
-export type ExecutionAct = (env: Env, workflowId: string) => Promise<void>;
+/**
+ * Acts on one execution; throws the API error its single-id route answers. `awaitParents`: a retry or restart of a
+ * sub workflow answers once its parents have taken it (see {@link WorkflowCommand}), for a bulk request whose later ids
+ * may be those parents; other actions ignore it.
+ */
+export type ExecutionAct = (env: Env, workflowId: string, options?: { awaitParents?: boolean }) => Promise<void>;
 
 /**
  * A lifecycle action on one execution by id, shared by its single-id route and its bulk route, so both do
@@ -145,8 +149,10 @@ const retry: WorkflowAction = {
   prepare(request) {
     const resumeSubworkflowTasks = booleanQuery(request, "resumeSubworkflowTasks", false);
     const scopes = callerStartScopes(request);
-    return async (env, workflowId) => {
-      unwrap(await executionStub(env, workflowId).command({ type: "retry", resumeSubworkflowTasks, startScopes: scopes }));
+    return async (env, workflowId, options) => {
+      const command: WorkflowCommand = { type: "retry", resumeSubworkflowTasks, startScopes: scopes };
+      if (options?.awaitParents === true) command.awaitParents = true;
+      unwrap(await executionStub(env, workflowId).command(command));
     };
   },
 };
@@ -169,10 +175,11 @@ const restart: WorkflowAction = {
       }
       return definition;
     };
-    return async (env, workflowId) => {
+    return async (env, workflowId, options) => {
       const stub = executionStub(env, workflowId);
+      const awaitParents = options?.awaitParents === true ? { awaitParents: true } : {};
       if (!useLatestDefinitions) {
-        unwrap(await stub.command({ type: "restart", startScopes: scopes }));
+        unwrap(await stub.command({ type: "restart", startScopes: scopes, ...awaitParents }));
         return;
       }
       // The execution's state is asked before the latest definition is looked up, as Conductor's WorkflowExecutor.restart
@@ -183,7 +190,7 @@ const restart: WorkflowAction = {
       if (summary === null) throw new ApiError(404, "NOT_FOUND", `Workflow ${workflowId} not found`);
       if (!TERMINAL_WORKFLOW_STATUSES.has(summary.status)) throw fromEngineRefusal(conflict({ workflowId, status: summary.status }, "restart"));
       const definition = await latestOf(env, summary.workflowName);
-      unwrap(await stub.command({ type: "restart", definition, startScopes: scopes }));
+      unwrap(await stub.command({ type: "restart", definition, startScopes: scopes, ...awaitParents }));
     };
   },
 };

@@ -2,7 +2,7 @@ import type { IRequest, RouterType } from "itty-router";
 import { BULK_OPERATIONS, BULK_SEARCH_PATH, bulkPath, type BulkOperation } from "../auth/access-rules";
 import { mapBounded } from "../bounded";
 import { serviceConfig } from "../config";
-import { canonicalWorkflowId, executionStub, retryingExecutionCall } from "../executions";
+import { canonicalWorkflowId, nameAndStatusOf, retryingExecutionCall } from "../executions";
 import { requestAuthorizer, type PathAuthorizer } from "../guard";
 import { jsonTextResponse, readJsonBody } from "../http/body";
 import { ApiError, errorDetail, validationError } from "../http/errors";
@@ -99,16 +99,153 @@ export async function bulkOutcome(work: () => Promise<void>, context: Record<str
   }
 }
 
-/** The route acting on every id of its body as `action`'s single-id route would, each on its own. */
-function bulkRoute(action: WorkflowAction) {
+/**
+ * The route acting on every id of its body as `action`'s single-id route would, each on its own. A retry or restart
+ * (`reopens` names which) of more than one id works them as {@link familyOutcomes} says.
+ */
+function bulkRoute(action: WorkflowAction, reopens: ReopeningOperation | undefined) {
   return async (request: IRequest, env: Env): Promise<Response> => {
     // Everything that could refuse the whole request is checked before any id is acted on.
     const act = action.prepare(request);
     const ids = distinct(await bulkIds(request, env));
     const authorizeAs = await requestAuthorizer(request, env);
-    const outcomes = await mapBounded(ids, BULK_CONCURRENCY, (workflowId) => outcomeFor(action, act, authorizeAs, env, workflowId));
+    const outcomes =
+      reopens !== undefined && ids.length > 1
+        ? await familyOutcomes(ids, reopens, action, act, authorizeAs, env)
+        : await mapBounded(ids, BULK_CONCURRENCY, (workflowId) => outcomeFor(action, act, authorizeAs, env, workflowId));
     return Response.json(bulkResponse(ids, outcomes));
   };
+}
+
+/**
+ * How a listed sub workflow is refused when a workflow it runs under (`ancestorId`, listed before it) was retried or
+ * restarted earlier in the same request: that one is running again and runs its sub workflows itself (a new one, or
+ * this one in place), so this one's own retry or restart would run apart from it, never moving it, its work done twice.
+ */
+export function ancestorActedRefusal(ancestorId: string, operation: ReopeningOperation): string {
+  const done = operation === "retry" ? "retried" : "restarted";
+  return `Not ${done}: workflow ${ancestorId}, which it is a sub workflow of, was ${done} earlier in this request and runs its sub workflows itself; acted on too, this one would run apart from it. Send this id alone to ${operation} it anyway`;
+}
+
+/** The bulk operations that run sub workflows again, and tell their parents: see {@link familyOutcomes}. */
+type ReopeningOperation = Extract<BulkOperation, "retry" | "restart">;
+
+/** The most parents walked up from one listed id (a bound only: a chain of sub workflows is far shorter). */
+const MAX_LINEAGE_STEPS = 64;
+
+/** What a bulk retry or restart knows of how one listed id stands to the others. */
+interface Lineage {
+  /** The indexes of the listed ids it is a sub workflow of (at any depth), nearest first. */
+  listedAncestors: number[];
+  /** Why its lineage could not be read (an object that could not answer): it is then refused with that error. */
+  unread?: unknown;
+}
+
+/**
+ * The outcomes of a bulk retry or restart of `ids`, in their order, worked as Conductor's WorkflowBulkServiceImpl works
+ * them (one by one, in the order given) wherever that order matters: ids of one family (a listed id and the listed ids
+ * it is a sub workflow of, at any depth) are worked one after another in the order given, the families 10 at a time.
+ * In a family, a sub workflow listed after a workflow it runs under that was acted on is refused
+ * ({@link ancestorActedRefusal}); one listed before is acted on first and answers once its parents run again, so that
+ * they then answer 409 as Conductor's do (its updateAndPushParents reopened them). Worked together, the parent could be
+ * reached first and run a new child while the listed child ran again apart from it.
+ *
+ * Costs one more call per id than acting alone (the read of its parent, {@link nameAndStatusOf}), and one per sub
+ * workflow not listed between a listed id and a listed workflow that may be above it (found by their depths).
+ */
+async function familyOutcomes(
+  ids: string[],
+  operation: ReopeningOperation,
+  action: WorkflowAction,
+  act: ExecutionAct,
+  authorizeAs: PathAuthorizer,
+  env: Env,
+): Promise<Array<string | undefined>> {
+  const lineages = await lineagesOf(ids, env);
+  const families = familiesOf(lineages);
+  const outcomes = new Array<string | undefined>(ids.length);
+  await mapBounded(families, BULK_CONCURRENCY, async (family) => {
+    const acted = new Set<number>();
+    for (const index of family) {
+      const workflowId = ids[index]!;
+      const { listedAncestors, unread } = lineages[index]!;
+      const actedAncestor = listedAncestors.find((ancestor) => acted.has(ancestor));
+      outcomes[index] = await bulkOutcome(async () => {
+        await authorizeAs(action.method, action.path(workflowId));
+        if (unread !== undefined) throw unread;
+        if (actedAncestor !== undefined) throw new ApiError(409, "CONFLICT", ancestorActedRefusal(ids[actedAncestor]!, operation));
+        // Its parents, listed after it, must find themselves running again when their turn comes.
+        await act(env, workflowId, { awaitParents: listedAncestors.some((ancestor) => ancestor > index) });
+      }, { operation: "workflow", workflowId });
+      if (outcomes[index] === undefined) acted.add(index);
+    }
+  });
+  return outcomes;
+}
+
+/** The {@link Lineage} of each id, in their order: each one's parent read from its object, and parents above as needed. */
+async function lineagesOf(ids: string[], env: Env): Promise<Lineage[]> {
+  const listed = new Map(ids.map((workflowId, index) => [canonicalWorkflowId(workflowId), index]));
+  const summaryOf = (workflowId: string) => retryingExecutionCall(env, workflowId, (stub) => nameAndStatusOf(stub));
+  const read = await mapBounded(ids, BULK_CONCURRENCY, async (workflowId) => {
+    try {
+      return { summary: await summaryOf(workflowId) };
+    } catch (error) {
+      return { error };
+    }
+  });
+  // A listed workflow can run above one at depth d only if its own depth is less (absent: 0, a workflow started through
+  // the API, or one stored before depths were kept, which may be anywhere); one not found runs above none, one unread
+  // may be anywhere.
+  const depthOf = (answer: (typeof read)[number]) => ("error" in answer ? 0 : answer.summary === null ? Infinity : (answer.summary.depth ?? 0));
+  const lowestListedDepth = Math.min(...read.map(depthOf));
+  const unlisted = new Map<string, ReturnType<typeof summaryOf>>();
+  return await mapBounded(ids, BULK_CONCURRENCY, async (_workflowId, index): Promise<Lineage> => {
+    const own = read[index]!;
+    if ("error" in own) return { listedAncestors: [], unread: own.error };
+    const listedAncestors: number[] = [];
+    let current = own.summary;
+    try {
+      for (let step = 0; current?.parentWorkflowId !== undefined && step < MAX_LINEAGE_STEPS; step++) {
+        const parentId = current.parentWorkflowId;
+        const parentIndex = listed.get(canonicalWorkflowId(parentId));
+        if (parentIndex !== undefined) {
+          listedAncestors.push(parentIndex);
+          const parentRead = read[parentIndex]!;
+          if ("error" in parentRead) return { listedAncestors, unread: parentRead.error };
+          current = parentRead.summary;
+          continue;
+        }
+        // The parent is not listed: read it only when a listed workflow may run above it.
+        if (current.depth !== undefined && current.depth - 1 <= lowestListedDepth) break;
+        let parentSummary = unlisted.get(parentId);
+        if (parentSummary === undefined) unlisted.set(parentId, (parentSummary = summaryOf(parentId)));
+        current = await parentSummary;
+      }
+    } catch (error) {
+      return { listedAncestors, unread: error };
+    }
+    return { listedAncestors };
+  });
+}
+
+/** The families of {@link familyOutcomes}: the indexes of ids related through their listed ancestors, each in list order. */
+function familiesOf(lineages: readonly Lineage[]): number[][] {
+  const root = lineages.map((_lineage, index) => index);
+  const find = (index: number): number => {
+    while (root[index] !== index) index = root[index] = root[root[index]!]!;
+    return index;
+  };
+  lineages.forEach((lineage, index) => {
+    for (const ancestor of lineage.listedAncestors) root[find(index)] = find(ancestor);
+  });
+  const families = new Map<number, number[]>();
+  lineages.forEach((_lineage, index) => {
+    const family = families.get(find(index));
+    if (family === undefined) families.set(find(index), [index]);
+    else family.push(index);
+  });
+  return [...families.values()];
 }
 
 /**
@@ -153,7 +290,7 @@ async function bulkSearch(request: IRequest, env: Env): Promise<Response> {
  */
 export function registerBulkWorkflowRoutes(router: RouterType<IRequest, Args>): void {
   for (const { method, operation } of BULK_OPERATIONS) {
-    const route = bulkRoute(WORKFLOW_ACTIONS[BULK_ACTION[operation]]);
+    const route = bulkRoute(WORKFLOW_ACTIONS[BULK_ACTION[operation]], operation === "retry" || operation === "restart" ? operation : undefined);
     if (method === "PUT") router.put(bulkPath(operation), route);
     else if (method === "DELETE") router.delete(bulkPath(operation), route);
     else router.post(bulkPath(operation), route);

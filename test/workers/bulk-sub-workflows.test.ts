@@ -1,0 +1,169 @@
+/**
+ * Bulk retry and restart of lists holding a sub workflow with its parent (or grandparent): worked in the order given,
+ * as Conductor's WorkflowBulkServiceImpl works them one by one, and never leaving the listed child running again apart
+ * from its parent (a duplicate run of its work that no longer moves the parent). In a file of its own, a workerd of its
+ * own (cloudflare/workers-sdk#15446).
+ */
+import { describe, expect, it } from "vitest";
+import { WorkflowExecution } from "../../src/actors/workflow-execution";
+import { apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { firstChildOf, subTask, terminal, waitTask } from "./sub-workflow-helpers";
+
+type BulkResponse = { bulkErrorResults: Record<string, string>; bulkSuccessfulResults: string[] };
+
+const bulk = (operation: "retry" | "restart", ids: string[], query = "") => apiOk<BulkResponse>("POST", `/api/workflow/bulk/${operation}${query}`, ids);
+
+/**
+ * A parent whose one task is a SUB_WORKFLOW of a child counting its runs from the start (`<prefix>-a`, once per
+ * execution of the child) and then waiting on `gate` (completed from outside), failed from outside: both FAILED.
+ */
+async function failedPair(prefix: string): Promise<{ parent: WorkflowJson; child: WorkflowJson }> {
+  await register({ name: `${prefix}_child`, tasks: [httpTask("a", { uri: target(`/count/${prefix}-a`), method: "GET" }), waitTask("gate")] });
+  await register({ name: `${prefix}_parent`, tasks: [subTask("sub", { subWorkflowParam: { name: `${prefix}_child` } })] });
+  const parentId = await startWorkflow(`${prefix}_parent`);
+  const childId = await firstChildOf(parentId);
+  await waitFor(childId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
+  await apiOk("POST", `/api/tasks/${childId}/gate/FAILED`, {});
+  const parent = await waitFor(parentId, terminal);
+  const child = await getWorkflow(childId);
+  expect([parent.status, child.status]).toEqual(["FAILED", "FAILED"]);
+  return { parent, child };
+}
+
+/** Completes the gate of `childId` once it waits there again; answers `topId` once it has ended. */
+async function openGate(childId: string, topId: string): Promise<WorkflowJson> {
+  await waitFor(childId, (workflow) => workflow.tasks.at(-1)?.referenceTaskName === "gate" && workflow.tasks.at(-1)?.status === "IN_PROGRESS");
+  await apiOk("POST", `/api/tasks/${childId}/gate/COMPLETED`, {});
+  return await waitFor(topId, terminal);
+}
+
+/** The child the parent's latest `sub` task waits for. */
+const childNow = (parent: WorkflowJson): string => String(parent.tasks.findLast((task) => task.referenceTaskName === "sub")!["subWorkflowId"]);
+
+/** Task ids of an execution: a retry or restart changes them as it is applied (before its call answers). */
+const taskIds = async (workflowId: string): Promise<string[]> => (await getWorkflow(workflowId)).tasks.map((task) => task.taskId);
+
+describe("bulk retry or restart of a sub workflow listed with its parent", () => {
+  for (const operation of ["retry", "restart"] as const) {
+    it(`${operation} [parent, child]: the parent runs a new child, the listed child is not acted on and stays as it was`, async () => {
+      const prefix = `bulk_pc_${operation}`;
+      const { parent, child } = await failedPair(prefix);
+      const childTasks = await taskIds(child.workflowId);
+
+      const answer = await bulk(operation, [parent.workflowId, child.workflowId]);
+      expect(answer.bulkSuccessfulResults).toEqual([parent.workflowId]);
+      expect(Object.keys(answer.bulkErrorResults)).toEqual([child.workflowId]);
+      expect(answer.bulkErrorResults[child.workflowId]).toContain(parent.workflowId);
+      // Not acted on: a retry or restart would have replaced its tasks before the bulk call answered.
+      expect(await taskIds(child.workflowId)).toEqual(childTasks);
+
+      const done = await openGate(childNow(await getWorkflow(parent.workflowId)), parent.workflowId);
+      expect(done.status).toBe("COMPLETED");
+      expect(childNow(done)).not.toBe(child.workflowId);
+      // Two executions of the child ran from the start: the first, and the parent's new one; the listed one not again.
+      expect(await hits(`${prefix}-a`)).toBe(2);
+      expect(await getWorkflow(child.workflowId)).toMatchObject({ status: "FAILED", tasks: child.tasks });
+    });
+
+    it(`${operation} [child, parent]: the child runs again for its parent, whose own ${operation} then answers 409 (it runs), as Conductor's one-by-one order gives`, async () => {
+      const prefix = `bulk_cp_${operation}`;
+      const { parent, child } = await failedPair(prefix);
+
+      const answer = await bulk(operation, [child.workflowId, parent.workflowId]);
+      expect(answer.bulkSuccessfulResults).toEqual([child.workflowId]);
+      expect(answer.bulkErrorResults).toEqual({ [parent.workflowId]: `Cannot ${operation} workflow ${parent.workflowId}: its status is RUNNING` });
+
+      const done = await openGate(child.workflowId, parent.workflowId);
+      expect(done.status).toBe("COMPLETED");
+      // The same child, which the parent waited for again: no other execution of it started.
+      expect(childNow(done)).toBe(child.workflowId);
+      expect(done.tasks.filter((task) => task.referenceTaskName === "sub")).toHaveLength(1);
+      expect(await hits(`${prefix}-a`)).toBe(operation === "retry" ? 1 : 2);
+      expect((await getWorkflow(child.workflowId)).status).toBe("COMPLETED");
+    });
+  }
+});
+
+/**
+ * Runs `act` while every parent answers its child's reopen only after a while (an object busy or far away): a parent
+ * retried before that would start a new child, and then decline the listed one, which ran on apart from it.
+ */
+async function withSlowParents<T>(act: () => Promise<T>): Promise<T> {
+  const { childReopened } = WorkflowExecution.prototype;
+  WorkflowExecution.prototype.childReopened = async function (this: WorkflowExecution, notice) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    return childReopened.call(this, notice);
+  };
+  try {
+    return await act();
+  } finally {
+    WorkflowExecution.prototype.childReopened = childReopened;
+  }
+}
+
+describe("bulk retry of a child listed before a parent slow to take its reopen", () => {
+  it("[child, parent]: the parent's turn waits for its answer to the child, and finds itself running (409), not still FAILED (a new child beside the listed one)", async () => {
+    const { parent, child } = await failedPair("bulk_slow_parent");
+    const answer = await withSlowParents(() => bulk("retry", [child.workflowId, parent.workflowId]));
+    expect(answer).toEqual({ bulkSuccessfulResults: [child.workflowId], bulkErrorResults: { [parent.workflowId]: `Cannot retry workflow ${parent.workflowId}: its status is RUNNING` } });
+    const done = await openGate(child.workflowId, parent.workflowId);
+    expect(done.status).toBe("COMPLETED");
+    expect(childNow(done)).toBe(child.workflowId);
+    expect(await hits("bulk_slow_parent-a")).toBe(1);
+  });
+});
+
+describe("bulk retry of a chain: grandparent, parent, child", () => {
+  /** root → mid → leaf, the leaf counting its runs from the start and waiting on `gate`, failed from outside: all three FAILED. */
+  async function failedChain(prefix: string) {
+    await register({ name: `${prefix}_leaf`, tasks: [httpTask("a", { uri: target(`/count/${prefix}-a`), method: "GET" }), waitTask("gate")] });
+    await register({ name: `${prefix}_mid`, tasks: [subTask("sub", { subWorkflowParam: { name: `${prefix}_leaf` } })] });
+    await register({ name: `${prefix}_root`, tasks: [subTask("sub", { subWorkflowParam: { name: `${prefix}_mid` } })] });
+    const rootId = await startWorkflow(`${prefix}_root`);
+    const midId = await firstChildOf(rootId);
+    const leafId = await firstChildOf(midId);
+    await waitFor(leafId, (workflow) => workflow.tasks[1]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${leafId}/gate/FAILED`, {});
+    const root = await waitFor(rootId, terminal);
+    const [mid, leaf] = [await getWorkflow(midId), await getWorkflow(leafId)];
+    expect([root.status, mid.status, leaf.status]).toEqual(["FAILED", "FAILED", "FAILED"]);
+    return { root, mid, leaf };
+  }
+
+  it("[root, leaf] (the middle one not listed): the root runs a new middle one, the leaf is not acted on", async () => {
+    const { root, mid, leaf } = await failedChain("bulk_chain_rl");
+    const leafTasks = await taskIds(leaf.workflowId);
+    const answer = await bulk("retry", [root.workflowId, leaf.workflowId]);
+    expect(answer.bulkSuccessfulResults).toEqual([root.workflowId]);
+    expect(answer.bulkErrorResults[leaf.workflowId]).toContain(root.workflowId);
+    expect(await taskIds(leaf.workflowId)).toEqual(leafTasks);
+    const done = await openGate(childNow(await getWorkflow(childNow(await getWorkflow(root.workflowId)))), root.workflowId);
+    expect(done.status).toBe("COMPLETED");
+    expect(childNow(done)).not.toBe(mid.workflowId);
+    expect(await hits("bulk_chain_rl-a")).toBe(2);
+    expect(await getWorkflow(mid.workflowId)).toMatchObject({ status: "FAILED", tasks: mid.tasks });
+    expect(await getWorkflow(leaf.workflowId)).toMatchObject({ status: "FAILED", tasks: leaf.tasks });
+  });
+
+  for (const slow of [false, true]) {
+    it(`[leaf, mid, root]${slow ? ", the parents slow to answer" : ""}: the leaf runs again in place, both parents wait for it again and answer 409`, async () => {
+      const prefix = slow ? "bulk_chain_lmr_slow" : "bulk_chain_lmr";
+      const { root, mid, leaf } = await failedChain(prefix);
+      // Slow: the middle one answers the leaf only once the root has answered it (the root then runs, when its turn comes).
+      const retry = () => bulk("retry", [leaf.workflowId, mid.workflowId, root.workflowId]);
+      const answer = slow ? await withSlowParents(retry) : await retry();
+      expect(answer).toEqual({
+        bulkSuccessfulResults: [leaf.workflowId],
+        bulkErrorResults: {
+          [mid.workflowId]: `Cannot retry workflow ${mid.workflowId}: its status is RUNNING`,
+          [root.workflowId]: `Cannot retry workflow ${root.workflowId}: its status is RUNNING`,
+        },
+      });
+      const done = await openGate(leaf.workflowId, root.workflowId);
+      expect(done.status).toBe("COMPLETED");
+      expect(childNow(done)).toBe(mid.workflowId);
+      expect(childNow(await getWorkflow(mid.workflowId))).toBe(leaf.workflowId);
+      expect(await hits(`${prefix}-a`)).toBe(1);
+    });
+  }
+});
