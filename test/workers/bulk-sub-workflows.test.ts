@@ -101,6 +101,30 @@ async function withSlowParents<T>(act: () => Promise<T>): Promise<T> {
   }
 }
 
+describe("bulk retry when a listed id's parent cannot be read", () => {
+  it("[parent, child], the child's object failing the read: the child is not acted on (its error listed), the parent is", async () => {
+    const { parent, child } = await failedPair("bulk_unread");
+    const { getNameAndStatus } = WorkflowExecution.prototype;
+    // The child's object fails the read, as one restarting or overloaded does; its commands still go through.
+    WorkflowExecution.prototype.getNameAndStatus = async function (this: WorkflowExecution) {
+      if ((await this.getWorkflowName()) === "bulk_unread_child") throw new Error("the object could not answer (test)");
+      return getNameAndStatus.call(this);
+    };
+    let answer: BulkResponse;
+    try {
+      answer = await bulk("retry", [parent.workflowId, child.workflowId]);
+    } finally {
+      WorkflowExecution.prototype.getNameAndStatus = getNameAndStatus;
+    }
+    expect(answer.bulkSuccessfulResults).toEqual([parent.workflowId]);
+    expect(Object.keys(answer.bulkErrorResults)).toEqual([child.workflowId]);
+    // Nothing done to it: sent again alone, it would be acted on as any single retry.
+    expect(await getWorkflow(child.workflowId)).toMatchObject({ status: "FAILED", tasks: child.tasks });
+    const done = await openGate(childNow(await getWorkflow(parent.workflowId)), parent.workflowId);
+    expect(done.status).toBe("COMPLETED");
+  });
+});
+
 describe("bulk retry of a child listed before a parent slow to take its reopen", () => {
   it("[child, parent]: the parent's turn waits for its answer to the child, and finds itself running (409), not still FAILED (a new child beside the listed one)", async () => {
     const { parent, child } = await failedPair("bulk_slow_parent");
