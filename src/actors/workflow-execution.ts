@@ -390,7 +390,6 @@ export interface ExecutionSummary {
   workflowName: string;
   status: WorkflowStatus;
   parentWorkflowId?: string;
-  depth?: number;
 }
 
 /**
@@ -1155,8 +1154,8 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * The name of the definition this execution runs and its status, or null when this object holds none; with the
-   * parent it is a sub workflow of, if any, and how many parents it has (`depth`, absent on executions stored before
-   * it was kept): what a bulk retry or restart orders its ids by (see routes/bulk.ts).
+   * parent it is a sub workflow of, if any: what a bulk retry or restart orders its ids by when the search index does
+   * not hold the execution yet (see routes/bulk.ts).
    */
   async getNameAndStatus(): Promise<ExecutionSummary | null> {
     this.#recover();
@@ -1164,7 +1163,6 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#removing || !execution) return null;
     const summary: ExecutionSummary = { workflowName: execution.workflowName, status: execution.status };
     if (execution.parentWorkflowId !== undefined) summary.parentWorkflowId = execution.parentWorkflowId;
-    if (execution.depth !== undefined) summary.depth = execution.depth;
     return summary;
   }
 

@@ -162,9 +162,8 @@ export async function orOnOlderCode<T, F = T>(method: string, call: () => Promis
 }
 
 /**
- * The definition name and status of the execution `stub` reaches (with its parent and depth, see
- * {@link ExecutionSummary}; an object on the code before they were answered leaves them out), or null when its object
- * holds none. An object still
+ * The definition name and status of the execution `stub` reaches (with its parent, see {@link ExecutionSummary}; an
+ * object on the code before it was answered leaves it out), or null when its object holds none. An object still
  * on the code before `getNameAndStatus` (ae1ddb7f; a gradual deployment's previous version, see
  * {@link isUnimplementedRpcMethod}) is read through its Workflow JSON, which every version answers, where the call
  * failed: a 500 to a restart with the latest definitions, an UPDATE_TASK or TERMINATE_WORKFLOW failing its task.

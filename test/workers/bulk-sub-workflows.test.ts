@@ -4,9 +4,11 @@
  * from its parent (a duplicate run of its work that no longer moves the parent). In a file of its own, a workerd of its
  * own (cloudflare/workers-sdk#15446).
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
-import { apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { ancestorActedRefusal } from "../../src/worker/routes/bulk";
+import { apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 import { firstChildOf, subTask, terminal, waitTask } from "./sub-workflow-helpers";
 
 type BulkResponse = { bulkErrorResults: Record<string, string>; bulkSuccessfulResults: string[] };
@@ -101,9 +103,62 @@ async function withSlowParents<T>(act: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Deletes the search row of `workflowId` (once it shows FAILED): as if its first row were still on its way. */
+async function unindexed(workflowId: string): Promise<void> {
+  await waitForIndexRow(workflowId, "FAILED");
+  await env.DB.prepare("DELETE FROM executions WHERE workflow_id = ?1").bind(workflowId).run();
+}
+
+/** Runs `act` while every execution object fails `getNameAndStatus` (the read of its parent) as one restarting does. */
+async function withUnreadableObjects<T>(act: () => Promise<T>): Promise<T> {
+  const { getNameAndStatus } = WorkflowExecution.prototype;
+  WorkflowExecution.prototype.getNameAndStatus = async () => {
+    throw new Error("the object could not answer (test)");
+  };
+  try {
+    return await act();
+  } finally {
+    WorkflowExecution.prototype.getNameAndStatus = getNameAndStatus;
+  }
+}
+
+describe("bulk retry finds the parents in the search index, reading an execution only when the index does not hold it", () => {
+  it("[parent, child, other], all indexed: no object is read for its parent (each read failing changes nothing), the family is found", async () => {
+    const { parent, child } = await failedPair("bulk_indexed");
+    await register({ name: "bulk_indexed_other", tasks: [httpTask("fail", { uri: target("/status/500"), method: "GET" })] });
+    const other = (await waitFor(await startWorkflow("bulk_indexed_other"), terminal)).workflowId;
+    for (const workflowId of [parent.workflowId, child.workflowId, other]) await waitForIndexRow(workflowId, "FAILED");
+    const childTasks = await taskIds(child.workflowId);
+
+    const answer = await withUnreadableObjects(() => bulk("retry", [parent.workflowId, child.workflowId, other]));
+    expect(answer).toEqual({
+      bulkSuccessfulResults: [parent.workflowId, other],
+      bulkErrorResults: { [child.workflowId]: ancestorActedRefusal(parent.workflowId, "retry") },
+    });
+    expect(await taskIds(child.workflowId)).toEqual(childTasks);
+    const done = await openGate(childNow(await getWorkflow(parent.workflowId)), parent.workflowId);
+    expect(done.status).toBe("COMPLETED");
+  });
+
+  it("[parent, child], the child not indexed yet: its parent is read from its object, the family is found", async () => {
+    const { parent, child } = await failedPair("bulk_unindexed");
+    await unindexed(child.workflowId);
+    const childTasks = await taskIds(child.workflowId);
+    const answer = await bulk("retry", [parent.workflowId, child.workflowId]);
+    expect(answer).toEqual({
+      bulkSuccessfulResults: [parent.workflowId],
+      bulkErrorResults: { [child.workflowId]: ancestorActedRefusal(parent.workflowId, "retry") },
+    });
+    expect(await taskIds(child.workflowId)).toEqual(childTasks);
+    const done = await openGate(childNow(await getWorkflow(parent.workflowId)), parent.workflowId);
+    expect(done.status).toBe("COMPLETED");
+  });
+});
+
 describe("bulk retry when a listed id's parent cannot be read", () => {
-  it("[parent, child], the child's object failing the read: the child is not acted on (its error listed), the parent is", async () => {
+  it("[parent, child], the child not indexed and its object failing the read: the child is not acted on (its error listed), the parent is", async () => {
     const { parent, child } = await failedPair("bulk_unread");
+    await unindexed(child.workflowId);
     const { getNameAndStatus } = WorkflowExecution.prototype;
     // The child's object fails the read, as one restarting or overloaded does; its commands still go through.
     WorkflowExecution.prototype.getNameAndStatus = async function (this: WorkflowExecution) {
@@ -154,20 +209,24 @@ describe("bulk retry of a chain: grandparent, parent, child", () => {
     return { root, mid, leaf };
   }
 
-  it("[root, leaf] (the middle one not listed): the root runs a new middle one, the leaf is not acted on", async () => {
-    const { root, mid, leaf } = await failedChain("bulk_chain_rl");
-    const leafTasks = await taskIds(leaf.workflowId);
-    const answer = await bulk("retry", [root.workflowId, leaf.workflowId]);
-    expect(answer.bulkSuccessfulResults).toEqual([root.workflowId]);
-    expect(answer.bulkErrorResults[leaf.workflowId]).toContain(root.workflowId);
-    expect(await taskIds(leaf.workflowId)).toEqual(leafTasks);
-    const done = await openGate(childNow(await getWorkflow(childNow(await getWorkflow(root.workflowId)))), root.workflowId);
-    expect(done.status).toBe("COMPLETED");
-    expect(childNow(done)).not.toBe(mid.workflowId);
-    expect(await hits("bulk_chain_rl-a")).toBe(2);
-    expect(await getWorkflow(mid.workflowId)).toMatchObject({ status: "FAILED", tasks: mid.tasks });
-    expect(await getWorkflow(leaf.workflowId)).toMatchObject({ status: "FAILED", tasks: leaf.tasks });
-  });
+  for (const midIndexed of [true, false]) {
+    it(`[root, leaf] (the middle one not listed${midIndexed ? "" : ", nor indexed yet"}): the root runs a new middle one, the leaf is not acted on`, async () => {
+      const prefix = midIndexed ? "bulk_chain_rl" : "bulk_chain_rl_unindexed";
+      const { root, mid, leaf } = await failedChain(prefix);
+      if (!midIndexed) await unindexed(mid.workflowId);
+      const leafTasks = await taskIds(leaf.workflowId);
+      const answer = await bulk("retry", [root.workflowId, leaf.workflowId]);
+      expect(answer.bulkSuccessfulResults).toEqual([root.workflowId]);
+      expect(answer.bulkErrorResults[leaf.workflowId]).toContain(root.workflowId);
+      expect(await taskIds(leaf.workflowId)).toEqual(leafTasks);
+      const done = await openGate(childNow(await getWorkflow(childNow(await getWorkflow(root.workflowId)))), root.workflowId);
+      expect(done.status).toBe("COMPLETED");
+      expect(childNow(done)).not.toBe(mid.workflowId);
+      expect(await hits(`${prefix}-a`)).toBe(2);
+      expect(await getWorkflow(mid.workflowId)).toMatchObject({ status: "FAILED", tasks: mid.tasks });
+      expect(await getWorkflow(leaf.workflowId)).toMatchObject({ status: "FAILED", tasks: leaf.tasks });
+    });
+  }
 
   for (const slow of [false, true]) {
     it(`[leaf, mid, root]${slow ? ", the parents slow to answer" : ""}: the leaf runs again in place, both parents wait for it again and answer 409`, async () => {

@@ -150,8 +150,9 @@ interface Lineage {
  * they then answer 409 as Conductor's do (its updateAndPushParents reopened them). Worked together, the parent could be
  * reached first and run a new child while the listed child ran again apart from it.
  *
- * Costs one more call per id than acting alone (the read of its parent, {@link nameAndStatusOf}), and one per sub
- * workflow not listed between a listed id and a listed workflow that may be above it (found by their depths).
+ * Finding the families costs one D1 query, one more per level of sub workflows above the listed ones, and a call to the
+ * object of each workflow the search index does not hold yet ({@link parentReads}): a request on Workers Free, whose
+ * 1,000 calls per request its ids' own calls may use up, is not made to spend one more on each id.
  */
 async function familyOutcomes(
   ids: string[],
@@ -183,50 +184,66 @@ async function familyOutcomes(
   return outcomes;
 }
 
-/** The {@link Lineage} of each id, in their order: each one's parent read from its object, and parents above as needed. */
+/** What is known of one workflow's parent: its id (none: a workflow started on its own, or none found), or why its read failed. */
+type ParentRead = { parentId: string | undefined } | { error: unknown };
+
+/**
+ * The {@link Lineage} of each id, in their order, from the parents of the listed ids and of the unlisted workflows above
+ * them, read level by level ({@link parentReads}) until every chain has reached a workflow started on its own.
+ */
 async function lineagesOf(ids: string[], env: Env): Promise<Lineage[]> {
   const listed = new Map(ids.map((workflowId, index) => [canonicalWorkflowId(workflowId), index]));
-  const summaryOf = (workflowId: string) => retryingExecutionCall(env, workflowId, (stub) => nameAndStatusOf(stub));
-  const read = await mapBounded(ids, BULK_CONCURRENCY, async (workflowId) => {
+  const parents = new Map<string, ParentRead>();
+  let wanted = [...listed.keys()];
+  for (let step = 0; wanted.length > 0 && step <= MAX_LINEAGE_STEPS; step++) {
+    const level = await parentReads(wanted, env);
+    for (const [workflowId, read] of level) parents.set(workflowId, read);
+    const above = [...level.values()].flatMap((read) => ("parentId" in read && read.parentId !== undefined ? [canonicalWorkflowId(read.parentId)] : []));
+    wanted = [...new Set(above)].filter((workflowId) => !parents.has(workflowId));
+  }
+  return ids.map((workflowId): Lineage => {
+    const listedAncestors: number[] = [];
+    let read = parents.get(canonicalWorkflowId(workflowId));
+    for (let step = 0; read !== undefined && step <= MAX_LINEAGE_STEPS; step++) {
+      if ("error" in read) return { listedAncestors, unread: read.error };
+      if (read.parentId === undefined) break;
+      const parentId = canonicalWorkflowId(read.parentId);
+      const parentIndex = listed.get(parentId);
+      if (parentIndex !== undefined) listedAncestors.push(parentIndex);
+      read = parents.get(parentId);
+    }
+    return { listedAncestors };
+  });
+}
+
+/**
+ * The parent of each of `workflowIds` (canonical), read from the search index's rows (one D1 query for all: a workflow's
+ * parent never changes, and any workflow old enough to have been retried or restarted has its row), and from the
+ * execution's object only for those without one (one started a moment ago, its first row still on its way; one not
+ * found; every one, when D1 could not answer).
+ */
+async function parentReads(workflowIds: string[], env: Env): Promise<Map<string, ParentRead>> {
+  const reads = new Map<string, ParentRead>();
+  try {
+    const { results } = await env.DB.prepare(
+      "SELECT workflow_id AS workflowId, parent_workflow_id AS parentWorkflowId FROM executions WHERE workflow_id IN (SELECT value FROM json_each(?1))",
+    )
+      .bind(JSON.stringify(workflowIds))
+      .all<{ workflowId: string; parentWorkflowId: string | null }>();
+    for (const row of results) reads.set(canonicalWorkflowId(row.workflowId), { parentId: row.parentWorkflowId ?? undefined });
+  } catch (error) {
+    console.warn(JSON.stringify({ msg: "the search index could not answer a bulk request's parents; reading them from the executions", error: String(error) }));
+  }
+  const unindexed = workflowIds.filter((workflowId) => !reads.has(workflowId));
+  const read = await mapBounded(unindexed, BULK_CONCURRENCY, async (workflowId): Promise<ParentRead> => {
     try {
-      return { summary: await summaryOf(workflowId) };
+      return { parentId: (await retryingExecutionCall(env, workflowId, (stub) => nameAndStatusOf(stub)))?.parentWorkflowId };
     } catch (error) {
       return { error };
     }
   });
-  // A listed workflow can run above one at depth d only if its own depth is less (absent: 0, a workflow started through
-  // the API, or one stored before depths were kept, which may be anywhere); one not found runs above none, one unread
-  // may be anywhere.
-  const depthOf = (answer: (typeof read)[number]) => ("error" in answer ? 0 : answer.summary === null ? Infinity : (answer.summary.depth ?? 0));
-  const lowestListedDepth = Math.min(...read.map(depthOf));
-  const unlisted = new Map<string, ReturnType<typeof summaryOf>>();
-  return await mapBounded(ids, BULK_CONCURRENCY, async (_workflowId, index): Promise<Lineage> => {
-    const own = read[index]!;
-    if ("error" in own) return { listedAncestors: [], unread: own.error };
-    const listedAncestors: number[] = [];
-    let current = own.summary;
-    try {
-      for (let step = 0; current?.parentWorkflowId !== undefined && step < MAX_LINEAGE_STEPS; step++) {
-        const parentId = current.parentWorkflowId;
-        const parentIndex = listed.get(canonicalWorkflowId(parentId));
-        if (parentIndex !== undefined) {
-          listedAncestors.push(parentIndex);
-          const parentRead = read[parentIndex]!;
-          if ("error" in parentRead) return { listedAncestors, unread: parentRead.error };
-          current = parentRead.summary;
-          continue;
-        }
-        // The parent is not listed: read it only when a listed workflow may run above it.
-        if (current.depth !== undefined && current.depth - 1 <= lowestListedDepth) break;
-        let parentSummary = unlisted.get(parentId);
-        if (parentSummary === undefined) unlisted.set(parentId, (parentSummary = summaryOf(parentId)));
-        current = await parentSummary;
-      }
-    } catch (error) {
-      return { listedAncestors, unread: error };
-    }
-    return { listedAncestors };
-  });
+  unindexed.forEach((workflowId, index) => reads.set(workflowId, read[index]!));
+  return reads;
 }
 
 /** The families of {@link familyOutcomes}: the indexes of ids related through their listed ancestors, each in list order. */
