@@ -2234,7 +2234,11 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#childResume) return "retry";
     const task = execution.tasks.find((candidate) => candidate.taskId === notice.taskId);
     if (!task || task.subWorkflowId !== notice.subWorkflowId) return "declined";
-    if (isPending(task)) return "taken";
+    if (isPending(task)) {
+      // A telling again (its first answer lost on its way) answers no sooner than the first: its own parents first.
+      await this.#awaitParentReopen();
+      return "taken";
+    }
     if (!this.#mayFollowChild(execution, task)) return "declined";
     // Reopening runs this execution's later tasks again: only for someone who could have started this workflow,
     // not for one whose rights cover the child alone.

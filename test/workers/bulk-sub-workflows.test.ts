@@ -228,6 +228,40 @@ describe("bulk retry of a chain: grandparent, parent, child", () => {
     });
   }
 
+  it("[leaf, mid, root], the middle one's first answer to the leaf lost on its way and the root slow: the leaf's telling again waits for the root too", async () => {
+    const prefix = "bulk_chain_lost";
+    const { root, mid, leaf } = await failedChain(prefix);
+    const { childReopened } = WorkflowExecution.prototype;
+    let lost = false;
+    WorkflowExecution.prototype.childReopened = async function (this: WorkflowExecution, notice) {
+      const name = await this.getWorkflowName();
+      if (name === `${prefix}_root`) await new Promise((resolve) => setTimeout(resolve, 300));
+      if (name !== `${prefix}_mid` || lost) return childReopened.call(this, notice);
+      // Taken, but the answer never reaches the leaf (a connection cut): the leaf tells it again, finding its task waiting.
+      lost = true;
+      void childReopened.call(this, notice).catch(() => undefined);
+      throw new Error("the answer was lost on its way (test)");
+    };
+    let answer: BulkResponse;
+    try {
+      answer = await bulk("retry", [leaf.workflowId, mid.workflowId, root.workflowId]);
+    } finally {
+      WorkflowExecution.prototype.childReopened = childReopened;
+    }
+    expect(lost).toBe(true);
+    expect(answer).toEqual({
+      bulkSuccessfulResults: [leaf.workflowId],
+      bulkErrorResults: {
+        [mid.workflowId]: `Cannot retry workflow ${mid.workflowId}: its status is RUNNING`,
+        [root.workflowId]: `Cannot retry workflow ${root.workflowId}: its status is RUNNING`,
+      },
+    });
+    const done = await openGate(leaf.workflowId, root.workflowId);
+    expect(done.status).toBe("COMPLETED");
+    expect(childNow(done)).toBe(mid.workflowId);
+    expect(await hits(`${prefix}-a`)).toBe(1);
+  });
+
   for (const slow of [false, true]) {
     it(`[leaf, mid, root]${slow ? ", the parents slow to answer" : ""}: the leaf runs again in place, both parents wait for it again and answer 409`, async () => {
       const prefix = slow ? "bulk_chain_lmr_slow" : "bulk_chain_lmr";
