@@ -1247,7 +1247,11 @@ export class WorkflowExecution extends DurableObject<Env> {
       if (command.type === "retry") {
         if (command.resumeSubworkflowTasks === true) {
           const resumed = await this.#retryInChild(execution, command.startScopes, tellParent, environment);
-          if (resumed) return resumed;
+          if (resumed) {
+            // Reopened to wait for its child again, it owes its parents that reopen as any retry does.
+            if (resumed.ok && command.awaitParents === true) await this.#awaitParentReopen();
+            return resumed;
+          }
         }
         this.#reopen({ type: "retry", startScopes: command.startScopes, environment }, tellParent);
         if (command.awaitParents === true) await this.#awaitParentReopen();

@@ -262,6 +262,21 @@ describe("bulk retry of a chain: grandparent, parent, child", () => {
     expect(await hits(`${prefix}-a`)).toBe(1);
   });
 
+  it("retry?resumeSubworkflowTasks=true [mid, root], the root slow: the middle one retries the leaf in place and answers once the root waits for it again (409)", async () => {
+    const prefix = "bulk_chain_resume";
+    const { root, mid, leaf } = await failedChain(prefix);
+    const answer = await withSlowParents(() => bulk("retry", [mid.workflowId, root.workflowId], "?resumeSubworkflowTasks=true"));
+    expect(answer).toEqual({
+      bulkSuccessfulResults: [mid.workflowId],
+      bulkErrorResults: { [root.workflowId]: `Cannot retry workflow ${root.workflowId}: its status is RUNNING` },
+    });
+    const done = await openGate(leaf.workflowId, root.workflowId);
+    expect(done.status).toBe("COMPLETED");
+    expect(childNow(done)).toBe(mid.workflowId);
+    expect(childNow(await getWorkflow(mid.workflowId))).toBe(leaf.workflowId);
+    expect(await hits(`${prefix}-a`)).toBe(1);
+  });
+
   for (const slow of [false, true]) {
     it(`[leaf, mid, root]${slow ? ", the parents slow to answer" : ""}: the leaf runs again in place, both parents wait for it again and answer 409`, async () => {
       const prefix = slow ? "bulk_chain_lmr_slow" : "bulk_chain_lmr";
