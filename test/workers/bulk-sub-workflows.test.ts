@@ -8,7 +8,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { ancestorActedRefusal } from "../../src/worker/routes/bulk";
-import { apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
+import { apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, whilePreparing, type WorkflowJson } from "./helpers";
 import { firstChildOf, subTask, terminal, waitTask } from "./sub-workflow-helpers";
 
 type BulkResponse = { bulkErrorResults: Record<string, string>; bulkSuccessfulResults: string[] };
@@ -145,6 +145,26 @@ describe("bulk retry finds the parents in the search index, reading an execution
     await unindexed(child.workflowId);
     const childTasks = await taskIds(child.workflowId);
     const answer = await bulk("retry", [parent.workflowId, child.workflowId]);
+    expect(answer).toEqual({
+      bulkSuccessfulResults: [parent.workflowId],
+      bulkErrorResults: { [child.workflowId]: ancestorActedRefusal(parent.workflowId, "retry") },
+    });
+    expect(await taskIds(child.workflowId)).toEqual(childTasks);
+    const done = await openGate(childNow(await getWorkflow(parent.workflowId)), parent.workflowId);
+    expect(done.status).toBe("COMPLETED");
+  });
+});
+
+describe("bulk retry when the search index cannot answer", () => {
+  it("[parent, child], D1 failing the read of the parents: each is read from its object instead, the family is found", async () => {
+    const { parent, child } = await failedPair("bulk_index_down");
+    const childTasks = await taskIds(child.workflowId);
+    const refusingParents = (sql: string, prepare: (sql: string) => D1PreparedStatement) => {
+      if (!sql.includes("parent_workflow_id AS parentWorkflowId")) return prepare(sql);
+      const failing = { bind: () => failing, all: () => Promise.reject(new Error("D1_ERROR: the test refuses the parents")) };
+      return failing as unknown as D1PreparedStatement;
+    };
+    const answer = await whilePreparing(refusingParents, () => bulk("retry", [parent.workflowId, child.workflowId]));
     expect(answer).toEqual({
       bulkSuccessfulResults: [parent.workflowId],
       bulkErrorResults: { [child.workflowId]: ancestorActedRefusal(parent.workflowId, "retry") },
