@@ -122,6 +122,17 @@ async function withUnreadableObjects<T>(act: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Checks that a bulk retry of [parent, child, ...others] found the family: the parent and `others` acted on, the child
+ * refused as listed after its retried parent and left as it was (`childTasks`), the parent then completing.
+ */
+async function expectFamilyFound(answer: BulkResponse, parentId: string, childId: string, childTasks: string[], others: string[] = []): Promise<void> {
+  expect(answer).toEqual({ bulkSuccessfulResults: [parentId, ...others], bulkErrorResults: { [childId]: ancestorActedRefusal(parentId, "retry") } });
+  expect(await taskIds(childId)).toEqual(childTasks);
+  const done = await openGate(childNow(await getWorkflow(parentId)), parentId);
+  expect(done.status).toBe("COMPLETED");
+}
+
 describe("bulk retry finds the parents in the search index, reading an execution only when the index does not hold it", () => {
   it("[parent, child, other], all indexed: no object is read for its parent (each read failing changes nothing), the family is found", async () => {
     const { parent, child } = await failedPair("bulk_indexed");
@@ -131,13 +142,7 @@ describe("bulk retry finds the parents in the search index, reading an execution
     const childTasks = await taskIds(child.workflowId);
 
     const answer = await withUnreadableObjects(() => bulk("retry", [parent.workflowId, child.workflowId, other]));
-    expect(answer).toEqual({
-      bulkSuccessfulResults: [parent.workflowId, other],
-      bulkErrorResults: { [child.workflowId]: ancestorActedRefusal(parent.workflowId, "retry") },
-    });
-    expect(await taskIds(child.workflowId)).toEqual(childTasks);
-    const done = await openGate(childNow(await getWorkflow(parent.workflowId)), parent.workflowId);
-    expect(done.status).toBe("COMPLETED");
+    await expectFamilyFound(answer, parent.workflowId, child.workflowId, childTasks, [other]);
   });
 
   it("[parent, child], the child not indexed yet: its parent is read from its object, the family is found", async () => {
@@ -145,13 +150,7 @@ describe("bulk retry finds the parents in the search index, reading an execution
     await unindexed(child.workflowId);
     const childTasks = await taskIds(child.workflowId);
     const answer = await bulk("retry", [parent.workflowId, child.workflowId]);
-    expect(answer).toEqual({
-      bulkSuccessfulResults: [parent.workflowId],
-      bulkErrorResults: { [child.workflowId]: ancestorActedRefusal(parent.workflowId, "retry") },
-    });
-    expect(await taskIds(child.workflowId)).toEqual(childTasks);
-    const done = await openGate(childNow(await getWorkflow(parent.workflowId)), parent.workflowId);
-    expect(done.status).toBe("COMPLETED");
+    await expectFamilyFound(answer, parent.workflowId, child.workflowId, childTasks);
   });
 });
 
@@ -165,13 +164,7 @@ describe("bulk retry when the search index cannot answer", () => {
       return failing as unknown as D1PreparedStatement;
     };
     const answer = await whilePreparing(refusingParents, () => bulk("retry", [parent.workflowId, child.workflowId]));
-    expect(answer).toEqual({
-      bulkSuccessfulResults: [parent.workflowId],
-      bulkErrorResults: { [child.workflowId]: ancestorActedRefusal(parent.workflowId, "retry") },
-    });
-    expect(await taskIds(child.workflowId)).toEqual(childTasks);
-    const done = await openGate(childNow(await getWorkflow(parent.workflowId)), parent.workflowId);
-    expect(done.status).toBe("COMPLETED");
+    await expectFamilyFound(answer, parent.workflowId, child.workflowId, childTasks);
   });
 });
 
@@ -248,6 +241,20 @@ describe("bulk retry of a chain: grandparent, parent, child", () => {
     });
   }
 
+  /**
+   * Checks that a bulk retry of `listed` acted on its first id only, the workflows above it answering 409 as running
+   * again for it, and that the chain then completed on its own middle one and leaf, the leaf's first task run once.
+   */
+  async function expectChainRanOnce(answer: BulkResponse, chain: Awaited<ReturnType<typeof failedChain>>, prefix: string, [first, ...later]: string[]): Promise<void> {
+    const running = (workflowId: string) => [workflowId, `Cannot retry workflow ${workflowId}: its status is RUNNING`];
+    expect(answer).toEqual({ bulkSuccessfulResults: [first], bulkErrorResults: Object.fromEntries(later.map(running)) });
+    const done = await openGate(chain.leaf.workflowId, chain.root.workflowId);
+    expect(done.status).toBe("COMPLETED");
+    expect(childNow(done)).toBe(chain.mid.workflowId);
+    expect(childNow(await getWorkflow(chain.mid.workflowId))).toBe(chain.leaf.workflowId);
+    expect(await hits(`${prefix}-a`)).toBe(1);
+  }
+
   it("[leaf, mid, root], the middle one's first answer to the leaf lost on its way and the root slow: the leaf's telling again waits for the root too", async () => {
     const prefix = "bulk_chain_lost";
     const { root, mid, leaf } = await failedChain(prefix);
@@ -269,32 +276,14 @@ describe("bulk retry of a chain: grandparent, parent, child", () => {
       WorkflowExecution.prototype.childReopened = childReopened;
     }
     expect(lost).toBe(true);
-    expect(answer).toEqual({
-      bulkSuccessfulResults: [leaf.workflowId],
-      bulkErrorResults: {
-        [mid.workflowId]: `Cannot retry workflow ${mid.workflowId}: its status is RUNNING`,
-        [root.workflowId]: `Cannot retry workflow ${root.workflowId}: its status is RUNNING`,
-      },
-    });
-    const done = await openGate(leaf.workflowId, root.workflowId);
-    expect(done.status).toBe("COMPLETED");
-    expect(childNow(done)).toBe(mid.workflowId);
-    expect(await hits(`${prefix}-a`)).toBe(1);
+    await expectChainRanOnce(answer, { root, mid, leaf }, prefix, [leaf.workflowId, mid.workflowId, root.workflowId]);
   });
 
   it("retry?resumeSubworkflowTasks=true [mid, root], the root slow: the middle one retries the leaf in place and answers once the root waits for it again (409)", async () => {
     const prefix = "bulk_chain_resume";
     const { root, mid, leaf } = await failedChain(prefix);
     const answer = await withSlowParents(() => bulk("retry", [mid.workflowId, root.workflowId], "?resumeSubworkflowTasks=true"));
-    expect(answer).toEqual({
-      bulkSuccessfulResults: [mid.workflowId],
-      bulkErrorResults: { [root.workflowId]: `Cannot retry workflow ${root.workflowId}: its status is RUNNING` },
-    });
-    const done = await openGate(leaf.workflowId, root.workflowId);
-    expect(done.status).toBe("COMPLETED");
-    expect(childNow(done)).toBe(mid.workflowId);
-    expect(childNow(await getWorkflow(mid.workflowId))).toBe(leaf.workflowId);
-    expect(await hits(`${prefix}-a`)).toBe(1);
+    await expectChainRanOnce(answer, { root, mid, leaf }, prefix, [mid.workflowId, root.workflowId]);
   });
 
   for (const slow of [false, true]) {
@@ -304,18 +293,7 @@ describe("bulk retry of a chain: grandparent, parent, child", () => {
       // Slow: the middle one answers the leaf only once the root has answered it (the root then runs, when its turn comes).
       const retry = () => bulk("retry", [leaf.workflowId, mid.workflowId, root.workflowId]);
       const answer = slow ? await withSlowParents(retry) : await retry();
-      expect(answer).toEqual({
-        bulkSuccessfulResults: [leaf.workflowId],
-        bulkErrorResults: {
-          [mid.workflowId]: `Cannot retry workflow ${mid.workflowId}: its status is RUNNING`,
-          [root.workflowId]: `Cannot retry workflow ${root.workflowId}: its status is RUNNING`,
-        },
-      });
-      const done = await openGate(leaf.workflowId, root.workflowId);
-      expect(done.status).toBe("COMPLETED");
-      expect(childNow(done)).toBe(mid.workflowId);
-      expect(childNow(await getWorkflow(mid.workflowId))).toBe(leaf.workflowId);
-      expect(await hits(`${prefix}-a`)).toBe(1);
+      await expectChainRanOnce(answer, { root, mid, leaf }, prefix, [leaf.workflowId, mid.workflowId, root.workflowId]);
     });
   }
 });
