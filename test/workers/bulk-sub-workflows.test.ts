@@ -145,6 +145,13 @@ describe("bulk retry finds the parents in the search index, reading an execution
     await expectFamilyFound(answer, parent.workflowId, child.workflowId, childTasks, [other]);
   });
 
+  it("[PARENT, child], the parent's id given in upper case: the family is found all the same", async () => {
+    const { parent, child } = await failedPair("bulk_upper");
+    const childTasks = await taskIds(child.workflowId);
+    const answer = await bulk("retry", [parent.workflowId.toUpperCase(), child.workflowId]);
+    await expectFamilyFound(answer, parent.workflowId.toUpperCase(), child.workflowId, childTasks);
+  });
+
   it("[parent, child], the child not indexed yet: its parent is read from its object, the family is found", async () => {
     const { parent, child } = await failedPair("bulk_unindexed");
     await unindexed(child.workflowId);
