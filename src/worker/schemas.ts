@@ -141,6 +141,17 @@ const START_WORKFLOW_FIELDS = {
 
 /** Conductor's `StartWorkflowRequest` body of `POST /api/workflow` and the execute endpoint. */
 export const StartWorkflowRequest = clientRequestObject(START_WORKFLOW_FIELDS);
+
+/**
+ * Whether `body` is a JSON object naming none of the fields of Conductor's StartWorkflowRequest (those read here, and
+ * `externalInputPayloadStoragePath` and `createdBy`, which the Java client writes and this service ignores), but some
+ * other: no StartWorkflowRequest, whose reading would drop it whole, but a workflow's input itself.
+ */
+export function isBareWorkflowInput(body: unknown): boolean {
+  if (!isPlainObject(body)) return false;
+  const keys = Object.keys(body as JsonObject);
+  return keys.length > 0 && keys.every((key) => !(key in START_WORKFLOW_FIELDS) && key !== "externalInputPayloadStoragePath" && key !== "createdBy");
+}
 /** Parsed {@link StartWorkflowRequest}. */
 export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;
 

@@ -385,3 +385,47 @@ describe("Orkes' state update (POST /api/workflow/{workflowId}/state)", () => {
     expect(await api("POST", `/api/workflow/${crypto.randomUUID()}/state`, { variables: { a: 1 } }).then((response) => response.status)).toBe(404);
   });
 });
+
+describe("Orkes' executeWorkflowAsAPI (POST /api/workflow/execute/{name}?version=, the Python and JavaScript clients' execute_workflow_as_api)", () => {
+  // Those clients send the workflow's input itself as the body, the version in the query and the wait as headers.
+  it("takes a body holding none of StartWorkflowRequest's fields as the input, and the wait, request id and key from the headers", async () => {
+    await register({ name: "exec_as_api", tasks: [inline("prep"), simple("work")] });
+    const response = await api("POST", "/api/workflow/execute/exec_as_api?version=1", { order: 7, customer: { id: "c1" } }, {
+      requestId: "req-as-api",
+      waitUntilTaskRef: "prep",
+      waitForSeconds: "15",
+      "X-Idempotency-key": "as-api-key",
+    });
+    const run = (await response.json()) as Run & { idempotencyKey?: string };
+    // Orkes' 206 of an answer at a waitUntilTaskRef task: the header's task was waited for, as a query's would be.
+    expect(response.status).toBe(206);
+    expect(run).toMatchObject({ workflowVersion: 1, input: { order: 7, customer: { id: "c1" } }, requestId: "req-as-api", idempotencyKey: "as-api-key" });
+    expect(statuses(run)).toEqual(["prep:COMPLETED", "work:SCHEDULED"]);
+  });
+
+  it("still reads a StartWorkflowRequest as one (the contract's body), its fields winning over the query and the headers", async () => {
+    await register({ name: "exec_as_api_request", tasks: [inline("prep")] });
+    await register({ name: "exec_as_api_request", version: 2, tasks: [inline("prep")] });
+    const response = await api("POST", "/api/workflow/execute/exec_as_api_request?version=2&requestId=from-query", { version: 1, input: { order: 8 }, correlationId: "c-8" }, { requestId: "from-header" });
+    const run = (await response.json()) as Run;
+    expect(run).toMatchObject({ status: "COMPLETED", workflowVersion: 1, input: { order: 8 }, correlationId: "c-8", requestId: "from-query" });
+  });
+
+  it("refuses a bad version in the query or a bad wait header with a 400 naming it, starting nothing", async () => {
+    await register({ name: "exec_as_api_refused", tasks: [inline("prep")] });
+    for (const [query, headers, path] of [["?version=x", {}, "version"], ["", { waitForSeconds: "soon" }, "waitForSeconds"]] as const) {
+      const response = await api("POST", `/api/workflow/execute/exec_as_api_refused${query}`, { order: 9 }, headers);
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { validationErrors: Array<{ path: string }> }).validationErrors[0]!.path).toBe(path);
+    }
+    expect(await indexed("exec_as_api_refused")).toBe(0);
+  });
+
+  it("answers its GET form (executeWorkflowAsGetApi) with a 501 naming the POST, starting nothing", async () => {
+    await register({ name: "exec_as_get", tasks: [inline("prep")] });
+    const response = await api("GET", "/api/workflow/execute/exec_as_get?version=1", undefined, { waitForSeconds: "1" });
+    expect(response.status).toBe(501);
+    expect(((await response.json()) as { message: string }).message).toContain("POST /api/workflow/execute/{name}");
+    expect(await indexed("exec_as_get")).toBe(0);
+  });
+});

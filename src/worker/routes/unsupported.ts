@@ -19,6 +19,10 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   ["/api/metadata/workflow-importer/*", "importing BPMN"],
   ["/api/metadata/workflow-task-defs/*", "bulk definition uploads"],
   ["/api/workflow/start/:name/:version", "asynchronous start (use POST /api/workflow)"],
+  // Orkes' executeWorkflowAsGetApi (deprecated there; the Python and JavaScript clients' execute_workflow_as_get_api),
+  // which would read as "takes POST" alone: its POST form reads the input from the body. GET only, as in Orkes: the
+  // POST is served (routes/workflows.ts, registered before these).
+  ["/api/workflow/execute/:name", "executing a workflow through GET (POST /api/workflow/execute/{name}?version= with the input as the body, and the same headers, waits and answers as it would)", "GET"],
   // A client asks where to upload a payload over its threshold: none is needed here (each payload is kept in its
   // execution, up to MAX_PAYLOAD_BYTES); a 404 would read as "no workflow or task with that id".
   // Conductor maps both spellings, for GET only (@GetMapping({"/externalstoragelocation", "external-storage-location"}) in

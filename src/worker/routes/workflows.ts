@@ -27,6 +27,7 @@ import {
   WorkflowStateUpdateBody,
   WorkflowTestRequest,
   WorkflowVariablesBody,
+  isBareWorkflowInput,
   parseOrThrow,
   type StartWorkflowRequest as StartRequest,
 } from "../schemas";
@@ -48,9 +49,31 @@ import { WORKFLOW_ACTIONS, callerStartScopes, type WorkflowAction } from "../wor
 
 type Args = [Env, ExecutionContext];
 
-async function startBody(request: IRequest, env: Env): Promise<StartRequest> {
+/**
+ * The StartWorkflowRequest a start or an execute is sent. With `inputMayBeBare` (`POST /api/workflow/execute/{name}`,
+ * no version in the path), a body naming no field of one is the workflow's input, as Orkes' executeWorkflowAsAPI
+ * reads it: the Python, JavaScript and Go clients' `execute_workflow_as_api` send the input itself there, which read
+ * as a StartWorkflowRequest would start the workflow with none. Any other body is the contract's StartWorkflowRequest.
+ */
+async function startBody(request: IRequest, env: Env, inputMayBeBare = false): Promise<StartRequest> {
   const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
-  return body.present ? parseOrThrow(StartWorkflowRequest, body.value, "start workflow request") : {};
+  if (!body.present) return {};
+  if (inputMayBeBare && isBareWorkflowInput(body.value)) return { input: parseOrThrow(JsonObjectBody, body.value, "workflow input") };
+  return parseOrThrow(StartWorkflowRequest, body.value, "start workflow request");
+}
+
+/**
+ * Orkes' executeWorkflowAsAPI takes these as request headers, where its execute with a version in the path takes them
+ * in the query: each header is read as the query parameter of its name, which wins when both are given.
+ */
+const EXECUTE_AS_API_HEADERS = ["requestId", "waitUntilTaskRef", "waitForSeconds"] as const;
+
+/** Copies the {@link EXECUTE_AS_API_HEADERS} a request gives into its query where the query lacks them. */
+function executeHeadersAsQuery(request: IRequest): void {
+  for (const name of EXECUTE_AS_API_HEADERS) {
+    const value = request.headers.get(name);
+    if (value !== null && queryValue(request, name) === undefined) request.query[name] = value;
+  }
 }
 
 /**
@@ -329,15 +352,18 @@ export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): 
   // Orkes' execute: answers a SignalResponse (see signal-response.ts), whose TARGET_WORKFLOW form is the Workflow JSON
   // the official client reads as its WorkflowRun.
   const execute = async (request: IRequest, env: Env) => {
+    const byNameOnly = request.params["version"] === undefined;
+    if (byNameOnly) executeHeadersAsQuery(request);
     // Every option is read before the start, so a refused one starts nothing.
     const { strategy, wait } = synchronousOptions(request, env);
-    const body = await startBody(request, env);
+    const body = await startBody(request, env, byNameOnly);
     const name = decodedPathParam(request, "name");
-    const pathVersion = request.params["version"] === undefined ? undefined : Number(request.params["version"]);
+    const pathVersion = byNameOnly ? undefined : Number(request.params["version"]);
     if (pathVersion !== undefined && (!Number.isInteger(pathVersion) || pathVersion < 0)) {
       throw validationError("Invalid workflow version", [{ path: "version", message: "must be an integer of at least 0" }]);
     }
-    const version = pathVersion ?? body.version;
+    // Without one in the path, the body's, else the query's (executeWorkflowAsAPI's `?version=`, a Java int as every version).
+    const version = pathVersion ?? body.version ?? (byNameOnly ? integerQuery(request, "version", 0, MAX_JAVA_INT) : undefined);
     // Orkes' idempotency headers, as a start by name takes them; a key in the body wins.
     const keyed = body.idempotencyKey === undefined ? { ...body, ...idempotencyHeaders(request) } : body;
     const outcome = await start(env, request, { ...keyed, name, ...(version === undefined ? {} : { version }) }, wait);
