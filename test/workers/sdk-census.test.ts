@@ -1,0 +1,227 @@
+/**
+ * Every call the official Java client (conductor-oss/java-sdk: conductor-client's WorkflowClient, TaskClient,
+ * MetadataClient, EventClient; orkes-client's Orkes*Client and *Resource classes) and Python client
+ * (conductor-python's generated `*_resource_api.py`, as its Orkes*Client classes call them) sends, as they send it:
+ * the method, the path, the query parameters spelled as each spells them (Python's `True`), and the body as each
+ * writes it (the Java client's empty body labelled `application/json` on a POST or PUT without one; its raw text
+ * labelled `application/json` for a String body). Each reaches a route that serves it, or, for what this service
+ * deliberately does not serve, the 501 that says so: none falls through to "No route" or a 405.
+ * test/e2e/conductor-client.test.ts does the same for the JavaScript client, through the client itself.
+ */
+import { SELF } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ADMIN_KEY, apiOk, eventually, register, startWorkflow, api } from "./helpers";
+
+/** [client method(s), HTTP method, path after /api, body (a string is sent as it is), extra headers]. */
+type ClientCall = readonly [string, string, string, unknown?, Record<string, string>?];
+
+/** Sends `call` as the clients do; answers the status and the error's code and message, if any. */
+async function send([, method, path, body, extra = {}]: ClientCall): Promise<{ status: number; error: string; message: string }> {
+  const headers: Record<string, string> = { "x-api-key": ADMIN_KEY, ...extra };
+  let payload: string | undefined;
+  if (body !== undefined) {
+    payload = typeof body === "string" ? body : JSON.stringify(body);
+    headers["content-type"] ??= "application/json";
+  } else if (method === "POST" || method === "PUT") {
+    // The Java client's ConductorClient sends an empty body labelled application/json when it has none.
+    payload = "";
+    headers["content-type"] = "application/json";
+  }
+  const response = await SELF.fetch(`https://conductor.test/api${path}`, { method, headers, body: payload });
+  const text = await response.text();
+  const failure = response.status >= 400 ? (JSON.parse(text) as { error?: string; message?: string }) : {};
+  return { status: response.status, error: failure.error ?? "", message: failure.message ?? "" };
+}
+
+const TASK = "census_work";
+const FLOW = "census_flow";
+const tag = { key: "team", type: "METADATA", value: "census" };
+const definition = { name: FLOW, version: 1, ownerEmail: "census@example.com", schemaVersion: 2, tasks: [{ name: TASK, taskReferenceName: "work", type: "SIMPLE" }, { name: "hold", taskReferenceName: "hold", type: "WAIT" }] };
+const start = { name: FLOW, version: 1, input: { order: 1 }, correlationId: "census-c1" };
+
+/** The calls made on one running workflow (`wf`), a second one the calls end (`other`), and `wf`'s polled task. */
+function servedCalls(wf: string, other: string, taskId: string): ClientCall[] {
+  return [
+    // WorkflowClient / OrkesWorkflowClient / WorkflowResourceApi
+    ["startWorkflow / start_workflow", "POST", "/workflow", start],
+    ["start_workflow1 (by name)", "POST", `/workflow/${FLOW}?version=1&correlationId=census-c1&priority=0`, { order: 2 }, { "X-Idempotency-key": "census-k", "X-on-conflict": "RETURN_EXISTING" }],
+    ["getWorkflow / get_execution_status", "GET", `/workflow/${wf}?includeTasks=True&summarize=False`],
+    ["getWorkflows (correlated) / get_workflows2", "GET", `/workflow/${FLOW}/correlated/census-c1?includeClosed=false&includeTasks=false`],
+    ["get_workflows (correlated, list body)", "POST", `/workflow/${FLOW}/correlated?includeClosed=True&includeTasks=False`, ["census-c1"]],
+    ["getWorkflowsByNamesAndCorrelationIds / get_workflows1", "POST", "/workflow/correlated/batch?includeClosed=true&includeTasks=false", { correlationIds: ["census-c1"], workflowNames: [FLOW] }],
+    ["getRunningWorkflow / getWorkflowsByTimePeriod", "GET", `/workflow/running/${FLOW}?version=1&startTime=0&endTime=4102444800000`],
+    ["runDecider / decide", "PUT", `/workflow/decide/${wf}`],
+    ["pauseWorkflow", "PUT", `/workflow/${other}/pause`],
+    ["resumeWorkflow", "PUT", `/workflow/${other}/resume`],
+    ["skipTaskFromWorkflow", "PUT", `/workflow/${other}/skiptask/hold`, {}],
+    ["resetCallbacksForInProgressTasks / reset_workflow", "POST", `/workflow/${wf}/resetcallbacks`],
+    ["getWorkflowStatusSummary", "GET", `/workflow/${wf}/status?includeOutput=true&includeVariables=true`],
+    ["get_execution_status_task_list", "GET", `/workflow/${wf}/tasks?start=0&count=15&status=SCHEDULED&status=IN_PROGRESS`],
+    ["updateVariables / update_workflow_state", "POST", `/workflow/${wf}/variables`, { census: true }],
+    ["updateWorkflow / update_workflow_and_task_state", "POST", `/workflow/${wf}/state?requestId=census-r1&waitUntilTaskRef=&waitForSeconds=0`, { variables: { step: 1 } }],
+    ["upgradeRunningWorkflow", "POST", `/workflow/${wf}/upgrade`, { name: FLOW, version: 1, taskOutput: {}, workflowInput: {} }],
+    ["jump_to_task", "POST", `/workflow/${wf}/jump/%7BtaskReferenceName%7D?taskReferenceName=work`, {}],
+    ["search", "GET", "/workflow/search?start=0&size=10&sort=startTime:DESC&freeText=*&query=&skipCache=True"],
+    ["searchV2", "GET", "/workflow/search-v2?start=0&size=10&freeText=*"],
+    ["testWorkflow", "POST", "/workflow/test", { name: FLOW, version: 1, input: {}, taskRefToMockOutput: {} }],
+    ["executeWorkflow", "POST", `/workflow/execute/${FLOW}/1?requestId=census-e1&waitUntilTaskRef=work&waitForSeconds=0`, start],
+    ["executeWorkflowWithReturnStrategy", "POST", `/workflow/execute/${FLOW}/1?requestId=census-e2&waitForSeconds=0&consistency=SYNCHRONOUS&returnStrategy=BLOCKING_TASK_INPUT`, start],
+    ["execute_workflow_as_api", "POST", `/workflow/execute/${FLOW}?version=1`, { order: 3 }, { requestId: "census-e3", waitForSeconds: "0" }],
+    ["pauseWorkflows (bulk)", "PUT", "/workflow/bulk/pause", [other]],
+    ["resumeWorkflows (bulk)", "PUT", "/workflow/bulk/resume", [other]],
+    ["retryWorkflows (bulk)", "POST", "/workflow/bulk/retry", [other]],
+    ["restartWorkflows (bulk)", "POST", "/workflow/bulk/restart?useLatestDefinitions=false", [other]],
+    ["retryLastFailedTask / retry", "POST", `/workflow/${wf}/retry?resumeSubworkflowTasks=true&retryIfRetriedByParent=True`],
+    ["terminateWorkflowsWithFailure (bulk)", "POST", "/workflow/bulk/terminate?reason=census&triggerFailureWorkflow=false", [other]],
+    ["terminateWorkflowWithFailure / terminate1", "DELETE", `/workflow/${other}?reason=census&triggerFailureWorkflow=True`],
+    ["restart", "POST", `/workflow/${other}/restart?useLatestDefinitions=True`],
+    ["rerunWorkflow", "POST", `/workflow/${other}/rerun`, { reRunFromWorkflowId: other, workflowInput: {} }],
+    ["deleteWorkflows (bulk)", "POST", "/workflow/bulk/delete", ["census-none"]],
+    ["deleteWorkflow / delete1", "DELETE", `/workflow/${other}/remove?archiveWorkflow=true`],
+    // TaskClient / OrkesTaskClient / TaskResourceApi
+    ["pollTask / poll", "GET", `/tasks/poll/${TASK}?workerid=census-w&domain=`],
+    ["batchPollTasksInDomain / batch_poll", "GET", `/tasks/poll/batch/${TASK}?workerid=census-w&domain=census-d&count=2&timeout=10`],
+    ["ack", "POST", `/tasks/${taskId}/ack?workerid=census-w`],
+    ["logMessageForTask (Java's raw text)", "POST", `/tasks/${taskId}/log`, "a log line"],
+    ["log (Python's JSON string)", "POST", `/tasks/${taskId}/log`, JSON.stringify("a log line")],
+    ["getTaskLogs", "GET", `/tasks/${taskId}/log`],
+    ["getTaskDetails / get_task", "GET", `/tasks/${taskId}`],
+    ["getQueueSizeForTask (Conductor)", "GET", `/tasks/queue/size?taskType=${TASK}`],
+    ["getQueueSizeForTask (Orkes) / size", "GET", `/tasks/queue/sizes?taskType=${TASK}`],
+    ["getPollData", "GET", `/tasks/queue/polldata?taskType=${TASK}`],
+    ["getAllPollData", "GET", "/tasks/queue/polldata"],
+    ["all / all_verbose", "GET", "/tasks/queue/all/verbose"],
+    ["search (tasks)", "GET", "/tasks/search?start=0&size=5&sort=&freeText=*&query="],
+    ["searchV2 (tasks)", "GET", "/tasks/search-v2?start=0&size=5&freeText=*"],
+    ["updateTaskV2", "POST", "/tasks/update-v2", { workflowInstanceId: wf, taskId, status: "IN_PROGRESS", outputData: {}, callbackAfterSeconds: 0 }],
+    ["updateTask / update_task", "POST", "/tasks", { workflowInstanceId: wf, taskId, status: "IN_PROGRESS", outputData: {}, callbackAfterSeconds: 0 }],
+    ["updateTask (by reference name) / update_task1", "POST", `/tasks/${wf}/work/IN_PROGRESS?workerid=census-w`, { step: 2 }],
+    ["updateTaskSync", "POST", `/tasks/${wf}/work/IN_PROGRESS/sync?workerid=census-w`, { step: 3 }],
+    ["signal (sync)", "POST", `/tasks/${wf}/COMPLETED/signal/sync?returnStrategy=TARGET_WORKFLOW&timeoutMillis=1000`, { step: 4 }],
+    ["signalAsync", "POST", `/tasks/${wf}/COMPLETED/signal`, { step: 5 }],
+    // MetadataClient / MetadataResource / TagsResource
+    ["registerWorkflowDef", "POST", "/metadata/workflow?overwrite=true&newVersion=false", { ...definition, name: "census_flow2" }],
+    ["updateWorkflowDefs", "PUT", "/metadata/workflow?overwrite=true&newVersion=false", [{ ...definition, name: "census_flow2" }]],
+    ["getWorkflowDef", "GET", `/metadata/workflow/${FLOW}?version=1&metadata=true`],
+    ["getAllWorkflowsWithLatestVersions", "GET", "/metadata/workflow/latest-versions"],
+    ["getAllWorkflows", "GET", `/metadata/workflow?access=READ&metadata=false&tagKey=&tagValue=&name=${FLOW}&short=true`],
+    ["unregisterWorkflowDef", "DELETE", "/metadata/workflow/census_flow2/1"],
+    ["registerTaskDefs", "POST", "/metadata/taskdefs", [{ name: "census_gone", ownerEmail: "census@example.com", timeoutSeconds: 0, responseTimeoutSeconds: 60 }]],
+    ["updateTaskDef", "PUT", "/metadata/taskdefs", { name: "census_gone", ownerEmail: "census@example.com", retryCount: 1, timeoutSeconds: 0, responseTimeoutSeconds: 60 }],
+    ["getTaskDef", "GET", `/metadata/taskdefs/${TASK}?metadata=false`],
+    ["getTaskDefs / getAllTaskDefs", "GET", "/metadata/taskdefs?access=READ&metadata=false"],
+    ["unregisterTaskDef", "DELETE", "/metadata/taskdefs/census_gone"],
+    ["addTaskTag", "POST", `/metadata/task/${TASK}/tags`, tag],
+    ["setTaskTags", "PUT", `/metadata/task/${TASK}/tags`, [tag]],
+    ["getTaskTags", "GET", `/metadata/task/${TASK}/tags`],
+    ["deleteTaskTag", "DELETE", `/metadata/task/${TASK}/tags`, tag],
+    ["addWorkflowTag", "POST", `/metadata/workflow/${FLOW}/tags`, tag],
+    ["setWorkflowTags", "PUT", `/metadata/workflow/${FLOW}/tags`, [tag]],
+    ["getWorkflowTags", "GET", `/metadata/workflow/${FLOW}/tags`],
+    ["deleteWorkflowTag", "DELETE", `/metadata/workflow/${FLOW}/tags`, tag],
+    ["getTags", "GET", "/metadata/tags"],
+    // EventClient / EventResource
+    ["registerEventHandler", "POST", "/event", { name: "census_handler", event: `conductor:${FLOW}:done`, actions: [{ action: "start_workflow", start_workflow: { name: FLOW } }], active: true }],
+    ["updateEventHandler", "PUT", "/event", { name: "census_handler", event: `conductor:${FLOW}:done`, actions: [{ action: "start_workflow", start_workflow: { name: FLOW } }], active: false }],
+    ["getEventHandlers", "GET", "/event"],
+    ["getEventHandlers (by event)", "GET", `/event/conductor:${FLOW}:done?activeOnly=false`],
+    ["putTagsForEventHandler", "PUT", "/event/census_handler/tags", [tag]],
+    ["getTagsForEventHandler", "GET", "/event/census_handler/tags"],
+    ["unregisterEventHandler", "DELETE", "/event/census_handler"],
+    // SecretResource (its String body raw), EnvironmentResource (text/plain)
+    ["putSecret", "PUT", "/secrets/census_key", "a secret value"],
+    ["secretExists", "GET", "/secrets/census_key/exists"],
+    ["listAllSecretNames", "GET", "/secrets"],
+    ["listAllSecretNamesV2", "GET", "/secrets-v2"],
+    ["putTagForSecret", "PUT", "/secrets/census_key/tags", [tag]],
+    ["getTags (secret)", "GET", "/secrets/census_key/tags"],
+    ["deleteTagForSecret", "DELETE", "/secrets/census_key/tags", [tag]],
+    ["clearLocalCache", "GET", "/secrets/clearLocalCache"],
+    ["clearRedisCache", "GET", "/secrets/clearRedisCache"],
+    ["deleteSecret", "DELETE", "/secrets/census_key"],
+    ["createOrUpdateEnvironmentVariable", "PUT", "/environment/census_env", "a value", { "content-type": "text/plain" }],
+    ["getEnvironmentVariable", "GET", "/environment/census_env"],
+    ["getAllEnvironmentVariables", "GET", "/environment"],
+    ["setEnvironmentVariableTags", "PUT", "/environment/census_env/tags", [tag]],
+    ["getEnvironmentVariableTags", "GET", "/environment/census_env/tags"],
+    ["deleteEnvironmentVariableTags", "DELETE", "/environment/census_env/tags", [tag]],
+    ["deleteEnvironmentVariable", "DELETE", "/environment/census_env"],
+    // TokenResource, UserResource, GroupResource, AuthorizationResource, ApplicationResource
+    ["getUserInfo", "GET", "/token/userInfo?claims=false"],
+    ["upsertUser", "PUT", "/users/census_user", { name: "Census", roles: ["USER"], groups: [] }],
+    ["getUser", "GET", "/users/census_user"],
+    ["listUsers", "GET", "/users?apps=false"],
+    ["getGrantedPermissions (user)", "GET", "/users/census_user/permissions"],
+    ["checkPermissions", "GET", `/users/census_user/checkPermissions?type=WORKFLOW_DEF&id=${FLOW}`],
+    ["upsertGroup", "PUT", "/groups/census_group", { description: "census", roles: ["USER"] }],
+    ["getGroup", "GET", "/groups/census_group"],
+    ["listGroups", "GET", "/groups"],
+    ["addUserToGroup", "POST", "/groups/census_group/users/census_user"],
+    ["getUsersInGroup", "GET", "/groups/census_group/users"],
+    ["getGrantedPermissions (group)", "GET", "/groups/census_group/permissions"],
+    ["removeUserFromGroup", "DELETE", "/groups/census_group/users/census_user"],
+    ["grantPermissions", "POST", "/auth/authorization", { subject: { type: "GROUP", id: "census_group" }, target: { type: "WORKFLOW_DEF", id: FLOW }, access: ["READ"] }],
+    ["getPermissions", "GET", `/auth/authorization/WORKFLOW_DEF/${FLOW}`],
+    ["removePermissions", "DELETE", "/auth/authorization", { subject: { type: "GROUP", id: "census_group" }, target: { type: "WORKFLOW_DEF", id: FLOW }, access: ["READ"] }],
+    ["deleteGroup", "DELETE", "/groups/census_group"],
+    ["deleteUser", "DELETE", "/users/census_user"],
+    ["createApplication", "POST", "/applications", { name: "census_app" }],
+    ["listApplications", "GET", "/applications"],
+    // SchedulerClient / SchedulerResourceApi, SchedulerBulkResource
+    ["saveSchedule", "POST", "/scheduler/schedules", { name: "census_schedule", cronExpression: "0 0 * * * ?", startWorkflowRequest: { name: FLOW, version: 1, input: {} }, paused: true, scheduleStartTime: 0, scheduleEndTime: 0 }],
+    ["getAllSchedules", "GET", `/scheduler/schedules?workflowName=${FLOW}`],
+    ["getSchedule", "GET", "/scheduler/schedules/census_schedule"],
+    ["getNextFewSchedules", "GET", "/scheduler/nextFewSchedules?cronExpression=0%200%20*%20*%20*%20%3F&scheduleStartTime=0&scheduleEndTime=0&limit=3"],
+    ["pauseSchedule", "GET", "/scheduler/schedules/census_schedule/pause"],
+    ["resumeSchedule", "GET", "/scheduler/schedules/census_schedule/resume"],
+    ["searchV2 (schedule executions)", "GET", "/scheduler/search/executions?start=0&size=10&sort=&freeText=*&query="],
+    ["setSchedulerTags", "PUT", "/scheduler/schedules/census_schedule/tags", [tag]],
+    ["getSchedulerTags", "GET", "/scheduler/schedules/census_schedule/tags"],
+    ["deleteSchedulerTags", "DELETE", "/scheduler/schedules/census_schedule/tags", [tag]],
+    ["pauseSchedulers (bulk)", "PUT", "/scheduler/bulk/pause", ["census_schedule"]],
+    ["resumeSchedulers (bulk)", "PUT", "/scheduler/bulk/resume", ["census_schedule"]],
+    ["deleteSchedule", "DELETE", "/scheduler/schedules/census_schedule"],
+    // WebhookResource, VersionResourceApi, HealthCheckResourceApi
+    ["getAllWebhooks", "GET", "/metadata/webhook"],
+    ["getVersion", "GET", "/version"],
+    ["doCheck", "GET", "/health"],
+  ];
+}
+
+/** Calls of features this service deliberately does not serve: each a 501 naming what to use instead (docs/api.md). */
+const NOT_SERVED: ClientCall[] = [
+  ["getSecret (values are write-only here)", "GET", "/secrets/census_none"],
+  ["removeTaskFromQueue", "GET", `/tasks/queue/${TASK}/census-task`],
+  ["requeueAllPendingTasks", "POST", "/tasks/queue/requeue"],
+  ["requeuePendingTasksByTaskType", "POST", `/tasks/queue/requeue/${TASK}`],
+  ["uploadCompletedWorkflows", "POST", "/workflow/document-store/upload"],
+  ["uploadWorkflowTaskDefs", "POST", "/metadata/workflow-task-defs/upload"],
+  ["handleIncomingEvent", "POST", "/event/handleIncomingEvent", { event: "x" }],
+  ["getQueueConfig", "GET", "/event/queue/config/kafka/census"],
+  ["sendInviteEmail", "POST", "/users/census@example.com/sendInviteEmail"],
+  ["execute_workflow_as_get_api", "GET", `/workflow/execute/${FLOW}?version=1`],
+];
+
+describe("the Java and Python clients' calls", () => {
+  it("each reaches a route that serves it: none is 'No route', a 405, a 501 or a 5xx", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: TASK, ownerEmail: "census@example.com", retryCount: 0, timeoutSeconds: 0, responseTimeoutSeconds: 60 }]);
+    await register(definition);
+    const wf = await startWorkflow(FLOW, {}, "?correlationId=census-c1");
+    const polled = await eventually(async () => (await api("GET", `/api/tasks/poll/${TASK}?workerid=census-w`)).text(), (text) => text.length > 0, "a task to poll");
+    const taskId = (JSON.parse(polled) as { taskId: string }).taskId;
+    const other = await startWorkflow(FLOW, {});
+    const misrouted: string[] = [];
+    for (const call of servedCalls(wf, other, taskId)) {
+      const { status, message } = await send(call);
+      if (status === 405 || status === 501 || status >= 500 || message.startsWith("No route")) misrouted.push(`${call[0]}: ${call[1]} ${call[2]} → ${status} ${message}`);
+    }
+    expect(misrouted).toEqual([]);
+  });
+
+  it("each call of a feature not served here is a 501 saying so, not 'No route' or a 405", async () => {
+    for (const call of NOT_SERVED) {
+      const { status, error } = await send(call);
+      expect({ call: call[0], status, error }).toEqual({ call: call[0], status: 501, error: "NOT_IMPLEMENTED" });
+    }
+  });
+});
