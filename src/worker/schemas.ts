@@ -150,7 +150,7 @@ export const StartWorkflowRequest = clientRequestObject(START_WORKFLOW_FIELDS);
 export function isBareWorkflowInput(body: unknown): boolean {
   if (!isPlainObject(body)) return false;
   const keys = Object.keys(body as JsonObject);
-  return keys.length > 0 && keys.every((key) => !(key in START_WORKFLOW_FIELDS) && key !== "externalInputPayloadStoragePath" && key !== "createdBy");
+  return keys.length > 0 && keys.every((key) => !Object.hasOwn(START_WORKFLOW_FIELDS, key) && key !== "externalInputPayloadStoragePath" && key !== "createdBy");
 }
 /** Parsed {@link StartWorkflowRequest}. */
 export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;

@@ -403,6 +403,13 @@ describe("Orkes' executeWorkflowAsAPI (POST /api/workflow/execute/{name}?version
     expect(statuses(run)).toEqual(["prep:COMPLETED", "work:SCHEDULED"]);
   });
 
+  it("takes an input whose keys are names an object inherits (constructor, toString) as the input too", async () => {
+    await register({ name: "exec_as_api_inherited", tasks: [inline("prep")] });
+    const response = await api("POST", "/api/workflow/execute/exec_as_api_inherited?version=1", { constructor: "c", toString: 1, order: 3 });
+    const run = (await response.json()) as Run;
+    expect(run).toMatchObject({ status: "COMPLETED", input: { constructor: "c", toString: 1, order: 3 } });
+  });
+
   it("still reads a StartWorkflowRequest as one (the contract's body), its fields winning over the query and the headers", async () => {
     await register({ name: "exec_as_api_request", tasks: [inline("prep")] });
     await register({ name: "exec_as_api_request", version: 2, tasks: [inline("prep")] });
