@@ -27,5 +27,18 @@ export function isDotSegment(name: string): boolean {
   return name === "." || name === "..";
 }
 
+/**
+ * True when `text` holds a lone surrogate (`"\ud800"` in JSON, half of a character outside the BMP): a URL path cannot
+ * carry it (a segment is percent-decoded as UTF-8, which has no form for it, so `%ED%A0%80` reads as U+FFFD), and D1
+ * keeps its bytes, read back as three U+FFFD. A name holding one could be stored but never named again to read or
+ * delete it.
+ */
+export function holdsLoneSurrogate(text: string): boolean {
+  return /\p{Cs}/u.test(text);
+}
+
+/** Why a name may not {@link holdsLoneSurrogate}. */
+export const LONE_SURROGATE_MESSAGE = "must not hold a lone surrogate (a \\uD800-\\uDFFF escape without its pair, such as half an emoji): no URL can name it, so it could never be read or deleted";
+
 /** Why a name may not be {@link isDotSegment}. */
 export const DOT_SEGMENT_MESSAGE = "must not be . or .. (a URL naming it would resolve it away)";

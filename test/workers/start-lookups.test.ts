@@ -153,13 +153,21 @@ describe("a registration's look-ups of task definition templates", () => {
 
 describe("names D1 stores otherwise than they were given", () => {
   it("a start finds the task definition and the latest child version of a name holding a lone surrogate, as one look-up a name found them (D1 stores the name's bytes, read back as replacement characters)", async () => {
-    // "\ud800" in a JSON body is a lone surrogate, which a name may hold (Conductor asks only that it is not empty).
+    // "\ud800" in a JSON body is a lone surrogate. Registration refuses such a name now (no URL can name it), but one
+    // stored before that rule still runs: the rows are written here as they were then, registered under a plain name
+    // and renamed in D1.
     const odd = "sl_odd_\ud800";
-    await register({ name: odd, tasks: noop });
+    const storedAs = async (plain: string) => {
+      await env.DB.prepare("UPDATE workflow_defs SET name = ?1, definition = json_set(definition, '$.name', ?1) WHERE name = ?2").bind(odd, plain).run();
+      await env.DB.prepare("UPDATE task_defs SET name = ?1, definition = json_set(definition, '$.name', ?1) WHERE name = ?2").bind(odd, plain).run();
+    };
+    await register({ name: "sl_odd_v1", tasks: noop });
+    await storedAs("sl_odd_v1");
     await register({ name: "sl_odd_flow", tasks: [{ name: odd, taskReferenceName: "simple", type: "SIMPLE" }, { name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: odd } }] });
-    // Written after the parent, each write forgetting what this isolate cached of it: the start reads both from D1.
-    await register({ name: odd, version: 2, tasks: noop });
-    await apiOk("POST", "/api/metadata/taskdefs", [{ name: odd, ownerEmail: "t@example.com", retryCount: 7 }]);
+    // Written after the parent, behind this isolate's caches: the start reads both from D1.
+    await register({ name: "sl_odd_v2", version: 2, tasks: noop });
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "sl_odd_v2", ownerEmail: "t@example.com", retryCount: 7 }]);
+    await storedAs("sl_odd_v2");
 
     const workflowId = await apiOk<string>("POST", "/api/workflow/sl_odd_flow", {});
     const started = await apiOk<JsonObject>("GET", `/api/workflow/${workflowId}`);

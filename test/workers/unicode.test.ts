@@ -1,6 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ADMIN_KEY, apiOk, getWorkflow, register } from "./helpers";
+import { ADMIN_KEY, api, apiOk, getWorkflow, register } from "./helpers";
 
 const wait = [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }];
 
@@ -29,5 +29,40 @@ describe("JSON request bodies as bytes", () => {
     const started = await postRaw("/api/workflow", new TextEncoder().encode(`\ufeff${text}`));
     expect(started.status).toBe(200);
     expect((await getWorkflow(await started.text())).input).toEqual({ city: "café" });
+  });
+});
+
+describe("definition names beyond ASCII", () => {
+  it("a workflow or task definition name holding a lone surrogate (half an emoji) is a 400 at its name, nothing stored, where it was stored and then answered 404 to every path naming it (none can: a URL has no form for it) and listed as three U+FFFD", async () => {
+    const half = "uni_half_\ud83d";
+    const workflow = await refusal(await postRaw("/api/metadata/workflow", JSON.stringify({ name: half, version: 1, schemaVersion: 2, ownerEmail: "test@example.com", tasks: wait })), 400, "VALIDATION_ERROR");
+    expect(workflow.validationErrors?.map((issue) => issue.path)).toEqual(["name"]);
+    expect(workflow.validationErrors?.[0]?.message).toContain("must not hold a lone surrogate");
+    const task = await refusal(await postRaw("/api/metadata/taskdefs", JSON.stringify([{ name: half, ownerEmail: "test@example.com" }])), 400, "VALIDATION_ERROR");
+    expect(task.validationErrors?.map((issue) => issue.path)).toEqual(["[0].name"]);
+    expect(task.validationErrors?.[0]?.message).toContain("without a lone surrogate");
+
+    const workflowNames = await apiOk<string[]>("GET", "/api/metadata/workflow/names");
+    const taskNames = (await apiOk<Array<{ name: string }>>("GET", "/api/metadata/taskdefs")).map((definition) => definition.name);
+    expect([...workflowNames, ...taskNames].filter((name) => name.startsWith("uni_half_"))).toEqual([]);
+  });
+
+  it("a name in any script round-trips through its percent-encoded path, and two names equal but for Unicode normalisation (é precomposed, e and a combining accent) or case are two definitions, as Conductor compares names", async () => {
+    const composed = "uni_café_流程_😀";
+    const decomposed = "uni_cafe\u0301_流程_😀";
+    const capital = "uni_CAFÉ_流程_😀";
+    await register({ name: capital, tasks: wait, description: "capital" });
+    await register({ name: composed, tasks: wait, description: "composed" });
+    await register({ name: decomposed, tasks: wait, description: "decomposed" });
+    for (const [name, description] of [[composed, "composed"], [decomposed, "decomposed"]] as const) {
+      const read = await apiOk("GET", `/api/metadata/workflow/${encodeURIComponent(name)}`);
+      expect({ name: read["name"], description: read["description"] }).toEqual({ name, description });
+      const workflowId = await apiOk<string>("POST", `/api/workflow/${encodeURIComponent(name)}`, {});
+      expect((await getWorkflow(workflowId)).workflowName).toBe(name);
+    }
+    await apiOk("DELETE", `/api/metadata/workflow/${encodeURIComponent(decomposed)}/1`);
+    expect((await api("GET", `/api/metadata/workflow/${encodeURIComponent(decomposed)}`)).status).toBe(404);
+    expect((await apiOk("GET", `/api/metadata/workflow/${encodeURIComponent(composed)}`))["description"]).toBe("composed");
+    expect((await apiOk("GET", `/api/metadata/workflow/${encodeURIComponent(capital)}`))["description"]).toBe("capital");
   });
 });

@@ -3,7 +3,7 @@
  * given inline as a workflow task's `taskDefinition`. Conductor's defaults fill what is left out (three
  * retries a minute apart, an hour's response timeout), so a definition behaves here as it does there.
  */
-import { isDotSegment } from "../http-syntax";
+import { holdsLoneSurrogate, isDotSegment } from "../http-syntax";
 import * as v from "valibot";
 import { findTemplateErrors, referencedSecrets } from "../expressions";
 import { RETRY_LOGICS, TIMEOUT_POLICIES, type JsonObject, type RetryLogic, type TaskDef, type TimeoutPolicy, type WorkflowDef, type WorkflowTaskDef } from "../model";
@@ -44,8 +44,8 @@ function names(field: string) {
 
 const TASK_DEF_NAME = rule<string>(
   "name",
-  `a non-empty string of at most ${MAX_TASK_DEF_NAME_LENGTH} characters, not . or ..`,
-  (value) => typeof value === "string" && value.trim() !== "" && value.length <= MAX_TASK_DEF_NAME_LENGTH && !isDotSegment(value),
+  `a non-empty string of at most ${MAX_TASK_DEF_NAME_LENGTH} characters, not . or .., without a lone surrogate (half of a character, which no URL can name)`,
+  (value) => typeof value === "string" && value.trim() !== "" && value.length <= MAX_TASK_DEF_NAME_LENGTH && !isDotSegment(value) && !holdsLoneSurrogate(value),
 );
 
 /** Every field but the name; Conductor's defaults where one is left out. Unknown keys are dropped. */

@@ -5,7 +5,7 @@
  * then cross-task rules (unique reference names, the task names expressions read) and `${...}` syntax. Every problem is reported,
  * so an author can fix a definition in one round trip.
  */
-import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../http-syntax";
+import { DOT_SEGMENT_MESSAGE, holdsLoneSurrogate, isDotSegment, LONE_SURROGATE_MESSAGE } from "../http-syntax";
 import * as v from "valibot";
 import { findTemplateErrors, hasExpression, referencedSecrets, taskReferencesIn, type TaskReference } from "../expressions";
 import {
@@ -158,6 +158,7 @@ const WORKFLOW_NAME = expecting(
     // Conductor's own validation rejects ':' in names; the same rule keeps definitions portable both ways.
     v.check((name: string) => !name.includes(":"), "name must not contain ':' (Conductor does not allow it in workflow names)"),
     v.check((name: string) => !isDotSegment(name), `name ${DOT_SEGMENT_MESSAGE}`),
+    v.check((name: string) => !holdsLoneSurrogate(name), `name ${LONE_SURROGATE_MESSAGE}`),
   ),
   `a non-empty string of at most ${MAX_WORKFLOW_NAME_LENGTH} characters without ':' or surrounding whitespace`,
 );
