@@ -20,6 +20,18 @@ export function isHeaderValueText(value: string): boolean {
 }
 
 /**
+ * Why `value` cannot be sent as a header value, or undefined when it can: {@link isHeaderValueText}, and no character
+ * beyond Latin-1 (U+00FF), which a header has no form for (fetch's ByteString: a browser throws a TypeError; workerd
+ * sends its UTF-8 bytes with a warning, which a receiver reading Latin-1, as HTTP's obs-text, reads as other
+ * characters). Never quotes the value, which may hold a secret.
+ */
+export function headerValueProblem(value: string): string | undefined {
+  if (!isHeaderValueText(value)) return "it holds a line break or NUL";
+  if (/[^\u0000-\u00ff]/.test(value)) return "it holds a character beyond Latin-1 (U+00FF), which no header can carry: percent-encode it (as RFC 8187's UTF-8'' form does) or send it in the body";
+  return undefined;
+}
+
+/**
  * True for `.` and `..`: a name that would be one path segment of a URL, and which a client's URL resolves away
  * (`/api/metadata/workflow/..` is `/api/metadata/`), so that a request about it reaches another route.
  */

@@ -370,6 +370,9 @@ describe("HTTP task failures", () => {
     ["a contentType holding NUL", { method: "POST", body: {}, contentType: "${workflow.input.v}" }, "text/plain\u0000", /contentType .* header value/],
     ["a header name with a space", { method: "GET", headers: "${workflow.input.v}" }, { "X Bad": "1" }, /header name "X Bad" must be a token/],
     ["a header value with a line break", { method: "GET", headers: "${workflow.input.v}" }, { "X-Ok": "a\nb" }, /header X-Ok .* header value/],
+    // workerd sent these as their UTF-8 bytes, which the receiver read as Latin-1: "æ\u0097¥æ\u009c¬".
+    ["a header value beyond Latin-1", { method: "GET", headers: "${workflow.input.v}" }, { "X-Name": "日本" }, /header X-Name is not a valid header value: it holds a character beyond Latin-1/],
+    ["a header value holding U+2028", { method: "GET", headers: { "X-Name": "${workflow.input.v}" } }, "a\u2028b", /header X-Name is not a valid header value: it holds a character beyond Latin-1/],
   ])("fails with a terminal error and sends nothing when an expression resolves to %s", async (_what, fields, value, reason) => {
     const key = `resolved-${crypto.randomUUID()}`;
     const name = `http_resolved_${key.slice(-8)}`;

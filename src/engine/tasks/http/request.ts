@@ -1,5 +1,5 @@
 import type { EngineConfig } from "../../config";
-import { isHeaderName, isHeaderValueText, TOKEN_DESCRIPTION } from "../../http-syntax";
+import { headerValueProblem, isHeaderName, TOKEN_DESCRIPTION } from "../../http-syntax";
 import type { JsonObject, JsonValue } from "../../model";
 import { setOwn } from "../../own-property";
 import { toBase64 } from "./response";
@@ -157,7 +157,8 @@ function holdsObject(value: JsonValue | undefined): boolean {
  */
 function headerProblem(name: string, value: string): string | undefined {
   if (!isHeaderName(name)) return `HTTP task header name ${JSON.stringify(name.slice(0, 60))} must be ${TOKEN_DESCRIPTION}`;
-  if (!isHeaderValueText(value)) return `HTTP task header ${name} is not a valid header value: it holds a line break or NUL`;
+  const problem = headerValueProblem(value);
+  if (problem !== undefined) return `HTTP task header ${name} is not a valid header value: ${problem}`;
   return undefined;
 }
 
@@ -283,7 +284,8 @@ export function buildHttpRequest(input: JsonObject, config: EngineConfig, idempo
   const accept = headerValue(fields["accept"]);
   const contentType = headerValue(fields["contentType"]);
   for (const [field, value] of [["accept", accept], ["contentType", contentType]] as const) {
-    if (value !== undefined && !isHeaderValueText(value)) return { ok: false, reason: `HTTP task ${field} is not a valid header value: it holds a line break or NUL` };
+    const problem = value === undefined ? undefined : headerValueProblem(value);
+    if (problem !== undefined) return { ok: false, reason: `HTTP task ${field} is not a valid header value: ${problem}` };
   }
   if (accept !== undefined) setHeader(headers, "Accept", accept);
   else if (!hasHeader(headers, "Accept")) headers["Accept"] = "application/json";
