@@ -50,7 +50,7 @@ export function holdsLoneSurrogate(text: string): boolean {
 }
 
 /** Why a name may not {@link holdsLoneSurrogate}. */
-export const LONE_SURROGATE_MESSAGE = "must not hold a lone surrogate (a \\uD800-\\uDFFF escape without its pair, such as half an emoji): no URL can name it, so it could never be read or deleted";
+export const LONE_SURROGATE_MESSAGE = "must not hold a lone surrogate (a \\uD800-\\uDFFF escape without its pair, such as half an emoji): a URL cannot carry it, so no request could name it again";
 
 /** Why a name may not be {@link isDotSegment}. */
 export const DOT_SEGMENT_MESSAGE = "must not be . or .. (a URL naming it would resolve it away)";

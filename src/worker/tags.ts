@@ -2,6 +2,7 @@ import { forgetTaggedDefinitions } from "./auth/tag-grants";
 import * as v from "valibot";
 import { parseOrThrow, requestObject } from "./schemas";
 import { validationError } from "./http/errors";
+import { holdsLoneSurrogate, LONE_SURROGATE_MESSAGE } from "../engine/http-syntax";
 
 /** Most tags one thing (a definition, a schedule, an event handler) holds. */
 export const MAX_TAGS_PER_TARGET = 100;
@@ -43,10 +44,13 @@ const tagText = v.pipe(
   v.transform((value) => String(value)),
 );
 
+/** A tag's text must be well-formed: a tag is looked up by its key and value in a query (`?tagKey=`), which cannot carry half a character. */
+const wellFormed = v.check((text: string) => !holdsLoneSurrogate(text), LONE_SURROGATE_MESSAGE);
+
 /** Orkes' Tag (`{key, value}`; its deprecated `type` is accepted and ignored). */
 export const TagSchema = requestObject({
-  key: v.pipe(tagText, v.minLength(1, "must not be empty"), v.maxLength(MAX_TAG_LENGTH, `must be at most ${MAX_TAG_LENGTH} characters`)),
-  value: v.pipe(tagText, v.maxLength(MAX_TAG_LENGTH, `must be at most ${MAX_TAG_LENGTH} characters`)),
+  key: v.pipe(tagText, v.minLength(1, "must not be empty"), v.maxLength(MAX_TAG_LENGTH, `must be at most ${MAX_TAG_LENGTH} characters`), wellFormed),
+  value: v.pipe(tagText, v.maxLength(MAX_TAG_LENGTH, `must be at most ${MAX_TAG_LENGTH} characters`), wellFormed),
 });
 
 /** A list of tags (`PUT …/tags`, a definition's `tags`); a key given twice keeps its last value. */

@@ -66,3 +66,18 @@ describe("definition names beyond ASCII", () => {
     expect((await apiOk("GET", `/api/metadata/workflow/${encodeURIComponent(capital)}`))["description"]).toBe("capital");
   });
 });
+
+describe("tags beyond ASCII", () => {
+  it("a tag in any script is found by its percent-encoded key and value; one holding a lone surrogate is a 400 that leaves the tags as they were, where it was stored, listed as three U+FFFD and found by no query", async () => {
+    await register({ name: "uni_tagged", tasks: wait });
+    await apiOk("PUT", "/api/metadata/workflow/uni_tagged/tags", [{ key: "équipe", value: "支払い😀" }]);
+    const found = await apiOk<Array<{ name: string }>>("GET", `/api/metadata/workflow?tagKey=${encodeURIComponent("équipe")}&tagValue=${encodeURIComponent("支払い😀")}`);
+    expect(found.map((definition) => definition.name)).toEqual(["uni_tagged"]);
+
+    for (const tag of [{ key: "half\ud83d", value: "v" }, { key: "k", value: "half\ude00" }]) {
+      const refused = await refusal(await api("PUT", "/api/metadata/workflow/uni_tagged/tags", JSON.stringify([tag])), 400, "VALIDATION_ERROR");
+      expect(refused.validationErrors?.[0]?.message).toContain("must not hold a lone surrogate");
+    }
+    expect(await apiOk("GET", "/api/metadata/workflow/uni_tagged/tags")).toEqual([{ key: "équipe", value: "支払い😀" }]);
+  });
+});
