@@ -1,5 +1,6 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { createUser } from "./auth-helpers";
 import { ADMIN_KEY, api, apiOk, getWorkflow, register } from "./helpers";
 
 const wait = [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }];
@@ -36,6 +37,23 @@ describe("JSON request bodies as bytes", () => {
     expect(declared.status).toBe(200);
     expect((await getWorkflow(await declared.text())).input).toEqual({ city: "café" });
     await refusal(await postRaw("/api/workflow/uni_bytes", '{"city":"x"}', "application/json; charset=x-nonesuch"), 415, "UNSUPPORTED_MEDIA_TYPE");
+  });
+
+
+  it("a body in a declared charset names, to the permission check, the workflow the start starts: a caller who may start one workflow cannot start another by writing its body in Latin-1", async () => {
+    await register({ name: "uni_allowed", tasks: wait });
+    await register({ name: "uni_forbidden", tasks: wait });
+    const user = await createUser(`uni-starter-${crypto.randomUUID().slice(0, 8)}`, { directPermissions: [{ action: "WORKFLOW_ADMIN", scope: "workflow:uni_allowed" }] });
+    const send = (name: string) =>
+      SELF.fetch("https://conductor.test/api/workflow", {
+        method: "POST",
+        headers: { "x-api-key": user.apiKey, "content-type": "application/json; charset=ISO-8859-1" },
+        body: Uint8Array.from(`{"name":"${name}","correlationId":"uni-latin1-start","input":{"city":"café"}}`, (c) => c.charCodeAt(0)),
+      });
+    await refusal(await send("uni_forbidden"), 403, "PERMISSION_DENIED");
+    const allowed = await send("uni_allowed");
+    expect(allowed.status).toBe(200);
+    expect((await getWorkflow(await allowed.text())).input).toEqual({ city: "café" });
   });
 });
 

@@ -59,7 +59,8 @@ export async function peekJsonObject(request: Request, maxBytes: number): Promis
   try {
     const bytes = await readBounded(request.clone().body, maxBytes);
     if (bytes === "too-large") return undefined;
-    const text = utf8Text(bytes);
+    // Read as the route reads it (jsonBodyText), so that the name the guard checks is the name the route acts on.
+    const text = jsonBodyText(bytes, mediaType(request.headers.get("content-type")).charset);
     if (text === undefined) return undefined;
     const body: unknown = JSON.parse(text);
     return typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
