@@ -251,6 +251,19 @@ describe("HTTP task vipAddress", () => {
     expect((await api("GET", "/api/metadata/workflow/http_uri_scheme")).status).toBe(404);
   });
 
+  it.each([
+    ["beyond Latin-1", "日本"],
+    ["holding a line break", "a\r\nX-Injected: 1"],
+    ["in a list, beyond Latin-1", ["ok", "😀"]],
+  ])("refuses at registration a literal header value %s, storing nothing; one from an expression is checked as the task runs", async (_what, value) => {
+    const name = `http_header_literal_${crypto.randomUUID().slice(0, 8)}`;
+    const response = await api("POST", "/api/metadata/workflow", { name, version: 1, schemaVersion: 2, ownerEmail: "team@example.com", tasks: [httpTask("call", { uri: target("/echo"), method: "GET", headers: { "X-Name": value } })] });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "tasks[0].inputParameters.headers.X-Name", message: expect.stringContaining("without a line break, NUL or character beyond Latin-1") }] });
+    expect((await api("GET", `/api/metadata/workflow/${name}`)).status).toBe(404);
+    await register({ name, tasks: [httpTask("call", { uri: target("/echo"), method: "GET", headers: { "X-Name": "${workflow.input.name}", "X-Latin": "café" } })] });
+  });
+
   it("takes a request whose optional fields are null as one leaving them out (the .NET SDK's HttpTaskSettings writes them all)", async () => {
     // HttpTask's http_request as the .NET SDK's HttpTaskSettings.ToDictionary() writes it: every field, vipAddress null.
     const settings = { uri: target("/echo/dotnet"), method: "GET", accept: "application/json", contentType: "application/json", headers: {}, body: null, vipAddress: null, asyncComplete: false, oauthConsumerKey: false, oauthConsumerSecret: false, connectionTimeOut: 0, readTimeOut: 0 };

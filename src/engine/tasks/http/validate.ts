@@ -21,7 +21,7 @@ import {
 } from "../../definition/checks";
 import { hasExpression, parseTemplate } from "../../expressions";
 import { childPath, registrationOnly, type ValidationIssue } from "../../validation-issue";
-import { isHeaderValueText } from "../../http-syntax";
+import { headerValueProblem, isHeaderValueText } from "../../http-syntax";
 
 /** HTTP methods the spec allows, spelled exactly as it lists them. */
 export const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"] as const;
@@ -119,8 +119,13 @@ function isTimeout(value: unknown): boolean {
   return Number(value.trim()) <= MAX_HTTP_TIMEOUT_MS;
 }
 
+/**
+ * A header value's scalar: a number, a boolean, or text a header can carry (no line break, NUL or character beyond
+ * Latin-1, see {@link headerValueProblem}) unless it holds an expression, whose value is checked as the task runs.
+ */
 function isHeaderScalar(value: unknown): boolean {
-  return typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value));
+  if (typeof value === "string") return hasExpression(value) || headerValueProblem(value) === undefined;
+  return typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value));
 }
 
 /**
@@ -157,7 +162,7 @@ const REQUEST = fieldsOf({
   contentType: v.nullish(
     rule<string>("contentType", `one of the supported MIME types: ${HTTP_CONTENT_TYPES.join(", ")}`, orExpression(isMediaTypeOf(HTTP_CONTENT_TYPES))),
   ),
-  headers: v.nullish(mapOf("headers", "a string, a number or a boolean, a list of them, or null", isHeaderValue, { wholeExpression: true, key: HEADER_NAME_KEY })),
+  headers: v.nullish(mapOf("headers", "a string (without a line break, NUL or character beyond Latin-1, U+00FF), a number or a boolean, a list of them, or null", isHeaderValue, { wholeExpression: true, key: HEADER_NAME_KEY })),
   encode: v.nullish(rule<boolean>("encode", "a boolean", orExpression(isBoolean))),
   connectionTimeOut: v.nullish(rule<unknown>("connectionTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
   readTimeOut: v.nullish(rule<unknown>("readTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
