@@ -187,6 +187,23 @@ describe("FORK_JOIN_DYNAMIC", () => {
     expect(await hits("dynamic-egress")).toBe(1);
   });
 
+  it("forks an optional HTTP task whose header value a header cannot carry (日本, a line break): it fails as it runs, sending nothing, and the fork goes on, as a uri of another scheme does (a registration-only lint), where the whole fork failed", async () => {
+    await register({ name: "dynamic_header_text", tasks: dynamicFork("fan", "${workflow.input.tasks}", "${workflow.input.inputs}") });
+    const tasks = [
+      { name: "wide", taskReferenceName: "wide", type: "HTTP", optional: true },
+      { name: "split", taskReferenceName: "split", type: "HTTP", optional: true },
+      { name: "plain", taskReferenceName: "plain", type: "HTTP", optional: false },
+    ];
+    const call = (headers: JsonObject) => ({ http_request: { uri: target("/count/dynamic-header-text"), method: "GET", headers } });
+    const inputs = { wide: call({ "X-Name": "日本" }), split: call({ "X-Name": "a\r\nX-Injected: 1" }), plain: call({ "X-Name": "café" }) };
+    const done = await waitFor(await startWorkflow("dynamic_header_text", { tasks, inputs }), ["COMPLETED", "COMPLETED_WITH_ERRORS", "FAILED"]);
+    expect(done.status, String(done.reasonForIncompletion)).toBe("COMPLETED");
+    expect(refsAndStatuses(done)).toEqual(["fan:COMPLETED", "fan_join:COMPLETED_WITH_ERRORS", "plain:COMPLETED", "split:COMPLETED_WITH_ERRORS", "wide:COMPLETED_WITH_ERRORS"]);
+    expect(String(done.tasks.find((task) => task.referenceTaskName === "wide")!.reasonForIncompletion)).toContain("header X-Name is not a valid header value: it holds a character beyond Latin-1");
+    expect(String(done.tasks.find((task) => task.referenceTaskName === "split")!.reasonForIncompletion)).toContain("header X-Name is not a valid header value: it holds a line break or NUL");
+    expect(await hits("dynamic-header-text")).toBe(1);
+  });
+
   it("refuses to fork tasks given at run time that read a secret (at any depth), calling nothing: whoever starts it would choose where the secret goes", async () => {
     expect((await api("PUT", "/api/secrets/fork_guarded", JSON.stringify("guarded-value"))).status).toBe(200);
     await register({ name: "dynamic_secret", tasks: dynamicFork("fan", "${workflow.input.tasks}", "${workflow.input.inputs}") });

@@ -119,13 +119,9 @@ function isTimeout(value: unknown): boolean {
   return Number(value.trim()) <= MAX_HTTP_TIMEOUT_MS;
 }
 
-/**
- * A header value's scalar: a number, a boolean, or text a header can carry (no line break, NUL or character beyond
- * Latin-1, see {@link headerValueProblem}) unless it holds an expression, whose value is checked as the task runs.
- */
+/** A header value's scalar: text, a number or a boolean (what text a header can carry is {@link headerTextIssues}'). */
 function isHeaderScalar(value: unknown): boolean {
-  if (typeof value === "string") return hasExpression(value) || headerValueProblem(value) === undefined;
-  return typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value));
+  return typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value));
 }
 
 /**
@@ -162,7 +158,7 @@ const REQUEST = fieldsOf({
   contentType: v.nullish(
     rule<string>("contentType", `one of the supported MIME types: ${HTTP_CONTENT_TYPES.join(", ")}`, orExpression(isMediaTypeOf(HTTP_CONTENT_TYPES))),
   ),
-  headers: v.nullish(mapOf("headers", "a string (without a line break, NUL or character beyond Latin-1, U+00FF), a number or a boolean, a list of them, or null", isHeaderValue, { wholeExpression: true, key: HEADER_NAME_KEY })),
+  headers: v.nullish(mapOf("headers", "a string, a number or a boolean, a list of them, or null", isHeaderValue, { wholeExpression: true, key: HEADER_NAME_KEY })),
   encode: v.nullish(rule<boolean>("encode", "a boolean", orExpression(isBoolean))),
   connectionTimeOut: v.nullish(rule<unknown>("connectionTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
   readTimeOut: v.nullish(rule<unknown>("readTimeOut", TIMEOUT_EXPECTED, orExpression(isTimeout))),
@@ -201,7 +197,7 @@ export function validateHttpTask(task: UnknownRecord, path: string): ValidationI
   if (!isRecord(input)) return [];
 
   const nested = input["http_request"];
-  if (nested === undefined) return [...missingUriHint(validateWith(REQUEST, input, inputPath), input), ...uriIssues(input, inputPath), ...bodyIssues(input, inputPath)];
+  if (nested === undefined) return [...missingUriHint(validateWith(REQUEST, input, inputPath), input), ...uriIssues(input, inputPath), ...bodyIssues(input, inputPath), ...headerTextIssues(input, inputPath)];
   const requestPath = childPath(inputPath, "http_request");
   // The whole request from an expression (`"http_request": "${workflow.input.request}"`, as Conductor's docs start a
   // workflow): known only as the task runs, where a request without uri or method fails the task.
@@ -214,7 +210,26 @@ export function validateHttpTask(task: UnknownRecord, path: string): ValidationI
   const placeOf = (key: unknown) => (typeof key === "string" && Object.hasOwn(flat, key) && !Object.hasOwn(nested, key) ? inputPath : requestPath);
   const result = v.safeParse(REQUEST, request);
   const issues = result.success ? [] : result.issues.flatMap((issue) => toIssues([issue], placeOf(issue.path?.[0]?.key)));
-  return [...missingUriHint(issues, request), ...uriIssues(request, placeOf("uri")), ...bodyIssues(request, requestPath)];
+  return [...missingUriHint(issues, request), ...uriIssues(request, placeOf("uri")), ...bodyIssues(request, requestPath), ...headerTextIssues(request, placeOf("headers"))];
+}
+
+/**
+ * A literal header value (alone or in a list) a header cannot carry (see {@link headerValueProblem}): a line break, NUL
+ * or a character beyond Latin-1. Every run would fail the task (`buildHttpRequest`, sending nothing), so it is refused
+ * at registration, as a literal uri of another scheme is; only there (registration-only): a definition registered before
+ * this rule, a forked task or a DYNAMIC's chosen one still runs, that task failing as it runs, and an optional one lets
+ * a fork go on. A value holding an expression is only known as the task runs. The value is never quoted (a credential).
+ */
+function headerTextIssues(request: UnknownRecord, requestPath: string): ValidationIssue[] {
+  const headers = request["headers"];
+  if (!isRecord(headers)) return [];
+  const issues: ValidationIssue[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    const problem = (Array.isArray(value) ? value : [value]).map((text) => (typeof text === "string" && !hasExpression(text) ? headerValueProblem(text) : undefined)).find((found) => found !== undefined);
+    if (problem === undefined) continue;
+    issues.push(registrationOnly({ path: childPath(childPath(requestPath, "headers"), name), message: `headers value for ${JSON.stringify(name)} must be text without a line break, NUL or character beyond Latin-1 (U+00FF), but ${problem}` }));
+  }
+  return issues;
 }
 
 /**
