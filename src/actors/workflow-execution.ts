@@ -60,7 +60,8 @@ import { eventMeets, writtenMatches } from "../engine/tasks/wait-for-webhook/mat
 import type { HumanAction, HumanCaller } from "../engine/tasks/human/progress";
 import { serviceConfig, type ServiceConfig } from "../worker/config";
 import { LATEST_ALARM_MILLIS } from "../worker/alarm-limit";
-import { readsAsJson } from "../worker/http/body";
+import { jsonRequestText, readsAsJson } from "../worker/http/body";
+import { ApiError } from "../worker/http/errors";
 import { settledWithin } from "../worker/ttl-cache";
 import { TaskDefRepository } from "../worker/task-defs";
 import { EnvironmentRepository } from "../worker/environment";
@@ -2108,7 +2109,15 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (call.body.byteLength > 0 && !readsAsJson(headers.get("content-type"))) {
       return refuse(415, "The callback body must be JSON: send it with Content-Type: application/json");
     }
-    const parsed = parseWebhookCallback(new TextDecoder().decode(call.body));
+    // Read as every JSON body is (its declared charset, UTF-8 bytes or a 400), where invalid bytes were kept as U+FFFD.
+    let text: string;
+    try {
+      text = jsonRequestText(call.body, headers.get("content-type"));
+    } catch (error) {
+      if (error instanceof ApiError && (error.status === 400 || error.status === 415)) return refuse(error.status, error.message, error.validationErrors);
+      throw error;
+    }
+    const parsed = parseWebhookCallback(text);
     if (!parsed.ok) return refuse(400, "Invalid callback body", parsed.issues);
     // Re-read: the task may have moved on while this callback was being verified.
     const noLongerWaiting = (): CallbackResult | undefined => {

@@ -1,7 +1,7 @@
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createUser } from "./auth-helpers";
-import { ADMIN_KEY, api, apiOk, getWorkflow, register } from "./helpers";
+import { ADMIN_KEY, api, apiOk, getWorkflow, register, startWorkflow, waitFor } from "./helpers";
 
 const wait = [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }];
 
@@ -54,6 +54,25 @@ describe("JSON request bodies as bytes", () => {
     const allowed = await send("uni_allowed");
     expect(allowed.status).toBe(200);
     expect((await getWorkflow(await allowed.text())).input).toEqual({ city: "café" });
+  });
+});
+
+describe("WAIT_FOR_WEBHOOK callback bodies as bytes", () => {
+  it("a callback body is read as every JSON body is: bytes that are not UTF-8 are a 400 that changes nothing (they were kept as U+FFFD), a declared charset is read, one no decoder knows is a 415", async () => {
+    await register({ name: "uni_hook", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
+    const workflowId = await startWorkflow("uni_hook", {});
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    const url = String(waiting.tasks[0]!["callbackUrl"]);
+    const latin1 = Uint8Array.from('{"status":"COMPLETED","output":{"city":"café"}}', (c) => c.charCodeAt(0));
+    const send = (contentType: string) => SELF.fetch(url, { method: "POST", headers: { "content-type": contentType }, body: latin1 });
+    const before = JSON.stringify(await getWorkflow(workflowId));
+    const undeclared = await refusal(await send("application/json"), 400, "VALIDATION_ERROR");
+    expect(undeclared.validationErrors).toEqual([{ path: "(body)", message: "Request body is not valid UTF-8: send JSON as UTF-8" }]);
+    await refusal(await send("application/json; charset=x-nonesuch"), 415, "UNSUPPORTED_MEDIA_TYPE");
+    expect(JSON.stringify(await getWorkflow(workflowId))).toBe(before);
+    expect((await send("application/json; charset=ISO-8859-1")).status).toBe(200);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(done.tasks[0]!.outputData).toEqual({ city: "café" });
   });
 });
 

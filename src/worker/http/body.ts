@@ -59,10 +59,8 @@ export async function peekJsonObject(request: Request, maxBytes: number): Promis
   try {
     const bytes = await readBounded(request.clone().body, maxBytes);
     if (bytes === "too-large") return undefined;
-    // Read as the route reads it (jsonBodyText), so that the name the guard checks is the name the route acts on.
-    const text = jsonBodyText(bytes, mediaType(request.headers.get("content-type")).charset);
-    if (text === undefined) return undefined;
-    const body: unknown = JSON.parse(text);
+    // Read as the route reads it (jsonRequestText), so that the name the guard checks is the name the route acts on.
+    const body: unknown = JSON.parse(jsonRequestText(bytes, request.headers.get("content-type")));
     return typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
@@ -111,20 +109,32 @@ function jsonBodyText(bytes: Uint8Array, charset: string | undefined): string | 
 }
 
 /**
- * Reads a JSON body: 413 over the size limit, 415 when a non-empty body is declared as something else or in a charset
- * no decoder knows, 400 when its bytes are not text in its charset (UTF-8 unless declared: Conductor's Jackson refuses
- * such bytes too, where a lenient decoder would store U+FFFD in their place) or when it does not parse.
+ * The text of a body {@link readsAsJson} takes, as every JSON body is read (a route's, the guard's peek at it, a
+ * WAIT_FOR_WEBHOOK callback's): in the charset its Content-Type declares, UTF-8 without one, a byte order mark read
+ * past. Throws a 415 for a charset no decoder knows and a 400 for bytes that are not text in it (UTF-8 unless declared:
+ * Conductor's Jackson refuses such bytes too, where a lenient decoder would keep U+FFFD in their place).
+ */
+export function jsonRequestText(bytes: Uint8Array, contentType: string | null): string {
+  const { charset } = mediaType(contentType);
+  const text = jsonBodyText(bytes, charset);
+  if (text === undefined) throw bodyError(`Request body is not valid ${charset === undefined ? "UTF-8" : charset.slice(0, 40)}: send JSON as UTF-8`);
+  return text;
+}
+
+/**
+ * Reads a JSON body: 413 over the size limit, 415 when a non-empty body is declared as something else, 415 or 400 when
+ * its bytes are not text (see {@link jsonRequestText}), 400 when it does not parse.
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<JsonBody> {
   const bytes = await readBodyBytes(request, maxBytes);
   if (bytes.byteLength === 0) return { present: false };
   const contentType = request.headers.get("content-type");
-  const isJson = readsAsJson(contentType);
-  const { charset } = mediaType(contentType);
-  const text = isJson ? jsonBodyText(bytes, charset) : new TextDecoder().decode(bytes);
-  if (text?.trim() === "") return { present: false };
-  if (!isJson) throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Request body must be JSON: send it with Content-Type: application/json");
-  if (text === undefined) throw bodyError(`Request body is not valid ${charset === undefined ? "UTF-8" : charset.slice(0, 40)}: send JSON as UTF-8`);
+  if (!readsAsJson(contentType)) {
+    if (new TextDecoder().decode(bytes).trim() === "") return { present: false };
+    throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "Request body must be JSON: send it with Content-Type: application/json");
+  }
+  const text = jsonRequestText(bytes, contentType);
+  if (text.trim() === "") return { present: false };
   try {
     return { present: true, value: JSON.parse(text) as unknown };
   } catch {
