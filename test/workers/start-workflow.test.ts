@@ -125,6 +125,27 @@ describe("START_WORKFLOW", () => {
     expect(planned.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("must be an http or https URL") });
   });
 
+  it("starts a written definition registered before the rule on literal header values (an HTTP header holding 日本, in a branch not taken), as it did then; registered now it is refused", async () => {
+    const http = (value: string): JsonObject => ({ name: "legacy", taskReferenceName: "legacy", type: "HTTP", inputParameters: { http_request: { uri: "https://legacy.example.com/orders", method: "GET", headers: { "X-Team": value } } } });
+    const child = (value: string): JsonObject => ({
+      name: "sw_header_child",
+      version: 1,
+      schemaVersion: 2,
+      tasks: [{ name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param", expression: "route", inputParameters: { route: "${workflow.input.route}" }, decisionCases: { legacy: [http(value)] }, defaultCase: [wait("hold")] }],
+    });
+    await register({ name: "sw_header_starter", tasks: [startWorkflow("kick", { name: "sw_header_child", workflowDef: child("team"), input: { route: "new" } })] });
+    // Stored as registered before literal header values were checked for what a header can carry.
+    await env.DB.prepare(`UPDATE workflow_defs SET definition = json_set(definition, '$.tasks[0].inputParameters.startWorkflow.workflowDef.tasks[0].decisionCases.legacy[0].inputParameters.http_request.headers.X-Team', ?1) WHERE name = 'sw_header_starter'`)
+      .bind("日本")
+      .run();
+    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/sw_header_starter/1", { input: {} });
+    expect(run.status, String(run.reasonForIncompletion ?? run.tasks[0]?.["reasonForIncompletion"])).toBe("COMPLETED");
+    expect(await getWorkflow(String(run.tasks[0]!.outputData["workflowId"]))).toMatchObject({ workflowName: "sw_header_child", status: "RUNNING" });
+    const registered = await api("POST", "/api/metadata/workflow", { name: "sw_header_again", schemaVersion: 2, tasks: [startWorkflow("kick", { name: "sw_header_child", workflowDef: child("日本") })] });
+    expect(registered.status).toBe(400);
+    expect(JSON.stringify(await registered.json())).toContain("decisionCases.legacy[0].inputParameters.http_request.headers.X-Team");
+  });
+
   it("starts a written definition registered before a registration-only rule from a START_WORKFLOW in a FORK branch in a DO_WHILE, at every iteration", async () => {
     const http = (uri: string): JsonObject => ({ name: "legacy", taskReferenceName: "legacy", type: "HTTP", inputParameters: { http_request: { uri, method: "GET" } } });
     const child = (uri: string): JsonObject => ({
