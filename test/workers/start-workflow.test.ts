@@ -8,6 +8,17 @@ import { api, apiOk, getWorkflow, register, waitFor, type WorkflowJson } from ".
 const wait = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
 const startWorkflow = (ref: string, request: JsonObject | string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "START_WORKFLOW", inputParameters: { startWorkflow: request } });
 
+/** An HTTP task `legacy` sending `request` (a GET unless it says). */
+const legacyHttp = (request: JsonObject): JsonObject => ({ name: "legacy", taskReferenceName: "legacy", type: "HTTP", inputParameters: { http_request: { method: "GET", ...request } } });
+
+/** Definition `name`, whose SWITCH runs `legacy` when the input's `route` is "legacy" and waits otherwise. */
+const routedChild = (name: string, legacy: JsonObject): JsonObject => ({
+  name,
+  version: 1,
+  schemaVersion: 2,
+  tasks: [{ name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param", expression: "route", inputParameters: { route: "${workflow.input.route}" }, decisionCases: { legacy: [legacy] }, defaultCase: [wait("hold")] }],
+});
+
 describe("START_WORKFLOW", () => {
   it("starts another workflow on its own, with the starter's correlation id, and goes on at once: neither waits for nor ends the other", async () => {
     await register({ name: "sw_started", tasks: [wait("hold")], outputParameters: { got: "${workflow.input.order}" } });
@@ -99,13 +110,7 @@ describe("START_WORKFLOW", () => {
   });
 
   it("starts a written definition registered before a registration-only rule it now breaks (an HTTP uri of scheme localhost in a branch not taken), as it did then", async () => {
-    const http = (uri: string): JsonObject => ({ name: "legacy", taskReferenceName: "legacy", type: "HTTP", inputParameters: { http_request: { uri, method: "GET" } } });
-    const child = (uri: string): JsonObject => ({
-      name: "sw_lint_child",
-      version: 1,
-      schemaVersion: 2,
-      tasks: [{ name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param", expression: "route", inputParameters: { route: "${workflow.input.route}" }, decisionCases: { legacy: [http(uri)] }, defaultCase: [wait("hold")] }],
-    });
+    const child = (uri: string): JsonObject => routedChild("sw_lint_child", legacyHttp({ uri }));
     await register({ name: "sw_lint_starter", tasks: [startWorkflow("kick", { name: "sw_lint_child", workflowDef: child("https://legacy.example.com/orders"), input: { route: "new" } })] });
     // Stored as registered before HTTP uris were checked for their scheme (194f7cb): the uri a typo, in a branch never taken.
     await env.DB.prepare(`UPDATE workflow_defs SET definition = json_set(definition, '$.tasks[0].inputParameters.startWorkflow.workflowDef.tasks[0].decisionCases.legacy[0].inputParameters.http_request.uri', ?1) WHERE name = 'sw_lint_starter'`)
@@ -126,13 +131,7 @@ describe("START_WORKFLOW", () => {
   });
 
   it("starts a written definition registered before the rule on literal header values (an HTTP header holding 日本, in a branch not taken), as it did then; registered now it is refused", async () => {
-    const http = (value: string): JsonObject => ({ name: "legacy", taskReferenceName: "legacy", type: "HTTP", inputParameters: { http_request: { uri: "https://legacy.example.com/orders", method: "GET", headers: { "X-Team": value } } } });
-    const child = (value: string): JsonObject => ({
-      name: "sw_header_child",
-      version: 1,
-      schemaVersion: 2,
-      tasks: [{ name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param", expression: "route", inputParameters: { route: "${workflow.input.route}" }, decisionCases: { legacy: [http(value)] }, defaultCase: [wait("hold")] }],
-    });
+    const child = (value: string): JsonObject => routedChild("sw_header_child", legacyHttp({ uri: "https://legacy.example.com/orders", headers: { "X-Team": value } }));
     await register({ name: "sw_header_starter", tasks: [startWorkflow("kick", { name: "sw_header_child", workflowDef: child("team"), input: { route: "new" } })] });
     // Stored as registered before literal header values were checked for what a header can carry.
     await env.DB.prepare(`UPDATE workflow_defs SET definition = json_set(definition, '$.tasks[0].inputParameters.startWorkflow.workflowDef.tasks[0].decisionCases.legacy[0].inputParameters.http_request.headers.X-Team', ?1) WHERE name = 'sw_header_starter'`)
@@ -147,13 +146,7 @@ describe("START_WORKFLOW", () => {
   });
 
   it("starts a written definition registered before a registration-only rule from a START_WORKFLOW in a FORK branch in a DO_WHILE, at every iteration", async () => {
-    const http = (uri: string): JsonObject => ({ name: "legacy", taskReferenceName: "legacy", type: "HTTP", inputParameters: { http_request: { uri, method: "GET" } } });
-    const child = (uri: string): JsonObject => ({
-      name: "sw_lint_nested_child",
-      version: 1,
-      schemaVersion: 2,
-      tasks: [{ name: "route", taskReferenceName: "route", type: "SWITCH", evaluatorType: "value-param", expression: "route", inputParameters: { route: "${workflow.input.route}" }, decisionCases: { legacy: [http(uri)] }, defaultCase: [wait("hold")] }],
-    });
+    const child = (uri: string): JsonObject => routedChild("sw_lint_nested_child", legacyHttp({ uri }));
     const loop = (uri: string): JsonObject => ({
       name: "loop",
       taskReferenceName: "loop",
