@@ -91,6 +91,14 @@ describe("definition names beyond ASCII", () => {
     expect([...workflowNames, ...taskNames].filter((name) => name.startsWith("uni_half_"))).toEqual([]);
   });
 
+  it("a SIMPLE task named with a lone surrogate is a 400 at its name, nothing stored: workers poll by the name in a path (/api/tasks/poll/{taskType}), which cannot carry it, so the task would wait for ever", async () => {
+    const simple = { name: "uni_simple_half", version: 1, schemaVersion: 2, ownerEmail: "test@example.com", tasks: [{ name: "resize_\ud83d", taskReferenceName: "resize", type: "SIMPLE" }] };
+    const refused = await refusal(await postRaw("/api/metadata/workflow", JSON.stringify(simple)), 400, "VALIDATION_ERROR");
+    expect(refused.validationErrors?.map((issue) => issue.path)).toEqual(["tasks[0].name"]);
+    expect(refused.validationErrors?.[0]?.message).toContain("lone surrogate");
+    expect((await api("GET", "/api/metadata/workflow/uni_simple_half")).status).toBe(404);
+  });
+
   it("a name in any script round-trips through its percent-encoded path, and two names equal but for Unicode normalisation (é precomposed, e and a combining accent) or case are two definitions, as Conductor compares names", async () => {
     const composed = "uni_café_流程_😀";
     const decomposed = "uni_cafe\u0301_流程_😀";
