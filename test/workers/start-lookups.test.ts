@@ -163,7 +163,10 @@ describe("names D1 stores otherwise than they were given", () => {
     };
     await register({ name: "sl_odd_v1", tasks: noop });
     await storedAs("sl_odd_v1");
-    await register({ name: "sl_odd_flow", tasks: [{ name: odd, taskReferenceName: "simple", type: "SIMPLE" }, { name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: odd } }] });
+    await register({ name: "sl_odd_flow", tasks: [{ name: "sl_odd_simple", taskReferenceName: "simple", type: "SIMPLE" }, { name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: odd } }] });
+    // A SIMPLE task of that name is refused at registration too (no worker could poll it): stored as before the rule.
+    // As JSON.stringify wrote it then: the escape "\ud800" as ASCII text.
+    await env.DB.prepare("UPDATE workflow_defs SET definition = replace(definition, '\"sl_odd_simple\"', ?1) WHERE name = 'sl_odd_flow'").bind(JSON.stringify(odd)).run();
     // Written after the parent, behind this isolate's caches: the start reads both from D1.
     await register({ name: "sl_odd_v2", version: 2, tasks: noop });
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "sl_odd_v2", ownerEmail: "t@example.com", retryCount: 7 }]);
