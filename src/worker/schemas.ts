@@ -143,14 +143,19 @@ const START_WORKFLOW_FIELDS = {
 export const StartWorkflowRequest = clientRequestObject(START_WORKFLOW_FIELDS);
 
 /**
- * Whether `body` is a JSON object naming none of the fields of Conductor's StartWorkflowRequest (those read here, and
- * `externalInputPayloadStoragePath` and `createdBy`, which the Java client writes and this service ignores), but some
- * other: no StartWorkflowRequest, whose reading would drop it whole, but a workflow's input itself.
+ * Whether `body`, sent to execute workflow `pathName` by name, is the workflow's input itself (Orkes'
+ * executeWorkflowAsAPI) rather than a StartWorkflowRequest: any JSON object but one whose every key is a field of a
+ * StartWorkflowRequest (those read here, and `externalInputPayloadStoragePath` and `createdBy`, which the Java client
+ * writes and this service ignores) and whose `name`, if any, is `pathName`. An input holding one such key beside its
+ * own (`{name, email}`) is an input: read as a request, its own keys would be dropped and the workflow start with none.
  */
-export function isBareWorkflowInput(body: unknown): boolean {
+export function isBareWorkflowInput(body: unknown, pathName: string): boolean {
   if (!isPlainObject(body)) return false;
-  const keys = Object.keys(body as JsonObject);
-  return keys.length > 0 && keys.every((key) => !Object.hasOwn(START_WORKFLOW_FIELDS, key) && key !== "externalInputPayloadStoragePath" && key !== "createdBy");
+  const fields = body as JsonObject;
+  const keys = Object.keys(fields);
+  if (keys.length === 0) return false;
+  const requestShaped = keys.every((key) => Object.hasOwn(START_WORKFLOW_FIELDS, key) || key === "externalInputPayloadStoragePath" || key === "createdBy");
+  return !requestShaped || (fields["name"] !== undefined && fields["name"] !== pathName);
 }
 /** Parsed {@link StartWorkflowRequest}. */
 export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;

@@ -410,6 +410,15 @@ describe("Orkes' executeWorkflowAsAPI (POST /api/workflow/execute/{name}?version
     expect(run).toMatchObject({ status: "COMPLETED", input: { constructor: "c", toString: 1, order: 3 } });
   });
 
+  it("takes an input that also holds keys of a StartWorkflowRequest (name, version, priority) as the input", async () => {
+    await register({ name: "exec_as_api_fields", tasks: [inline("prep")] });
+    for (const input of [{ name: "Ann", email: "ann@example.com" }, { name: "Ann", version: 1, priority: 3 }]) {
+      const response = await api("POST", "/api/workflow/execute/exec_as_api_fields?version=1", input);
+      const run = (await response.json()) as Run;
+      expect(run).toMatchObject({ status: "COMPLETED", workflowName: "exec_as_api_fields", input });
+    }
+  });
+
   it("still reads a StartWorkflowRequest as one (the contract's body), its fields winning over the query and the headers", async () => {
     await register({ name: "exec_as_api_request", tasks: [inline("prep")] });
     await register({ name: "exec_as_api_request", version: 2, tasks: [inline("prep")] });

@@ -50,15 +50,15 @@ import { WORKFLOW_ACTIONS, callerStartScopes, type WorkflowAction } from "../wor
 type Args = [Env, ExecutionContext];
 
 /**
- * The StartWorkflowRequest a start or an execute is sent. With `inputMayBeBare` (`POST /api/workflow/execute/{name}`,
- * no version in the path), a body naming no field of one is the workflow's input, as Orkes' executeWorkflowAsAPI
+ * The StartWorkflowRequest a start or an execute is sent. With `inputMayBeBareFor` (`POST /api/workflow/execute/{name}`,
+ * no version in the path: that name), a body that is not one (see {@link isBareWorkflowInput}) is the workflow's input, as Orkes' executeWorkflowAsAPI
  * reads it: the Python, JavaScript and Go clients' `execute_workflow_as_api` send the input itself there, which read
  * as a StartWorkflowRequest would start the workflow with none. Any other body is the contract's StartWorkflowRequest.
  */
-async function startBody(request: IRequest, env: Env, inputMayBeBare = false): Promise<StartRequest> {
+async function startBody(request: IRequest, env: Env, inputMayBeBareFor?: string): Promise<StartRequest> {
   const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
   if (!body.present) return {};
-  if (inputMayBeBare && isBareWorkflowInput(body.value)) return { input: parseOrThrow(JsonObjectBody, body.value, "workflow input") };
+  if (inputMayBeBareFor !== undefined && isBareWorkflowInput(body.value, inputMayBeBareFor)) return { input: parseOrThrow(JsonObjectBody, body.value, "workflow input") };
   return parseOrThrow(StartWorkflowRequest, body.value, "start workflow request");
 }
 
@@ -356,8 +356,8 @@ export function registerWorkflowNameRoutes(router: RouterType<IRequest, Args>): 
     if (byNameOnly) executeHeadersAsQuery(request);
     // Every option is read before the start, so a refused one starts nothing.
     const { strategy, wait } = synchronousOptions(request, env);
-    const body = await startBody(request, env, byNameOnly);
     const name = decodedPathParam(request, "name");
+    const body = await startBody(request, env, byNameOnly ? name : undefined);
     const pathVersion = byNameOnly ? undefined : Number(request.params["version"]);
     if (pathVersion !== undefined && (!Number.isInteger(pathVersion) || pathVersion < 0)) {
       throw validationError("Invalid workflow version", [{ path: "version", message: "must be an integer of at least 0" }]);
