@@ -1386,18 +1386,41 @@ describe("every schedule at once (Orkes' /api/scheduler/admin/…)", () => {
     await apiOk("GET", "/api/scheduler/admin/resume");
     const { armed } = await armedOf(name);
     const resumed = await env.DB.prepare("SELECT revision FROM schedules WHERE name = ?").bind(name).first<{ revision: number }>();
-    // Armed from the row as it was before the resume was written.
-    expect(armed!.revision).toBe(resumed!.revision - 1);
-    // The armed fire comes (made due: this year's, in a schedule created the year before; its alarm set an hour ahead,
-    // so that workerd does not run it by itself) and its alarm runs.
+    // Armed again after the resume was written (an arm between the two may have cleared the one ahead of it).
+    expect(armed!.revision).toBe(resumed!.revision);
+    // As the arm ahead left it, from the row before the resume, when the arm after the write was cut off: the armed fire
+    // comes (made due: this year's, in a schedule created the year before; its alarm set an hour ahead, so that workerd
+    // does not run it by itself) and its alarm runs.
     await env.DB.prepare("UPDATE schedules SET create_time = create_time - 400 * 86400000 WHERE name = ?").bind(name).run();
     const due = Date.UTC(new Date().getUTCFullYear(), 0, 1);
-    await rearm(name, { ...armed!, fire: due }, Date.now() + 3_600_000);
+    await rearm(name, { ...armed!, revision: resumed!.revision - 1, fire: due }, Date.now() + 3_600_000);
     expect(await runDurableObjectAlarm(trigger(name))).toBe(true);
     // Re-armed for that fire at the resume's revision, due, so run at once by itself: the fire starts.
     const fired = await eventually(() => runInDurableObject(trigger(name), (_instance, state) => state.storage.kv.get<FireRecord[]>("lastFires") ?? []), (records) => records.length > 0, `the due fire of ${name}`);
     expect(fired.map((record) => [record.scheduledTime, "workflowId" in record])).toEqual([[due, true]]);
     expect((await armedOf(name)).armed).toMatchObject({ revision: resumed!.revision });
+    await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
+  });
+
+  it("a schedule whose arm ahead of its resume was cleared by another arm before the resume was written is armed by the resume all the same", async () => {
+    const name = "sched-all-raced";
+    await pausedWithEverySchedule(name, "sched_all_raced");
+    const methods = ScheduleTrigger.prototype as unknown as Record<string, (this: ScheduleTrigger, name: string) => Promise<unknown>>;
+    const armResuming = methods["armResuming"]!;
+    // Another arm of the schedule (a requeue, its own alarm's re-arm) whose read started after the arm ahead's and
+    // before the resume was written: it reads the schedule paused and clears the alarm the arm ahead set.
+    methods["armResuming"] = async function (this: ScheduleTrigger, scheduleName: string) {
+      const armedAhead = await armResuming.call(this, scheduleName);
+      await this.arm(scheduleName);
+      return armedAhead;
+    };
+    try {
+      await apiOk("GET", "/api/scheduler/admin/resume");
+    } finally {
+      methods["armResuming"] = armResuming;
+    }
+    expect((await apiOk<{ paused: boolean }>("GET", `/api/scheduler/schedules/${name}`)).paused).toBe(false);
+    expect((await armedOf(name)).alarm).toBe(nextNewYear());
     await apiOk("DELETE", `/api/scheduler/schedules/${name}`);
   });
 

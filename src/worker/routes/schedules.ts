@@ -196,22 +196,23 @@ function forEverySchedule(change: { paused: boolean } | undefined, what: string)
           // Resuming every schedule resumes those paused with every schedule: one paused on its own stays paused.
           if (!change.paused && schedule.pausedReason !== PAUSED_WITH_EVERY_SCHEDULE) continue;
           // A resume is armed before it is written (see `ScheduleTrigger.armResuming`): a failure between the two leaves
-          // the schedule paused, which this request again resumes. A pause is armed after (its alarm cleared): one left
+          // the schedule paused, which this request again resumes. It is armed after the write as well: an arm of the
+          // same schedule whose read started after the ahead one's but before the write (a requeue, its own alarm's
+          // re-arm) saw it paused and cleared the alarm, or answered first and made the ahead one's read stale, and
+          // only a read after the write sees the resume. A pause is armed after only (its alarm cleared): one left
           // armed fires nothing, as the trigger reads the pause.
           const armedAhead = !change.paused && (await armedAheadOfResume(env, schedule.name));
           const reason = change.paused ? PAUSED_WITH_EVERY_SCHEDULE : undefined;
           if (!(await repository.setPaused(schedule.name, schedule.revision, change.paused, reason, principal.userId, Date.now()))) continue;
-          if (!armedAhead) {
-            resumedUnarmed = change.paused ? undefined : schedule.name;
-            await armed(env, ctx, schedule.name);
-            resumedUnarmed = undefined;
-          }
+          resumedUnarmed = change.paused || armedAhead ? undefined : schedule.name;
+          await armed(env, ctx, schedule.name);
+          resumedUnarmed = undefined;
         }
         acted++;
       }
     } catch (error) {
       // Past the invocation's calls to D1 and Durable Objects (50 on Workers Free, a write and an arming per schedule
-      // here): a 500 said nothing of what was done. A pause or resume called again skips the schedules already done and
+      // here, and an arming ahead of a resume): a 500 said nothing of what was done. A pause or resume called again skips the schedules already done and
       // goes on with the rest.
       if (!isSubrequestLimitError(error)) throw error;
       const more = change === undefined ? "the rest were not re-armed" : "call it again to act on the rest (those done are skipped)";
