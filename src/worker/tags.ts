@@ -175,10 +175,8 @@ export class TagRepository {
 
   /** The names of the targets of `type` holding tag `tag` (any value of its key when `value` is undefined), by name. */
   async holders(type: TagTarget["type"], tag: { key: string; value?: string | undefined }): Promise<string[]> {
-    const statement =
-      tag.value === undefined
-        ? this.#db.prepare(`SELECT target_name FROM metadata_tags WHERE target_type = ? AND tag_key = ? ORDER BY target_name`).bind(type, tag.key)
-        : this.#db.prepare(`SELECT target_name FROM metadata_tags WHERE target_type = ? AND tag_key = ? AND tag_value = ? ORDER BY target_name`).bind(type, tag.key, tag.value);
+    const holding = TagRepository.#holdingRows(type, tag);
+    const statement = this.#db.prepare(`SELECT target_name FROM metadata_tags WHERE ${holding.sql} ORDER BY target_name`).bind(...holding.binds);
     return (await statement.all<{ target_name: string }>()).results.map((row) => row.target_name);
   }
 
@@ -187,11 +185,15 @@ export class TagRepository {
    * none), with its parameters: for a listing filtered by tag to read only those targets.
    */
   static holdingCondition(type: TagTarget["type"], tag: { key: string; value?: string | undefined }): { sql: string; binds: string[] } {
-    const value = tag.value === undefined ? "" : " AND tag_value = ?";
-    return {
-      sql: `name IN (SELECT target_name FROM metadata_tags WHERE target_type = ? AND tag_key = ?${value})`,
-      binds: tag.value === undefined ? [type, tag.key] : [type, tag.key, tag.value],
-    };
+    const holding = TagRepository.#holdingRows(type, tag);
+    return { sql: `name IN (SELECT target_name FROM metadata_tags WHERE ${holding.sql})`, binds: holding.binds };
+  }
+
+  /** The condition on `metadata_tags` rows of the targets of `type` holding `tag` (any value when it has none). */
+  static #holdingRows(type: TagTarget["type"], tag: { key: string; value?: string | undefined }): { sql: string; binds: string[] } {
+    return tag.value === undefined
+      ? { sql: "target_type = ? AND tag_key = ?", binds: [type, tag.key] }
+      : { sql: "target_type = ? AND tag_key = ? AND tag_value = ?", binds: [type, tag.key, tag.value] };
   }
 
   /** Every tag of every target of `type` (or of those `names`), by target name. */

@@ -51,11 +51,18 @@ export async function registrationTagStatements(env: Env, type: TagTarget["type"
 }
 
 /** Orkes' `tagKey`, `tagValue` and `metadata` of a listing of definitions (see `withTagOptions`). */
-export function tagListingOptions(request: IRequest): { tagKey: string | undefined; tagValue: string | undefined; metadata: boolean } {
+export function tagListingOptions(request: IRequest): {
+  tagKey: string | undefined;
+  tagValue: string | undefined;
+  metadata: boolean;
+  /** The tag a listing keeps, for its read to filter by (see `TagRepository.holdingCondition`); undefined: every one. */
+  tagged: { key: string; value: string | undefined } | undefined;
+} {
   const tagKey = queryValue(request, "tagKey") || undefined;
   const tagValue = queryValue(request, "tagValue");
   if (tagKey === undefined && tagValue !== undefined && tagValue !== "") throw validationError("Invalid query", [{ path: "tagValue", message: "needs tagKey" }]);
-  return { tagKey, tagValue: tagKey === undefined ? undefined : tagValue, metadata: booleanQuery(request, "metadata", false) };
+  const value = tagKey === undefined ? undefined : tagValue;
+  return { tagKey, tagValue: value, metadata: booleanQuery(request, "metadata", false), tagged: tagKey === undefined ? undefined : { key: tagKey, value } };
 }
 
 /**
@@ -196,8 +203,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     const shape = booleanQuery(request, "short", false) ? "withoutTasks" : "whole";
     // Filtered by tag, only the definitions holding it are read.
     const tagOptions = tagListingOptions(request);
-    const tagged = tagOptions.tagKey === undefined ? undefined : { key: tagOptions.tagKey, value: tagOptions.tagValue };
-    const listed = await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined, shape, tagged);
+    const listed = await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined, shape, tagOptions.tagged);
     const definitions = readableBy(request, listed.filter((definition) => mayAccessDefinition(grants, "workflow", definition.name, access)));
     return Response.json(await withTagOptions(env.DB, "WORKFLOW_DEF", definitions, tagOptions));
   });

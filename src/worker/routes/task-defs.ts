@@ -126,8 +126,7 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     const { grants } = principalOf(request);
     // Filtered by tag, only the definitions holding it are read.
     const tagOptions = tagListingOptions(request);
-    const tagged = tagOptions.tagKey === undefined ? undefined : { key: tagOptions.tagKey, value: tagOptions.tagValue };
-    const readable = (await new TaskDefRepository(env.DB).list(tagged)).filter((taskDef) => mayReadTaskDef(grants, taskDef.name) && mayAccessDefinition(grants, "task", taskDef.name, access));
+    const readable = (await new TaskDefRepository(env.DB).list(tagOptions.tagged)).filter((taskDef) => mayReadTaskDef(grants, taskDef.name) && mayAccessDefinition(grants, "task", taskDef.name, access));
     return Response.json(await withTagOptions(env.DB, "TASK_DEF", readable.map(shownTaskDef), tagOptions));
   });
 
