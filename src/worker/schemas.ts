@@ -2,7 +2,7 @@ import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
 import { START_IDEMPOTENCY_STRATEGIES } from "../engine/tasks/start-workflow/request";
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
-import { exceedsJsonDepth, holdsNonFiniteNumber, issueMessage, MAX_JAVA_INT, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
+import { describeValue, exceedsJsonDepth, holdsNonFiniteNumber, issueMessage, likelyMeant, MAX_JAVA_INT, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
 import { MAX_WORKFLOW_NAME_LENGTH } from "../engine/definition/validate";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { MAX_CORRELATION_ID_LENGTH } from "../engine/limits";
@@ -291,7 +291,35 @@ const TaskExecLog = requestObject({
 
 const nonEmptyString = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"));
 
-const TASK_RESULT_STATUS = v.picklist(EXTERNAL_TASK_STATUSES, `must be one of ${EXTERNAL_TASK_STATUSES.join(", ")}`);
+/**
+ * The status a worker most likely meant by a status Conductor has no such name for: the words other systems use for
+ * the same outcome (`SUCCESS`, `DONE`, `ERROR`, `RUNNING`), else a near miss (`completed`, `COMPLETE`, `FAILD`).
+ */
+const STATUS_SYNONYMS: ReadonlyMap<string, (typeof EXTERNAL_TASK_STATUSES)[number]> = new Map([
+  ["SUCCESS", "COMPLETED"],
+  ["SUCCEEDED", "COMPLETED"],
+  ["SUCCESSFUL", "COMPLETED"],
+  ["DONE", "COMPLETED"],
+  ["OK", "COMPLETED"],
+  ["FAILURE", "FAILED"],
+  ["ERROR", "FAILED"],
+  ["RUNNING", "IN_PROGRESS"],
+]);
+
+/**
+ * A task status a worker or a completion path gives: one of {@link EXTERNAL_TASK_STATUSES}. Refused, the message
+ * quotes what was given and names the status likely meant, as a misspelt task type's does: `SUCCESS` and `completed`
+ * are the mistakes workers make, and a bare list left them to guess which one was wrong.
+ */
+function taskStatusPicklist(prefix: string) {
+  return v.picklist(EXTERNAL_TASK_STATUSES, (issue) => {
+    const given = issue.input;
+    const meant = typeof given === "string" ? (STATUS_SYNONYMS.get(given.trim().toUpperCase()) ?? likelyMeant(given, EXTERNAL_TASK_STATUSES)) : undefined;
+    return `${prefix}must be one of ${EXTERNAL_TASK_STATUSES.join(", ")}, but received ${describeValue(given)}${meant === undefined ? "" : `; did you mean ${meant}?`}`;
+  });
+}
+
+const TASK_RESULT_STATUS = taskStatusPicklist("");
 
 /**
  * What a TaskResult says of its task, besides the ids of the task and its workflow. Null is absent, as Jackson reads a
@@ -382,7 +410,7 @@ export const WorkflowStateUpdateBody = v.pipe(
 export type WorkflowStateUpdateBody = v.InferOutput<typeof WorkflowStateUpdateBody>;
 
 /** A task status given in a completion path. */
-export const ExternalStatus = v.picklist(EXTERNAL_TASK_STATUSES, `status must be one of ${EXTERNAL_TASK_STATUSES.join(", ")}`);
+export const ExternalStatus = taskStatusPicklist("status ");
 
 const CONSISTENCY_LEVELS = ["SYNCHRONOUS", "DURABLE", "REGION_DURABLE"] as const;
 /**

@@ -49,6 +49,24 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     expect((await apiOk<Array<{ log: string }>>("GET", `/api/tasks/${task.taskId}/log`)).map((line) => line.log)).toEqual(["42"]);
   });
 
+  it("a status another system's word for it (SUCCESS) or in lower case (completed) is a 400 quoting it and naming the status meant, by TaskResult and by path; the task is untouched", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "w_status_words", retryCount: 0, responseTimeoutSeconds: 60, ownerEmail: "t@example.com" }]);
+    await register({ name: "w_status_words", tasks: [simpleTask("w_status_words", "words")] });
+    const workflowId = await startWorkflow("w_status_words");
+    const task = await pollOne("w_status_words");
+    const messageOf = async (response: Response) => {
+      expect(response.status).toBe(400);
+      return ((await response.json()) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors.find((issue) => issue.path === "status")?.message;
+    };
+    const listed = "must be one of COMPLETED, FAILED, FAILED_WITH_TERMINAL_ERROR, IN_PROGRESS";
+    expect(await messageOf(await report(task, "SUCCESS"))).toBe(`${listed}, but received the string "SUCCESS"; did you mean COMPLETED?`);
+    expect(await messageOf(await report(task, "completed"))).toBe(`${listed}, but received the string "completed"; did you mean COMPLETED?`);
+    expect(await messageOf(await report(task, "ERROR"))).toBe(`${listed}, but received the string "ERROR"; did you mean FAILED?`);
+    expect(await messageOf(await report(task, "SKIPPED"))).toBe(`${listed}, but received the string "SKIPPED"`);
+    expect(await messageOf(await api("POST", `/api/tasks/${workflowId}/words/SUCCESS`, {}))).toBe(`status ${listed}, but received the string "SUCCESS"; did you mean COMPLETED?`);
+    expect((await getWorkflow(workflowId)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: {} });
+  });
+
   it("the single poll answers the task, or 204 when there is none", async () => {
     await register({ name: "w_single", tasks: [simpleTask("w_single_task")] });
     const empty = await api("GET", "/api/tasks/poll/w_single_task?workerid=w");
