@@ -277,6 +277,21 @@ describe("DO_WHILE in the decider", () => {
     expect(state.status).toBe("FAILED");
   });
 
+  it("a condition reading a name $ does not hold ($.loop['iteration'], as Conductor's own loop is not named loop) fails with those names and what $ holds: the loop's output under its reference name", () => {
+    let state = started([loop("repeat", [http("a")], "$.loop['iteration'] < 3 && $[\"a\"].body != null && $.typo.x", { inputParameters: { limit: 3 } })]).state;
+    state = finish(state, "a__1", 1_001, { body: {} });
+    expect(instance(state, "repeat")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR" });
+    expect(instance(state, "repeat").reasonForIncompletion).toMatch(
+      /^The loopCondition could not be evaluated: TypeError[^;]*; it reads \$\.loop, \$\.typo, which \$ does not hold: \$ holds the DO_WHILE's own output as \$\.repeat \(its iteration is \$\.repeat\['iteration'\]\), its tasks' latest outputs by their reference names and its inputParameters \(limit, repeat, a\)$/,
+    );
+  });
+
+  it("a condition failing on names $ holds gives the evaluator's error alone", () => {
+    let state = started([loop("loop", [http("a")], "$.a.body.missing.deeper")]).state;
+    state = finish(state, "a__1", 1_001, { body: {} });
+    expect(instance(state, "loop").reasonForIncompletion).toMatch(/^The loopCondition could not be evaluated: TypeError[^;]*$/);
+  });
+
   it("reruns from a task of a finished loop: the DO_WHILE runs again from that task's iteration", () => {
     let state = started([loop("loop", [http("a"), http("b")], "$.loop.iteration < 3")]).state;
     for (let iteration = 1; iteration <= 3; iteration++) {

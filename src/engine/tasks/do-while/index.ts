@@ -100,7 +100,7 @@ export const whileTask: TaskTypeModule = {
     const ended = { ...started.task, endTime: env.now };
     if (!outcome.ok) {
       const { iteration: _none, ...unstarted } = ended;
-      const reason = `The loopCondition could not be evaluated: ${outcome.error}`;
+      const reason = conditionFailure(outcome.error, condition, input, definition.taskReferenceName);
       return { task: { ...unstarted, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason, outputData: {} }, dispatch: false, reasonCut: MAX_TASK_REASON_LENGTH };
     }
     if (!holds(outcome.value)) return { task: { ...ended, status: "COMPLETED", iteration: 0, outputData: output }, dispatch: false };
@@ -153,11 +153,36 @@ export function endIteration(end: IterationEnd, env: Pick<DecideEnv, "scripts">)
   const condition = definition.loopCondition ?? "";
   let goOn = list !== undefined && iteration < list.length;
   if (list === undefined && condition.trim() !== "") {
-    const outcome = evaluateWith(definition.evaluatorType ?? "javascript", condition, conditionInput(end, output), env.scripts);
-    if (!outcome.ok) return { kind: "failed", output, reason: `The loopCondition could not be evaluated: ${outcome.error}` };
+    const input = conditionInput(end, output);
+    const outcome = evaluateWith(definition.evaluatorType ?? "javascript", condition, input, env.scripts);
+    if (!outcome.ok) return { kind: "failed", output, reason: conditionFailure(outcome.error, condition, input, definition.taskReferenceName) };
     goOn = holds(outcome.value);
   }
   return goOn ? { kind: "again", iteration: iteration + 1, output: startingIteration(output, iteration + 1, list), dropBefore } : { kind: "done", output, dropBefore };
+}
+
+/** How many of the names `$` holds a condition's failure lists: a loop of many tasks is named by its first few. */
+const MAX_LISTED_CONDITION_NAMES = 10;
+
+/**
+ * The reason a loop's condition failed for: the evaluator's `error`, and, when the condition reads names off `$` that
+ * it does not hold (`$.loop['iteration']`, a misspelt task reference name), those names and what `$` does hold. Such a
+ * condition fails with a bare "cannot read property of undefined" that does not say which read was wrong, and the
+ * mistake is common: the loop's own output is under its reference name (`$.<ref>['iteration']`), not `$.loop`.
+ */
+function conditionFailure(error: string, condition: string, input: JsonObject, ownReference: string): string {
+  const reason = `The loopCondition could not be evaluated: ${error}`;
+  const held = Object.keys(input);
+  const missing = [...new Set(namesReadOffDollar(condition))].filter((name) => !Object.hasOwn(input, name));
+  if (missing.length === 0) return reason;
+  const listed = held.length <= MAX_LISTED_CONDITION_NAMES ? held.join(", ") : `${held.slice(0, MAX_LISTED_CONDITION_NAMES).join(", ")}, …`;
+  const reads = missing.map((name) => `$.${name}`).join(", ");
+  return `${reason}; it reads ${reads}, which $ does not hold: $ holds the DO_WHILE's own output as $.${ownReference} (its iteration is $.${ownReference}['iteration']), its tasks' latest outputs by their reference names and its inputParameters (${listed})`;
+}
+
+/** The names a script reads off `$` (`$.name`, `$['name']`, `$["name"]`), as written; `a$.b` reads nothing off `$`. */
+function namesReadOffDollar(script: string): string[] {
+  return [...script.matchAll(/(?<![\w$])\$\s*(?:\.\s*([A-Za-z_][\w$]*)|\[\s*(["'])([^"'\]]*)\2\s*\])/g)].map((match) => match[1] ?? match[3] ?? "");
 }
 
 /**
