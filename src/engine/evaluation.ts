@@ -1,6 +1,6 @@
 import { MAX_PAYLOAD_BYTES_CEILING } from "./config";
-import { QueryBudget, type EvaluationContext } from "./expressions";
-import type { JsonObject, TaskExecution, WorkflowExecution } from "./model";
+import { QueryBudget, WORKFLOW_FIELDS, type EvaluationContext } from "./expressions";
+import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution } from "./model";
 import { maskedKeysOf } from "./masking";
 import { definitionReferenceName } from "./plan";
 import { shownCallbackAfterSeconds, shownTaskDefName, shownTaskType } from "./view";
@@ -35,7 +35,8 @@ function taskRecord(task: TaskExecution, execution: WorkflowExecution): JsonObje
 
 /** What `${workflow.…}` sees of the execution. */
 export function workflowRecord(execution: WorkflowExecution): JsonObject {
-  return {
+  // `satisfies` keeps WORKFLOW_FIELDS and the record's fields the same, but for `secrets`.
+  const record = {
     workflowId: execution.workflowId,
     workflowType: execution.workflowName,
     workflowName: execution.workflowName,
@@ -56,7 +57,8 @@ export function workflowRecord(execution: WorkflowExecution): JsonObject {
     createTime: execution.createTime,
     startTime: execution.startTime,
     env: execution.environment ?? {},
-  };
+  } satisfies Record<Exclude<(typeof WORKFLOW_FIELDS)[number], "secrets">, JsonValue | undefined>;
+  return record;
 }
 
 /**

@@ -937,6 +937,20 @@ describe("validateWorkflowDef: the task reference names expressions read (Conduc
     const misspelt = def({}, [noop("get_user"), inline("send", { v: "${get_usr.output}" })]);
     expect(validateWorkflowDef(misspelt, { accepted: true })).toMatchObject({ ok: true });
   });
+
+  it("refuses a near miss of a workflow field (${workflow.inputs.x}, ${workflow.Input.x}, in a task's input and the workflow's output), which resolves to null, naming the field meant; a field near none, or one accepted before, is left alone", () => {
+    const errors = errorsOf(
+      def({ outputParameters: { r: "${workflow.varaibles.total}" } }, [
+        worker("use", { a: "${workflow.inputs.user}", b: "id ${workflow.Input.id}", c: "${workflow.input.ok} ${workflow.workflowId} ${workflow.secrets.key} ${workflow.env.REGION}", d: "${workflow.createdBy}" }),
+      ]),
+    );
+    expect(errors).toEqual([
+      { path: "tasks[0].inputParameters.a", message: 'task "use" reads workflow.inputs in ${workflow.inputs.user}, a field the workflow does not have, so it would resolve to null; did you mean workflow.input?' },
+      { path: "tasks[0].inputParameters.b", message: 'task "use" reads workflow.Input in ${workflow.Input.id}, a field the workflow does not have, so it would resolve to null; did you mean workflow.input?' },
+      { path: "outputParameters.r", message: expect.stringMatching(/reads workflow\.varaibles in \$\{workflow\.varaibles\.total\}, .*; did you mean workflow\.variables\?$/) },
+    ]);
+    expect(validateWorkflowDef(def({}, [inline("use", { a: "${workflow.inputs.user}" })]), { accepted: true })).toMatchObject({ ok: true });
+  });
 });
 
 describe("SUB_WORKFLOW tasks", () => {

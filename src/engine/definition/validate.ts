@@ -7,7 +7,7 @@
  */
 import { DOT_SEGMENT_MESSAGE, holdsLoneSurrogate, isDotSegment, LONE_SURROGATE_MESSAGE } from "../http-syntax";
 import * as v from "valibot";
-import { findTemplateErrors, hasExpression, referencedSecrets, taskReferencesIn, type TaskReference } from "../expressions";
+import { findTemplateErrors, hasExpression, referencedSecrets, taskReferencesIn, WORKFLOW_FIELDS, workflowFieldsIn, type TaskReference } from "../expressions";
 import {
   isLoopType,
   RETRY_LOGICS,
@@ -1011,6 +1011,36 @@ function undefinedReferenceIssues(entries: ReadonlyArray<{ task: unknown; path: 
 }
 
 /**
+ * One issue for each expression of the definition (where {@link undefinedReferenceIssues} looks) that reads a field of
+ * the workflow it has not, by a near miss of one it has: `${workflow.inputs.x}`, `${workflow.Input.x}`,
+ * `${workflow.varaibles.n}`. Conductor accepts these, and they resolve to null as it runs; a name near none (Orkes may
+ * show fields this service does not) is left alone.
+ */
+function misspeltWorkflowFieldIssues(entries: ReadonlyArray<{ task: unknown; path: string }>, workflowLevel: ReadonlyArray<{ reader: string; value: JsonValue; path: string }>): ValidationIssue[] {
+  const readers = entries.flatMap(({ task, path }) => {
+    if (!isRecord(task)) return [];
+    const ref = task["taskReferenceName"];
+    const reader = typeof ref === "string" ? `task ${JSON.stringify(ref)}` : "the task";
+    return resolvedTemplates(task, path).map(({ value, path: at }) => ({ reader, value, path: at }));
+  });
+  const known: readonly string[] = WORKFLOW_FIELDS;
+  // One comparison with the fields per name, however many strings read it.
+  const meantBy = new Map<string, string | undefined>();
+  const meantFor = (field: string): string | undefined => {
+    if (!meantBy.has(field)) meantBy.set(field, known.includes(field) ? undefined : likelyMeant(field, known));
+    return meantBy.get(field);
+  };
+  return [...readers, ...workflowLevel].flatMap(({ reader, value, path }) =>
+    workflowFieldsIn(value, path).flatMap(({ field, path: at, expression }) => {
+      const meant = meantFor(field);
+      if (meant === undefined) return [];
+      const shown = expression.length <= MAX_QUOTED_EXPRESSION ? expression : `${cutText(expression, MAX_QUOTED_EXPRESSION - 1)}…`;
+      return [{ path: at, message: `${reader} reads workflow.${field} in ${shown}, a field the workflow does not have, so it would resolve to null; did you mean workflow.${meant}?` }];
+    }),
+  );
+}
+
+/**
  * The issue of `reader` reading a task reference name the definition does not hold (see {@link undefinedReferenceIssues}),
  * with the name it likely `meant`, if any; `inScript` when the expression is in a script's text (an INLINE's
  * `expression`), where it is most likely JavaScript's own template literal, which `$${…}` writes.
@@ -1174,7 +1204,10 @@ export function validateWorkflowDef(input: unknown, context: ValidationContext =
     const entries = rawTaskEntries(rawTasks, "tasks");
     issues.push(...taskCountIssues(entries.length), ...duplicateReferenceNames(entries), ...loopRunNameClashes(entries));
     // A lint: a definition accepted before this rule, and run since, is not refused for it as it runs again.
-    if (context.accepted !== true) issues.push(...undefinedReferenceIssues(entries, workflowTemplates(given)));
+    if (context.accepted !== true) {
+      const workflowLevel = workflowTemplates(given);
+      issues.push(...undefinedReferenceIssues(entries, workflowLevel), ...misspeltWorkflowFieldIssues(entries, workflowLevel));
+    }
   }
 
   const outputParameters = given["outputParameters"];

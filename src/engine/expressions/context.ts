@@ -3,6 +3,33 @@ import type { JsonObject, JsonValue } from "../model";
 import type { QueryBudget } from "./query";
 
 /**
+ * The fields of the `workflow` root (the engine's workflowRecord), and `secrets` (read one at a time, never in the record): every name
+ * `${workflow.<field>}` can read. Registration refuses a near miss of one (`${workflow.inputs.x}`), which only resolves to null.
+ */
+export const WORKFLOW_FIELDS = [
+  "workflowId",
+  "workflowType",
+  "workflowName",
+  "version",
+  "correlationId",
+  "reasonForIncompletion",
+  "schemaVersion",
+  "input",
+  "output",
+  "variables",
+  "status",
+  "parentWorkflowId",
+  "parentWorkflowTaskId",
+  "priority",
+  "taskToDomain",
+  "idempotencyKey",
+  "createTime",
+  "startTime",
+  "env",
+  "secrets",
+] as const;
+
+/**
  * The data an expression resolves against. Supplied by the engine per task so evaluation
  * itself stays pure (no clock, no storage): the current time arrives as `now`, secrets
  * through the `secret` callback.

@@ -236,6 +236,38 @@ export function taskReferencesIn(value: JsonValue, path: string): TaskReference[
   return found;
 }
 
+/** A field of the workflow an expression reads (see {@link workflowFieldsIn}). */
+export interface WorkflowFieldRead {
+  /** The field: the first step after `workflow` (`input` in `${workflow.input.x}`). */
+  readonly field: string;
+  /** The path of the string holding the expression, built by {@link childPath} from the path given. */
+  readonly path: string;
+  /** The `${…}` that reads it, as written (the outermost one, when it reads it in a nested part). */
+  readonly expression: string;
+}
+
+/**
+ * The workflow fields the expressions of a (nested) JSON value read by name (`${workflow.input.x}` reads `input`),
+ * once per string and field, in order, those in operands, filters and nested `${…}` included.
+ */
+export function workflowFieldsIn(value: JsonValue, path: string): WorkflowFieldRead[] {
+  const found: WorkflowFieldRead[] = [];
+  forEachTemplateString(value, path, (text, at) => {
+    const seen = new Set<string>();
+    for (const part of wellFormedParts(text)) {
+      if (part.kind !== "expression") continue;
+      const fields = new Set<string>();
+      collectNames(part.expression, (root, segments) => (root === "workflow" && typeof segments[0] === "string" ? segments[0] : null), fields);
+      for (const field of fields) {
+        if (seen.has(field)) continue;
+        seen.add(field);
+        found.push({ field, path: at, expression: text.slice(part.start, part.end) });
+      }
+    }
+  });
+  return found;
+}
+
 /** The task reference names `expression` reads (see {@link taskReferencesIn}), added to `names`. */
 function collectTaskReferences(expression: Expression, names: Set<string>): void {
   const read = expression.kind === "path" ? expression : expression.kind === "spliced" ? expression.fixed : null;
