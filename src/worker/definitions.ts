@@ -101,7 +101,18 @@ function storedLimit(value: number | null): number | null {
  * `GET /api/metadata/workflow/{name}` and its start by name (`POST /api/workflow/{name}`, WorkflowServiceImpl) answer.
  */
 export function workflowNotFoundMessage(name: string, version?: number): string {
-  return `No such workflow found by name: ${name}, version: ${version ?? "null"}`;
+  return `No such workflow found by name: ${name}, version: ${version ?? "null"}${colonNameHint(name)}`;
+}
+
+/**
+ * Why a name with a `:` cannot be found, after Conductor's words: registration refuses the `:` in a name, and a version
+ * written into the name (`orders:2`, as task and Docker tags are written) is a common way to miss the `version` field.
+ */
+function colonNameHint(name: string): string {
+  if (!name.includes(":")) return "";
+  const versioned = /^(.+):(\d{1,9})$/.exec(name);
+  if (versioned === null) return " (a workflow name holds no ':')";
+  return ` (a workflow name holds no ':'; for version ${Number(versioned[2])} of ${JSON.stringify(versioned[1])}, give the name ${JSON.stringify(versioned[1])} and version ${Number(versioned[2])})`;
 }
 
 /**

@@ -47,6 +47,20 @@ describe("registering definitions", () => {
     expect(await apiOk("GET", "/api/metadata/workflow/defs_past_int?version=2147483647", undefined, 404)).toMatchObject({ message: "No such workflow found by name: defs_past_int, version: 2147483647" });
   });
 
+  it("a start or read by a name with its version written into it (name:2) is Conductor's 404, saying the version goes in its own field; nothing starts", async () => {
+    await register(valid("defs_colon", 2));
+    const hint = ` (a workflow name holds no ':'; for version 2 of "defs_colon", give the name "defs_colon" and version 2)`;
+    for (const [method, path, body] of [
+      ["POST", "/api/workflow", { name: "defs_colon:2" }],
+      ["POST", "/api/workflow/defs_colon:2", {}],
+      ["GET", "/api/metadata/workflow/defs_colon:2", undefined],
+    ] as const) {
+      expect(await refused(await api(method, path, body), 404, "NOT_FOUND")).toMatchObject({ message: `No such workflow found by name: defs_colon:2, version: null${hint}` });
+    }
+    expect((await refused(await api("POST", "/api/workflow", { name: "defs:colon" }), 404, "NOT_FOUND")).message).toBe("No such workflow found by name: defs:colon, version: null (a workflow name holds no ':')");
+    expect(await apiOk("GET", "/api/workflow/running/defs_colon")).toEqual([]);
+  });
+
   it("takes version 0 as the Java SDK's ConductorWorkflow registers and starts it: version 0 when registered, else the latest", async () => {
     await apiOk("POST", "/api/metadata/workflow", { ...valid("defs_zero", 0), description: "zero" });
     expect(await apiOk("GET", "/api/metadata/workflow/defs_zero?version=0")).toMatchObject({ version: 0, description: "zero" });
