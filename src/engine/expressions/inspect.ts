@@ -219,21 +219,8 @@ export interface TaskReference {
  * (an escape: text) or in strings that do not parse (see {@link findTemplateErrors}).
  */
 export function taskReferencesIn(value: JsonValue, path: string): TaskReference[] {
-  const found: TaskReference[] = [];
-  forEachTemplateString(value, path, (text, at) => {
-    const seen = new Set<string>();
-    for (const part of wellFormedParts(text)) {
-      if (part.kind !== "expression") continue;
-      const names = new Set<string>();
-      collectTaskReferences(part.expression, names);
-      for (const reference of names) {
-        if (seen.has(reference)) continue;
-        seen.add(reference);
-        found.push({ reference, path: at, expression: text.slice(part.start, part.end) });
-      }
-    }
-  });
-  return found;
+  const reference = (root: string): string | null => (root !== "@" && !BUILT_IN_ROOTS.has(root) ? root : null);
+  return namesReadIn(value, path, reference).map(({ name, ...where }) => ({ reference: name, ...where }));
 }
 
 /** A field of the workflow an expression reads (see {@link workflowFieldsIn}). */
@@ -251,28 +238,30 @@ export interface WorkflowFieldRead {
  * once per string and field, in order, those in operands, filters and nested `${…}` included.
  */
 export function workflowFieldsIn(value: JsonValue, path: string): WorkflowFieldRead[] {
-  const found: WorkflowFieldRead[] = [];
+  const field = (root: string, segments: readonly PathSegment[]): string | null => (root === "workflow" && typeof segments[0] === "string" ? segments[0] : null);
+  return namesReadIn(value, path, field).map(({ name, ...where }) => ({ field: name, ...where }));
+}
+
+/**
+ * The names `nameOf` finds in the paths of the expressions of a (nested) JSON value, once per string and name, in
+ * order, with the path of the string and the `${…}` (the outermost one) that reads each.
+ */
+function namesReadIn(value: JsonValue, path: string, nameOf: (root: string, segments: readonly PathSegment[]) => string | null): Array<{ name: string; path: string; expression: string }> {
+  const found: Array<{ name: string; path: string; expression: string }> = [];
   forEachTemplateString(value, path, (text, at) => {
     const seen = new Set<string>();
     for (const part of wellFormedParts(text)) {
       if (part.kind !== "expression") continue;
-      const fields = new Set<string>();
-      collectNames(part.expression, (root, segments) => (root === "workflow" && typeof segments[0] === "string" ? segments[0] : null), fields);
-      for (const field of fields) {
-        if (seen.has(field)) continue;
-        seen.add(field);
-        found.push({ field, path: at, expression: text.slice(part.start, part.end) });
+      const names = new Set<string>();
+      collectNames(part.expression, nameOf, names);
+      for (const name of names) {
+        if (seen.has(name)) continue;
+        seen.add(name);
+        found.push({ name, path: at, expression: text.slice(part.start, part.end) });
       }
     }
   });
   return found;
-}
-
-/** The task reference names `expression` reads (see {@link taskReferencesIn}), added to `names`. */
-function collectTaskReferences(expression: Expression, names: Set<string>): void {
-  const read = expression.kind === "path" ? expression : expression.kind === "spliced" ? expression.fixed : null;
-  if (read !== null && read.root !== "@" && !BUILT_IN_ROOTS.has(read.root)) names.add(read.root);
-  for (const child of childExpressions(expression)) collectTaskReferences(child, names);
 }
 
 /** The parts of template `text`, none when it is malformed (which {@link findTemplateErrors} reports). */
