@@ -150,6 +150,26 @@ function isScriptEvaluator(evaluatorType: unknown): boolean {
 }
 
 /**
+ * The names a script reads off `$` (`$.name`, `$['name']`, `$["name"]`; `a$.b` reads nothing off it) that `input`, what
+ * `$` is bound to, does not hold: once each, in order. A script failing with "cannot read property of undefined" most
+ * often read one (`$.loop['iteration']`, `$.workflow.input.kind`), which its error does not name.
+ */
+export function unboundScriptNames(script: string, input: JsonObject): string[] {
+  const read = [...script.matchAll(/(?<![\w$])\$\s*(?:\.\s*([A-Za-z_][\w$]*)|\[\s*(["'])([^"'\]]*)\2\s*\])/g)].map((match) => match[1] ?? match[3] ?? "");
+  return [...new Set(read)].filter((name) => !Object.hasOwn(input, name));
+}
+
+/** How many of the names `$` holds a script's failure lists: an input of many parameters is named by its first few. */
+const MAX_LISTED_NAMES = 10;
+
+/** The names `input` (a script's `$`) holds, for a failure's reason: the first {@link MAX_LISTED_NAMES}, or `none`. */
+export function listedNames(input: JsonObject): string {
+  const names = Object.keys(input);
+  if (names.length === 0) return "none";
+  return names.length <= MAX_LISTED_NAMES ? names.join(", ") : `${names.slice(0, MAX_LISTED_NAMES).join(", ")}, …`;
+}
+
+/**
  * The value Conductor's evaluators give for `expression` over `input` (SWITCH and INLINE alike): `value-param` reads the
  * input parameter it names (null when there is none), `javascript` and `graaljs` run it as a script.
  */

@@ -130,6 +130,13 @@ describe("a SWITCH's javascript expression", () => {
     expect(tasks[0]!.reasonForIncompletion).toMatch(/^The SWITCH expression could not be evaluated: TypeError/);
   });
 
+  it("a failing expression reading names its input does not hold ($.workflow.input.kind, a ${...} path written as a script) names them and the inputParameters $ holds", () => {
+    const tasks = cases([scripted("$.workflow.input.kind == 'big' ? 'big' : $['typo'].x")], {});
+    expect(tasks[0]!.reasonForIncompletion).toMatch(/^The SWITCH expression could not be evaluated: TypeError[^;]*; it reads \$\.workflow, \$\.typo, which \$ does not hold: \$ holds the SWITCH's inputParameters \(a, items, n\)$/);
+    // Reading only names it holds, the error stands alone.
+    expect(cases([scripted("$.a.deep.er")], {})[0]!.reasonForIncompletion).toMatch(/^The SWITCH expression could not be evaluated: TypeError[^;]*$/);
+  });
+
   it("leaves === out of ${...} templates, where $ is JSONPath's root (as Conductor reads it), not the script's input", () => {
     expect(parseExpression("$.a", 0, { kind: "bare" }).expression).toMatchObject({ kind: "path", root: "a", segments: [] });
     expect(() => parseExpression("a === b", 0, { kind: "bare" })).toThrow(ExpressionSyntaxError);

@@ -15,7 +15,7 @@ import { describeValue } from "../../definition/checks";
 import { MAX_TASK_REASON_LENGTH } from "../../limits";
 import type { JsonObject, JsonValue, TaskExecution, WorkflowTaskDef } from "../../model";
 import { setOwn } from "../../own-property";
-import { evaluateWith, type ScriptRunner } from "../../scripts";
+import { evaluateWith, listedNames, unboundScriptNames, type ScriptRunner } from "../../scripts";
 import type { TaskTypeModule } from "../task-type";
 
 /**
@@ -161,9 +161,6 @@ export function endIteration(end: IterationEnd, env: Pick<DecideEnv, "scripts">)
   return goOn ? { kind: "again", iteration: iteration + 1, output: startingIteration(output, iteration + 1, list), dropBefore } : { kind: "done", output, dropBefore };
 }
 
-/** How many of the names `$` holds a condition's failure lists: a loop of many tasks is named by its first few. */
-const MAX_LISTED_CONDITION_NAMES = 10;
-
 /**
  * The reason a loop's condition failed for: the evaluator's `error`, and, when the condition reads names off `$` that
  * it does not hold (`$.loop['iteration']`, a misspelt task reference name), those names and what `$` does hold. Such a
@@ -172,17 +169,10 @@ const MAX_LISTED_CONDITION_NAMES = 10;
  */
 function conditionFailure(error: string, condition: string, input: JsonObject, ownReference: string): string {
   const reason = `The loopCondition could not be evaluated: ${error}`;
-  const held = Object.keys(input);
-  const missing = [...new Set(namesReadOffDollar(condition))].filter((name) => !Object.hasOwn(input, name));
+  const missing = unboundScriptNames(condition, input);
   if (missing.length === 0) return reason;
-  const listed = held.length <= MAX_LISTED_CONDITION_NAMES ? held.join(", ") : `${held.slice(0, MAX_LISTED_CONDITION_NAMES).join(", ")}, …`;
   const reads = missing.map((name) => `$.${name}`).join(", ");
-  return `${reason}; it reads ${reads}, which $ does not hold: $ holds the DO_WHILE's own output as $.${ownReference} (its iteration is $.${ownReference}['iteration']), its tasks' latest outputs by their reference names and its inputParameters (${listed})`;
-}
-
-/** The names a script reads off `$` (`$.name`, `$['name']`, `$["name"]`), as written; `a$.b` reads nothing off `$`. */
-function namesReadOffDollar(script: string): string[] {
-  return [...script.matchAll(/(?<![\w$])\$\s*(?:\.\s*([A-Za-z_][\w$]*)|\[\s*(["'])([^"'\]]*)\2\s*\])/g)].map((match) => match[1] ?? match[3] ?? "");
+  return `${reason}; it reads ${reads}, which $ does not hold: $ holds the DO_WHILE's own output as $.${ownReference} (its iteration is $.${ownReference}['iteration']), its tasks' latest outputs by their reference names and its inputParameters (${listedNames(input)})`;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { DecideEnv } from "../../config";
 import type { JoinEvaluatorType, JsonObject, JsonValue, SwitchEvaluatorType, TaskExecution, WorkflowTaskDef } from "../../model";
-import { evaluateWith, type ScriptOutcome } from "../../scripts";
+import { evaluateWith, listedNames, unboundScriptNames, type ScriptOutcome } from "../../scripts";
 import type { TaskStart, TaskTypeModule } from "../task-type";
 
 /** How a task's case is computed: an evaluator type and what it evaluates, as a SWITCH's `evaluatorType`/`expression`. */
@@ -51,7 +51,11 @@ function startCaseTask(task: TaskExecution, definition: WorkflowTaskDef, evaluat
     if (branchRunsTasks(definition, chosen)) inputData["hasChildren"] = "true";
     return { task: { ...task, ...ended, status: "COMPLETED", inputData, outputData: output(chosen) }, dispatch: false };
   }
-  const reason = `The ${task.taskType} expression could not be evaluated: ${outcome.error}`;
+  // A script's `$` is the task's input: one reading `$.workflow.input.kind` (a `${…}` path written as a script) names
+  // what it missed, which the bare TypeError does not.
+  const unbound = evaluator.evaluatorType === "value-param" ? [] : unboundScriptNames(evaluator.expression, task.inputData);
+  const missed = unbound.length === 0 ? "" : `; it reads ${unbound.map((name) => `$.${name}`).join(", ")}, which $ does not hold: $ holds the ${task.taskType}'s inputParameters (${listedNames(task.inputData)})`;
+  const reason = `The ${task.taskType} expression could not be evaluated: ${outcome.error}${missed}`;
   return { task: { ...task, ...ended, status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: reason }, dispatch: false };
 }
 
