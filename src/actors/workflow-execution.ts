@@ -41,7 +41,7 @@ import { resolvedTaskInput, taskInputTemplate } from "../engine/tasks/registry";
 import { isAsyncComplete, requestsPerAttempt } from "../engine/tasks/http/request";
 import { childStartRequest, inlineChildDefinition } from "../engine/tasks/sub-workflow";
 import { inlineStartedDefinition } from "../engine/tasks/start-workflow";
-import { handOutLimits, isHeldByWorker, leftWorkerQueues, workerQueueKey, type WorkerQueueEntry, type WorkerQueueRemoval } from "../engine/tasks/simple";
+import { handOutLimits, isHeldByWorker, leftWorkerQueues, queuedFrom, workerQueueEntry, workerQueueKey, type WorkerQueueEntry, type WorkerQueueRemoval } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
 import { statusPublications, type StatusPublication } from "../engine/status-listener";
 import { applyTestMocks, ownTestQueues } from "../engine/test-run";
@@ -2357,8 +2357,9 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /**
    * Conductor's decide (`PUT /api/workflow/decide/{id}`): does now what the alarm would do next (see
-   * {@link WorkflowExecution.#applyDue}). An execution decides on every event, so this only hurries a passed deadline
-   * or owed background work (a queue push, a search row, a parent's notice) that waits for a retry.
+   * {@link WorkflowExecution.#applyDue}). An execution decides on every event, so this mostly hurries a passed deadline
+   * or owed background work (a queue push, a search row, a parent's notice) that waits for a retry. It also mends what
+   * nothing else would: each task waiting for a worker's poll is put in its queue again (see {@link #requeuePollable}).
    */
   async decide(): Promise<ActorResult<null>> {
     this.#recover();
@@ -2367,10 +2368,27 @@ export class WorkflowExecution extends DurableObject<Env> {
     if (this.#removing) return refused(this.#beingRemoved(execution));
     try {
       this.#backgroundRetryAt = undefined;
+      this.#requeuePollable(execution);
       this.#applyDue(execution, false);
       return ok(null);
     } catch (error) {
       return refused(error);
+    }
+  }
+
+  /**
+   * Owes a push of each task of running `execution` that waits for a worker's poll to its queue, as Conductor's
+   * verifyAndRepair pushes a SCHEDULED task its queue lacks. A queue push is made once, until the queue has it: an entry
+   * lost after that (the queue's object reset or its storage lost) left the task SCHEDULED with nothing to hand it out,
+   * and with no `pollTimeoutSeconds` nothing to time it out either. The push keeps the task's place in its queue's
+   * order (see `queuedFrom`), and over an entry still there only moves it, as a resume's does. A task with a change
+   * already owed to its queue keeps that one; a paused execution's tasks are pushed by its resume.
+   */
+  #requeuePollable(execution: Execution): void {
+    if (execution.status !== "RUNNING") return;
+    for (const task of execution.tasks) {
+      if (task.pollable !== true || this.#queuePushes.has(task.taskId)) continue;
+      this.#oweQueueChange(task.taskId, workerQueueEntry(task, execution, queuedFrom(task), instanceTask(execution.definition, task)));
     }
   }
 

@@ -1186,3 +1186,32 @@ describe("task workers: a batch poll's secrets", () => {
     expect(inputsWritten).toBe(0);
   });
 });
+
+describe("task workers: a queue entry lost while its task waits (Conductor's verifyAndRepair)", () => {
+  it.each([
+    ["PUT /api/workflow/decide/{workflowId}", "PUT", (id: string) => `/api/workflow/decide/${id}`, "decide"],
+    ["POST /api/admin/consistency/verifyAndRepair/{workflowId}", "POST", (id: string) => `/api/admin/consistency/verifyAndRepair/${id}`, "repair"],
+    ["POST /api/admin/sweep/requeue/{workflowId}", "POST", (id: string) => `/api/admin/sweep/requeue/${id}`, "sweep"],
+  ])("%s puts each task still waiting for a poll back in its queue; a task a worker holds stays with it", async (_label, method, path, name) => {
+    // Task types of each case's own, so that a case's tasks never meet another's in a queue.
+    const [heldType, queuedType] = [`w_lost_held_${name}`, `w_lost_queued_${name}`];
+    await register({ name: `w_lost_entry_${name}`, tasks: [{ name: "both", taskReferenceName: "both", type: "FORK_JOIN", forkTasks: [[simpleTask(heldType, "held")], [simpleTask(queuedType, "queued")]] }, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["held", "queued"] }] });
+    const workflowId = await startWorkflow(`w_lost_entry_${name}`);
+    const held = await pollOne(heldType);
+    await eventually(() => queueSize(queuedType), (size) => size === 1, "the other task queued");
+    // The queue's object lost its entry (its storage reset): nothing else would ever hand the task to a worker.
+    await runInDurableObject(taskQueueAt(env, workerQueueKey(queuedType, undefined)), (_instance, state) => {
+      state.storage.sql.exec(`DELETE FROM entries`);
+    });
+    expect(await poll(queuedType)).toEqual([]);
+    const repaired = await api(method, path(workflowId));
+    expect(repaired.status).toBe(200);
+    const queued = await pollOne(queuedType);
+    expect(queued.workflowInstanceId).toBe(workflowId);
+    // The task its worker holds was not queued again: no second worker gets it.
+    expect(await poll(heldType)).toEqual([]);
+    expect((await report(held, "COMPLETED")).status).toBe(200);
+    expect((await report(queued, "COMPLETED")).status).toBe(200);
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+  });
+});

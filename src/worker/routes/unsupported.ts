@@ -14,7 +14,7 @@ type Args = [Env, ExecutionContext];
 export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: string, feature: string, method?: "GET"]> = [
   // Conductor 3.x's requeuePendingTask, a repair of a queue its store lost entries of: before the pattern below, which
   // would call it administration "not supported yet", where it is no need here.
-  ["/api/tasks/queue/requeue/:taskType", "requeueing a task type's pending tasks (none needs it: each execution puts its waiting tasks in their queues itself, again until the queue has them; PUT /api/workflow/decide/{workflowId} hurries one execution's)"],
+  ["/api/tasks/queue/requeue/:taskType", "requeueing a task type's pending tasks (none needs it: each execution puts its waiting tasks in their queues itself, again until the queue has them; PUT /api/workflow/decide/{workflowId} puts one execution's waiting tasks in their queues again)"],
   ["/api/tasks/queue/*", "task queue administration beyond sizes, the queue list and poll data (GET /api/tasks/queue/size, GET /api/tasks/queue/sizes, GET /api/tasks/queue/all, GET /api/tasks/queue/all/verbose, GET /api/tasks/queue/polldata)"],
   ["/api/metadata/workflow-importer/*", "importing BPMN"],
   ["/api/metadata/workflow-task-defs/*", "bulk definition uploads"],
@@ -103,7 +103,7 @@ export const REMOVED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [method: "GET" 
   // GET /api/tasks/in_progress/{workflowId}/{taskRefName}, is served (routes/tasks.ts).
   ["GET", "/api/tasks/in_progress/:taskType", "list a task type's pending tasks with GET /api/tasks/search?query=taskType='…' AND status IN (SCHEDULED,IN_PROGRESS)"],
   // Requeueing every running workflow's pending tasks: an execution pushes each of its waiting tasks until the queue has it.
-  ["POST", "/api/tasks/queue/requeue", "nothing needs requeueing: each execution puts its waiting tasks in their queues itself, again until the queue has them (PUT /api/workflow/decide/{workflowId} hurries one execution's)"],
+  ["POST", "/api/tasks/queue/requeue", "nothing needs requeueing: each execution puts its waiting tasks in their queues itself, again until the queue has them (PUT /api/workflow/decide/{workflowId} puts one execution's waiting tasks in their queues again)"],
 ];
 
 /**
