@@ -601,6 +601,13 @@ const LIMIT_JOB = "executionLimit";
  */
 const RETRY_BACKGROUND_MS = 2_000;
 
+/** After a failed alarm, the next comes this soon, doubled at each failure in a row up to {@link ALARM_RETRY_LAST_MS}. */
+const ALARM_RETRY_FIRST_MS = 2_000;
+/** The longest wait between two alarms that keep failing (an execution whose alarm throws at every run: a bug). */
+const ALARM_RETRY_LAST_MS = 10 * 60_000;
+/** The key of {@link WorkflowExecution}'s count of failed alarms in a row, for `failedAgain`. */
+const ALARM_FAILURE_KEY = "alarm";
+
 /**
  * How many times an update by reference name reads the secrets of the task the reference names before it gives up (a
  * 409): each read lets other calls in, and one may give the reference another task (a retry) whose secrets are read next.
@@ -905,6 +912,8 @@ export class WorkflowExecution extends DurableObject<Env> {
   readonly #callbackLogs = new CallbackLogs();
   #recovered = false;
   #alarmAt: number | null = null;
+  /** Failed alarms in a row, under {@link ALARM_FAILURE_KEY} (see {@link WorkflowExecution.alarm}). */
+  readonly #alarmFailures = new Map<string, number>();
   /** The script interpreter: loaded before the first decision of an execution whose definition has scripts. */
   #scripts: ScriptRunner = SCRIPTS_NOT_LOADED;
   /** The jq processor: loaded before the first decision of an execution whose definition has a JSON_JQ_TRANSFORM. */
@@ -2285,16 +2294,35 @@ export class WorkflowExecution extends DurableObject<Env> {
     return !this.#childrenLetGo.includes(task.subWorkflowId!) && !Object.hasOwn(this.#childTerminations, task.subWorkflowId!);
   }
 
-  /** The single timer: fires for the earliest deadline of the execution or a background retry. */
+  /**
+   * The single timer: fires for the earliest deadline of the execution or a background retry. One that fails is armed
+   * again by this object, after a backoff ({@link ALARM_RETRY_FIRST_MS} doubling up to {@link ALARM_RETRY_LAST_MS}), for as
+   * long as it fails: the runtime retries a failed alarm only a few times and then gives up, which left a RUNNING
+   * execution with no alarm at all (a WAIT, a timeout or a retry's delay never applied) until some request happened to
+   * come to its object. Should the alarm not be stored (the object reset), the failure goes to the runtime's retries.
+   */
   override async alarm(): Promise<void> {
     try {
       await this.#runAlarm();
+      this.#alarmFailures.delete(ALARM_FAILURE_KEY);
     } catch (error) {
-      // The runtime retries a failed alarm a few times and then gives up, and its own log names the object by a hex id:
-      // this line names the execution. The error's kind and where it was thrown only (its message may quote a value).
-      const frames = error instanceof Error ? (error.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line)).map((line) => line.trim()) : [];
-      console.error(JSON.stringify({ msg: "alarm failed; the runtime retries it", workflowId: this.#execution?.workflowId ?? this.ctx.id.name, error: error instanceof Error ? error.name : typeof error, frames }));
-      throw error;
+      const logged = failedAgain(this.#alarmFailures, ALARM_FAILURE_KEY);
+      const attempt = this.#alarmFailures.get(ALARM_FAILURE_KEY)!;
+      const retryAt = Date.now() + Math.min(ALARM_RETRY_FIRST_MS * 2 ** Math.min(attempt - 1, 20), ALARM_RETRY_LAST_MS);
+      // The runtime's own log names the object by a hex id: this line names the execution. The error's kind and where it
+      // was thrown only (its message may quote a value). At the 1st, 2nd, 4th… failure in a row (see failedAgain).
+      if (logged !== undefined) {
+        const frames = error instanceof Error ? (error.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line)).map((line) => line.trim()) : [];
+        console.error(JSON.stringify({ msg: "alarm failed; tried again", workflowId: this.#execution?.workflowId ?? this.ctx.id.name, attempt, retryAt: new Date(retryAt).toISOString(), error: error instanceof Error ? error.name : typeof error, frames }));
+      }
+      // An alarm the failed run armed sooner (for work that did go through) stands.
+      if (this.#alarmAt !== null && this.#alarmAt > Date.now() && this.#alarmAt <= retryAt) return;
+      try {
+        await this.ctx.storage.setAlarm(retryAt);
+      } catch {
+        throw error;
+      }
+      this.#alarmAt = retryAt;
     }
   }
 

@@ -1,11 +1,13 @@
-import { env, runDurableObjectAlarm } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
 import { ExecutionIndexWriter } from "../../src/actors/index-writer";
 import { ExecutionStore } from "../../src/actors/execution-store";
-import { ADMIN_KEY, apiOk, register, startWorkflow, waitFor, whilePreparing } from "./helpers";
+import { ADMIN_KEY, apiOk, eventually, getWorkflow, register, startWorkflow, waitFor, whilePreparing } from "./helpers";
 import { call } from "./auth-helpers";
 
 const executionStub = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
+/** When the execution's object's alarm is armed for, or null. */
+const alarmOf = (workflowId: string) => runInDurableObject(executionStub(workflowId), (_instance, state) => state.storage.getAlarm());
 
 describe("work retried on a timer while it keeps failing", () => {
   it("logs a background job's failure at its 1st, 2nd, 4th and 8th attempt in a row, each line naming the job, the execution and the attempt, not at every retry", async () => {
@@ -69,7 +71,7 @@ describe("work retried on a timer while it keeps failing", () => {
     expect(failures[0]!.queue).toContain(taskName);
   });
 
-  it("an execution's alarm that throws is logged naming the workflow, the error's kind and where, and still thrown for the runtime to retry", async () => {
+  it("an execution's alarm that throws is logged naming the workflow, the error's kind and where, and armed again after a backoff by the object itself", async () => {
     await register({ name: "retry_logs_alarm", tasks: [{ name: "set", taskReferenceName: "set", type: "SET_VARIABLE", inputParameters: { done: true } }] });
     const workflowId = await startWorkflow("retry_logs_alarm");
     await waitFor(workflowId, ["COMPLETED"]);
@@ -82,17 +84,55 @@ describe("work retried on a timer while it keeps failing", () => {
       throw new TypeError("the test breaks the alarm: secret-looking value 0123");
     };
     console.error = (...args: unknown[]) => void lines.push(args.map(String).join(" "));
-    let thrown: unknown;
+    const before = Date.now();
     try {
-      await runDurableObjectAlarm(executionStub(workflowId)).catch((error: unknown) => (thrown = error));
+      // Not thrown to the runtime, which gives up after a few retries: the object arms its own retry.
+      expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
+      expect(await alarmOf(workflowId)).toBeGreaterThanOrEqual(before + 2_000);
+      expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
+      // The second failure in a row waits twice as long.
+      expect(await alarmOf(workflowId)).toBeGreaterThanOrEqual(before + 4_000);
     } finally {
       ExecutionStore.prototype.forgetTables = forgetTables;
       console.error = logError;
     }
-    expect(String(thrown)).toContain("the test breaks the alarm");
     const failed = lines.filter((line) => line.includes("alarm failed"));
-    expect(failed).toHaveLength(1);
-    expect(JSON.parse(failed[0]!)).toMatchObject({ workflowId, error: "TypeError", frames: expect.arrayContaining([expect.stringContaining("forgetTables")]) });
-    expect(failed[0]).not.toContain("0123");
+    expect(failed).toHaveLength(2);
+    expect(JSON.parse(failed[0]!)).toMatchObject({ msg: "alarm failed; tried again", workflowId, attempt: 1, error: "TypeError", frames: expect.arrayContaining([expect.stringContaining("forgetTables")]) });
+    expect(JSON.parse(failed[1]!)).toMatchObject({ attempt: 2 });
+    expect(failed.join("\n")).not.toContain("0123");
+    // Mended, the next alarm empties the tombstone, and none is left.
+    expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
+    expect(await alarmOf(workflowId)).toBeNull();
+  });
+
+  it("a RUNNING workflow whose alarm failed is still moved by it later: a WAIT whose time passed ends once the fault is gone", async () => {
+    // An hour: its alarm cannot fire while the test runs; the test runs it, past its time on the object's clock.
+    await register({ name: "retry_logs_wait", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: { duration: "1 hours" } }] });
+    const workflowId = await startWorkflow("retry_logs_wait");
+    const started = await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS", "the WAIT started");
+    const save = ExecutionStore.prototype.save;
+    const logError = console.error;
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Number(started.tasks[0]!["startTime"]) + 3_600_000 + 1_000);
+      ExecutionStore.prototype.save = () => {
+        throw new TypeError("the test breaks the store");
+      };
+      console.error = () => undefined;
+      // The runtime's retries are not in play here (the test runs the alarm itself), as when they have given up.
+      await runDurableObjectAlarm(executionStub(workflowId)).catch(() => undefined);
+      ExecutionStore.prototype.save = save;
+      console.error = logError;
+      expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
+      // Armed again by the object: it comes back, and moves the workflow on.
+      expect(await alarmOf(workflowId)).not.toBeNull();
+      expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
+      expect(await getWorkflow(workflowId)).toMatchObject({ status: "COMPLETED", tasks: [{ status: "COMPLETED" }] });
+    } finally {
+      ExecutionStore.prototype.save = save;
+      console.error = logError;
+      vi.useRealTimers();
+    }
   });
 });
