@@ -605,6 +605,8 @@ const RETRY_BACKGROUND_MS = 2_000;
 const ALARM_RETRY_FIRST_MS = 2_000;
 /** The longest wait between two alarms that keep failing (an execution whose alarm throws at every run: a bug). */
 const ALARM_RETRY_LAST_MS = 10 * 60_000;
+/** Most children one decide asks whether they still exist (see `WorkflowExecution.#failTasksOfLostChildren`). */
+const LOST_CHILD_LOOKS_PER_DECIDE = 100;
 /** The key of {@link WorkflowExecution}'s count of failed alarms in a row, for `failedAgain`. */
 const ALARM_FAILURE_KEY = "alarm";
 
@@ -2398,9 +2400,30 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#backgroundRetryAt = undefined;
       this.#requeuePollable(execution);
       this.#applyDue(execution, false);
+      await this.#failTasksOfLostChildren();
       return ok(null);
     } catch (error) {
       return refused(error);
+    }
+  }
+
+  /**
+   * Fails each SUB_WORKFLOW task of this running execution that waits for a child whose object no longer holds it (its
+   * storage lost: no fault Durable Objects have, a bug). Such a task waits for the child's notice, which would never
+   * come, where Conductor's system task worker re-reads the child and fails the task on a child its store lost. A child
+   * removed cannot be waited for (its removal waits for this execution to have heard it ended), and one whose start is
+   * still on its way leaves its task in flight, not looked at here.
+   */
+  async #failTasksOfLostChildren(): Promise<void> {
+    const running = this.#execution;
+    if (running?.status !== "RUNNING") return;
+    const waiting = running.tasks.filter((task) => task.taskType === "SUB_WORKFLOW" && task.status === "IN_PROGRESS" && !isInFlight(task) && task.subWorkflowId !== undefined);
+    // One call to each child's object: a bounded number per decide, within a request's subrequests (a wide fork's children).
+    for (const task of waiting.slice(0, LOST_CHILD_LOOKS_PER_DECIDE)) {
+      if ((await this.#childView(task.subWorkflowId!)) !== null) continue;
+      // Looked at again after the await: the task may have moved on meanwhile (the engine ignores it then).
+      if (this.#removing || this.#execution?.status !== "RUNNING" || this.#childResume?.taskId === task.taskId) return;
+      this.#takeChildState(task.taskId, task.subWorkflowId!, { status: "FAILED", output: {}, reason: `Sub workflow ${task.subWorkflowId} no longer exists` });
     }
   }
 

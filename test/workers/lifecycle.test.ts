@@ -1,4 +1,4 @@
-import { env, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { executionStub } from "../../src/worker/executions";
@@ -1128,6 +1128,31 @@ describe("decide (PUT /api/workflow/decide/{workflowId}) and Conductor's AdminRe
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe("decide of a parent whose child's object lost its storage", () => {
+  it("fails the SUB_WORKFLOW task waiting for it, naming the child, where it waited for a notice that would never come; a live child is left alone", async () => {
+    await register({ name: "lost_child", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] });
+    await register({ name: "lost_child_parent", tasks: [{ name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "lost_child", version: 1 } }] });
+    const parentId = await startWorkflow("lost_child_parent");
+    const running = await waitFor(parentId, (workflow) => typeof workflow.tasks[0]?.["subWorkflowId"] === "string");
+    const childId = String(running.tasks[0]!["subWorkflowId"]);
+    await waitFor(childId, ["RUNNING"]);
+    // A child that is there: decide changes nothing.
+    expect((await api("PUT", `/api/workflow/decide/${parentId}`)).status).toBe(200);
+    expect(await getWorkflow(parentId)).toMatchObject({ status: "RUNNING", tasks: [{ status: "IN_PROGRESS" }] });
+    // The child's object loses everything, then its instance goes (an eviction), so none holds the child any more.
+    await runInDurableObject(executionStub(env, childId), async (_instance, state) => {
+      await state.storage.deleteAlarm();
+      await state.storage.deleteAll();
+    });
+    await abortAllDurableObjects();
+    expect((await api("GET", `/api/workflow/${childId}`)).status).toBe(404);
+    expect((await api("PUT", `/api/workflow/decide/${parentId}`)).status).toBe(200);
+    const failed = await waitFor(parentId, ["FAILED", "COMPLETED", "TERMINATED"]);
+    expect(failed).toMatchObject({ status: "FAILED", tasks: [{ status: "FAILED" }] });
+    expect(String(failed.tasks[0]!["reasonForIncompletion"])).toContain(`Sub workflow ${childId} no longer exists`);
   });
 });
 
