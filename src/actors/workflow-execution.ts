@@ -607,8 +607,12 @@ const ALARM_RETRY_FIRST_MS = 2_000;
 const ALARM_RETRY_LAST_MS = 10 * 60_000;
 /** Most children one decide asks whether they still exist (see `WorkflowExecution.#failTasksOfLostChildren`). */
 const LOST_CHILD_LOOKS_PER_DECIDE = 100;
-/** The key of {@link WorkflowExecution}'s count of failed alarms in a row, for `failedAgain`. */
-const ALARM_FAILURE_KEY = "alarm";
+/**
+ * The key of {@link WorkflowExecution}'s count of failed alarms in a row, for `failedAgain`, and of the meta value that
+ * keeps it across evictions: an object whose alarm waits minutes between two failures is evicted in between, and a
+ * count kept only in memory started again from 1 at each wake-up (the wait back to 2 s, the 1st failure logged again).
+ */
+const ALARM_FAILURE_KEY = "alarmFailures";
 
 /**
  * How many times an update by reference name reads the secrets of the task the reference names before it gives up (a
@@ -914,7 +918,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   readonly #callbackLogs = new CallbackLogs();
   #recovered = false;
   #alarmAt: number | null = null;
-  /** Failed alarms in a row, under {@link ALARM_FAILURE_KEY} (see {@link WorkflowExecution.alarm}). */
+  /** Failed alarms in a row, under {@link ALARM_FAILURE_KEY} (see {@link WorkflowExecution.alarm}), stored there too. */
   readonly #alarmFailures = new Map<string, number>();
   /** The script interpreter: loaded before the first decision of an execution whose definition has scripts. */
   #scripts: ScriptRunner = SCRIPTS_NOT_LOADED;
@@ -957,6 +961,8 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#cacheWrites = new Map(
       [...meta].filter(([key]) => key.startsWith(CACHE_WRITE_META)).map(([key, value]) => [key.slice(CACHE_WRITE_META.length), JSON.parse(value) as TaskCacheWrite]),
     );
+    const alarmFailures = meta.get(ALARM_FAILURE_KEY);
+    if (alarmFailures !== undefined) this.#alarmFailures.set(ALARM_FAILURE_KEY, Number(alarmFailures));
     this.#removing = meta.has("removing");
     this.#canceledByParent = meta.get("canceledByParent");
     this.#removed = meta.has("removed");
@@ -2306,10 +2312,16 @@ export class WorkflowExecution extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     try {
       await this.#runAlarm();
-      this.#alarmFailures.delete(ALARM_FAILURE_KEY);
+      // Written only after a failure, so an ordinary alarm writes nothing here.
+      if (this.#alarmFailures.delete(ALARM_FAILURE_KEY)) this.#store.deleteMeta(ALARM_FAILURE_KEY);
     } catch (error) {
       const logged = failedAgain(this.#alarmFailures, ALARM_FAILURE_KEY);
       const attempt = this.#alarmFailures.get(ALARM_FAILURE_KEY)!;
+      try {
+        this.#store.setMeta(ALARM_FAILURE_KEY, String(attempt));
+      } catch {
+        // The store may be what fails (or gone: a tombstone emptied before the failure): the count stays in memory.
+      }
       const retryAt = Date.now() + Math.min(ALARM_RETRY_FIRST_MS * 2 ** Math.min(attempt - 1, 20), ALARM_RETRY_LAST_MS);
       // The runtime's own log names the object by a hex id: this line names the execution. The error's kind and where it
       // was thrown only (its message may quote a value). At the 1st, 2nd, 4th… failure in a row (see failedAgain).

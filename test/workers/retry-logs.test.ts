@@ -1,4 +1,4 @@
-import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { ExecutionIndexWriter } from "../../src/actors/index-writer";
 import { ExecutionStore } from "../../src/actors/execution-store";
@@ -129,6 +129,42 @@ describe("work retried on a timer while it keeps failing", () => {
       expect(await alarmOf(workflowId)).not.toBeNull();
       expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
       expect(await getWorkflow(workflowId)).toMatchObject({ status: "COMPLETED", tasks: [{ status: "COMPLETED" }] });
+    } finally {
+      ExecutionStore.prototype.save = save;
+      console.error = logError;
+      vi.useRealTimers();
+    }
+  });
+
+  it("an alarm that keeps failing keeps its backoff and its count of failures across evictions: the wait grows to its longest, not back to 2 s at each new instance", async () => {
+    await register({ name: "retry_logs_evicted", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: { duration: "1 hours" } }] });
+    const workflowId = await startWorkflow("retry_logs_evicted");
+    const started = await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS", "the WAIT started");
+    const save = ExecutionStore.prototype.save;
+    const logError = console.error;
+    const lines: string[] = [];
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Number(started.tasks[0]!["startTime"]) + 3_600_000 + 1_000);
+      ExecutionStore.prototype.save = () => {
+        throw new TypeError("the test breaks the store");
+      };
+      console.error = (...args: unknown[]) => void lines.push(args.map(String).join(" "));
+      for (let failure = 1; failure <= 3; failure++) {
+        // Each wake-up in an instance of its own (an object idle for minutes between two of them is evicted).
+        await abortAllDurableObjects();
+        const before = Date.now();
+        expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
+        expect(await alarmOf(workflowId)).toBeGreaterThanOrEqual(before + 2_000 * 2 ** (failure - 1));
+      }
+      ExecutionStore.prototype.save = save;
+      console.error = logError;
+      expect(lines.filter((line) => line.includes("alarm failed")).map((line) => (JSON.parse(line) as { attempt: number }).attempt)).toEqual([1, 2]);
+      // Mended, the alarm moves the workflow on and forgets the failures: the next failure counts from 1 again.
+      expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
+      expect(await getWorkflow(workflowId)).toMatchObject({ status: "COMPLETED" });
+      await abortAllDurableObjects();
+      expect(await runInDurableObject(executionStub(workflowId), (_instance, state) => state.storage.sql.exec("SELECT key FROM meta WHERE key = 'alarmFailures'").toArray())).toEqual([]);
     } finally {
       ExecutionStore.prototype.save = save;
       console.error = logError;
