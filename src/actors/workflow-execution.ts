@@ -2432,7 +2432,10 @@ export class WorkflowExecution extends DurableObject<Env> {
     const waiting = running.tasks.filter((task) => task.taskType === "SUB_WORKFLOW" && task.status === "IN_PROGRESS" && !isInFlight(task) && task.subWorkflowId !== undefined);
     // One call to each child's object: a bounded number per decide, within a request's subrequests (a wide fork's children).
     for (const task of waiting.slice(0, LOST_CHILD_LOOKS_PER_DECIDE)) {
-      if ((await this.#childView(task.subWorkflowId!)) !== null) continue;
+      // Only an answer saying the object holds no execution fails the task: a call that fails (the child's object reset,
+      // overloaded, on its way to new code) proves nothing, and must neither fail it nor stop the look at the others.
+      const view = await this.#childView(task.subWorkflowId!).catch(() => undefined);
+      if (view !== null) continue;
       // Looked at again after the await: the task may have moved on meanwhile (the engine ignores it then).
       if (this.#removing || this.#execution?.status !== "RUNNING" || this.#childResume?.taskId === task.taskId) return;
       this.#takeChildState(task.taskId, task.subWorkflowId!, { status: "FAILED", output: {}, reason: `Sub workflow ${task.subWorkflowId} no longer exists` });

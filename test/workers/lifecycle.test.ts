@@ -1156,6 +1156,40 @@ describe("decide of a parent whose child's object lost its storage", () => {
   });
 });
 
+describe("decide of a parent one of whose children cannot be reached", () => {
+  it("still answers 200 and fails the task of a lost child beside it; the unreachable child's task is left waiting (an error is no proof the child is gone)", async () => {
+    await register({ name: "lost_or_not_child", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] });
+    const child = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", subWorkflowParam: { name: "lost_or_not_child", version: 1 } });
+    await register({ name: "lost_or_not_parent", tasks: [{ name: "both", taskReferenceName: "both", type: "FORK_JOIN", forkTasks: [[child("unreachable")], [child("lost")]] }, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["unreachable", "lost"] }] });
+    const parentId = await startWorkflow("lost_or_not_parent");
+    const childOf = (workflow: { tasks: Array<Record<string, unknown>> }, ref: string) => workflow.tasks.find((task) => task["referenceTaskName"] === ref)?.["subWorkflowId"];
+    const running = await waitFor(parentId, (workflow) => typeof childOf(workflow, "unreachable") === "string" && typeof childOf(workflow, "lost") === "string");
+    const [unreachableId, lostId] = [String(childOf(running, "unreachable")), String(childOf(running, "lost"))];
+    await waitFor(unreachableId, ["RUNNING"]);
+    await waitFor(lostId, ["RUNNING"]);
+    await runInDurableObject(executionStub(env, lostId), async (_instance, state) => {
+      await state.storage.deleteAlarm();
+      await state.storage.deleteAll();
+    });
+    await abortAllDurableObjects();
+    // The first child's object fails the call (reset, overloaded, on its way to new code): a transient error.
+    const childViewJson = WorkflowExecution.prototype.childViewJson;
+    WorkflowExecution.prototype.childViewJson = async function (this: WorkflowExecution) {
+      if ((this as unknown as { ctx: DurableObjectState }).ctx.id.name === unreachableId) throw new Error("Durable Object reset because its code was updated.");
+      return childViewJson.call(this);
+    };
+    try {
+      expect((await api("PUT", `/api/workflow/decide/${parentId}`)).status).toBe(200);
+    } finally {
+      WorkflowExecution.prototype.childViewJson = childViewJson;
+    }
+    const parent = await waitFor(parentId, (workflow) => workflow.tasks.find((task) => task["referenceTaskName"] === "lost")?.["status"] === "FAILED");
+    expect(String(parent.tasks.find((task) => task["referenceTaskName"] === "lost")!["reasonForIncompletion"])).toContain(`Sub workflow ${lostId} no longer exists`);
+    // Not failed for the error: it ended only as its parent's failure canceled it.
+    expect(parent.tasks.find((task) => task["referenceTaskName"] === "unreachable")!["reasonForIncompletion"] ?? "").not.toContain(`Sub workflow ${unreachableId} no longer exists`);
+  });
+});
+
 describe("createdBy (Orkes' Workflow field)", () => {
   it("names who started a workflow through the API; its SUB_WORKFLOW child, a restart and its failure workflow keep it", async () => {
     await register({ name: "created_child", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }] });
