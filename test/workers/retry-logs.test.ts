@@ -9,6 +9,17 @@ const executionStub = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WOR
 /** When the execution's object's alarm is armed for, or null. */
 const alarmOf = (workflowId: string) => runInDurableObject(executionStub(workflowId), (_instance, state) => state.storage.getAlarm());
 
+/**
+ * Starts workflow `name`, a WAIT of an hour (its alarm cannot fire while the test runs; the test runs it), and answers
+ * its id and when the WAIT ends, for the test to set the object's clock past it.
+ */
+async function startedHourWait(name: string): Promise<{ workflowId: string; waitEnds: number }> {
+  await register({ name, tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: { duration: "1 hours" } }] });
+  const workflowId = await startWorkflow(name);
+  const started = await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS", "the WAIT started");
+  return { workflowId, waitEnds: Number(started.tasks[0]!["startTime"]) + 3_600_000 };
+}
+
 describe("work retried on a timer while it keeps failing", () => {
   it("logs a background job's failure at its 1st, 2nd, 4th and 8th attempt in a row, each line naming the job, the execution and the attempt, not at every retry", async () => {
     await register({ name: "retry_logs_flow", tasks: [{ name: "set", taskReferenceName: "set", type: "SET_VARIABLE", inputParameters: { done: true } }] });
@@ -107,15 +118,12 @@ describe("work retried on a timer while it keeps failing", () => {
   });
 
   it("a RUNNING workflow whose alarm failed is still moved by it later: a WAIT whose time passed ends once the fault is gone", async () => {
-    // An hour: its alarm cannot fire while the test runs; the test runs it, past its time on the object's clock.
-    await register({ name: "retry_logs_wait", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: { duration: "1 hours" } }] });
-    const workflowId = await startWorkflow("retry_logs_wait");
-    const started = await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS", "the WAIT started");
+    const { workflowId, waitEnds } = await startedHourWait("retry_logs_wait");
     const save = ExecutionStore.prototype.save;
     const logError = console.error;
     vi.useFakeTimers({ toFake: ["Date"] });
     try {
-      vi.setSystemTime(Number(started.tasks[0]!["startTime"]) + 3_600_000 + 1_000);
+      vi.setSystemTime(waitEnds + 1_000);
       ExecutionStore.prototype.save = () => {
         throw new TypeError("the test breaks the store");
       };
@@ -137,15 +145,13 @@ describe("work retried on a timer while it keeps failing", () => {
   });
 
   it("an alarm that keeps failing keeps its backoff and its count of failures across evictions: the wait grows to its longest, not back to 2 s at each new instance", async () => {
-    await register({ name: "retry_logs_evicted", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: { duration: "1 hours" } }] });
-    const workflowId = await startWorkflow("retry_logs_evicted");
-    const started = await eventually(() => getWorkflow(workflowId), (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS", "the WAIT started");
+    const { workflowId, waitEnds } = await startedHourWait("retry_logs_evicted");
     const save = ExecutionStore.prototype.save;
     const logError = console.error;
     const lines: string[] = [];
     vi.useFakeTimers({ toFake: ["Date"] });
     try {
-      vi.setSystemTime(Number(started.tasks[0]!["startTime"]) + 3_600_000 + 1_000);
+      vi.setSystemTime(waitEnds + 1_000);
       ExecutionStore.prototype.save = () => {
         throw new TypeError("the test breaks the store");
       };
