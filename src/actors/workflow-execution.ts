@@ -918,6 +918,11 @@ export class WorkflowExecution extends DurableObject<Env> {
   readonly #callbackLogs = new CallbackLogs();
   #recovered = false;
   #alarmAt: number | null = null;
+  /**
+   * Where the next decide's look for lost children begins among the SUB_WORKFLOW tasks waiting for theirs (see
+   * `#failTasksOfLostChildren`); in memory only: a new instance begins again from the first.
+   */
+  #lostChildLooksFrom = 0;
   /** Failed alarms in a row, under {@link ALARM_FAILURE_KEY} (see {@link WorkflowExecution.alarm}), stored there too. */
   readonly #alarmFailures = new Map<string, number>();
   /** The script interpreter: loaded before the first decision of an execution whose definition has scripts. */
@@ -2430,8 +2435,13 @@ export class WorkflowExecution extends DurableObject<Env> {
     const running = this.#execution;
     if (running?.status !== "RUNNING") return;
     const waiting = running.tasks.filter((task) => task.taskType === "SUB_WORKFLOW" && task.status === "IN_PROGRESS" && !isInFlight(task) && task.subWorkflowId !== undefined);
-    // One call to each child's object: a bounded number per decide, within a request's subrequests (a wide fork's children).
-    for (const task of waiting.slice(0, LOST_CHILD_LOOKS_PER_DECIDE)) {
+    // One call to each child's object: a bounded number per decide, within a request's subrequests (a wide fork's children),
+    // each call going on from where the last stopped, so that repeated calls reach them all (the same first ones each
+    // time would never reach a lost child past them).
+    const from = waiting.length > LOST_CHILD_LOOKS_PER_DECIDE ? this.#lostChildLooksFrom % waiting.length : 0;
+    const looked = [...waiting.slice(from), ...waiting.slice(0, from)].slice(0, LOST_CHILD_LOOKS_PER_DECIDE);
+    this.#lostChildLooksFrom = from + looked.length;
+    for (const task of looked) {
       // Only an answer saying the object holds no execution fails the task: a call that fails (the child's object reset,
       // overloaded, on its way to new code) proves nothing, and must neither fail it nor stop the look at the others.
       const view = await this.#childView(task.subWorkflowId!).catch(() => undefined);

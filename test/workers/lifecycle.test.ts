@@ -1156,6 +1156,32 @@ describe("decide of a parent whose child's object lost its storage", () => {
   });
 });
 
+describe("decide of a parent waiting for more children than one call looks at", () => {
+  it("looks at the next ones at the next call: a lost child past the first hundred is found by the second decide", async () => {
+    await register({ name: "many_children_child", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] });
+    const refs = Array.from({ length: 101 }, (_, index) => `child_${index}`);
+    const branches = refs.map((ref) => [{ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", subWorkflowParam: { name: "many_children_child", version: 1 } }]);
+    await register({ name: "many_children_parent", tasks: [{ name: "all", taskReferenceName: "all", type: "FORK_JOIN", forkTasks: branches }, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: refs }] });
+    const parentId = await startWorkflow("many_children_parent");
+    const waiting = (workflow: { tasks: Array<Record<string, unknown>> }) => workflow.tasks.filter((task) => task["taskType"] === "SUB_WORKFLOW" && task["status"] === "IN_PROGRESS" && typeof task["subWorkflowId"] === "string");
+    const running = await waitFor(parentId, (workflow) => waiting(workflow).length === refs.length, 30_000);
+    // The last of them, in the parent's order of tasks, loses its storage.
+    const lost = running.tasks.find((task) => task["referenceTaskName"] === refs.at(-1))!;
+    const lostId = String(lost["subWorkflowId"]);
+    await waitFor(lostId, ["RUNNING"]);
+    await runInDurableObject(executionStub(env, lostId), async (_instance, state) => {
+      await state.storage.deleteAlarm();
+      await state.storage.deleteAll();
+    });
+    await abortAllDurableObjects();
+    const lostTask = async () => (await getWorkflow(parentId)).tasks.find((task) => task["referenceTaskName"] === refs.at(-1))!;
+    for (let call = 1; call <= 2 && (await lostTask())["status"] === "IN_PROGRESS"; call++) {
+      expect((await api("PUT", `/api/workflow/decide/${parentId}`)).status).toBe(200);
+    }
+    expect(await lostTask()).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining(`Sub workflow ${lostId} no longer exists`) });
+  });
+});
+
 describe("decide of a parent one of whose children cannot be reached", () => {
   it("still answers 200 and fails the task of a lost child beside it; the unreachable child's task is left waiting (an error is no proof the child is gone)", async () => {
     await register({ name: "lost_or_not_child", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] });
