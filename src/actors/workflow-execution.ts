@@ -2317,8 +2317,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     try {
       await this.#runAlarm();
-      // Written only after a failure, so an ordinary alarm writes nothing here.
-      if (this.#alarmFailures.delete(ALARM_FAILURE_KEY)) this.#store.deleteMeta(ALARM_FAILURE_KEY);
+      this.#forgetAlarmFailures();
     } catch (error) {
       const logged = failedAgain(this.#alarmFailures, ALARM_FAILURE_KEY);
       const attempt = this.#alarmFailures.get(ALARM_FAILURE_KEY)!;
@@ -2343,6 +2342,15 @@ export class WorkflowExecution extends DurableObject<Env> {
       }
       this.#alarmAt = retryAt;
     }
+  }
+
+  /**
+   * Ends a run of failed alarms (see {@link WorkflowExecution.alarm}): an alarm went through, or none is armed any more
+   * (an execution that ended owing nothing), so a later failure counts from 1 again, is logged and retried after 2 s.
+   * Stored only after a failure, so an ordinary alarm writes nothing here.
+   */
+  #forgetAlarmFailures(): void {
+    if (this.#alarmFailures.delete(ALARM_FAILURE_KEY)) this.#store.deleteMeta(ALARM_FAILURE_KEY);
   }
 
   async #runAlarm(): Promise<void> {
@@ -2826,6 +2834,8 @@ export class WorkflowExecution extends DurableObject<Env> {
         if (this.#alarmAt !== null) {
           this.#alarmAt = null;
           this.#disarmAlarm();
+          // No alarm left to fail again: a count kept would start a later run of failures (a reopened execution's) at its end.
+          this.#forgetAlarmFailures();
         }
       } else if (this.#alarmAt !== removalDue) {
         // Later than a safety alarm it replaces: nothing else is due, so moving it later loses nothing.

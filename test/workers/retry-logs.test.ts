@@ -2,7 +2,7 @@ import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject 
 import { describe, expect, it, vi } from "vitest";
 import { ExecutionIndexWriter } from "../../src/actors/index-writer";
 import { ExecutionStore } from "../../src/actors/execution-store";
-import { ADMIN_KEY, apiOk, eventually, getWorkflow, register, startWorkflow, waitFor, whilePreparing } from "./helpers";
+import { ADMIN_KEY, apiOk, eventually, getWorkflow, register, startWorkflow, storedByExecutionObject, waitFor, whilePreparing } from "./helpers";
 import { call } from "./auth-helpers";
 
 const executionStub = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
@@ -170,11 +170,38 @@ describe("work retried on a timer while it keeps failing", () => {
       expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
       expect(await getWorkflow(workflowId)).toMatchObject({ status: "COMPLETED" });
       await abortAllDurableObjects();
-      expect(await runInDurableObject(executionStub(workflowId), (_instance, state) => state.storage.sql.exec("SELECT key FROM meta WHERE key = 'alarmFailures'").toArray())).toEqual([]);
+      expect((await storedByExecutionObject(workflowId)).metaKeys).not.toContain("alarmFailures");
     } finally {
       ExecutionStore.prototype.save = save;
       console.error = logError;
       vi.useRealTimers();
     }
+  });
+
+  it("an execution that ended owing nothing after its alarm failed forgets the failures with its alarm: a later run of failures counts from 1", async () => {
+    const { workflowId, waitEnds } = await startedHourWait("retry_logs_ended");
+    const save = ExecutionStore.prototype.save;
+    const logError = console.error;
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(waitEnds + 1_000);
+      ExecutionStore.prototype.save = () => {
+        throw new TypeError("the test breaks the store");
+      };
+      console.error = () => undefined;
+      expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
+      expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
+    } finally {
+      ExecutionStore.prototype.save = save;
+      console.error = logError;
+      vi.useRealTimers();
+    }
+    expect((await storedByExecutionObject(workflowId)).metaKeys).toContain("alarmFailures");
+    // A request ends it (the WAIT completed from outside), before any alarm went through: no alarm is left.
+    const hold = (await getWorkflow(workflowId)).tasks[0]!;
+    await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: hold["taskId"], status: "COMPLETED", outputData: {} });
+    await waitFor(workflowId, ["COMPLETED"]);
+    await eventually(() => alarmOf(workflowId), (alarm) => alarm === null, "no alarm left");
+    expect((await storedByExecutionObject(workflowId)).metaKeys).not.toContain("alarmFailures");
   });
 });
