@@ -20,6 +20,32 @@ async function startedHourWait(name: string): Promise<{ workflowId: string; wait
   return { workflowId, waitEnds: Number(started.tasks[0]!["startTime"]) + 3_600_000 };
 }
 
+/**
+ * Runs `failing` with the objects' clock past `waitEnds` and every save of an execution throwing (its log lines in
+ * `lines`, else dropped), then `mended`, the store whole again, on the same clock; real time again after both.
+ */
+async function pastTheWait(waitEnds: number, failing: () => Promise<void>, mended: () => Promise<void> = async () => undefined, lines?: string[]): Promise<void> {
+  const save = ExecutionStore.prototype.save;
+  const logError = console.error;
+  vi.useFakeTimers({ toFake: ["Date"] });
+  try {
+    vi.setSystemTime(waitEnds + 1_000);
+    ExecutionStore.prototype.save = () => {
+      throw new TypeError("the test breaks the store");
+    };
+    console.error = (...args: unknown[]) => void lines?.push(args.map(String).join(" "));
+    try {
+      await failing();
+    } finally {
+      ExecutionStore.prototype.save = save;
+      console.error = logError;
+    }
+    await mended();
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
 describe("work retried on a timer while it keeps failing", () => {
   it("logs a background job's failure at its 1st, 2nd, 4th and 8th attempt in a row, each line naming the job, the execution and the attempt, not at every retry", async () => {
     await register({ name: "retry_logs_flow", tasks: [{ name: "set", taskReferenceName: "set", type: "SET_VARIABLE", inputParameters: { done: true } }] });
@@ -119,43 +145,24 @@ describe("work retried on a timer while it keeps failing", () => {
 
   it("a RUNNING workflow whose alarm failed is still moved by it later: a WAIT whose time passed ends once the fault is gone", async () => {
     const { workflowId, waitEnds } = await startedHourWait("retry_logs_wait");
-    const save = ExecutionStore.prototype.save;
-    const logError = console.error;
-    vi.useFakeTimers({ toFake: ["Date"] });
-    try {
-      vi.setSystemTime(waitEnds + 1_000);
-      ExecutionStore.prototype.save = () => {
-        throw new TypeError("the test breaks the store");
-      };
-      console.error = () => undefined;
+    await pastTheWait(
+      waitEnds,
       // The runtime's retries are not in play here (the test runs the alarm itself), as when they have given up.
-      await runDurableObjectAlarm(executionStub(workflowId)).catch(() => undefined);
-      ExecutionStore.prototype.save = save;
-      console.error = logError;
-      expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
-      // Armed again by the object: it comes back, and moves the workflow on.
-      expect(await alarmOf(workflowId)).not.toBeNull();
-      expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
-      expect(await getWorkflow(workflowId)).toMatchObject({ status: "COMPLETED", tasks: [{ status: "COMPLETED" }] });
-    } finally {
-      ExecutionStore.prototype.save = save;
-      console.error = logError;
-      vi.useRealTimers();
-    }
+      async () => void (await runDurableObjectAlarm(executionStub(workflowId)).catch(() => undefined)),
+      async () => {
+        expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
+        // Armed again by the object: it comes back, and moves the workflow on.
+        expect(await alarmOf(workflowId)).not.toBeNull();
+        expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
+        expect(await getWorkflow(workflowId)).toMatchObject({ status: "COMPLETED", tasks: [{ status: "COMPLETED" }] });
+      },
+    );
   });
 
   it("an alarm that keeps failing keeps its backoff and its count of failures across evictions: the wait grows to its longest, not back to 2 s at each new instance", async () => {
     const { workflowId, waitEnds } = await startedHourWait("retry_logs_evicted");
-    const save = ExecutionStore.prototype.save;
-    const logError = console.error;
     const lines: string[] = [];
-    vi.useFakeTimers({ toFake: ["Date"] });
-    try {
-      vi.setSystemTime(waitEnds + 1_000);
-      ExecutionStore.prototype.save = () => {
-        throw new TypeError("the test breaks the store");
-      };
-      console.error = (...args: unknown[]) => void lines.push(args.map(String).join(" "));
+    const failing = async () => {
       for (let failure = 1; failure <= 3; failure++) {
         // Each wake-up in an instance of its own (an object idle for minutes between two of them is evicted).
         await abortAllDurableObjects();
@@ -163,39 +170,23 @@ describe("work retried on a timer while it keeps failing", () => {
         expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
         expect(await alarmOf(workflowId)).toBeGreaterThanOrEqual(before + 2_000 * 2 ** (failure - 1));
       }
-      ExecutionStore.prototype.save = save;
-      console.error = logError;
+    };
+    await pastTheWait(waitEnds, failing, async () => {
       expect(lines.filter((line) => line.includes("alarm failed")).map((line) => (JSON.parse(line) as { attempt: number }).attempt)).toEqual([1, 2]);
       // Mended, the alarm moves the workflow on and forgets the failures: the next failure counts from 1 again.
       expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
       expect(await getWorkflow(workflowId)).toMatchObject({ status: "COMPLETED" });
       await abortAllDurableObjects();
       expect((await storedByExecutionObject(workflowId)).metaKeys).not.toContain("alarmFailures");
-    } finally {
-      ExecutionStore.prototype.save = save;
-      console.error = logError;
-      vi.useRealTimers();
-    }
+    }, lines);
   });
 
   it("an execution that ended owing nothing after its alarm failed forgets the failures with its alarm: a later run of failures counts from 1", async () => {
     const { workflowId, waitEnds } = await startedHourWait("retry_logs_ended");
-    const save = ExecutionStore.prototype.save;
-    const logError = console.error;
-    vi.useFakeTimers({ toFake: ["Date"] });
-    try {
-      vi.setSystemTime(waitEnds + 1_000);
-      ExecutionStore.prototype.save = () => {
-        throw new TypeError("the test breaks the store");
-      };
-      console.error = () => undefined;
+    await pastTheWait(waitEnds, async () => {
       expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
       expect(await runDurableObjectAlarm(executionStub(workflowId))).toBe(true);
-    } finally {
-      ExecutionStore.prototype.save = save;
-      console.error = logError;
-      vi.useRealTimers();
-    }
+    });
     expect((await storedByExecutionObject(workflowId)).metaKeys).toContain("alarmFailures");
     // A request ends it (the WAIT completed from outside), before any alarm went through: no alarm is left.
     const hold = (await getWorkflow(workflowId)).tasks[0]!;
