@@ -1,3 +1,4 @@
+import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
 import { TagRepository, type Tag } from "./tags";
 import { TtlCache } from "./ttl-cache";
 
@@ -17,13 +18,23 @@ export class EnvironmentRepository {
     this.#db = db;
   }
 
-  /** Every variable with its tags, by name (Orkes' EnvironmentVariable). */
+  /**
+   * Every variable with its tags, by name (Orkes' EnvironmentVariable): at most {@link MAX_LISTING_CHARS} of names,
+   * values and tags (a 413 beyond, see {@link boundedListing}). Their count is not capped, and each value may hold
+   * 16 KiB: a thousand full ones are past what one isolate should read, parse and answer at once.
+   */
   async list(): Promise<Array<{ name: string; value: string; tags: Tag[] }>> {
-    const [{ results }, tags] = await Promise.all([
-      this.#db.prepare(`SELECT name, value FROM environment_variables ORDER BY name`).all<{ name: string; value: string }>(),
-      new TagRepository(this.#db).byName("ENV_VARIABLE"),
-    ]);
-    return results.map((row) => ({ name: row.name, value: row.value, tags: tags.get(row.name) ?? [] }));
+    const rows = await boundedListing<{ name: string; value: string }>(
+      this.#db,
+      `SELECT name, value, length(name) + length(value) + COALESCE((SELECT SUM(length(tag_key) + length(tag_value)) FROM metadata_tags
+         WHERE target_type = 'ENV_VARIABLE' AND target_name = environment_variables.name), 0) AS listed_chars FROM environment_variables`,
+      "listed.name",
+      [],
+      (chars) => `The environment variables come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; read them one at a time: GET /api/environment/{name}`,
+    );
+    // After the bound is known to hold: their tags are counted in it.
+    const tags = await new TagRepository(this.#db).byName("ENV_VARIABLE");
+    return rows.map((row) => ({ name: row.name, value: row.value, tags: tags.get(row.name) ?? [] }));
   }
 
   /** A variable's value, or null when there is none (read from D1, not the cache). */

@@ -212,3 +212,28 @@ describe("schedule listing of a large tenant", () => {
     expect(tagReads.every((sql) => sql.includes("target_name IN"))).toBe(true);
   });
 });
+
+describe("environment variable listing of a large tenant", () => {
+  // 1,100 variables of 16,000 characters (values may hold 16 KiB, and nothing caps their count): 17.6 MB in all.
+  const count = 1100;
+  beforeAll(async () => {
+    await apiOk("PUT", "/api/environment/scale_env_seed", "v".repeat(16_000));
+    await apiOk("PUT", "/api/environment/scale_env_seed/tags", [{ key: "team", value: "billing" }]);
+    await copyRows("environment_variables", "{name}, value, create_time, update_time, updated_by", "scale_env_seed", count, (index) => `scale_env_${String(index).padStart(4, "0")}`);
+  }, 60_000);
+
+  it("refuses every variable past the bound with a 413 naming the reads one at a time, and answers them whole under it", async () => {
+    const message = await tooLargeMessage("/api/environment");
+    expect(message).toContain(`over the ${MAX_LISTING_CHARS} one listing answers`);
+    expect(message).toContain("GET /api/environment/{name}");
+    expect((await api("GET", "/api/environment/scale_env_0042")).status).toBe(200);
+
+    // Their values cut to 1,000 characters: 1.1 MB, answered whole with their tags.
+    await env.DB.prepare(`UPDATE environment_variables SET value = substr(value, 1, 1000) WHERE name LIKE 'scale_env_%'`).run();
+    const listed = await apiOk<Array<{ name: string; value: string; tags: unknown[] }>>("GET", "/api/environment");
+    const scale = listed.filter((variable) => variable.name.startsWith("scale_env_"));
+    expect(scale).toHaveLength(count + 1);
+    expect(scale[0]).toEqual({ name: "scale_env_0000", value: "v".repeat(1000), tags: [] });
+    expect(scale.find((variable) => variable.name === "scale_env_seed")).toMatchObject({ tags: [{ key: "team", value: "billing" }] });
+  });
+});
