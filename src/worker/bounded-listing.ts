@@ -33,7 +33,15 @@ export async function boundedListing<Row extends object>(
     )
     .bind(...binds, MAX_LISTING_CHARS)
     .all<Bounded<Row & { listed_chars: number }>>();
-  const chars = results[0]?.listing_chars ?? 0;
-  if (chars > MAX_LISTING_CHARS) throw new ApiError(413, "PAYLOAD_TOO_LARGE", tooLarge(chars));
+  refuseOverListing(results[0]?.listing_chars ?? 0, tooLarge);
   return results.filter((row): row is { listing_chars: number } & Row & { listed_chars: number } => row.listed_chars !== null);
+}
+
+/**
+ * Throws the 413 of a listing of `chars` characters over {@link MAX_LISTING_CHARS}, with `tooLarge`'s message (told
+ * `chars`): for a listing whose answer is larger than the rows it reads (a group's roles answered with each role's
+ * grants), counted before the answer is built.
+ */
+export function refuseOverListing(chars: number, tooLarge: (chars: number) => string): void {
+  if (chars > MAX_LISTING_CHARS) throw new ApiError(413, "PAYLOAD_TOO_LARGE", tooLarge(chars));
 }

@@ -237,3 +237,41 @@ describe("environment variable listing of a large tenant", () => {
     expect(scale.find((variable) => variable.name === "scale_env_seed")).toMatchObject({ tags: [{ key: "team", value: "billing" }] });
   });
 });
+
+describe("group and user listings of a large tenant", () => {
+  // A role of 200 grants (about 50 KB as a group or user answers it) given to 400 groups and 400 users: each one's
+  // answer repeats its grants, 20 MB in all, from rows of a few hundred bytes.
+  const count = 400;
+  beforeAll(async () => {
+    const permissions = Array.from({ length: 200 }, (_, index) => ({ action: "WORKFLOW_READ", scope: `workflow:${"w".repeat(200)}_${index}` }));
+    await apiOk("POST", "/api/security/roles", { name: "scale_role", permissions }, 201);
+    await apiOk("PUT", "/api/groups/scale_group_seed", { description: "a team", roles: ["scale_role"] });
+    const copy = env.DB.prepare(
+      `INSERT INTO groups (id, description, roles, permissions, default_access, create_time, update_time)
+       SELECT ?1, description, roles, permissions, default_access, create_time, update_time FROM groups WHERE id = 'scale_group_seed'`,
+    );
+    await inBatches(Array.from({ length: count }, (_, index) => copy.bind(`scale_group_${String(index).padStart(3, "0")}`)));
+    const assign = env.DB.prepare(`INSERT INTO user_assignments (user_id, roles, direct_permissions, update_time) VALUES (?1, '["scale_role"]', '[]', 0)`);
+    await inBatches(Array.from({ length: count }, (_, index) => assign.bind(`scale_user_${String(index).padStart(3, "0")}`)));
+  }, 60_000);
+
+  it("refuses every group, and every user, past the bound with a 413 naming the reads one at a time, and answers them whole under it", async () => {
+    const message = await tooLargeMessage("/api/groups");
+    expect(message).toContain(`over the ${MAX_LISTING_CHARS} one listing answers`);
+    expect(message).toContain("GET /api/groups/{id}");
+    expect(await apiOk<{ roles: Array<{ permissions: unknown[] }> }>("GET", "/api/groups/scale_group_042")).toMatchObject({ id: "scale_group_042", roles: [{ name: "scale_role" }] });
+    expect(await tooLargeMessage("/api/users")).toContain("GET /api/users/{id}");
+    expect(await apiOk("GET", "/api/users/scale_user_042")).toMatchObject({ id: "scale_user_042", roles: [{ name: "scale_role" }] });
+
+    // The role cut to 10 grants: 400 groups of about 2.5 KB, answered whole.
+    const permissions = Array.from({ length: 10 }, (_, index) => ({ action: "WORKFLOW_READ", scope: `workflow:${"w".repeat(200)}_${index}` }));
+    await apiOk("PUT", "/api/security/roles/scale_role", { permissions });
+    const listed = await apiOk<Array<{ id: string; roles: Array<{ name: string; permissions: unknown[] }> }>>("GET", "/api/groups");
+    const scale = listed.filter((group) => group.id.startsWith("scale_group_"));
+    expect(scale).toHaveLength(count + 1);
+    expect(scale[0]!.id).toBe("scale_group_000");
+    expect(scale[0]!.roles.map((role) => [role.name, role.permissions.length])).toEqual([["scale_role", 10]]);
+    const users = (await apiOk<Array<{ id: string }>>("GET", "/api/users")).filter((user) => user.id.startsWith("scale_user_"));
+    expect(users).toHaveLength(count);
+  });
+});

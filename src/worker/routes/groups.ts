@@ -9,7 +9,8 @@ import { GroupRepository, type Group } from "../security/groups";
 import { OrkesRolesSchema, UserIdSchema } from "../security/schemas";
 import { ALWAYS, SecurityStore, allHold, type WriteCondition } from "../security/store";
 import { ApplicationRepository, applicationIdsOf, applicationUserId, applicationsExist } from "../security/applications";
-import { authorizeRoles, changedMeanwhile, conductorGroup, conductorUser } from "../security/users";
+import { authorizeRoles, changedMeanwhile, conductorGroup, conductorGroupChars, conductorUser, rolesJsonChars } from "../security/users";
+import { MAX_LISTING_CHARS, refuseOverListing } from "../bounded-listing";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
 import { ACCESS } from "../security/resource-grants";
@@ -94,7 +95,13 @@ export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/groups", async (_request, env) => {
     const store = new SecurityStore(env.DB);
     const roles = new Map((await store.listRoles()).map((role) => [role.name, role]));
-    return Response.json(await Promise.all((await new GroupRepository(env.DB).list()).map((group) => conductorGroup(store, group, roles))));
+    const groups = await new GroupRepository(env.DB).list();
+    // Each group answers its roles with their grants: a role of many grants held by many groups is repeated in each,
+    // so the answer is counted before it is built (nothing caps how many groups there are).
+    const charsOfRoles = rolesJsonChars(roles);
+    const chars = groups.reduce((sum, group) => sum + conductorGroupChars(group, charsOfRoles), 0);
+    refuseOverListing(chars, (total) => `The groups with their roles' grants come to ${total} characters, over the ${MAX_LISTING_CHARS} one listing answers; read them one at a time: GET /api/groups/{id}`);
+    return Response.json(await Promise.all(groups.map((group) => conductorGroup(store, group, roles))));
   });
 
   router.get("/api/groups/:id", async (request, env) => Response.json(await conductorGroup(new SecurityStore(env.DB), await groupAt(env, pathName(request, "id")))));

@@ -80,7 +80,34 @@ export interface ConductorGroupJson {
 /** The roles named, with what each grants, read from `defined` when given or else from the store; undefined ones left out. */
 async function rolesJson(store: SecurityStore, names: readonly string[], defined?: ReadonlyMap<string, Role>): Promise<ConductorUserJson["roles"]> {
   const found = defined === undefined ? await Promise.all(names.map((role) => store.getRole(role))) : names.map((role) => defined.get(role) ?? null);
-  return found.flatMap((role) => (role === null ? [] : [{ name: role.name, permissions: role.permissions.map((grant) => ({ name: grant.action, scope: grant.scope })) }]));
+  return found.flatMap((role) => (role === null ? [] : [roleJson(role)]));
+}
+
+/** Role `role` as Orkes shows one a user or group holds: its name and what it grants. */
+const roleJson = (role: Role): ConductorUserJson["roles"][number] => ({ name: role.name, permissions: role.permissions.map((grant) => ({ name: grant.action, scope: grant.scope })) });
+
+/**
+ * The characters each role of `defined` takes in an answer ({@link ConductorUserJson}'s `roles`), as a function of the
+ * names of the roles a user or group holds (an undefined one takes none, being left out): what a listing repeating
+ * roles for every group or user counts before it builds its answer. Each role's JSON is measured once.
+ */
+export function rolesJsonChars(defined: ReadonlyMap<string, Role>): (names: readonly string[]) => number {
+  const measured = new Map<string, number>();
+  const charsOf = (name: string): number => {
+    let chars = measured.get(name);
+    if (chars === undefined) {
+      const role = defined.get(name);
+      chars = role === undefined ? 0 : JSON.stringify(roleJson(role)).length;
+      measured.set(name, chars);
+    }
+    return chars;
+  };
+  return (names) => names.reduce((sum, name) => sum + charsOf(name), 0);
+}
+
+/** About the characters {@link conductorGroup} answers `group` with, its roles measured by `charsOfRoles` (see {@link rolesJsonChars}). */
+export function conductorGroupChars(group: Group, charsOfRoles: (names: readonly string[]) => number): number {
+  return group.id.length + group.description.length + JSON.stringify(group.defaultAccess).length + charsOfRoles(group.roles);
 }
 
 /** Group `group` as Orkes shows one. */
