@@ -2167,14 +2167,14 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
   const steps = planOf(state.definition).steps;
   // A skip applies to one iteration: one of a task this iteration did not reach (a SWITCH took another branch) goes with it.
   forgetSkips(draft, (skip) => withinLoop(state.definition, planIndexOf(state.definition, skip.taskReferenceName), loopIndex));
-  const ofThisLoop = state.tasks.filter(ranIn(state, loop));
+  const plan = planOf(state.definition);
+  // As in Conductor, the loop records its own tasks: what a dynamic fork in it forked is its JOIN's output, what a
+  // loop in it ran that loop's.
+  const ownStep = (index: number) => ownLoopStep(plan, index, loopIndex) && steps[index]!.inLoop === loopIndex;
   const iterationOutputs: JsonObject = {};
   const latestOutputs: JsonObject = {};
-  const plan = planOf(state.definition);
-  for (const task of ofThisLoop) {
-    // As in Conductor, the loop records its own tasks: what a dynamic fork in it forked is its JOIN's output, what a
-    // loop in it ran that loop's.
-    if (!ownLoopStep(plan, task.definitionIndex, loopIndex) || steps[task.definitionIndex]!.inLoop !== loopIndex) continue;
+  for (const task of latestRunsOfLoop(state, loop, loopIndex, ownStep)) {
+    if (!ownStep(task.definitionIndex)) continue;
     const reference = steps[task.definitionIndex]!.task.taskReferenceName;
     setOwn(latestOutputs, reference, task.outputData);
     if (iterationIn(state.definition, task, loopIndex) === loop.iteration) setOwn(iterationOutputs, reference, task.outputData);
@@ -2206,6 +2206,32 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
   const updated = draft.updateTask(loop.taskId, fields);
   if (outcome.kind === "again" && isPending(updated)) reachTask(draft, loopIndex + 1, env, paced ? PACE_MS : 0);
   return "moved";
+}
+
+/**
+ * The task instances of the loop DO_WHILE instance `loop` runs (see {@link ranIn}) that its iteration's end reads, in
+ * order: those of its current iteration, and before them those back to the latest instance of each of its own steps
+ * (`ownStep`), whose outputs its condition reads. Read from the latest task back, stopping there: walking every earlier
+ * iteration at each iteration's end made a loop of n iterations read n² task instances (a 5,000-iteration loop without
+ * keepLastN spent most of each step so). A step the loop never ran (a SWITCH branch never taken) has none: its instances
+ * are then looked for back to the loop's start.
+ */
+function latestRunsOfLoop(state: WorkflowExecution, loop: TaskExecution, loopIndex: number, ownStep: (index: number) => boolean): TaskExecution[] {
+  const steps = planOf(state.definition).steps;
+  const unseen = new Set<string>();
+  steps.forEach((step, index) => {
+    if (ownStep(index)) unseen.add(step.task.taskReferenceName);
+  });
+  const ofLoop = ranIn(state, loop);
+  const runs: TaskExecution[] = [];
+  for (let position = state.tasks.length - 1; position >= 0; position--) {
+    const task = state.tasks[position]!;
+    if (!ofLoop(task)) continue;
+    if (unseen.size === 0 && iterationIn(state.definition, task, loopIndex) !== loop.iteration) break;
+    runs.push(task);
+    if (ownStep(task.definitionIndex)) unseen.delete(steps[task.definitionIndex]!.task.taskReferenceName);
+  }
+  return runs.reverse();
 }
 
 /** True when a DO_WHILE whose loop holds `task` (at any depth) has retries or is optional: its failure is then the loop's. */

@@ -1,10 +1,11 @@
 import { doWhileTask as clientDoWhileTask, newLoopTask, httpTask as clientHttpTask } from "@io-orkes/conductor-javascript";
 import { describe, expect, it } from "vitest";
-import { createExecution, hasEndedTask, isBlocked, nextDeadline, type Decision } from "../../src/engine/decider";
+import { createExecution, decide as decideAlone, hasEndedTask, isBlocked, nextDeadline, type Decision } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import { definitionScripts } from "../../src/engine/definition/scripts";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { storedTasksBytes } from "../../src/engine/limits";
 import { enclosingLoops, nextPlanIndex, planIndexOf, planOf } from "../../src/engine/plan";
 import { toTaskView } from "../../src/engine/view";
 import { attemptEnds, costlyScriptsEnv, env, latestNamed, refusal, startedWith } from "./engine-env";
@@ -344,6 +345,26 @@ describe("DO_WHILE in the decider", () => {
     expect(instance(state, "b__2").status).toBe("IN_PROGRESS");
     // A task already run in this iteration was processed.
     expect(refusal(state, { type: "skipTask", taskReferenceName: "wait" }, 1_005).message).toMatch(/already processed/);
+  });
+
+  it("ends an iteration of a long loop without reading its earlier iterations' tasks, which made n iterations cost n² reads", () => {
+    let state = started([loop("loop", [hold("wait")], "$.loop.iteration < 1000 && $.wait.now > 0")]).state;
+    const waiting = (from: WorkflowExecution) => from.tasks.findLast((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS")!;
+    const complete = (from: WorkflowExecution, now: number) => decideAlone(from, { type: "externalUpdate", taskId: waiting(from).taskId, status: "COMPLETED", output: { now } }, env(now)).state;
+    for (let now = 1_001; instance(state, "loop").iteration! < 300; now++) state = complete(state, now);
+    // Every task but the DO_WHILE and the running iteration's reports each read of its reference name.
+    let reads = 0;
+    const watched = state.tasks.map((task) =>
+      task.referenceTaskName === "loop" || task.referenceTaskName === "wait__300" ? task : new Proxy(task, { get: (target, key, receiver) => (key === "referenceTaskName" && reads++, Reflect.get(target, key, receiver)) }),
+    );
+    // Each task's stored size is measured once per object (limits.ts): measured now, as it was for the tasks themselves.
+    storedTasksBytes(watched);
+    reads = 0;
+    state = complete({ ...state, tasks: watched }, 5_000);
+    expect(reads).toBeLessThan(10);
+    // The condition read the latest output: the loop went on.
+    expect(instance(state, "loop")).toMatchObject({ status: "IN_PROGRESS", iteration: 301 });
+    expect(instance(state, "loop").outputData["300"]).toEqual({ wait: { now: 5_000 } });
   });
 
   it("runs a loop whose iterations never wait in steps, stored between them, rather than without end in one decision", () => {
