@@ -52,6 +52,20 @@ export interface TaskLogLine {
 }
 
 /**
+ * True when `next` holds every task of `previous` at its position (the same object, or a replacement with its task id),
+ * and maybe more after them: nothing was removed or moved, so a save writes the tasks that differ at each position.
+ */
+function keepsOrder(previous: readonly TaskExecution[], next: readonly TaskExecution[]): boolean {
+  if (next.length < previous.length) return false;
+  for (let position = 0; position < previous.length; position++) {
+    const before = previous[position]!;
+    const after = next[position]!;
+    if (before !== after && before.taskId !== after.taskId) return false;
+  }
+  return true;
+}
+
+/**
  * An execution's durable form inside its Durable Object's SQLite: one row for the workflow, one each for
  * its input, output and variables, one for its definition, one per task instance. Every method is synchronous, so the writes of one
  * decision form a single implicit transaction and land before any side effect is let out.
@@ -163,11 +177,20 @@ export class ExecutionStore {
     if (previous?.definition !== definition) {
       this.#sql.exec(`INSERT OR REPLACE INTO definition (id, data) VALUES (1, ?)`, JSON.stringify(definition));
     }
-    const before = new Map(previous?.tasks.map((task) => [task.taskId, task]));
-    for (const task of tasks) {
-      if (before.get(task.taskId) !== task) {
-        this.#sql.exec(`INSERT OR REPLACE INTO tasks (task_id, seq, data) VALUES (?, ?, ?)`, task.taskId, task.seq, JSON.stringify(task));
+    const writeTask = (task: TaskExecution) => this.#sql.exec(`INSERT OR REPLACE INTO tasks (task_id, seq, data) VALUES (?, ?, ?)`, task.taskId, task.seq, JSON.stringify(task));
+    const kept = previous === null ? [] : previous.tasks;
+    if (keepsOrder(kept, tasks)) {
+      // The usual decision: tasks replaced in place and new ones appended. Compared position by position, by identity,
+      // without a map of every task the execution holds built at each save (a long loop's thousands).
+      for (let position = 0; position < tasks.length; position++) {
+        const task = tasks[position]!;
+        if (kept[position] !== task) writeTask(task);
       }
+      return;
+    }
+    const before = new Map(kept.map((task) => [task.taskId, task]));
+    for (const task of tasks) {
+      if (before.get(task.taskId) !== task) writeTask(task);
       before.delete(task.taskId);
     }
     let droppedGiven = false;

@@ -735,3 +735,27 @@ describe("the decider over random definitions, stored and evicted on the way", (
     );
   }, TIME_LIMIT);
 });
+
+describe("the execution store", () => {
+  it("saves a decision that replaced and appended tasks by position, without a look-up of every task the execution keeps; what it reads back is the decision's", () => {
+    const definition: WorkflowDef = { name: "many", version: 1, schemaVersion: 2, tasks: [{ name: "w", taskReferenceName: "w", type: "WAIT", inputParameters: {} }] };
+    const created = createExecution({ workflowId: "wf-1", definition, input: {} }, 1_000);
+    const template = decideAlone(created, { type: "start" }, env(1_000)).state.tasks[0]!;
+    // Each task's `taskId` read is counted: a save that maps every kept task by its id reads them all.
+    let reads = 0;
+    const counted = (task: TaskExecution) => new Proxy(task, { get: (target, key, receiver) => (key === "taskId" && reads++, Reflect.get(target, key, receiver)) });
+    const tasks = Array.from({ length: 500 }, (_, seq) => counted({ ...template, taskId: `t-${seq}`, seq, referenceTaskName: `w__${seq}` }));
+    const previous: WorkflowExecution = { ...created, tasks };
+    const store = new ExecutionStore(new MemorySql() as unknown as SqlStorage);
+    store.save(null, previous);
+    const next: WorkflowExecution = { ...previous, tasks: [...tasks.slice(0, 499), { ...tasks[499]!, status: "COMPLETED" }, { ...template, taskId: "t-500", seq: 500 }] };
+    reads = 0;
+    store.save(previous, next);
+    expect(reads).toBeLessThan(10);
+    expect(store.load()!.tasks).toEqual(next.tasks);
+    // A decision that dropped a task (a loop's keepLastN) still has it deleted.
+    const dropped: WorkflowExecution = { ...next, tasks: next.tasks.slice(1) };
+    store.save(next, dropped);
+    expect(store.load()!.tasks.map((task) => task.taskId)).toEqual(dropped.tasks.map((task) => task.taskId));
+  });
+});
