@@ -2211,7 +2211,8 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
 /**
  * The task instances of the loop DO_WHILE instance `loop` runs (see {@link ranIn}) that its iteration's end reads, in
  * order: those of its current iteration, and before them those back to the latest instance of each of its own steps
- * (`ownStep`), whose outputs its condition reads. Read from the latest task back, stopping there: walking every earlier
+ * (`ownStep`), whose outputs its condition reads. Read from the latest task back, stopping there (past the iteration's
+ * first task, an instance of the loop's first step): walking every earlier
  * iteration at each iteration's end made a loop of n iterations read n² task instances (a 5,000-iteration loop without
  * keepLastN spent most of each step so). A step the loop never ran (a SWITCH branch never taken) has none: its instances
  * are then looked for back to the loop's start.
@@ -2224,10 +2225,15 @@ function latestRunsOfLoop(state: WorkflowExecution, loop: TaskExecution, loopInd
   });
   const ofLoop = ranIn(state, loop);
   const runs: TaskExecution[] = [];
+  // Whether the scan has passed the start of the current iteration, an instance of the loop's first step: a task of an
+  // earlier iteration after it (a fork branch its JOIN did not wait for, retried meanwhile) is no sign of that.
+  let pastStart = false;
   for (let position = state.tasks.length - 1; position >= 0; position--) {
     const task = state.tasks[position]!;
     if (!ofLoop(task)) continue;
-    if (unseen.size === 0 && iterationIn(state.definition, task, loopIndex) !== loop.iteration) break;
+    const current = iterationIn(state.definition, task, loopIndex) === loop.iteration;
+    if (!current && pastStart && unseen.size === 0) break;
+    if (current && task.definitionIndex === loopIndex + 1) pastStart = true;
     runs.push(task);
     if (ownStep(task.definitionIndex)) unseen.delete(steps[task.definitionIndex]!.task.taskReferenceName);
   }
