@@ -43,7 +43,7 @@ import { setOwn } from "./own-property";
 import { shownFailedTasks } from "./view";
 import { isInFlight } from "./in-flight";
 import { maskedInputValues, maskedOutputValues, maskedValuesRead, reasonMaskedOf, withReasonMasked } from "./masked-reason";
-import { activeLanes, inCurrentLoopRun, laneAfterMove, lastTopLevelTask, latestInstance, type ActiveLane } from "./lanes";
+import { activeLanes, inCurrentLoopRun, laneAfterMove, lastTopLevelTask, latestInstance, latestInstanceSince, type ActiveLane } from "./lanes";
 import {
   definitionReferenceName,
   enclosingJoins,
@@ -2210,18 +2210,19 @@ function endLoopIteration(draft: Draft, loopIndex: number, env: DecideEnv, effec
 
 /**
  * The task instances of the loop DO_WHILE instance `loop` runs (see {@link ranIn}) that its iteration's end reads, in
- * order: those of its current iteration, and before them those back to the latest instance of each of its own steps
- * (`ownStep`), whose outputs its condition reads. Read from the latest task back, stopping there (past the iteration's
- * first task, an instance of the loop's first step): walking every earlier
- * iteration at each iteration's end made a loop of n iterations read n² task instances (a 5,000-iteration loop without
- * keepLastN spent most of each step so). A step the loop never ran (a SWITCH branch never taken) has none: its instances
- * are then looked for back to the loop's start.
+ * order: those of its current iteration, and before them the latest instance of each of its own steps (`ownStep`),
+ * whose outputs its condition reads. Read from the latest task back, stopping past the iteration's first task (an
+ * instance of the loop's first step): walking every earlier iteration at each iteration's end made a loop of n
+ * iterations read n² task instances (a 5,000-iteration loop without keepLastN spent most of each step so). The latest
+ * instance of an own step not met by then (a SWITCH branch not taken in this iteration, or never) is looked up among
+ * that step's instances alone: walking back to it, or to the loop's start for a branch never taken, made a loop with
+ * such a SWITCH read n² task instances again.
  */
 function latestRunsOfLoop(state: WorkflowExecution, loop: TaskExecution, loopIndex: number, ownStep: (index: number) => boolean): TaskExecution[] {
   const steps = planOf(state.definition).steps;
-  const unseen = new Set<string>();
+  const unseen = new Map<string, number>();
   steps.forEach((step, index) => {
-    if (ownStep(index)) unseen.add(step.task.taskReferenceName);
+    if (ownStep(index)) unseen.set(step.task.taskReferenceName, index);
   });
   const ofLoop = ranIn(state, loop);
   const runs: TaskExecution[] = [];
@@ -2232,7 +2233,12 @@ function latestRunsOfLoop(state: WorkflowExecution, loop: TaskExecution, loopInd
     const task = state.tasks[position]!;
     if (!ofLoop(task)) continue;
     const current = iterationIn(state.definition, task, loopIndex) === loop.iteration;
-    if (!current && pastStart && unseen.size === 0) break;
+    if (!current && pastStart) {
+      // Those of an earlier iteration, each before every task read so far (else it would have been met).
+      const earlier = [...unseen.values()].flatMap((index) => latestInstanceSince(state, index, loop.seq, ofLoop) ?? []);
+      runs.push(...earlier.sort((a, b) => b.seq - a.seq));
+      break;
+    }
     if (current && task.definitionIndex === loopIndex + 1) pastStart = true;
     runs.push(task);
     if (ownStep(task.definitionIndex)) unseen.delete(steps[task.definitionIndex]!.task.taskReferenceName);

@@ -367,6 +367,35 @@ describe("DO_WHILE in the decider", () => {
     expect(instance(state, "loop").outputData["300"]).toEqual({ wait: { now: 5_000 } });
   });
 
+  it("ends an iteration of a long loop whose SWITCH took a branch once, long ago, and another never, without reading the iterations since", () => {
+    const route: WorkflowTaskDef = {
+      name: "route",
+      taskReferenceName: "route",
+      type: "SWITCH",
+      evaluatorType: "value-param",
+      expression: "which",
+      inputParameters: { which: "${wait.output.now}" },
+      decisionCases: { "1003": [hold("rare")], never: [hold("never")] },
+      defaultCase: [],
+    };
+    // The condition reads the rare branch's output, of iteration 3, and the never-taken one's absence.
+    let state = started([loop("loop", [hold("wait"), route], "$.loop.iteration < 1000 && ($.loop.iteration < 3 || $.rare.now == 1004) && $.never === undefined")]).state;
+    const waiting = (from: WorkflowExecution) => from.tasks.findLast((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS")!;
+    const complete = (from: WorkflowExecution, now: number) => decideAlone(from, { type: "externalUpdate", taskId: waiting(from).taskId, status: "COMPLETED", output: { now } }, env(now)).state;
+    for (let now = 1_001; instance(state, "loop").iteration! < 300; now++) state = complete(state, now);
+    expect(instance(state, "rare__3").outputData).toEqual({ now: 1_004 });
+    let reads = 0;
+    const current = new Set(["loop", "wait__300"]);
+    const watched = state.tasks.map((task) => (current.has(task.referenceTaskName) ? task : new Proxy(task, { get: (target, key, receiver) => (key === "referenceTaskName" && reads++, Reflect.get(target, key, receiver)) })));
+    storedTasksBytes(watched);
+    reads = 0;
+    state = complete({ ...state, tasks: watched }, 5_000);
+    // Walking back to rare__3 read some 600 tasks; to the loop's start for `never`, all of them.
+    expect(reads).toBeLessThan(10);
+    expect(instance(state, "loop")).toMatchObject({ status: "IN_PROGRESS", iteration: 301 });
+    expect(instance(state, "loop").outputData["300"]).toEqual({ wait: { now: 5_000 }, route: { evaluationResult: ["5000"], selectedCase: "5000" } });
+  });
+
   it("runs a loop whose iterations never wait in steps, stored between them, rather than without end in one decision", () => {
     const note: WorkflowTaskDef = { name: "note", taskReferenceName: "note", type: "SET_VARIABLE", inputParameters: { last: "${each.output.loopItem}" } };
     const list = Array.from({ length: 5_000 }, (_, index) => index);

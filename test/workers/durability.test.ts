@@ -1,7 +1,10 @@
 import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { ExecutionStore } from "../../src/actors/execution-store";
 import { TaskQueue } from "../../src/actors/task-queue";
-import type { JsonObject } from "../../src/engine/model";
+import { createExecution } from "../../src/engine/decider";
+import type { JsonObject, TaskExecution, WorkflowDef, WorkflowExecution } from "../../src/engine/model";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 const stubFor = (workflowId: string) => env.WORKFLOW_EXECUTION.get(env.WORKFLOW_EXECUTION.idFromName(workflowId));
@@ -344,5 +347,105 @@ describe("a workflow's timeoutPolicy", () => {
     expect(body.error).toBe("VALIDATION_ERROR");
     expect(body.validationErrors).toEqual([{ path: "timeoutPolicy", message: expect.stringContaining("one of TIME_OUT_WF, ALERT_ONLY") }]);
     expect((await api("GET", "/api/metadata/workflow/wf_bad_policy")).status).toBe(404);
+  });
+});
+
+/** One change a decision makes to the task list between two saves (see the property below). */
+type TaskListEdit = { kind: "update" | "replace" | "append" | "dropFront" | "dropAt" | "truncate" | "insert" | "copy" | "clone"; at: number; by: number };
+
+describe("the execution store over random changes to the task list", () => {
+  it("writes exactly the tasks whose object changed and deletes exactly those dropped, whatever the decisions did (replaced in place, under another id, dropped from the front, inserted, cut, grown): a new object reads back the decision's tasks", async () => {
+    const definition: WorkflowDef = { name: "store_edits", version: 1, schemaVersion: 2, tasks: [{ name: "w", taskReferenceName: "w", type: "WAIT", inputParameters: {} }] };
+    const created = createExecution({ workflowId: "wf-store-edits", definition, input: {} }, 1_000);
+    const template: TaskExecution = {
+      taskId: "",
+      taskType: "WAIT",
+      referenceTaskName: "w",
+      taskDefName: "w",
+      seq: 0,
+      definitionIndex: 0,
+      status: "IN_PROGRESS",
+      inputData: {},
+      outputData: {},
+      retryCount: 0,
+      retried: false,
+      scheduledTime: 1_000,
+      startTime: 1_000,
+      endTime: 0,
+      updateTime: 1_000,
+      attempt: 0,
+    };
+    const stub = stubFor(`store-edits-${crypto.randomUUID()}`);
+    const edit = fc.record({ kind: fc.constantFrom<TaskListEdit["kind"]>("update", "replace", "append", "dropFront", "dropAt", "truncate", "insert", "copy", "clone"), at: fc.nat(), by: fc.nat({ max: 4 }) });
+    // Each save applies one to three edits; the object is evicted (a new store reads the execution back) after some.
+    const saves = fc.array(fc.tuple(fc.array(edit, { minLength: 1, maxLength: 3 }), fc.boolean()), { minLength: 1, maxLength: 12 });
+    await runInDurableObject(stub, (_instance, state) => {
+      const real = state.storage.sql;
+      let written = 0;
+      let deleted = 0;
+      const counted = {
+        exec: (query: string, ...bindings: unknown[]) => {
+          if (query.startsWith("INSERT OR REPLACE INTO tasks")) written++;
+          if (query.startsWith("DELETE FROM tasks")) deleted++;
+          return real.exec(query, ...bindings);
+        },
+      } as unknown as SqlStorage;
+      fc.assert(
+        fc.property(saves, (steps) => {
+          for (const table of ["meta", "workflow", "definition", "tasks", "workflow_parts"]) real.exec(`DROP TABLE IF EXISTS ${table}`);
+          let ids = 0;
+          const fresh = (seq: number): TaskExecution => ({ ...template, taskId: `t-${++ids}`, seq, referenceTaskName: `w__${ids}` });
+          let store = new ExecutionStore(counted);
+          let held: WorkflowExecution | null = null;
+          let tasks: TaskExecution[] = [fresh(1_000)];
+          for (const [edits, evicted] of steps) {
+            const next = [...tasks];
+            for (const { kind, at, by } of edits) {
+              const position = next.length === 0 ? 0 : at % next.length;
+              const task = next[position];
+              if (kind === "update" && task !== undefined) next[position] = { ...task, status: "COMPLETED", outputData: { at, by } };
+              // A rerun or a retry replacing the failed instance: another id in its place.
+              else if (kind === "replace" && task !== undefined) next[position] = { ...task, taskId: `t-${++ids}`, status: "SCHEDULED" };
+              else if (kind === "append") for (let count = 0; count <= by; count++) next.push(fresh((next.at(-1)?.seq ?? 0) + 1_000));
+              // keepLastN dropping the oldest iterations.
+              else if (kind === "dropFront") next.splice(0, at % (next.length + 1));
+              else if (kind === "dropAt" && task !== undefined) next.splice(position, 1);
+              // A rerun or restart dropping what came after a task.
+              else if (kind === "truncate") next.splice(at % (next.length + 1));
+              // An upgrade's skipped task, put before a task that ran: between two seqs, or taking that task's place and
+              // moving every later one on (as Draft.insertTask does).
+              else if (kind === "insert" && task !== undefined) {
+                const before = next[position - 1]?.seq ?? 0;
+                if (task.seq - before > 1) next.splice(position, 0, fresh(before + 1));
+                else {
+                  next.splice(position, 0, fresh(task.seq));
+                  for (let later = position + 1; later < next.length; later++) next[later] = { ...next[later]!, seq: next[later - 1]!.seq + 1 };
+                }
+              }
+              // The same content in a new object: written again, harmlessly.
+              else if (kind === "clone" && task !== undefined) next[position] = { ...task };
+              // "copy": the list copied with nothing changed.
+            }
+            const execution: WorkflowExecution = { ...(held ?? created), tasks: next, taskRevision: (held?.taskRevision ?? 0) + 1 };
+            const kept = new Set(held?.tasks ?? []);
+            const nextIds = new Set(next.map((task) => task.taskId));
+            const changed = next.filter((task) => !kept.has(task)).length;
+            const dropped = (held?.tasks ?? []).filter((task) => !nextIds.has(task.taskId)).length;
+            written = 0;
+            deleted = 0;
+            store.save(held, execution);
+            const what = JSON.stringify({ steps, before: held?.tasks.map((task) => task.taskId), after: next.map((task) => task.taskId) });
+            expect({ written, deleted }, what).toEqual({ written: changed, deleted: dropped });
+            store = new ExecutionStore(counted);
+            const read = store.load()!;
+            expect(read.tasks, what).toEqual(next);
+            // Evicted, the next decision is taken on what a new object read back; else on the one it saved.
+            held = evicted ? read : execution;
+            tasks = held.tasks;
+          }
+        }),
+        { numRuns: 300, seed: 20261207 },
+      );
+    });
   });
 });
