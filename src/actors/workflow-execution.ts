@@ -2448,15 +2448,28 @@ export class WorkflowExecution extends DurableObject<Env> {
     // time would never reach a lost child past them).
     const from = waiting.length > LOST_CHILD_LOOKS_PER_DECIDE ? this.#lostChildLooksFrom % waiting.length : 0;
     const looked = [...waiting.slice(from), ...waiting.slice(0, from)].slice(0, LOST_CHILD_LOOKS_PER_DECIDE);
-    this.#lostChildLooksFrom = from + looked.length;
-    for (const task of looked) {
-      // Only an answer saying the object holds no execution fails the task: a call that fails (the child's object reset,
-      // overloaded, on its way to new code) proves nothing, and must neither fail it nor stop the look at the others.
-      const view = await this.#childView(task.subWorkflowId!).catch(() => undefined);
-      if (view !== null) continue;
-      // Looked at again after the await: the task may have moved on meanwhile (the engine ignores it then).
-      if (this.#removing || this.#execution?.status !== "RUNNING" || this.#childResume?.taskId === task.taskId) return;
-      this.#takeChildState(task.taskId, task.subWorkflowId!, { status: "FAILED", output: {}, reason: `Sub workflow ${task.subWorkflowId} no longer exists` });
+    // The next call goes on past the children asked, not past those this one never reached.
+    let asked = 0;
+    try {
+      for (const task of looked) {
+        let view: ChildView | null | undefined;
+        try {
+          view = await this.#childView(task.subWorkflowId!);
+        } catch (error) {
+          // The invocation's calls spent: every call after is refused alike, and spends nothing on the children left.
+          if (isSubrequestLimitError(error)) return;
+          // Any other failed call (the child's object reset, overloaded, on its way to new code) proves nothing, and must
+          // neither fail the task nor stop the look at the others: only an answer that the object holds no execution does.
+          view = undefined;
+        }
+        asked++;
+        if (view !== null) continue;
+        // Looked at again after the await: the task may have moved on meanwhile (the engine ignores it then).
+        if (this.#removing || this.#execution?.status !== "RUNNING" || this.#childResume?.taskId === task.taskId) return;
+        this.#takeChildState(task.taskId, task.subWorkflowId!, { status: "FAILED", output: {}, reason: `Sub workflow ${task.subWorkflowId} no longer exists` });
+      }
+    } finally {
+      this.#lostChildLooksFrom = from + asked;
     }
   }
 

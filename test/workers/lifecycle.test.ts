@@ -1216,6 +1216,44 @@ describe("decide of a parent one of whose children cannot be reached", () => {
   });
 });
 
+describe("decide of a parent whose calls to its children the runtime refuses past the invocation's count", () => {
+  it("stops asking at the first refusal (every call after is refused alike), and the next decide asks the children left", async () => {
+    await register({ name: "counted_child", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] });
+    const refs = ["first", "second", "third"];
+    const child = (ref: string) => [{ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", subWorkflowParam: { name: "counted_child", version: 1 } }];
+    await register({ name: "counted_parent", tasks: [{ name: "all", taskReferenceName: "all", type: "FORK_JOIN", forkTasks: refs.map(child) }, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: refs }] });
+    const parentId = await startWorkflow("counted_parent");
+    const childOf = (workflow: { tasks: Array<Record<string, unknown>> }, ref: string) => workflow.tasks.find((task) => task["referenceTaskName"] === ref)?.["subWorkflowId"];
+    const running = await waitFor(parentId, (workflow) => refs.every((ref) => typeof childOf(workflow, ref) === "string"));
+    const lostId = String(childOf(running, "third"));
+    await waitFor(lostId, ["RUNNING"]);
+    await runInDurableObject(executionStub(env, lostId), async (_instance, state) => {
+      await state.storage.deleteAlarm();
+      await state.storage.deleteAll();
+    });
+    await abortAllDurableObjects();
+    // As a deployed runtime refuses every call past the invocation's count: here, each after the first.
+    let calls = 0;
+    const childViewJson = WorkflowExecution.prototype.childViewJson;
+    WorkflowExecution.prototype.childViewJson = async function (this: WorkflowExecution) {
+      calls++;
+      if (calls > 1) throw new Error("Too many API requests by single Worker invocation.");
+      return childViewJson.call(this);
+    };
+    try {
+      expect((await api("PUT", `/api/workflow/decide/${parentId}`)).status).toBe(200);
+    } finally {
+      WorkflowExecution.prototype.childViewJson = childViewJson;
+    }
+    expect(calls).toBe(2);
+    expect((await getWorkflow(parentId)).tasks.find((task) => task["referenceTaskName"] === "third")!["status"]).toBe("IN_PROGRESS");
+    // The invocation's count fresh: the children left are asked, and the lost one's task fails.
+    expect((await api("PUT", `/api/workflow/decide/${parentId}`)).status).toBe(200);
+    const parent = await waitFor(parentId, (workflow) => workflow.tasks.find((task) => task["referenceTaskName"] === "third")?.["status"] === "FAILED");
+    expect(String(parent.tasks.find((task) => task["referenceTaskName"] === "third")!["reasonForIncompletion"])).toContain(`Sub workflow ${lostId} no longer exists`);
+  });
+});
+
 describe("createdBy (Orkes' Workflow field)", () => {
   it("names who started a workflow through the API; its SUB_WORKFLOW child, a restart and its failure workflow keep it", async () => {
     await register({ name: "created_child", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }] });
