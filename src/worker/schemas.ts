@@ -155,7 +155,9 @@ export function isBareWorkflowInput(body: unknown, pathName: string): boolean {
   const keys = Object.keys(fields);
   if (keys.length === 0) return false;
   const requestShaped = keys.every((key) => Object.hasOwn(START_WORKFLOW_FIELDS, key) || key === "externalInputPayloadStoragePath" || key === "createdBy");
-  return !requestShaped || (fields["name"] !== undefined && fields["name"] !== pathName);
+  const name = fields["name"];
+  // Trimmed, as the request's reading trims it.
+  return !requestShaped || (name !== undefined && (typeof name !== "string" || name.trim() !== pathName));
 }
 /** Parsed {@link StartWorkflowRequest}. */
 export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;

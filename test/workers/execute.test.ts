@@ -425,6 +425,9 @@ describe("Orkes' executeWorkflowAsAPI (POST /api/workflow/execute/{name}?version
     const response = await api("POST", "/api/workflow/execute/exec_as_api_request?version=2&requestId=from-query", { version: 1, input: { order: 8 }, correlationId: "c-8" }, { requestId: "from-header" });
     const run = (await response.json()) as Run;
     expect(run).toMatchObject({ status: "COMPLETED", workflowVersion: 1, input: { order: 8 }, correlationId: "c-8", requestId: "from-query" });
+    // Its name as the request's reading takes it, trimmed: the path's name, so still a request.
+    const named = await api("POST", "/api/workflow/execute/exec_as_api_request?version=2", { name: " exec_as_api_request ", input: { order: 9 } });
+    expect((await named.json()) as Run).toMatchObject({ status: "COMPLETED", input: { order: 9 } });
   });
 
   it("refuses a bad version in the query or a bad wait header with a 400 naming it, starting nothing", async () => {

@@ -119,6 +119,12 @@ describe("secrets API", () => {
     plaintexts.add(plainValue);
     const plain = await call("PUT", "/api/secrets/Alpha_1", plainValue, { "content-type": "text/plain; charset=utf-8" });
     expect(plain).toMatchObject({ status: 200, text: "" });
+    // Every label of UTF-8 a JSON body is read under, as a JSON body's (unicode-1-1-utf-8 was a 415 here).
+    const labelled = freshValue("labelled");
+    plaintexts.add(labelled);
+    expect(await call("PUT", "/api/secrets/labelled_1", labelled, { "content-type": "text/plain; charset=unicode-1-1-utf-8" })).toMatchObject({ status: 200 });
+    expect(await decryptedValue("labelled_1")).toBe(labelled);
+    expect((await call("DELETE", "/api/secrets/labelled_1")).status).toBe(200);
     await putSecret("mid-name", freshValue("mid"));
     // Each form stores exactly the value sent: the JSON string unquoted, the text byte for byte.
     expect(await decryptedValue("Alpha_1")).toBe(plainValue);

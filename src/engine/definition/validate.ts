@@ -351,7 +351,7 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
   // A SIMPLE task's name is the task type its workers poll by, in a path (`/api/tasks/poll/{taskType}`) that cannot carry
   // half a character: no worker could ever poll it. A lint, as the definition names' rule is one (checked at registration).
   if (type === "SIMPLE" && context.accepted !== true && typeof raw["name"] === "string" && holdsLoneSurrogate(raw["name"])) {
-    issues.push({ path: childPath(path, "name"), message: "name must not hold a lone surrogate (a \\uD800-\\uDFFF escape without its pair, such as half an emoji): a SIMPLE task's name is the task type its workers poll by in a URL path, which cannot carry it, so no worker could poll it" });
+    issues.push({ path: childPath(path, "name"), message: `name ${LONE_SURROGATE_MESSAGE.replace(/:.*$/, "")}: a SIMPLE task's name is the task type its workers poll by in a URL path, which cannot carry it, so no worker could poll it` });
   }
   issues.push(...cacheConfigIssues(raw, path));
 

@@ -185,7 +185,7 @@ export async function readStringBody(request: Request, maxBytes: number, body: S
   if (!isJson && type !== "text/plain") {
     throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", `Send the ${what} as a JSON string (Content-Type: application/json, e.g. ${example}) or as text/plain`);
   }
-  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8" && charset !== "us-ascii") {
+  if (charset !== undefined && !UTF8_LABELS.has(charset)) {
     throw new ApiError(415, "UNSUPPORTED_MEDIA_TYPE", `The ${what} must be sent as UTF-8`);
   }
   const text = utf8Text(bytes);

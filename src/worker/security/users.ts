@@ -110,6 +110,14 @@ export function conductorGroupChars(group: Group, charsOfRoles: (names: readonly
   return group.id.length + group.description.length + JSON.stringify(group.defaultAccess).length + charsOfRoles(group.roles);
 }
 
+/**
+ * About the characters user `user` takes in a listing's answer (see {@link conductorUser}): its id and name, its roles'
+ * grants and those of each group of `groups` it belongs to, by {@link rolesJsonChars}' measure.
+ */
+export function conductorUserChars(user: { userId: string; name?: string | undefined; roles: readonly string[] }, groups: readonly Group[], charsOfRoles: (names: readonly string[]) => number): number {
+  return user.userId.length + (user.name?.length ?? 0) + charsOfRoles(user.roles) + groups.reduce((inGroups, group) => inGroups + conductorGroupChars(group, charsOfRoles), 0);
+}
+
 /** Group `group` as Orkes shows one. */
 export async function conductorGroup(store: SecurityStore, group: Group, defined?: ReadonlyMap<string, Role>): Promise<ConductorGroupJson> {
   return { id: group.id, description: group.description, roles: await rolesJson(store, group.roles, defined), defaultAccess: group.defaultAccess };
