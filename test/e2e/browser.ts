@@ -32,6 +32,8 @@ export interface WatchedPage {
    * fault of the page when the refusal was the expected answer, so tests compare it with what they caused.
    */
   refusedLoads: string[];
+  /** The path and query of every request the page made to the service's API, in order (what a view reads). */
+  apiRequests: string[];
 }
 
 /** Opens a page at the given viewport, recording every console error and page error. */
@@ -46,5 +48,10 @@ export async function openPage(browser: Browser, viewport = { width: 1280, heigh
     else problems.push(`console: ${message.text()}`);
   });
   page.on("pageerror", (error) => problems.push(`uncaught: ${error.message}`));
-  return { page, problems, refusedLoads };
+  const apiRequests: string[] = [];
+  page.on("request", (request) => {
+    const url = new URL(request.url());
+    if (url.pathname.startsWith("/api/")) apiRequests.push(`${request.method()} ${url.pathname}${url.search}`);
+  });
+  return { page, problems, refusedLoads, apiRequests };
 }

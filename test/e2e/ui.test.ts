@@ -93,6 +93,19 @@ function step(page: Page, ref: string) {
   return page.locator(`.diagram-panel > .diagram > .node > .node-body[data-ref="${ref}"]`);
 }
 
+/**
+ * The requests among `requests` (a WatchedPage's apiRequests) for a listing of workflow or task definitions: the
+ * unpaginated ones (every definition, unless narrowed; every task definition) and their lighter forms.
+ */
+function definitionListings(requests: readonly string[]): string[] {
+  return requests.filter((request) => /^GET \/api\/metadata\/(workflow|taskdefs)(\/names|\/list|\/names-and-versions|\/latest-versions)?(\?|$)/.test(request));
+}
+
+/** Answers the page's requests `matching` with the 413 of a listing over what one answers, in the service's shape. */
+async function answerTooLarge(page: Page, matching: (url: URL) => boolean, message: string): Promise<void> {
+  await page.route(matching, (route) => route.fulfill({ status: 413, contentType: "application/json", body: JSON.stringify({ status: 413, error: "PAYLOAD_TOO_LARGE", message }) }));
+}
+
 beforeAll(async () => {
   project = copyProject();
   persistTo = tempDir("ui-state");
@@ -383,8 +396,11 @@ describe("web UI", () => {
     await page.goto(`${server.url}/#/executions/${started}`);
     await expect.poll(() => step(page, "hold").getAttribute("data-status"), { timeout: STEP_TIMEOUT_MS }).toBe("IN_PROGRESS");
 
+    const requestsBefore = admin.apiRequests.length;
     await page.getByRole("button", { name: "Upgrade…" }).click();
     await page.getByLabel("Version", { exact: true }).selectOption("2");
+    // The versions offered are read as this workflow's alone, without their tasks: not every definition whole.
+    expect(definitionListings(admin.apiRequests.slice(requestsBefore))).toEqual([`GET /api/metadata/workflow?name=${name}&short=true`]);
     await page.getByLabel("Outputs of the tasks it skips (JSON object: reference name → output)").fill(JSON.stringify({ prepare: { ready: true } }));
     await screenshot(page, "execution-upgrade");
     await page.getByRole("dialog").getByRole("button", { name: "Upgrade" }).click();
@@ -405,6 +421,58 @@ describe("web UI", () => {
     expect([await target.hits(`${name}-prepare`), await target.hits(`${name}-after`)]).toEqual([0, 1]);
     expect(admin.problems).toEqual([]);
     expect(admin.refusedLoads).toEqual([]);
+  });
+
+  it("reads the lightest listing each page shows, and says in the page when a listing is over what one answers", async () => {
+    const { page } = admin;
+    const [requestsBefore, refusedBefore, problemsBefore] = [admin.apiRequests.length, admin.refusedLoads.length, admin.problems.length];
+    await page.goto(`${server.url}/#/executions`);
+    await expect.poll(() => page.locator(`#workflow-names option[value="${parentName}"]`).count(), { timeout: STEP_TIMEOUT_MS }).toBe(1);
+    await page.goto(`${server.url}/#/definitions`);
+    await page.getByRole("link", { name: parentName, exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.locator(".results th").allTextContents()).toEqual(["Name", "Version", "Tags", "Description", "Owner"]);
+    expect(await page.locator("tr", { has: page.getByRole("link", { name: parentName, exact: true }) }).locator("td").nth(3).textContent()).toBe("An order that waits for a person's approval");
+    await page.goto(`${server.url}/#/taskdefs`);
+    await page.locator(".results").locator("table, p.empty").first().waitFor({ timeout: STEP_TIMEOUT_MS });
+    await page.goto(`${server.url}/#/queues`);
+    await page.getByRole("heading", { name: "Workers" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    // The executions' filter suggests names; the definitions list shows no task; the task definitions list shows their
+    // settings (whole), and the queues link the names that have one (the one listing of task definitions there is).
+    expect(definitionListings(admin.apiRequests.slice(requestsBefore))).toEqual([
+      "GET /api/metadata/workflow/names",
+      "GET /api/metadata/workflow?short=true&metadata=true",
+      "GET /api/metadata/taskdefs?metadata=true",
+      "GET /api/metadata/taskdefs",
+    ]);
+
+    expect(admin.refusedLoads.slice(refusedBefore)).toEqual([]);
+    expect(admin.problems.slice(problemsBefore)).toEqual([]);
+
+    // Over what one listing answers (past 16 MiB of stored definitions, answered here by the browser's network), each
+    // page says so in its own place, in the service's words, rather than staying blank. On a page of its own, whose
+    // refused loads are these alone.
+    const refused = await openPage(browser);
+    await logIn(refused.page, adminKey);
+    const tooLarge = "The workflow definitions listed come to 16777300 characters, over the 16777216 one listing answers; ask for fewer";
+    const tooManyTaskDefs = "The task definitions come to 16777300 characters, over the 16777216 one listing answers; ask for fewer";
+    const tooManyHandlers = "The event handlers come to 16777300 characters, over the 16777216 one listing answers";
+    await answerTooLarge(refused.page, (url) => url.pathname === "/api/metadata/workflow" && url.searchParams.get("short") === "true", tooLarge);
+    await answerTooLarge(refused.page, (url) => url.pathname === "/api/metadata/taskdefs", tooManyTaskDefs);
+    await answerTooLarge(refused.page, (url) => url.pathname === "/api/event", tooManyHandlers);
+    const alert = refused.page.locator("#view").getByRole("alert");
+    await refused.page.goto(`${server.url}/#/definitions`);
+    await expect.poll(() => alert.textContent(), { timeout: STEP_TIMEOUT_MS }).toBe(tooLarge);
+    await refused.page.goto(`${server.url}/#/taskdefs`);
+    await expect.poll(() => alert.textContent(), { timeout: STEP_TIMEOUT_MS }).toBe(tooManyTaskDefs);
+    await refused.page.goto(`${server.url}/#/events`);
+    await expect.poll(() => alert.textContent(), { timeout: STEP_TIMEOUT_MS }).toBe(tooManyHandlers);
+    // The queues are still shown, their names unlinked, saying why.
+    await refused.page.goto(`${server.url}/#/queues`);
+    await refused.page.getByRole("heading", { name: "Workers" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await refused.page.locator("#view .warning").allTextContents()).toEqual([`Task names are not linked to their definitions: ${tooManyTaskDefs}`]);
+    expect(refused.refusedLoads).toEqual(Array.from({ length: 4 }, () => expect.stringContaining("status of 413")));
+    expect(refused.problems).toEqual([]);
+    await refused.page.context().close();
   });
 
   it("offers to start the failure workflow when terminating, and links the ended execution to it", async () => {
@@ -1199,13 +1267,19 @@ describe("web UI", () => {
   it("refuses to register a new task definition under a name in use, which the service's save would overwrite", async () => {
     const name = `${parentName}_taken`;
     await callOk(server.url, "POST", "/api/metadata/taskdefs", { key: adminKey, body: [{ name, retryCount: 7, timeoutSeconds: 0 }] });
-    const { page, problems } = await openPage(browser);
+    const { page, problems, apiRequests } = await openPage(browser);
     await logIn(page, adminKey);
     await page.goto(`${server.url}/#/taskdefs/+new`);
     const editor = page.getByLabel("Task definition (JSON)");
     await expect.poll(() => editor.inputValue(), { timeout: STEP_TIMEOUT_MS }).toContain('"retryCount": 3');
     await editor.fill(JSON.stringify({ name, retryCount: 1, timeoutSeconds: 0 }));
     await page.getByRole("button", { name: "Register" }).click();
+    await expect.poll(() => page.locator(".definition-editor .error").textContent(), { timeout: STEP_TIMEOUT_MS }).toContain(`"${name}" exists already`);
+    expect((await callOk(server.url, "GET", `/api/metadata/taskdefs/${name}`, { key: adminKey })).json()).toMatchObject({ retryCount: 7 });
+    // With the task definitions over what one listing answers (a 413), the name is looked up alone, and still refused.
+    await answerTooLarge(page, (url) => url.pathname === "/api/metadata/taskdefs", "The task definitions come to 16777300 characters, over the 16777216 one listing answers");
+    await page.getByRole("button", { name: "Register" }).click();
+    await expect.poll(() => apiRequests.includes(`GET /api/metadata/taskdefs/${name}`), { timeout: STEP_TIMEOUT_MS }).toBe(true);
     await expect.poll(() => page.locator(".definition-editor .error").textContent(), { timeout: STEP_TIMEOUT_MS }).toContain(`"${name}" exists already`);
     expect((await callOk(server.url, "GET", `/api/metadata/taskdefs/${name}`, { key: adminKey })).json()).toMatchObject({ retryCount: 7 });
     expect(problems).toEqual([]);

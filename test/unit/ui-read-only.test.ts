@@ -38,7 +38,7 @@ function serve(held: string[] | ((scope: string) => string[]), anywhere: Array<{
     "/api/tasks/queue/sizes?taskType=encode": { encode: 0 },
     "/api/metadata/taskdefs?metadata=true": [{ name: "encode", retryCount: 3, retryLogic: "FIXED", retryDelaySeconds: 60, timeoutSeconds: 0 }],
     "/api/metadata/workflow/orders?version=1": { name: "orders", version: 1, tasks: [] },
-    "/api/metadata/workflow?metadata=true": [{ name: "orders", version: 1, tasks: [] }],
+    "/api/metadata/workflow?short=true&metadata=true": [{ name: "orders", version: 1, tasks: [] }],
     "/api/token/userInfo": { id: "u", permissions: anywhere },
   };
   vi.stubGlobal("fetch", async (path: string) => {

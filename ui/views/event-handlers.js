@@ -47,11 +47,14 @@ async function mayWriteHandlers() {
 }
 
 /**
- * A refused read of the handlers: they are for system admins.
+ * A refused read of the handlers: they are for system admins. Their listing over what one answers (a 413, naming what
+ * to ask for instead) in the service's words, in the page rather than a blank one; any other refusal is the app's (a
+ * 404 of a name there may open the create page).
  * @param {unknown} error
  */
 function refusal(error) {
   if (error instanceof ApiError && error.status === 403) return h("p", { className: "empty" }, "Event handlers are for system admins.");
+  if (error instanceof ApiError && error.status === 413) return h("p", { className: "error", role: "alert" }, error.message);
   throw error;
 }
 

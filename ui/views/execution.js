@@ -385,9 +385,10 @@ export async function renderExecution(container, params, context, workflowId = "
    * @param {Workflow} current
    */
   async function upgrade(current) {
+    // This workflow's versions alone (name=), without their tasks (short=true): the versions are all the dialog offers.
     /** @type {Array<{ name: string, version: number }>} */
-    const definitions = await api("GET", "/api/metadata/workflow");
-    const versions = definitions.filter((definition) => definition.name === current.workflowName && definition.version !== current.workflowVersion).map((definition) => definition.version);
+    const definitions = await api("GET", `/api/metadata/workflow?name=${encodeURIComponent(current.workflowName)}&short=true`);
+    const versions = definitions.filter((definition) => definition.version !== current.workflowVersion).map((definition) => definition.version);
     if (versions.length === 0) {
       context.notify(`No other version of ${current.workflowName} is registered: register one first`, "error");
       return;

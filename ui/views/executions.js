@@ -153,9 +153,10 @@ export async function renderExecutions(container, params, context) {
     return held.some((permissions) => permissions.has("WORKFLOW_ADMIN"));
   }
 
-  api("GET", "/api/metadata/workflow").then(
-    (/** @type {Array<{name: string}>} */ definitions) => {
-      if (context.active()) replaceChildren(names, [...new Set(definitions.map((definition) => definition.name))].map((value) => h("option", { value })));
+  // The names alone (Conductor's `names`, sorted), which is all the filter suggests: not every definition whole.
+  api("GET", "/api/metadata/workflow/names").then(
+    (/** @type {string[]} */ workflowNames) => {
+      if (context.active()) replaceChildren(names, workflowNames.map((value) => h("option", { value })));
     },
     () => {},
   );

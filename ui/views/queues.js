@@ -112,15 +112,19 @@ export async function renderQueues(container, _params, context) {
     h("p", { className: "help" }, `Each task name's queue in each domain: the tasks waiting for a worker, and the workers that poll it. A worker is active while it has polled within the last ${ACTIVE_WORKER_MS / 1000} s, which is what fallback domains ("gpu,NO_DOMAIN") look at.`),
     body);
 
-  /** @returns {Promise<[{ body: Record<string, number>, headers: Headers }, { body: PollData[], headers: Headers }, Array<{ name: string }>] | undefined>} */
+  /** @returns {Promise<[{ body: Record<string, number>, headers: Headers }, { body: PollData[], headers: Headers }, Array<{ name: string }> | ApiError] | undefined>} */
   async function read() {
     try {
       return await Promise.all([
         // With their headers: each says in X-Queues-Left-Out how many queues it left out.
         apiWithHeaders("GET", "/api/tasks/queue/all"),
         apiWithHeaders("GET", "/api/tasks/queue/polldata/all"),
-        // Task names with a task definition link to it: whoever reads a name's queue may read its definition.
-        /** @type {Promise<Array<{ name: string }>>} */ (api("GET", "/api/metadata/taskdefs")),
+        // Task names with a task definition link to it: whoever reads a name's queue may read its definition. Past what
+        // one listing answers (a 413) the queues are still shown, their names unlinked, saying why.
+        /** @type {Promise<Array<{ name: string }>>} */ (api("GET", "/api/metadata/taskdefs")).catch((/** @type {unknown} */ error) => {
+          if (error instanceof ApiError && error.status === 413) return error;
+          throw error;
+        }),
       ]);
     } catch (error) {
       // Shown in the page, whether it was its first read or a Refresh (whose click has no one else to tell).
@@ -140,7 +144,8 @@ export async function renderQueues(container, _params, context) {
     /** @type {PollData[]} */
     const polls = pollsAnswer.body;
     const notices = leftOutNotices(leftOutCount(sizesAnswer.headers), leftOutCount(pollsAnswer.headers));
-    const defined = new Set(taskDefs.map((taskDef) => taskDef.name));
+    const defined = new Set(Array.isArray(taskDefs) ? taskDefs.map((taskDef) => taskDef.name) : []);
+    if (!Array.isArray(taskDefs)) notices.push(`Task names are not linked to their definitions: ${taskDefs.message}`);
     if (!context.active()) return;
     const now = Date.now();
     const rows = queueRows(sizes, polls, now);

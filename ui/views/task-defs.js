@@ -1,5 +1,5 @@
 // @ts-check
-import { api, errorMessage, permissionsAnywhere, permissionsAt } from "../lib/api.js";
+import { ApiError, api, errorMessage, permissionsAnywhere, permissionsAt } from "../lib/api.js";
 import { h, matchesFilter, replaceChildren, tagList } from "../lib/dom.js";
 import { createHash } from "../lib/hash.js";
 import { entityEditor } from "../lib/entity-editor.js";
@@ -96,16 +96,27 @@ export async function renderTaskDefs(container, _params, context) {
   const list = h("div", { className: "results", "aria-live": "polite" });
   // New task definition: offered on the rights held at any scope, as a new one's name is not known yet and TASK_WRITE
   // on task:orders_* lets its holder register orders_x (the service decides by the name typed).
-  const [taskDefs, permissions, anywhere] = await Promise.all([/** @type {Promise<TaskDef[]>} */ (api("GET", "/api/metadata/taskdefs?metadata=true")), permissionsAt("*"), permissionsAnywhere()]);
+  // Whole: the list shows most of each one's settings (there is no lighter listing of task definitions). Past what one
+  // listing answers it is a 413, shown in the page (with what to ask for instead) as any refusal of the list is.
+  const [read, permissions, anywhere] = await Promise.all([
+    /** @type {Promise<TaskDef[]>} */ (api("GET", "/api/metadata/taskdefs?metadata=true")).catch((/** @type {unknown} */ error) => error instanceof Error ? error : new Error(String(error))),
+    permissionsAt("*"),
+    permissionsAnywhere(),
+  ]);
   if (!context.active()) return;
   const canRegister = mayWriteTaskDefs(anywhere, permissions);
-  const sizes = permissions.has("TASK_READ") ? await queueSizes(taskDefs.map((taskDef) => taskDef.name)) : undefined;
+  const sizes = permissions.has("TASK_READ") && Array.isArray(read) ? await queueSizes(read.map((taskDef) => taskDef.name)) : undefined;
   if (!context.active()) return;
   replaceChildren(container,
     h("div", { className: "page-head" }, h("h1", {}, "Task definitions"), canRegister ? h("a", { className: "button", href: createHash("taskdefs") }, "New task definition") : null),
     h("p", { className: "help" }, "Shared by every workflow task of the same name: retries, timeout, default input and, for workers' tasks, how many are handed out. An execution keeps the copy it started with."),
     h("div", { className: "filters" }, h("div", { className: "field" }, h("label", { for: "taskdef-filter" }, "Filter"), filter)),
     list);
+  if (!Array.isArray(read)) {
+    replaceChildren(list, h("p", { className: "error", role: "alert" }, errorMessage(read)));
+    return;
+  }
+  const taskDefs = read;
 
   function render() {
     const needle = filter.value.trim().toLowerCase();
@@ -131,6 +142,28 @@ export async function renderTaskDefs(container, _params, context) {
 }
 
 /**
+ * Whether a task definition named `name` exists, as far as the caller may read: from the list, or, when the list is over
+ * what one listing answers (a 413), by its name (a 404: none), which is then the one way left to know.
+ * @param {string} name
+ */
+async function isTaken(name) {
+  try {
+    const taskDefs = /** @type {Array<{ name: string }>} */ (await api("GET", "/api/metadata/taskdefs"));
+    return taskDefs.some((taskDef) => taskDef.name === name);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 413)) throw error;
+  }
+  try {
+    await api("GET", `/api/metadata/taskdefs/${encodeURIComponent(name)}`);
+    return true;
+  } catch (error) {
+    // None, or one the caller may not read, which is left to the service as the list leaves it.
+    if (error instanceof ApiError && (error.status === 404 || error.status === 403)) return false;
+    throw error;
+  }
+}
+
+/**
  * Throws when a task definition named `name` exists: the service's save replaces one of the same name (Conductor's
  * upsert), so a new one registered under a name in use would overwrite another silently. Looked up in the list (one the
  * caller may not read is left to the service, as before), not by name, whose 404 would be a console error on every
@@ -138,8 +171,7 @@ export async function renderTaskDefs(container, _params, context) {
  * @param {string} name
  */
 async function refuseTaken(name) {
-  const taskDefs = /** @type {Array<{ name: string }>} */ (await api("GET", "/api/metadata/taskdefs"));
-  if (taskDefs.some((taskDef) => taskDef.name === name)) {
+  if (await isTaken(name)) {
     throw new Error(`A task definition named ${JSON.stringify(name)} exists already: open it to change it, or choose another name.`);
   }
 }
