@@ -124,7 +124,7 @@ export class Draft {
 
   /**
    * A task list of this decision's own, to change: a new one when `reorders` (a change to what the lanes' walk took in
-   * of the tasks: a task's step or `seq`, or its place), else the one it has. The lanes keep what they found in a list
+   * of the tasks: a task's step, `seq` or reference name, or its place), else the one it has. The lanes keep what they found in a list
    * by its identity (see `walks` in lanes.ts), trusting it to only grow at its end or have a task replaced by its update.
    */
   #tasksToChange(reorders: boolean): TaskExecution[] {
@@ -140,7 +140,8 @@ export class Draft {
     const current = this.#state.tasks[index]!;
     const updated = { ...current, ...fields };
     if (updated.taskId !== current.taskId) this.#positions = undefined;
-    this.#tasksToChange(updated.definitionIndex !== current.definitionIndex || updated.seq !== current.seq)[index] = updated;
+    const reorders = updated.definitionIndex !== current.definitionIndex || updated.seq !== current.seq || updated.referenceTaskName !== current.referenceTaskName;
+    this.#tasksToChange(reorders)[index] = updated;
     this.#touched.push(index);
     return updated;
   }

@@ -2,6 +2,7 @@ import { MAX_PAYLOAD_BYTES_CEILING } from "./config";
 import { QueryBudget, WORKFLOW_FIELDS, type EvaluationContext } from "./expressions";
 import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution } from "./model";
 import { maskedKeysOf } from "./masking";
+import { latestInstanceNamed } from "./lanes";
 import { definitionReferenceName } from "./plan";
 import { shownCallbackAfterSeconds, shownTaskDefName, shownTaskType } from "./view";
 
@@ -79,7 +80,7 @@ export function evaluationContext(
   const records = new Map<string, JsonObject | undefined>();
   const task = (reference: string): JsonObject | undefined => {
     if (records.has(reference)) return records.get(reference);
-    const latest = execution.tasks.findLast((candidate) => candidate.referenceTaskName === reference || (candidate.iteration !== undefined && definitionReferenceName(execution.definition, candidate) === reference));
+    const latest = latestInstanceNamed(execution, reference, (candidate) => candidate.referenceTaskName === reference || (candidate.iteration !== undefined && definitionReferenceName(execution.definition, candidate) === reference));
     const record = latest === undefined ? undefined : taskRecord(latest, execution);
     records.set(reference, record);
     return record;

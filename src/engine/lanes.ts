@@ -4,7 +4,7 @@
  */
 import { copiedFrom, SHORT_TASK_LIST } from "./draft";
 import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, type TaskExecution, type WorkflowDef, type WorkflowExecution } from "./model";
-import { enclosingLoops, iterationIn, lanesRun, leavesLane, nextPlanIndex, planOf, ROOT_LANE, type LaneSpan } from "./plan";
+import { definitionReferenceName, enclosingLoops, iterationIn, lanesRun, leavesLane, nextPlanIndex, planOf, ROOT_LANE, type LaneSpan } from "./plan";
 
 /** A running lane: its id and span, and its latest task instance (none before its first task is reached). */
 export interface ActiveLane {
@@ -82,13 +82,19 @@ interface TaskWalk {
   readonly instances: Map<number, number[]>;
   readonly forksAndLoops: Set<number>;
   readonly wentBack: Map<number, number[]>;
+  /**
+   * The positions of the tasks named so (by their reference name, and by their step's when that differs), in order;
+   * taken in only when asked for (see {@link latestInstanceNamed}), as far as `named` tasks.
+   */
+  readonly names: Map<string, number[]>;
+  named: number;
 }
 
 /**
  * The walk of each task list (by identity) the lanes were asked about, with the definition it was taken under. A
  * decision moves an execution one task at a time and asks about its lanes after every move: taken afresh each time,
  * the walk made a decision forking N tasks cost N² (a thousand-task fork took most of a second). A draft's task list
- * only grows at its end, or has a task replaced by its update, which keeps the task's step and `seq` (see `Draft`:
+ * only grows at its end, or has a task replaced by its update, which keeps the task's step, `seq` and reference name (see `Draft`:
  * any other change makes a new list); so what was walked stays true, and only the tasks added since are taken in.
  * What the walk keeps are positions, read in the list as it stands, so updated tasks are seen as they are now.
  */
@@ -99,7 +105,7 @@ function walkOf(state: WorkflowExecution): TaskWalk {
   const tasks = state.tasks;
   let walk = walks.get(tasks) ?? walkCopied(tasks);
   if (walk === undefined || walk.definition !== state.definition || walk.walked > tasks.length) {
-    walk = { definition: state.definition, walked: 0, heads: new Map(), latest: new Map(), instances: new Map(), forksAndLoops: new Set(), wentBack: new Map() };
+    walk = { definition: state.definition, walked: 0, heads: new Map(), latest: new Map(), instances: new Map(), forksAndLoops: new Set(), wentBack: new Map(), names: new Map(), named: 0 };
     walks.set(tasks, walk);
   }
   const steps = planOf(state.definition).steps;
@@ -146,6 +152,41 @@ function wentBackOf(walk: TaskWalk, tasks: readonly TaskExecution[]): Map<number
   const wentBack = new Map<number, TaskExecution[]>();
   for (const [lane, positions] of walk.wentBack) wentBack.set(lane, positions.map((position) => tasks[position]!));
   return wentBack;
+}
+
+/** Notes the task at `position` under `name` in `names`. */
+function noteName(names: Map<string, number[]>, name: string, position: number): void {
+  const positions = names.get(name);
+  if (positions === undefined) names.set(name, [position]);
+  else positions.push(position);
+}
+
+/**
+ * The latest task of `state` for which `keep` is true, among those named `name` by their reference name or their
+ * step's (`keep` picks from those: it is false of every other task). Searched for among the latest tasks first (where
+ * the latest instance of a reference most often is, and in a short list, all there is); then among the tasks so named
+ * only, from the walk (see {@link walks}): searching the whole list for a task far back (a DO_WHILE's own reference,
+ * read by its loop's tasks) made a loop of n iterations read n² tasks. The names are taken in only when first asked
+ * for, and then only the tasks added since.
+ */
+export function latestInstanceNamed(state: WorkflowExecution, name: string, keep: (task: TaskExecution) => boolean): TaskExecution | undefined {
+  const tasks = state.tasks;
+  const searched = Math.max(0, tasks.length - SHORT_TASK_LIST);
+  for (let position = tasks.length - 1; position >= searched; position--) if (keep(tasks[position]!)) return tasks[position];
+  if (searched === 0) return undefined;
+  const walk = walkOf(state);
+  for (; walk.named < tasks.length; walk.named++) {
+    const task = tasks[walk.named]!;
+    noteName(walk.names, task.referenceTaskName, walk.named);
+    const stepName = definitionReferenceName(state.definition, task);
+    if (stepName !== task.referenceTaskName) noteName(walk.names, stepName, walk.named);
+  }
+  const positions = walk.names.get(name) ?? [];
+  for (let i = positions.length - 1; i >= 0; i--) {
+    const position = positions[i]!;
+    if (position < searched && keep(tasks[position]!)) return tasks[position];
+  }
+  return undefined;
 }
 
 /**

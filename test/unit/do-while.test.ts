@@ -5,6 +5,7 @@ import { decide } from "./frozen-decide";
 import { definitionScripts } from "../../src/engine/definition/scripts";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import { SHORT_TASK_LIST } from "../../src/engine/draft";
 import { storedTasksBytes } from "../../src/engine/limits";
 import { enclosingLoops, nextPlanIndex, planIndexOf, planOf } from "../../src/engine/plan";
 import { toTaskView } from "../../src/engine/view";
@@ -394,6 +395,29 @@ describe("DO_WHILE in the decider", () => {
     expect(reads).toBeLessThan(10);
     expect(instance(state, "loop")).toMatchObject({ status: "IN_PROGRESS", iteration: 301 });
     expect(instance(state, "loop").outputData["300"]).toEqual({ wait: { now: 5_000 }, route: { evaluationResult: ["5000"], selectedCase: "5000" } });
+  });
+
+  it("resolves a reference to the loop itself in its tasks' input without reading its earlier iterations' tasks, which made n iterations cost n² reads", () => {
+    const counted: WorkflowTaskDef = { ...hold("wait"), inputParameters: { iteration: "${loop.output.iteration}", previous: "${wait.output.now}" } };
+    let state = started([loop("loop", [counted], "$.loop.iteration < 1000")]).state;
+    const waiting = (from: WorkflowExecution) => from.tasks.findLast((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS")!;
+    const complete = (from: WorkflowExecution, now: number) => decideAlone(from, { type: "externalUpdate", taskId: waiting(from).taskId, status: "COMPLETED", output: { now } }, env(now)).state;
+    for (let now = 1_001; instance(state, "loop").iteration! < 299; now++) state = complete(state, now);
+    // Every task but the DO_WHILE and the running iteration's reports each read of its reference name.
+    let reads = 0;
+    const watched = state.tasks.map((task) =>
+      task.referenceTaskName === "loop" || task.referenceTaskName === "wait__299" ? task : new Proxy(task, { get: (target, key, receiver) => (key === "referenceTaskName" && reads++, Reflect.get(target, key, receiver)) }),
+    );
+    storedTasksBytes(watched);
+    // The first decision on a task list read anew may read each of its tasks once; the next ones, only what they add.
+    state = complete({ ...state, tasks: watched }, 5_000);
+    reads = 0;
+    state = complete(state, 5_001);
+    // The latest tasks are searched first (a reference's latest instance is most often among them): no more than those.
+    expect(reads).toBeLessThan(SHORT_TASK_LIST + 10);
+    // The references resolved as before: the DO_WHILE itself (not an iteration's task), and the latest iteration's task.
+    expect(instance(state, "wait__301").inputData).toMatchObject({ iteration: 301, previous: 5_001 });
+    expect(instance(state, "wait__300").inputData).toMatchObject({ iteration: 300, previous: 5_000 });
   });
 
   it("runs a loop whose iterations never wait in steps, stored between them, rather than without end in one decision", () => {
