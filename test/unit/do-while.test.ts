@@ -4,7 +4,7 @@ import { createExecution, decide as decideAlone, hasEndedTask, isBlocked, nextDe
 import { decide } from "./frozen-decide";
 import { definitionScripts } from "../../src/engine/definition/scripts";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
-import type { JsonObject, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import type { JsonObject, TaskExecution, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { SHORT_TASK_LIST } from "../../src/engine/draft";
 import { storedTasksBytes } from "../../src/engine/limits";
 import { enclosingLoops, nextPlanIndex, planIndexOf, planOf } from "../../src/engine/plan";
@@ -55,6 +55,22 @@ describe("DO_WHILE plan", () => {
     expect(nextPlanIndex(definition, { definitionIndex: at("b"), status: "COMPLETED", outputData: {} })).toBe(at("loop"));
   });
 });
+
+/** The execution once its latest running WAIT completed at `now` with output `{ now }`, decided without the frozen check. */
+const completeWait = (from: WorkflowExecution, now: number): WorkflowExecution => {
+  const waiting = from.tasks.findLast((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS")!;
+  return decideAlone(from, { type: "externalUpdate", taskId: waiting.taskId, status: "COMPLETED", output: { now } }, env(now)).state;
+};
+
+/**
+ * `tasks` with each task but those named in `unwatched` counting the reads of its reference name (`reads()`): what a
+ * decision reads of the execution's tasks.
+ */
+function watchedReads(tasks: readonly TaskExecution[], unwatched: ReadonlySet<string>): { tasks: TaskExecution[]; reads: () => number; reset: () => void } {
+  let reads = 0;
+  const watched = tasks.map((task) => (unwatched.has(task.referenceTaskName) ? task : new Proxy(task, { get: (target, key, receiver) => (key === "referenceTaskName" && reads++, Reflect.get(target, key, receiver)) })));
+  return { tasks: watched, reads: () => reads, reset: () => (reads = 0) };
+}
 
 describe("DO_WHILE in the decider", () => {
   it("runs its tasks, then again while the condition holds, naming each run ref__<iteration>; then goes on", () => {
@@ -350,19 +366,14 @@ describe("DO_WHILE in the decider", () => {
 
   it("ends an iteration of a long loop without reading its earlier iterations' tasks, which made n iterations cost n² reads", () => {
     let state = started([loop("loop", [hold("wait")], "$.loop.iteration < 1000 && $.wait.now > 0")]).state;
-    const waiting = (from: WorkflowExecution) => from.tasks.findLast((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS")!;
-    const complete = (from: WorkflowExecution, now: number) => decideAlone(from, { type: "externalUpdate", taskId: waiting(from).taskId, status: "COMPLETED", output: { now } }, env(now)).state;
-    for (let now = 1_001; instance(state, "loop").iteration! < 300; now++) state = complete(state, now);
+    for (let now = 1_001; instance(state, "loop").iteration! < 300; now++) state = completeWait(state, now);
     // Every task but the DO_WHILE and the running iteration's reports each read of its reference name.
-    let reads = 0;
-    const watched = state.tasks.map((task) =>
-      task.referenceTaskName === "loop" || task.referenceTaskName === "wait__300" ? task : new Proxy(task, { get: (target, key, receiver) => (key === "referenceTaskName" && reads++, Reflect.get(target, key, receiver)) }),
-    );
+    const watched = watchedReads(state.tasks, new Set(["loop", "wait__300"]));
     // Each task's stored size is measured once per object (limits.ts): measured now, as it was for the tasks themselves.
-    storedTasksBytes(watched);
-    reads = 0;
-    state = complete({ ...state, tasks: watched }, 5_000);
-    expect(reads).toBeLessThan(10);
+    storedTasksBytes(watched.tasks);
+    watched.reset();
+    state = completeWait({ ...state, tasks: watched.tasks }, 5_000);
+    expect(watched.reads()).toBeLessThan(10);
     // The condition read the latest output: the loop went on.
     expect(instance(state, "loop")).toMatchObject({ status: "IN_PROGRESS", iteration: 301 });
     expect(instance(state, "loop").outputData["300"]).toEqual({ wait: { now: 5_000 } });
@@ -381,18 +392,14 @@ describe("DO_WHILE in the decider", () => {
     };
     // The condition reads the rare branch's output, of iteration 3, and the never-taken one's absence.
     let state = started([loop("loop", [hold("wait"), route], "$.loop.iteration < 1000 && ($.loop.iteration < 3 || $.rare.now == 1004) && $.never === undefined")]).state;
-    const waiting = (from: WorkflowExecution) => from.tasks.findLast((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS")!;
-    const complete = (from: WorkflowExecution, now: number) => decideAlone(from, { type: "externalUpdate", taskId: waiting(from).taskId, status: "COMPLETED", output: { now } }, env(now)).state;
-    for (let now = 1_001; instance(state, "loop").iteration! < 300; now++) state = complete(state, now);
+    for (let now = 1_001; instance(state, "loop").iteration! < 300; now++) state = completeWait(state, now);
     expect(instance(state, "rare__3").outputData).toEqual({ now: 1_004 });
-    let reads = 0;
-    const current = new Set(["loop", "wait__300"]);
-    const watched = state.tasks.map((task) => (current.has(task.referenceTaskName) ? task : new Proxy(task, { get: (target, key, receiver) => (key === "referenceTaskName" && reads++, Reflect.get(target, key, receiver)) })));
-    storedTasksBytes(watched);
-    reads = 0;
-    state = complete({ ...state, tasks: watched }, 5_000);
+    const watched = watchedReads(state.tasks, new Set(["loop", "wait__300"]));
+    storedTasksBytes(watched.tasks);
+    watched.reset();
+    state = completeWait({ ...state, tasks: watched.tasks }, 5_000);
     // Walking back to rare__3 read some 600 tasks; to the loop's start for `never`, all of them.
-    expect(reads).toBeLessThan(10);
+    expect(watched.reads()).toBeLessThan(10);
     expect(instance(state, "loop")).toMatchObject({ status: "IN_PROGRESS", iteration: 301 });
     expect(instance(state, "loop").outputData["300"]).toEqual({ wait: { now: 5_000 }, route: { evaluationResult: ["5000"], selectedCase: "5000" } });
   });
@@ -400,21 +407,16 @@ describe("DO_WHILE in the decider", () => {
   it("resolves a reference to the loop itself in its tasks' input without reading its earlier iterations' tasks, which made n iterations cost n² reads", () => {
     const counted: WorkflowTaskDef = { ...hold("wait"), inputParameters: { iteration: "${loop.output.iteration}", previous: "${wait.output.now}" } };
     let state = started([loop("loop", [counted], "$.loop.iteration < 1000")]).state;
-    const waiting = (from: WorkflowExecution) => from.tasks.findLast((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS")!;
-    const complete = (from: WorkflowExecution, now: number) => decideAlone(from, { type: "externalUpdate", taskId: waiting(from).taskId, status: "COMPLETED", output: { now } }, env(now)).state;
-    for (let now = 1_001; instance(state, "loop").iteration! < 299; now++) state = complete(state, now);
+    for (let now = 1_001; instance(state, "loop").iteration! < 299; now++) state = completeWait(state, now);
     // Every task but the DO_WHILE and the running iteration's reports each read of its reference name.
-    let reads = 0;
-    const watched = state.tasks.map((task) =>
-      task.referenceTaskName === "loop" || task.referenceTaskName === "wait__299" ? task : new Proxy(task, { get: (target, key, receiver) => (key === "referenceTaskName" && reads++, Reflect.get(target, key, receiver)) }),
-    );
-    storedTasksBytes(watched);
+    const watched = watchedReads(state.tasks, new Set(["loop", "wait__299"]));
+    storedTasksBytes(watched.tasks);
     // The first decision on a task list read anew may read each of its tasks once; the next ones, only what they add.
-    state = complete({ ...state, tasks: watched }, 5_000);
-    reads = 0;
-    state = complete(state, 5_001);
+    state = completeWait({ ...state, tasks: watched.tasks }, 5_000);
+    watched.reset();
+    state = completeWait(state, 5_001);
     // The latest tasks are searched first (a reference's latest instance is most often among them): no more than those.
-    expect(reads).toBeLessThan(SHORT_TASK_LIST + 10);
+    expect(watched.reads()).toBeLessThan(SHORT_TASK_LIST + 10);
     // The references resolved as before: the DO_WHILE itself (not an iteration's task), and the latest iteration's task.
     expect(instance(state, "wait__301").inputData).toMatchObject({ iteration: 301, previous: 5_001 });
     expect(instance(state, "wait__300").inputData).toMatchObject({ iteration: 300, previous: 5_000 });
