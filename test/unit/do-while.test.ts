@@ -72,6 +72,19 @@ function watchedReads(tasks: readonly TaskExecution[], unwatched: ReadonlySet<st
   return { tasks: watched, reads: () => reads, reset: () => (reads = 0) };
 }
 
+/**
+ * The execution once its latest running WAIT completed at `now`, and the reads of its tasks' reference names that
+ * decision made, every task watched but the DO_WHILE `loop` and the WAIT `running` (see {@link watchedReads}).
+ */
+function iterationEndReads(from: WorkflowExecution, running: string, now: number): { state: WorkflowExecution; reads: number } {
+  const watched = watchedReads(from.tasks, new Set(["loop", running]));
+  // Each task's stored size is measured once per object (limits.ts): measured now, as it was for the tasks themselves.
+  storedTasksBytes(watched.tasks);
+  watched.reset();
+  const state = completeWait({ ...from, tasks: watched.tasks }, now);
+  return { state, reads: watched.reads() };
+}
+
 describe("DO_WHILE in the decider", () => {
   it("runs its tasks, then again while the condition holds, naming each run ref__<iteration>; then goes on", () => {
     let state = started([http("pre"), loop("loop", [http("a")], "$.loop['iteration'] < 3"), http("post", { last: "${a.output.body}", first: "${a__1.output.body}" })]).state;
@@ -367,13 +380,9 @@ describe("DO_WHILE in the decider", () => {
   it("ends an iteration of a long loop without reading its earlier iterations' tasks, which made n iterations cost n² reads", () => {
     let state = started([loop("loop", [hold("wait")], "$.loop.iteration < 1000 && $.wait.now > 0")]).state;
     for (let now = 1_001; instance(state, "loop").iteration! < 300; now++) state = completeWait(state, now);
-    // Every task but the DO_WHILE and the running iteration's reports each read of its reference name.
-    const watched = watchedReads(state.tasks, new Set(["loop", "wait__300"]));
-    // Each task's stored size is measured once per object (limits.ts): measured now, as it was for the tasks themselves.
-    storedTasksBytes(watched.tasks);
-    watched.reset();
-    state = completeWait({ ...state, tasks: watched.tasks }, 5_000);
-    expect(watched.reads()).toBeLessThan(10);
+    const ended = iterationEndReads(state, "wait__300", 5_000);
+    expect(ended.reads).toBeLessThan(10);
+    state = ended.state;
     // The condition read the latest output: the loop went on.
     expect(instance(state, "loop")).toMatchObject({ status: "IN_PROGRESS", iteration: 301 });
     expect(instance(state, "loop").outputData["300"]).toEqual({ wait: { now: 5_000 } });
@@ -394,12 +403,10 @@ describe("DO_WHILE in the decider", () => {
     let state = started([loop("loop", [hold("wait"), route], "$.loop.iteration < 1000 && ($.loop.iteration < 3 || $.rare.now == 1004) && $.never === undefined")]).state;
     for (let now = 1_001; instance(state, "loop").iteration! < 300; now++) state = completeWait(state, now);
     expect(instance(state, "rare__3").outputData).toEqual({ now: 1_004 });
-    const watched = watchedReads(state.tasks, new Set(["loop", "wait__300"]));
-    storedTasksBytes(watched.tasks);
-    watched.reset();
-    state = completeWait({ ...state, tasks: watched.tasks }, 5_000);
+    const ended = iterationEndReads(state, "wait__300", 5_000);
     // Walking back to rare__3 read some 600 tasks; to the loop's start for `never`, all of them.
-    expect(watched.reads()).toBeLessThan(10);
+    expect(ended.reads).toBeLessThan(10);
+    state = ended.state;
     expect(instance(state, "loop")).toMatchObject({ status: "IN_PROGRESS", iteration: 301 });
     expect(instance(state, "loop").outputData["300"]).toEqual({ wait: { now: 5_000 }, route: { evaluationResult: ["5000"], selectedCase: "5000" } });
   });
