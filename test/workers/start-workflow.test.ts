@@ -109,16 +109,25 @@ describe("START_WORKFLOW", () => {
     expect(JSON.stringify(await registered.json())).toContain("nosuchfn/0 is not defined");
   });
 
+  /**
+   * Writes `value` at `field` of the legacy branch's HTTP request in starter `starter`'s written child (as a definition
+   * stored before a registration-only rule), then runs the starter: it completes, its child `childName` running.
+   */
+  async function expectStartsAsStoredBefore(starter: string, field: string, value: string, childName: string): Promise<void> {
+    const path = `$.tasks[0].inputParameters.startWorkflow.workflowDef.tasks[0].decisionCases.legacy[0].inputParameters.http_request.${field}`;
+    await env.DB.prepare(`UPDATE workflow_defs SET definition = json_set(definition, ?1, ?2) WHERE name = ?3`).bind(path, value, starter).run();
+    const stored = await env.DB.prepare(`SELECT json_extract(definition, ?1) AS value FROM workflow_defs WHERE name = ?2`).bind(path, starter).first<{ value: string }>();
+    expect(stored?.value).toBe(value);
+    const run = await apiOk<WorkflowJson>("POST", `/api/workflow/execute/${starter}/1`, { input: {} });
+    expect(run.status, String(run.reasonForIncompletion ?? run.tasks[0]?.["reasonForIncompletion"])).toBe("COMPLETED");
+    expect(await getWorkflow(String(run.tasks[0]!.outputData["workflowId"]))).toMatchObject({ workflowName: childName, status: "RUNNING" });
+  }
+
   it("starts a written definition registered before a registration-only rule it now breaks (an HTTP uri of scheme localhost in a branch not taken), as it did then", async () => {
     const child = (uri: string): JsonObject => routedChild("sw_lint_child", legacyHttp({ uri }));
     await register({ name: "sw_lint_starter", tasks: [startWorkflow("kick", { name: "sw_lint_child", workflowDef: child("https://legacy.example.com/orders"), input: { route: "new" } })] });
     // Stored as registered before HTTP uris were checked for their scheme (194f7cb): the uri a typo, in a branch never taken.
-    await env.DB.prepare(`UPDATE workflow_defs SET definition = json_set(definition, '$.tasks[0].inputParameters.startWorkflow.workflowDef.tasks[0].decisionCases.legacy[0].inputParameters.http_request.uri', ?1) WHERE name = 'sw_lint_starter'`)
-      .bind("localhost:8080/orders")
-      .run();
-    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/sw_lint_starter/1", { input: {} });
-    expect(run.status, String(run.reasonForIncompletion ?? run.tasks[0]?.["reasonForIncompletion"])).toBe("COMPLETED");
-    expect(await getWorkflow(String(run.tasks[0]!.outputData["workflowId"]))).toMatchObject({ workflowName: "sw_lint_child", status: "RUNNING" });
+    await expectStartsAsStoredBefore("sw_lint_starter", "uri", "localhost:8080/orders", "sw_lint_child");
 
     // Registered now, or given in a start request or by an expression, it is still refused.
     const registered = await api("POST", "/api/metadata/workflow", { name: "sw_lint_again", schemaVersion: 2, tasks: [startWorkflow("kick", { name: "sw_lint_child", workflowDef: child("localhost:8080/orders") })] });
@@ -134,12 +143,7 @@ describe("START_WORKFLOW", () => {
     const child = (value: string): JsonObject => routedChild("sw_header_child", legacyHttp({ uri: "https://legacy.example.com/orders", headers: { "X-Team": value } }));
     await register({ name: "sw_header_starter", tasks: [startWorkflow("kick", { name: "sw_header_child", workflowDef: child("team"), input: { route: "new" } })] });
     // Stored as registered before literal header values were checked for what a header can carry.
-    await env.DB.prepare(`UPDATE workflow_defs SET definition = json_set(definition, '$.tasks[0].inputParameters.startWorkflow.workflowDef.tasks[0].decisionCases.legacy[0].inputParameters.http_request.headers.X-Team', ?1) WHERE name = 'sw_header_starter'`)
-      .bind("日本")
-      .run();
-    const run = await apiOk<WorkflowJson>("POST", "/api/workflow/execute/sw_header_starter/1", { input: {} });
-    expect(run.status, String(run.reasonForIncompletion ?? run.tasks[0]?.["reasonForIncompletion"])).toBe("COMPLETED");
-    expect(await getWorkflow(String(run.tasks[0]!.outputData["workflowId"]))).toMatchObject({ workflowName: "sw_header_child", status: "RUNNING" });
+    await expectStartsAsStoredBefore("sw_header_starter", "headers.X-Team", "日本", "sw_header_child");
     const registered = await api("POST", "/api/metadata/workflow", { name: "sw_header_again", schemaVersion: 2, tasks: [startWorkflow("kick", { name: "sw_header_child", workflowDef: child("日本") })] });
     expect(registered.status).toBe(400);
     expect(JSON.stringify(await registered.json())).toContain("decisionCases.legacy[0].inputParameters.http_request.headers.X-Team");
