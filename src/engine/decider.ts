@@ -1468,7 +1468,8 @@ function applyRestart(draft: Draft, env: DecideEnv, definition: WorkflowDef | un
   draft.patch({ definition: withoutEndedForks(draft.state.definition, () => false) });
   forgetSkips(draft, () => true);
   // The variables stay as the last run left them; its createTime is the restart's, as in Conductor's WorkflowExecutor.restart.
-  draft.patch({ ...reopened(draft.state, env), createTime: env.now, startTime: env.now, output: {}, lastRetriedTime: undefined, failedAtLastEnd });
+  // Its failedTaskId names a task that is gone: Conductor's restart clears it with the reason.
+  draft.patch({ ...reopened(draft.state, env), createTime: env.now, startTime: env.now, output: {}, lastRetriedTime: undefined, failedAtLastEnd, failedTaskId: undefined });
 }
 
 /** The input of a restart with the latest `definition`: the execution's, under that definition's inputTemplate defaults. */
@@ -1503,8 +1504,8 @@ function applyRerun(draft: Draft, event: Extract<ExecutionEvent, { type: "rerun"
   // The tasks from the rerun's target on run again afresh: skips asked for them before are not carried over.
   const from = target?.definitionIndex ?? 0;
   forgetSkips(draft, (skip) => planIndexOf(state.definition, skip.taskReferenceName) >= from);
-  // Conductor's rerunWF empties failedReferenceTaskNames and failedTaskNames: they fill again as it ends.
-  draft.patch({ ...reopened(state, env), output: {}, failedAtLastEnd: undefined });
+  // Conductor's rerunWF empties failedReferenceTaskNames and failedTaskNames, and clears failedTaskId: they fill again as it ends.
+  draft.patch({ ...reopened(state, env), output: {}, failedAtLastEnd: undefined, failedTaskId: undefined });
   if (event.workflowInput) draft.patch({ input: event.workflowInput });
   if (event.correlationId !== undefined) draft.patch({ correlationId: event.correlationId });
   // Without a task the first task is scheduled afresh by advance(), with the (new) workflow input.
@@ -3039,8 +3040,12 @@ function endWorkflow(draft: Draft, status: "FAILED" | "TERMINATED" | "TIMED_OUT"
   const output = ending.output ?? outputAtEnd(draft.state, ending.failedTask, env);
   cancelPending(draft, `Workflow ${status.toLowerCase().replace("_", " ")}: ${reason}`, `Parent workflow ${draft.state.workflowId} ended ${status}: ${reason}`, env, effects);
   draft.patch({ status, reasonForIncompletion: reason, endTime: env.now, updateTime: env.now, rateLimited: undefined, output });
+  // Conductor's terminate() records the task that ended it as failedTaskId; an ending no task brought (a termination,
+  // the workflow's own timeout) leaves the one a retried run ended with. Conductor keeps the first run's even when a
+  // task ends a retried run again; here the latest shows, as the failure workflow's failureTaskId names it.
+  if (ending.failedTask !== undefined) draft.patch({ failedTaskId: ending.failedTask.taskId });
   if (status === "TERMINATED" && ending.triggerFailureWorkflow !== true) return;
-  const plan = planFailureWorkflow(draft.state, ending.failedTask, env);
+  const plan = planFailureWorkflow(draft.state, env);
   if (plan === undefined) return;
   const shown = "start" in plan ? plan.start.workflowId : plan.notStarted;
   draft.patch({ output: { ...draft.state.output, [FAILURE_WORKFLOW_OUTPUT_KEY]: shown } });

@@ -8,7 +8,7 @@ import { evaluationContext, maskedSecrets } from "./evaluation";
 import { hasExpression, resolveValue } from "./expressions";
 import { jsonWithin } from "./json-bytes";
 import { cutText, oversize, oversizeReason } from "./limits";
-import type { FailureWorkflowStart, JsonObject, TaskExecution, WorkflowExecution } from "./model";
+import type { FailureWorkflowStart, JsonObject, WorkflowExecution } from "./model";
 import { keptTestDomain } from "./test-domain";
 import { toWorkflowView } from "./view";
 
@@ -19,11 +19,10 @@ export const FAILURE_WORKFLOW_OUTPUT_KEY = "conductor.failure_workflow";
 export type FailureWorkflowPlan = { start: FailureWorkflowStart } | { notStarted: string };
 
 /**
- * The failure workflow of `state`, an execution that has just ended (its status, reason and end time set), with
- * `failedTask` the task whose failure or timeout ended it, when one did. Undefined when its definition names
- * none. The new execution's id is chosen here, so the output can show it at once.
+ * The failure workflow of `state`, an execution that has just ended (its status, reason, end time and `failedTaskId`
+ * set). Undefined when its definition names none. The new execution's id is chosen here, so the output can show it at once.
  */
-export function planFailureWorkflow(state: WorkflowExecution, failedTask: TaskExecution | undefined, env: DecideEnv): FailureWorkflowPlan | undefined {
+export function planFailureWorkflow(state: WorkflowExecution, env: DecideEnv): FailureWorkflowPlan | undefined {
   const declared = state.definition.failureWorkflow;
   if (declared === undefined) return undefined;
   const name = failureWorkflowName(state, declared, env);
@@ -31,7 +30,7 @@ export function planFailureWorkflow(state: WorkflowExecution, failedTask: TaskEx
   // workflow, as in Conductor, which starts one only when the name it resolves is not blank.
   if (name === undefined) return undefined;
   if (typeof name !== "string") return { notStarted: notStartedText(declared, name.invalid) };
-  const input = failureWorkflowInput(state, failedTask, env.config.maxPayloadBytes);
+  const input = failureWorkflowInput(state, env.config.maxPayloadBytes);
   if ("invalid" in input) return { notStarted: notStartedText(name, input.invalid) };
   const start: FailureWorkflowStart = {
     workflowId: env.newId(),
@@ -91,12 +90,13 @@ function failureWorkflowName(state: WorkflowExecution, declared: string, env: De
 
 /**
  * Conductor's input of a failure workflow: the failed execution's input, plus `workflowId`, `reason`,
- * `failureStatus`, `failureTaskId` (when a task ended it) and the failed execution's Workflow JSON as
+ * `failureStatus`, `failureTaskId` (its `failedTaskId`, when it has one: the task that ended it, or that ended it before
+ * a retry, as Conductor's terminateWorkflow reads it) and the failed execution's Workflow JSON as
  * `failedWorkflow`. Over the payload limit, `failedWorkflow` loses its tasks, then is left out.
  */
-function failureWorkflowInput(state: WorkflowExecution, failedTask: TaskExecution | undefined, limit: number): { value: JsonObject } | { invalid: string } {
+function failureWorkflowInput(state: WorkflowExecution, limit: number): { value: JsonObject } | { invalid: string } {
   const base: JsonObject = { ...state.input, workflowId: state.workflowId, reason: state.reasonForIncompletion ?? "", failureStatus: state.status };
-  if (failedTask !== undefined) base["failureTaskId"] = failedTask.taskId;
+  if (state.failedTaskId !== undefined) base["failureTaskId"] = state.failedTaskId;
   for (const failedWorkflow of [toWorkflowView(state, true), toWorkflowView(state, false)]) {
     const input = { ...base, failedWorkflow };
     if (oversize(input, limit) === undefined) return { value: input };

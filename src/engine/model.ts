@@ -771,6 +771,12 @@ export interface WorkflowExecution {
   environment?: Record<string, string>;
   correlationId?: string;
   reasonForIncompletion?: string;
+  /**
+   * The task whose failure or timeout ended it as it last ended (a TERMINATE task's, for one ending it FAILED):
+   * Conductor's `failedTaskId`, which the Workflow JSON shows and a failure workflow gets as `failureTaskId`. Kept by a
+   * retry until it ends again, as Conductor's is; a restart or rerun clears it. Absent when no task ended it.
+   */
+  failedTaskId?: string;
   parentWorkflowId?: string;
   parentWorkflowTaskId?: string;
   /**

@@ -295,6 +295,7 @@ export function toWorkflowView(execution: WorkflowExecution, includeTasks: boole
   };
   setPresent(view, "correlationId", execution.correlationId);
   setPresent(view, "reasonForIncompletion", execution.reasonForIncompletion);
+  setPresent(view, "failedTaskId", execution.failedTaskId);
   setPresent(view, "parentWorkflowId", execution.parentWorkflowId);
   setPresent(view, "createdBy", execution.createdBy);
   setPresent(view, "parentWorkflowTaskId", execution.parentWorkflowTaskId);

@@ -90,6 +90,50 @@ describe("failureWorkflow", () => {
     expect(handler.output).toMatchObject({ failed: workflowId, status: "TIMED_OUT" });
   });
 
+  it("the Workflow JSON names the task that ended it as failedTaskId, a TERMINATE's too, and the failure workflow's failedWorkflow shows it", async () => {
+    await registerHandler("fw_task_id_handler", "fw-task-id");
+    await registerFailing("fw_task_id", "fw_task_id_handler");
+    const workflowId = await startWorkflow("fw_task_id");
+    const failed = await waitFor(workflowId, ENDED);
+    const failedTaskId = failed.tasks[0]!.taskId;
+    expect(failed["failedTaskId"]).toBe(failedTaskId);
+    // The failed execution the failure workflow gets shows it too, as Conductor's WorkflowModel does.
+    const handler = await waitFor(await failureWorkflowOf(workflowId), ENDED);
+    expect(handler.input).toMatchObject({ failureTaskId: failedTaskId, failedWorkflow: { failedTaskId } });
+    // An execution no task ended names none.
+    expect(handler).not.toHaveProperty("failedTaskId");
+    // A TERMINATE ending it FAILED is the task that ended it, as Conductor's endExecution hands it to terminate().
+    await register({ name: "fw_task_id_terminate", failureWorkflow: "fw_task_id_handler", tasks: [{ name: "stop", taskReferenceName: "stop", type: "TERMINATE", inputParameters: { terminationStatus: "FAILED", terminationReason: "bad order" } }] });
+    const terminated = await waitFor(await startWorkflow("fw_task_id_terminate"), ENDED);
+    expect(terminated).toMatchObject({ status: "FAILED", failedTaskId: terminated.tasks[0]!.taskId, failedReferenceTaskNames: [] });
+  });
+
+  it("a retry keeps failedTaskId, so a retried run that times out gives its failure workflow the task that failed before as failureTaskId (Conductor's); a restart clears it", async () => {
+    await registerHandler("fw_retry_timeout_handler", "fw-retry-timeout");
+    await register({
+      name: "fw_retry_timeout",
+      timeoutSeconds: 1,
+      timeoutPolicy: "TIME_OUT_WF",
+      failureWorkflow: "fw_retry_timeout_handler",
+      // Fails at its first call only: the runs after it wait at the webhook until the workflow times out.
+      tasks: [httpTask("charge", { uri: target("/flaky/fw-retry-timeout?fail=1"), method: "GET" }, { retryCount: 0 }), { name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }],
+    });
+    const workflowId = await startWorkflow("fw_retry_timeout");
+    const failed = await waitFor(workflowId, ENDED);
+    expect(failed.status).toBe("FAILED");
+    const failedTaskId = failed.tasks[0]!.taskId;
+    await waitFor(await failureWorkflowOf(workflowId), ENDED);
+    const waitingAtHook = (workflow: WorkflowJson) => workflow.status === "RUNNING" && workflow.tasks.some((task) => task.referenceTaskName === "hook" && task.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
+    expect((await waitFor(workflowId, waitingAtHook))["failedTaskId"]).toBe(failedTaskId);
+    const timedOut = await waitFor(workflowId, (workflow) => workflow.status === "TIMED_OUT" && typeof workflow.output[FAILURE_KEY] === "string", 15_000);
+    expect(timedOut["failedTaskId"]).toBe(failedTaskId);
+    const handler = await waitFor(timedOut.output[FAILURE_KEY] as string, ENDED);
+    expect(handler.input).toMatchObject({ workflowId, failureStatus: "TIMED_OUT", failureTaskId: failedTaskId });
+    await apiOk("POST", `/api/workflow/${workflowId}/restart`, undefined, 204);
+    expect(await waitFor(workflowId, waitingAtHook)).not.toHaveProperty("failedTaskId");
+  });
+
   it("a termination starts it only with ?triggerFailureWorkflow=true", async () => {
     await registerHandler("fw_term_handler", "fw-term");
     await register({ name: "fw_term", failureWorkflow: "fw_term_handler", tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
