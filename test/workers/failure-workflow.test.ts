@@ -1,6 +1,6 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { FailureWorkflowStart } from "../../src/engine/model";
+import type { FailureWorkflowStart, JsonObject } from "../../src/engine/model";
 import { executionStub } from "../../src/worker/executions";
 import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, type WorkflowJson } from "./helpers";
 
@@ -19,6 +19,11 @@ async function registerHandler(name: string, key: string) {
     tasks: [httpTask("notify", { uri: target(`/count/${key}`), method: "GET" })],
     outputParameters: { failed: "${workflow.input.workflowId}", status: "${workflow.input.failureStatus}", reason: "${workflow.input.reason}" },
   });
+}
+
+/** A workflow that times out after a second (TIME_OUT_WF) waiting at a webhook, after `before`, with failure workflow `failureWorkflow`. */
+async function registerTimingOut(name: string, failureWorkflow: string, before: JsonObject[]) {
+  await register({ name, timeoutSeconds: 1, timeoutPolicy: "TIME_OUT_WF", failureWorkflow, tasks: [...before, { name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }] });
 }
 
 async function failureWorkflowOf(workflowId: string): Promise<string> {
@@ -76,13 +81,7 @@ describe("failureWorkflow", () => {
 
   it("a workflow timing out starts it with failureStatus TIMED_OUT", async () => {
     await registerHandler("fw_timeout_handler", "fw-timeout");
-    await register({
-      name: "fw_timeout",
-      timeoutSeconds: 1,
-      timeoutPolicy: "TIME_OUT_WF",
-      failureWorkflow: "fw_timeout_handler",
-      tasks: [{ name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }],
-    });
+    await registerTimingOut("fw_timeout", "fw_timeout_handler", []);
     const workflowId = await startWorkflow("fw_timeout");
     const timedOut = await waitFor(workflowId, ENDED, 15_000);
     expect(timedOut.status).toBe("TIMED_OUT");
@@ -110,14 +109,8 @@ describe("failureWorkflow", () => {
 
   it("a retry keeps failedTaskId, so a retried run that times out gives its failure workflow the task that failed before as failureTaskId (Conductor's); a restart clears it", async () => {
     await registerHandler("fw_retry_timeout_handler", "fw-retry-timeout");
-    await register({
-      name: "fw_retry_timeout",
-      timeoutSeconds: 1,
-      timeoutPolicy: "TIME_OUT_WF",
-      failureWorkflow: "fw_retry_timeout_handler",
-      // Fails at its first call only: the runs after it wait at the webhook until the workflow times out.
-      tasks: [httpTask("charge", { uri: target("/flaky/fw-retry-timeout?fail=1"), method: "GET" }, { retryCount: 0 }), { name: "hook", taskReferenceName: "hook", type: "WAIT_FOR_WEBHOOK", inputParameters: {} }],
-    });
+    // Fails at its first call only: the runs after it wait at the webhook until the workflow times out.
+    await registerTimingOut("fw_retry_timeout", "fw_retry_timeout_handler", [httpTask("charge", { uri: target("/flaky/fw-retry-timeout?fail=1"), method: "GET" }, { retryCount: 0 })]);
     const workflowId = await startWorkflow("fw_retry_timeout");
     const failed = await waitFor(workflowId, ENDED);
     expect(failed.status).toBe("FAILED");
