@@ -1,3 +1,5 @@
+import { BoundedCache } from "../engine/expressions/cache";
+
 /**
  * Longest a caller waits for a load another caller began before it loads on its own. A load begun by a request or a
  * Durable Object that was then canceled (an eviction) never settles, and a promise of a canceled I/O context never
@@ -27,20 +29,37 @@ function ownCopy(key: string): string {
   return Array.from(key).join("");
 }
 
+/** Most entries a {@link TtlCache} keeps (and most loads it tracks), unless told otherwise. */
+export const TTL_CACHE_MAX_ENTRIES = 10_000;
+
+/**
+ * Most characters the keys of a {@link TtlCache}'s entries hold together (and those of its loads), unless told
+ * otherwise: 1 to 2 MB. Keys come from requests (a workflow name in a path, up to a URL's 16 KB, whose absence is
+ * cached too), so a count alone let ten thousand such names hold 160 MB, over an isolate's 128 MB. Far above what the
+ * service's own keys need: names are at most 255 characters, and most are a few dozen.
+ */
+export const TTL_CACHE_MAX_KEY_CHARS = 1_000_000;
+
 /**
  * A small in-isolate cache with a time to live. Reads that hit it skip D1; writes in the same isolate
- * clear the affected entries at once, other isolates see a change within the TTL.
+ * clear the affected entries at once, other isolates see a change within the TTL. Bounded by its entries and by the
+ * characters of their keys (see {@link BoundedCache}): the oldest go first.
  */
 export class TtlCache<V> {
-  readonly #entries = new Map<string, { value: V; expires: number }>();
-  /** Loads under way by {@link TtlCache.getOrLoad}, by key: callers asking meanwhile share one instead of starting their own. */
-  readonly #loading = new Map<string, Promise<V>>();
+  readonly #entries: BoundedCache<string, { value: V; expires: number }>;
+  /**
+   * Loads under way by {@link TtlCache.getOrLoad}, by key: callers asking meanwhile share one instead of starting their
+   * own. Bounded as the entries are: a load whose request or object was canceled never settles, so its key would be
+   * left here for good (another caller of that key replaces it, but a key asked once never is); one forgotten to make
+   * room is merely not cached when it ends, as one a write cleared.
+   */
+  readonly #loading: BoundedCache<string, Promise<V>>;
   readonly #ttlMs: number;
-  readonly #maxEntries: number;
 
-  constructor(ttlMs: number, maxEntries = 10_000) {
+  constructor(ttlMs: number, maxEntries = TTL_CACHE_MAX_ENTRIES, maxKeyChars = TTL_CACHE_MAX_KEY_CHARS) {
     this.#ttlMs = ttlMs;
-    this.#maxEntries = maxEntries;
+    this.#entries = new BoundedCache(maxEntries, maxKeyChars);
+    this.#loading = new BoundedCache(maxEntries, maxKeyChars);
   }
 
   /** The cached value, or undefined when absent or expired. */
@@ -54,9 +73,10 @@ export class TtlCache<V> {
     return entry.value;
   }
 
-  /** Keeps `value` for the TTL, under a copy of `key` (see {@link ownCopy}); the oldest entry goes when full. */
+  /** Keeps `value` for the TTL, under a copy of `key` (see {@link ownCopy}); the oldest entries go when full. */
   set(key: string, value: V): void {
-    if (this.#entries.size >= this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
+    // Replaced, not updated in place: a fresh entry goes last, as one added now would.
+    this.#entries.delete(key);
     this.#entries.set(ownCopy(key), { value, expires: Date.now() + this.#ttlMs });
   }
 
@@ -68,13 +88,23 @@ export class TtlCache<V> {
 
   /** Removes entries whose key satisfies `match` (all of them without one), and forgets their loads under way. */
   clear(match?: (key: string) => boolean): void {
-    if (!match) {
-      this.#entries.clear();
-      this.#loading.clear();
-      return;
-    }
-    for (const key of [...this.#entries.keys()]) if (match(key)) this.#entries.delete(key);
-    for (const key of [...this.#loading.keys()]) if (match(key)) this.#loading.delete(key);
+    this.#entries.clear(match);
+    this.#loading.clear(match);
+  }
+
+  /** Entries held (expired ones included until read); for tests of the bound. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Characters of the keys of the entries held; for tests of the bound. */
+  get keyChars(): number {
+    return this.#entries.keyChars;
+  }
+
+  /** Loads tracked as under way; for tests of the bound. */
+  get loads(): number {
+    return this.#loading.size;
   }
 
   /**
@@ -100,7 +130,7 @@ export class TtlCache<V> {
       return this.getOrLoad(key, load);
     }
     const loading = load();
-    this.#loading.set(key, loading);
+    this.#loading.set(ownCopy(key), loading);
     try {
       const value = await loading;
       if (this.#loading.get(key) === loading) this.set(key, value);
@@ -156,7 +186,7 @@ export class TtlCache<V> {
     for (const [key, promise] of each) {
       // Awaited only by callers that join it: a failure nobody joined is still the caller's own, thrown below.
       promise.catch(() => undefined);
-      this.#loading.set(key, promise);
+      this.#loading.set(ownCopy(key), promise);
     }
     try {
       const found = await loading;

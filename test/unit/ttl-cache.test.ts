@@ -1,7 +1,7 @@
 // The in-isolate cache of definitions, keys, grants and rules (src/worker/ttl-cache.ts): loads shared by callers
 // asking at once, and writes that clear an entry while its load is under way.
 import { describe, expect, it, vi } from "vitest";
-import { SHARED_LOAD_WAIT_MS, TtlCache } from "../../src/worker/ttl-cache";
+import { SHARED_LOAD_WAIT_MS, TTL_CACHE_MAX_ENTRIES, TTL_CACHE_MAX_KEY_CHARS, TtlCache } from "../../src/worker/ttl-cache";
 
 /** Loads that end when told to (`settle(i, …)`: the i-th started), counting how many were started. */
 function controlledLoads<V>(): { load: () => Promise<V>; started: () => number; settle: (index: number, outcome: V | Error) => void } {
@@ -186,5 +186,55 @@ describe("TtlCache.getOrLoadMany", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe("TtlCache bounds", () => {
+  /** A name as long as a URL allows (16 KB on Cloudflare), the `i`-th of many: a start of a workflow nobody registered. */
+  const longName = (i: number) => `${i}:`.padEnd(16 * 1024, "x");
+
+  it("keeps the characters of its keys under TTL_CACHE_MAX_KEY_CHARS: distinct long names asked for (absent, cached as such) cannot fill the isolate", async () => {
+    const cache = new TtlCache<string | null>(60_000);
+    for (let i = 0; i < 200; i++) expect(await cache.getOrLoad(longName(i), () => Promise.resolve(null))).toBeNull();
+    expect(cache.keyChars).toBeLessThanOrEqual(TTL_CACHE_MAX_KEY_CHARS);
+    expect(cache.size).toBe(Math.floor(TTL_CACHE_MAX_KEY_CHARS / longName(0).length));
+    // The newest are kept, the oldest went first.
+    expect(cache.get(longName(199))).toBeNull();
+    expect(cache.get(longName(0))).toBeUndefined();
+  });
+
+  it("keeps at most TTL_CACHE_MAX_ENTRIES entries, and a key set again takes no second place", () => {
+    const cache = new TtlCache<number>(60_000);
+    for (let i = 0; i < TTL_CACHE_MAX_ENTRIES + 50; i++) cache.set(`workflow-${i}`, i);
+    expect(cache.size).toBe(TTL_CACHE_MAX_ENTRIES);
+    cache.set(`workflow-${TTL_CACHE_MAX_ENTRIES + 49}`, -1);
+    expect(cache.size).toBe(TTL_CACHE_MAX_ENTRIES);
+    // Replacing a key at full size evicts nothing.
+    expect(cache.get("workflow-50")).toBe(50);
+  });
+
+  it("forgets the keys of loads that never settle (their requests were canceled) once as many are tracked as entries may be kept", () => {
+    const cache = new TtlCache<string>(60_000, 3);
+    const never = controlledLoads<string>();
+    for (let i = 0; i < 10; i++) void cache.getOrLoad(`token-${i}`, never.load);
+    expect(never.started()).toBe(10);
+    expect(cache.loads).toBe(3);
+  });
+
+  it("forgets loads that never settle by the characters of their keys too", () => {
+    const cache = new TtlCache<string>(60_000);
+    const never = controlledLoads<string>();
+    for (let i = 0; i < 200; i++) void cache.getOrLoadMany([longName(i)], (keys) => never.load().then((value) => new Map(keys.map((key) => [key, value]))));
+    expect(cache.loads).toBe(Math.floor(TTL_CACHE_MAX_KEY_CHARS / longName(0).length));
+  });
+
+  it("answers a load it forgot to make room, without caching it (as one a write cleared)", async () => {
+    const cache = new TtlCache<string>(60_000, 1);
+    const loads = controlledLoads<string>();
+    const first = cache.getOrLoad("orders", loads.load);
+    void cache.getOrLoad("billing", loads.load);
+    loads.settle(0, "o1");
+    expect(await first).toBe("o1");
+    expect(cache.get("orders")).toBeUndefined();
   });
 });

@@ -1,32 +1,87 @@
-/** A size-bounded memo for parsed templates. */
+/** A size-bounded memo, for parsed templates and the Worker's caches. */
+
+/** The characters a key counts towards a cache's budget: a string's length, nothing for other keys. */
+function keyChars(key: unknown): number {
+  return typeof key === "string" ? key.length : 0;
+}
 
 /**
- * A Map that forgets its oldest entry once full. Insertion order is enough (no LRU touch on
- * read) because the working set is the strings of the deployed definitions, which is small and
- * stable; a hit then costs a single Map lookup.
+ * A Map that forgets its oldest entry once full: full of entries (`capacity`), or of the characters of its string keys
+ * (`maxKeyChars`), whichever comes first. Insertion order is enough (no LRU touch on read) because the working set is
+ * small and stable (the strings of the deployed definitions, the names started); a hit then costs a single Map lookup.
+ * The character budget is what bounds memory when keys come from requests or data: a count alone let a few thousand
+ * keys each as long as a URL or a definition's string hold hundreds of megabytes, over an isolate's 128 MB.
  */
 export class BoundedCache<K, V> {
   private readonly entries = new Map<K, V>();
+  private heldKeyChars = 0;
 
-  /** @param capacity the most entries kept; must be at least 1 */
-  constructor(private readonly capacity: number) {}
+  /**
+   * @param capacity the most entries kept; must be at least 1
+   * @param maxKeyChars the most characters their string keys hold together; a key longer than this is never kept
+   */
+  constructor(
+    private readonly capacity: number,
+    private readonly maxKeyChars = Number.POSITIVE_INFINITY,
+  ) {}
 
   /** The cached value, or undefined when absent. */
   get(key: K): V | undefined {
     return this.entries.get(key);
   }
 
-  /** Stores a value, evicting the oldest entry first when the cache is full. */
+  /** True when `key` is held (its value may be undefined). */
+  has(key: K): boolean {
+    return this.entries.has(key);
+  }
+
+  /**
+   * Stores a value, evicting the oldest entries first until it fits; a key already held keeps its place. A key over
+   * the whole character budget is not kept: the caller computes its value again each time.
+   */
   set(key: K, value: V): void {
-    if (!this.entries.has(key) && this.entries.size >= this.capacity) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
+    if (this.entries.has(key)) {
+      this.entries.set(key, value);
+      return;
+    }
+    const chars = keyChars(key);
+    if (chars > this.maxKeyChars) return;
+    while (this.entries.size > 0 && (this.entries.size >= this.capacity || this.heldKeyChars + chars > this.maxKeyChars)) {
+      this.delete(this.entries.keys().next().value as K);
     }
     this.entries.set(key, value);
+    this.heldKeyChars += chars;
+  }
+
+  /** Forgets `key`; true when it was held. */
+  delete(key: K): boolean {
+    if (!this.entries.delete(key)) return false;
+    this.heldKeyChars -= keyChars(key);
+    return true;
+  }
+
+  /** Forgets every entry whose key satisfies `match`, every entry without one. */
+  clear(match?: (key: K) => boolean): void {
+    if (!match) {
+      this.entries.clear();
+      this.heldKeyChars = 0;
+      return;
+    }
+    for (const key of [...this.entries.keys()]) if (match(key)) this.delete(key);
+  }
+
+  /** The keys held, oldest first. */
+  keys(): IterableIterator<K> {
+    return this.entries.keys();
   }
 
   /** Number of entries held; for tests of the bound. */
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Characters of the string keys held; for tests of the bound. */
+  get keyChars(): number {
+    return this.heldKeyChars;
   }
 }
