@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import type { JsonObject, JsonValue, WorkflowDef } from "../../src/engine/model";
 import { BoundedCache } from "../../src/engine/expressions/cache";
+import { cachedTemplateChars } from "../../src/engine/expressions/template";
 import { BUILT_IN_ROOTS } from "../../src/engine/expressions/ast";
 import { MAX_QUERY_VALUES } from "../../src/engine/expressions/query";
 import {
@@ -148,6 +149,14 @@ describe("parseTemplate", () => {
   it("parses the empty string to no parts", () => {
     expect(parseTemplate("").parts).toEqual([]);
   });
+
+  it("keeps the characters of the cached strings to a megabyte: distinct strings of 16 KB (the longest cached) from many definitions cannot fill the isolate", () => {
+    const long = (i: number) => `\${workflow.input.long${i}} `.padEnd(16_384, "x");
+    for (let i = 0; i < 200; i++) expect(parseTemplate(long(i)).source).toBe(long(i));
+    expect(cachedTemplateChars()).toBeLessThanOrEqual(1_000_000);
+    // Still cached, the newest first kept.
+    expect(parseTemplate(long(199))).toBe(parseTemplate(long(199)));
+  });
 });
 
 describe("BoundedCache", () => {
@@ -162,6 +171,23 @@ describe("BoundedCache", () => {
     expect(cache.get("a")).toBeUndefined();
     expect(cache.get("b")).toBe(2);
     expect(cache.get("c")).toBe(3);
+  });
+
+  it("evicts the oldest entries until the characters of the keys fit its budget, and keeps no key over the whole budget", () => {
+    const cache = new BoundedCache<string, number>(100, 10);
+    cache.set("aaaa", 1);
+    cache.set("bbbb", 2);
+    cache.set("cccccc", 3);
+    expect([...cache.keys()]).toEqual(["bbbb", "cccccc"]);
+    expect(cache.keyChars).toBe(10);
+    cache.set("d".repeat(11), 4);
+    expect(cache.get("d".repeat(11))).toBeUndefined();
+    expect(cache.keyChars).toBe(10);
+    cache.clear((key) => key.startsWith("b"));
+    expect(cache.keyChars).toBe(6);
+    cache.delete("cccccc");
+    expect(cache.size).toBe(0);
+    expect(cache.keyChars).toBe(0);
   });
 });
 
