@@ -1,6 +1,7 @@
 import { TERMINAL_TASK_STATUSES, TERMINAL_WORKFLOW_STATUSES, type FailedTaskLists, type JsonObject, type TaskDef, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "./model";
 import { templateReadsKeys, withDerivedMasked } from "./derived-masking";
 import { taskInputTemplate } from "./tasks/registry";
+import { BoundedCache } from "./expressions/cache";
 import { isInFlight } from "./in-flight";
 import { cutText } from "./limits";
 import { masked, maskedKeysOf } from "./masking";
@@ -58,7 +59,20 @@ export function shownTaskDefName(task: Pick<TaskExecution, "taskType" | "taskDef
  * Whether the input template of each task of a definition reads a masked value, by step and the name it runs as (a
  * DYNAMIC's choice): found once per definition object, which an execution keeps (templates are immutable).
  */
-const templatesReadingMasked = new WeakMap<WorkflowDef, Map<string, boolean>>();
+const templatesReadingMasked = new WeakMap<WorkflowDef, BoundedCache<string, boolean>>();
+
+/**
+ * Most tasks (by step and name) {@link templatesReadingMasked} keeps per definition, and most characters of their keys:
+ * a DYNAMIC's name comes from the data (a loop's may be new each iteration), and an execution's object keeps its
+ * definition for as long as it lives. Well above a definition's steps; one dropped is found again when asked for.
+ */
+const MASKED_READS_KEPT = 4_096;
+const MASKED_READS_KEY_CHARS = 262_144;
+
+/** How many tasks' answers {@link templatesReadingMasked} keeps for `definition`; for tests of the bound. */
+export function keptMaskedReads(definition: WorkflowDef): number {
+  return templatesReadingMasked.get(definition)?.size ?? 0;
+}
 
 /**
  * A task's input as the API shows it: masked by key (see masking.ts), and where its template read a masked value (see
@@ -68,7 +82,7 @@ export function shownTaskInput(task: TaskInputOf, execution: WorkflowExecution, 
   const keys = maskedKeysOf(execution.definition);
   if (runsAs === undefined) return masked(task.inputData, keys);
   let byTask = templatesReadingMasked.get(execution.definition);
-  if (byTask === undefined) templatesReadingMasked.set(execution.definition, (byTask = new Map()));
+  if (byTask === undefined) templatesReadingMasked.set(execution.definition, (byTask = new BoundedCache(MASKED_READS_KEPT, MASKED_READS_KEY_CHARS)));
   const at = `${task.definitionIndex}:${task.taskDefName}`;
   let reads = byTask.get(at);
   if (reads === undefined) {

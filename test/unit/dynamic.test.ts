@@ -5,7 +5,8 @@ import { decide } from "./frozen-decide";
 import type { JsonObject, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { instanceTask } from "../../src/engine/plan";
 import { childStartRequest, inlineChildDefinition } from "../../src/engine/tasks/sub-workflow";
-import { toTaskView } from "../../src/engine/view";
+import { keptDynamicChoices } from "../../src/engine/tasks/dynamic/concrete";
+import { keptMaskedReads, toTaskView } from "../../src/engine/view";
 import { attemptEnds, env, latestNamed, registrationErrors, startedWith } from "./engine-env";
 
 /** A DYNAMIC `ref` running the task `workflow.input.run` names, with `extra` input. */
@@ -183,5 +184,21 @@ describe("DYNAMIC at run time", () => {
     expect(latestNamed(state, "d")).toMatchObject({ taskType: "DYNAMIC", status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("INLINE: ") });
     state = decide(state, { type: "rerun", fromTaskId: first.taskId, workflowInput: { run: "transcode" } }, env(3_000)).state;
     expect(summary(state)).toEqual(["d:SIMPLE:transcode:SCHEDULED"]);
+  });
+});
+
+describe("DYNAMIC choices kept in memory", () => {
+  it("keeps a bounded number of the tasks its choices run as, and of their masked-read answers, however many names the data chose (an execution's object keeps its definition while it lives)", () => {
+    const decision = started([dynamic("d", { file: "${workflow.input.file}" })], { run: "encode", file: "a.mp4" });
+    const task = latestNamed(decision.state, "d");
+    const step = decision.state.definition.tasks[0]!;
+    // A long loop choosing a new worker's task each iteration: each instance shown, as the search rows show it.
+    for (let i = 0; i < 5_000; i++) {
+      const chosen = { ...task, taskDefName: `encode_${i}` };
+      expect(instanceTask(decision.state.definition, chosen)).toMatchObject({ type: "SIMPLE", name: `encode_${i}` });
+      expect(toTaskView(chosen, decision.state).taskDefName).toBe(`encode_${i}`);
+    }
+    expect(keptDynamicChoices(step)).toBeLessThanOrEqual(64);
+    expect(keptMaskedReads(decision.state.definition)).toBeLessThanOrEqual(4_096);
   });
 });

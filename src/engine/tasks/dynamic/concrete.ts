@@ -4,6 +4,7 @@
  * never stored: each instance (a retry, a loop's next iteration, a rerun) chooses afresh from its own input.
  */
 import { TASK_TYPES, type JsonObject, type TaskType, type WorkflowTaskDef } from "../../model";
+import { BoundedCache } from "../../expressions/cache";
 import { isJsonObjectValue } from "../workflow-start-fields";
 
 /**
@@ -61,7 +62,21 @@ export function choosingTask(dynamic: WorkflowTaskDef): WorkflowTaskDef {
   return task;
 }
 
-const derived = new WeakMap<WorkflowTaskDef, Map<string, WorkflowTaskDef>>();
+/**
+ * Most choices derived and kept per DYNAMIC, and most characters their keys hold together: the names come from the
+ * data (a loop's DYNAMIC may choose a new name each iteration), and a definition stays in memory with its execution's
+ * object for as long as the object lives, so without a bound its DYNAMICs kept one task per name ever chosen. A choice
+ * dropped is derived again when asked for.
+ */
+const CHOICES_KEPT = 64;
+const CHOICE_KEY_CHARS = 16_384;
+
+const derived = new WeakMap<WorkflowTaskDef, BoundedCache<string, WorkflowTaskDef>>();
+
+/** How many choices of DYNAMIC `dynamic` are kept derived; for tests of the bound. */
+export function keptDynamicChoices(dynamic: WorkflowTaskDef): number {
+  return derived.get(dynamic)?.size ?? 0;
+}
 
 /**
  * DYNAMIC `dynamic` as the task of `type` named `name` it chose to run (a worker's task is SIMPLE): the same reference
@@ -70,7 +85,7 @@ const derived = new WeakMap<WorkflowTaskDef, Map<string, WorkflowTaskDef>>();
 export function dynamicTaskAs(dynamic: WorkflowTaskDef, type: TaskType, name: string): WorkflowTaskDef {
   let choices = derived.get(dynamic);
   if (choices === undefined) {
-    choices = new Map();
+    choices = new BoundedCache(CHOICES_KEPT, CHOICE_KEY_CHARS);
     derived.set(dynamic, choices);
   }
   const key = JSON.stringify([type, name]);
