@@ -73,11 +73,21 @@ export class TtlCache<V> {
     return entry.value;
   }
 
-  /** Keeps `value` for the TTL, under a copy of `key` (see {@link ownCopy}); the oldest entries go when full. */
+  /**
+   * Keeps `value` for the TTL, under a copy of `key` (see {@link ownCopy}); the oldest entries go when full, and the
+   * expired ones at the front go first: a TTL checked only on read removes nothing, and entries nobody asks for again (a
+   * burst of names, large definitions read once) would stay until ten thousand others pushed them out.
+   */
   set(key: string, value: V): void {
-    // Replaced, not updated in place: a fresh entry goes last, as one added now would.
+    const now = Date.now();
+    for (const [oldest, entry] of this.#entries.entries()) {
+      if (entry.expires > now) break;
+      this.#entries.delete(oldest);
+    }
+    // Replaced, not updated in place: a fresh entry goes last, as one added now would, so the entries stay in the order
+    // they expire in (one TTL for all), and the sweep above stops at the first one not expired.
     this.#entries.delete(key);
-    this.#entries.set(ownCopy(key), { value, expires: Date.now() + this.#ttlMs });
+    this.#entries.set(ownCopy(key), { value, expires: now + this.#ttlMs });
   }
 
   /** Removes one entry, and forgets a load of it under way (its value is not kept, see {@link TtlCache.getOrLoad}). */

@@ -228,6 +228,25 @@ describe("TtlCache bounds", () => {
     expect(cache.loads).toBe(Math.floor(TTL_CACHE_MAX_KEY_CHARS / longName(0).length));
   });
 
+  it("removes expired entries as it adds others, not only when each is read again: a burst of names asked once leaves nothing held past the TTL", () => {
+    vi.useFakeTimers();
+    try {
+      const cache = new TtlCache<string>(1_000);
+      for (let i = 0; i < 500; i++) cache.set(`workflow-${i}`, "large definition");
+      expect(cache.size).toBe(500);
+      vi.advanceTimersByTime(600);
+      cache.set("fresh", "v");
+      expect(cache.size).toBe(501);
+      vi.advanceTimersByTime(400);
+      cache.set("later", "v");
+      // The 500 expired and went; those set within the TTL stay.
+      expect(cache.size).toBe(2);
+      expect(cache.get("fresh")).toBe("v");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("answers a load it forgot to make room, without caching it (as one a write cleared)", async () => {
     const cache = new TtlCache<string>(60_000, 1);
     const loads = controlledLoads<string>();

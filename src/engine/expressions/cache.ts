@@ -13,7 +13,7 @@ function keyChars(key: unknown): number {
  * keys each as long as a URL or a definition's string hold hundreds of megabytes, over an isolate's 128 MB.
  */
 export class BoundedCache<K, V> {
-  private readonly entries = new Map<K, V>();
+  private readonly held = new Map<K, V>();
   private heldKeyChars = 0;
 
   /**
@@ -27,12 +27,12 @@ export class BoundedCache<K, V> {
 
   /** The cached value, or undefined when absent. */
   get(key: K): V | undefined {
-    return this.entries.get(key);
+    return this.held.get(key);
   }
 
   /** True when `key` is held (its value may be undefined). */
   has(key: K): boolean {
-    return this.entries.has(key);
+    return this.held.has(key);
   }
 
   /**
@@ -40,44 +40,49 @@ export class BoundedCache<K, V> {
    * the whole character budget is not kept: the caller computes its value again each time.
    */
   set(key: K, value: V): void {
-    if (this.entries.has(key)) {
-      this.entries.set(key, value);
+    if (this.held.has(key)) {
+      this.held.set(key, value);
       return;
     }
     const chars = keyChars(key);
     if (chars > this.maxKeyChars) return;
-    while (this.entries.size > 0 && (this.entries.size >= this.capacity || this.heldKeyChars + chars > this.maxKeyChars)) {
-      this.delete(this.entries.keys().next().value as K);
+    while (this.held.size > 0 && (this.held.size >= this.capacity || this.heldKeyChars + chars > this.maxKeyChars)) {
+      this.delete(this.held.keys().next().value as K);
     }
-    this.entries.set(key, value);
+    this.held.set(key, value);
     this.heldKeyChars += chars;
   }
 
   /** Forgets `key`; true when it was held. */
   delete(key: K): boolean {
-    if (!this.entries.delete(key)) return false;
+    if (!this.held.delete(key)) return false;
     this.heldKeyChars -= keyChars(key);
     return true;
   }
 
-  /** Forgets every entry whose key satisfies `match`, every entry without one. */
+  /** Forgets every entry whose key satisfies `match` (all of them without one). */
   clear(match?: (key: K) => boolean): void {
     if (!match) {
-      this.entries.clear();
+      this.held.clear();
       this.heldKeyChars = 0;
       return;
     }
-    for (const key of [...this.entries.keys()]) if (match(key)) this.delete(key);
+    for (const key of [...this.held.keys()]) if (match(key)) this.delete(key);
   }
 
   /** The keys held, oldest first. */
   keys(): IterableIterator<K> {
-    return this.entries.keys();
+    return this.held.keys();
+  }
+
+  /** The entries held, oldest first (deleting the one just read while iterating is safe, as with a Map). */
+  entries(): IterableIterator<[K, V]> {
+    return this.held.entries();
   }
 
   /** Number of entries held; for tests of the bound. */
   get size(): number {
-    return this.entries.size;
+    return this.held.size;
   }
 
   /** Characters of the string keys held; for tests of the bound. */
