@@ -3,6 +3,7 @@ import type { HandOutLimits } from "../engine/tasks/simple";
 import { executionStub } from "../worker/executions";
 import { deliverOwedNotices, type NoticeAnswer } from "./owed-notices";
 import { checkHeldPlaces, indexHeldPlaces, keepAlarm, nextPlaceCheckAt } from "./place-checks";
+import { PRIORITY_TURN } from "./task-queue";
 
 /** What {@link TaskLimit.enter} answers: the task may run now, or waits for a place. */
 export type PlaceEntry = "admitted" | "queued";
@@ -23,6 +24,12 @@ const NOTICE_RETRY_MS = 2_000;
 /** Most notices (or checks) one round sends before it yields to the alarm. */
 const CALLS_PER_ROUND = 100;
 
+/**
+ * The order tasks get places in: their workflow's priority as worker queues hand tasks out (Orkes' order, see
+ * `PRIORITY_TURN`), then the order they asked in.
+ */
+const WAITING_ORDER = `${PRIORITY_TURN}, seq`;
+
 /** The limit object of the tasks named `taskName` (HTTP, HTTP_POLL and SUB_WORKFLOW tasks whose task definition has limits; see `task-places.ts`). */
 export function taskLimitAt(env: Env, taskName: string): DurableObjectStub<TaskLimit> {
   return env.TASK_LIMIT.get(env.TASK_LIMIT.idFromName(taskName));
@@ -39,9 +46,9 @@ function heldOnly(limits: HandOutLimits | null, only: boolean): HandOutLimits | 
  * to async system tasks (`exceedsInProgressLimit`, `exceedsRateLimitPerFrequency`): at most `concurrentExecLimit` of
  * its tasks hold a place at once, and at most `rateLimitPerFrequency` are given one per window, by the registered
  * definition's limits or, for a task with its own `taskDefinition`, by that one's (see {@link enter}). Tasks wait for a place
- * in the order they asked, in this object's SQLite. A task's execution asks (`enter`) and gives the place back
- * (`leave`) by place id, each call repeated harmlessly after an eviction; a place freed goes to the longest-waiting
- * task, whose execution is told by a notice this object owes until it is answered (the alarm retries it), as
+ * by their workflow's priority, then in the order they asked, in this object's SQLite ({@link WAITING_ORDER}). A task's
+ * execution asks (`enter`) and gives the place back (`leave`) by place id, each call repeated harmlessly after an
+ * eviction; a place freed goes to the first task in that order, whose execution is told by a notice this object owes until it is answered (the alarm retries it), as
  * `ExecutionLimit` tells executions of a workflow rate limit. The alarm also asks, now and then, whether each place
  * held is still held, so that none leaks.
  */
@@ -63,11 +70,16 @@ export class TaskLimit extends DurableObject<Env> {
     // `limits` (JSON) are those of a waiting task's own taskDefinition, which hold for it whatever is registered; NULL
     // for a task following the registered definition's (see {@link enter}).
     // `no_rate` is 1 for a task held to the concurrentExecLimit only (a SUB_WORKFLOW: see `countsRate`).
-    this.#sql.exec(`CREATE TABLE IF NOT EXISTS waiting (seq INTEGER PRIMARY KEY AUTOINCREMENT, place_id TEXT NOT NULL UNIQUE, workflow_id TEXT NOT NULL, limits TEXT, no_rate INTEGER NOT NULL DEFAULT 0)`);
+    // `priority` is the waiting task's workflow's (see WAITING_ORDER).
+    this.#sql.exec(
+      `CREATE TABLE IF NOT EXISTS waiting (seq INTEGER PRIMARY KEY AUTOINCREMENT, place_id TEXT NOT NULL UNIQUE, workflow_id TEXT NOT NULL, limits TEXT, no_rate INTEGER NOT NULL DEFAULT 0, priority INTEGER NOT NULL DEFAULT 0)`,
+    );
     // Objects created before waiting tasks kept their own limits (or whether the rate counts) lack the columns.
     const created = this.#sql.exec<{ sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'waiting'`).one().sql;
     if (!created.includes("limits")) this.#sql.exec(`ALTER TABLE waiting ADD COLUMN limits TEXT`);
     if (!created.includes("no_rate")) this.#sql.exec(`ALTER TABLE waiting ADD COLUMN no_rate INTEGER NOT NULL DEFAULT 0`);
+    // Nor their workflow's priority: those rows wait as priority 0 (none), in the order they asked.
+    if (!created.includes("priority")) this.#sql.exec(`ALTER TABLE waiting ADD COLUMN priority INTEGER NOT NULL DEFAULT 0`);
     // Each place given, for the rate window: a start counts there for the window's length, ended or not.
     this.#sql.exec(`CREATE TABLE IF NOT EXISTS starts (place_id TEXT PRIMARY KEY, started_at INTEGER NOT NULL)`);
   }
@@ -81,13 +93,14 @@ export class TaskLimit extends DurableObject<Env> {
    * `taskDefinition` (never registered): its limits hold for that task whatever is registered or deleted under its
    * name, as Conductor checks each task against its own copy; every place of the name counts against them. With
    * `rate` false (a SUB_WORKFLOW) only the concurrentExecLimit of whichever limits apply holds the task back.
+   * `priority` is the task's workflow's: a queued task waits ahead of those of a lower priority (see {@link WAITING_ORDER}).
    */
-  async enter(placeId: string, workflowId: string, limits: HandOutLimits | null, definedAt: number, rate = true): Promise<PlaceEntry> {
+  async enter(placeId: string, workflowId: string, limits: HandOutLimits | null, definedAt: number, rate = true, priority = 0): Promise<PlaceEntry> {
     const now = Date.now();
     const own = definedAt === 0;
     if (own) this.#noteWindow(limits);
     else this.#setLimits(limits, definedAt);
-    const admittedOthers = this.#fill(now);
+    let admittedOthers = this.#fill(now);
     let entry: PlaceEntry;
     if (this.#holds(placeId)) {
       // Given already (a repeated call, or given from the queue just now): it knows now.
@@ -99,8 +112,21 @@ export class TaskLimit extends DurableObject<Env> {
       this.#give(placeId, workflowId, 1, now);
       entry = "admitted";
     } else {
-      this.#sql.exec(`INSERT INTO waiting (place_id, workflow_id, limits, no_rate) VALUES (?, ?, ?, ?)`, placeId, workflowId, own ? JSON.stringify(limits) : null, rate ? 0 : 1);
-      entry = "queued";
+      this.#sql.exec(
+        `INSERT INTO waiting (place_id, workflow_id, limits, no_rate, priority) VALUES (?, ?, ?, ?, ?)`,
+        placeId,
+        workflowId,
+        own ? JSON.stringify(limits) : null,
+        rate ? 0 : 1,
+        priority,
+      );
+      // Ahead of every task waiting (a higher priority), it may find room under its own limits where the one first in
+      // turn before it, held to another task definition's, found none: then it runs now.
+      if (this.#fill(now)) admittedOthers = true;
+      if (this.#holds(placeId)) {
+        this.#sql.exec(`UPDATE places SET told = 1 WHERE place_id = ?`, placeId);
+        entry = "admitted";
+      } else entry = "queued";
     }
     if (admittedOthers) this.#deliverSoon();
     await this.#armAlarm(now);
@@ -156,7 +182,7 @@ export class TaskLimit extends DurableObject<Env> {
     return {
       limits: this.#limits(),
       running: this.#sql.exec<{ place_id: string }>(`SELECT place_id FROM places ORDER BY place_id`).toArray().map((row) => row.place_id),
-      waiting: this.#sql.exec<{ place_id: string }>(`SELECT place_id FROM waiting ORDER BY seq`).toArray().map((row) => row.place_id),
+      waiting: this.#sql.exec<{ place_id: string }>(`SELECT place_id FROM waiting ORDER BY ${WAITING_ORDER}`).toArray().map((row) => row.place_id),
     };
   }
 
@@ -194,9 +220,9 @@ export class TaskLimit extends DurableObject<Env> {
     if (windowMs !== undefined && windowMs > (this.ctx.storage.kv.get<number>("longestWindowMs") ?? 0)) this.ctx.storage.kv.put("longestWindowMs", windowMs);
   }
 
-  /** The limits the longest-waiting task must find room under (see {@link #waiterLimits}); the registered ones when none waits. */
+  /** The limits the task first in turn must find room under (see {@link #waiterLimits}); the registered ones when none waits. */
   #headLimits(): HandOutLimits | null {
-    const head = this.#sql.exec<{ limits: string | null; no_rate: number }>(`SELECT limits, no_rate FROM waiting ORDER BY seq LIMIT 1`).toArray()[0];
+    const head = this.#sql.exec<{ limits: string | null; no_rate: number }>(`SELECT limits, no_rate FROM waiting ORDER BY ${WAITING_ORDER} LIMIT 1`).toArray()[0];
     return head === undefined ? this.#limits() : this.#waiterLimits(head.limits, head.no_rate);
   }
 
@@ -242,7 +268,7 @@ export class TaskLimit extends DurableObject<Env> {
     return this.#sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM waiting`).one().n;
   }
 
-  /** Gives free places to the tasks that waited longest (to be told: see {@link #deliver}); true when it gave any. */
+  /** Gives free places to the tasks first in turn (to be told: see {@link #deliver}); true when it gave any. */
   #fill(now: number): boolean {
     // Starts older than the longest window count for nothing.
     const longest = this.ctx.storage.kv.get<number>("longestWindowMs");
@@ -250,7 +276,7 @@ export class TaskLimit extends DurableObject<Env> {
     let gave = false;
     for (;;) {
       const next = this.#sql
-        .exec<{ seq: number; place_id: string; workflow_id: string; limits: string | null; no_rate: number }>(`SELECT seq, place_id, workflow_id, limits, no_rate FROM waiting ORDER BY seq LIMIT 1`)
+        .exec<{ seq: number; place_id: string; workflow_id: string; limits: string | null; no_rate: number }>(`SELECT seq, place_id, workflow_id, limits, no_rate FROM waiting ORDER BY ${WAITING_ORDER} LIMIT 1`)
         .toArray()[0];
       if (next === undefined || !this.#room(now, this.#waiterLimits(next.limits, next.no_rate))) return gave;
       this.#sql.exec(`DELETE FROM waiting WHERE seq = ?`, next.seq);

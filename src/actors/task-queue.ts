@@ -30,8 +30,12 @@ export interface AnsweredTask extends LeasedTask {
   outcome: "polled" | "gone" | "later";
 }
 
-/** An entry's turn by its priority, {@link QUEUE_ORDER}'s first key: a lower turn is handed out first. */
-const PRIORITY_TURN = `CASE WHEN priority = 0 THEN 100 ELSE priority END`;
+/**
+ * A row's turn by its `priority` column (its workflow's priority), as SQL: a lower turn goes first, so 1 first, 99 last
+ * of 1 to 99, then 0 (none). {@link QUEUE_ORDER}'s first key, and the order of the tasks waiting for a place under a
+ * task definition's limits (`TaskLimit`).
+ */
+export const PRIORITY_TURN = `CASE WHEN priority = 0 THEN 100 ELSE priority END`;
 
 /**
  * The order entries are handed out in: Orkes' workflow priority (https://orkes.io/content/workflow-priority), a lower

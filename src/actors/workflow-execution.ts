@@ -3360,7 +3360,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         // SUB_WORKFLOW is held to its concurrentExecLimit only (see `countsRate`).
         const limits = handOutLimits(definition) ?? null;
         const definedAt = definition?.taskDefinition?.updateTime ?? definition?.taskDefinition?.createTime ?? 0;
-        const entry = await taskLimitAt(this.env, place.taskName).enter(place.placeId, current.workflowId, limits, definedAt, countsRate(task.taskType));
+        const entry = await taskLimitAt(this.env, place.taskName).enter(place.placeId, current.workflowId, limits, definedAt, countsRate(task.taskType), current.priority);
         if (entry === "admitted") given.push(place);
         else this.#placesAsked.add(place.placeId);
       }

@@ -849,6 +849,46 @@ describe("HTTP task: its task definition's concurrentExecLimit and rateLimitPerF
     await limitOf("http_lim_conc", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
   });
 
+  it("a task of a higher-priority workflow gets the next place ahead of tasks that asked before it (1, then 99, then 0), each priority in the order asked", async () => {
+    await registerLimited("http_lim_prio", { concurrentExecLimit: 1 });
+    const start = (label: string, priority: number) => apiOk<string>("POST", "/api/workflow", { name: "http_lim_prio", input: { uri: target(`/hold/lim-prio-${label}`) }, priority });
+    const first = await start("first", 0);
+    await eventually(() => hits("lim-prio-first"), (n) => n === 1, "the first call held by the target");
+    // Each asks once the one before it waits, so the order they asked in is known.
+    const asked: Array<{ label: string; workflowId: string }> = [];
+    for (const [label, priority] of [["a", 0], ["b", 0], ["c", 99], ["d", 1]] as const) {
+      asked.push({ label, workflowId: await start(label, priority) });
+      await limitOf("http_lim_prio", (snapshot) => snapshot.waiting.length === asked.length, `${label} waiting for a place`);
+    }
+    const taskOf = async (label: string) => firstTask(await getWorkflow(asked.find((entry) => entry.label === label)!.workflowId)).taskId;
+    const inTurn = ["d", "c", "a", "b"];
+    expect((await taskLimitAt(env, "http_lim_prio").snapshot()).waiting).toEqual(await Promise.all(inTurn.map(taskOf)));
+    // Each place freed goes to the next in turn: its call is the only one made.
+    let running = "first";
+    for (const label of inTurn) {
+      await release(`lim-prio-${running}`);
+      await eventually(() => hits(`lim-prio-${label}`), (n) => n === 1, `${label}'s call, after ${running}'s`);
+      for (const other of inTurn.slice(inTurn.indexOf(label) + 1)) expect(await hits(`lim-prio-${other}`)).toBe(0);
+      running = label;
+    }
+    await release(`lim-prio-${running}`);
+    for (const workflowId of [first, ...asked.map((entry) => entry.workflowId)]) expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+    await limitOf("http_lim_prio", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
+
+  it("a task asking ahead of every waiting one (a higher priority) runs at once when its limits have room, though the one it overtook, held to its own taskDefinition's, has none", async () => {
+    const limit = taskLimitAt(env, "http_lim_prio_room");
+    // Registered: two at once. One runs; a task under its own taskDefinition (one at once) waits for it.
+    expect(await limit.enter("running", "wf-running", { maxHeld: 2 }, 1)).toBe("admitted");
+    expect(await limit.enter("own", "wf-own", { maxHeld: 1 }, 0)).toBe("queued");
+    // Of the same priority it waits behind that one, as before; of a higher one it is first in turn, and there is room for it.
+    expect(await limit.enter("same", "wf-same", { maxHeld: 2 }, 1, true, 0)).toBe("queued");
+    expect(await limit.enter("urgent", "wf-urgent", { maxHeld: 2 }, 1, true, 1)).toBe("admitted");
+    expect(await limit.snapshot()).toMatchObject({ running: ["running", "urgent"], waiting: ["own", "same"] });
+    // The waiting ones first: a place freed before would go to them, and their (made up) executions be told of it.
+    for (const placeId of ["own", "same", "running", "urgent"]) await limit.leave(placeId);
+  });
+
   it("rateLimitPerFrequency 1 per window: the second task starts only once the first's start has left the window", async () => {
     await registerLimited("http_lim_rate", { rateLimitPerFrequency: 1, rateLimitFrequencyInSeconds: 2 });
     const first = await startWorkflow("http_lim_rate", { uri: target("/count/lim-rate") });
