@@ -356,6 +356,25 @@ describe("FORK_JOIN and JOIN", () => {
     expect(done.output).toEqual({ left: { side: "left" }, right: { side: "right" } });
   });
 
+  it("paused while its JOIN waits: the branches' results taken meanwhile, the JOIN ends and the task after it runs once, at the resume", async () => {
+    const simple = (ref: string) => ({ name: "fork_pause_join_worker", taskReferenceName: ref, type: "SIMPLE", inputParameters: { side: ref } });
+    await register({ name: "fork_paused_join", tasks: [...forkJoin("fan", [[simple("left")], [simple("right")]], ["left", "right"]), httpTask("after", { uri: target("/count/fork-paused-join-after"), method: "GET" })] });
+    const workflowId = await startWorkflow("fork_paused_join");
+    const poll = () => apiOk<TaskJson[]>("GET", "/api/tasks/poll/batch/fork_pause_join_worker?workerid=w&count=5&timeout=0");
+    const held = await eventually(poll, (tasks) => tasks.length === 2, "both branch tasks handed out");
+    await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+    for (const task of held) await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId: task.taskId, status: "COMPLETED", outputData: { side: task.inputData["side"] } });
+    const paused = await waitFor(workflowId, (workflow) => workflow.tasks.filter((task) => task.status === "COMPLETED").length === 3);
+    expect(paused.status).toBe("PAUSED");
+    expect(refsAndStatuses(paused)).toEqual(["fan:COMPLETED", "fan_join:IN_PROGRESS", "left:COMPLETED", "right:COMPLETED"]);
+    expect(await hits("fork-paused-join-after")).toBe(0);
+    await apiOk("PUT", `/api/workflow/${workflowId}/resume`);
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect(refsAndStatuses(done)).toEqual(["after:COMPLETED", "fan:COMPLETED", "fan_join:COMPLETED", "left:COMPLETED", "right:COMPLETED"]);
+    expect(done.tasks.find((task) => task.referenceTaskName === "fan_join")!.outputData).toEqual({ left: { side: "left" }, right: { side: "right" } });
+    expect(await hits("fork-paused-join-after")).toBe(1);
+  });
+
   it("follow a failed child retried on its own: the parent reopens, its other branch runs again, and it completes", async () => {
     await register({ name: "fork_flaky_child", tasks: [httpTask("flaky", { uri: target("/flaky/fork-flaky-child?fail=1"), method: "GET" })] });
     const hold = { name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} };
