@@ -48,8 +48,8 @@ function heldOnly(limits: HandOutLimits | null, only: boolean): HandOutLimits | 
  * definition's limits or, for a task with its own `taskDefinition`, by that one's (see {@link enter}). Tasks wait for a place
  * by their workflow's priority, then in the order they asked, in this object's SQLite ({@link WAITING_ORDER}). A task's
  * execution asks (`enter`) and gives the place back (`leave`) by place id, each call repeated harmlessly after an
- * eviction; a place freed goes to the first task in that order, whose execution is told by a notice this object owes until it is answered (the alarm retries it), as
- * `ExecutionLimit` tells executions of a workflow rate limit. The alarm also asks, now and then, whether each place
+ * eviction; a place freed goes to the first task in that order, whose execution is told by a notice this object owes
+ * until it is answered (the alarm retries it), as `ExecutionLimit` tells executions of a workflow rate limit. The alarm also asks, now and then, whether each place
  * held is still held, so that none leaks.
  */
 export class TaskLimit extends DurableObject<Env> {
