@@ -1,6 +1,6 @@
-import { abortAllDurableObjects, env } from "cloudflare:test";
+import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { taskLimitAt, type TaskLimitSnapshot } from "../../src/actors/task-limit";
+import { taskLimitAt, WAITING_ORDER, type TaskLimitSnapshot } from "../../src/actors/task-limit";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { TaskDefRepository } from "../../src/worker/task-defs";
@@ -887,6 +887,38 @@ describe("HTTP task: its task definition's concurrentExecLimit and rateLimitPerF
     expect(await limit.snapshot()).toMatchObject({ running: ["running", "urgent"], waiting: ["own", "same"] });
     // The waiting ones first: a place freed before would go to them, and their (made up) executions be told of it.
     for (const placeId of ["own", "same", "running", "urgent"]) await limit.leave(placeId);
+  });
+
+  it("the task first in turn is read through an index, not by sorting every task waiting; an object from before priorities gets the column and the index, its tasks waiting as priority 0", async () => {
+    // How SQLite reads the first in turn (every entry, leave, fill and alarm asks): a sort of the whole table would make
+    // a fan-out of thousands of throttled tasks quadratic in the object's time.
+    const firstInTurnPlan = (state: DurableObjectState) =>
+      state.storage.sql
+        .exec<{ detail: string }>(`EXPLAIN QUERY PLAN SELECT place_id FROM waiting ORDER BY ${WAITING_ORDER} LIMIT 1`)
+        .toArray()
+        .map((step) => step.detail)
+        .join("; ");
+    const name = "http_lim_old_waiting";
+    expect(await taskLimitAt(env, name).enter("running", "wf-running", { maxHeld: 1 }, 1)).toBe("admitted");
+    expect(await runInDurableObject(taskLimitAt(env, name), (_instance, state) => firstInTurnPlan(state))).toMatch(/USING (COVERING )?INDEX waiting_in_turn/);
+    await runInDurableObject(taskLimitAt(env, name), (_instance, state) => {
+      // The table as the code before priorities made it, with two tasks waiting.
+      state.storage.sql.exec(`DROP TABLE waiting`);
+      state.storage.sql.exec(`CREATE TABLE waiting (seq INTEGER PRIMARY KEY AUTOINCREMENT, place_id TEXT NOT NULL UNIQUE, workflow_id TEXT NOT NULL, limits TEXT, no_rate INTEGER NOT NULL DEFAULT 0)`);
+      for (const placeId of ["old-a", "old-b"]) state.storage.sql.exec(`INSERT INTO waiting (place_id, workflow_id) VALUES (?, ?)`, placeId, `wf-${placeId}`);
+    });
+    // The object starts again on this code (a new stub: the old one's connection is cut), which adds the column and the index.
+    await abortAllDurableObjects();
+    const limit = taskLimitAt(env, name);
+    expect(await limit.snapshot()).toMatchObject({ running: ["running"], waiting: ["old-a", "old-b"] });
+    const plan = await runInDurableObject(limit, (_instance, state) => firstInTurnPlan(state));
+    expect(plan).toMatch(/USING (COVERING )?INDEX waiting_in_turn/);
+    expect(plan).not.toContain("TEMP B-TREE");
+    // The old tasks wait as priority 0: a priority-1 task goes ahead of them, one of 0 after them.
+    expect(await limit.enter("urgent", "wf-urgent", { maxHeld: 1 }, 1, true, 1)).toBe("queued");
+    expect(await limit.enter("plain", "wf-plain", { maxHeld: 1 }, 1, true, 0)).toBe("queued");
+    expect((await limit.snapshot()).waiting).toEqual(["urgent", "old-a", "old-b", "plain"]);
+    for (const placeId of ["urgent", "old-a", "old-b", "plain", "running"]) await limit.leave(placeId);
   });
 
   it("rateLimitPerFrequency 1 per window: the second task starts only once the first's start has left the window", async () => {
