@@ -1,3 +1,4 @@
+import type { NameFilter } from "./auth/permissions";
 import { ApiError } from "./http/errors";
 
 /**
@@ -44,4 +45,34 @@ export async function boundedListing<Row extends object>(
  */
 export function refuseOverListing(chars: number, tooLarge: (chars: number) => string): void {
   if (chars > MAX_LISTING_CHARS) throw new ApiError(413, "PAYLOAD_TOO_LARGE", tooLarge(chars));
+}
+
+/** A condition of a listing's `WHERE`, with its parameters. */
+export interface ListingCondition {
+  sql: string;
+  binds: readonly unknown[];
+}
+
+/**
+ * The conditions keeping the rows whose `column` (a name) every one of `filters` lets through (one a filter, none for
+ * a filter letting every name through): what a caller may see, filtered in D1, so that the rows it may not see are
+ * neither read nor counted in {@link boundedListing}'s sum, whose 413 tells it that sum.
+ */
+export function namesLetThrough(column: string, filters: readonly NameFilter[]): ListingCondition[] {
+  return filters.flatMap((filter) => {
+    if (filter === "every") return [];
+    // Compared as bytes (UTF-8), the prefix as the first bytes of the name: a prefix of a name's text is one of its
+    // bytes, and neither LIKE's wildcards (`_`, `%`) in a prefix nor a NUL in a name (where length() of text stops) count.
+    const sql = `(${column} IN (SELECT value FROM json_each(?)) OR EXISTS (SELECT 1 FROM json_each(?) AS granted
+      WHERE substr(CAST(${column} AS BLOB), 1, length(CAST(granted.value AS BLOB))) = CAST(granted.value AS BLOB)))`;
+    return [{ sql, binds: [JSON.stringify(filter.names), JSON.stringify(filter.prefixes)] }];
+  });
+}
+
+/** The `WHERE` clause (empty for none) keeping the rows meeting every one of `conditions`, with its parameters. */
+export function whereEvery(conditions: readonly ListingCondition[]): ListingCondition {
+  return {
+    sql: conditions.length === 0 ? "" : `WHERE ${conditions.map((condition) => condition.sql).join(" AND ")}`,
+    binds: conditions.flatMap((condition) => condition.binds),
+  };
 }

@@ -3,7 +3,8 @@ import { ApiError } from "./http/errors";
 import { TtlCache } from "./ttl-cache";
 import { valuesByPlace, type PlacedRow } from "./rows-by-place";
 import { forgetTaggedDefinitions } from "./auth/tag-grants";
-import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
+import type { NameFilter } from "./auth/permissions";
+import { boundedListing, MAX_LISTING_CHARS, namesLetThrough, whereEvery, type ListingCondition } from "./bounded-listing";
 import { TagRepository } from "./tags";
 
 /** How long a definition read is reused by this isolate. Writes in the same isolate invalidate at once. */
@@ -206,17 +207,21 @@ export class DefinitionRepository {
   }
 
   /**
-   * Every definition (of workflow `name` only, when given; of those holding tag `tagged`, when given), every version, by
-   * name then version, read in `shape`; at most {@link MAX_LISTING_CHARS} of them (a 413 beyond, see {@link boundedListing}).
+   * Every definition (of workflow `name` only, when given; of those holding tag `tagged`, when given; of the names
+   * `visible` lets through, see {@link listedDefinitionNames}), every version, by name then version, read in `shape`; at
+   * most {@link MAX_LISTING_CHARS} of them (a 413 beyond, see {@link boundedListing}).
    */
-  async list(name?: string, shape: ListedShape = "whole", tagged?: { key: string; value?: string | undefined }): Promise<WorkflowDef[]> {
-    const conditions = [...(name === undefined ? [] : [{ sql: "name = ?", binds: [name] }]), ...(tagged === undefined ? [] : [TagRepository.holdingCondition("WORKFLOW_DEF", tagged)])];
-    const where = conditions.length === 0 ? "" : `WHERE ${conditions.map((condition) => condition.sql).join(" AND ")}`;
+  async list(name?: string, shape: ListedShape = "whole", tagged?: { key: string; value?: string | undefined }, visible: readonly NameFilter[] = []): Promise<WorkflowDef[]> {
+    const conditions: ListingCondition[] = [
+      ...(name === undefined ? [] : [{ sql: "name = ?", binds: [name] }]),
+      ...(tagged === undefined ? [] : [TagRepository.holdingCondition("WORKFLOW_DEF", tagged)]),
+      ...namesLetThrough("def.name", visible),
+    ];
     const narrower =
       name === undefined
         ? "ask for fewer: short=true (without their tasks), name= (one workflow's versions), tagKey= (those holding a tag), or GET /api/metadata/workflow/list (the latest versions without their tasks)"
         : "ask for fewer: short=true (without their tasks), or GET /api/metadata/workflow/{name}?version= (one version)";
-    return this.#listed(where, conditions.flatMap((condition) => condition.binds), shape, narrower);
+    return this.#listed(conditions, shape, narrower);
   }
 
   /** The latest registered version of each of `names` that has one, read from D1 (not the cache). */
@@ -228,22 +233,26 @@ export class DefinitionRepository {
     return new Map(results.map((row) => [row.name, row.version]));
   }
 
-  /** The latest version of every name, by name (Conductor's `latest-versions`), read in `shape`; bounded as {@link list}. */
-  async latestVersions(shape: ListedShape = "whole"): Promise<WorkflowDef[]> {
+  /**
+   * The latest version of every name (of those `visible` lets through), by name (Conductor's `latest-versions`), read in
+   * `shape`; bounded as {@link list}.
+   */
+  async latestVersions(shape: ListedShape = "whole", visible: readonly NameFilter[] = []): Promise<WorkflowDef[]> {
     const narrower = "ask for fewer: GET /api/metadata/workflow/list (the same versions without their tasks), or GET /api/metadata/workflow/{name} (one workflow's)";
-    return this.#listed("WHERE version = (SELECT MAX(version) FROM workflow_defs WHERE name = def.name)", [], shape, narrower);
+    return this.#listed([{ sql: "version = (SELECT MAX(version) FROM workflow_defs WHERE name = def.name)", binds: [] }, ...namesLetThrough("def.name", visible)], shape, narrower);
   }
 
   /**
-   * The definitions `where` keeps (of `workflow_defs AS def`), by name then version, in `shape`, within the bound (past
-   * it a 413 ending with `narrower`, what to ask for instead).
+   * The definitions meeting every one of `conditions` (on `workflow_defs AS def`), by name then version, in `shape`,
+   * within the bound (past it a 413 ending with `narrower`, what to ask for instead).
    */
-  async #listed(where: string, binds: readonly unknown[], shape: ListedShape, narrower: string): Promise<WorkflowDef[]> {
+  async #listed(conditions: readonly ListingCondition[], shape: ListedShape, narrower: string): Promise<WorkflowDef[]> {
+    const where = whereEvery(conditions);
     const rows = await boundedListing<{ definition: string }>(
       this.#db,
-      `SELECT name, version, ${LISTED_SHAPES[shape]} AS definition, length(${LISTED_SHAPES[shape]}) AS listed_chars FROM workflow_defs AS def ${where}`,
+      `SELECT name, version, ${LISTED_SHAPES[shape]} AS definition, length(${LISTED_SHAPES[shape]}) AS listed_chars FROM workflow_defs AS def ${where.sql}`,
       "listed.name, listed.version",
-      binds,
+      where.binds,
       (chars) => `The workflow definitions listed come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; ${narrower}`,
     );
     return rows.map((row) => JSON.parse(row.definition) as WorkflowDef);

@@ -4,7 +4,8 @@ import type { TaskDef, WorkflowDef } from "../engine/model";
 import { withKeptSchemas } from "./json-schemas";
 import { DefinitionRepository } from "./definitions";
 import { TtlCache } from "./ttl-cache";
-import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
+import { boundedListing, MAX_LISTING_CHARS, namesLetThrough, whereEvery } from "./bounded-listing";
+import type { NameFilter } from "./auth/permissions";
 import { TagRepository } from "./tags";
 import { valuesByPlace, type PlacedRow } from "./rows-by-place";
 import { unversionedChildNames, withChildVersions } from "../engine/tasks/sub-workflow/versions";
@@ -74,16 +75,16 @@ export class TaskDefRepository {
   }
 
   /**
-   * Every task definition (of those holding tag `tagged`, when given), by name: at most {@link MAX_LISTING_CHARS} of
-   * them (a 413 beyond, see {@link boundedListing}).
+   * Every task definition (of those holding tag `tagged`, when given; of the names `visible` lets through, see
+   * `listedDefinitionNames`), by name: at most {@link MAX_LISTING_CHARS} of them (a 413 beyond, see {@link boundedListing}).
    */
-  async list(tagged?: { key: string; value?: string | undefined }): Promise<TaskDef[]> {
-    const condition = tagged === undefined ? undefined : TagRepository.holdingCondition("TASK_DEF", tagged);
+  async list(tagged?: { key: string; value?: string | undefined }, visible: readonly NameFilter[] = []): Promise<TaskDef[]> {
+    const where = whereEvery([...(tagged === undefined ? [] : [TagRepository.holdingCondition("TASK_DEF", tagged)]), ...namesLetThrough("name", visible)]);
     const rows = await boundedListing<{ definition: string }>(
       this.#db,
-      `SELECT name, definition, length(definition) AS listed_chars FROM task_defs${condition === undefined ? "" : ` WHERE ${condition.sql}`}`,
+      `SELECT name, definition, length(definition) AS listed_chars FROM task_defs ${where.sql}`,
       "listed.name",
-      condition?.binds ?? [],
+      where.binds,
       (chars) => `The task definitions come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; ask for fewer: tagKey= (those holding a tag), or read them one at a time (GET /api/metadata/taskdefs/{name})`,
     );
     return rows.map((row) => JSON.parse(row.definition) as TaskDef);

@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { MAX_LISTING_CHARS } from "../../src/worker/bounded-listing";
+import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, register, statementsOf } from "./helpers";
 
 /**
@@ -98,6 +99,61 @@ describe("workflow definition listings of a large tenant", () => {
     expect(latest.every((definition) => definition.version === 3 || definition.version === 1)).toBe(true);
     expect(latest[0]!.tasks).toHaveLength(40);
   });
+  it("reads and counts only the definitions a caller limited by its grants may see: what it may see is answered, and a 413 tells only their size", async () => {
+    // By name, by a prefix of names and by a tag: about 2.2 MB of the 18 MB stored.
+    await apiOk("PUT", "/api/metadata/workflow/scale_0242/tags", [{ key: "reader", value: "scale" }]);
+    const reader = await createUser("scale-reader", {
+      directPermissions: [
+        { action: "WORKFLOW_READ", scope: "workflow:scale_0007" },
+        { action: "WORKFLOW_READ", scope: "workflow:scale_01*" },
+        { action: "WORKFLOW_READ", scope: "tag:reader:scale" },
+        { action: "WORKFLOW_ADMIN", scope: "workflow:scale_0101" },
+      ],
+    });
+    const read = async <T>(path: string): Promise<T> => {
+      const response = await call("GET", path, orkes(reader.token));
+      expect(response.status, await response.clone().text()).toBe(200);
+      return (await response.json()) as T;
+    };
+    const seen = await read<Array<{ name: string; version: number; tasks: unknown[] }>>("/api/metadata/workflow");
+    const names = [...new Set(seen.map((definition) => definition.name))];
+    expect(names).toEqual(["scale_0007", ...Array.from({ length: 100 }, (_, index) => `scale_0${100 + index}`), "scale_0242"]);
+    expect(seen).toHaveLength(names.length * 3);
+    expect(seen[0]!.tasks).toHaveLength(40);
+    // Orkes' `access`: those it may read and execute.
+    const executable = await read<Array<{ name: string; version: number }>>("/api/metadata/workflow?access=EXECUTE");
+    expect(executable.map((definition) => [definition.name, definition.version])).toEqual([["scale_0101", 1], ["scale_0101", 2], ["scale_0101", 3]]);
+    const latest = await read<Array<{ name: string }>>("/api/metadata/workflow/latest-versions");
+    expect(latest.map((definition) => definition.name)).toEqual(names);
+    expect((await read<Array<{ name: string }>>("/api/metadata/workflow/list")).map((definition) => definition.name)).toEqual(names);
+
+    // Every scale_0… version (over the bound, but not the seed): the 413 tells their size, not the tenant's.
+    const wide = await createUser("scale-wide-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:scale_0*" }] });
+    const refused = await call("GET", "/api/metadata/workflow", orkes(wide.token));
+    const body = (await refused.json()) as { error: string; message: string };
+    expect([refused.status, body.error]).toEqual([413, "PAYLOAD_TOO_LARGE"]);
+    const visible = await env.DB.prepare(`SELECT SUM(length(definition)) AS chars FROM workflow_defs WHERE substr(name, 1, 7) = 'scale_0'`).first<{ chars: number }>();
+    const stored = await env.DB.prepare(`SELECT SUM(length(definition)) AS chars FROM workflow_defs`).first<{ chars: number }>();
+    expect(visible!.chars).toBeLessThan(stored!.chars);
+    expect(body.message).toContain(`come to ${visible!.chars} characters`);
+  });
+});
+
+describe("a caller's listing filtered in D1", () => {
+  it("reads a granted prefix as the first characters of a name, whatever they are: LIKE's wildcards and letters beyond ASCII included", async () => {
+    const names = ["ca%x", "caXYZ", "ca_%1", "ca_Q1", "café_1", "cafe_2", "cafés"];
+    for (const name of names) await register({ name, tasks: [{ name: "wait", taskReferenceName: "wait", type: "WAIT" }] });
+    const reader = await createUser("prefix-reader", {
+      directPermissions: [
+        { action: "WORKFLOW_READ", scope: "workflow:ca%*" },
+        { action: "WORKFLOW_READ", scope: "workflow:ca_%1" },
+        { action: "WORKFLOW_READ", scope: "workflow:café_*" },
+      ],
+    });
+    const response = await call("GET", "/api/metadata/workflow?short=true", orkes(reader.token));
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect(((await response.json()) as Array<{ name: string }>).map((definition) => definition.name)).toEqual(["ca%x", "ca_%1", "café_1"]);
+  });
 });
 
 describe("task definition listing of a large tenant", () => {
@@ -125,6 +181,14 @@ describe("task definition listing of a large tenant", () => {
     await apiOk("PUT", "/api/metadata/task/scale_task_0123/tags", [{ key: "team", value: "billing" }]);
     const tagged = await apiOk<Array<{ name: string }>>("GET", "/api/metadata/taskdefs?tagKey=team");
     expect(tagged.map((taskDef) => taskDef.name)).toEqual(["scale_task_0123"]);
+
+    // A caller reading the task definitions of some names only is answered those (about 400 KB), the others neither read
+    // nor counted.
+    const reader = await createUser("scale-task-reader", { directPermissions: [{ action: "TASK_READ", scope: "task:scale_task_01*" }, { action: "TASK_READ", scope: "task:scale_task_4321" }] });
+    const response = await call("GET", "/api/metadata/taskdefs", orkes(reader.token));
+    expect(response.status, await response.clone().text()).toBe(200);
+    const seen = ((await response.json()) as Array<{ name: string }>).map((taskDef) => taskDef.name);
+    expect(seen).toEqual([...Array.from({ length: 100 }, (_, index) => `scale_task_0${100 + index}`), "scale_task_4321"]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { ApiError } from "../http/errors";
 import { requiredFor, type Access } from "../security/resource-grants";
-import { grantsAllow, type Grant } from "./permissions";
+import { eitherName, grantsAllow, namesGranted, type Grant, type NameFilter, type Permission } from "./permissions";
 
 /**
  * Who may read and write which definitions, and read which task types' queues, for the routes that show each caller
@@ -14,47 +14,97 @@ export function mayReadTasksNamed(grants: readonly Grant[], name: string): boole
   return grantsAllow(grants, "TASK_READ", `task:${name}`);
 }
 
+/** The kinds of definition the listings filter by the caller's grants: workflow definitions and task definitions. */
+type DefinitionKind = "workflow" | "task";
+
+/**
+ * One way of holding a right over definitions of a kind: a permission at each definition's own scope
+ * (`<kind>:<name>`), or at `*` (every definition, whatever its name).
+ */
+interface Holding {
+  action: Permission;
+  at: "own" | "every";
+}
+
+/**
+ * The ways of holding each access to each kind of definition (any one suffices). Reading or writing a workflow
+ * definition: METADATA_ADMIN, or WORKFLOW_READ (WORKFLOW_WRITE) on `workflow:<name>`. Reading or writing a task
+ * definition: METADATA_ADMIN or WORKFLOW_READ (WORKFLOW_WRITE) on every workflow (which read and write every task
+ * definition, as before there were task scopes), or TASK_READ (TASK_WRITE) on `task:<name>` (what Orkes' READ, and its
+ * CREATE, UPDATE and DELETE, on a TASK_DEF give; the spec's "create and modify task definitions", at a given task or
+ * globally). EXECUTE, as Orkes' grant of it is held here: WORKFLOW_ADMIN on `workflow:<name>`, TASK_EXECUTE on
+ * `task:<name>` (see `security/resource-grants.ts`).
+ */
+const HOLDINGS: Record<DefinitionKind, { read: readonly Holding[]; write: readonly Holding[] }> = {
+  workflow: {
+    read: [{ action: "METADATA_ADMIN", at: "every" }, { action: "WORKFLOW_READ", at: "own" }],
+    write: [{ action: "METADATA_ADMIN", at: "every" }, { action: "WORKFLOW_WRITE", at: "own" }],
+  },
+  task: {
+    read: [{ action: "METADATA_ADMIN", at: "every" }, { action: "WORKFLOW_READ", at: "every" }, { action: "TASK_READ", at: "own" }],
+    write: [{ action: "METADATA_ADMIN", at: "every" }, { action: "WORKFLOW_WRITE", at: "every" }, { action: "TASK_WRITE", at: "own" }],
+  },
+};
+
+/** The ways of holding `access` to a definition of `kind`. */
+function holdingsOf(kind: DefinitionKind, access: Access): readonly Holding[] {
+  if (access === "READ") return HOLDINGS[kind].read;
+  if (access !== "EXECUTE") return HOLDINGS[kind].write;
+  // Orkes' EXECUTE as a grant holds it: at the definition's own scope (`requiredFor` names the scope with the name).
+  const required = requiredFor({ type: kind === "workflow" ? "WORKFLOW_DEF" : "TASK_DEF", id: "" }, "EXECUTE");
+  return [{ action: required.action, at: required.scope === "*" ? "every" : "own" }];
+}
+
+/** True when `grants` hold one of `holdings` for the definition of `kind` named `name`. */
+function holds(grants: readonly Grant[], kind: DefinitionKind, holdings: readonly Holding[], name: string): boolean {
+  return holdings.some((holding) => grantsAllow(grants, holding.action, holding.at === "every" ? "*" : `${kind}:${name}`));
+}
+
 /** True when `grants` let their holder read the workflow definition `name`: METADATA_ADMIN, or WORKFLOW_READ on `workflow:<name>`. */
 export function mayReadWorkflowDef(grants: readonly Grant[], name: string): boolean {
-  return grantsAllow(grants, "METADATA_ADMIN", "*") || grantsAllow(grants, "WORKFLOW_READ", `workflow:${name}`);
+  return holds(grants, "workflow", HOLDINGS.workflow.read, name);
 }
 
 /**
  * True when `grants` let their holder read the task definition `name`: METADATA_ADMIN or WORKFLOW_READ on every
- * workflow (which read every task definition, as before there were task scopes), or TASK_READ on `task:<name>` (what
- * Orkes' READ access to a TASK_DEF gives).
+ * workflow, or TASK_READ on `task:<name>` (see {@link HOLDINGS}).
  */
 export function mayReadTaskDef(grants: readonly Grant[], name: string): boolean {
-  return grantsAllow(grants, "METADATA_ADMIN", "*") || grantsAllow(grants, "WORKFLOW_READ", "*") || mayReadTasksNamed(grants, name);
+  return holds(grants, "task", HOLDINGS.task.read, name);
 }
 
 /** True when `grants` let their holder register, replace or delete the workflow definition `name`: METADATA_ADMIN, or WORKFLOW_WRITE on `workflow:<name>`. */
 export function mayWriteWorkflowDef(grants: readonly Grant[], name: string): boolean {
-  return grantsAllow(grants, "METADATA_ADMIN", "*") || grantsAllow(grants, "WORKFLOW_WRITE", `workflow:${name}`);
+  return holds(grants, "workflow", HOLDINGS.workflow.write, name);
 }
 
 /**
  * True when `grants` let their holder register, replace or delete the task definition `name`: METADATA_ADMIN or
- * WORKFLOW_WRITE on every workflow (as before there were task scopes), or TASK_WRITE on `task:<name>` (the spec's
- * "create and modify task definitions", at a given task or globally; Orkes' CREATE, UPDATE and DELETE on a TASK_DEF).
+ * WORKFLOW_WRITE on every workflow, or TASK_WRITE on `task:<name>` (see {@link HOLDINGS}).
  */
 export function mayWriteTaskDef(grants: readonly Grant[], name: string): boolean {
-  return grantsAllow(grants, "METADATA_ADMIN", "*") || grantsAllow(grants, "WORKFLOW_WRITE", "*") || grantsAllow(grants, "TASK_WRITE", `task:${name}`);
+  return holds(grants, "task", HOLDINGS.task.write, name);
 }
 
 /**
  * True when `grants` give their holder Orkes' `access` to the workflow (`kind` "workflow") or task definition `name`, as
  * the listings' `access` parameter asks: READ and the writes (CREATE, UPDATE, DELETE) as the routes check them (see
- * {@link mayReadWorkflowDef}, {@link mayWriteWorkflowDef} and the task ones), EXECUTE as Orkes' grant of it is held here
- * (WORKFLOW_ADMIN on `workflow:<name>`, TASK_EXECUTE on `task:<name>`: see `security/resource-grants.ts`).
+ * {@link mayReadWorkflowDef}, {@link mayWriteWorkflowDef} and the task ones), EXECUTE as Orkes' grant of it is held here.
  */
-export function mayAccessDefinition(grants: readonly Grant[], kind: "workflow" | "task", name: string, access: Access): boolean {
-  if (access === "READ") return kind === "workflow" ? mayReadWorkflowDef(grants, name) : mayReadTaskDef(grants, name);
-  if (access === "EXECUTE") {
-    const required = requiredFor({ type: kind === "workflow" ? "WORKFLOW_DEF" : "TASK_DEF", id: name }, "EXECUTE");
-    return grantsAllow(grants, required.action, required.scope);
-  }
-  return kind === "workflow" ? mayWriteWorkflowDef(grants, name) : mayWriteTaskDef(grants, name);
+export function mayAccessDefinition(grants: readonly Grant[], kind: DefinitionKind, name: string, access: Access): boolean {
+  return holds(grants, kind, holdingsOf(kind, access), name);
+}
+
+/**
+ * The names of the definitions of `kind` a listing asked with `access` answers `grants`' holder: those it may read and
+ * holds `access` to ({@link mayReadTaskDef} or {@link mayReadWorkflowDef}, and {@link mayAccessDefinition}), each
+ * filter to be met, so that a listing reads, and its bound counts, only those (never the sizes of definitions the
+ * caller may not see). The same names the predicates let through, one by one.
+ */
+export function listedDefinitionNames(grants: readonly Grant[], kind: DefinitionKind, access: Access = "READ"): NameFilter[] {
+  const held = (holdings: readonly Holding[]) =>
+    eitherName(holdings.map((holding) => (holding.at === "own" ? namesGranted(grants, holding.action, `${kind}:`) : grantsAllow(grants, holding.action, "*") ? "every" : { names: [], prefixes: [] })));
+  return access === "READ" ? [held(HOLDINGS[kind].read)] : [held(HOLDINGS[kind].read), held(holdingsOf(kind, access))];
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { IRequest, RouterType } from "itty-router";
-import { givenNames, mayAccessDefinition, mayReadWorkflowDef, requireWritable } from "../auth/metadata-access";
+import { givenNames, listedDefinitionNames, mayAccessDefinition, mayReadWorkflowDef, requireWritable } from "../auth/metadata-access";
 import { ACCESS, type Access } from "../security/resource-grants";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { serviceConfig } from "../config";
@@ -203,7 +203,8 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     const shape = booleanQuery(request, "short", false) ? "withoutTasks" : "whole";
     // Filtered by tag, only the definitions holding it are read.
     const tagOptions = tagListingOptions(request);
-    const listed = await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined, shape, tagOptions.tagged);
+    // Only the definitions the caller may list are read (and counted in the listing's bound): see listedDefinitionNames.
+    const listed = await new DefinitionRepository(env.DB).list(queryValue(request, "name") || undefined, shape, tagOptions.tagged, listedDefinitionNames(grants, "workflow", access));
     const definitions = readableBy(request, listed.filter((definition) => mayAccessDefinition(grants, "workflow", definition.name, access)));
     return Response.json(await withTagOptions(env.DB, "WORKFLOW_DEF", definitions, tagOptions));
   });
@@ -215,11 +216,14 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     const { grants } = principalOf(request);
     return Response.json(Object.fromEntries(Object.entries(byName).filter(([name]) => mayReadWorkflowDef(grants, name))));
   });
-  router.get("/api/metadata/workflow/latest-versions", async (request, env) => Response.json(readableBy(request, await new DefinitionRepository(env.DB).latestVersions())));
+  router.get("/api/metadata/workflow/latest-versions", async (request, env) => {
+    const visible = listedDefinitionNames(principalOf(request).grants, "workflow");
+    return Response.json(readableBy(request, await new DefinitionRepository(env.DB).latestVersions("whole", visible)));
+  });
   // Conductor OSS's lighter listing for its UI's definitions list (WorkflowDefListItem: no tasks, their types and count).
   router.get("/api/metadata/workflow/list", async (request, env) => {
     const { grants } = principalOf(request);
-    const latest = (await new DefinitionRepository(env.DB).latestVersions("taskTypes")).filter((definition) => mayReadWorkflowDef(grants, definition.name));
+    const latest = (await new DefinitionRepository(env.DB).latestVersions("taskTypes", listedDefinitionNames(grants, "workflow"))).filter((definition) => mayReadWorkflowDef(grants, definition.name));
     return Response.json(latest.map(workflowDefListItem));
   });
   // Conductor's lighter look-ups: the names alone (sorted), and one name's versions as WorkflowDefSummary values.

@@ -9,7 +9,7 @@ import { TaskDefRepository } from "../task-defs";
 import { describeSchema, unregisteredSchemas } from "../json-schemas";
 import { schemaKey } from "../../engine/json-schema";
 import { principalOf } from "../guard";
-import { givenNames, mayAccessDefinition, mayReadTaskDef, requireTemplateWriter, requireWritable } from "../auth/metadata-access";
+import { givenNames, listedDefinitionNames, mayAccessDefinition, mayReadTaskDef, requireTemplateWriter, requireWritable } from "../auth/metadata-access";
 import { accessQuery, definitionList, registrationTagStatements, requiredBody, tagListingOptions, withOwnTags } from "./metadata";
 import { TagRepository, registeredTags, withTagOptions } from "../tags";
 import { handOutLimits } from "../../engine/tasks/simple";
@@ -126,7 +126,8 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     const { grants } = principalOf(request);
     // Filtered by tag, only the definitions holding it are read.
     const tagOptions = tagListingOptions(request);
-    const readable = (await new TaskDefRepository(env.DB).list(tagOptions.tagged)).filter((taskDef) => mayReadTaskDef(grants, taskDef.name) && mayAccessDefinition(grants, "task", taskDef.name, access));
+    // Only the definitions the caller may list are read (and counted in the listing's bound): see listedDefinitionNames.
+    const readable = (await new TaskDefRepository(env.DB).list(tagOptions.tagged, listedDefinitionNames(grants, "task", access))).filter((taskDef) => mayReadTaskDef(grants, taskDef.name) && mayAccessDefinition(grants, "task", taskDef.name, access));
     return Response.json(await withTagOptions(env.DB, "TASK_DEF", readable.map(shownTaskDef), tagOptions));
   });
 
