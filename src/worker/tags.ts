@@ -1,3 +1,4 @@
+import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
 import { forgetTaggedDefinitions } from "./auth/tag-grants";
 import * as v from "valibot";
 import { parseOrThrow, requestObject } from "./schemas";
@@ -105,13 +106,17 @@ export class TagRepository {
    * by key then value; not secrets' (those are for their admins) nor environment variables' (read with the variables).
    */
   async all(): Promise<Tag[]> {
-    const { results } = await this.#db
-      .prepare(
-        `SELECT tag_key, tag_value FROM metadata_tags WHERE target_type NOT IN ('SECRET', 'ENV_VARIABLE')
-         UNION SELECT json_extract(tag.value, '$.key'), json_extract(tag.value, '$.value') FROM webhooks, json_each(webhooks.config, '$.tags') AS tag
-         ORDER BY 1, 2`,
-      )
-      .all<{ tag_key: string; tag_value: string }>();
+    // Bounded (a 413 beyond, see boundedListing): each target holds at most 100 tags, but nothing caps how many targets
+    // a writer of definitions under a prefix of names registers and tags.
+    const results = await boundedListing<{ tag_key: string; tag_value: string }>(
+      this.#db,
+      `SELECT tag_key, tag_value, length(tag_key) + length(tag_value) AS listed_chars FROM (
+         SELECT tag_key, tag_value FROM metadata_tags WHERE target_type NOT IN ('SECRET', 'ENV_VARIABLE')
+         UNION SELECT json_extract(tag.value, '$.key') AS tag_key, json_extract(tag.value, '$.value') AS tag_value FROM webhooks, json_each(webhooks.config, '$.tags') AS tag)`,
+      "listed.tag_key, listed.tag_value",
+      [],
+      (chars) => `The tags in use come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; read a definition's own: GET /api/metadata/workflow/{name}/tags, GET /api/metadata/task/{taskName}/tags`,
+    );
     return results.map((row) => ({ key: row.tag_key, value: row.tag_value }));
   }
 

@@ -339,3 +339,45 @@ describe("group and user listings of a large tenant", () => {
     expect(users).toHaveLength(count);
   });
 });
+
+describe("role, application and tag listings of a large tenant", () => {
+  /** Text of `length` characters ending with `index`, so that each is its own. */
+  const padded = (index: number, length: number) => String(index).padStart(length, "k");
+
+  it("refuses every role past the bound with a 413 naming the reads one at a time", async () => {
+    // 300 roles of 200 grants of 256-character scopes (about 60 KB each as listed): 18 MB.
+    const permissions = Array.from({ length: 200 }, (_, index) => ({ action: "WORKFLOW_READ", scope: `workflow:${padded(index, 247)}` }));
+    await apiOk("POST", "/api/security/roles", { name: "scale_role_seed", permissions }, 201);
+    const copy = env.DB.prepare(`INSERT INTO roles (name, description, permissions, create_time, update_time) SELECT ?1, description, permissions, create_time, update_time FROM roles WHERE name = 'scale_role_seed'`);
+    await inBatches(Array.from({ length: 300 }, (_, index) => copy.bind(`scale_role_${String(index).padStart(3, "0")}`)));
+    const message = await tooLargeMessage("/api/security/roles");
+    expect(message).toContain(`over the ${MAX_LISTING_CHARS} one listing answers`);
+    expect(message).toContain("GET /api/security/roles/{name}");
+    expect(await apiOk<{ permissions: unknown[] }>("GET", "/api/security/roles/scale_role_042")).toMatchObject({ name: "scale_role_042", permissions: expect.any(Array) });
+    await env.DB.prepare(`DELETE FROM roles WHERE name LIKE 'scale_role_%'`).run();
+  });
+
+  it("refuses every application past the bound with a 413 naming the reads one at a time", async () => {
+    // 350 applications of 100 tags of 256-character keys and values (about 52 KB each as listed): 18 MB.
+    const seed = await apiOk<{ id: string }>("POST", "/api/applications", { name: "scale_app_seed" });
+    await apiOk("PUT", `/api/applications/${seed.id}/tags`, Array.from({ length: 100 }, (_, index) => ({ key: padded(index, 256), value: "v".repeat(256) })));
+    const copy = env.DB.prepare(`INSERT INTO applications (id, name, tags, created_by, updated_by, create_time, update_time) SELECT ?1, name, tags, created_by, updated_by, create_time, update_time FROM applications WHERE id = ?2`);
+    await inBatches(Array.from({ length: 350 }, (_, index) => copy.bind(`scale_app_${String(index).padStart(3, "0")}`, seed.id)));
+    const message = await tooLargeMessage("/api/applications");
+    expect(message).toContain("GET /api/applications/{id}");
+    expect(await apiOk("GET", "/api/applications/scale_app_042")).toMatchObject({ id: "scale_app_042", name: "scale_app_seed" });
+    await env.DB.prepare(`DELETE FROM applications WHERE id LIKE 'scale_app_%'`).run();
+  });
+
+  it("refuses every tag in use past the bound with a 413 naming a definition's own tags", async () => {
+    // 40,000 tags of 256-character keys and values, 100 on each of 400 workflow definitions' names: 20 MB.
+    await env.DB.prepare(
+      `WITH RECURSIVE tag(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM tag WHERE i < 39999)
+       INSERT INTO metadata_tags (target_type, target_name, tag_key, tag_value) SELECT 'WORKFLOW_DEF', 'scale_tagged_' || (i / 100), printf('%0256d', i), printf('%0256d', i) FROM tag`,
+    ).run();
+    const message = await tooLargeMessage("/api/metadata/tags");
+    expect(message).toContain("GET /api/metadata/workflow/{name}/tags");
+    await env.DB.prepare(`DELETE FROM metadata_tags WHERE target_name LIKE 'scale_tagged_%'`).run();
+    expect(await apiOk<unknown[]>("GET", "/api/metadata/tags")).toEqual(expect.any(Array));
+  });
+});

@@ -1,3 +1,4 @@
+import { boundedListing, MAX_LISTING_CHARS } from "../bounded-listing";
 import type { Tag } from "../tags";
 import { ALWAYS, type WriteCondition } from "./store";
 
@@ -74,9 +75,16 @@ export class ApplicationRepository {
     this.#db = db;
   }
 
-  /** Every application, oldest first. */
+  /** Every application, oldest first: at most {@link MAX_LISTING_CHARS} of them (a 413 beyond, see {@link boundedListing}). */
   async list(): Promise<Application[]> {
-    const { results } = await this.#db.prepare(`SELECT ${COLUMNS} FROM applications ORDER BY create_time, id`).all<ApplicationRow>();
+    // Their count is not capped, and each may hold 100 tags of 256-character keys and values (about 50 KB).
+    const results = await boundedListing<ApplicationRow>(
+      this.#db,
+      `SELECT ${COLUMNS}, length(id) + length(name) + length(tags) + COALESCE(length(created_by), 0) + COALESCE(length(updated_by), 0) AS listed_chars FROM applications`,
+      "listed.create_time, listed.id",
+      [],
+      (chars) => `The applications with their tags come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; read them one at a time: GET /api/applications/{id}`,
+    );
     return results.map(fromRow);
   }
 

@@ -1,4 +1,5 @@
 import { hexOf } from "../../engine/task-id";
+import { boundedListing, MAX_LISTING_CHARS } from "../bounded-listing";
 import { secretsEqual } from "../auth/constant-time";
 import type { AccessRule } from "../auth/access-rules";
 import type { Grant } from "../auth/permissions";
@@ -119,8 +120,18 @@ export class SecurityStore {
 
   // ---- roles ----
 
+  /**
+   * Every role, by name: at most {@link MAX_LISTING_CHARS} of names, descriptions and grants (a 413 beyond, see
+   * {@link boundedListing}). Their count is not capped, and each may hold 200 grants of long scopes (tens of KB).
+   */
   async listRoles(): Promise<Role[]> {
-    const { results } = await this.#db.prepare(`SELECT name, description, permissions FROM roles ORDER BY name`).all<{ name: string; description: string; permissions: string }>();
+    const results = await boundedListing<{ name: string; description: string; permissions: string }>(
+      this.#db,
+      `SELECT name, description, permissions, length(name) + length(description) + length(permissions) AS listed_chars FROM roles`,
+      "listed.name",
+      [],
+      (chars) => `The roles with their grants come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; read them one at a time: GET /api/security/roles/{name}`,
+    );
     return results.map(roleOf);
   }
 
