@@ -21,20 +21,22 @@ export class EnvironmentRepository {
   /**
    * Every variable with its tags, by name (Orkes' EnvironmentVariable): at most {@link MAX_LISTING_CHARS} of names,
    * values and tags (a 413 beyond, see {@link boundedListing}). Their count is not capped, and each value may hold
-   * 16 KiB: a thousand full ones are past what one isolate should read, parse and answer at once.
+   * 16 KiB: a thousand full ones are past what one isolate should read, parse and answer at once. `withValues` false:
+   * each without its value, which is then not read (the names a client reads one at a time past the bound).
    */
-  async list(): Promise<Array<{ name: string; value: string; tags: Tag[] }>> {
-    const rows = await boundedListing<{ name: string; value: string }>(
+  async list(withValues = true): Promise<Array<{ name: string; value?: string; tags: Tag[] }>> {
+    const rows = await boundedListing<{ name: string; value: string | null }>(
       this.#db,
-      `SELECT name, value, length(name) + length(value) + COALESCE((SELECT SUM(length(tag_key) + length(tag_value)) FROM metadata_tags
+      `SELECT name, ${withValues ? "value" : "NULL AS value"}, length(name) + ${withValues ? "length(value)" : "0"} + COALESCE((SELECT SUM(length(tag_key) + length(tag_value)) FROM metadata_tags
          WHERE target_type = 'ENV_VARIABLE' AND target_name = environment_variables.name), 0) AS listed_chars FROM environment_variables`,
       "listed.name",
       [],
-      (chars) => `The environment variables come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; read them one at a time: GET /api/environment/{name}`,
+      (chars) =>
+        `The environment variables come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; ask for their names (GET /api/environment?short=true), then read them one at a time: GET /api/environment/{name}`,
     );
     // After the bound is known to hold: their tags are counted in it.
     const tags = await new TagRepository(this.#db).byName("ENV_VARIABLE");
-    return rows.map((row) => ({ name: row.name, value: row.value, tags: tags.get(row.name) ?? [] }));
+    return rows.map((row) => ({ name: row.name, ...(row.value === null ? {} : { value: row.value }), tags: tags.get(row.name) ?? [] }));
   }
 
   /** A variable's value, or null when there is none (read from D1, not the cache). */

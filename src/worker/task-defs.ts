@@ -77,17 +77,22 @@ export class TaskDefRepository {
   /**
    * Every task definition (of those holding tag `tagged`, when given; of the names `visible` lets through, see
    * `listedDefinitionNames`), by name: at most {@link MAX_LISTING_CHARS} of them (a 413 beyond, see {@link boundedListing}).
+   * `namesOnly`: each as `{name}` alone, the definitions not read (the names a client reads one at a time past the bound).
    */
-  async list(tagged?: { key: string; value?: string | undefined }, visible: readonly NameFilter[] = []): Promise<TaskDef[]> {
+  async list(tagged?: { key: string; value?: string | undefined }, visible?: readonly NameFilter[], namesOnly?: false): Promise<TaskDef[]>;
+  async list(tagged: { key: string; value?: string | undefined } | undefined, visible: readonly NameFilter[], namesOnly: true): Promise<Array<{ name: string }>>;
+  async list(tagged?: { key: string; value?: string | undefined }, visible: readonly NameFilter[] = [], namesOnly = false): Promise<Array<TaskDef | { name: string }>> {
     const where = whereEvery([...(tagged === undefined ? [] : [TagRepository.holdingCondition("TASK_DEF", tagged)]), ...namesLetThrough("name", visible)]);
+    const listed = namesOnly ? "json_object('name', name)" : "definition";
     const rows = await boundedListing<{ definition: string }>(
       this.#db,
-      `SELECT name, definition, length(definition) AS listed_chars FROM task_defs ${where.sql}`,
+      `SELECT name, ${listed} AS definition, length(${listed}) AS listed_chars FROM task_defs ${where.sql}`,
       "listed.name",
       where.binds,
-      (chars) => `The task definitions come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; ask for fewer: tagKey= (those holding a tag), or read them one at a time (GET /api/metadata/taskdefs/{name})`,
+      (chars) =>
+        `The task definitions come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; ask for fewer: tagKey= (those holding a tag), or their names (short=true) and read them one at a time (GET /api/metadata/taskdefs/{name})`,
     );
-    return rows.map((row) => JSON.parse(row.definition) as TaskDef);
+    return rows.map((row) => JSON.parse(row.definition) as TaskDef | { name: string });
   }
 
   /**

@@ -437,12 +437,12 @@ describe("web UI", () => {
     await page.goto(`${server.url}/#/queues`);
     await page.getByRole("heading", { name: "Workers" }).waitFor({ timeout: STEP_TIMEOUT_MS });
     // The executions' filter suggests names; the definitions list shows no task; the task definitions list shows their
-    // settings (whole), and the queues link the names that have one (the one listing of task definitions there is).
+    // settings (whole), and the queues link the names that have one (read as names alone).
     expect(definitionListings(admin.apiRequests.slice(requestsBefore))).toEqual([
       "GET /api/metadata/workflow/names",
       "GET /api/metadata/workflow?short=true&metadata=true",
       "GET /api/metadata/taskdefs?metadata=true",
-      "GET /api/metadata/taskdefs",
+      "GET /api/metadata/taskdefs?short=true",
     ]);
 
     expect(admin.refusedLoads.slice(refusedBefore)).toEqual([]);

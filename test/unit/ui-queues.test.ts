@@ -29,7 +29,7 @@ async function noticesWith(leftOut: { sizes?: string; polls?: string }): Promise
   const answers: Record<string, () => Response> = {
     "/api/tasks/queue/all": () => json({ encode: 2 }, leftOut.sizes),
     "/api/tasks/queue/polldata/all": () => json([{ queueName: "encode", workerId: "w1", lastPollTime: 1 }], leftOut.polls),
-    "/api/metadata/taskdefs": () => json([]),
+    "/api/metadata/taskdefs?short=true": () => json([]),
   };
   vi.stubGlobal("fetch", async (path: string) => answers[path]!());
   const container = new FakeElement("main");

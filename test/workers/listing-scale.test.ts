@@ -177,6 +177,11 @@ describe("task definition listing of a large tenant", () => {
     await env.DB.prepare(`UPDATE task_defs SET definition = json_set(definition, '$.description', ?)`).bind("d".repeat(4000)).run();
     const message = await tooLargeMessage("/api/metadata/taskdefs");
     expect(message).toContain("GET /api/metadata/taskdefs/{name}");
+    // Their names, to read them one at a time: without the definitions, which are not read.
+    expect(message).toContain("short=true");
+    const names = await apiOk<Array<{ name: string }>>("GET", "/api/metadata/taskdefs?short=true");
+    expect(names).toHaveLength(count + 1);
+    expect(names[0]).toEqual({ name: "scale_task_0000" });
     // Filtered by tag, only the definitions holding it are read.
     await apiOk("PUT", "/api/metadata/task/scale_task_0123/tags", [{ key: "team", value: "billing" }]);
     const tagged = await apiOk<Array<{ name: string }>>("GET", "/api/metadata/taskdefs?tagKey=team");
@@ -291,6 +296,12 @@ describe("environment variable listing of a large tenant", () => {
     expect(message).toContain(`over the ${MAX_LISTING_CHARS} one listing answers`);
     expect(message).toContain("GET /api/environment/{name}");
     expect((await api("GET", "/api/environment/scale_env_0042")).status).toBe(200);
+    // Their names (and tags), to read them one at a time: without the values, which are not read.
+    expect(message).toContain("GET /api/environment?short=true");
+    const names = (await apiOk<Array<{ name: string }>>("GET", "/api/environment?short=true")).filter((variable) => variable.name.startsWith("scale_env_"));
+    expect(names).toHaveLength(count + 1);
+    expect(names[0]).toEqual({ name: "scale_env_0000", tags: [] });
+    expect(names.find((variable) => variable.name === "scale_env_seed")).toEqual({ name: "scale_env_seed", tags: [{ key: "team", value: "billing" }] });
 
     // Their values cut to 1,000 characters: 1.1 MB, answered whole with their tags.
     await env.DB.prepare(`UPDATE environment_variables SET value = substr(value, 1, 1000) WHERE name LIKE 'scale_env_%'`).run();

@@ -119,9 +119,10 @@ export async function renderQueues(container, _params, context) {
         // With their headers: each says in X-Queues-Left-Out how many queues it left out.
         apiWithHeaders("GET", "/api/tasks/queue/all"),
         apiWithHeaders("GET", "/api/tasks/queue/polldata/all"),
-        // Task names with a task definition link to it: whoever reads a name's queue may read its definition. Past what
-        // one listing answers (a 413) the queues are still shown, their names unlinked, saying why.
-        /** @type {Promise<Array<{ name: string }>>} */ (api("GET", "/api/metadata/taskdefs")).catch((/** @type {unknown} */ error) => {
+        // Task names with a task definition link to it: whoever reads a name's queue may read its definition. Their
+        // names alone (short=true), not the definitions; past what one listing answers (a 413) the queues are still
+        // shown, their names unlinked, saying why.
+        /** @type {Promise<Array<{ name: string }>>} */ (api("GET", "/api/metadata/taskdefs?short=true")).catch((/** @type {unknown} */ error) => {
           if (error instanceof ApiError && error.status === 413) return error;
           throw error;
         }),

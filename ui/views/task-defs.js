@@ -96,8 +96,8 @@ export async function renderTaskDefs(container, _params, context) {
   const list = h("div", { className: "results", "aria-live": "polite" });
   // New task definition: offered on the rights held at any scope, as a new one's name is not known yet and TASK_WRITE
   // on task:orders_* lets its holder register orders_x (the service decides by the name typed).
-  // Whole: the list shows most of each one's settings (there is no lighter listing of task definitions). Past what one
-  // listing answers it is a 413, shown in the page (with what to ask for instead) as any refusal of the list is.
+  // Whole: the list shows most of each one's settings (the lighter listing, short=true, has their names alone). Past
+  // what one listing answers it is a 413, shown in the page (with what to ask for instead) as any refusal of the list is.
   const [read, permissions, anywhere] = await Promise.all([
     /** @type {Promise<TaskDef[]>} */ (api("GET", "/api/metadata/taskdefs?metadata=true")).catch((/** @type {unknown} */ error) => error instanceof Error ? error : new Error(String(error))),
     permissionsAt("*"),
@@ -148,7 +148,7 @@ export async function renderTaskDefs(container, _params, context) {
  */
 async function isTaken(name) {
   try {
-    const taskDefs = /** @type {Array<{ name: string }>} */ (await api("GET", "/api/metadata/taskdefs"));
+    const taskDefs = /** @type {Array<{ name: string }>} */ (await api("GET", "/api/metadata/taskdefs?short=true"));
     return taskDefs.some((taskDef) => taskDef.name === name);
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 413)) throw error;

@@ -96,14 +96,15 @@ export function mayAccessDefinition(grants: readonly Grant[], kind: DefinitionKi
 }
 
 /**
- * The names of the definitions of `kind` a listing asked with `access` answers `grants`' holder: those it may read and
- * holds `access` to ({@link mayReadTaskDef} or {@link mayReadWorkflowDef}, and {@link mayAccessDefinition}), each
- * filter to be met, so that a listing reads, and its bound counts, only those (never the sizes of definitions the
- * caller may not see). The same names the predicates let through, one by one.
+ * The names of the definitions of `kind` a listing asked with `access` answers `grants`' holder, as filters every one
+ * of which a name must pass: those it may read ({@link mayReadTaskDef} or {@link mayReadWorkflowDef}) and, for another
+ * `access`, holds that access to ({@link mayAccessDefinition}); the very names those predicates let through one by one.
+ * A listing reads, and its bound counts, only those: never the sizes of definitions the caller may not see.
  */
 export function listedDefinitionNames(grants: readonly Grant[], kind: DefinitionKind, access: Access = "READ"): NameFilter[] {
-  const held = (holdings: readonly Holding[]) =>
-    eitherName(holdings.map((holding) => (holding.at === "own" ? namesGranted(grants, holding.action, `${kind}:`) : grantsAllow(grants, holding.action, "*") ? "every" : { names: [], prefixes: [] })));
+  const namesHeld = (holding: Holding): NameFilter =>
+    holding.at === "own" ? namesGranted(grants, holding.action, `${kind}:`) : grantsAllow(grants, holding.action, "*") ? "every" : { names: [], prefixes: [] };
+  const held = (holdings: readonly Holding[]) => eitherName(holdings.map(namesHeld));
   return access === "READ" ? [held(HOLDINGS[kind].read)] : [held(HOLDINGS[kind].read), held(holdingsOf(kind, access))];
 }
 

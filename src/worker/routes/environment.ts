@@ -4,7 +4,7 @@ import { serviceConfig } from "../config";
 import { EnvironmentRepository } from "../environment";
 import { principalOf } from "../guard";
 import { readStringBody, textResponse } from "../http/body";
-import { decodedPathParam } from "../http/params";
+import { booleanQuery, decodedPathParam } from "../http/params";
 import { notFound, validationError } from "../http/errors";
 
 type Args = [Env, ExecutionContext];
@@ -36,8 +36,9 @@ async function readValue(request: Request, maxBytes: number): Promise<string> {
  */
 export function registerEnvironmentRoutes(router: RouterType<IRequest, Args>): void {
   // Orkes' current clients (the Java EnvironmentClient, the generated Python and JavaScript ones) read a list of
-  // EnvironmentVariable {name, value, tags}; its first ones read a map of name to value.
-  router.get("/api/environment", async (_request, env) => Response.json(await new EnvironmentRepository(env.DB).list()));
+  // EnvironmentVariable {name, value, tags}; its first ones read a map of name to value. `short=true` (this service's,
+  // as the schemas' listing has one) leaves the values out: the names to read one at a time past the listing's bound.
+  router.get("/api/environment", async (request, env) => Response.json(await new EnvironmentRepository(env.DB).list(!booleanQuery(request, "short", false))));
 
   router.get("/api/environment/:key", async (request, env) => {
     const name = variableName(request);

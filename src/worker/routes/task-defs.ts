@@ -4,7 +4,7 @@ import type { TaskDef } from "../../engine/model";
 import { shownTaskDef } from "../../engine/view";
 import { childPath, type ValidationIssue } from "../../engine/validation-issue";
 import { notFound, validationError } from "../http/errors";
-import { decodedPathParam } from "../http/params";
+import { booleanQuery, decodedPathParam } from "../http/params";
 import { TaskDefRepository } from "../task-defs";
 import { describeSchema, unregisteredSchemas } from "../json-schemas";
 import { schemaKey } from "../../engine/json-schema";
@@ -127,8 +127,14 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     // Filtered by tag, only the definitions holding it are read.
     const tagOptions = tagListingOptions(request);
     // Only the definitions the caller may list are read (and counted in the listing's bound): see listedDefinitionNames.
-    const readable = (await new TaskDefRepository(env.DB).list(tagOptions.tagged, listedDefinitionNames(grants, "task", access))).filter((taskDef) => mayReadTaskDef(grants, taskDef.name) && mayAccessDefinition(grants, "task", taskDef.name, access));
-    return Response.json(await withTagOptions(env.DB, "TASK_DEF", readable.map(shownTaskDef), tagOptions));
+    const visible = listedDefinitionNames(grants, "task", access);
+    const listed = (taskDef: { name: string }) => mayReadTaskDef(grants, taskDef.name) && mayAccessDefinition(grants, "task", taskDef.name, access);
+    // `short=true` (this service's, as the workflow and schema listings have one): the names alone, `[{name}]`, which
+    // every client reading TaskDefs parses; the names to read one at a time past the listing's bound.
+    const shown = booleanQuery(request, "short", false)
+      ? (await new TaskDefRepository(env.DB).list(tagOptions.tagged, visible, true)).filter(listed)
+      : (await new TaskDefRepository(env.DB).list(tagOptions.tagged, visible)).filter(listed).map(shownTaskDef);
+    return Response.json(await withTagOptions(env.DB, "TASK_DEF", shown, tagOptions));
   });
 
   router.get("/api/metadata/taskdefs/:name", async (request, env) => {
