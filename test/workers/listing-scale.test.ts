@@ -365,6 +365,8 @@ describe("role, application and tag listings of a large tenant", () => {
     expect(message).toContain(`over the ${MAX_LISTING_CHARS} one listing answers`);
     expect(message).toContain("GET /api/security/roles/{name}");
     expect(await apiOk<{ permissions: unknown[] }>("GET", "/api/security/roles/scale_role_042")).toMatchObject({ name: "scale_role_042", permissions: expect.any(Array) });
+    // Who holds access to a definition is still answered: the roles it looks through are not the listing.
+    expect(await apiOk<{ READ: unknown[] }>("GET", `/api/auth/authorization/WORKFLOW_DEF/${padded(7, 247)}`)).toMatchObject({ READ: expect.arrayContaining([{ type: "ROLE", id: "scale_role_042" }]) });
     await env.DB.prepare(`DELETE FROM roles WHERE name LIKE 'scale_role_%'`).run();
   });
 

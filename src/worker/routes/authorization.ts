@@ -112,7 +112,7 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
     const store = new SecurityStore(env.DB);
     const holders: Array<[SubjectRef, readonly Grant[]]> = [
       ...(await store.listUsers()).map((user): [SubjectRef, Grant[]] => [{ type: "USER", id: user.userId }, user.directPermissions]),
-      ...(await store.listRoles()).map((role): [SubjectRef, Grant[]] => [{ type: "ROLE", id: role.name }, role.permissions]),
+      ...(await store.allRoles()).map((role): [SubjectRef, Grant[]] => [{ type: "ROLE", id: role.name }, role.permissions]),
       ...(await new GroupRepository(env.DB).list()).map((group): [SubjectRef, Grant[]] => [{ type: "GROUP", id: group.id }, group.permissions]),
     ];
     for (const [subject, grants] of holders) {

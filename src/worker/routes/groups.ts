@@ -94,7 +94,7 @@ async function membersRefused(db: D1Database, group: Group, added: readonly stri
 export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/groups", async (_request, env) => {
     const store = new SecurityStore(env.DB);
-    const roles = new Map((await store.listRoles()).map((role) => [role.name, role]));
+    const roles = new Map((await store.allRoles()).map((role) => [role.name, role]));
     const groups = await new GroupRepository(env.DB).list();
     // Each group answers its roles with their grants: a role of many grants held by many groups is repeated in each,
     // so the answer is counted before it is built (nothing caps how many groups there are).

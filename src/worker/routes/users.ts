@@ -53,7 +53,7 @@ export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): voi
     const store = new SecurityStore(env.DB);
     const withApplications = booleanQuery(request, "apps", false);
     const listed = (await store.listUsers()).filter((user) => withApplications || !user.userId.startsWith(APPLICATION_USER_PREFIX));
-    const roles = new Map((await store.listRoles()).map((role) => [role.name, role]));
+    const roles = new Map((await store.allRoles()).map((role) => [role.name, role]));
     const groups = await new GroupRepository(env.DB).groupsByMember();
     // Each user answers their roles with their grants, and each group they belong to with its roles': counted before the
     // answer is built, as the listing of groups is (GET /api/groups).

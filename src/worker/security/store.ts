@@ -121,8 +121,18 @@ export class SecurityStore {
   // ---- roles ----
 
   /**
-   * Every role, by name: at most {@link MAX_LISTING_CHARS} of names, descriptions and grants (a 413 beyond, see
-   * {@link boundedListing}). Their count is not capped, and each may hold 200 grants of long scopes (tens of KB).
+   * Every role, by name, for the routes that look roles up among them (a user's or group's, who holds access to a
+   * target): read whole, as those answer within bounds of their own, and a 413 about roles would not be theirs to give.
+   */
+  async allRoles(): Promise<Role[]> {
+    const { results } = await this.#db.prepare(`SELECT name, description, permissions FROM roles ORDER BY name`).all<{ name: string; description: string; permissions: string }>();
+    return results.map(roleOf);
+  }
+
+  /**
+   * Every role, by name, as `GET /api/security/roles` answers them: at most {@link MAX_LISTING_CHARS} of names,
+   * descriptions and grants (a 413 beyond, see {@link boundedListing}). Their count is not capped, and each may hold
+   * 200 grants of long scopes (tens of KB).
    */
   async listRoles(): Promise<Role[]> {
     const results = await boundedListing<{ name: string; description: string; permissions: string }>(
