@@ -2,7 +2,9 @@ import { SELF, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import readme from "../../README.md?raw";
 import apiDoc from "../../docs/api.md?raw";
-import type { JsonObject, JsonValue } from "../../src/engine/model";
+import { MAX_PAYLOAD_BYTES_CEILING } from "../../src/engine/config";
+import { TASK_TYPES, type JsonObject, type JsonValue } from "../../src/engine/model";
+import { serviceConfig, type ServiceConfig } from "../../src/worker/config";
 import { ADMIN_KEY, api, apiOk, eventually, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 // Users copy the examples of docs/api.md and the README: each must still be accepted, and where it needs nothing outside
@@ -642,5 +644,70 @@ describe("the README's access control", () => {
       code: 200,
       permissions: ["TASK_EXECUTE", "WORKFLOW_ADMIN", "WORKFLOW_READ"],
     });
+  });
+});
+
+/** Where each count or size var of the README's Configuration table lands in the configuration the service reads. */
+const CONFIGURED: Record<string, (config: ServiceConfig) => number> = {
+  MAX_REQUEST_BYTES: (config) => config.maxRequestBytes,
+  HTTP_CONNECT_TIMEOUT_MS: (config) => config.engine.httpConnectTimeoutMs,
+  HTTP_READ_TIMEOUT_MS: (config) => config.engine.httpReadTimeoutMs,
+  HTTP_MAX_TIMEOUT_MS: (config) => config.engine.httpMaxTimeoutMs,
+  HTTP_MAX_RESPONSE_BYTES: (config) => config.httpMaxResponseBytes,
+  HTTP_REQUESTS_PER_INVOCATION: (config) => config.httpRequestsPerInvocation,
+  CHILD_STARTS_PER_INVOCATION: (config) => config.childStartsPerInvocation,
+  WEBHOOK_CALLS_PER_DELIVERY: (config) => config.webhookCallsPerDelivery,
+  MAX_PAYLOAD_BYTES: (config) => config.engine.maxPayloadBytes,
+  MAX_EXECUTION_BYTES: (config) => config.engine.maxExecutionBytes,
+  EXECUTE_DEFAULT_WAIT_SECONDS: (config) => config.executeDefaultWaitSeconds,
+  EXECUTE_MAX_WAIT_SECONDS: (config) => config.executeMaxWaitSeconds,
+  MAX_SUBWORKFLOW_DEPTH: (config) => config.maxSubWorkflowDepth,
+  ACCESS_TOKEN_TTL_SECONDS: (config) => config.accessTokenTtlSeconds,
+  REFRESH_TOKEN_TTL_SECONDS: (config) => config.refreshTokenTtlSeconds,
+  AUTH_FAILURES_PER_KEY: (config) => config.credentialLimits.perKeyAndAddress.limit,
+  AUTH_FAILURES_PER_ADDRESS: (config) => config.credentialLimits.perAddress.limit,
+  AUTH_FAILURE_WINDOW_SECONDS: (config) => config.credentialLimits.perAddress.windowMs / 1000,
+  CALLBACKS_PER_TASK: (config) => config.callbackLimit.limit,
+  CALLBACK_WINDOW_SECONDS: (config) => config.callbackLimit.windowMs / 1000,
+  INDEX_WRITER_SHARDS: (config) => config.indexWriterShards,
+};
+
+/** The README's Configuration table: each row's names (backticked), default column and meaning, with where it is. */
+function configurationRows(): Array<{ where: string; names: string[]; defaults: string; meaning: string }> {
+  const lines = readme.split("\n");
+  const start = lines.indexOf("## Configuration");
+  const rows: Array<{ where: string; names: string[]; defaults: string; meaning: string }> = [];
+  for (let index = start + 1; index < lines.length && !lines[index]!.startsWith("## "); index++) {
+    const cells = lines[index]!.split(" | ");
+    if (!lines[index]!.startsWith("| `") || cells.length < 3) continue;
+    const names = [...cells[0]!.matchAll(/`([A-Z][A-Z_]+)`/g)].map((match) => match[1]!);
+    rows.push({ where: `README.md:${index + 1}`, names, defaults: cells[1]!, meaning: cells.slice(2).join(" | ") });
+  }
+  return rows;
+}
+
+describe("the README's Configuration table", () => {
+  it("gives each count and size var the default the service reads when it is unset, and MAX_PAYLOAD_BYTES its ceiling", () => {
+    const unset = serviceConfig({} as Env);
+    const rows = configurationRows();
+    const listed = rows.flatMap((row) => row.names.filter((name) => name in CONFIGURED).map((name, position) => ({ row, name, position })));
+    expect(listed.map(({ name }) => name).sort(), "every count or size var has a row").toEqual(Object.keys(CONFIGURED).sort());
+    for (const { row, name, position } of listed) {
+      // A row of several vars gives their defaults in the same order ("`10`, `100`, `300`").
+      const written = [...row.defaults.matchAll(/`([0-9]+)`/g)].map((match) => Number(match[1]));
+      expect(written[position], `${row.where}: ${name}'s default`).toBe(CONFIGURED[name]!(unset));
+    }
+    const payload = rows.find((row) => row.names.includes("MAX_PAYLOAD_BYTES"))!;
+    expect(Number(/At most `([0-9]+)`/.exec(payload.meaning)?.[1]), `${payload.where}: the ceiling`).toBe(MAX_PAYLOAD_BYTES_CEILING);
+  });
+});
+
+describe("the README's Not supported yet", () => {
+  it("lists as served exactly the task types a definition may use", () => {
+    const index = readme.split("\n").findIndex((line) => line.startsWith("- Task types other than "));
+    const sentence = /^- Task types other than (.*?) \(/s.exec(readme.split("\n").slice(index, index + 4).join(" "))?.[1];
+    if (sentence === undefined) throw new Error("README.md: no \"- Task types other than `…` (\" line");
+    const named = [...sentence.matchAll(/`([A-Z_]+)`/g)].map((match) => match[1]!);
+    expect(named.sort(), `README.md:${index + 1}`).toEqual([...TASK_TYPES].sort());
   });
 });
