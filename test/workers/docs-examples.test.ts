@@ -5,6 +5,8 @@ import apiDoc from "../../docs/api.md?raw";
 import { MAX_PAYLOAD_BYTES_CEILING } from "../../src/engine/config";
 import { TASK_TYPES, type JsonObject, type JsonValue } from "../../src/engine/model";
 import { serviceConfig, type ServiceConfig } from "../../src/worker/config";
+import { ROUTE_TABLE } from "../../src/worker/index";
+import { UNSUPPORTED_CONDUCTOR_ENDPOINTS } from "../../src/worker/routes/unsupported";
 import { ADMIN_KEY, api, apiOk, eventually, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 // Users copy the examples of docs/api.md and the README: each must still be accepted, and where it needs nothing outside
@@ -709,5 +711,85 @@ describe("the README's Not supported yet", () => {
     if (sentence === undefined) throw new Error("README.md: no \"- Task types other than `…` (\" line");
     const named = [...sentence.matchAll(/`([A-Z_]+)`/g)].map((match) => match[1]!);
     expect(named.sort(), `README.md:${index + 1}`).toEqual([...TASK_TYPES].sort());
+  });
+});
+
+const HTTP_METHOD = "GET|POST|PUT|DELETE|PATCH|HEAD";
+
+/** A route pattern of the router (`/api/workflow/:workflowId`, `/api/tasks/queue/*`) as a regular expression over paths. */
+const routePattern = (path: string) =>
+  new RegExp(`^${path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\/:[A-Za-z]+/g, "/[^/]+").replace(/\*/g, ".*")}/?$`);
+
+/** A path as docs/api.md writes it, made concrete: each `[/…]` part with and without it, each placeholder one segment's text. */
+function concretePaths(written: string): string[] {
+  const optional = /\[(\/[^\]]*)\]/.exec(written);
+  if (optional) return [...concretePaths(written.replace(optional[0], optional[1]!)), ...concretePaths(written.replace(optional[0], ""))];
+  return [written.replace(/\{[^}]+\}|<[^>]+>|\$[A-Z_]+/g, "x")];
+}
+
+/**
+ * Every request docs/api.md names as `METHOD /path` (`GET|PUT|DELETE /path` too), with the bare methods written before
+ * one (`PUT` or `GET /path`; `PUT`, `GET`, `DELETE /path`) and `METHOD …` for the path before it on the line
+ * (`POST /path`, `DELETE …`). A path may start with `…` (`DELETE …/api-keys/{keyId}`): the end of a route's.
+ */
+function documentedRequests(): Array<{ where: string; method: string; path: string }> {
+  const requests: Array<{ where: string; method: string; path: string }> = [];
+  const token = new RegExp(`\`((?:${HTTP_METHOD})(?:\\|(?:${HTTP_METHOD}))*)(?: (…?\\/[^\`\\s?]*|…))?`, "g");
+  apiDoc.split("\n").forEach((line, index) => {
+    const tokens = [...line.matchAll(token)].map((match) => ({ start: match.index, end: match.index + match[0].length, methods: match[1]!.split("|"), path: match[2] }));
+    let previous: string | undefined;
+    tokens.forEach((found, position) => {
+      const written = (at: number) => tokens[at]!.path?.replace(/\[$|…$/, "");
+      let path = found.path === "…" ? previous : written(position);
+      if (found.path === undefined) {
+        // A bare method belongs to the path it is listed with: `PUT` or `GET /path`, `PUT`, `GET`, `DELETE /path`.
+        let next = position + 1;
+        while (tokens[next] !== undefined && tokens[next]!.path === undefined && /^`?,? (or )?$/.test(line.slice(tokens[next - 1]!.end, tokens[next]!.start))) next++;
+        const listed = tokens[next] !== undefined && /^`?,? (or )?$/.test(line.slice(tokens[next - 1]!.end, tokens[next]!.start));
+        path = listed ? written(next) : undefined;
+      } else if (found.path !== "…") previous = path;
+      if (path === undefined || !/^(…|\/api\/|\/webhook\/|\/health)/.test(path)) return;
+      for (const method of found.methods) requests.push({ where: `docs/api.md:${index + 1}`, method, path });
+    });
+  });
+  return requests;
+}
+
+/** Routes docs/api.md names in prose only, not as `METHOD /path`: each with where it is written. */
+const ROUTES_IN_PROSE: Record<string, string> = {
+  "GET /webhook/:id": "`GET` on either path (its `handlePing`)",
+  "GET /api/webhook/:id": "`GET` on either path (its `handlePing`)",
+  "POST /api/webhook/:id": "`POST /webhook/{id}` (or `/api/webhook/{id}`, …)",
+  "DELETE /api/human/template/:name/:version": "`DELETE /api/human/template/{name}` / `…/{name}/{version}`",
+  "PUT /api/metadata/webhook/:id/tags": "Tags: `GET /api/metadata/webhook/{id}/tags`, `PUT` (adds those given…), `DELETE`",
+  "DELETE /api/metadata/webhook/:id/tags": "Tags: `GET /api/metadata/webhook/{id}/tags`, `PUT` (adds those given…), `DELETE`",
+};
+
+describe("the routes of docs/api.md", () => {
+  it("name only requests the service routes, and every route it serves is named", () => {
+    // Conductor's endpoints answered 501 are listed where docs/api.md says what is not served, by path alone.
+    const unsupported = new Set(UNSUPPORTED_CONDUCTOR_ENDPOINTS.map(([path, , method]) => `${method ?? "ALL"} ${path}`));
+    const served = ROUTE_TABLE.filter(([method]) => method !== "ALL").map(([method, path]) => ({ route: `${method} ${path}`, method, pattern: routePattern(path) }));
+    const everyMethod = ROUTE_TABLE.filter(([method]) => method === "ALL").map(([, path]) => routePattern(path));
+    const named = new Set<string>();
+    const unrouted: string[] = [];
+    for (const request of documentedRequests()) {
+      for (const path of concretePaths(request.path)) {
+        const elided = path.startsWith("…");
+        const matches = served.filter(({ method, pattern, route }) => {
+          if (method !== request.method && !(request.method === "HEAD" && method === "GET")) return false;
+          // `…/api-keys/{keyId}`: any route ending so.
+          return elided ? new RegExp(`${routePattern(path.slice(1)).source.slice(1)}`).test(route.replace(/:[A-Za-z]+/g, "x")) : pattern.test(path);
+        });
+        for (const { route } of matches) named.add(route);
+        if (matches.length === 0 && !everyMethod.some((pattern) => pattern.test(path))) unrouted.push(`${request.where}: ${request.method} ${request.path}`);
+      }
+    }
+    // The 405 section's examples: paths served, asked with a method none of their routes takes.
+    expect([...new Set(unrouted.map((request) => request.replace(/^[^ ]+ /, "")))].sort(), unrouted.join("\n")).toEqual(
+      ["DELETE /api/metadata/taskdefs", "HEAD /api/security/token", "POST /api/workflow/{id}/skiptask/{ref}", "PUT /api/tasks/{taskId}"].sort(),
+    );
+    for (const route of Object.keys(ROUTES_IN_PROSE)) named.add(route);
+    expect(served.map(({ route }) => route).filter((route) => !named.has(route) && !unsupported.has(route)), "routes docs/api.md does not name as `METHOD /path`").toEqual([]);
   });
 });
