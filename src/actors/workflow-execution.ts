@@ -90,7 +90,7 @@ import { readSecrets, redactSecretValues, unsealSecretValues, type SecretRead } 
 import { verifyCallback } from "./webhook-verification";
 import { taskQueueAt, type TaskQueue } from "./task-queue";
 import { executionLimitAt, type AdmissionAnswer } from "./execution-limit";
-import { taskLimitAt, type PlaceAnswer } from "./task-limit";
+import { taskLimitAt, type PlaceAnswer, type PlaceEntry } from "./task-limit";
 import { asksForPlaces, awaitedPlaces, countsRate, leftPlaces, placeState, retakenPlaces, type TaskPlace } from "../engine/task-places";
 import { awaitedCacheLookups, taskCacheWrites, type TaskCacheWrite } from "../engine/task-cache";
 import { TaskOutputCache } from "../worker/task-output-cache";
@@ -3360,9 +3360,23 @@ export class WorkflowExecution extends DurableObject<Env> {
         // SUB_WORKFLOW is held to its concurrentExecLimit only (see `countsRate`).
         const limits = handOutLimits(definition) ?? null;
         const definedAt = definition?.taskDefinition?.updateTime ?? definition?.taskDefinition?.createTime ?? 0;
-        const entry = await taskLimitAt(this.env, place.taskName).enter(place.placeId, current.workflowId, limits, definedAt, countsRate(task.taskType), current.priority);
-        if (entry === "admitted") given.push(place);
-        else this.#placesAsked.add(place.placeId);
+        // Marked asked before the call, not after its answer: the limit object may give the place and hear "gone" from
+        // this execution while the answer is on its way (paused meanwhile, see givePlace), which unmarks it so that the
+        // task asks again once resumed. Marked after, it stayed marked for a place the object no longer holds, and the
+        // resumed task waited for good (nothing else asks while this isolate lives).
+        this.#placesAsked.add(place.placeId);
+        let entry: PlaceEntry;
+        try {
+          entry = await taskLimitAt(this.env, place.taskName).enter(place.placeId, current.workflowId, limits, definedAt, countsRate(task.taskType), current.priority);
+        } catch (error) {
+          this.#placesAsked.delete(place.placeId);
+          throw error;
+        }
+        // A place given is applied below, or given back (paused): either way not one to wait for.
+        if (entry === "admitted") {
+          this.#placesAsked.delete(place.placeId);
+          given.push(place);
+        }
       }
       if (given.length === 0 || this.#execution === null || this.#removing) return;
       if (asksForPlaces(this.#execution)) {

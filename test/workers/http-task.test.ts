@@ -1,6 +1,6 @@
 import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { taskLimitAt, WAITING_ORDER, type TaskLimitSnapshot } from "../../src/actors/task-limit";
+import { TaskLimit, taskLimitAt, WAITING_ORDER, type TaskLimitSnapshot } from "../../src/actors/task-limit";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
 import { TaskDefRepository } from "../../src/worker/task-defs";
@@ -1007,6 +1007,39 @@ describe("HTTP task: its task definition's concurrentExecLimit and rateLimitPerF
     expect((await waitFor(paused, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
     expect(await hits("lim-pause-paused")).toBe(1);
     await limitOf("http_lim_pause", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
+  });
+
+  it("a place given to a task and given up (its workflow paused) while the task's entry was answered is asked for again once resumed", async () => {
+    await registerLimited("http_lim_pause_answer", { concurrentExecLimit: 1 });
+    const first = await startWorkflow("http_lim_pause_answer", { uri: target("/hold/lim-pause-answer") });
+    await eventually(() => hits("lim-pause-answer"), (n) => n === 1, "the first call held by the target");
+    // The limit object's answer to the second task's entry ("queued") is held on its way back while the workflow is
+    // paused and the place freed goes to that task, which gives it up (paused): its execution hears the answer last.
+    const answer = gate();
+    const { enter } = TaskLimit.prototype;
+    TaskLimit.prototype.enter = async function (this: TaskLimit, ...args: Parameters<TaskLimit["enter"]>) {
+      const entry = await enter.apply(this, args);
+      answer.hit();
+      await answer.released;
+      return entry;
+    };
+    let second: string;
+    try {
+      second = await startWorkflow("http_lim_pause_answer", { uri: target("/count/lim-pause-answer-second") });
+      await answer.reached;
+      await apiOk("PUT", `/api/workflow/${second}/pause`);
+      await release("lim-pause-answer");
+      await waitFor(first, ["COMPLETED"]);
+      await limitOf("http_lim_pause_answer", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "the place given to the paused task, and given up");
+    } finally {
+      answer.release();
+      TaskLimit.prototype.enter = enter;
+    }
+    // Once resumed, the task asks for the place again and runs (it waited for good, the place no longer asked for).
+    await apiOk("PUT", `/api/workflow/${second}/resume`);
+    expect((await waitFor(second, ["COMPLETED", "FAILED"], 5_000)).status).toBe("COMPLETED");
+    expect(await hits("lim-pause-answer-second")).toBe(1);
+    await limitOf("http_lim_pause_answer", (snapshot) => snapshot.running.length === 0 && snapshot.waiting.length === 0, "every place given back");
   });
 
   it("a limit removed from the task definition (PUT taskdefs) lets the waiting task run at once", async () => {
