@@ -177,7 +177,8 @@ export class ScheduleTrigger extends DurableObject<Env> {
     const parsed = parseCron(schedule.config.cronExpression, schedule.config.zoneId);
     if (!parsed.ok) {
       console.error(JSON.stringify({ msg: "stored schedule no longer parses; not armed", schedule: schedule.name, reason: parsed.message }));
-      await this.disarm();
+      // As above: a save whose arm call came in meanwhile acted on a newer read (a cron that parses), and stands.
+      if (this.#actOn(read)) await this.disarm();
       return;
     }
     const now = Date.now();

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { FIRES_PER_ALARM, ScheduleTrigger, type ArmedFire, type FireRecord } from "../../src/actors/schedule-trigger";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import type { JsonObject } from "../../src/engine/model";
-import { ScheduleRepository } from "../../src/worker/schedules/store";
+import { ScheduleRepository, type StoredSchedule } from "../../src/worker/schedules/store";
 import { call, createUser, orkes } from "./auth-helpers";
 import { ADMIN_KEY, api, apiOk, eventually, gate, getWorkflow, neverTakenSwitch, register, rowCount, waitFor, waitForIndexRow, type Gate } from "./helpers";
 
@@ -21,6 +21,11 @@ function trigger(name: string) {
  * `restore` puts both prototypes back and opens the gate.
  */
 function holdFirstPausedRead(method: "arm" | "alarm", name: string): { held: Gate; reads: () => number; restore: () => void } {
+  return holdFirstRead(method, name, (found) => expect(found?.paused).toBe(true));
+}
+
+/** As {@link holdFirstPausedRead}, checking what the held read found with `check`. */
+function holdFirstRead(method: "arm" | "alarm", name: string, check: (found: StoredSchedule | undefined) => void): { held: Gate; reads: () => number; restore: () => void } {
   const { get } = ScheduleRepository.prototype;
   const triggerMethods = ScheduleTrigger.prototype as unknown as Record<"arm" | "alarm", (...args: unknown[]) => unknown>;
   const original = triggerMethods[method];
@@ -39,7 +44,7 @@ function holdFirstPausedRead(method: "arm" | "alarm", name: string): { held: Gat
     const byMethod = inMethod;
     const found = await get.call(this, read);
     if (byMethod && read === name && ++reads === 1) {
-      expect(found?.paused).toBe(true);
+      check(found);
       held.hit();
       await held.released;
     }
@@ -399,6 +404,30 @@ describe("pausing, resuming, updating and deleting", () => {
     }
     expect(stale.reads()).toBe(1);
     expect(await armedOf("sched-stale-alarm")).toEqual({ armed: { name: "sched-stale-alarm", revision: 3, fire: nextNewYear() }, alarm: nextNewYear() });
+  });
+
+  it("an alarm's read of a schedule that no longer parses, answered after a save's arm, leaves the saved schedule armed", async () => {
+    await registerQuick("sched_stale_unparsed");
+    await apiOk("POST", "/api/scheduler/schedules", schedule("sched-stale-unparsed", "sched_stale_unparsed"));
+    // Revision 1 as D1 holds it no longer parses (a cron or zone this code refuses, saved by another): its alarm disarms.
+    const stored = await env.DB.prepare("SELECT schedule FROM schedules WHERE name = ?").bind("sched-stale-unparsed").first<{ schedule: string }>();
+    const unparsed = stored!.schedule.replace(YEARLY, "not a cron");
+    expect(unparsed).not.toBe(stored!.schedule);
+    await env.DB.prepare("UPDATE schedules SET schedule = ? WHERE name = ?").bind(unparsed, "sched-stale-unparsed").run();
+    // The alarm's read of revision 1 is held until a save of a cron that parses (revision 2) has armed its fire.
+    const stale = holdFirstRead("alarm", "sched-stale-unparsed", (found) => expect(found?.revision).toBe(1));
+    try {
+      const ran = runDurableObjectAlarm(trigger("sched-stale-unparsed"));
+      await stale.held.reached;
+      await apiOk("POST", "/api/scheduler/schedules", schedule("sched-stale-unparsed", "sched_stale_unparsed"));
+      stale.held.release();
+      expect(await ran).toBe(true);
+    } finally {
+      stale.restore();
+    }
+    expect(stale.reads()).toBe(1);
+    // Armed from the save, not disarmed by the alarm's older read.
+    expect(await armedOf("sched-stale-unparsed")).toEqual({ armed: { name: "sched-stale-unparsed", revision: 2, fire: nextNewYear() }, alarm: nextNewYear() });
   });
 
   it("an update replaces the cron and re-arms; an alarm armed before it starts nothing and re-arms from the update", async () => {
