@@ -340,13 +340,19 @@ export class ExecutionLimit extends DurableObject<Env> {
     const key = this.#key();
     await deliverOwedNotices({
       max: CALLS_PER_ROUND,
+      // A place not told yet keeps the time it was given as its checked_at: the answer settles that giving only. While
+      // the answer is on its way the execution may leave, enter again and be given the place anew (its id is the
+      // execution's): taken for that one, the execution was never told of it, and waited for good; gone, it lost it.
       untold: (limit) =>
-        this.#sql.exec<{ workflow_id: string }>(`SELECT workflow_id FROM places WHERE told = 0 LIMIT ?`, limit).toArray().map((row) => ({ id: row.workflow_id, workflowId: row.workflow_id })),
+        this.#sql
+          .exec<{ workflow_id: string; checked_at: number }>(`SELECT workflow_id, checked_at FROM places WHERE told = 0 LIMIT ?`, limit)
+          .toArray()
+          .map((row) => ({ id: row.workflow_id, workflowId: row.workflow_id, givenAt: row.checked_at })),
       tell: (notice) => executionStub(this.env, notice.workflowId).admit(key),
-      taken: (notice) => this.#sql.exec(`UPDATE places SET told = 1, checked_at = ? WHERE workflow_id = ? AND told = 0`, Date.now(), notice.workflowId),
+      taken: (notice) => this.#sql.exec(`UPDATE places SET told = 1, checked_at = ? WHERE workflow_id = ? AND told = 0 AND checked_at = ?`, Date.now(), notice.workflowId, notice.givenAt ?? 0),
       gone: (notice) => {
         // It ended, was removed, or counts under another key now: the place goes to the next.
-        this.#sql.exec(`DELETE FROM places WHERE workflow_id = ? AND told = 0`, notice.workflowId);
+        this.#sql.exec(`DELETE FROM places WHERE workflow_id = ? AND told = 0 AND checked_at = ?`, notice.workflowId, notice.givenAt ?? 0);
         this.#fill(Date.now());
       },
       failure: "admission notice failed; will retry",

@@ -9,6 +9,11 @@ import { failedAgain } from "./retry-log";
 export interface OwedNotice {
   id: string;
   workflowId: string;
+  /**
+   * When the place was given, for a limit object whose place ids come back (an execution's id, given again after it
+   * left and entered again): its answer settles that giving only, not a later one made while the answer was on its way.
+   */
+  givenAt?: number;
 }
 
 /** How an execution answers a notice: it takes the place, or no longer wants it (ended, removed, asks elsewhere). */

@@ -136,10 +136,11 @@ export function gate(): Gate {
 
 /**
  * Holds the answers limit object `limit` (an ExecutionLimit or a TaskLimit) gets from the execution objects on their way
- * (the network boundary): its binding to them is replaced by one whose `method` (`givePlace`, `holdsPlace`) hits
- * `crossing`, waits for its release, then answers `answer`.
+ * (the network boundary): its binding to them is replaced by one whose `method` (`givePlace`, `holdsPlace`, `admit`) hits
+ * `crossing`, waits for its release, then answers `answer`. Answers how many calls of `method` were made so far.
  */
-export async function heldExecutionAnswers(limit: DurableObjectStub, method: string, crossing: Gate, answer: "taken" | "gone"): Promise<void> {
+export async function heldExecutionAnswers(limit: DurableObjectStub, method: string, crossing: Gate, answer: "taken" | "gone"): Promise<() => number> {
+  let calls = 0;
   await runInDurableObject(limit, (instance) => {
     const object = instance as unknown as { env: Env };
     const real = object.env.WORKFLOW_EXECUTION;
@@ -147,6 +148,7 @@ export async function heldExecutionAnswers(limit: DurableObjectStub, method: str
       idFromName: (name: string) => real.idFromName(name),
       get: () => ({
         [method]: async () => {
+          calls++;
           crossing.hit();
           await crossing.released;
           return answer;
@@ -155,6 +157,7 @@ export async function heldExecutionAnswers(limit: DurableObjectStub, method: str
     };
     object.env = { ...object.env, WORKFLOW_EXECUTION: answering as unknown as Env["WORKFLOW_EXECUTION"] };
   });
+  return () => calls;
 }
 
 /**

@@ -649,6 +649,30 @@ describe("workflow rate limits", () => {
     expect((await limit.snapshot()).running).toEqual([workflowId]);
   });
 
+  it("an answer to an admission notice settles that admission only: one given again while it was on its way is told too", async () => {
+    const key = "wrl_notice_race";
+    const limit = executionLimitAt(env, key);
+    const [first, waiter, between] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    expect(await limit.enter(key, first, 1, 1)).toBe("admitted");
+    expect(await limit.enter(key, waiter, 1, 1)).toBe("queued");
+    const answering = gate();
+    // The waiter's answer to its first admission ("taken") held on its way.
+    const notices = await heldExecutionAnswers(limit, "admit", answering, "taken");
+    await limit.leave(first);
+    await answering.reached;
+    // Meanwhile it leaves (it ended), enters again (retried) and waits, and is given the place again: a later giving.
+    await limit.leave(waiter);
+    // The two givings at different milliseconds: the time a place was given is what tells them apart.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await limit.enter(key, between, 1, 1)).toBe("admitted");
+    expect(await limit.enter(key, waiter, 1, 1)).toBe("queued");
+    await limit.leave(between);
+    answering.release();
+    // The late answer was to the first admission: the waiter is told of the second (taken for it, it waited for good).
+    await eventually(async () => notices(), (count) => count === 2, "the waiter told of its second admission");
+    expect((await limit.snapshot()).running).toEqual([waiter]);
+  });
+
   it("retries a notice that keeps failing every 2 s, also once it has failed for longer than the check's period, not at once", async () => {
     const key = "wrl_notice_failing";
     const limit = executionLimitAt(env, key);
