@@ -349,10 +349,10 @@ export class ExecutionLimit extends DurableObject<Env> {
           .toArray()
           .map((row) => ({ id: row.workflow_id, workflowId: row.workflow_id, givenAt: row.checked_at })),
       tell: (notice) => executionStub(this.env, notice.workflowId).admit(key),
-      taken: (notice) => this.#sql.exec(`UPDATE places SET told = 1, checked_at = ? WHERE workflow_id = ? AND told = 0 AND checked_at = ?`, Date.now(), notice.workflowId, notice.givenAt ?? 0),
+      taken: (notice) => this.#sql.exec(`UPDATE places SET told = 1, checked_at = ? WHERE workflow_id = ? AND told = 0 AND checked_at = ?`, Date.now(), notice.workflowId, notice.givenAt),
       gone: (notice) => {
         // It ended, was removed, or counts under another key now: the place goes to the next.
-        this.#sql.exec(`DELETE FROM places WHERE workflow_id = ? AND told = 0 AND checked_at = ?`, notice.workflowId, notice.givenAt ?? 0);
+        this.#sql.exec(`DELETE FROM places WHERE workflow_id = ? AND told = 0 AND checked_at = ?`, notice.workflowId, notice.givenAt);
         this.#fill(Date.now());
       },
       failure: "admission notice failed; will retry",

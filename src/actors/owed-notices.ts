@@ -10,10 +10,11 @@ export interface OwedNotice {
   id: string;
   workflowId: string;
   /**
-   * When the place was given, for a limit object whose place ids come back (an execution's id, given again after it
-   * left and entered again): its answer settles that giving only, not a later one made while the answer was on its way.
+   * When the place was given (its untold row's checked_at): the answer settles that giving only, not a later one under
+   * the same id made while the answer was on its way (an execution's id given again after it left and entered again,
+   * a task's place given again after its paused workflow gave it up and asked again).
    */
-  givenAt?: number;
+  givenAt: number;
 }
 
 /** How an execution answers a notice: it takes the place, or no longer wants it (ended, removed, asks elsewhere). */

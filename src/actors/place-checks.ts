@@ -20,7 +20,7 @@ export interface HeldPlaces {
   /** Most executions one check asks before it leaves the rest to the next alarm. */
   max: number;
   /** Asks the execution whether it still holds the place; throws when it cannot be reached. */
-  ask(place: OwedNotice): Promise<NoticeAnswer>;
+  ask(place: Omit<OwedNotice, "givenAt">): Promise<NoticeAnswer>;
   /**
    * Held by the limit object across checks: by place id, how many checks in a row could not reach its execution, so
    * that a place kept because its execution never answers is logged (at its 1st, 2nd, 4th… check: see

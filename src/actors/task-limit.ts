@@ -323,16 +323,19 @@ export class TaskLimit extends DurableObject<Env> {
   async #deliverRound(): Promise<void> {
     await deliverOwedNotices({
       max: CALLS_PER_ROUND,
+      // As ExecutionLimit's: an answer settles the giving it was asked about only (its checked_at while untold). A place
+      // id comes back when its task's workflow, paused, gave the place up and asks again once resumed: a "gone" of the
+      // paused task, on its way while the place was given again, must not free that later giving.
       untold: (limit) =>
         this.#sql
-          .exec<{ place_id: string; workflow_id: string }>(`SELECT place_id, workflow_id FROM places WHERE told = 0 LIMIT ?`, limit)
+          .exec<{ place_id: string; workflow_id: string; checked_at: number }>(`SELECT place_id, workflow_id, checked_at FROM places WHERE told = 0 LIMIT ?`, limit)
           .toArray()
-          .map((row) => ({ id: row.place_id, workflowId: row.workflow_id })),
+          .map((row) => ({ id: row.place_id, workflowId: row.workflow_id, givenAt: row.checked_at })),
       tell: (notice) => executionStub(this.env, notice.workflowId).givePlace(notice.id),
-      taken: (notice) => this.#sql.exec(`UPDATE places SET told = 1, checked_at = ? WHERE place_id = ? AND told = 0`, Date.now(), notice.id),
+      taken: (notice) => this.#sql.exec(`UPDATE places SET told = 1, checked_at = ? WHERE place_id = ? AND told = 0 AND checked_at = ?`, Date.now(), notice.id, notice.givenAt),
       gone: (notice) => {
         // Its task ended, ran again, or its execution is gone: the place goes to the next.
-        this.#sql.exec(`DELETE FROM places WHERE place_id = ? AND told = 0`, notice.id);
+        this.#sql.exec(`DELETE FROM places WHERE place_id = ? AND told = 0 AND checked_at = ?`, notice.id, notice.givenAt);
         this.#fill(Date.now());
       },
       failure: "task place notice failed; will retry",

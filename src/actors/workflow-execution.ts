@@ -847,8 +847,9 @@ export class WorkflowExecution extends DurableObject<Env> {
    */
   readonly #placeTakes: Map<string, string>;
   /**
-   * The places asked for that their limit objects queued, in this isolate: not asked again until an eviction forgets
-   * them (asking again is harmless: see `TaskLimit.enter`). The object tells the execution when it gives one.
+   * The places asked for that their limit objects queued, or whose entry call is on its way, in this isolate: not asked
+   * again until an eviction forgets them (asking again is harmless: see `TaskLimit.enter`), or a `givePlace` answered
+   * "gone" unmarks them (see {@link givePlace}). The object tells the execution when it gives one.
    */
   readonly #placesAsked = new Set<string>();
   /**

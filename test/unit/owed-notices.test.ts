@@ -7,7 +7,7 @@ afterEach(() => vi.restoreAllMocks());
 function roundOf(failures: Map<string, number>, reachable: () => boolean, told: string[]): NoticeRound {
   return {
     max: 10,
-    untold: () => (told.length > 0 ? [] : [{ id: "place-1", workflowId: "wf-1" }]),
+    untold: () => (told.length > 0 ? [] : [{ id: "place-1", workflowId: "wf-1", givenAt: 1 }]),
     tell: async () => {
       if (!reachable()) throw new Error("the test cannot reach it");
       return "taken";
@@ -40,7 +40,7 @@ describe("deliverOwedNotices", () => {
     vi.spyOn(console, "error").mockImplementation((line: unknown) => void logged.push((JSON.parse(String(line)) as { attempt: number }).attempt));
     const failures = new Map<string, number>();
     let owed = true;
-    const round = (): NoticeRound => ({ ...roundOf(failures, () => false, []), untold: () => (owed ? [{ id: "place-1", workflowId: "wf-1" }] : []) });
+    const round = (): NoticeRound => ({ ...roundOf(failures, () => false, []), untold: () => (owed ? [{ id: "place-1", workflowId: "wf-1", givenAt: 1 }] : []) });
     for (let attempt = 0; attempt < 3; attempt++) await deliverOwedNotices(round());
     expect(logged).toEqual([1, 2]);
     // The execution left (a retry, a restart): nothing owed; then it enters again under the same id and is unreachable.

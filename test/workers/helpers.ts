@@ -1,5 +1,6 @@
 import { SELF, env, runInDurableObject } from "cloudflare:test";
 import type { IndexRow } from "../../src/actors/execution-index";
+import type { NoticeAnswer } from "../../src/actors/owed-notices";
 import type { JsonObject } from "../../src/engine/model";
 import { executionStub } from "../../src/worker/executions";
 
@@ -137,9 +138,10 @@ export function gate(): Gate {
 /**
  * Holds the answers limit object `limit` (an ExecutionLimit or a TaskLimit) gets from the execution objects on their way
  * (the network boundary): its binding to them is replaced by one whose `method` (`givePlace`, `holdsPlace`, `admit`) hits
- * `crossing`, waits for its release, then answers `answer`. Answers how many calls of `method` were made so far.
+ * `crossing`, waits for its release, then answers `answer` (or, a function, what it gives for the call's number, from 1).
+ * Answers how many calls of `method` were made so far.
  */
-export async function heldExecutionAnswers(limit: DurableObjectStub, method: string, crossing: Gate, answer: "taken" | "gone"): Promise<() => number> {
+export async function heldExecutionAnswers(limit: DurableObjectStub, method: string, crossing: Gate, answer: NoticeAnswer | ((call: number) => NoticeAnswer)): Promise<() => number> {
   let calls = 0;
   await runInDurableObject(limit, (instance) => {
     const object = instance as unknown as { env: Env };
@@ -148,10 +150,10 @@ export async function heldExecutionAnswers(limit: DurableObjectStub, method: str
       idFromName: (name: string) => real.idFromName(name),
       get: () => ({
         [method]: async () => {
-          calls++;
+          const call = ++calls;
           crossing.hit();
           await crossing.released;
-          return answer;
+          return typeof answer === "function" ? answer(call) : answer;
         },
       }),
     };

@@ -845,6 +845,32 @@ describe("SUB_WORKFLOW: its task definition's concurrentExecLimit (a place held 
     expect((await limit.snapshot()).running).toEqual(["place-1"]);
   });
 
+  it("an answer that a place given was gone settles that giving only: the place given again under its id meanwhile is told, not freed", async () => {
+    // A paused workflow's task gives up the place given to it ("gone", held on its way); meanwhile the workflow is resumed
+    // and asks again under the same place id, is admitted, paused again before it took the place (given back), resumed,
+    // and asks once more: queued, then given the place anew. The late "gone" was about the first giving.
+    const limit = taskLimitAt(env, "sublim_notice_given_again");
+    const workflowId = crypto.randomUUID();
+    expect(await limit.enter("place-0", crypto.randomUUID(), { maxHeld: 1 }, 1)).toBe("admitted");
+    expect(await limit.enter("place-1", workflowId, { maxHeld: 1 }, 1)).toBe("queued");
+    const answering = gate();
+    // Paused at the first notice, running at the next.
+    const notices = await heldExecutionAnswers(limit, "givePlace", answering, (call) => (call === 1 ? "gone" : "taken"));
+    await limit.leave("place-0");
+    await answering.reached;
+    expect(await limit.enter("place-1", workflowId, { maxHeld: 1 }, 1)).toBe("admitted");
+    await limit.leave("place-1");
+    // The two givings at different milliseconds: the time a place was given is what tells them apart.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await limit.enter("place-2", crypto.randomUUID(), { maxHeld: 1 }, 1)).toBe("admitted");
+    expect(await limit.enter("place-1", workflowId, { maxHeld: 1 }, 1)).toBe("queued");
+    await limit.leave("place-2");
+    answering.release();
+    // Told of the second giving, which it takes; freed by the late "gone", its task would have waited for good.
+    await eventually(async () => notices(), (count) => count === 2, "the execution told of the place given again");
+    expect((await limit.snapshot()).running).toEqual(["place-1"]);
+  });
+
   it("a child retried in place takes its task's place back at once: another parent's task waits until it ends", async () => {
     await registerLimited("sublim_reopen");
     const first = await startWorkflow("sublim_reopen_parent");
