@@ -1,6 +1,6 @@
 import type { RateLimitConfig, WorkflowDef } from "../engine/model";
 import { ApiError } from "./http/errors";
-import { TtlCache } from "./ttl-cache";
+import { TtlCache, NAME_CACHE_MAX_KEY_LENGTH } from "./ttl-cache";
 import { valuesByPlace, type PlacedRow } from "./rows-by-place";
 import { forgetTaggedDefinitions } from "./auth/tag-grants";
 import type { NameFilter } from "./auth/permissions";
@@ -121,7 +121,7 @@ function colonNameHint(name: string): string {
  * read per start for a definition that has not changed.
  */
 export class DefinitionRepository {
-  static readonly #cache = new TtlCache<WorkflowDef | null>(CACHE_TTL_MS);
+  static readonly #cache = new TtlCache<WorkflowDef | null>(CACHE_TTL_MS, { maxKeyLength: NAME_CACHE_MAX_KEY_LENGTH });
   readonly #db: D1Database;
 
   constructor(db: D1Database) {

@@ -1,6 +1,6 @@
 import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
 import { TagRepository, type Tag } from "./tags";
-import { TtlCache } from "./ttl-cache";
+import { TtlCache, NAME_CACHE_MAX_KEY_LENGTH } from "./ttl-cache";
 
 /** How long an isolate trusts what it read of a variable (as definitions: a write elsewhere is seen within it). */
 const CACHE_TTL_MS = 2_000;
@@ -11,7 +11,7 @@ const CACHE_TTL_MS = 2_000;
  * names some reads D1 at most once per name every two seconds; a write in this isolate clears its entry at once.
  */
 export class EnvironmentRepository {
-  static readonly #cache = new TtlCache<string | null>(CACHE_TTL_MS);
+  static readonly #cache = new TtlCache<string | null>(CACHE_TTL_MS, { maxKeyLength: NAME_CACHE_MAX_KEY_LENGTH });
   readonly #db: D1Database;
 
   constructor(db: D1Database) {

@@ -7,7 +7,7 @@ import { Validator } from "@cfworker/json-schema";
 import { keptSchemaReferences, schemaKey } from "../engine/json-schema";
 import type { JsonObject, JsonValue, SchemaReference, WorkflowDef } from "../engine/model";
 import { ApiError } from "./http/errors";
-import { TtlCache } from "./ttl-cache";
+import { TtlCache, NAME_CACHE_MAX_KEY_LENGTH } from "./ttl-cache";
 import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
 import { valuesByPlace, type PlacedRow } from "./rows-by-place";
 
@@ -49,7 +49,7 @@ const CACHE_TTL_MS = 2_000;
 
 /** Orkes' schema registry in D1 (`json_schemas`). */
 export class SchemaRepository {
-  static readonly #cache = new TtlCache<SchemaDef | null>(CACHE_TTL_MS);
+  static readonly #cache = new TtlCache<SchemaDef | null>(CACHE_TTL_MS, { maxKeyLength: NAME_CACHE_MAX_KEY_LENGTH });
   readonly #db: D1Database;
 
   constructor(db: D1Database) {

@@ -3,7 +3,7 @@ import { registeredTaskDefNames, withRegisteredTaskDefs } from "../engine/defini
 import type { TaskDef, WorkflowDef } from "../engine/model";
 import { withKeptSchemas } from "./json-schemas";
 import { DefinitionRepository } from "./definitions";
-import { TtlCache } from "./ttl-cache";
+import { TtlCache, NAME_CACHE_MAX_KEY_LENGTH } from "./ttl-cache";
 import { boundedListing, MAX_LISTING_CHARS, namesLetThrough, whereEvery } from "./bounded-listing";
 import type { NameFilter } from "./auth/permissions";
 import { TagRepository } from "./tags";
@@ -22,7 +22,7 @@ export class TaskDefRepository {
    * Read definitions by name, null for a name none is registered under. Bounded like the other isolate caches: the
    * names looked up include those a DYNAMIC task's input chooses, so a plain map would grow with every name ever asked.
    */
-  static readonly #cache = new TtlCache<TaskDef | null>(CACHE_TTL_MS);
+  static readonly #cache = new TtlCache<TaskDef | null>(CACHE_TTL_MS, { maxKeyLength: NAME_CACHE_MAX_KEY_LENGTH });
   readonly #db: D1Database;
 
   constructor(db: D1Database) {

@@ -41,6 +41,23 @@ export const TTL_CACHE_MAX_ENTRIES = 10_000;
 export const TTL_CACHE_MAX_KEY_CHARS = 1_000_000;
 
 /**
+ * Longest key a {@link TtlCache} keeps (or tracks a load of), unless told otherwise: a value under a longer key is loaded
+ * each time it is asked for. Above every key the service makes of its own (an access token is about 1 KB); a longer one
+ * comes from a request (a made-up bearer token, a name no definition can have), and kept it would cost a copy of it (see
+ * {@link ownCopy}) and a share of {@link TTL_CACHE_MAX_KEY_CHARS} that a few such requests would fill, pushing every
+ * entry the service's own requests use out.
+ */
+export const TTL_CACHE_MAX_KEY_LENGTH = 8_192;
+
+/**
+ * Longest key of the caches of definitions by name (workflow and task definitions, schemas, environment variables):
+ * a name of at most 255 characters (each kind's limit; twice as many UTF-16 units for characters beyond the BMP) and a version. A start or read naming a longer one, which no
+ * definition has, reads D1 and is not cached: about four thousand such requests would otherwise fill the cache's
+ * character budget with misses and push out the definitions in use.
+ */
+export const NAME_CACHE_MAX_KEY_LENGTH = 1_024;
+
+/**
  * A small in-isolate cache with a time to live. Reads that hit it skip D1; writes in the same isolate
  * clear the affected entries at once, other isolates see a change within the TTL. Bounded by its entries and by the
  * characters of their keys (see {@link BoundedCache}): the oldest go first.
@@ -55,9 +72,11 @@ export class TtlCache<V> {
    */
   readonly #loading: BoundedCache<string, Promise<V>>;
   readonly #ttlMs: number;
+  readonly #maxKeyLength: number;
 
-  constructor(ttlMs: number, maxEntries = TTL_CACHE_MAX_ENTRIES, maxKeyChars = TTL_CACHE_MAX_KEY_CHARS) {
+  constructor(ttlMs: number, { maxEntries = TTL_CACHE_MAX_ENTRIES, maxKeyChars = TTL_CACHE_MAX_KEY_CHARS, maxKeyLength = TTL_CACHE_MAX_KEY_LENGTH } = {}) {
     this.#ttlMs = ttlMs;
+    this.#maxKeyLength = maxKeyLength;
     this.#entries = new BoundedCache(maxEntries, maxKeyChars);
     this.#loading = new BoundedCache(maxEntries, maxKeyChars);
   }
@@ -79,6 +98,7 @@ export class TtlCache<V> {
    * burst of names, large definitions read once) would stay until ten thousand others pushed them out.
    */
   set(key: string, value: V): void {
+    if (!this.#keeps(key)) return;
     const now = Date.now();
     for (const [oldest, entry] of this.#entries.entries()) {
       if (entry.expires > now) break;
@@ -88,6 +108,11 @@ export class TtlCache<V> {
     // they expire in (one TTL for all), and the sweep above stops at the first one not expired.
     this.#entries.delete(key);
     this.#entries.set(ownCopy(key), { value, expires: now + this.#ttlMs });
+  }
+
+  /** Whether a value (or a load) under `key` is kept: not one under a key longer than the cache keeps (see {@link TTL_CACHE_MAX_KEY_LENGTH}). */
+  #keeps(key: string): boolean {
+    return key.length <= this.#maxKeyLength;
   }
 
   /** Removes one entry, and forgets a load of it under way (its value is not kept, see {@link TtlCache.getOrLoad}). */
@@ -102,7 +127,7 @@ export class TtlCache<V> {
     this.#loading.clear(match);
   }
 
-  /** Entries held (expired ones included until read); for tests of the bound. */
+  /** Entries held (expired ones included until read or swept by a later set); for tests of the bound. */
   get size(): number {
     return this.#entries.size;
   }
@@ -140,7 +165,7 @@ export class TtlCache<V> {
       return this.getOrLoad(key, load);
     }
     const loading = load();
-    this.#loading.set(ownCopy(key), loading);
+    if (this.#keeps(key)) this.#loading.set(ownCopy(key), loading);
     try {
       const value = await loading;
       if (this.#loading.get(key) === loading) this.set(key, value);
@@ -196,7 +221,7 @@ export class TtlCache<V> {
     for (const [key, promise] of each) {
       // Awaited only by callers that join it: a failure nobody joined is still the caller's own, thrown below.
       promise.catch(() => undefined);
-      this.#loading.set(ownCopy(key), promise);
+      if (this.#keeps(key)) this.#loading.set(ownCopy(key), promise);
     }
     try {
       const found = await loading;

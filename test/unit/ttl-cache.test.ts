@@ -1,7 +1,7 @@
 // The in-isolate cache of definitions, keys, grants and rules (src/worker/ttl-cache.ts): loads shared by callers
 // asking at once, and writes that clear an entry while its load is under way.
 import { describe, expect, it, vi } from "vitest";
-import { SHARED_LOAD_WAIT_MS, TTL_CACHE_MAX_ENTRIES, TTL_CACHE_MAX_KEY_CHARS, TtlCache } from "../../src/worker/ttl-cache";
+import { NAME_CACHE_MAX_KEY_LENGTH, SHARED_LOAD_WAIT_MS, TTL_CACHE_MAX_ENTRIES, TTL_CACHE_MAX_KEY_CHARS, TTL_CACHE_MAX_KEY_LENGTH, TtlCache } from "../../src/worker/ttl-cache";
 
 /** Loads that end when told to (`settle(i, …)`: the i-th started), counting how many were started. */
 function controlledLoads<V>(): { load: () => Promise<V>; started: () => number; settle: (index: number, outcome: V | Error) => void } {
@@ -190,16 +190,16 @@ describe("TtlCache.getOrLoadMany", () => {
 });
 
 describe("TtlCache bounds", () => {
-  /** A name as long as a URL allows (16 KB on Cloudflare), the `i`-th of many: a start of a workflow nobody registered. */
-  const longName = (i: number) => `${i}:`.padEnd(16 * 1024, "x");
+  /** A long name (4 KB, within the longest key kept), the `i`-th of many: a start of a workflow nobody registered. */
+  const longName = (i: number) => `${i}:`.padEnd(4 * 1024, "x");
 
   it("keeps the characters of its keys under TTL_CACHE_MAX_KEY_CHARS: distinct long names asked for (absent, cached as such) cannot fill the isolate", async () => {
     const cache = new TtlCache<string | null>(60_000);
-    for (let i = 0; i < 200; i++) expect(await cache.getOrLoad(longName(i), () => Promise.resolve(null))).toBeNull();
+    for (let i = 0; i < 300; i++) expect(await cache.getOrLoad(longName(i), () => Promise.resolve(null))).toBeNull();
     expect(cache.keyChars).toBeLessThanOrEqual(TTL_CACHE_MAX_KEY_CHARS);
     expect(cache.size).toBe(Math.floor(TTL_CACHE_MAX_KEY_CHARS / longName(0).length));
     // The newest are kept, the oldest went first.
-    expect(cache.get(longName(199))).toBeNull();
+    expect(cache.get(longName(299))).toBeNull();
     expect(cache.get(longName(0))).toBeUndefined();
   });
 
@@ -214,7 +214,7 @@ describe("TtlCache bounds", () => {
   });
 
   it("forgets the keys of loads that never settle (their requests were canceled) once as many are tracked as entries may be kept", () => {
-    const cache = new TtlCache<string>(60_000, 3);
+    const cache = new TtlCache<string>(60_000, { maxEntries: 3 });
     const never = controlledLoads<string>();
     for (let i = 0; i < 10; i++) void cache.getOrLoad(`token-${i}`, never.load);
     expect(never.started()).toBe(10);
@@ -224,7 +224,7 @@ describe("TtlCache bounds", () => {
   it("forgets loads that never settle by the characters of their keys too", () => {
     const cache = new TtlCache<string>(60_000);
     const never = controlledLoads<string>();
-    for (let i = 0; i < 200; i++) void cache.getOrLoadMany([longName(i)], (keys) => never.load().then((value) => new Map(keys.map((key) => [key, value]))));
+    for (let i = 0; i < 300; i++) void cache.getOrLoadMany([longName(i)], (keys) => never.load().then((value) => new Map(keys.map((key) => [key, value]))));
     expect(cache.loads).toBe(Math.floor(TTL_CACHE_MAX_KEY_CHARS / longName(0).length));
   });
 
@@ -248,12 +248,43 @@ describe("TtlCache bounds", () => {
   });
 
   it("answers a load it forgot to make room, without caching it (as one a write cleared)", async () => {
-    const cache = new TtlCache<string>(60_000, 1);
+    const cache = new TtlCache<string>(60_000, { maxEntries: 1 });
     const loads = controlledLoads<string>();
     const first = cache.getOrLoad("orders", loads.load);
     void cache.getOrLoad("billing", loads.load);
     loads.settle(0, "o1");
     expect(await first).toBe("o1");
     expect(cache.get("orders")).toBeUndefined();
+  });
+
+  it("neither keeps nor tracks a load under a key longer than it keeps: a few long made-up names (or tokens) cannot push the entries in use out", async () => {
+    const cache = new TtlCache<string | null>(60_000, { maxKeyLength: NAME_CACHE_MAX_KEY_LENGTH });
+    await cache.getOrLoad("orders\u0000latest", async () => "in use");
+    const longName = `orders_${"x".repeat(NAME_CACHE_MAX_KEY_LENGTH)}\u0000latest`;
+    // TTL_CACHE_MAX_KEY_CHARS of such misses asked for: kept, they would have pushed the entry in use out.
+    for (let i = 0; i < TTL_CACHE_MAX_KEY_CHARS / NAME_CACHE_MAX_KEY_LENGTH + 10; i++) {
+      expect(await cache.getOrLoad(`${i}${longName}`, async () => null)).toBeNull();
+    }
+    expect(cache.get("orders\u0000latest")).toBe("in use");
+    expect(cache.size).toBe(1);
+    // Each ask of a key too long loads again (nothing kept), and no load of one is tracked while it runs.
+    const loads = controlledLoads<string | null>();
+    const asked = [cache.getOrLoad(longName, loads.load), cache.getOrLoad(longName, loads.load)];
+    expect(loads.started()).toBe(2);
+    expect(cache.loads).toBe(0);
+    loads.settle(0, null);
+    loads.settle(1, null);
+    expect(await Promise.all(asked)).toEqual([null, null]);
+    const many = await cache.getOrLoadMany([longName, "orders\u0000latest"], async (missing) => new Map(missing.map((key) => [key, null])));
+    expect(Object.fromEntries(many)).toEqual({ [longName]: null, "orders\u0000latest": "in use" });
+    expect(cache.size).toBe(1);
+  });
+
+  it("keeps keys up to TTL_CACHE_MAX_KEY_LENGTH by default (an access token is about 1 KB), not longer", () => {
+    const cache = new TtlCache<string>(60_000);
+    cache.set("t".repeat(TTL_CACHE_MAX_KEY_LENGTH), "kept");
+    cache.set("t".repeat(TTL_CACHE_MAX_KEY_LENGTH + 1), "not kept");
+    expect(cache.get("t".repeat(TTL_CACHE_MAX_KEY_LENGTH))).toBe("kept");
+    expect(cache.get("t".repeat(TTL_CACHE_MAX_KEY_LENGTH + 1))).toBeUndefined();
   });
 });
