@@ -130,7 +130,9 @@ export interface RunningLookup {
 export async function runningWorkflowIds(db: D1Database, lookup: RunningLookup, readable: ReadableWorkflows): Promise<string[]> {
   const filter: Filter = { clauses: [], bindings: [] };
   applyReadable(filter, readable);
-  filter.clauses.push("workflow_name = ?", "status IN ('RUNNING', 'PAUSED')");
+  // Found by status, not by name (the unary + keeps SQLite off the name's index): the executions not ended are few and
+  // stay few, where a name's index holds every execution it ever had, which the lookup read through to find them.
+  filter.clauses.push("+workflow_name = ?", "status IN ('RUNNING', 'PAUSED')");
   filter.bindings.push(lookup.workflowName);
   if (lookup.version !== undefined) {
     filter.clauses.push("workflow_version = ?");

@@ -282,6 +282,34 @@ export async function whilePreparing<T>(prepareAs: (sql: string, prepare: (sql: 
   }
 }
 
+/** A D1 statement as it was run: its SQL and what was bound to it. */
+export interface BoundStatement {
+  sql: string;
+  bindings: unknown[];
+}
+
+/** The D1 statements whose SQL matches `sql` that `run` makes (see {@link whilePreparing}), each with its bindings. */
+export async function boundStatementsOf(sql: RegExp, run: () => Promise<unknown>): Promise<BoundStatement[]> {
+  const seen: BoundStatement[] = [];
+  await whilePreparing((text, prepare) => {
+    const statement = prepare(text);
+    if (!sql.test(text)) return statement;
+    const bind = statement.bind.bind(statement);
+    statement.bind = (...bindings: unknown[]) => {
+      seen.push({ sql: text, bindings });
+      return bind(...bindings);
+    };
+    return statement;
+  }, run);
+  return seen;
+}
+
+/** SQLite's plan of `statement` in the tests' D1 (`EXPLAIN QUERY PLAN`), its steps joined by "; ". */
+export async function queryPlan(statement: BoundStatement): Promise<string> {
+  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${statement.sql}`).bind(...statement.bindings).all<{ detail: string }>();
+  return results.map((step) => step.detail).join("; ");
+}
+
 /** An error answer (`INTERNAL_ERROR`'s shape) and what `console.error` logged while it was sent. */
 export interface LoggedFailure {
   status: number;

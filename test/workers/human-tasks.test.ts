@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, eventually, getWorkflow, register, rowCount, startWorkflow, statementsOf, waitFor, waitForIndexRow, whilePreparing } from "./helpers";
+import { api, apiOk, boundStatementsOf, eventually, getWorkflow, queryPlan, register, rowCount, startWorkflow, statementsOf, waitFor, waitForIndexRow } from "./helpers";
 
 // Orkes' human task API (/api/human/...) through the real router, execution objects and D1: who sees, claims and
 // fills in a HUMAN task, its user form, and what refused requests leave behind (nothing).
@@ -569,43 +569,24 @@ describe("user forms (/api/human/template)", () => {
 });
 
 describe("the human task list's plan", () => {
-  /** The statements on human_tasks that `run` makes, each with its bindings. */
-  async function humanTaskReads(run: () => Promise<unknown>): Promise<Array<{ sql: string; bindings: unknown[] }>> {
-    const reads: Array<{ sql: string; bindings: unknown[] }> = [];
-    await whilePreparing((sql, prepare) => {
-      const statement = prepare(sql);
-      if (!/FROM human_tasks/.test(sql)) return statement;
-      const bind = statement.bind.bind(statement);
-      statement.bind = (...bindings: unknown[]) => {
-        reads.push({ sql, bindings });
-        return bind(...bindings);
-      };
-      return statement;
-    }, run);
-    return reads;
-  }
-
-  const plan = async (read: { sql: string; bindings: unknown[] }) =>
-    (await env.DB.prepare(`EXPLAIN QUERY PLAN ${read.sql}`).bind(...read.bindings).all<{ detail: string }>()).results.map((row) => row.detail).join("; ");
-
   it("finds an inbox's tasks (its user's, its groups', those they claimed, the open ones they may read) and tasks by state through indexes, not by reading every human task ever written", async () => {
     const userId = unique("inbox-reader");
     const reader = await createUser(userId, { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:refund*" }] });
     await group(unique("inbox-group"), [userId]);
     const searches: JsonObject[] = [{ searchType: "INBOX" }, { searchType: "INBOX", states: ["ASSIGNED", "IN_PROGRESS"] }];
-    const inbox = await humanTaskReads(async () => {
+    const inbox = await boundStatementsOf(/FROM human_tasks/, async () => {
       for (const search of searches) await as(reader.token).search(search);
     });
-    const admin = await humanTaskReads(() => apiOk("POST", "/api/human/tasks/search", { searchType: "ADMIN", states: ["ASSIGNED"] }));
+    const admin = await boundStatementsOf(/FROM human_tasks/, () => apiOk("POST", "/api/human/tasks/search", { searchType: "ADMIN", states: ["ASSIGNED"] }));
     // A page and its count for each search.
     expect(inbox).toHaveLength(2 * searches.length);
     expect(admin).toHaveLength(2);
     for (const read of inbox) {
-      const steps = await plan(read);
+      const steps = await queryPlan(read);
       expect(steps, read.sql).not.toMatch(/SCAN human_tasks/);
       // The open tasks a reader may claim: by their state.
       expect(steps, read.sql).toContain("human_tasks_by_state");
     }
-    for (const read of admin) expect(await plan(read), read.sql).toMatch(/SEARCH human_tasks USING (COVERING )?INDEX human_tasks_by_state \(state=\?\)/);
+    for (const read of admin) expect(await queryPlan(read), read.sql).toMatch(/SEARCH human_tasks USING (COVERING )?INDEX human_tasks_by_state \(state=\?\)/);
   });
 });

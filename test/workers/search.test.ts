@@ -6,7 +6,7 @@ import { applyQuery, MAX_QUERY_CLAUSES, searchExecutions, type Filter } from "..
 import { searchTasks } from "../../src/worker/task-search";
 import { MAX_CORRELATED_WORKFLOWS } from "../../src/worker/lookups";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
+import { api, apiOk, boundStatementsOf, eventually, getWorkflow, httpTask, queryPlan, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 type SearchResult = { totalHits: number; results: Array<JsonObject & { workflowId: string; status: string }> };
 
@@ -956,6 +956,19 @@ describe("GET /api/workflow/running/{name}", () => {
     await apiOk("PUT", `/api/workflow/${later}/pause`);
     await waitForIndexRow(later, "PAUSED", 10_000);
     expect((await apiOk<string[]>("GET", `/api/workflow/running/${name}?version=1`)).sort()).toEqual([first, later].sort());
+  });
+
+  it("finds them by their status, not by their name: a name's index holds every execution it ever had, those not ended are few", async () => {
+    const name = "running_plan";
+    const lookups = await boundStatementsOf(/FROM executions/, async () => {
+      for (const query of ["", "?version=1", "?version=1&startTime=1&endTime=2", "?startTime=1&endTime=2"]) await apiOk("GET", `/api/workflow/running/${name}${query}`);
+    });
+    expect(lookups).toHaveLength(4);
+    for (const lookup of lookups) {
+      const plan = await queryPlan(lookup);
+      expect(plan, lookup.sql).toContain("SEARCH executions USING INDEX executions_by_status (status=?");
+      expect(plan, lookup.sql).not.toContain("executions_by_name");
+    }
   });
 
   it("refuses bad parameters with 400 in the contract's shape", async () => {
