@@ -576,10 +576,11 @@ describe("the human task list's plan", () => {
     const searches: JsonObject[] = [{ searchType: "INBOX" }, { searchType: "INBOX", states: ["ASSIGNED", "IN_PROGRESS"] }];
     const inbox = await boundStatementsOf(/FROM human_tasks/, async () => {
       for (const search of searches) await as(reader.token).search(search);
+      expect((await as(reader.token).get("/api/human/tasks/getTaskDisplayNames?searchType=INBOX")).status).toBe(200);
     });
     const admin = await boundStatementsOf(/FROM human_tasks/, () => apiOk("POST", "/api/human/tasks/search", { searchType: "ADMIN", states: ["ASSIGNED"] }));
-    // A page and its count for each search.
-    expect(inbox).toHaveLength(2 * searches.length);
+    // A page and its count for each search, and the display names.
+    expect(inbox).toHaveLength(2 * searches.length + 1);
     expect(admin).toHaveLength(2);
     for (const read of inbox) {
       const steps = await queryPlan(read);
