@@ -49,8 +49,19 @@ export function holdsLoneSurrogate(text: string): boolean {
   return /\p{Cs}/u.test(text);
 }
 
+/** The rule of {@link holdsLoneSurrogate} in words, for messages that go on to say why. */
+export const LONE_SURROGATE_RULE = "must not hold a lone surrogate (a \\uD800-\\uDFFF escape without its pair, such as half an emoji)";
+
 /** Why a name may not {@link holdsLoneSurrogate}. */
-export const LONE_SURROGATE_MESSAGE = "must not hold a lone surrogate (a \\uD800-\\uDFFF escape without its pair, such as half an emoji): a URL cannot carry it, so no request could name it again";
+export const LONE_SURROGATE_MESSAGE = `${LONE_SURROGATE_RULE}: a URL cannot carry it, so no request could name it again`;
+
+/**
+ * Why free text kept in a text column (a correlation id, a reason, a log line, a user's name, a group's description)
+ * may not {@link holdsLoneSurrogate}: D1 and a Durable Object's SQLite keep its UTF-8 bytes, which have no form for half
+ * a character, and read it back as U+FFFD, so it would be stored as other text than was sent. JSON data (inputs,
+ * outputs, variables) is stored as JSON text, where it is an escape (`\ud83d`), and kept exactly.
+ */
+export const LONE_SURROGATE_TEXT_MESSAGE = `${LONE_SURROGATE_RULE}: it is stored as UTF-8 text, which has no form for it, and would read back as U+FFFD`;
 
 /** Why a name may not be {@link isDotSegment}. */
 export const DOT_SEGMENT_MESSAGE = "must not be . or .. (a URL naming it would resolve it away)";

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { unfollowablePath } from "../engine/event-params";
-import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
+import { DOT_SEGMENT_MESSAGE, holdsLoneSurrogate, isDotSegment, LONE_SURROGATE_MESSAGE } from "../engine/http-syntax";
 import type { JsonValue } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { ApiError, notFound, validationError } from "./http/errors";
@@ -123,6 +123,8 @@ export const EventHandlerSchema = clientRequestObject({
       "must be a Conductor internal event: conductor:<workflow name>:<queue or task reference name> (what EVENT tasks and status listeners with a sink publish) or conductor:<queue> (the status listeners' _callbackSuccessQueue, _callbackFailureQueue and _callbackFinalizeQueue); this service has no sqs, kafka or other queues",
     ),
     v.maxLength(1024, "must be at most 1024 characters"),
+    // Handlers are listed by event in a path (`GET /api/event/{event}`), which cannot carry half a character.
+    v.check((event: string) => !holdsLoneSurrogate(event), LONE_SURROGATE_MESSAGE),
   ),
   description: v.optional(v.string("must be a string")),
   condition: v.optional(v.pipe(v.string("must be a string"), v.maxLength(10_000, "must be at most 10000 characters"))),

@@ -1,4 +1,4 @@
-import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
+import { DOT_SEGMENT_MESSAGE, holdsLoneSurrogate, isDotSegment, LONE_SURROGATE_MESSAGE, LONE_SURROGATE_TEXT_MESSAGE } from "../engine/http-syntax";
 import { START_IDEMPOTENCY_STRATEGIES } from "../engine/tasks/start-workflow/request";
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
@@ -69,6 +69,13 @@ export const jacksonText = (message = "must be a string") =>
   );
 
 /**
+ * Free text kept in a text column (a correlation id, a reason, a log line, a name or description): without a lone
+ * surrogate, which would be stored as U+FFFD ({@link LONE_SURROGATE_TEXT_MESSAGE}). A check of one short field; JSON
+ * data (inputs, outputs) is kept exactly and not walked.
+ */
+export const wellFormedText = v.check((text: string) => !holdsLoneSurrogate(text), LONE_SURROGATE_TEXT_MESSAGE);
+
+/**
  * Conductor's `taskToDomain` (task name to domain, comma-separated fallbacks) as Jackson reads its `Map<String, String>`:
  * a domain given as a number or boolean is its text ({@link jacksonText}: a Python client keying domains by a shard or
  * region number sends `{"*": 7}`, which Conductor routes to domain "7"), and a null one is no mapping for that task
@@ -79,7 +86,14 @@ export const jacksonText = (message = "must be a string") =>
 export const TaskToDomain = v.pipe(
   v.record(
     v.string(),
-    v.nullable(v.pipe(jacksonText("must map task names to domain strings"), v.check((domain) => overlongDomainOf(domain) === undefined, DOMAIN_LENGTH_MESSAGE))),
+    v.nullable(
+      v.pipe(
+        jacksonText("must map task names to domain strings"),
+        v.check((domain) => overlongDomainOf(domain) === undefined, DOMAIN_LENGTH_MESSAGE),
+        // A worker polls a domain by `?domain=`, which cannot carry half a character: its tasks would wait for ever.
+        v.check((domain) => !holdsLoneSurrogate(domain), LONE_SURROGATE_MESSAGE),
+      ),
+    ),
   ),
   v.transform((domains) => Object.fromEntries(Object.entries(domains).filter((entry): entry is [string, string] => entry[1] !== null))),
 );
@@ -118,7 +132,7 @@ export const Priority = v.pipe(v.number("must be an integer"), v.integer("must b
  * A correlation id, wherever it is given (a body field or the `correlationId` query parameter): a number or boolean is
  * its text ({@link jacksonText}), as Jackson reads Conductor's String correlationId (clients keying by an order number).
  */
-export const CorrelationId = v.pipe(jacksonText(), v.maxLength(MAX_CORRELATION_ID_LENGTH, `must be at most ${MAX_CORRELATION_ID_LENGTH} characters`));
+export const CorrelationId = v.pipe(jacksonText(), v.maxLength(MAX_CORRELATION_ID_LENGTH, `must be at most ${MAX_CORRELATION_ID_LENGTH} characters`), wellFormedText);
 
 /** The fields of Conductor's `StartWorkflowRequest` (see {@link StartWorkflowRequest}). */
 /** Conductor's idempotency strategies of a start with an `idempotencyKey`. */
@@ -267,14 +281,15 @@ export const TaskLogLine = v.pipe(v.string("must be a string"), v.maxBytes(MAX_T
 /**
  * An entry of a TaskResult's `logs`. A line too long is cut when stored (after its secrets are masked), not refused:
  * refusing it would refuse the worker's result with it (a thrown error's stack is sent as a line), and the task would
- * be lost to its timeout.
+ * be lost to its timeout. A line holding a lone surrogate is refused ({@link wellFormedText}): no output a worker means
+ * but text cut between the two halves of a character, which would be stored as U+FFFD.
  */
 const TaskExecLog = requestObject({
   /**
    * None (null, absent) is an entry without a line, dropped: the C# SDK's `InProgress(callbackAfterSeconds: n)` sends one.
    * A number or boolean is its text, as Jackson reads TaskExecLog's String `log` (a worker logging a count as it is).
    */
-  log: v.nullish(jacksonText()),
+  log: v.nullish(v.pipe(jacksonText(), wellFormedText)),
   /** Ignored, as Conductor ignores it: the line belongs to the task the TaskResult reports. */
   taskId: v.nullish(jacksonText()),
   /**
@@ -331,7 +346,7 @@ const taskResultFields = {
   status: TASK_RESULT_STATUS,
   outputData: v.nullish(jsonData),
   // A number (an error code) or boolean is its text, as Jackson reads TaskResult's String field.
-  reasonForIncompletion: v.nullish(jacksonText()),
+  reasonForIncompletion: v.nullish(v.pipe(jacksonText(), wellFormedText)),
   /**
    * A SIMPLE task reported IN_PROGRESS (SCHEDULED again in its queue) is polled again after this many seconds. A fraction is dropped, not refused:
    * Conductor's TaskResult holds a `long`, which Jackson reads 0.012 into as 0 (its ACCEPT_FLOAT_AS_INT is on), and
@@ -372,7 +387,7 @@ export const TaskResultRequest = v.pipe(
     ...taskResultFields,
     status: v.optional(TASK_RESULT_STATUS),
     /** The reporting worker; `update-v2` hands its next task to it. A numbered worker's number is its text (Jackson's String). */
-    workerId: v.nullish(v.pipe(jacksonText(), v.maxLength(256, "must be at most 256 characters"))),
+    workerId: v.nullish(v.pipe(jacksonText(), v.maxLength(256, "must be at most 256 characters"), wellFormedText)),
     /** A heartbeat of the worker that holds the task, not a result: the rest of the TaskResult is ignored, as Conductor does. */
     extendLease: v.nullish(v.boolean("must be true or false")),
   }),

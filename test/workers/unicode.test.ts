@@ -1,7 +1,7 @@
-import { SELF } from "cloudflare:test";
+import { env, SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createUser } from "./auth-helpers";
-import { ADMIN_KEY, api, apiOk, getWorkflow, register, startWorkflow, waitFor } from "./helpers";
+import { ADMIN_KEY, api, apiOk, getWorkflow, register, startWorkflow, waitFor, waitForIndexRow } from "./helpers";
 
 const wait = [{ name: "hold", taskReferenceName: "hold", type: "WAIT" }];
 
@@ -131,5 +131,92 @@ describe("tags beyond ASCII", () => {
       expect(refused.validationErrors?.[0]?.message).toContain("must not hold a lone surrogate");
     }
     expect(await apiOk("GET", "/api/metadata/workflow/uni_tagged/tags")).toEqual([{ key: "équipe", value: "支払い😀" }]);
+  });
+});
+
+describe("free text and JSON data holding a lone surrogate", () => {
+  const half = "\ud83d";
+  /** Each refused field with whether its message names the lone surrogate. */
+  const lone = (issues: Array<{ path: string; message: string }> | undefined) => issues?.map((issue) => [issue.path, issue.message.includes("must not hold a lone surrogate")]);
+
+  it("a correlation id or task domain holding one is a 400 naming it, nothing started, where the correlation id was stored in the search index as three U+FFFD; a workflow's input holding one is kept exactly, by the execution and in the index, as JSON keeps it (an escape)", async () => {
+    await register({ name: "uni_free_start", tasks: wait });
+    const correlation = await refusal(await postRaw("/api/workflow", JSON.stringify({ name: "uni_free_start", correlationId: `order-${half}` })), 400, "VALIDATION_ERROR");
+    expect(lone(correlation.validationErrors)).toEqual([["correlationId", true]]);
+    const domain = await refusal(await postRaw("/api/workflow", JSON.stringify({ name: "uni_free_start", taskToDomain: { "*": `eu-${half}` } })), 400, "VALIDATION_ERROR");
+    expect(lone(domain.validationErrors)).toEqual([["taskToDomain.*", true]]);
+
+    const input = { note: `cut-${half}`, [`key-${half}`]: "\ude00-alone" };
+    const workflowId = await apiOk<string>("POST", "/api/workflow", JSON.stringify({ name: "uni_free_start", correlationId: "order-1", input }));
+    expect((await getWorkflow(workflowId)).input).toEqual(input);
+    await waitForIndexRow(workflowId, "RUNNING");
+    const rows = await env.DB.prepare("SELECT workflow_id, correlation_id, input FROM executions WHERE workflow_name = 'uni_free_start'").all<{ workflow_id: string; correlation_id: string; input: string }>();
+    // The refused starts left no row: only the one started.
+    expect(rows.results.map((row) => [row.workflow_id, row.correlation_id, JSON.parse(row.input)])).toEqual([[workflowId, "order-1", input]]);
+  });
+
+  it("a worker's reason, log line or worker id holding one is a 400 naming it that leaves the task as it was, where the log line read back as three U+FFFD; its output holding one is kept exactly", async () => {
+    await register({ name: "uni_free_task", tasks: [{ name: "uni_free_worker", taskReferenceName: "work", type: "SIMPLE" }], outputParameters: { said: "${work.output.said}" } });
+    const workflowId = await startWorkflow("uni_free_task", {});
+    const [polled] = await apiOk<Array<{ taskId: string }>>("GET", "/api/tasks/poll/batch/uni_free_worker?count=1&workerid=w1");
+    const taskId = polled!.taskId;
+    const result = { workflowInstanceId: workflowId, taskId, status: "FAILED" };
+    const before = JSON.stringify((await getWorkflow(workflowId)).tasks);
+    for (const [field, extra] of [
+      ["reasonForIncompletion", { reasonForIncompletion: `timed out ${half}` }],
+      ["logs[1].log", { logs: ["fine", { log: `cut ${half}` }] }],
+      ["logs[0].log", { logs: [`cut ${half}`] }],
+      ["workerId", { workerId: `w-${half}` }],
+    ] as const) {
+      const refused = await refusal(await postRaw("/api/tasks", JSON.stringify({ ...result, ...extra })), 400, "VALIDATION_ERROR");
+      expect(lone(refused.validationErrors)).toEqual([[field, true]]);
+    }
+    const line = await refusal(await postRaw(`/api/tasks/${taskId}/log`, JSON.stringify(`cut ${half}`)), 400, "VALIDATION_ERROR");
+    expect(lone(line.validationErrors)).toEqual([["(body)", true]]);
+    expect(JSON.stringify((await getWorkflow(workflowId)).tasks)).toBe(before);
+    expect(await apiOk("GET", `/api/tasks/${taskId}/log`)).toEqual([]);
+
+    const output = { said: `half ${half}`, [`\ude00`]: 1 };
+    await apiOk("POST", "/api/tasks", JSON.stringify({ ...result, status: "COMPLETED", outputData: output, logs: ["done 😀"] }));
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+    expect({ status: done.status, task: done.tasks[0]!.outputData, workflow: done.output }).toEqual({ status: "COMPLETED", task: output, workflow: { said: output.said } });
+    expect((await apiOk<Array<{ log: string }>>("GET", `/api/tasks/${taskId}/log`)).map((entry) => entry.log)).toEqual(["done 😀"]);
+  });
+
+  it("a user's name, a group's or role's description or an application's name holding one is a 400 naming it, nothing stored, where each read back as three U+FFFD", async () => {
+    const user = await refusal(await api("PUT", "/api/users/uni-free-user", JSON.stringify({ name: `Zoë ${half}`, roles: ["USER"] })), 400, "VALIDATION_ERROR");
+    expect(lone(user.validationErrors)).toEqual([["name", true]]);
+    expect((await api("GET", "/api/users/uni-free-user")).status).toBe(404);
+    const group = await refusal(await api("PUT", "/api/groups/uni-free-group", JSON.stringify({ description: `team ${half}`, roles: [], defaultAccess: {} })), 400, "VALIDATION_ERROR");
+    expect(lone(group.validationErrors)).toEqual([["description", true]]);
+    expect((await api("GET", "/api/groups/uni-free-group")).status).toBe(404);
+    const role = await refusal(await api("POST", "/api/security/roles", JSON.stringify({ name: "uni-free-role", description: `role ${half}`, permissions: [] })), 400, "VALIDATION_ERROR");
+    expect(lone(role.validationErrors)).toEqual([["description", true]]);
+    expect((await apiOk<Array<{ name: string }>>("GET", "/api/security/roles")).map((listed) => listed.name)).not.toContain("uni-free-role");
+    const applicationsBefore = await apiOk<unknown[]>("GET", "/api/applications");
+    const application = await refusal(await api("POST", "/api/applications", JSON.stringify({ name: `billing ${half}` })), 400, "VALIDATION_ERROR");
+    expect(lone(application.validationErrors)).toEqual([["name", true]]);
+    expect(await apiOk<unknown[]>("GET", "/api/applications")).toEqual(applicationsBefore);
+  });
+
+  it("a secret's or environment variable's value holding one is a 400 at (body), nothing stored, where the secret was encrypted with U+FFFD in its place and the variable read back so", async () => {
+    for (const [path, what] of [["/api/secrets/uni_free_secret", "secret value"], ["/api/environment/uni_free_variable", "environment variable's value"]] as const) {
+      const refused = await refusal(await api("PUT", path, JSON.stringify(`token-${half}`)), 400, "VALIDATION_ERROR");
+      expect(lone(refused.validationErrors)).toEqual([["(body)", true]]);
+      expect(refused.message.startsWith(`The ${what} must not hold a lone surrogate`)).toBe(true);
+    }
+    expect(await (await api("GET", "/api/secrets/uni_free_secret/exists")).text()).toBe("false");
+    expect((await api("GET", "/api/environment/uni_free_variable")).status).toBe(404);
+  });
+
+  it("an event handler's event or an EVENT task's literal sink holding one is a 400 naming it, nothing stored: no path (GET /api/event/{event}) can name that event", async () => {
+    const complete = { action: "complete_task", complete_task: { workflowId: "${workflowId}", taskRefName: "approval" } };
+    const handler = await refusal(await api("POST", "/api/event", JSON.stringify({ name: "uni_free_handler", event: `conductor:orders:${half}`, active: true, actions: [complete] })), 400, "VALIDATION_ERROR");
+    expect(lone(handler.validationErrors)).toEqual([["event", true]]);
+    expect((await api("GET", "/api/event/handler/uni_free_handler")).status).toBe(404);
+    const definition = { name: "uni_free_sink", version: 1, schemaVersion: 2, ownerEmail: "test@example.com", tasks: [{ name: "publish", taskReferenceName: "publish", type: "EVENT", sink: `conductor:${half}` }] };
+    const sink = await refusal(await postRaw("/api/metadata/workflow", JSON.stringify(definition)), 400, "VALIDATION_ERROR");
+    expect(lone(sink.validationErrors)).toEqual([["tasks[0].sink", true]]);
+    expect((await api("GET", "/api/metadata/workflow/uni_free_sink")).status).toBe(404);
   });
 });

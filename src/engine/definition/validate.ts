@@ -5,7 +5,7 @@
  * then cross-task rules (unique reference names, the task names expressions read) and `${...}` syntax. Every problem is reported,
  * so an author can fix a definition in one round trip.
  */
-import { DOT_SEGMENT_MESSAGE, holdsLoneSurrogate, isDotSegment, LONE_SURROGATE_MESSAGE } from "../http-syntax";
+import { DOT_SEGMENT_MESSAGE, holdsLoneSurrogate, isDotSegment, LONE_SURROGATE_MESSAGE, LONE_SURROGATE_RULE } from "../http-syntax";
 import * as v from "valibot";
 import { findTemplateErrors, hasExpression, referencedSecrets, taskReferencesIn, WORKFLOW_FIELDS, workflowFieldsIn, type TaskReference } from "../expressions";
 import {
@@ -351,7 +351,7 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
   // A SIMPLE task's name is the task type its workers poll by, in a path (`/api/tasks/poll/{taskType}`) that cannot carry
   // half a character: no worker could ever poll it. A lint, as the definition names' rule is one (checked at registration).
   if (type === "SIMPLE" && context.accepted !== true && typeof raw["name"] === "string" && holdsLoneSurrogate(raw["name"])) {
-    issues.push({ path: childPath(path, "name"), message: `name ${LONE_SURROGATE_MESSAGE.replace(/:.*$/, "")}: a SIMPLE task's name is the task type its workers poll by in a URL path, which cannot carry it, so no worker could poll it` });
+    issues.push({ path: childPath(path, "name"), message: `name ${LONE_SURROGATE_RULE}: a SIMPLE task's name is the task type its workers poll by in a URL path, which cannot carry it, so no worker could poll it` });
   }
   issues.push(...cacheConfigIssues(raw, path));
 

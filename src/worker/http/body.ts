@@ -1,3 +1,4 @@
+import { holdsLoneSurrogate, LONE_SURROGATE_TEXT_MESSAGE } from "../../engine/http-syntax";
 import { ApiError, validationError } from "./errors";
 import { findJsonSyntaxProblem } from "./json-syntax";
 
@@ -174,7 +175,8 @@ export interface StringBody {
  * type is taken as the text itself, as Conductor's Java client sends a String (raw, labelled `application/json`) and as
  * Orkes' server reads it (so a value that is a JSON object, such as a service account's key, is kept as sent); raw
  * `text/plain` is the text. UTF-8 only: 415 for another media type or charset, 400 for bytes that are not UTF-8 and for
- * an empty JSON body. Refusals never quote the body: a value sent the wrong way may still be a secret (which is also why
+ * an empty JSON body, and for one holding a lone surrogate (a JSON string's `\ud83d` escape without its pair), which the
+ * text it is kept as has no form for. Refusals never quote the body: a value sent the wrong way may still be a secret (which is also why
  * {@link readJsonBody}, whose parse errors name the place of a mistake in the text, is not used). Other empty and size checks are the caller's.
  */
 export async function readStringBody(request: Request, maxBytes: number, body: StringBody): Promise<string> {
@@ -192,7 +194,11 @@ export async function readStringBody(request: Request, maxBytes: number, body: S
   if (text === undefined) throw bodyError(`The ${what} is not valid UTF-8`);
   if (!isJson) return text;
   if (text.trim() === "") throw bodyError(`The body must be the ${what} as a JSON string, e.g. ${example}, or as text/plain`);
-  return jsonStringContent(text) ?? text;
+  const content = jsonStringContent(text) ?? text;
+  // Only a JSON string's escape can make one (UTF-8 bytes cannot): each such body (a log line, a secret's or an
+  // environment variable's value) is kept as text, where it would be U+FFFD.
+  if (holdsLoneSurrogate(content)) throw bodyError(`The ${what} ${LONE_SURROGATE_TEXT_MESSAGE}`);
+  return content;
 }
 
 /** The content of `text` when it is one JSON string; undefined for any other text, JSON or not. */

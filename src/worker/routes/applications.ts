@@ -6,7 +6,7 @@ import { forgetVerifiedTokens, keySessionRevocations, userKeySessionRevocations 
 import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
 import { decodedPathParam } from "../http/params";
-import { parseOrThrow, requestObject } from "../schemas";
+import { parseOrThrow, requestObject, wellFormedText } from "../schemas";
 import { APPLICATION_USER_PREFIX, ApplicationRepository, applicationExists, applicationUserId, type Application } from "../security/applications";
 import { MAX_ASSIGNED_ROLES } from "../security/schemas";
 import { ALWAYS, SecurityStore, type ApiKeyState, type WriteCondition } from "../security/store";
@@ -27,6 +27,7 @@ const ApplicationBody = requestObject({
     v.trim(),
     v.minLength(1, "must not be empty"),
     v.maxLength(MAX_APPLICATION_NAME_LENGTH, `must be at most ${MAX_APPLICATION_NAME_LENGTH} characters`),
+    wellFormedText,
   ),
 });
 

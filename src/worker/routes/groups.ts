@@ -4,7 +4,7 @@ import { authorizeHandingOut } from "../auth/delegation";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
 import { principalOf } from "../guard";
 import { notFound, validationError, type ApiError } from "../http/errors";
-import { parseOrThrow, requestObject } from "../schemas";
+import { parseOrThrow, requestObject, wellFormedText } from "../schemas";
 import { GroupRepository, type Group } from "../security/groups";
 import { OrkesRolesSchema, UserIdSchema } from "../security/schemas";
 import { ALWAYS, SecurityStore, allHold, type WriteCondition } from "../security/store";
@@ -22,7 +22,7 @@ type Args = [Env, ExecutionContext];
  * absent: Orkes' Gson-based Java client sends every field it was not given as null.
  */
 const UpsertGroupBody = requestObject({
-  description: v.optional(v.pipe(v.nullable(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters"))), v.transform((description) => description ?? "")), ""),
+  description: v.optional(v.pipe(v.nullable(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters"), wellFormedText)), v.transform((description) => description ?? "")), ""),
   roles: v.optional(v.pipe(v.nullable(OrkesRolesSchema), v.transform((roles) => roles ?? [])), []),
   // Orkes' Map<TargetType, Set<Access>> (the Java client's own requests always send one); null is none.
   defaultAccess: v.nullish(

@@ -5,7 +5,7 @@ import { forgetVerifiedTokens, userKeySessionRevocations } from "../auth/tokens"
 import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
 import { booleanQuery, decodedPathParam } from "../http/params";
-import { absentWhenNull, parseOrThrow, requestObject } from "../schemas";
+import { absentWhenNull, parseOrThrow, requestObject, wellFormedText } from "../schemas";
 import { APPLICATION_USER_PREFIX } from "../security/applications";
 import { NAME_PATTERN, OrkesRolesSchema } from "../security/schemas";
 import { GroupRepository } from "../security/groups";
@@ -26,7 +26,7 @@ const MAX_USER_NAME_LENGTH = 255;
  * is absent: Orkes' Gson-based Java client sends every field it was not given as null.
  */
 const UpsertUserBody = requestObject({
-  name: absentWhenNull(v.pipe(v.string("must be a string"), v.trim(), v.maxLength(MAX_USER_NAME_LENGTH, `must be at most ${MAX_USER_NAME_LENGTH} characters`))),
+  name: absentWhenNull(v.pipe(v.string("must be a string"), v.trim(), v.maxLength(MAX_USER_NAME_LENGTH, `must be at most ${MAX_USER_NAME_LENGTH} characters`), wellFormedText)),
   roles: absentWhenNull(OrkesRolesSchema),
   groups: absentWhenNull(v.pipe(v.array(v.pipe(v.string("must be a string"), v.regex(NAME_PATTERN, "must be a group id of 1 to 128 letters, digits or _ . @ + : -")), "must be an array of group ids"), v.maxLength(100, "may hold at most 100 groups"))),
 });

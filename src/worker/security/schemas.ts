@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import { PERMISSIONS } from "../auth/permissions";
-import { requestObject } from "../schemas";
+import { requestObject, wellFormedText } from "../schemas";
 
 /** True for a scope other than `*` whose wildcard would cover tag scopes (`tag:a:*`, `tag*`, `t*`, `*x`). */
 function coversTagsByWildcard(scope: string): boolean {
@@ -36,14 +36,14 @@ const name = (what: string) => v.pipe(v.string("must be a string"), v.regex(NAME
 /** Body of `POST /api/security/roles` (a Role, spec 2.5). */
 export const RoleSchema = requestObject({
   name: name("role name"),
-  description: v.optional(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters")), ""),
+  description: v.optional(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters"), wellFormedText), ""),
   permissions: v.pipe(v.array(GrantSchema, "must be an array of {action, scope}"), v.maxLength(200, "may hold at most 200 grants")),
 });
 
 /** Body of `PUT /api/security/roles/{name}`: the role without its name (the path names it). */
 export const RoleUpdateSchema = requestObject({
   name: v.optional(name("role name")),
-  description: v.optional(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters")), ""),
+  description: v.optional(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters"), wellFormedText), ""),
   permissions: v.pipe(v.array(GrantSchema, "must be an array of {action, scope}"), v.maxLength(200, "may hold at most 200 grants")),
 });
 
