@@ -209,6 +209,17 @@ describe("free text and JSON data holding a lone surrogate", () => {
     expect((await api("GET", "/api/environment/uni_free_variable")).status).toBe(404);
   });
 
+  it("a webhook's name or checked header's value holding one is a 400 naming it, nothing saved, where the header's value was encrypted with U+FFFD in its place, a value no event's header could carry", async () => {
+    await register({ name: "uni_free_hook", tasks: wait });
+    const webhook = (name: string, secret: string) => JSON.stringify({ name, verifier: "HEADER_BASED", headers: { "X-Webhook-Secret": secret }, receiverWorkflowNamesToVersions: { uni_free_hook: 1 } });
+    const before = await apiOk<unknown[]>("GET", "/api/metadata/webhook");
+    for (const [body, field] of [[webhook(`orders-${half}`, "s3cret"), "name"], [webhook("uni-free-hook", `s3cret-${half}`), "headers.X-Webhook-Secret"]] as const) {
+      const refused = await refusal(await api("POST", "/api/metadata/webhook", body), 400, "VALIDATION_ERROR");
+      expect(lone(refused.validationErrors)).toEqual([[field, true]]);
+    }
+    expect(await apiOk<unknown[]>("GET", "/api/metadata/webhook")).toEqual(before);
+  });
+
   it("an event handler's event or an EVENT task's literal sink holding one is a 400 naming it, nothing stored: no path (GET /api/event/{event}) can name that event", async () => {
     const complete = { action: "complete_task", complete_task: { workflowId: "${workflowId}", taskRefName: "approval" } };
     const handler = await refusal(await api("POST", "/api/event", JSON.stringify({ name: "uni_free_handler", event: `conductor:orders:${half}`, active: true, actions: [complete] })), 400, "VALIDATION_ERROR");

@@ -19,7 +19,7 @@ import { isHeaderName, isHeaderValueText, TOKEN_DESCRIPTION } from "../../engine
 import { parseWebhookKey } from "../../engine/tasks/wait-for-webhook/matches";
 import type { StartIdempotencyStrategy } from "../../engine/tasks/start-workflow/request";
 import { MAX_JAVA_INT } from "../../engine/definition/checks";
-import { MAX_IDEMPOTENCY_KEY_LENGTH, requestObject, WorkflowName } from "../schemas";
+import { MAX_IDEMPOTENCY_KEY_LENGTH, requestObject, wellFormedText, WorkflowName } from "../schemas";
 import { TagListSchema } from "../tags";
 
 /** The verifiers this service checks. */
@@ -52,6 +52,8 @@ const secretText = v.pipe(
   v.string("must be a string"),
   v.minLength(1, "must not be empty"),
   v.maxLength(MAX_SECRET_LENGTH, `must be at most ${MAX_SECRET_LENGTH} characters`),
+  // Encrypted as UTF-8, where it would be U+FFFD: a header or signing key no sender's bytes would match.
+  wellFormedText,
   // Conductor's docs write `${workflow.secrets.NAME}` here; nothing resolves it for an event (no workflow runs yet), so
   // it would be checked as that very text and refuse every real event: said now instead.
   v.check((value: string) => !/^\$\{[^}]*\}$/.test(value.trim()), "must be the secret itself: a ${...} reference (such as ${workflow.secrets.NAME}) is not resolved for a webhook's events"),
@@ -127,7 +129,7 @@ const workflowsToStart = v.pipe(
 
 /** The body of a save (Orkes' WebhookConfig). Fields a read shows (`id`, `urlVerified`, `createdBy`…) are ignored. */
 export const WebhookConfigRequest = requestObject({
-  name: v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(255, "must be at most 255 characters")),
+  name: v.pipe(v.string("must be a string"), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(255, "must be at most 255 characters"), wellFormedText),
   verifier: v.pipe(
     v.string("must be a string"),
     v.check((value) => !UNSUPPORTED_VERIFIERS.includes(value), `is not supported by this service (TWITTER's challenge would sign any text with the webhook's secret for anyone who asks); use one of ${WEBHOOK_VERIFIERS.join(", ")}`),
