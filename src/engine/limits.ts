@@ -1,4 +1,5 @@
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from "./definition/checks";
+import { holdsLoneSurrogate, LONE_SURROGATE_TEXT_MESSAGE } from "./http-syntax";
 import { SHORT_TASK_LIST } from "./draft";
 import { jsonBytesWithin } from "./json-bytes";
 import type { JsonValue, TaskExecution, WorkflowDef } from "./model";
@@ -124,12 +125,14 @@ export const MAX_TASK_REASON_LENGTH = 500;
 export const MAX_CORRELATION_ID_LENGTH = 512;
 
 /**
- * Why a correlation id given as `field` is longer than {@link MAX_CORRELATION_ID_LENGTH}, undefined when it fits: for the
- * starts that resolve one (an event handler's, a START_WORKFLOW task's) and SET_CORRELATION_ID, which the API's checks do
- * not see. Longer, the execution could be found by no correlation lookup, each of which refuses such an id.
+ * Why a correlation id given as `field` is one the API's starts refuse, undefined when it is fine: longer than
+ * {@link MAX_CORRELATION_ID_LENGTH}, or holding a lone surrogate (stored as text, it would read back as U+FFFD). For the
+ * starts that resolve one (an event handler's, a START_WORKFLOW task's) and SET_CORRELATION_ID, which the API's checks
+ * do not see. Either way the execution could be found by no correlation lookup, each of which refuses such an id.
  */
-export function correlationIdLengthProblem(field: string, correlationId: string): string | undefined {
-  return correlationId.length > MAX_CORRELATION_ID_LENGTH ? `${field} must be at most ${MAX_CORRELATION_ID_LENGTH} characters, but is ${correlationId.length}` : undefined;
+export function correlationIdProblem(field: string, correlationId: string): string | undefined {
+  if (correlationId.length > MAX_CORRELATION_ID_LENGTH) return `${field} must be at most ${MAX_CORRELATION_ID_LENGTH} characters, but is ${correlationId.length}`;
+  return holdsLoneSurrogate(correlationId) ? `${field} ${LONE_SURROGATE_TEXT_MESSAGE}` : undefined;
 }
 
 /**

@@ -47,6 +47,8 @@ describe("START_WORKFLOW and NOOP", () => {
     // At most what a start through the API takes (512 characters): longer, no correlation lookup could find the workflow.
     expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: "c".repeat(512) } })).toEqual({ name: "billing", input: {}, correlationId: "c".repeat(512) });
     expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: "c".repeat(513) } })).toEqual({ invalid: "startWorkflow.correlationId must be at most 512 characters, but is 513" });
+    // Nor one holding a lone surrogate, which the API's starts refuse: stored as text, it would read back as U+FFFD.
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", correlationId: "order-\ud83d" } })).toEqual({ invalid: expect.stringMatching(/^startWorkflow\.correlationId must not hold a lone surrogate/) });
   });
 
   it("reads taskToDomain as Conductor's StartWorkflow does (Jackson into a Map<String, String>): an expression may give the map, a number or boolean domain is its text, a null one none; anything else fails the task", () => {

@@ -274,7 +274,7 @@ describe("SET_CORRELATION_ID", () => {
     expect(registrationErrors([task("mark", "SET_CORRELATION_ID", { correlationId: "${workflow.input.x}" })])).toEqual([]);
   });
 
-  it("fails for good, with Conductor's reason, on a missing, empty or non-string id, and on one longer than a start takes; the id stays", () => {
+  it("fails for good, with Conductor's reason, on a missing, empty or non-string id, and on one a start refuses (longer than it takes, or holding a lone surrogate, which the search index would store as U+FFFD); the id stays", () => {
     for (const given of [undefined, "", 42, { id: 1 }]) {
       const input: JsonObject = given === undefined ? {} : { given };
       const { state } = started([task("mark", "SET_CORRELATION_ID", { correlationId: "${workflow.input.given}" })], input);
@@ -284,6 +284,9 @@ describe("SET_CORRELATION_ID", () => {
     }
     const long = started([task("mark", "SET_CORRELATION_ID", { correlationId: "x".repeat(513) })]).state;
     expect(long.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringContaining("at most 512 characters") });
+    const half = started([task("mark", "SET_CORRELATION_ID", { correlationId: "${workflow.input.given}" })], { given: "order-\ud83d" }).state;
+    expect(half.tasks[0]).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringMatching(/^'correlationId' must not hold a lone surrogate/) });
+    expect(half.correlationId).toBeUndefined();
   });
 });
 

@@ -1,7 +1,7 @@
 import type { ExecutionEvent } from "../../engine/decider";
 import { eventStamp, expandInlineJson, payloadText, taskAction, withPayload, type TaskActionParams } from "../../engine/event-params";
 import { deliveryKey, type EventMessage, type JsonObject, type JsonValue, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "../../engine/model";
-import { correlationIdLengthProblem, cutText, MAX_TASK_REASON_LENGTH, oversize, oversizeReason } from "../../engine/limits";
+import { correlationIdProblem, cutText, MAX_TASK_REASON_LENGTH, oversize, oversizeReason } from "../../engine/limits";
 import { masked, maskedKeysWith } from "../../engine/masking";
 import { maskedTexts, reasonMaskedOf } from "../../engine/masked-reason";
 import { evaluateWith, type ScriptRunner } from "../../engine/scripts";
@@ -239,9 +239,9 @@ async function startWorkflow(
   const inputBytes = oversize(input, limit);
   if (inputBytes !== undefined) return { done: false, why: oversizeReason("The workflow input", inputBytes, limit) };
   const correlationId = params.correlationId === undefined ? undefined : payloadText(withPayload(params.correlationId, payload));
-  // Before anything is started: longer than the API's starts take, no correlation lookup could find the execution.
-  const tooLong = correlationId === undefined ? undefined : correlationIdLengthProblem("correlationId", correlationId);
-  if (tooLong !== undefined) return { done: false, why: tooLong };
+  // Before anything is started: one the API's starts refuse (too long, a lone surrogate) no correlation lookup could find.
+  const refused = correlationId === undefined ? undefined : correlationIdProblem("correlationId", correlationId);
+  if (refused !== undefined) return { done: false, why: refused };
   const idempotencyKey = params.idempotencyKey === undefined ? undefined : payloadText(withPayload(params.idempotencyKey, payload));
   // The same for every delivery of this message to this action: a repeated dispatch finds it started.
   const workflowId = await actionWorkflowId(source);

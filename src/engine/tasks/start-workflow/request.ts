@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from "../../model";
-import { correlationIdLengthProblem } from "../../limits";
+import { correlationIdProblem } from "../../limits";
 import { correlationIdOf, idempotencyKeyOf, isJsonObjectValue, priorityOf, startedTaskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
 
 /** The input parameter describing the workflow a START_WORKFLOW starts (Conductor's). */
@@ -54,8 +54,8 @@ export function startWorkflowRequest(input: JsonObject): StartWorkflowRequest | 
   if (typeof correlationId === "object") return correlationId;
   // A blank one (spaces only) is none too: Conductor's StartWorkflow takes the starter's id for it (defaultIfBlank).
   if (correlationId !== undefined && correlationId.trim() !== "") {
-    const tooLong = correlationIdLengthProblem(`${START_WORKFLOW_PARAMETER}.correlationId`, correlationId);
-    if (tooLong !== undefined) return { invalid: tooLong };
+    const refused = correlationIdProblem(`${START_WORKFLOW_PARAMETER}.correlationId`, correlationId);
+    if (refused !== undefined) return { invalid: refused };
     started.correlationId = correlationId;
   }
   const taskToDomain = startedTaskToDomainOf(request["taskToDomain"], `${START_WORKFLOW_PARAMETER}.taskToDomain`);
