@@ -1,5 +1,6 @@
 import type { NameFilter } from "./auth/permissions";
 import { ApiError } from "./http/errors";
+import { anyNameTerm, nameTerms } from "./search";
 
 /**
  * Most characters of stored JSON one unpaginated listing (definitions, schemas) reads from D1 and answers. Conductor
@@ -60,12 +61,8 @@ export interface ListingCondition {
  */
 export function namesLetThrough(column: string, filters: readonly NameFilter[]): ListingCondition[] {
   return filters.flatMap((filter) => {
-    if (filter === "every") return [];
-    // Compared as bytes (UTF-8), the prefix as the first bytes of the name: a prefix of a name's text is one of its
-    // bytes, and neither LIKE's wildcards (`_`, `%`) in a prefix nor a NUL in a name (where length() of text stops) count.
-    const sql = `(${column} IN (SELECT value FROM json_each(?)) OR EXISTS (SELECT 1 FROM json_each(?) AS granted
-      WHERE substr(CAST(${column} AS BLOB), 1, length(CAST(granted.value AS BLOB))) = CAST(granted.value AS BLOB)))`;
-    return [{ sql, binds: [JSON.stringify(filter.names), JSON.stringify(filter.prefixes)] }];
+    const terms = nameTerms(column, filter);
+    return terms === "every" ? [] : [{ sql: anyNameTerm(terms), binds: terms.flatMap((term) => term.binds) }];
   });
 }
 

@@ -8,7 +8,7 @@ import type { JsonObject } from "../engine/model";
 import { listedEntry } from "../engine/tasks/human/entry";
 import { isAssignee, type HumanCaller } from "../engine/tasks/human/progress";
 import type { HumanUser } from "../engine/tasks/human/settings";
-import { readableNames, readableWorkflows } from "./auth/access-rules";
+import { namesGranted } from "./auth/permissions";
 import { executionStub, retryingExecutionCall } from "./executions";
 import { principalOf, taskChecks } from "./guard";
 import { ApiError, notFound, validationError } from "./http/errors";
@@ -129,13 +129,13 @@ function addUsers(filter: Filter, prefix: "assignee" | "claimant", users: Readon
  */
 async function applyVisibility(filter: Filter, request: IRequest, env: Env, searchType: "ADMIN" | "INBOX"): Promise<void> {
   const principal = principalOf(request);
-  const workflows = readableWorkflows(principal.grants, "WORKFLOW_READ");
+  const workflows = namesGranted(principal.grants, "WORKFLOW_READ", "workflow:");
   const readable: Filter = { clauses: [], bindings: [] };
   if (searchType === "ADMIN") {
     // Those of the workflows the caller may read, and those of the task names it may read tasks of.
     applyReadableAny(readable, [
       { readable: workflows, column: "human_tasks.workflow_name" },
-      { readable: readableNames(principal.grants, "TASK_READ", "task:"), column: "human_tasks.definition_name" },
+      { readable: namesGranted(principal.grants, "TASK_READ", "task:"), column: "human_tasks.definition_name" },
     ]);
   } else {
     // The open tasks an inbox lists are those its owner may claim: of the workflows they may read.

@@ -3,7 +3,8 @@ import { mapBounded } from "./bounded";
 import { executionStub, retryingExecutionCall } from "./executions";
 import type { WorkflowReadCheck } from "./guard";
 import { ApiError } from "./http/errors";
-import { addIn, applyReadable, type Filter, type ReadableWorkflows } from "./search";
+import { addIn, applyReadable, type Filter } from "./search";
+import type { NameFilter } from "./auth/permissions";
 
 /**
  * Most executions one correlation lookup answers with: each is read from its own execution object, so the bound keeps a
@@ -47,7 +48,7 @@ function where(filter: Filter): string {
 }
 
 /** The index rows a lookup finds among the workflows the caller may read, newest first. */
-async function indexedExecutions(db: D1Database, lookup: CorrelatedLookup, readable: ReadableWorkflows): Promise<IndexedExecution[]> {
+async function indexedExecutions(db: D1Database, lookup: CorrelatedLookup, readable: NameFilter): Promise<IndexedExecution[]> {
   if (lookup.workflowNames.length === 0 || lookup.correlationIds.length === 0) return [];
   const filter: Filter = { clauses: [], bindings: [] };
   applyReadable(filter, readable);
@@ -78,7 +79,7 @@ async function indexedExecutions(db: D1Database, lookup: CorrelatedLookup, reada
 export async function correlatedWorkflows(
   env: Env,
   lookup: CorrelatedLookup,
-  readable: ReadableWorkflows,
+  readable: NameFilter,
   mayRead: WorkflowReadCheck,
 ): Promise<Map<string, string[]>> {
   const wanted = new Set(lookup.correlationIds);
@@ -127,7 +128,7 @@ export interface RunningLookup {
  * The ids of the executions of a workflow (of one version, when given) that have not ended (RUNNING or PAUSED, Conductor's pending
  * workflows) the caller may read, newest first, from the index.
  */
-export async function runningWorkflowIds(db: D1Database, lookup: RunningLookup, readable: ReadableWorkflows): Promise<string[]> {
+export async function runningWorkflowIds(db: D1Database, lookup: RunningLookup, readable: NameFilter): Promise<string[]> {
   const filter: Filter = { clauses: [], bindings: [] };
   applyReadable(filter, readable);
   // Found by status, not by name (the unary + keeps SQLite off the name's index): the executions not ended are few and

@@ -1,6 +1,7 @@
 import type { IRequest } from "itty-router";
 import { WORKFLOW_STATUSES, type JsonObject } from "../engine/model";
 import { toWorkflowSummary, type WorkflowSummaryRow } from "../engine/view";
+import type { NameFilter } from "./auth/permissions";
 import { ApiError, validationError } from "./http/errors";
 
 /** Largest page a search returns. */
@@ -496,46 +497,71 @@ function sortColumnAndDirection(term: string, fields: SearchFields): [column: st
   return [column, (match[2] ?? "ASC").toUpperCase()];
 }
 
-/** Which workflow names a caller may see: all, or exact names and name prefixes. */
-export type ReadableWorkflows = { all: true } | { all: false; names: string[]; prefixes: string[] };
-
 /** Limits `filter` to the rows (of `table`, by its `workflow_name`) of workflows the caller may read, as search does. */
-export function applyReadable(filter: Filter, readable: ReadableWorkflows, table = "executions"): void {
+export function applyReadable(filter: Filter, readable: NameFilter, table = "executions"): void {
   applyReadableAny(filter, [{ readable, column: `${table}.workflow_name` }]);
 }
 
 /**
  * Limits `filter` to the rows where any of `conditions` holds: the row's `column` (qualified by its table) is one of
- * the names its `readable` allows. No limit when one allows every name; nothing when none allows any.
+ * the names its `readable` lets through. No limit when one lets every name through; nothing when none lets any.
  */
-export function applyReadableAny(filter: Filter, conditions: ReadonlyArray<{ readable: ReadableWorkflows; column: string }>): void {
-  const clauses: string[] = [];
-  const bindings: string[] = [];
+export function applyReadableAny(filter: Filter, conditions: ReadonlyArray<{ readable: NameFilter; column: string }>): void {
+  const terms: NameTerm[] = [];
   for (const { readable, column } of conditions) {
-    if (readable.all) return;
-    if (readable.names.length > 0) {
-      clauses.push(`${column} IN (SELECT value FROM json_each(?))`);
-      bindings.push(JSON.stringify(readable.names));
-    }
-    // Few and short prefixes as GLOB patterns, which the name index serves; any others (D1 refuses a pattern over 50
-    // bytes) compared by their head, as one JSON list.
-    const globbed: string[] = [];
-    const compared: string[] = [];
-    for (const prefix of readable.prefixes) {
-      const pattern = globPrefix(prefix);
-      if (readable.prefixes.length <= MAX_BOUND_PREFIXES && utf8Length(pattern) <= MAX_LIKE_PATTERN_BYTES) globbed.push(pattern);
-      else compared.push(prefix);
-    }
-    clauses.push(...globbed.map(() => `${column} GLOB ?`));
-    bindings.push(...globbed);
-    if (compared.length > 0) {
-      clauses.push(`EXISTS (SELECT 1 FROM json_each(?) AS prefix WHERE substr(${column}, 1, length(prefix.value)) = prefix.value)`);
-      bindings.push(JSON.stringify(compared));
-    }
+    const these = nameTerms(column, readable);
+    if (these === "every") return;
+    terms.push(...these);
   }
   // A caller with nothing readable sees nothing rather than an error: search is allowed, the list is empty.
-  filter.clauses.push(clauses.length > 0 ? `(${clauses.join(" OR ")})` : "0");
-  filter.bindings.push(...bindings);
+  filter.clauses.push(anyNameTerm(terms));
+  filter.bindings.push(...terms.flatMap((term) => term.binds));
+}
+
+/** One alternative of a name condition ({@link nameTerms}): SQL and its parameters. */
+export interface NameTerm {
+  sql: string;
+  binds: string[];
+}
+
+/** The SQL keeping the rows meeting any of `terms` (from {@link nameTerms}); none: no row. */
+export function anyNameTerm(terms: readonly NameTerm[]): string {
+  return terms.length > 0 ? `(${terms.map((term) => term.sql).join(" OR ")})` : "0";
+}
+
+/**
+ * The alternatives keeping the rows whose `column` (a name) `filter` lets through, as the permission check
+ * (`scopeCovers`) decides: exact names, and names whose UTF-8 bytes start with a prefix's. Any one lets a row through
+ * (none: no row); "every" when the filter lets every name through. The one place search, the lookups, the metrics and
+ * the listings turn a {@link NameFilter} into SQL.
+ *
+ * Few short prefixes are GLOB patterns, which the name index serves (SQLite reads a pattern's literal head as a range
+ * of the index); the rest, and any holding a NUL, are compared as bytes against one JSON list, which reads every row
+ * the rest of the statement leaves. GLOB reads its pattern and the name as C strings, to their first NUL: `a\0*`
+ * would match the name `a` (a grant at `workflow:a\0*` showing workflow `a`), so a prefix with a NUL is never one.
+ * Without a NUL in it, a prefix is a prefix of a name exactly when it is one of the name up to its first NUL, so the
+ * pattern's answer is the bytes' answer.
+ */
+export function nameTerms(column: string, filter: NameFilter): NameTerm[] | "every" {
+  if (filter === "every") return "every";
+  const terms: NameTerm[] = [];
+  // json_each keeps a name's NUL (`\u0000`), and SQLite compares text as bytes, to its full length.
+  if (filter.names.length > 0) terms.push({ sql: `${column} IN (SELECT value FROM json_each(?))`, binds: [JSON.stringify(filter.names)] });
+  const compared: string[] = [];
+  for (const prefix of filter.prefixes) {
+    const pattern = globPrefix(prefix);
+    const globbed = filter.prefixes.length <= MAX_BOUND_PREFIXES && !prefix.includes("\u0000") && utf8Length(pattern) <= MAX_LIKE_PATTERN_BYTES;
+    if (globbed) terms.push({ sql: `${column} GLOB ?`, binds: [pattern] });
+    else compared.push(prefix);
+  }
+  if (compared.length > 0) {
+    // As bytes (UTF-8), the prefix as the name's first bytes: length() and substr() of text stop at a NUL, of a blob not.
+    terms.push({
+      sql: `EXISTS (SELECT 1 FROM json_each(?) AS prefix WHERE substr(CAST(${column} AS BLOB), 1, length(CAST(prefix.value AS BLOB))) = CAST(prefix.value AS BLOB))`,
+      binds: [JSON.stringify(compared)],
+    });
+  }
+  return terms;
 }
 
 /**
@@ -652,7 +678,7 @@ function asciiLowerCase(text: string): string {
  * `freeText` have been read as a task search's into that filter, and the executions found are those holding a task it
  * keeps.
  */
-export async function searchExecutions(db: D1Database, request: IRequest, readable: ReadableWorkflows, byTasks?: Filter): Promise<{ totalHits: number; results: JsonObject[] }> {
+export async function searchExecutions(db: D1Database, request: IRequest, readable: NameFilter, byTasks?: Filter): Promise<{ totalHits: number; results: JsonObject[] }> {
   const { start, size } = searchPage(request);
   const filter: Filter = { clauses: [], bindings: [] };
   applyReadable(filter, readable);

@@ -2,9 +2,8 @@ import type { IRequest } from "itty-router";
 import type { TaskIndexRow } from "../actors/execution-index";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { validationError } from "./http/errors";
-import { applyFreeText, applyQuery, applyReadableAny, orderBy, searchExecutions, searchPage, searchParam, type Filter, type ReadableWorkflows, type SearchFields } from "./search";
-import { readableNames } from "./auth/access-rules";
-import type { Grant } from "./auth/permissions";
+import { applyFreeText, applyQuery, applyReadableAny, orderBy, searchExecutions, searchPage, searchParam, type Filter, type SearchFields } from "./search";
+import { namesGranted, type Grant, type NameFilter } from "./auth/permissions";
 
 /** How long a task ran, as TaskSummary's `executionTime` (see {@link toTaskSummary}): 0 until it has started and ended. */
 const TASK_EXECUTION_TIME = "(CASE WHEN end_time > 0 AND start_time > 0 THEN MAX(0, end_time - start_time) ELSE 0 END)";
@@ -132,7 +131,7 @@ function taskFilter(request: IRequest): Filter {
  * `GET /api/workflow/search-by-tasks`: Conductor's search of executions by their tasks, the request's `query` and
  * `freeText` read as a task search's; `sort`, `start` and `size` as the execution search's, which answers.
  */
-export function searchExecutionsByTasks(db: D1Database, request: IRequest, readable: ReadableWorkflows): Promise<{ totalHits: number; results: JsonObject[] }> {
+export function searchExecutionsByTasks(db: D1Database, request: IRequest, readable: NameFilter): Promise<{ totalHits: number; results: JsonObject[] }> {
   return searchExecutions(db, request, readable, taskFilter(request));
 }
 
@@ -142,13 +141,13 @@ export function searchExecutionsByTasks(db: D1Database, request: IRequest, reada
  * name, which any workflow may give a task).
  */
 export interface ReadableTasks {
-  workflows: ReadableWorkflows;
-  tasks: ReadableWorkflows;
+  workflows: NameFilter;
+  tasks: NameFilter;
 }
 
 /** The tasks `grants` let their holder find (see {@link ReadableTasks}). */
 export function readableTasks(grants: readonly Grant[]): ReadableTasks {
-  return { workflows: readableNames(grants, "WORKFLOW_READ", "workflow:"), tasks: readableNames(grants, "TASK_READ", "task:") };
+  return { workflows: namesGranted(grants, "WORKFLOW_READ", "workflow:"), tasks: namesGranted(grants, "TASK_READ", "task:") };
 }
 
 /**

@@ -208,6 +208,35 @@ describe("search", () => {
     expect(((await (await call("GET", `/api/workflow/search?workflowName=${name}`, orkes(other.token))).json()) as SearchResult).totalHits).toBe(0);
   });
 
+  it("shows a reader of a name prefix holding a NUL only the names starting with all of it: GLOB would stop at the NUL", async () => {
+    const name = "search_nul_prefix";
+    await register({ name, tasks: [httpTask("a", { uri: target("/echo/nul-prefix"), method: "GET" })] });
+    const workflowId = await startWorkflow(name);
+    await waitFor(workflowId, ["COMPLETED"]);
+    await waitForIndexRow(workflowId, "COMPLETED");
+    const found = async (user: { token: string }, path: string) => {
+      const response = await call("GET", path, orkes(user.token));
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { totalHits: number }).totalHits;
+    };
+    const paths = [`/api/workflow/search?workflowName=${name}`, `/api/tasks/search?query=${encodeURIComponent(`workflowType = ${name}`)}`];
+    // `workflow:search_nul_prefix\0*` covers the workflows named `search_nul_prefix\0...`, not `search_nul_prefix`; nor
+    // does `task:a\0*` cover its task `a` (scopeCovers: startsWith).
+    const past = await createUser("search-nul-prefix", { directPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:${name}\u0000*` }, { action: "TASK_READ", scope: "task:a\u0000*" }] });
+    for (const path of paths) expect(await found(past, path), path).toBe(0);
+    // The same grant without the NUL does cover it: what the caller above is refused is there to find.
+    const covering = await createUser("search-nul-prefix-covering", { directPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:${name}*` }] });
+    for (const path of paths) expect(await found(covering, path), path).toBe(1);
+    // The definitions' listing, filtered by the same SQL, as well.
+    const listed = async (user: { token: string }) => {
+      const response = await call("GET", "/api/metadata/workflow?short=true", orkes(user.token));
+      expect(response.status).toBe(200);
+      return ((await response.json()) as Array<{ name: string }>).map((definition) => definition.name);
+    };
+    expect(await listed(past)).not.toContain(name);
+    expect(await listed(covering)).toContain(name);
+  });
+
   it("refuses bad parameters", async () => {
     const bad = [
       "size=-1",
@@ -762,14 +791,14 @@ describe("search", () => {
     const prefixes = Array.from({ length: 30 }, (_, n) => `bulk_pre_${n}_`);
     const listed = [...names.slice(0, 120), rows.byPrefix, rows.hidden];
     const request = { query: { workflowName: listed.join(","), status: "RUNNING,PAUSED", size: "10" } } as unknown as IRequest;
-    const found = await searchExecutions(limited, request, { all: false, names, prefixes });
+    const found = await searchExecutions(limited, request, { names, prefixes });
     expect(found.results.map((row) => row["workflowId"]).sort()).toEqual([ids["byName"], ids["byPrefix"]].sort());
     expect(found.totalHits).toBe(2);
 
     // The most a task search binds: a caller limited by names and 20 prefixes of workflows and of tasks, a query of 20
     // clauses (STARTS_WITH, the prefix bound once) and a freeText of 20 terms.
     const clauses = (make: (n: number) => string) => Array.from({ length: MAX_QUERY_CLAUSES }, (_, n) => make(n)).join(" AND ");
-    const scoped = { all: false as const, names: ["bulk_name_1"], prefixes: prefixes.slice(0, 20) };
+    const scoped = { names: ["bulk_name_1"], prefixes: prefixes.slice(0, 20) };
     const tasksRequest = { query: { query: clauses((n) => `taskDefName STARTS_WITH bulk_${n}`), freeText: clauses((n) => `taskId:t${n}`) } } as unknown as IRequest;
     expect(await searchTasks(limited, tasksRequest, { workflows: scoped, tasks: scoped })).toEqual({ totalHits: 0, results: [] });
     const executionsRequest = { query: { query: clauses((n) => `workflowId STARTS_WITH w${n}`), freeText: clauses((n) => `workflowId:w${n}`), status: "RUNNING", workflowName: "a", correlationId: "c" } } as unknown as IRequest;

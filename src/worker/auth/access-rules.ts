@@ -401,35 +401,6 @@ export async function authorize(
 }
 
 /**
- * Which workflow names a set of grants lets the holder read, for filtering lists: every name, or
- * exact names and name prefixes taken from `workflow:<name>` scopes.
- */
-export function readableWorkflows(grants: readonly Grant[], action: Grant["action"]): { all: true } | { all: false; names: string[]; prefixes: string[] } {
-  return readableNames(grants, action, "workflow:");
-}
-
-/**
- * Which names of one kind (`marker`: `workflow:` or `task:`) a set of grants gives `action` on, for filtering lists:
- * every name, or exact names and name prefixes taken from `<marker><name>` scopes.
- */
-export function readableNames(grants: readonly Grant[], action: Grant["action"], marker: "workflow:" | "task:"): { all: true } | { all: false; names: string[]; prefixes: string[] } {
-  const names: string[] = [];
-  const prefixes: string[] = [];
-  for (const grant of grants) {
-    if (grant.action !== action) continue;
-    if (grant.scope === "*") return { all: true };
-    if (grant.scope.endsWith("*")) {
-      const prefix = grant.scope.slice(0, -1);
-      if (marker.startsWith(prefix)) return { all: true };
-      if (prefix.startsWith(marker)) prefixes.push(prefix.slice(marker.length));
-    } else if (grant.scope.startsWith(marker)) {
-      names.push(grant.scope.slice(marker.length));
-    }
-  }
-  return { all: false, names, prefixes };
-}
-
-/**
  * The scopes at which `grants` let their holder start workflows: a snapshot stored with each execution
  * they start (or restart, rerun, retry), which bounds what its SUB_WORKFLOW tasks may start. `["*"]`
  * for a holder who may start every workflow.

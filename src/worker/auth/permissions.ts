@@ -32,8 +32,8 @@ export function grantsAllow(grants: readonly Grant[], action: Permission, scope:
 }
 
 /**
- * The names a test of grants on `<kind>:<name>` scopes lets through, for a listing to read only those: every name, or
- * those given exactly and those starting with one of `prefixes`.
+ * The names a test of grants on `<kind>:<name>` scopes lets through, for a search or a listing to read only those:
+ * every name, or those given exactly and those starting with one of `prefixes`. `nameTerms` (search.ts) makes it SQL.
  */
 export type NameFilter = "every" | { names: string[]; prefixes: string[] };
 

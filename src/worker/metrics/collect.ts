@@ -1,9 +1,8 @@
-import { readableNames, readableWorkflows } from "../auth/access-rules";
 import { mayReadTasksNamed } from "../auth/metadata-access";
-import type { Grant } from "../auth/permissions";
+import { namesGranted, type Grant, type NameFilter } from "../auth/permissions";
 import { OBJECT_CALL_RETRIES } from "../object-retry";
 import { defaultQueueSizes } from "../routes/workers";
-import { applyReadableAny, type Filter, type ReadableWorkflows } from "../search";
+import { applyReadableAny, type Filter } from "../search";
 import { durationHistogram, type Labels, type MetricFamily, type Sample } from "./exposition";
 import type { CountedMetric } from "./histogram";
 
@@ -45,8 +44,8 @@ export async function collectMetrics(env: Env, grants: readonly Grant[]): Promis
   // The names first, summed and ranked in D1 (at most a row per name kept reaches the Worker), then the rows of those
   // kept only: a name left out costs the Worker no row, memory or sorting.
   const [workflows, taskTypes, queues] = await Promise.all([
-    mostCounted(env.DB, WORKFLOW_COUNTS, readableWorkflows(grants, "WORKFLOW_READ")),
-    mostCounted(env.DB, TASK_COUNTS, readableNames(grants, "TASK_READ", "task:")),
+    mostCounted(env.DB, WORKFLOW_COUNTS, namesGranted(grants, "WORKFLOW_READ", "workflow:")),
+    mostCounted(env.DB, TASK_COUNTS, namesGranted(grants, "TASK_READ", "task:")),
     mayReadAnyTask(grants) ? registeredQueueDepths(env, mayReadTasks) : Promise.resolve([]),
   ]);
   const keptWorkflows = JSON.stringify(workflows.kept);
@@ -156,7 +155,7 @@ const KEPT_NAME = "name IN (SELECT value FROM json_each(?))";
  * memory and its CPU, not D1's rows read). Only the names the caller may read (`readable`), so that the number left out
  * tells nothing of others.
  */
-async function mostCounted(db: D1Database, sources: readonly CountSource[], readable: ReadableWorkflows): Promise<{ kept: string[]; leftOut: number }> {
+async function mostCounted(db: D1Database, sources: readonly CountSource[], readable: NameFilter): Promise<{ kept: string[]; leftOut: number }> {
   // Each source summed by name where it is read (a subquery passing its rows on would have D1 count each read again),
   // limited to the caller's names (at most 22 parameters a source, 66 in all: within D1's 100), then the names ranked.
   const bindings: Filter["bindings"] = [];

@@ -3,6 +3,7 @@ import { oversize, oversizeReason } from "../../engine/limits";
 import type { JsonObject } from "../../engine/model";
 import { serviceConfig } from "../config";
 import { DefinitionRepository, workflowNotFoundMessage } from "../definitions";
+import { namesGranted } from "../auth/permissions";
 import { principalOf } from "../guard";
 import { readJsonBody } from "../http/body";
 import { ApiError, notFound, validationError } from "../http/errors";
@@ -16,7 +17,6 @@ import { MAX_EXECUTIONS_PER_SCHEDULE, latestScheduleExecutions, searchScheduleEx
 import { searchSchedules } from "../schedules/search";
 import { ScheduleRepository, type StoredSchedule } from "../schedules/store";
 import { TagRepository } from "../tags";
-import { readableWorkflows } from "../auth/access-rules";
 import { checkSchedule, fireWindow, scheduledInput } from "../schedules/validate";
 import { callerStartScopes } from "../workflow-actions";
 import { isSubrequestLimitError } from "../subrequest-limit";
@@ -284,7 +284,7 @@ export function registerScheduleRoutes(router: RouterType<IRequest, Args>): void
   router.get("/api/scheduler/admin/resume", forEverySchedule({ paused: false }, "resuming every schedule"));
   router.get("/api/scheduler/admin/requeue", forEverySchedule(undefined, "re-arming every schedule"));
   router.get("/api/scheduler/search/executions", async (request, env) =>
-    Response.json(await searchScheduleExecutions(env.DB, request, readableWorkflows(principalOf(request).grants, "WORKFLOW_READ"))),
+    Response.json(await searchScheduleExecutions(env.DB, request, namesGranted(principalOf(request).grants, "WORKFLOW_READ", "workflow:"))),
   );
   router.get("/api/scheduler/schedules/search", searchSchedulesRoute);
   router.get("/api/scheduler/schedules/:name", async (request, env) => {
@@ -296,7 +296,7 @@ export function registerScheduleRoutes(router: RouterType<IRequest, Args>): void
   router.get("/api/scheduler/schedules/:name/executions", async (request, env) => {
     const limit = integerQuery(request, "limit", 1, MAX_EXECUTIONS_PER_SCHEDULE) ?? 10;
     const schedule = await pathSchedule(request, env, "read", "reading the fires of");
-    return Response.json(await latestScheduleExecutions(env.DB, schedule.name, limit, readableWorkflows(principalOf(request).grants, "WORKFLOW_READ")));
+    return Response.json(await latestScheduleExecutions(env.DB, schedule.name, limit, namesGranted(principalOf(request).grants, "WORKFLOW_READ", "workflow:")));
   });
   router.get("/api/scheduler/schedules/:name/next-execution-times", async (request, env) => {
     const count = integerQuery(request, "count", 1, MAX_NEXT_EXECUTION_TIMES) ?? 5;

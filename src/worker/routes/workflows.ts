@@ -31,8 +31,7 @@ import {
   parseOrThrow,
   type StartWorkflowRequest as StartRequest,
 } from "../schemas";
-import { readableWorkflows } from "../auth/access-rules";
-import { grantsAllow } from "../auth/permissions";
+import { grantsAllow, namesGranted, type NameFilter } from "../auth/permissions";
 import { authorizeSecretUse } from "../auth/secret-use";
 import { validateDefinitions } from "../definition-validation";
 import { DefinitionRepository } from "../definitions";
@@ -40,7 +39,7 @@ import { withTaskDefs } from "../task-defs";
 import { authorizeRead, principalOf, requestAuthorizer, workflowReadCheck } from "../guard";
 import { booleanQuery, decodedPathParam, integerQuery, queryParams, queryValue } from "../http/params";
 import { correlatedMapText, correlatedWorkflows, runningWorkflowIds, taskListPage, workflowArrayText } from "../lookups";
-import { searchExecutions, type ReadableWorkflows } from "../search";
+import { searchExecutions } from "../search";
 import { searchV2 } from "../search-v2";
 import { searchExecutionsByTasks } from "../task-search";
 import { returnStrategyOf, signalResponse, targetWorkflowText, type ReturnStrategy, type WorkflowView } from "../signal-response";
@@ -112,8 +111,8 @@ async function mergeVariables(env: Env, workflowId: string, variables: JsonObjec
 }
 
 /** The workflows whose executions the caller may find in the index (search and the lookups filter by it). */
-function callerReadable(request: IRequest): ReadableWorkflows {
-  return readableWorkflows(principalOf(request).grants, "WORKFLOW_READ");
+function callerReadable(request: IRequest): NameFilter {
+  return namesGranted(principalOf(request).grants, "WORKFLOW_READ", "workflow:");
 }
 
 /** A definition name in a lookup's path. */

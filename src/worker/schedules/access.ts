@@ -1,7 +1,6 @@
-import { START_PERMISSION, readableWorkflows } from "../auth/access-rules";
-import { grantsAllow, type Grant, type Permission } from "../auth/permissions";
+import { START_PERMISSION } from "../auth/access-rules";
+import { grantsAllow, namesGranted, type Grant, type NameFilter, type Permission } from "../auth/permissions";
 import { ApiError } from "../http/errors";
-import type { ReadableWorkflows } from "../search";
 
 /**
  * Who may do what with a schedule, decided here and only here. The access rules let any authenticated caller reach
@@ -24,8 +23,8 @@ export function mayOnSchedule(grants: readonly Grant[], action: ScheduleAction, 
 }
 
 /** The workflows whose schedules `grants` let their holder read: {@link mayOnSchedule}'s "read", for a filter in SQL. */
-export function schedulesReadable(grants: readonly Grant[]): ReadableWorkflows {
-  return readableWorkflows(grants, NEEDED.read);
+export function schedulesReadable(grants: readonly Grant[]): NameFilter {
+  return namesGranted(grants, NEEDED.read, "workflow:");
 }
 
 /**

@@ -2,7 +2,8 @@ import type { IRequest } from "itty-router";
 import type { FireRecord } from "../../actors/schedule-trigger";
 import type { JsonObject } from "../../engine/model";
 import { validationError } from "../http/errors";
-import { applyFreeText, applyQuery, applyReadable, orderBy, searchPage, searchParam, type Filter, type ReadableWorkflows, type SearchFields } from "../search";
+import { applyFreeText, applyQuery, applyReadable, orderBy, searchPage, searchParam, type Filter, type SearchFields } from "../search";
+import type { NameFilter } from "../auth/permissions";
 import type { StoredSchedule } from "./store";
 
 /** How many fires of one schedule are kept: the latest. */
@@ -144,7 +145,7 @@ function executionJson(row: ExecutionRow): JsonObject {
  * checks it: a schedule moved to another workflow keeps the fires of the one before, and a caller who may read the
  * schedule now (its workflow now) may not read the start requests and executions of the other.
  */
-export async function latestScheduleExecutions(db: D1Database, scheduleName: string, limit: number, readable: ReadableWorkflows): Promise<JsonObject[]> {
+export async function latestScheduleExecutions(db: D1Database, scheduleName: string, limit: number, readable: NameFilter): Promise<JsonObject[]> {
   const filter: Filter = { clauses: ["schedule_name = ?"], bindings: [scheduleName] };
   applyReadable(filter, readable, "schedule_executions");
   const rows = await db
@@ -160,7 +161,7 @@ export async function latestScheduleExecutions(db: D1Database, scheduleName: str
  * `query` as the workflow search's (`scheduleName = 'nightly' AND state = 'FAILED'`), `freeText` within the schedule
  * and workflow names, the started execution's id and the reason.
  */
-export async function searchScheduleExecutions(db: D1Database, request: IRequest, readable: ReadableWorkflows): Promise<{ totalHits: number; results: JsonObject[] }> {
+export async function searchScheduleExecutions(db: D1Database, request: IRequest, readable: NameFilter): Promise<{ totalHits: number; results: JsonObject[] }> {
   const { start, size } = searchPage(request);
   const filter: Filter = { clauses: [], bindings: [] };
   applyReadable(filter, readable, "schedule_executions");

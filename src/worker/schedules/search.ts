@@ -2,7 +2,8 @@ import type { IRequest } from "itty-router";
 import { validationError } from "../http/errors";
 import { BOOLEAN_PARAMETER_MESSAGE, booleanWord } from "../http/params";
 import { parseOrThrow, WorkflowName } from "../schemas";
-import { applyFreeText, applyReadable, orderBy, searchPage, searchParam, type Filter, type ReadableWorkflows, type SearchFields } from "../search";
+import { applyFreeText, applyReadable, orderBy, searchPage, searchParam, type Filter, type SearchFields } from "../search";
+import type { NameFilter } from "../auth/permissions";
 import { ScheduleRepository, type StoredSchedule } from "./store";
 
 /**
@@ -31,7 +32,7 @@ function pausedParam(request: IRequest): boolean | undefined {
  * case counted, as Conductor's stores match it; `paused`; `freeText` (`*`: everything) within the schedule and workflow
  * names, as `search/executions`' free text (Conductor's stores ignore it; its UI sends its search box's text there).
  */
-export async function searchSchedules(db: D1Database, request: IRequest, readable: ReadableWorkflows): Promise<{ totalHits: number; schedules: StoredSchedule[] }> {
+export async function searchSchedules(db: D1Database, request: IRequest, readable: NameFilter): Promise<{ totalHits: number; schedules: StoredSchedule[] }> {
   const { start, size } = searchPage(request);
   const filter: Filter = { clauses: [], bindings: [] };
   applyReadable(filter, readable, "schedules");
