@@ -63,5 +63,10 @@ export const LONE_SURROGATE_MESSAGE = `${LONE_SURROGATE_RULE}: a URL cannot carr
  */
 export const LONE_SURROGATE_TEXT_MESSAGE = `${LONE_SURROGATE_RULE}: it is stored as UTF-8 text, which has no form for it, and would read back as U+FFFD`;
 
+/** `text` with each lone surrogate (see {@link holdsLoneSurrogate}) replaced by U+FFFD, as UTF-8 text stores it. */
+export function wellFormed(text: string): string {
+  return text.replace(/\p{Cs}/gu, "\uFFFD");
+}
+
 /** Why a name may not be {@link isDotSegment}. */
 export const DOT_SEGMENT_MESSAGE = "must not be . or .. (a URL naming it would resolve it away)";

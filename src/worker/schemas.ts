@@ -1,4 +1,4 @@
-import { DOT_SEGMENT_MESSAGE, holdsLoneSurrogate, isDotSegment, LONE_SURROGATE_MESSAGE, LONE_SURROGATE_TEXT_MESSAGE } from "../engine/http-syntax";
+import { DOT_SEGMENT_MESSAGE, holdsLoneSurrogate, isDotSegment, LONE_SURROGATE_MESSAGE, LONE_SURROGATE_TEXT_MESSAGE, wellFormed } from "../engine/http-syntax";
 import { START_IDEMPOTENCY_STRATEGIES } from "../engine/tasks/start-workflow/request";
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
@@ -74,6 +74,14 @@ export const jacksonText = (message = "must be a string") =>
  * data (inputs, outputs) is kept exactly and not walked.
  */
 export const wellFormedText = v.check((text: string) => !holdsLoneSurrogate(text), LONE_SURROGATE_TEXT_MESSAGE);
+
+/**
+ * Text a worker reports with its result (a reason, a log line, its id): a lone surrogate becomes U+FFFD, as it would be
+ * stored, rather than refused. Conductor's own Java TaskResult cuts a reason at 500 UTF-16 units (an emoji at the cut
+ * leaves half of it, which Jackson writes as `\ud83d`), and a refusal would lose the whole result: the client's retries
+ * get the same 400, and the task runs again at its timeout.
+ */
+export const workerText = v.transform((text: string) => wellFormed(text));
 
 /**
  * Conductor's `taskToDomain` (task name to domain, comma-separated fallbacks) as Jackson reads its `Map<String, String>`:
@@ -281,15 +289,15 @@ export const TaskLogLine = v.pipe(v.string("must be a string"), v.maxBytes(MAX_T
 /**
  * An entry of a TaskResult's `logs`. A line too long is cut when stored (after its secrets are masked), not refused:
  * refusing it would refuse the worker's result with it (a thrown error's stack is sent as a line), and the task would
- * be lost to its timeout. A line holding a lone surrogate is refused ({@link wellFormedText}): no output a worker means
- * but text cut between the two halves of a character, which would be stored as U+FFFD.
+ * be lost to its timeout. For the same reason a lone surrogate in it (text cut between the two halves of a character)
+ * becomes U+FFFD, as it would be stored ({@link workerText}), rather than refused.
  */
 const TaskExecLog = requestObject({
   /**
    * None (null, absent) is an entry without a line, dropped: the C# SDK's `InProgress(callbackAfterSeconds: n)` sends one.
    * A number or boolean is its text, as Jackson reads TaskExecLog's String `log` (a worker logging a count as it is).
    */
-  log: v.nullish(v.pipe(jacksonText(), wellFormedText)),
+  log: v.nullish(v.pipe(jacksonText(), workerText)),
   /** Ignored, as Conductor ignores it: the line belongs to the task the TaskResult reports. */
   taskId: v.nullish(jacksonText()),
   /**
@@ -346,7 +354,7 @@ const taskResultFields = {
   status: TASK_RESULT_STATUS,
   outputData: v.nullish(jsonData),
   // A number (an error code) or boolean is its text, as Jackson reads TaskResult's String field.
-  reasonForIncompletion: v.nullish(v.pipe(jacksonText(), wellFormedText)),
+  reasonForIncompletion: v.nullish(v.pipe(jacksonText(), workerText)),
   /**
    * A SIMPLE task reported IN_PROGRESS (SCHEDULED again in its queue) is polled again after this many seconds. A fraction is dropped, not refused:
    * Conductor's TaskResult holds a `long`, which Jackson reads 0.012 into as 0 (its ACCEPT_FLOAT_AS_INT is on), and
@@ -387,7 +395,7 @@ export const TaskResultRequest = v.pipe(
     ...taskResultFields,
     status: v.optional(TASK_RESULT_STATUS),
     /** The reporting worker; `update-v2` hands its next task to it. A numbered worker's number is its text (Jackson's String). */
-    workerId: v.nullish(v.pipe(jacksonText(), v.maxLength(256, "must be at most 256 characters"), wellFormedText)),
+    workerId: v.nullish(v.pipe(jacksonText(), v.maxLength(256, "must be at most 256 characters"), workerText)),
     /** A heartbeat of the worker that holds the task, not a result: the rest of the TaskResult is ignored, as Conductor does. */
     extendLease: v.nullish(v.boolean("must be true or false")),
   }),

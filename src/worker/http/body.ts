@@ -1,4 +1,4 @@
-import { holdsLoneSurrogate, LONE_SURROGATE_TEXT_MESSAGE } from "../../engine/http-syntax";
+import { holdsLoneSurrogate, LONE_SURROGATE_TEXT_MESSAGE, wellFormed } from "../../engine/http-syntax";
 import { ApiError, validationError } from "./errors";
 import { findJsonSyntaxProblem } from "./json-syntax";
 
@@ -167,6 +167,11 @@ export interface StringBody {
   example: string;
   /** Read a body declared with no Content-Type as JSON (as {@link readJsonBody} does), rather than refuse it (415). */
   untypedAsJson?: boolean;
+  /**
+   * A lone surrogate (only a JSON string's escape makes one) becomes U+FFFD, as it is stored, rather than a 400: for text a
+   * worker reports (a log line; see `workerText` in schemas.ts), where a value (a secret's) is refused.
+   */
+  loneSurrogatesReplaced?: boolean;
 }
 
 /**
@@ -197,8 +202,9 @@ export async function readStringBody(request: Request, maxBytes: number, body: S
   const content = jsonStringContent(text) ?? text;
   // Only a JSON string's escape can make one (UTF-8 bytes cannot): each such body (a log line, a secret's or an
   // environment variable's value) is kept as text, where it would be U+FFFD.
-  if (holdsLoneSurrogate(content)) throw bodyError(`The ${what} ${LONE_SURROGATE_TEXT_MESSAGE}`);
-  return content;
+  if (!holdsLoneSurrogate(content)) return content;
+  if (body.loneSurrogatesReplaced === true) return wellFormed(content);
+  throw bodyError(`The ${what} ${LONE_SURROGATE_TEXT_MESSAGE}`);
 }
 
 /** The content of `text` when it is one JSON string; undefined for any other text, JSON or not. */

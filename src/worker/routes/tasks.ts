@@ -135,7 +135,7 @@ function taskNotFound(taskId: string): string {
 
 /** The body of `POST /api/tasks/{taskId}/log`: one log line, as a JSON string (Conductor's clients) or text/plain. */
 async function readLogLine(request: Request, maxBytes: number): Promise<string> {
-  const line = await readStringBody(request, maxBytes, { what: "log message", example: '"resized 3 images"', untypedAsJson: true });
+  const line = await readStringBody(request, maxBytes, { what: "log message", example: '"resized 3 images"', untypedAsJson: true, loneSurrogatesReplaced: true });
   if (line === "") throw validationError("The log message must not be empty", [{ path: "(body)", message: "must not be empty" }]);
   return parseOrThrow(TaskLogLine, line, "log message", "(body)");
 }
