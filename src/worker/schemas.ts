@@ -137,10 +137,17 @@ export const jacksonInteger = (schema: v.GenericSchema<number, number>) =>
 export const Priority = v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be 0 to 99"), v.maxValue(99, "must be 0 to 99"));
 
 /**
+ * A correlation id looked up (the batch lookups' lists): as {@link CorrelationId}, but one holding a lone surrogate is
+ * looked up rather than refused, failing the whole list: it finds the executions stored with it before such ids were
+ * refused (stored as U+FFFD, as the lookup binds it), or none.
+ */
+const LookedUpCorrelationId = v.pipe(jacksonText(), v.maxLength(MAX_CORRELATION_ID_LENGTH, `must be at most ${MAX_CORRELATION_ID_LENGTH} characters`));
+
+/**
  * A correlation id, wherever it is given (a body field or the `correlationId` query parameter): a number or boolean is
  * its text ({@link jacksonText}), as Jackson reads Conductor's String correlationId (clients keying by an order number).
  */
-export const CorrelationId = v.pipe(jacksonText(), v.maxLength(MAX_CORRELATION_ID_LENGTH, `must be at most ${MAX_CORRELATION_ID_LENGTH} characters`), wellFormedText);
+export const CorrelationId = v.pipe(LookedUpCorrelationId, wellFormedText);
 
 /** The fields of Conductor's `StartWorkflowRequest` (see {@link StartWorkflowRequest}). */
 /** Conductor's idempotency strategies of a start with an `idempotencyKey`. */
@@ -501,7 +508,7 @@ export const MAX_LOOKUP_CORRELATION_IDS = 1000;
 export const MAX_LOOKUP_WORKFLOW_NAMES = 100;
 
 const CorrelationIdList = v.pipe(
-  v.array(CorrelationId, "must be an array of correlation ids"),
+  v.array(LookedUpCorrelationId, "must be an array of correlation ids"),
   v.maxLength(MAX_LOOKUP_CORRELATION_IDS, `must hold at most ${MAX_LOOKUP_CORRELATION_IDS} correlation ids`),
 );
 

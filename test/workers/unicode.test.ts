@@ -153,6 +153,9 @@ describe("free text and JSON data holding a lone surrogate", () => {
     const rows = await env.DB.prepare("SELECT workflow_id, correlation_id, input FROM executions WHERE workflow_name = 'uni_free_start'").all<{ workflow_id: string; correlation_id: string; input: string }>();
     // The refused starts left no row: only the one started.
     expect(rows.results.map((row) => [row.workflow_id, row.correlation_id, JSON.parse(row.input)])).toEqual([[workflowId, "order-1", input]]);
+    // Looked up, one holding it is looked up (it finds what such an id was stored as before), not a 400 for the whole list.
+    const found = await apiOk<Record<string, Array<{ workflowId: string }>>>("POST", "/api/workflow/uni_free_start/correlated", JSON.stringify(["order-1", `order-${half}`]));
+    expect(Object.fromEntries(Object.entries(found).map(([id, workflows]) => [id, workflows.map((workflow) => workflow.workflowId)]))).toEqual({ "order-1": [workflowId], [`order-${half}`]: [] });
   });
 
   it("a worker's reason, log lines and worker id holding one are taken with U+FFFD in its place, as stored, not refused (a refusal lost the whole result: Conductor's Java TaskResult cuts a reason mid-emoji); its output holding one is kept exactly", async () => {
