@@ -131,9 +131,10 @@ export interface RunningLookup {
 export async function runningWorkflowIds(db: D1Database, lookup: RunningLookup, readable: NameFilter): Promise<string[]> {
   const filter: Filter = { clauses: [], bindings: [] };
   applyReadable(filter, readable);
-  // Found by status, not by name (the unary + keeps SQLite off the name's index): the executions not ended are few and
-  // stay few, where a name's index holds every execution it ever had, which the lookup read through to find them.
-  filter.clauses.push("+workflow_name = ?", "status IN ('RUNNING', 'PAUSED')");
+  // Through executions_pending_by_name (0046), which holds only the executions not ended: its condition must be written
+  // as the index's is for SQLite to use it. The name's index holds every execution the name ever had, the status
+  // index every one not ended of every name.
+  filter.clauses.push("workflow_name = ?", "status IN ('RUNNING', 'PAUSED')");
   filter.bindings.push(lookup.workflowName);
   if (lookup.version !== undefined) {
     filter.clauses.push("workflow_version = ?");
