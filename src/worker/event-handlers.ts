@@ -5,7 +5,7 @@ import type { JsonValue } from "../engine/model";
 import { childPath, type ValidationIssue } from "../engine/validation-issue";
 import { ApiError, notFound, validationError } from "./http/errors";
 import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
-import { clientRequestObject, CorrelationId, issuesToValidationErrors, jacksonInteger, jsonData, parseOrThrow, Priority, TaskToDomain, WorkflowVersion } from "./schemas";
+import { clientRequestObject, CorrelationId, issuesToValidationErrors, jacksonBoolean, jacksonInteger, jsonData, parseOrThrow, Priority, TaskToDomain, WorkflowVersion } from "./schemas";
 
 /** Longest event handler name. */
 const MAX_HANDLER_NAME_LENGTH = 255;
@@ -63,7 +63,7 @@ const StartWorkflow = clientRequestObject({
   input: v.optional(jsonData),
   correlationId: v.optional(CorrelationId),
   taskToDomain: v.optional(TaskToDomain),
-  priority: v.optional(Priority),
+  priority: jacksonInteger(Priority),
   idempotencyKey: optionalText("an idempotency key or a ${...} of the payload"),
   // A message delivered again must find what it started: only RETURN_EXISTING answers so.
   idempotencyStrategy: v.optional(v.literal("RETURN_EXISTING", "must be RETURN_EXISTING: a message delivered again must find the execution its key started")),
@@ -91,7 +91,7 @@ const EventAction = v.pipe(
     fail_task: v.optional(TaskDetails),
     terminate_workflow: v.optional(TerminateWorkflow),
     update_workflow_variables: v.optional(UpdateWorkflowVariables),
-    expandInlineJSON: v.optional(v.boolean("must be a boolean"), false),
+    expandInlineJSON: v.optional(jacksonBoolean("must be a boolean"), false),
   }),
   v.check((action) => action[action.action] !== undefined, "must give the parameters of its action under the action's name (start_workflow, complete_task, …)"),
   v.check((action) => {
@@ -131,7 +131,7 @@ export const EventHandlerSchema = clientRequestObject({
   // Conductor's DefaultEventProcessor runs the condition with the evaluator of this name: `value-param` (its
   // ValueParamEvaluator) reads the payload's top-level field the condition names, the others run it as JavaScript.
   evaluatorType: v.optional(v.picklist(EVENT_EVALUATOR_TYPES, `must be one of ${EVENT_EVALUATOR_TYPES.join(", ")}`)),
-  active: v.optional(v.boolean("must be a boolean"), false),
+  active: v.optional(jacksonBoolean("must be a boolean"), false),
   // May be empty, as Orkes takes it (its JavaScript client's tests create handlers so): a handler that does nothing yet.
   actions: v.pipe(v.array(EventAction, "must be an array"), v.maxLength(100, "must hold at most 100 actions")),
 });

@@ -5,7 +5,7 @@ import * as v from "valibot";
 import { DOT_SEGMENT_MESSAGE, isDotSegment } from "../engine/http-syntax";
 import { HUMAN_STATES } from "../engine/tasks/human/progress";
 import { HUMAN_USER_TYPES } from "../engine/tasks/human/settings";
-import { booleanParam, integerParam, jsonData, requestObject } from "./schemas";
+import { booleanParam, integerParam, jacksonNumber, jsonData, requestObject } from "./schemas";
 
 /** Most entries in one of a search's lists (states, assignees, names...). */
 const MAX_SEARCH_LIST = 100;
@@ -21,7 +21,7 @@ const listOf = <T extends v.GenericSchema>(item: T) =>
     v.nullish(v.pipe(v.array(item, "must be an array"), v.maxLength(MAX_SEARCH_LIST, `must have at most ${MAX_SEARCH_LIST} entries`)), []),
     v.transform((list) => list ?? []),
   );
-const epochMillis = v.nullish(v.pipe(v.number("must be a number (epoch milliseconds)"), v.integer("must be an integer"), v.minValue(0, "must not be negative")));
+const epochMillis = v.nullish(jacksonNumber(v.pipe(v.number("must be a number (epoch milliseconds)"), v.integer("must be an integer"), v.minValue(0, "must not be negative"))));
 
 /**
  * A user or group a search names: its id, in which `*` matches anything, and its kind; without a kind (the JavaScript
@@ -38,9 +38,9 @@ export const HumanTaskSearchRequest = requestObject({
     v.nullish(v.picklist(["ADMIN", "INBOX"], "must be ADMIN (the tasks of the workflows you may read) or INBOX (those assigned to or claimed by you)"), "INBOX"),
     v.transform((type) => type ?? "INBOX"),
   ),
-  start: v.pipe(v.nullish(v.pipe(v.number("must be a number"), v.integer("must be an integer"), v.minValue(0, "must not be negative"), v.maxValue(1_000_000, "must be at most 1000000")), 0), v.transform((n) => n ?? 0)),
+  start: v.pipe(v.nullish(jacksonNumber(v.pipe(v.number("must be a number"), v.integer("must be an integer"), v.minValue(0, "must not be negative"), v.maxValue(1_000_000, "must be at most 1000000"))), 0), v.transform((n) => n ?? 0)),
   size: v.pipe(
-    v.nullish(v.pipe(v.number("must be a number"), v.integer("must be an integer"), v.minValue(0, "must not be negative"), v.maxValue(MAX_HUMAN_SEARCH_SIZE, `must be at most ${MAX_HUMAN_SEARCH_SIZE}`)), 100),
+    v.nullish(jacksonNumber(v.pipe(v.number("must be a number"), v.integer("must be an integer"), v.minValue(0, "must not be negative"), v.maxValue(MAX_HUMAN_SEARCH_SIZE, `must be at most ${MAX_HUMAN_SEARCH_SIZE}`))), 100),
     v.transform((n) => n ?? 100),
   ),
   states: listOf(v.picklist(HUMAN_STATES, `must be one of ${HUMAN_STATES.join(", ")}`)),
@@ -114,7 +114,7 @@ export const HumanTemplateRequest = requestObject({
   name: TemplateName,
   // 0 is none, as a client's number field left unset sends it (the JavaScript HumanTaskTemplate's version is required).
   version: v.pipe(
-    v.nullish(v.pipe(v.number("must be a number"), v.integer("must be an integer"), v.minValue(0, "must be at least 0"), v.maxValue(1_000_000, "must be at most 1000000"))),
+    v.nullish(jacksonNumber(v.pipe(v.number("must be a number"), v.integer("must be an integer"), v.minValue(0, "must be at least 0"), v.maxValue(1_000_000, "must be at most 1000000")))),
     v.transform((version) => (version === 0 ? null : version)),
   ),
   jsonSchema: jsonData,

@@ -2,7 +2,7 @@ import { DOT_SEGMENT_MESSAGE, holdsLoneSurrogate, isDotSegment, LONE_SURROGATE_M
 import { START_IDEMPOTENCY_STRATEGIES } from "../engine/tasks/start-workflow/request";
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
-import { describeValue, exceedsJsonDepth, holdsNonFiniteNumber, issueMessage, likelyMeant, MAX_JAVA_INT, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
+import { booleanFromText, describeValue, exceedsJsonDepth, holdsNonFiniteNumber, integerFromText, issueMessage, likelyMeant, MAX_JAVA_INT, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
 import { MAX_WORKFLOW_NAME_LENGTH } from "../engine/definition/validate";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { MAX_CORRELATION_ID_LENGTH } from "../engine/limits";
@@ -123,14 +123,28 @@ const IdempotencyKey = v.pipe(
 export const WorkflowVersion = v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(0, "must be at least 0"), v.maxValue(MAX_JAVA_INT, `must be at most ${MAX_JAVA_INT}`));
 
 /**
- * An Integer field as Jackson reads it into Conductor's and Orkes' models: a number, its digits as text (`"1"`), or
- * none for `""` and null (Orkes' docs' examples write `"version": ""` for the latest), then held to `schema`.
+ * A number field of a body as Jackson reads it into Conductor's and Orkes' models (ALLOW_COERCION_OF_SCALARS): a string
+ * of digits is the number ({@link integerFromText}: `"30"`, `" +5 "`), anything else reaches `schema` as given, and is
+ * refused there with its own message. The number is what is kept, never the text.
+ */
+export const jacksonNumber = <S extends v.GenericSchema>(schema: S) => v.pipe(v.unknown(), v.transform(integerFromText), schema);
+
+/**
+ * A boolean field of a body as Jackson reads it: `"true"` and `"false"` (or `True`, `TRUE`...: {@link booleanFromText})
+ * are the boolean; anything else but a boolean is refused with `message`.
+ */
+export const jacksonBoolean = (message: string) => v.pipe(v.unknown(), v.transform(booleanFromText), v.boolean(message));
+
+/**
+ * An Integer field as Jackson reads it into Conductor's and Orkes' models: a number, its digits as text (`"1"`, see
+ * {@link jacksonNumber}), or none for `""` and null (Orkes' docs' examples write `"version": ""` for the latest), then
+ * held to `schema`.
  */
 export const jacksonInteger = (schema: v.GenericSchema<number, number>) =>
   v.pipe(
-    v.nullish(v.union([v.literal(""), v.pipe(v.string(), v.regex(/^\d{1,10}$/), v.transform(Number)), v.number()], "must be an integer")),
-    v.transform((value) => (value === "" || value === null ? undefined : value)),
-    v.union([v.undefined(), schema]),
+    v.nullish(v.unknown()),
+    v.transform((value) => (value === "" || value === null ? undefined : integerFromText(value))),
+    v.union([v.undefined(), schema], "must be an integer"),
   );
 
 /** A workflow priority: 0 to 99. */
@@ -193,7 +207,7 @@ export type StartWorkflowRequest = v.InferOutput<typeof StartWorkflowRequest>;
 
 /** Longest time a mocked task may be shown to have waited or run: a year, in milliseconds. */
 const MAX_MOCKED_MS = 365 * 24 * 3600 * 1000;
-const mockedMs = v.pipe(v.number("must be a number of milliseconds"), v.integer("must be an integer"), v.minValue(0, "must not be negative"), v.maxValue(MAX_MOCKED_MS, `must be at most ${MAX_MOCKED_MS} (a year)`));
+const mockedMs = jacksonNumber(v.pipe(v.number("must be a number of milliseconds"), v.integer("must be an integer"), v.minValue(0, "must not be negative"), v.maxValue(MAX_MOCKED_MS, `must be at most ${MAX_MOCKED_MS} (a year)`)));
 
 /** Conductor's `WorkflowTestRequest.TaskMock`: one mocked task result; `status` defaults to COMPLETED, as Conductor's does. */
 export const TaskMockBody = requestObject({
@@ -312,11 +326,13 @@ const TaskExecLog = requestObject({
    * {@link SECONDS_NOT_MILLIS_BELOW}); when it is stored unless given.
    */
   createdTime: v.nullish(
-    v.pipe(
-      v.number("must be a number (epoch milliseconds)"),
-      v.minValue(0, "must not be negative"),
-      v.maxValue(MAX_EPOCH_MILLIS, `must be at most ${MAX_EPOCH_MILLIS} (epoch milliseconds)`),
-      v.transform((time) => (time < SECONDS_NOT_MILLIS_BELOW ? Math.trunc(time * 1000) : Math.trunc(time))),
+    jacksonNumber(
+      v.pipe(
+        v.number("must be a number (epoch milliseconds)"),
+        v.minValue(0, "must not be negative"),
+        v.maxValue(MAX_EPOCH_MILLIS, `must be at most ${MAX_EPOCH_MILLIS} (epoch milliseconds)`),
+        v.transform((time) => (time < SECONDS_NOT_MILLIS_BELOW ? Math.trunc(time * 1000) : Math.trunc(time))),
+      ),
     ),
   ),
 });
@@ -369,11 +385,13 @@ const taskResultFields = {
    * (`0.012`) with every result.
    */
   callbackAfterSeconds: v.nullish(
-    v.pipe(
-      v.number("must be a number of seconds"),
-      v.finite("must be a number of seconds"),
-      v.minValue(0, "must not be negative"),
-      v.transform((seconds) => Math.min(Math.trunc(seconds), MAX_CALLBACK_AFTER_SECONDS)),
+    jacksonNumber(
+      v.pipe(
+        v.number("must be a number of seconds"),
+        v.finite("must be a number of seconds"),
+        v.minValue(0, "must not be negative"),
+        v.transform((seconds) => Math.min(Math.trunc(seconds), MAX_CALLBACK_AFTER_SECONDS)),
+      ),
     ),
   ),
   /**
@@ -404,7 +422,7 @@ export const TaskResultRequest = v.pipe(
     /** The reporting worker; `update-v2` hands its next task to it. A numbered worker's number is its text (Jackson's String). */
     workerId: v.nullish(v.pipe(jacksonText(), v.maxLength(256, "must be at most 256 characters"), workerText)),
     /** A heartbeat of the worker that holds the task, not a result: the rest of the TaskResult is ignored, as Conductor does. */
-    extendLease: v.nullish(v.boolean("must be true or false")),
+    extendLease: v.nullish(jacksonBoolean("must be true or false")),
   }),
   v.forward(
     v.check((result) => result.extendLease === true || result.status !== undefined, `is required (one of ${EXTERNAL_TASK_STATUSES.join(", ")}) unless extendLease is true`),
@@ -474,7 +492,7 @@ export const WorkflowName = v.pipe(
  */
 export const UpgradeWorkflowRequest = requestObject({
   name: WorkflowName,
-  version: v.optional(v.nullable(WorkflowVersion)),
+  version: jacksonInteger(WorkflowVersion),
   taskOutput: v.optional(v.nullable(v.pipe(jsonData, v.check((value) => Object.values(value).every(isPlainObject), "must map task reference names to output objects")))),
   workflowInput: v.optional(v.nullable(jsonData)),
 });
@@ -623,11 +641,13 @@ const LATEST_SCHEDULE_MILLIS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
  */
 const ScheduleBound = v.pipe(
   v.nullish(
-    v.pipe(
-      v.union([v.pipe(v.string(), v.regex(/^\d{1,16}$/, "must be epoch milliseconds"), v.transform(Number)), v.number()], "must be epoch milliseconds"),
-      v.integer("must be an integer (epoch milliseconds)"),
-      v.minValue(0, "must not be negative"),
-      v.maxValue(LATEST_SCHEDULE_MILLIS, `must be at most ${LATEST_SCHEDULE_MILLIS} (9999-12-31T23:59:59.999Z)`),
+    jacksonNumber(
+      v.pipe(
+        v.number("must be epoch milliseconds"),
+        v.integer("must be an integer (epoch milliseconds)"),
+        v.minValue(0, "must not be negative"),
+        v.maxValue(LATEST_SCHEDULE_MILLIS, `must be at most ${LATEST_SCHEDULE_MILLIS} (9999-12-31T23:59:59.999Z)`),
+      ),
     ),
   ),
   v.transform((bound) => (bound === null || bound === undefined || bound === 0 ? undefined : bound)),
@@ -667,8 +687,8 @@ export const SaveScheduleRequest = requestObject({
   name: ScheduleName,
   cronExpression: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(256, "must be at most 256 characters")),
   startWorkflowRequest: ScheduleStartRequest,
-  paused: v.optional(v.nullable(v.boolean("must be true or false")), false),
-  runCatchupScheduleInstances: v.optional(v.nullable(v.boolean("must be true or false")), false),
+  paused: v.optional(v.nullable(jacksonBoolean("must be true or false")), false),
+  runCatchupScheduleInstances: v.optional(v.nullable(jacksonBoolean("must be true or false")), false),
   scheduleStartTime: v.optional(ScheduleBound),
   scheduleEndTime: v.optional(ScheduleBound),
   zoneId: v.optional(v.nullable(v.pipe(v.string("must be a string (an IANA time zone id or a UTC offset)"), v.maxLength(64, "must be at most 64 characters"))), "UTC"),

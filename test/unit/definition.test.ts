@@ -249,8 +249,12 @@ describe("validateWorkflowDef: workflow fields", () => {
     expect(onlyError(def({ description: 5 }), "description")).toMatch(/description must be a string/);
   });
 
-  it.each([[1.5], ["2"], [-1], [2_147_483_648]])("rejects the version %j", (version) => {
+  it.each([[1.5], ["1.5"], ["two"], [-1], ["-1"], [2_147_483_648], ["2147483648"]])("rejects the version %j", (version) => {
     expect(onlyError(def({ version }), "version")).toMatch(/integer from 0 to 2147483647/);
+  });
+
+  it.each([["2", 2], [" 2 ", 2], ["+2", 2], ["007", 7], ["-0", 0]])("accepts the version %j as Jackson reads it, stored as the number %j", (version, stored) => {
+    expect(Object.is(accepted(def({ version })).version, stored)).toBe(true);
   });
 
   it("accepts version 0, which the Java SDK's ConductorWorkflow sends unless a version is set, and defaults to 1", () => {
@@ -258,7 +262,7 @@ describe("validateWorkflowDef: workflow fields", () => {
     expect(accepted(def({})).version).toBe(1);
   });
 
-  it.each([[1], ["2"], [3]])("rejects the schemaVersion %j", (schemaVersion) => {
+  it.each([[1], ["1"], [3]])("rejects the schemaVersion %j", (schemaVersion) => {
     expect(onlyError(def({ schemaVersion }), "schemaVersion")).toMatch(/schemaVersion must be 2/);
   });
 
@@ -312,14 +316,25 @@ describe("validateWorkflowDef: workflow fields", () => {
     );
   });
 
-  it.each([[-1], [2.5], ["30"]])("rejects the timeoutSeconds %j", (timeoutSeconds) => {
+  it.each([[-1], [2.5], ["-1"], ["2.5"], ["30s"], ["0x1E"], ["3e1"]])("rejects the timeoutSeconds %j", (timeoutSeconds) => {
     expect(onlyError(def({ timeoutSeconds }), "timeoutSeconds")).toMatch(/at least 0/);
+  });
+
+  it("reads a timeoutSeconds given as digits as the number, as Jackson reads Conductor's long", () => {
+    expect(accepted(def({ timeoutSeconds: "30" })).timeoutSeconds).toBe(30);
+    expect(accepted(def({ timeoutSeconds: "\t60\n" })).timeoutSeconds).toBe(60);
   });
 
   it("keeps restartable (true unless given false) and rejects one that is not a boolean", () => {
     expect(accepted(def()).restartable).toBe(true);
     expect(accepted(def({ restartable: false })).restartable).toBe(false);
-    expect(onlyError(def({ restartable: "false" }), "restartable")).toMatch(/restartable must be a boolean, but received the string "false"/);
+    // Jackson's words for a boolean, as Conductor reads its `boolean restartable`; stored as the boolean.
+    for (const [text, value] of [["false", false], ["False", false], [" FALSE ", false], ["true", true], ["TRUE", true]] as const) {
+      expect(accepted(def({ restartable: text })).restartable).toBe(value);
+    }
+    for (const text of ["no", "0", "fAlse", ""]) {
+      expect(onlyError(def({ restartable: text }), "restartable")).toBe(`restartable must be a boolean, but received the string ${JSON.stringify(text)}`);
+    }
     expect(accepted(def({ restartable: null })).restartable).toBe(true);
   });
 

@@ -240,10 +240,11 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     const next = await pollOne("w_fraction_next");
     expect((await report(next, "COMPLETED", {}, { callbackAfterSeconds: 0.4 })).status).toBe(200);
     expect((await waitFor(workflowId, ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
-    // Still refused: a negative number, or one that is no number; the task is left as it was.
+    // Still refused: a negative number, or one that is no number (digits as text are the number, as Jackson reads them,
+    // but a fraction as text is not, as Jackson's long refuses it); the task is left as it was.
     const other = await startWorkflow("w_fraction");
     const task = await pollOne("w_fraction_task");
-    for (const callbackAfterSeconds of [-0.5, "1"]) {
+    for (const callbackAfterSeconds of [-0.5, "-1", "1.5", "soon"]) {
       const refused = await report(task, "COMPLETED", {}, { callbackAfterSeconds });
       expect(refused.status).toBe(400);
       expect(await refused.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "callbackAfterSeconds" }] });

@@ -228,20 +228,67 @@ export function rule<T>(field: string, expected: string, test: (value: unknown) 
   return expecting(schema, expected);
 }
 
+/** What Java's `String.trim` removes, which Jackson applies to a JSON string before reading a number or boolean from it: characters up to U+0020. */
+const JAVA_TRIMMED = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g;
+
 /**
- * `schema` taking a whole number also as its decimal digits in a string (`"2500"` as 2500, spaces around allowed), as
- * Jackson coerces a JSON string into the int fields of Conductor's and Orkes' models. Anything else reaches `schema`
- * as given, and is refused (or taken) there.
+ * A whole number as text as Jackson reads it into an int, Integer or long field of Conductor's and Orkes' models (its
+ * ALLOW_COERCION_OF_SCALARS, on by default): decimal digits with an optional sign (`"30"`, `"+5"`, `"-1"`, `"007"`),
+ * surrounding spaces and control characters ignored. At most 15 digits, so the number is exact; no fraction (`"1.0"`),
+ * exponent or hex, which Jackson refuses for an int too.
+ */
+const JACKSON_INTEGER_TEXT = /^[+-]?\d{1,15}$/;
+
+/**
+ * `value` as Jackson reads it into an integer field: the number a string of digits stands for (see
+ * {@link JACKSON_INTEGER_TEXT}), anything else as given, for the field's own rule to take or refuse with its message.
+ */
+export function integerFromText(value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  const text = value.replace(JAVA_TRIMMED, "");
+  // `+ 0` makes "-0" the 0 it reads as, not -0.
+  return JACKSON_INTEGER_TEXT.test(text) ? Number(text) + 0 : value;
+}
+
+/**
+ * `value` as Jackson reads it into a boolean field: the text `true`, `True` or `TRUE` (`false`, `False`, `FALSE`), spaces
+ * around ignored, as that boolean; anything else as given (`"yes"`, `"1"`, `"tRuE"`, which Jackson refuses too).
+ */
+export function booleanFromText(value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  const text = value.replace(JAVA_TRIMMED, "");
+  if (text === "true" || text === "True" || text === "TRUE") return true;
+  if (text === "false" || text === "False" || text === "FALSE") return false;
+  return value;
+}
+
+/** `schema` reading what it is given through `read` first; expecting what `schema` expects. */
+function readingFirst<T>(schema: Rule<T>, read: (value: unknown) => unknown, fallback: string): Rule<T> {
+  return expecting(v.pipe(v.unknown(), v.transform(read), schema), EXPECTATIONS.get(schema) ?? fallback);
+}
+
+/**
+ * `schema` taking a whole number also as its text (`"2500"` as 2500: {@link integerFromText}), as Jackson coerces a JSON
+ * string into the int fields of Conductor's and Orkes' models. Anything else reaches `schema` as given, and is refused
+ * (or taken) there with its own message. The number is what is stored, never the text: engines and clients read it so.
  */
 export function integerOrItsDigits<T>(schema: Rule<T>): Rule<T> {
-  return expecting(
-    v.pipe(
-      v.unknown(),
-      v.transform((value) => (typeof value === "string" && /^\s*\d{1,15}\s*$/.test(value) ? Number(value) : value)),
-      schema,
-    ),
-    EXPECTATIONS.get(schema) ?? "an integer",
-  );
+  return readingFirst(schema, integerFromText, "an integer");
+}
+
+/** `schema` taking a boolean also as its text (`"true"`: {@link booleanFromText}), as Jackson coerces it; stored as the boolean. */
+export function booleanOrItsText<T>(schema: Rule<T>): Rule<T> {
+  return readingFirst(schema, booleanFromText, "a boolean");
+}
+
+/** A {@link rule} for a boolean field (`<field> must be a boolean...`) that takes its text too ({@link booleanOrItsText}). */
+export function booleanRule(field: string): Rule<boolean> {
+  return booleanOrItsText(rule<boolean>(field, "a boolean", isBoolean));
+}
+
+/** A {@link rule} for a safe integer in `[min, max]` that takes its digits as text too ({@link integerOrItsDigits}). */
+export function integerRule(field: string, expected: string, min: number, max: number): Rule<number> {
+  return integerOrItsDigits(rule<number>(field, expected, isIntegerIn(min, max)));
 }
 
 /** `text` in upper case without `_`, `-` and spaces, so that `fork-join`, `ForkJoin` and `FORK_JOIN` compare equal. */
@@ -449,7 +496,7 @@ export function schemaReference(field: string) {
     // Conductor reads a version below 1 as the latest, and SchemaDef's version is 0 unless set: the Java client sends 0.
     version: v.optional(
       v.pipe(
-        rule<number>("version", `an integer up to ${MAX_JAVA_INT} (0 or less, or none, for the latest)`, isIntegerIn(-MAX_JAVA_INT - 1, MAX_JAVA_INT)),
+        integerRule("version", `an integer up to ${MAX_JAVA_INT} (0 or less, or none, for the latest)`, -MAX_JAVA_INT - 1, MAX_JAVA_INT),
         v.transform((version) => (version < 1 ? undefined : version)),
       ),
     ),

@@ -6,7 +6,7 @@ import * as v from "valibot";
 import { findTemplateErrors, hasExpression, referencedSecrets } from "../expressions";
 import type { RateLimitConfig } from "../model";
 import { childPath, type ValidationIssue } from "../validation-issue";
-import { isIntegerIn, isRecord, objectOf, rule, toIssues } from "./checks";
+import { integerRule, isRecord, objectOf, rule, toIssues } from "./checks";
 
 /** Longest `rateLimitKey`, as written (a template may resolve to a longer key). */
 export const MAX_RATE_LIMIT_KEY_LENGTH = 255;
@@ -27,10 +27,11 @@ export const RATE_LIMIT_CONFIG = objectOf("rateLimitConfig", "Orkes' workflow ra
     ),
   ),
   concurrentExecLimit: v.nullish(
-    rule<number>(
+    integerRule(
       "concurrentExecLimit",
       `an integer from 0 (no limit) to ${MAX_CONCURRENT_EXEC_LIMIT}: how many executions of one key may run at once`,
-      isIntegerIn(0, MAX_CONCURRENT_EXEC_LIMIT),
+      0,
+      MAX_CONCURRENT_EXEC_LIMIT,
     ),
   ),
 });

@@ -10,7 +10,7 @@ import { RETRY_LOGICS, TIMEOUT_POLICIES, type JsonObject, type RetryLogic, type 
 import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
 import { allTasks, mapTasks } from "../plan";
 import { childPath, type ValidationIssue } from "../validation-issue";
-import { describeValue, exceedsJsonDepth, fieldsOf, isBoundedJsonObject, isEmailAddress, isIntegerIn, isJsonObject, isOneOf, isRecord, isString, MAX_JAVA_INT, MAX_JSON_DEPTH, rule, schemaReference, toIssues } from "./checks";
+import { booleanRule, describeValue, exceedsJsonDepth, fieldsOf, isBoundedJsonObject, integerRule, isEmailAddress, isJsonObject, isOneOf, isRecord, isString, MAX_JAVA_INT, MAX_JSON_DEPTH, rule, schemaReference, toIssues } from "./checks";
 
 /** Longest task definition name, as for workflow names. */
 export const MAX_TASK_DEF_NAME_LENGTH = 255;
@@ -22,12 +22,12 @@ const MAX_SECONDS = Number.MAX_SAFE_INTEGER;
 
 function seconds(field: string, min: number, max: number = MAX_SECONDS) {
   const expected = max === MAX_SECONDS ? `a whole number of seconds of at least ${min}` : `an integer from ${min} to ${max}`;
-  return rule<number>(field, expected, isIntegerIn(min, max));
+  return integerRule(field, expected, min, max);
 }
 
 /** An optional whole number of at least 0; at most `max` (Java's int, by default: Conductor's TaskDef holds these as Integer). */
 function optionalCount(field: string, max = MAX_JAVA_INT) {
-  return v.optional(rule<number>(field, max === MAX_JAVA_INT ? `an integer from 0 to ${MAX_JAVA_INT}` : "an integer of at least 0", isIntegerIn(0, max)));
+  return v.optional(integerRule(field, max === MAX_JAVA_INT ? `an integer from 0 to ${MAX_JAVA_INT}` : "an integer of at least 0", 0, max));
 }
 
 /** An object of JSON values, nested no deeper than {@link MAX_JSON_DEPTH}. */
@@ -51,12 +51,12 @@ const TASK_DEF_NAME = rule<string>(
 /** Every field but the name; Conductor's defaults where one is left out. Unknown keys are dropped. */
 const SETTINGS = {
   description: v.optional(rule<string>("description", "a string", isString)),
-  retryCount: v.optional(rule<number>("retryCount", `an integer from 0 to ${MAX_RETRY_COUNT}`, isIntegerIn(0, MAX_RETRY_COUNT)), 3),
+  retryCount: v.optional(integerRule("retryCount", `an integer from 0 to ${MAX_RETRY_COUNT}`, 0, MAX_RETRY_COUNT), 3),
   retryLogic: v.optional(rule<RetryLogic>("retryLogic", `one of ${RETRY_LOGICS.join(", ")}`, isOneOf(RETRY_LOGICS)), "FIXED"),
   retryDelaySeconds: v.optional(seconds("retryDelaySeconds", 0, MAX_RETRY_DELAY_SECONDS), 60),
   backoffScaleFactor: v.optional(seconds("backoffScaleFactor", 1, MAX_RETRY_DELAY_SECONDS), 1),
   maxRetryDelaySeconds: v.optional(seconds("maxRetryDelaySeconds", 0, MAX_RETRY_DELAY_SECONDS)),
-  backoffJitterMs: v.optional(rule<number>("backoffJitterMs", `an integer from 0 to ${MAX_RETRY_DELAY_SECONDS * 1000}`, isIntegerIn(0, MAX_RETRY_DELAY_SECONDS * 1000))),
+  backoffJitterMs: v.optional(integerRule("backoffJitterMs", `an integer from 0 to ${MAX_RETRY_DELAY_SECONDS * 1000}`, 0, MAX_RETRY_DELAY_SECONDS * 1000)),
   timeoutSeconds: v.optional(seconds("timeoutSeconds", 0), 0),
   timeoutPolicy: v.optional(rule<TimeoutPolicy>("timeoutPolicy", `one of ${TIMEOUT_POLICIES.join(", ")}`, isOneOf(TIMEOUT_POLICIES)), "TIME_OUT_WF"),
   responseTimeoutSeconds: v.optional(seconds("responseTimeoutSeconds", 1), 3600),
@@ -78,7 +78,7 @@ const SETTINGS = {
   // Orkes' schemas of the task's input and output (their existence is checked by the worker, which reads the registry).
   inputSchema: v.optional(schemaReference("inputSchema")),
   outputSchema: v.optional(schemaReference("outputSchema")),
-  enforceSchema: v.optional(rule<boolean>("enforceSchema", "a boolean", (value) => typeof value === "boolean")),
+  enforceSchema: v.optional(booleanRule("enforceSchema")),
 };
 
 /**

@@ -35,13 +35,15 @@ import {
   describeValue,
   exceedsJsonDepth,
   expecting,
+  booleanFromText,
+  booleanRule,
   integerOrItsDigits,
+  integerRule,
   fieldsOf,
   isBoolean,
   isBoundedJsonObject,
   isEmailAddress,
   isExpression,
-  isIntegerIn,
   isJsonObject,
   isNonEmptyString,
   isOneOf,
@@ -175,8 +177,8 @@ const WORKFLOW = fieldsOf({
   name: WORKFLOW_NAME,
   description: v.optional(rule<string>("description", "a string", isString)),
   // 0 too: the Java SDK's ConductorWorkflow registers version 0 unless one is set, and Conductor stores it.
-  version: v.optional(rule<number>("version", `an integer from 0 to ${MAX_JAVA_INT}`, isIntegerIn(0, MAX_JAVA_INT)), 1),
-  schemaVersion: v.optional(rule<number>("schemaVersion", "2 (the only schema version, as in Conductor)", (value) => value === 2), 2),
+  version: v.optional(integerRule("version", `an integer from 0 to ${MAX_JAVA_INT}`, 0, MAX_JAVA_INT), 1),
+  schemaVersion: v.optional(integerOrItsDigits(rule<number>("schemaVersion", "2 (the only schema version, as in Conductor)", (value) => value === 2)), 2),
   ownerEmail: v.optional(OWNER_EMAIL),
   // Conductor's Auditable field, kept and shown as given.
   ownerApp: v.optional(rule<string>("ownerApp", "a string", isString)),
@@ -190,7 +192,7 @@ const WORKFLOW = fieldsOf({
   ),
   outputParameters: v.optional(jsonObject("outputParameters")),
   timeoutSeconds: v.optional(
-    rule<number>("timeoutSeconds", "a whole number of seconds of at least 0 (0 means no timeout)", isIntegerIn(0, Number.MAX_SAFE_INTEGER)),
+    integerRule("timeoutSeconds", "a whole number of seconds of at least 0 (0 means no timeout)", 0, Number.MAX_SAFE_INTEGER),
     0,
   ),
   failureWorkflow: v.optional(
@@ -207,7 +209,7 @@ const WORKFLOW = fieldsOf({
     // and expect it to raise an alert, not to end a workflow that runs longer.
     "ALERT_ONLY",
   ),
-  restartable: v.optional(rule<boolean>("restartable", "a boolean", isBoolean), true),
+  restartable: v.optional(booleanRule("restartable"), true),
   // Data, taken as is into the input: its `${...}` are not expressions, so they are not checked.
   inputTemplate: v.optional(jsonObject("inputTemplate")),
   // Data too: an execution's variables start as a copy, never resolved.
@@ -216,8 +218,8 @@ const WORKFLOW = fieldsOf({
   // Clients send the whole SchemaDef; only the reference is kept.
   inputSchema: v.optional(schemaReference("inputSchema")),
   outputSchema: v.optional(schemaReference("outputSchema")),
-  enforceSchema: v.optional(rule<boolean>("enforceSchema", "a boolean", isBoolean)),
-  workflowStatusListenerEnabled: v.optional(rule<boolean>("workflowStatusListenerEnabled", "a boolean", isBoolean)),
+  enforceSchema: v.optional(booleanRule("enforceSchema")),
+  workflowStatusListenerEnabled: v.optional(booleanRule("workflowStatusListenerEnabled")),
   // Null is what clients send for "none" (the Python SDK's None).
   workflowStatusListenerSink: v.nullish(
     rule<string>("workflowStatusListenerSink", "conductor or conductor:<queue>: this service publishes Conductor's internal events only, which event handlers (/api/event) act on", isStatusListenerSink),
@@ -234,10 +236,11 @@ const WORKFLOW = fieldsOf({
     ),
   ),
   retentionSeconds: v.optional(
-    rule<number>(
+    integerRule(
       "retentionSeconds",
       `a whole number of seconds from 0 to ${MAX_RETENTION_SECONDS} (how long each execution is kept after it ends; 0 keeps them for good)`,
-      isIntegerIn(0, MAX_RETENTION_SECONDS),
+      0,
+      MAX_RETENTION_SECONDS,
     ),
   ),
   // Conductor clients also send createTime, updateTime, createdBy and updatedBy. Like any unknown key they are accepted
@@ -255,18 +258,18 @@ const TASK_FIELDS = {
   description: v.optional(rule<string>("description", "a string", isString)),
   // A function default, so normalised definitions never share one mutable object.
   inputParameters: v.optional(jsonObject("inputParameters"), () => ({})),
-  asyncComplete: v.optional(rule<boolean>("asyncComplete", "a boolean", isBoolean)),
-  optional: v.optional(rule<boolean>("optional", "a boolean", isBoolean)),
-  permissive: v.optional(rule<boolean>("permissive", "a boolean", isBoolean)),
-  retryCount: v.optional(rule<number>("retryCount", `an integer from 0 to ${MAX_RETRY_COUNT}`, isIntegerIn(0, MAX_RETRY_COUNT))),
+  asyncComplete: v.optional(booleanRule("asyncComplete")),
+  optional: v.optional(booleanRule("optional")),
+  permissive: v.optional(booleanRule("permissive")),
+  retryCount: v.optional(integerRule("retryCount", `an integer from 0 to ${MAX_RETRY_COUNT}`, 0, MAX_RETRY_COUNT)),
   retryLogic: v.optional(rule<RetryLogic>("retryLogic", `one of ${RETRY_LOGICS.join(", ")}`, isOneOf(RETRY_LOGICS))),
   retryDelaySeconds: v.optional(
-    rule<number>("retryDelaySeconds", `an integer from 0 to ${MAX_RETRY_DELAY_SECONDS}`, isIntegerIn(0, MAX_RETRY_DELAY_SECONDS)),
+    integerRule("retryDelaySeconds", `an integer from 0 to ${MAX_RETRY_DELAY_SECONDS}`, 0, MAX_RETRY_DELAY_SECONDS),
   ),
   // Conductor's delay before a SIMPLE task can be polled; other types ignore it here (see validateTask and docs/api.md).
-  startDelay: v.optional(rule<number>("startDelay", `a whole number of seconds from 0 to ${MAX_START_DELAY_SECONDS}`, isIntegerIn(0, MAX_START_DELAY_SECONDS))),
+  startDelay: v.optional(integerRule("startDelay", `a whole number of seconds from 0 to ${MAX_START_DELAY_SECONDS}`, 0, MAX_START_DELAY_SECONDS)),
   // Orkes' TERMINATE_WORKFLOW may give it beside its inputParameters; other types ignore it.
-  triggerFailureWorkflow: v.optional(rule<boolean>("triggerFailureWorkflow", "a boolean", isBoolean)),
+  triggerFailureWorkflow: v.optional(booleanRule("triggerFailureWorkflow")),
   // Null is what clients send for "none". Which types may cache, and the key's `${...}`, are checked in validateTask.
   cacheConfig: v.nullish(
     objectOf("cacheConfig", "Orkes' task output cache: {key, ttlInSecond}", {
@@ -276,9 +279,7 @@ const TASK_FIELDS = {
         (value) => isNonEmptyString(value) && value.length <= MAX_CACHE_KEY_TEMPLATE_LENGTH,
       ),
       // Orkes' docs write it as text too (`"ttlInSecond": "2500"`), which its Jackson reads as the number.
-      ttlInSecond: integerOrItsDigits(
-        rule<number>("ttlInSecond", `a whole number of seconds from 1 to ${MAX_CACHE_TTL_SECONDS} (30 days)`, isIntegerIn(1, MAX_CACHE_TTL_SECONDS)),
-      ),
+      ttlInSecond: integerRule("ttlInSecond", `a whole number of seconds from 1 to ${MAX_CACHE_TTL_SECONDS} (30 days)`, 1, MAX_CACHE_TTL_SECONDS),
     }),
   ),
 };
@@ -464,7 +465,8 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
       const typed = withTextIdempotencyKey(withTextDomains(withTypedVersion(subWorkflowParam)));
       task.subWorkflowParam = inlineChild?.definition === undefined ? typed : { ...typed, workflowDefinition: inlineChild.definition as unknown as JsonObject };
     }
-    const waitForCompletion = raw["waitForCompletion"];
+    // Checked by the SUB_WORKFLOW's validator: a boolean, or its text, stored as the boolean.
+    const waitForCompletion = booleanFromText(raw["waitForCompletion"]);
     if (isBoolean(waitForCompletion)) task.waitForCompletion = waitForCompletion;
   }
   return { issues, task };

@@ -7,7 +7,7 @@ import { principalOf } from "../guard";
 import { validationError } from "../http/errors";
 import { booleanQuery, decodedPathParam } from "../http/params";
 import { SchemaRepository, schemaProblem } from "../json-schemas";
-import { issuesToValidationErrors, jsonData, requestObject } from "../schemas";
+import { issuesToValidationErrors, jacksonNumber, jsonData, requestObject } from "../schemas";
 import { requiredBody } from "./metadata";
 
 type Args = [Env, ExecutionContext];
@@ -18,7 +18,7 @@ export const MAX_SCHEMAS_PER_REQUEST = 100;
 /** Orkes' SchemaDef as a save sends it; read-only fields (times, authors) are ignored. */
 const SchemaDefBody = requestObject({
   name: v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(255, "must be at most 255 characters"), v.regex(/^[A-Za-z0-9_.-]+$/, "may hold only letters, digits, '_', '-' and '.'"), v.check((name: string) => !isDotSegment(name), DOT_SEGMENT_MESSAGE)),
-  version: v.optional(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1")), 1),
+  version: v.optional(jacksonNumber(v.pipe(v.number("must be an integer"), v.integer("must be an integer"), v.minValue(1, "must be at least 1"))), 1),
   type: v.optional(v.picklist(["JSON"], "must be JSON: this service checks JSON schemas only (AVRO and PROTOBUF are not supported)"), "JSON"),
   data: jsonData,
   // Conductor's SchemaDef.externalRef is a String, which Jackson also fills from a number or boolean (as its text). The

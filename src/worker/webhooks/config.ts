@@ -19,7 +19,7 @@ import { isHeaderName, isHeaderValueText, TOKEN_DESCRIPTION } from "../../engine
 import { parseWebhookKey } from "../../engine/tasks/wait-for-webhook/matches";
 import type { StartIdempotencyStrategy } from "../../engine/tasks/start-workflow/request";
 import { MAX_JAVA_INT } from "../../engine/definition/checks";
-import { MAX_IDEMPOTENCY_KEY_LENGTH, requestObject, wellFormedText, WorkflowName } from "../schemas";
+import { jacksonNumber, MAX_IDEMPOTENCY_KEY_LENGTH, requestObject, wellFormedText, WorkflowName } from "../schemas";
 import { TagListSchema } from "../tags";
 
 /** The verifiers this service checks. */
@@ -71,7 +71,7 @@ const headerName = v.pipe(v.string("must be a string"), v.check((name: string) =
 
 /** A workflow's version in a webhook: a whole number; 0 or null for any version (receivers) or the latest (to start). */
 const version = v.pipe(
-  v.nullable(v.pipe(v.number("must be a version number"), v.integer("must be a whole number"), v.minValue(0, "must not be negative"), v.maxValue(MAX_JAVA_INT, `must be at most ${MAX_JAVA_INT}`))),
+  v.nullable(jacksonNumber(v.pipe(v.number("must be a version number"), v.integer("must be a whole number"), v.minValue(0, "must not be negative"), v.maxValue(MAX_JAVA_INT, `must be at most ${MAX_JAVA_INT}`)))),
   v.transform((value) => value ?? 0),
 );
 

@@ -3,6 +3,7 @@
  */
 import * as v from "valibot";
 import {
+  booleanRule,
   isBoolean,
   isExpression,
   isNonEmptyString,
@@ -61,9 +62,9 @@ function subWorkflowParamRules(inInput: boolean) {
 const SUB_WORKFLOW_PARAM = subWorkflowParamRules(false);
 const SUB_WORKFLOW_PARAM_IN_INPUT = subWorkflowParamRules(true);
 
-/** At task level the flag is a plain boolean: only inputs are resolved at run time. */
+/** At task level the flag is a plain boolean (or its text, as Jackson reads it): only inputs are resolved at run time. */
 const TASK_LEVEL = v.object({
-  waitForCompletion: v.optional(rule<boolean>("waitForCompletion", "a boolean", isBoolean)),
+  waitForCompletion: v.optional(booleanRule("waitForCompletion")),
 });
 
 /** Null means "not given", as at run time (see childStartRequest). */

@@ -1,0 +1,119 @@
+/**
+ * Numbers and booleans given as text, as Conductor's Jackson reads them (ALLOW_COERCION_OF_SCALARS, on by default):
+ * hand-written JSON, YAML converted to JSON and some SDKs' templates send `"retryCount": "3"` or `"optional": "true"`.
+ * Each is stored as the number or boolean, never as the text; any other text is still a 400 with the field's message.
+ */
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { api, apiOk, eventually, httpTask, target, waitFor } from "./helpers";
+
+/** The validation errors of a refused request, after checking it was a 400. */
+async function refusedWith(response: Response): Promise<Array<{ path: string; message: string }>> {
+  const body = (await response.json()) as { status: number; validationErrors?: Array<{ path: string; message: string }> };
+  expect(response.status).toBe(400);
+  expect(body.status).toBe(400);
+  return body.validationErrors ?? [];
+}
+
+describe("numbers and booleans given as text, as Jackson reads them", () => {
+  it("registers a workflow definition whose numbers and booleans are text, reads it back with numbers and booleans, and runs it", async () => {
+    const definition: JsonObject = {
+      name: "coerce_definition",
+      version: "2",
+      schemaVersion: " 2 ",
+      ownerEmail: "team@example.com",
+      timeoutSeconds: "30",
+      timeoutPolicy: "TIME_OUT_WF",
+      restartable: "False",
+      retentionSeconds: "0",
+      rateLimitConfig: { concurrentExecLimit: "+3" },
+      tasks: [
+        // Fails (a 500) once, with no retry: optional "true" lets the workflow go on, as Conductor's would.
+        httpTask("flaky", { uri: target("/status/500"), method: "GET" }, { optional: "true", retryCount: "0", retryDelaySeconds: "0", asyncComplete: "false" }),
+        httpTask("fetch", { uri: target("/echo/coerce"), method: "GET" }, { startDelay: "0", taskDefinition: { retryCount: "1", timeoutSeconds: "60", responseTimeoutSeconds: "30" } }),
+      ],
+    };
+    await apiOk("POST", "/api/metadata/workflow", definition);
+    const stored = await apiOk("GET", "/api/metadata/workflow/coerce_definition");
+    expect(stored).toMatchObject({ version: 2, schemaVersion: 2, timeoutSeconds: 30, restartable: false, retentionSeconds: 0, rateLimitConfig: { concurrentExecLimit: 3 } });
+    const [flaky, fetch] = stored["tasks"] as JsonObject[];
+    expect(flaky).toMatchObject({ optional: true, retryCount: 0, retryDelaySeconds: 0, asyncComplete: false });
+    expect(fetch?.["taskDefinition"]).toMatchObject({ retryCount: 1, timeoutSeconds: 60, responseTimeoutSeconds: 30 });
+
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "coerce_definition", version: "2" });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([
+      ["flaky", "COMPLETED_WITH_ERRORS"],
+      ["fetch", "COMPLETED"],
+    ]);
+    expect(done["workflowVersion"]).toBe(2);
+  });
+
+  it("registers task definitions whose numbers and booleans are text, stored as numbers and booleans", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [
+      { name: "coerce_task", retryCount: "3", retryDelaySeconds: "5", timeoutSeconds: "600", responseTimeoutSeconds: " 60 ", concurrentExecLimit: "2", rateLimitPerFrequency: "10", rateLimitFrequencyInSeconds: "1", pollTimeoutSeconds: "30", enforceSchema: "FALSE", ownerEmail: "team@example.com" },
+    ]);
+    expect(await apiOk("GET", "/api/metadata/taskdefs/coerce_task")).toMatchObject({
+      retryCount: 3,
+      retryDelaySeconds: 5,
+      timeoutSeconds: 600,
+      responseTimeoutSeconds: 60,
+      concurrentExecLimit: 2,
+      rateLimitPerFrequency: 10,
+      rateLimitFrequencyInSeconds: 1,
+      pollTimeoutSeconds: 30,
+      enforceSchema: false,
+    });
+  });
+
+  it("starts with a priority given as signed or spaced digits, and an event handler's start_workflow takes its priority and active flag as text", async () => {
+    await apiOk("POST", "/api/metadata/workflow", { name: "coerce_start", ownerEmail: "team@example.com", tasks: [httpTask("fetch", { uri: target("/echo/start"), method: "GET" })] });
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "coerce_start", priority: " +5 ", version: "1" });
+    expect(await apiOk("GET", `/api/workflow/${workflowId}?includeTasks=false`)).toMatchObject({ priority: 5, workflowVersion: 1 });
+
+    const handler = { name: "coerce_handler", event: "conductor:coerce:q", active: "true", actions: [{ action: "start_workflow", start_workflow: { name: "coerce_start", priority: "5" }, expandInlineJSON: "false" }] };
+    await apiOk("POST", "/api/event", handler);
+    const saved = (await apiOk<JsonObject[]>("GET", "/api/event")).find((each) => each["name"] === "coerce_handler");
+    expect(saved).toMatchObject({ active: true, actions: [{ start_workflow: { priority: 5 }, expandInlineJSON: false }] });
+  });
+
+  it("saves a schedule whose paused flag and window are text, stored as a boolean and numbers", async () => {
+    await apiOk("POST", "/api/metadata/workflow", { name: "coerce_scheduled", ownerEmail: "team@example.com", tasks: [httpTask("fetch", { uri: target("/echo/s"), method: "GET" })] });
+    const schedule = { name: "coerce-schedule", cronExpression: "0 0 0 1 1 ?", paused: "true", scheduleEndTime: "253402300799999", startWorkflowRequest: { name: "coerce_scheduled", version: "1", priority: "5" } };
+    await apiOk("POST", "/api/scheduler/schedules", schedule);
+    expect(await apiOk("GET", "/api/scheduler/schedules/coerce-schedule")).toMatchObject({ paused: true, scheduleEndTime: 253402300799999, startWorkflowRequest: { version: 1, priority: 5 } });
+    await apiOk("DELETE", "/api/scheduler/schedules/coerce-schedule");
+  });
+
+  it("takes a TaskResult's callbackAfterSeconds given as digits as the number", async () => {
+    await apiOk("POST", "/api/metadata/workflow", { name: "coerce_result", ownerEmail: "team@example.com", tasks: [{ name: "coerce_result_task", taskReferenceName: "work", type: "SIMPLE" }] });
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "coerce_result" });
+    const polled = await eventually(() => apiOk<JsonObject[]>("GET", "/api/tasks/poll/batch/coerce_result_task?workerid=w&count=1&timeout=0"), (tasks) => tasks.length === 1, "the task polled");
+    const taskId = polled[0]!["taskId"];
+    await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId, status: "IN_PROGRESS", callbackAfterSeconds: "30", logs: [{ log: "half way", createdTime: "1700000000000" }] });
+    const task = (await apiOk<{ tasks: JsonObject[] }>("GET", `/api/workflow/${workflowId}?includeTasks=true`)).tasks[0];
+    expect(task).toMatchObject({ status: "SCHEDULED", callbackAfterSeconds: 30 });
+    expect(await apiOk("GET", `/api/tasks/${String(taskId)}/log`)).toEqual([expect.objectContaining({ log: "half way", createdTime: 1700000000000 })]);
+  });
+
+  it("still refuses other text with the field's own message, and stores nothing", async () => {
+    const task = (extra: JsonObject) => httpTask("fetch", { uri: target("/echo/x"), method: "GET" }, extra);
+    const cases: Array<[JsonObject, string, string]> = [
+      [{ timeoutSeconds: "thirty" }, "timeoutSeconds", 'timeoutSeconds must be a whole number of seconds of at least 0 (0 means no timeout), but received the string "thirty"'],
+      [{ version: "1.0" }, "version", 'version must be an integer from 0 to 2147483647, but received the string "1.0"'],
+      [{ restartable: "yes" }, "restartable", 'restartable must be a boolean, but received the string "yes"'],
+      [{ tasks: [task({ retryCount: "3 times" })] }, "tasks[0].retryCount", 'retryCount must be an integer from 0 to 100, but received the string "3 times"'],
+      [{ tasks: [task({ optional: "tRuE" })] }, "tasks[0].optional", 'optional must be a boolean, but received the string "tRuE"'],
+      [{ tasks: [task({ retryCount: "" })] }, "tasks[0].retryCount", 'retryCount must be an integer from 0 to 100, but received the string ""'],
+    ];
+    for (const [fields, path, message] of cases) {
+      const errors = await refusedWith(await api("POST", "/api/metadata/workflow", { name: "coerce_refused", ownerEmail: "team@example.com", tasks: [task({})], ...fields }));
+      expect(errors).toContainEqual({ path, message });
+    }
+    expect((await api("GET", "/api/metadata/workflow/coerce_refused")).status).toBe(404);
+
+    const start = await refusedWith(await api("POST", "/api/workflow", { name: "coerce_start", priority: "high" }));
+    expect(start).toEqual([{ path: "priority", message: "must be an integer" }]);
+  });
+});
