@@ -983,6 +983,12 @@ describe("SUB_WORKFLOW tasks", () => {
     });
   });
 
+  it("keeps a task-level waitForCompletion given as text as the boolean, as Jackson reads it, and refuses other text", () => {
+    expect(acceptedTask(subTask("c", { subWorkflowParam: { name: "child" }, waitForCompletion: " False " })).waitForCompletion).toBe(false);
+    expect(acceptedTask(subTask("c", { subWorkflowParam: { name: "child" }, waitForCompletion: "TRUE" })).waitForCompletion).toBe(true);
+    expect(onlyError(def({}, [subTask("c", { subWorkflowParam: { name: "child" }, waitForCompletion: "no" })]), "tasks[0].waitForCompletion")).toBe('waitForCompletion must be a boolean, but received the string "no"');
+  });
+
   it("accepts subWorkflowParam inside inputParameters", () => {
     const inputs = { subWorkflowParam: { name: "child" }, waitForCompletion: true, input: { a: 1 } };
     expect(acceptedTask(subTask("c", { inputParameters: inputs })).inputParameters).toEqual(inputs);
