@@ -1280,6 +1280,50 @@ describe("RBAC", () => {
   });
 });
 
+describe("deleting a role someone holds", () => {
+  it("is a 409 naming its holders (users, applications, groups), nothing deleted; once taken from them all it deletes, and a role made later under its name gives them nothing", async () => {
+    const role = "rbac-held-role";
+    await apiOk("POST", "/api/security/roles", { name: role, permissions: [{ action: "WORKFLOW_READ", scope: "workflow:held_*" }] }, 201);
+    await apiOk("PUT", "/api/security/users/rbac-holder/roles", { roles: [role] });
+    const application = await apiOk<{ id: string }>("POST", "/api/applications", { name: "rbac-held-app" });
+    await apiOk("POST", `/api/applications/${application.id}/roles/${role}`);
+    await apiOk("PUT", "/api/groups/rbac-held-group", { description: "g", roles: [role] });
+    const roles = await rowCount("roles");
+
+    const refused = JSON.parse(await expectStatus(await api("DELETE", `/api/security/roles/${role}`), 409, "CONFLICT")) as { message: string };
+    expect(refused.message).toContain(`Role ${role} is still held by application ${application.id}, user rbac-holder, group rbac-held-group;`);
+    expect(await rowCount("roles")).toBe(roles);
+    expect(await apiOk("GET", `/api/security/roles/${role}`)).toMatchObject({ name: role });
+    expect(await apiOk("GET", "/api/security/users/rbac-holder")).toMatchObject({ roles: [role] });
+
+    // Taken from two of three: still refused, naming the one left.
+    await apiOk("PUT", "/api/security/users/rbac-holder/roles", { roles: [] });
+    await apiOk("DELETE", `/api/applications/${application.id}/roles/${role}`);
+    const left = JSON.parse(await expectStatus(await api("DELETE", `/api/security/roles/${role}`), 409, "CONFLICT")) as { message: string };
+    expect(left.message).toContain(`still held by group rbac-held-group;`);
+    await apiOk("PUT", "/api/groups/rbac-held-group", { description: "g", roles: [] });
+    await apiOk("DELETE", `/api/security/roles/${role}`);
+    await expectStatus(await api("GET", `/api/security/roles/${role}`), 404, "NOT_FOUND");
+
+    // The name comes back as a new role: nobody who held the old one holds it.
+    await apiOk("POST", "/api/security/roles", { name: role, permissions: [{ action: "WORKFLOW_READ", scope: "*" }] }, 201);
+    expect(await apiOk("GET", "/api/security/users/rbac-holder")).toMatchObject({ roles: [] });
+    expect(await apiOk("GET", "/api/groups/rbac-held-group")).toMatchObject({ roles: [] });
+    await apiOk("DELETE", `/api/security/roles/${role}`);
+  });
+
+  it("names at most five holders, with how many more", async () => {
+    const role = "rbac-many-holders";
+    await apiOk("POST", "/api/security/roles", { name: role, permissions: [] }, 201);
+    const users = Array.from({ length: 7 }, (_, index) => `rbac-many-holder-${index}`);
+    for (const user of users) await apiOk("PUT", `/api/security/users/${user}/roles`, { roles: [role] });
+    const refused = JSON.parse(await expectStatus(await api("DELETE", `/api/security/roles/${role}`), 409, "CONFLICT")) as { message: string };
+    expect(refused.message).toContain(`still held by ${users.slice(0, 5).map((user) => `user ${user}`).join(", ")} and 2 more;`);
+    for (const user of users) await apiOk("PUT", `/api/security/users/${user}/roles`, { roles: [] });
+    await apiOk("DELETE", `/api/security/roles/${role}`);
+  });
+});
+
 type BulkResponse = { bulkErrorResults: Record<string, string>; bulkSuccessfulResults: string[] };
 
 /** A bulk operation as the caller whose headers are given; fails the test unless it answers 200. */

@@ -99,6 +99,22 @@ async function jsonBody(request: IRequest, env: Env): Promise<unknown> {
   return body.present ? body.value : undefined;
 }
 
+/**
+ * 409 for a role kept because users, applications or groups still hold it: the first few named, with where to take it
+ * from them. Nothing was deleted.
+ */
+function roleStillHeld(name: string, holders: ReadonlyArray<{ kind: "user" | "group"; id: string }>, total: number): ApiError {
+  const named = holders.map(({ kind, id }) =>
+    kind === "group" ? `group ${id}` : id.startsWith(APPLICATION_USER_PREFIX) ? `application ${id.slice(APPLICATION_USER_PREFIX.length)}` : `user ${id}`,
+  );
+  const more = total > named.length ? ` and ${total - named.length} more` : "";
+  return new ApiError(
+    409,
+    "CONFLICT",
+    `Role ${name} is still held by ${named.join(", ")}${more}; take it from them first (PUT /api/security/users/{userId}/roles, PUT /api/groups/{id}, DELETE /api/applications/{id}/roles/${name}). Nothing was deleted`,
+  );
+}
+
 /** Routes of the security API: tokens, roles, users, API keys, permissions and access rules. */
 export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/security/token", tokenEndpoint);
@@ -144,7 +160,10 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     return Response.json(role);
   });
   router.delete("/api/security/roles/:name", async (request, env) => {
-    if (!(await new SecurityStore(env.DB).deleteRole(pathName(request, "name")))) throw notFound(`No role named ${pathName(request, "name")}`);
+    const name = pathName(request, "name");
+    const deletion = await new SecurityStore(env.DB).deleteRole(name);
+    if (deletion.outcome === "missing") throw notFound(`No role named ${name}`);
+    if (deletion.outcome === "held") throw roleStillHeld(name, deletion.holders, deletion.total);
     return new Response(null, { status: 200 });
   });
 

@@ -19,6 +19,14 @@ export interface UserAssignment {
   directPermissions: Grant[];
 }
 
+/** How many of a role's holders a refused delete names (see {@link SecurityStore.deleteRole}). */
+export const ROLE_HOLDERS_NAMED = 5;
+
+/** What {@link SecurityStore.deleteRole} did: deleted it, found none of that name, or kept it as still held. */
+export type RoleDeletion =
+  | { outcome: "deleted" | "missing" }
+  | { outcome: "held"; holders: Array<{ kind: "user" | "group"; id: string }>; total: number };
+
 /** An API key as listed with its state: whether it authenticates (Orkes' ACTIVE / INACTIVE). */
 export interface ApiKeyState {
   keyId: string;
@@ -175,11 +183,36 @@ export class SecurityStore {
     return result.meta.changes > 0;
   }
 
-  /** Deletes a role (users keep the name but it grants nothing); false when it does not exist. */
-  async deleteRole(name: string): Promise<boolean> {
-    const result = await this.#db.prepare(`DELETE FROM roles WHERE name = ?`).bind(name).run();
-    grantsCache.clear();
-    return result.meta.changes > 0;
+  /**
+   * Deletes a role nobody holds. One held by a user (an application's user too) or a group is kept, and a few of its
+   * holders are answered: deleting it would leave its name on their lists, granting nothing until a role made later
+   * under that name gave them its grants unasked. The check and the delete are one transaction, and a write handing
+   * the role out is held to the role still being there ({@link rolesUnchanged}), so neither can slip past the other.
+   */
+  async deleteRole(name: string): Promise<RoleDeletion> {
+    const held = (column: string) => `EXISTS (SELECT 1 FROM json_each(${column}) WHERE json_each.value = ?1)`;
+    const [deleted, found, holders, count] = await this.#db.batch<{ kind?: string; id?: string; holders?: number }>([
+      this.#db
+        .prepare(`DELETE FROM roles WHERE name = ?1 AND NOT EXISTS (SELECT 1 FROM user_assignments WHERE ${held("user_assignments.roles")}) AND NOT EXISTS (SELECT 1 FROM groups WHERE ${held("groups.roles")})`)
+        .bind(name),
+      this.#db.prepare(`SELECT 1 AS holders FROM roles WHERE name = ?1`).bind(name),
+      this.#db
+        .prepare(
+          `SELECT 'user' AS kind, user_id AS id FROM user_assignments WHERE ${held("user_assignments.roles")}
+           UNION ALL SELECT 'group' AS kind, id FROM groups WHERE ${held("groups.roles")} ORDER BY kind DESC, id LIMIT ${ROLE_HOLDERS_NAMED}`,
+        )
+        .bind(name),
+      this.#db
+        .prepare(`SELECT (SELECT COUNT(*) FROM user_assignments WHERE ${held("user_assignments.roles")}) + (SELECT COUNT(*) FROM groups WHERE ${held("groups.roles")}) AS holders`)
+        .bind(name),
+    ]);
+    if ((deleted?.meta.changes ?? 0) > 0) {
+      grantsCache.clear();
+      return { outcome: "deleted" };
+    }
+    if ((found?.results.length ?? 0) === 0) return { outcome: "missing" };
+    const named = (holders?.results ?? []).map((row) => ({ kind: row.kind === "group" ? ("group" as const) : ("user" as const), id: String(row.id) }));
+    return { outcome: "held", holders: named, total: Number(count?.results[0]?.holders ?? named.length) };
   }
 
   /** The roles named, as stored now (unknown names left out): what a hand-out of them is checked against. */
