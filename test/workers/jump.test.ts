@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { call, createUser, orkes } from "./auth-helpers";
+import type { JsonObject } from "../../src/engine/model";
 import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
 
 // Orkes' jump to a task (POST /api/workflow/{workflowId}/jump/{taskReferenceName}) through the real router, execution
@@ -22,6 +23,30 @@ async function startedAtGate(name: string): Promise<string> {
 
 const jump = (workflowId: string, ref: string, body?: unknown, headers?: Record<string, string>) =>
   headers === undefined ? api("POST", `/api/workflow/${workflowId}/jump/${ref}`, body) : call("POST", `/api/workflow/${workflowId}/jump/${ref}`, headers, body);
+const waitTask = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
+const statusByRef = (workflow: WorkflowJson) => Object.fromEntries(workflow.tasks.map((task) => [task.referenceTaskName, task.status]));
+
+/**
+ * A fork of two branches (`l1` waiting, then a counted `l2`; `r1` waiting, completed here) and its JOIN on both, then
+ * counted `post` and `end`: started and left with the JOIN waiting for the left branch.
+ */
+async function joinWaiting(name: string, leftBranch: JsonObject[] = [waitTask("l1"), httpTask("l2", { uri: target(`/count/${name}-l2`), method: "GET" })]): Promise<string> {
+  await register({
+    name,
+    tasks: [
+      { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [leftBranch, [waitTask("r1")]] },
+      { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: [String(leftBranch.at(-1)!["taskReferenceName"]), "r1"] },
+      httpTask("post", { uri: target(`/count/${name}-post`), method: "GET" }),
+      httpTask("end", { uri: target(`/count/${name}-end`), method: "GET" }),
+    ],
+  });
+  const workflowId = await startWorkflow(name);
+  await waitFor(workflowId, (workflow) => statusByRef(workflow)["join"] === "IN_PROGRESS" && statusByRef(workflow)["r1"] === "IN_PROGRESS");
+  await apiOk("POST", `/api/tasks/${workflowId}/r1/COMPLETED`, { right: true });
+  await waitFor(workflowId, (workflow) => statusByRef(workflow)["r1"] === "COMPLETED");
+  return workflowId;
+}
+
 const statuses = (workflow: WorkflowJson) => workflow.tasks.map((task) => `${task.referenceTaskName} ${task.status}`);
 
 describe("jumping to a task (POST /api/workflow/{workflowId}/jump/{taskReferenceName})", () => {
@@ -77,6 +102,87 @@ describe("jumping to a task (POST /api/workflow/{workflowId}/jump/{taskReference
     expect(await hits("jmp-start-first")).toBe(2);
     await apiOk("POST", `/api/tasks/${workflowId}/gate/COMPLETED`, {});
     expect(statuses(await waitFor(workflowId, ["COMPLETED"]))).toEqual(["first COMPLETED", "gate COMPLETED"]);
+  });
+
+  it("past a JOIN waiting for a branch: the branch's waiting task and those after it, the JOIN and the tasks up to the target are SKIPPED; the target runs", async () => {
+    const workflowId = await joinWaiting("jmp-fork-past");
+    await apiOk("POST", `/api/workflow/${workflowId}/jump/end`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(statusByRef(done)).toEqual({ fan: "COMPLETED", l1: "SKIPPED", l2: "SKIPPED", r1: "COMPLETED", join: "SKIPPED", post: "SKIPPED", end: "COMPLETED" });
+    expect([await hits("jmp-fork-past-l2"), await hits("jmp-fork-past-post"), await hits("jmp-fork-past-end")]).toEqual([0, 0, 1]);
+  });
+
+  it("past a JOIN whose branch waits in a nested fork: every branch's waiting task is SKIPPED, the inner JOIN too", async () => {
+    const inner = { name: "inner", taskReferenceName: "inner", type: "FORK_JOIN", forkTasks: [[waitTask("i1")], [waitTask("i2")]] };
+    const workflowId = await joinWaiting("jmp-fork-nested", [inner, { name: "inner_join", taskReferenceName: "inner_join", type: "JOIN", joinOn: ["i1", "i2"] }]);
+    await apiOk("POST", `/api/workflow/${workflowId}/jump/post`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(statusByRef(done)).toEqual({ fan: "COMPLETED", inner: "COMPLETED", i1: "SKIPPED", i2: "SKIPPED", inner_join: "SKIPPED", r1: "COMPLETED", join: "SKIPPED", post: "COMPLETED", end: "COMPLETED" });
+  });
+
+  it("from before a fork to past its JOIN: the fork, never started, is SKIPPED with its JOIN and runs no branch", async () => {
+    await register({
+      name: "jmp-fork-ahead",
+      tasks: [
+        waitTask("gate"),
+        { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[httpTask("l1", { uri: target("/count/jmp-fork-ahead-l1"), method: "GET" })], [waitTask("r1")]] },
+        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["l1", "r1"] },
+        httpTask("end", { uri: target("/count/jmp-fork-ahead-end"), method: "GET" }),
+      ],
+    });
+    const workflowId = await startWorkflow("jmp-fork-ahead");
+    await waitFor(workflowId, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    await apiOk("POST", `/api/workflow/${workflowId}/jump/end`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
+    expect(statuses(done)).toEqual(["gate SKIPPED", "fan SKIPPED", "join SKIPPED", "end COMPLETED"]);
+    expect(await hits("jmp-fork-ahead-l1")).toBe(0);
+  });
+
+  it("back to the fork while its JOIN waits: the fork runs again with fresh branches, the JOIN waiting for both again", async () => {
+    const workflowId = await joinWaiting("jmp-fork-back");
+    await apiOk("POST", `/api/workflow/${workflowId}/jump/fan`, {});
+    const again = await waitFor(workflowId, (workflow) => ["l1", "r1", "join"].every((ref) => statusByRef(workflow)[ref] === "IN_PROGRESS"));
+    expect(statuses(again)).toEqual(["fan COMPLETED", "l1 IN_PROGRESS", "r1 IN_PROGRESS", "join IN_PROGRESS"]);
+    await apiOk("POST", `/api/tasks/${workflowId}/r1/COMPLETED`, { again: true });
+    await apiOk("POST", `/api/tasks/${workflowId}/l1/COMPLETED`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
+    expect(statusByRef(done)).toEqual({ fan: "COMPLETED", l1: "COMPLETED", l2: "COMPLETED", r1: "COMPLETED", join: "COMPLETED", post: "COMPLETED", end: "COMPLETED" });
+    expect(done.tasks.find((task) => task.referenceTaskName === "join")!.outputData).toMatchObject({ r1: { again: true } });
+  });
+
+  it("into a fork's branch, or to its JOIN, is a 400 saying where to jump instead, changing nothing", async () => {
+    const workflowId = await joinWaiting("jmp-fork-into");
+    const before = await getWorkflow(workflowId);
+    for (const ref of ["l1", "l2", "r1"]) {
+      const refused = await jump(workflowId, ref, {});
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { message: string }).message).toBe(`Task ${ref} of workflow ${workflowId} is inside a SWITCH, FORK_JOIN or DO_WHILE: only the workflow's top-level tasks can be jumped to`);
+    }
+    const join = await jump(workflowId, "join", {});
+    expect(join.status).toBe(400);
+    expect(((await join.json()) as { message: string }).message).toBe(`Task join of workflow ${workflowId} is a JOIN, which waits for its fork's branches: jump to fan instead`);
+    const after = await getWorkflow(workflowId);
+    expect([statuses(after), after["updateTime"]]).toEqual([statuses(before), before["updateTime"]]);
+  });
+
+  it("to a task after a FORK_JOIN_DYNAMIC whose JOIN waits: the waiting branch and the JOIN are SKIPPED", async () => {
+    await register({
+      name: "jmp-dynamic",
+      tasks: [
+        { name: "dyn", taskReferenceName: "dyn", type: "FORK_JOIN_DYNAMIC", dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs", inputParameters: { tasks: [waitTask("d1"), waitTask("d2")], inputs: { d1: {}, d2: {} } } },
+        { name: "djoin", taskReferenceName: "djoin", type: "JOIN" },
+        httpTask("end", { uri: target("/count/jmp-dynamic-end"), method: "GET" }),
+      ],
+    });
+    const workflowId = await startWorkflow("jmp-dynamic");
+    await waitFor(workflowId, (workflow) => statusByRef(workflow)["djoin"] === "IN_PROGRESS");
+    await apiOk("POST", `/api/tasks/${workflowId}/d1/COMPLETED`, {});
+    await waitFor(workflowId, (workflow) => statusByRef(workflow)["d1"] === "COMPLETED");
+    await apiOk("POST", `/api/workflow/${workflowId}/jump/end`, {});
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
+    expect(statuses(done)).toEqual(["dyn COMPLETED", "d1 COMPLETED", "d2 SKIPPED", "djoin SKIPPED", "end COMPLETED"]);
   });
 
   it("refuses, changing nothing: an unknown task, a bad body, a caller without WORKFLOW_ADMIN on the workflow", async () => {

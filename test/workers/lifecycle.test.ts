@@ -914,6 +914,76 @@ describe("skip a task (PUT /api/workflow/{id}/skiptask/{taskReferenceName}, Cond
     expect(await getWorkflow(workflowId)).toEqual(before);
   });
 
+  describe("in a fork's branch while its JOIN waits", () => {
+    const waitTask = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
+    const statusByRef = (workflow: { tasks: Array<{ referenceTaskName: string; status: string }> }) => Object.fromEntries(workflow.tasks.map((task) => [task.referenceTaskName, task.status]));
+    const joinOutput = (workflow: { tasks: Array<{ referenceTaskName: string; outputData: JsonObject }> }) => workflow.tasks.find((task) => task.referenceTaskName === "join")!.outputData;
+
+    /** Branches `l1` (waiting) then `l2` (counted), and `r1` (waiting, completed here); the JOIN on `l2` and `r1`, then `end`. */
+    async function joinWaiting(name: string): Promise<string> {
+      await register({
+        name,
+        tasks: [
+          { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[waitTask("l1"), httpTask("l2", { uri: target(`/count/${name}-l2`), method: "GET" })], [waitTask("r1")]] },
+          { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["l2", "r1"] },
+          httpTask("end", { uri: target(`/count/${name}-end`), method: "GET" }),
+        ],
+      });
+      const workflowId = await startWorkflow(name);
+      await waitFor(workflowId, (workflow) => statusByRef(workflow)["join"] === "IN_PROGRESS" && statusByRef(workflow)["r1"] === "IN_PROGRESS");
+      await apiOk("POST", `/api/tasks/${workflowId}/r1/COMPLETED`, { right: true });
+      await waitFor(workflowId, (workflow) => statusByRef(workflow)["r1"] === "COMPLETED");
+      return workflowId;
+    }
+
+    it("the branch's waiting task becomes SKIPPED with the output given, the branch goes on and the JOIN completes", async () => {
+      const workflowId = await joinWaiting("skip_fork_waiting");
+      expect((await skip(workflowId, "l1", { taskOutput: { from: "skip" } })).status).toBe(200);
+      const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
+      expect(statusByRef(done)).toEqual({ fan: "COMPLETED", l1: "SKIPPED", l2: "COMPLETED", r1: "COMPLETED", join: "COMPLETED", end: "COMPLETED" });
+      expect(done.tasks.find((task) => task.referenceTaskName === "l1")!.outputData).toEqual({ from: "skip" });
+      expect(joinOutput(done)).toMatchObject({ r1: { right: true } });
+      expect(await hits("skip_fork_waiting-l2")).toBe(1);
+    });
+
+    it("the task the JOIN waits for, not reached yet, is SKIPPED once reached and the JOIN takes its given output", async () => {
+      const workflowId = await joinWaiting("skip_fork_ahead");
+      expect((await skip(workflowId, "l2", { taskOutput: { from: "skip" } })).status).toBe(200);
+      await apiOk("POST", `/api/tasks/${workflowId}/l1/COMPLETED`, {});
+      const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
+      expect(statusByRef(done)).toEqual({ fan: "COMPLETED", l1: "COMPLETED", l2: "SKIPPED", r1: "COMPLETED", join: "COMPLETED", end: "COMPLETED" });
+      expect(joinOutput(done)).toEqual({ l2: { from: "skip" }, r1: { right: true } });
+      expect(await hits("skip_fork_ahead-l2")).toBe(0);
+    });
+
+    it("the JOIN itself becomes SKIPPED and the workflow goes on past it; the branch it no longer waits for ends before the workflow does", async () => {
+      const workflowId = await joinWaiting("skip_fork_join");
+      expect((await skip(workflowId, "join", { taskOutput: { joined: false } })).status).toBe(200);
+      const past = await waitFor(workflowId, (workflow) => statusByRef(workflow)["end"] === "COMPLETED");
+      expect([past.status, statusByRef(past)["l1"], joinOutput(past)]).toEqual(["RUNNING", "IN_PROGRESS", { joined: false }]);
+      await apiOk("POST", `/api/tasks/${workflowId}/l1/COMPLETED`, {});
+      const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
+      expect(statusByRef(done)).toEqual({ fan: "COMPLETED", l1: "COMPLETED", l2: "COMPLETED", r1: "COMPLETED", join: "SKIPPED", end: "COMPLETED" });
+    });
+
+    it("a FORK_JOIN_DYNAMIC's waiting branch task: SKIPPED, its given output in the JOIN's", async () => {
+      await register({
+        name: "skip_fork_dynamic",
+        tasks: [
+          { name: "dyn", taskReferenceName: "dyn", type: "FORK_JOIN_DYNAMIC", dynamicForkTasksParam: "tasks", dynamicForkTasksInputParamName: "inputs", inputParameters: { tasks: [waitTask("d1"), waitTask("d2")], inputs: { d1: {}, d2: {} } } },
+          { name: "join", taskReferenceName: "join", type: "JOIN" },
+        ],
+      });
+      const workflowId = await startWorkflow("skip_fork_dynamic");
+      await waitFor(workflowId, (workflow) => statusByRef(workflow)["join"] === "IN_PROGRESS" && statusByRef(workflow)["d2"] === "IN_PROGRESS");
+      expect((await skip(workflowId, "d2", { taskOutput: { from: "skip" } })).status).toBe(200);
+      await apiOk("POST", `/api/tasks/${workflowId}/d1/COMPLETED`, { d: 1 });
+      const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
+      expect(statusByRef(done)).toEqual({ dyn: "COMPLETED", d1: "COMPLETED", d2: "SKIPPED", join: "COMPLETED" });
+      expect(joinOutput(done)).toEqual({ d1: { d: 1 }, d2: { from: "skip" } });
+    });
+  });
+
   it("an already completed task is a 409 (already processed) and nothing changes", async () => {
     await register({
       name: "skip_processed",
