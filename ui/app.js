@@ -1,6 +1,7 @@
 // @ts-check
 import { ApiError, forgetPermissions, isLoggedIn, logOut, me, setSessionEndHandler, errorMessage } from "./lib/api.js";
 import { h, replaceChildren } from "./lib/dom.js";
+import { failureNotice } from "./lib/failure.js";
 import { decodePart, formerCreateHash, readHash } from "./lib/hash.js";
 import { renderApplication, renderApplications, renderGroup, renderGroups, renderRoleEditor, renderRoles, renderUser, renderUsers } from "./views/access.js";
 import { renderDefinition, renderDefinitionEditor } from "./views/definition.js";
@@ -137,8 +138,14 @@ async function route() {
       // An address the New buttons used to write (`#/taskdefs/new`, bookmarked) names nothing of that name: it still
       // opens the create page, in place of the address that found nothing.
       const formerCreate = error instanceof ApiError && error.status === 404 ? formerCreateHash(path) : undefined;
-      if (formerCreate !== undefined) location.replace(formerCreate);
-      else notify(errorMessage(error), "error");
+      if (formerCreate !== undefined) {
+        location.replace(formerCreate);
+        return;
+      }
+      notify(errorMessage(error), "error");
+      // A view that failed before showing anything (its first read refused: 404, 403, a 400 naming the path's fields)
+      // would leave a blank page, the reason only in the status line, which clears: the page says it instead.
+      if (main.childNodes.length === 0) replaceChildren(main, h("h1", {}, "This page could not be shown"), failureNotice(error));
     }
     return;
   }

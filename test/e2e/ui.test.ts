@@ -1228,6 +1228,25 @@ describe("web UI", () => {
     for (const path of ["/api/metadata/taskdefs/new", "/api/metadata/workflow/new/1", "/api/event/new", "/api/security/roles/new", "/api/scheduler/schedules/new"]) await callOk(server.url, "DELETE", path, { key: adminKey });
   });
 
+  it("says in the page why a page could not be shown, in the service's words, where it was blank with the reason only in the status line", async () => {
+    const { page, problems, refusedLoads } = await openPage(browser);
+    await logIn(page, adminKey);
+    const notice = page.locator("#view [role=alert]");
+    await page.goto(`${server.url}/#/access/roles/${parentName}_no_such_role`);
+    await page.getByRole("heading", { name: "This page could not be shown" }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await notice.textContent()).toBe(`No role named ${parentName}_no_such_role`);
+    // A name the service refuses outright: its message, naming the field and what is wrong with it.
+    await page.goto(`${server.url}/#/access/roles/${encodeURIComponent("no such role")}`);
+    await expect.poll(() => notice.textContent(), { timeout: STEP_TIMEOUT_MS }).toBe("Invalid name: name: must be 1 to 128 letters, digits or _ . @ + : -");
+    // A page that opens clears it.
+    await page.goto(`${server.url}/#/access/roles`);
+    await page.getByRole("heading", { name: "Roles", exact: true }).waitFor({ timeout: STEP_TIMEOUT_MS });
+    expect(await page.getByRole("heading", { name: "This page could not be shown" }).count()).toBe(0);
+    expect(refusedLoads).toEqual([expect.stringContaining("status of 404"), expect.stringContaining("status of 400")]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
   it("refuses to save an edited workflow definition over another name or version that exists, which the service's update would replace", async () => {
     const name = `${parentName}_renamed`;
     const define = (version: number, description: string) => callOk(server.url, "POST", "/api/metadata/workflow", {
