@@ -73,6 +73,38 @@ export function httpTask(ref: string, inputParameters: JsonObject, extra: JsonOb
   return { name: ref, taskReferenceName: ref, type: "HTTP", inputParameters, ...extra };
 }
 
+/** A WAIT task that waits until completed through the task API. */
+export function waitTask(ref: string): JsonObject {
+  return { name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} };
+}
+
+/** The status of each task of `workflow` by reference name (its latest instance's). */
+export function statusByRef(workflow: WorkflowJson): Record<string, string> {
+  return Object.fromEntries(workflow.tasks.map((task) => [task.referenceTaskName, task.status]));
+}
+
+/**
+ * Registers and starts `name`: a fork of two branches (`leftBranch`, by default `l1` waiting then a counted `l2`; and
+ * `r1` waiting, completed here with `{right: true}`), its JOIN on both branches' last tasks, then counted `post` and
+ * `end`. Answers once the JOIN waits for the left branch alone.
+ */
+export async function startedWithJoinWaiting(name: string, leftBranch: JsonObject[] = [waitTask("l1"), httpTask("l2", { uri: target(`/count/${name}-l2`), method: "GET" })]): Promise<string> {
+  await register({
+    name,
+    tasks: [
+      { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [leftBranch, [waitTask("r1")]] },
+      { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: [String(leftBranch.at(-1)!["taskReferenceName"]), "r1"] },
+      httpTask("post", { uri: target(`/count/${name}-post`), method: "GET" }),
+      httpTask("end", { uri: target(`/count/${name}-end`), method: "GET" }),
+    ],
+  });
+  const workflowId = await startWorkflow(name);
+  await waitFor(workflowId, (workflow) => statusByRef(workflow)["join"] === "IN_PROGRESS" && statusByRef(workflow)["r1"] === "IN_PROGRESS");
+  await apiOk("POST", `/api/tasks/${workflowId}/r1/COMPLETED`, { right: true });
+  await waitFor(workflowId, (workflow) => statusByRef(workflow)["r1"] === "COMPLETED");
+  return workflowId;
+}
+
 /** Hits counted by the target for a key. */
 export async function hits(key: string): Promise<number> {
   const response = await fetch(target(`/hits/${key}`));

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { call, createUser, orkes } from "./auth-helpers";
-import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, type WorkflowJson } from "./helpers";
+import { api, apiOk, getWorkflow, hits, httpTask, register, startWorkflow, startedWithJoinWaiting, statusByRef, target, waitFor, waitTask, type WorkflowJson } from "./helpers";
 
 // Orkes' jump to a task (POST /api/workflow/{workflowId}/jump/{taskReferenceName}) through the real router, execution
 // objects and D1.
@@ -23,30 +22,6 @@ async function startedAtGate(name: string): Promise<string> {
 
 const jump = (workflowId: string, ref: string, body?: unknown, headers?: Record<string, string>) =>
   headers === undefined ? api("POST", `/api/workflow/${workflowId}/jump/${ref}`, body) : call("POST", `/api/workflow/${workflowId}/jump/${ref}`, headers, body);
-const waitTask = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
-const statusByRef = (workflow: WorkflowJson) => Object.fromEntries(workflow.tasks.map((task) => [task.referenceTaskName, task.status]));
-
-/**
- * A fork of two branches (`l1` waiting, then a counted `l2`; `r1` waiting, completed here) and its JOIN on both, then
- * counted `post` and `end`: started and left with the JOIN waiting for the left branch.
- */
-async function joinWaiting(name: string, leftBranch: JsonObject[] = [waitTask("l1"), httpTask("l2", { uri: target(`/count/${name}-l2`), method: "GET" })]): Promise<string> {
-  await register({
-    name,
-    tasks: [
-      { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [leftBranch, [waitTask("r1")]] },
-      { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: [String(leftBranch.at(-1)!["taskReferenceName"]), "r1"] },
-      httpTask("post", { uri: target(`/count/${name}-post`), method: "GET" }),
-      httpTask("end", { uri: target(`/count/${name}-end`), method: "GET" }),
-    ],
-  });
-  const workflowId = await startWorkflow(name);
-  await waitFor(workflowId, (workflow) => statusByRef(workflow)["join"] === "IN_PROGRESS" && statusByRef(workflow)["r1"] === "IN_PROGRESS");
-  await apiOk("POST", `/api/tasks/${workflowId}/r1/COMPLETED`, { right: true });
-  await waitFor(workflowId, (workflow) => statusByRef(workflow)["r1"] === "COMPLETED");
-  return workflowId;
-}
-
 const statuses = (workflow: WorkflowJson) => workflow.tasks.map((task) => `${task.referenceTaskName} ${task.status}`);
 
 describe("jumping to a task (POST /api/workflow/{workflowId}/jump/{taskReferenceName})", () => {
@@ -105,7 +80,7 @@ describe("jumping to a task (POST /api/workflow/{workflowId}/jump/{taskReference
   });
 
   it("past a JOIN waiting for a branch: the branch's waiting task and those after it, the JOIN and the tasks up to the target are SKIPPED; the target runs", async () => {
-    const workflowId = await joinWaiting("jmp-fork-past");
+    const workflowId = await startedWithJoinWaiting("jmp-fork-past");
     await apiOk("POST", `/api/workflow/${workflowId}/jump/end`, {});
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
     expect(done.status).toBe("COMPLETED");
@@ -115,7 +90,7 @@ describe("jumping to a task (POST /api/workflow/{workflowId}/jump/{taskReference
 
   it("past a JOIN whose branch waits in a nested fork: every branch's waiting task is SKIPPED, the inner JOIN too", async () => {
     const inner = { name: "inner", taskReferenceName: "inner", type: "FORK_JOIN", forkTasks: [[waitTask("i1")], [waitTask("i2")]] };
-    const workflowId = await joinWaiting("jmp-fork-nested", [inner, { name: "inner_join", taskReferenceName: "inner_join", type: "JOIN", joinOn: ["i1", "i2"] }]);
+    const workflowId = await startedWithJoinWaiting("jmp-fork-nested", [inner, { name: "inner_join", taskReferenceName: "inner_join", type: "JOIN", joinOn: ["i1", "i2"] }]);
     await apiOk("POST", `/api/workflow/${workflowId}/jump/post`, {});
     const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
     expect(done.status).toBe("COMPLETED");
@@ -141,7 +116,7 @@ describe("jumping to a task (POST /api/workflow/{workflowId}/jump/{taskReference
   });
 
   it("back to the fork while its JOIN waits: the fork runs again with fresh branches, the JOIN waiting for both again", async () => {
-    const workflowId = await joinWaiting("jmp-fork-back");
+    const workflowId = await startedWithJoinWaiting("jmp-fork-back");
     await apiOk("POST", `/api/workflow/${workflowId}/jump/fan`, {});
     const again = await waitFor(workflowId, (workflow) => ["l1", "r1", "join"].every((ref) => statusByRef(workflow)[ref] === "IN_PROGRESS"));
     expect(statuses(again)).toEqual(["fan COMPLETED", "l1 IN_PROGRESS", "r1 IN_PROGRESS", "join IN_PROGRESS"]);
@@ -153,7 +128,7 @@ describe("jumping to a task (POST /api/workflow/{workflowId}/jump/{taskReference
   });
 
   it("into a fork's branch, or to its JOIN, is a 400 saying where to jump instead, changing nothing", async () => {
-    const workflowId = await joinWaiting("jmp-fork-into");
+    const workflowId = await startedWithJoinWaiting("jmp-fork-into");
     const before = await getWorkflow(workflowId);
     for (const ref of ["l1", "l2", "r1"]) {
       const refused = await jump(workflowId, ref, {});

@@ -7,7 +7,7 @@ import { MAX_JSON_DEPTH } from "../../src/engine/definition/checks";
 import type { JsonObject } from "../../src/engine/model";
 import { BULK_CONCURRENCY, BULK_SEARCH_MAX_CHARS, SUBREQUEST_LIMIT_REFUSAL } from "../../src/worker/routes/bulk";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, storedByExecutionObject, target, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, hits, httpTask, register, startWorkflow, startedWithJoinWaiting, statusByRef, storedByExecutionObject, target, waitFor, waitForIndexRow, waitTask, type WorkflowJson } from "./helpers";
 
 /** A workflow whose first task waits for the completion API, so tests can act while it is RUNNING. */
 async function registerWaiting(name: string, after: string) {
@@ -915,55 +915,36 @@ describe("skip a task (PUT /api/workflow/{id}/skiptask/{taskReferenceName}, Cond
   });
 
   describe("in a fork's branch while its JOIN waits", () => {
-    const waitTask = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
-    const statusByRef = (workflow: { tasks: Array<{ referenceTaskName: string; status: string }> }) => Object.fromEntries(workflow.tasks.map((task) => [task.referenceTaskName, task.status]));
-    const joinOutput = (workflow: { tasks: Array<{ referenceTaskName: string; outputData: JsonObject }> }) => workflow.tasks.find((task) => task.referenceTaskName === "join")!.outputData;
-
-    /** Branches `l1` (waiting) then `l2` (counted), and `r1` (waiting, completed here); the JOIN on `l2` and `r1`, then `end`. */
-    async function joinWaiting(name: string): Promise<string> {
-      await register({
-        name,
-        tasks: [
-          { name: "fan", taskReferenceName: "fan", type: "FORK_JOIN", forkTasks: [[waitTask("l1"), httpTask("l2", { uri: target(`/count/${name}-l2`), method: "GET" })], [waitTask("r1")]] },
-          { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["l2", "r1"] },
-          httpTask("end", { uri: target(`/count/${name}-end`), method: "GET" }),
-        ],
-      });
-      const workflowId = await startWorkflow(name);
-      await waitFor(workflowId, (workflow) => statusByRef(workflow)["join"] === "IN_PROGRESS" && statusByRef(workflow)["r1"] === "IN_PROGRESS");
-      await apiOk("POST", `/api/tasks/${workflowId}/r1/COMPLETED`, { right: true });
-      await waitFor(workflowId, (workflow) => statusByRef(workflow)["r1"] === "COMPLETED");
-      return workflowId;
-    }
+    const joinOutput = (workflow: WorkflowJson) => workflow.tasks.find((task) => task.referenceTaskName === "join")!.outputData;
 
     it("the branch's waiting task becomes SKIPPED with the output given, the branch goes on and the JOIN completes", async () => {
-      const workflowId = await joinWaiting("skip_fork_waiting");
+      const workflowId = await startedWithJoinWaiting("skip_fork_waiting");
       expect((await skip(workflowId, "l1", { taskOutput: { from: "skip" } })).status).toBe(200);
       const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
-      expect(statusByRef(done)).toEqual({ fan: "COMPLETED", l1: "SKIPPED", l2: "COMPLETED", r1: "COMPLETED", join: "COMPLETED", end: "COMPLETED" });
+      expect(statusByRef(done)).toEqual({ fan: "COMPLETED", l1: "SKIPPED", l2: "COMPLETED", r1: "COMPLETED", join: "COMPLETED", post: "COMPLETED", end: "COMPLETED" });
       expect(done.tasks.find((task) => task.referenceTaskName === "l1")!.outputData).toEqual({ from: "skip" });
       expect(joinOutput(done)).toMatchObject({ r1: { right: true } });
       expect(await hits("skip_fork_waiting-l2")).toBe(1);
     });
 
     it("the task the JOIN waits for, not reached yet, is SKIPPED once reached and the JOIN takes its given output", async () => {
-      const workflowId = await joinWaiting("skip_fork_ahead");
+      const workflowId = await startedWithJoinWaiting("skip_fork_ahead");
       expect((await skip(workflowId, "l2", { taskOutput: { from: "skip" } })).status).toBe(200);
       await apiOk("POST", `/api/tasks/${workflowId}/l1/COMPLETED`, {});
       const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
-      expect(statusByRef(done)).toEqual({ fan: "COMPLETED", l1: "COMPLETED", l2: "SKIPPED", r1: "COMPLETED", join: "COMPLETED", end: "COMPLETED" });
+      expect(statusByRef(done)).toEqual({ fan: "COMPLETED", l1: "COMPLETED", l2: "SKIPPED", r1: "COMPLETED", join: "COMPLETED", post: "COMPLETED", end: "COMPLETED" });
       expect(joinOutput(done)).toEqual({ l2: { from: "skip" }, r1: { right: true } });
       expect(await hits("skip_fork_ahead-l2")).toBe(0);
     });
 
     it("the JOIN itself becomes SKIPPED and the workflow goes on past it; the branch it no longer waits for ends before the workflow does", async () => {
-      const workflowId = await joinWaiting("skip_fork_join");
+      const workflowId = await startedWithJoinWaiting("skip_fork_join");
       expect((await skip(workflowId, "join", { taskOutput: { joined: false } })).status).toBe(200);
       const past = await waitFor(workflowId, (workflow) => statusByRef(workflow)["end"] === "COMPLETED");
       expect([past.status, statusByRef(past)["l1"], joinOutput(past)]).toEqual(["RUNNING", "IN_PROGRESS", { joined: false }]);
       await apiOk("POST", `/api/tasks/${workflowId}/l1/COMPLETED`, {});
       const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TERMINATED"]);
-      expect(statusByRef(done)).toEqual({ fan: "COMPLETED", l1: "COMPLETED", l2: "COMPLETED", r1: "COMPLETED", join: "SKIPPED", end: "COMPLETED" });
+      expect(statusByRef(done)).toEqual({ fan: "COMPLETED", l1: "COMPLETED", l2: "COMPLETED", r1: "COMPLETED", join: "SKIPPED", post: "COMPLETED", end: "COMPLETED" });
     });
 
     it("a FORK_JOIN_DYNAMIC's waiting branch task: SKIPPED, its given output in the JOIN's", async () => {
