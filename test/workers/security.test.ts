@@ -1312,6 +1312,33 @@ describe("deleting a role someone holds", () => {
     await apiOk("DELETE", `/api/security/roles/${role}`);
   });
 
+  it("migration 0046 takes the names of roles deleted before this off users' and groups' lists, keeping the others in their order", async () => {
+    const migration = env.TEST_MIGRATIONS.find((candidate) => candidate.name.startsWith("0046_"));
+    expect(migration?.name).toBe("0046_deleted_role_names.sql");
+    await apiOk("POST", "/api/security/roles", { name: "rbac-kept-b", permissions: [] }, 201);
+    await apiOk("POST", "/api/security/roles", { name: "rbac-kept-a", permissions: [] }, 201);
+    // As a delete left them before it was refused for a role still held: the role's row gone, its name on the lists.
+    await apiOk("PUT", "/api/security/users/rbac-leftover/roles", { roles: ["rbac-kept-b", "USER", "rbac-kept-a"] });
+    await apiOk("PUT", "/api/security/users/rbac-untouched/roles", { roles: ["rbac-kept-a"] });
+    await apiOk("PUT", "/api/groups/rbac-leftover-group", { description: "g", roles: ["rbac-kept-b"] });
+    await env.DB.prepare(`UPDATE user_assignments SET roles = '["rbac-gone","rbac-kept-b","USER","rbac-gone-too","rbac-kept-a"]' WHERE user_id = 'rbac-leftover'`).run();
+    await env.DB.prepare(`UPDATE groups SET roles = '["rbac-gone"]' WHERE id = 'rbac-leftover-group'`).run();
+    await env.DB.prepare(`UPDATE user_assignments SET update_time = 1 WHERE user_id = 'rbac-untouched'`).run();
+
+    for (const query of migration!.queries) await env.DB.prepare(query).run();
+    expect(await apiOk("GET", "/api/security/users/rbac-leftover")).toMatchObject({ roles: ["rbac-kept-b", "USER", "rbac-kept-a"] });
+    expect(await apiOk("GET", "/api/groups/rbac-leftover-group")).toMatchObject({ roles: [] });
+    const untouched = await env.DB.prepare(`SELECT roles, update_time FROM user_assignments WHERE user_id = 'rbac-untouched'`).first();
+    expect(untouched).toEqual({ roles: '["rbac-kept-a"]', update_time: 1 });
+    // The rewritten list is stored as the service writes one, so a change checked against it as read still applies.
+    await apiOk("PUT", "/api/security/users/rbac-leftover/roles", { roles: ["USER"] });
+    expect(await apiOk("GET", "/api/security/users/rbac-leftover")).toMatchObject({ roles: ["USER"] });
+    await apiOk("PUT", "/api/security/users/rbac-untouched/roles", { roles: [] });
+    await apiOk("PUT", "/api/security/users/rbac-leftover/roles", { roles: [] });
+    await apiOk("DELETE", "/api/groups/rbac-leftover-group");
+    for (const role of ["rbac-kept-a", "rbac-kept-b"]) await apiOk("DELETE", `/api/security/roles/${role}`);
+  });
+
   it("names at most five holders, with how many more", async () => {
     const role = "rbac-many-holders";
     await apiOk("POST", "/api/security/roles", { name: role, permissions: [] }, 201);
