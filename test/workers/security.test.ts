@@ -1312,9 +1312,9 @@ describe("deleting a role someone holds", () => {
     await apiOk("DELETE", `/api/security/roles/${role}`);
   });
 
-  it("migration 0046 takes the names of roles deleted before this off users' and groups' lists, keeping the others in their order", async () => {
-    const migration = env.TEST_MIGRATIONS.find((candidate) => candidate.name.startsWith("0046_"));
-    expect(migration?.name).toBe("0046_deleted_role_names.sql");
+  it("migration 0047 takes the names of roles deleted before this off users' and groups' lists, keeping the others in their order", async () => {
+    const migration = env.TEST_MIGRATIONS.find((candidate) => candidate.name.startsWith("0047_"));
+    expect(migration?.name).toBe("0047_deleted_role_names.sql");
     await apiOk("POST", "/api/security/roles", { name: "rbac-kept-b", permissions: [] }, 201);
     await apiOk("POST", "/api/security/roles", { name: "rbac-kept-a", permissions: [] }, 201);
     // As a delete left them before it was refused for a role still held: the role's row gone, its name on the lists.
