@@ -8,6 +8,8 @@ import { DefinitionRepository } from "../../src/worker/definitions";
 import { checkedTaskName, guard } from "../../src/worker/guard";
 import { GroupRepository } from "../../src/worker/security/groups";
 import { SecurityStore, rolesUnchanged } from "../../src/worker/security/store";
+import { authorizeRoles } from "../../src/worker/security/users";
+import { PERMISSIONS } from "../../src/worker/auth/permissions";
 import { peekJsonObject } from "../../src/worker/http/body";
 import worker from "../../src/worker/index";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
@@ -1281,6 +1283,19 @@ describe("RBAC", () => {
 });
 
 describe("deleting a role someone holds", () => {
+  it("a hand-out whose role was deleted after the request checked it exists is a 409, where its condition covered only the roles found and let the name of a role that is gone be written", async () => {
+    const store = new SecurityStore(env.DB);
+    const role = "rbac-deleted-meanwhile";
+    await apiOk("POST", "/api/security/roles", { name: role, permissions: [{ action: "WORKFLOW_READ", scope: "workflow:meanwhile_*" }] }, 201);
+    expect(await store.unknownRoles([role])).toEqual([]);
+    // Deleted between the request's check that it exists and the hand-out's read of what it grants.
+    await apiOk("DELETE", `/api/security/roles/${role}`);
+    const admin = PERMISSIONS.map((action) => ({ action, scope: "*" }));
+    await expect(authorizeRoles(admin, store, [role, "USER"], `assigning ${role}`)).rejects.toMatchObject({ status: 409, code: "CONFLICT" });
+    // Roles that all exist are checked as before: the condition they are written under.
+    expect((await authorizeRoles(admin, store, ["USER"], "assigning USER")).binds).toHaveLength(1);
+  });
+
   it("is a 409 naming its holders (users, applications, groups), nothing deleted; once taken from them all it deletes, and a role made later under its name gives them nothing", async () => {
     const role = "rbac-held-role";
     await apiOk("POST", "/api/security/roles", { name: role, permissions: [{ action: "WORKFLOW_READ", scope: "workflow:held_*" }] }, 201);

@@ -43,11 +43,14 @@ export async function assignmentRefused(db: D1Database, userId: string, what: st
 
 /**
  * Throws 403 unless the caller holds every permission of the roles `names` (handed out by `what`); returns the condition
- * that they still grant only that when the hand-out is written.
+ * that they still grant only that when the hand-out is written. A role the caller checked exists (see `unknownRoles`)
+ * but that is gone now was deleted meanwhile: a 409, as the condition, which covers the roles found, could not hold the
+ * hand-out back, and it would keep the name of a role that no longer exists (see the role deletion's 409).
  */
 export async function authorizeRoles(holder: readonly Grant[], store: SecurityStore, names: readonly string[], what: string): Promise<WriteCondition> {
   if (names.length === 0) return ALWAYS;
   const roles = await store.rolesAsRead(names);
+  if (roles.length < new Set(names).size) throw changedMeanwhile(what);
   authorizeHandingOut(holder, roles.flatMap((role) => role.permissions), what);
   return rolesUnchanged(roles);
 }
