@@ -152,8 +152,8 @@ export const Priority = v.pipe(v.number("must be an integer"), v.integer("must b
 
 /**
  * A correlation id looked up (the batch lookups' lists): as {@link CorrelationId}, but one holding a lone surrogate is
- * looked up rather than refused, failing the whole list: it finds the executions stored with it before such ids were
- * refused (stored as U+FFFD, as the lookup binds it), or none.
+ * looked up rather than refused: it answers its own entry (none found) where a 400 failed the whole list, as it did
+ * before starts refused such ids.
  */
 const LookedUpCorrelationId = v.pipe(jacksonText(), v.maxLength(MAX_CORRELATION_ID_LENGTH, `must be at most ${MAX_CORRELATION_ID_LENGTH} characters`));
 

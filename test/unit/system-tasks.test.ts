@@ -305,6 +305,8 @@ describe("TERMINATE", () => {
     expect(registrationErrors([terminate({ terminationStatus: "failed" })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.terminationStatus: /)]);
     expect(registrationErrors([terminate({ terminationStatus: "FAILED", terminationReason: 42 })])).toEqual([expect.stringMatching(/^tasks\[0\]\.inputParameters\.terminationReason: /)]);
     expect(registrationErrors([{ ...terminate({ terminationStatus: "FAILED" }), optional: true }])).toEqual(["tasks[0].optional: a TERMINATE task cannot be optional"]);
+    // Its text too, as the common rule now reads `optional` (Jackson's coercion): "true" was stored as true past this check.
+    expect(registrationErrors([{ ...terminate({ terminationStatus: "FAILED" }), optional: " True " }])).toEqual(["tasks[0].optional: a TERMINATE task cannot be optional"]);
     // Conductor's own terminate_task_parent_workflow.json writes "some output": the workflow's output is {output: "some output"}.
     expect(registrationErrors([terminate({ terminationStatus: "FAILED", workflowOutput: [1, 2] })])).toEqual([]);
     const literal = started([terminate({ terminationStatus: "COMPLETED", workflowOutput: "some output" })], {}).state;

@@ -277,7 +277,7 @@ export function integerOrItsDigits<T>(schema: Rule<T>): Rule<T> {
 }
 
 /** `schema` taking a boolean also as its text (`"true"`: {@link booleanFromText}), as Jackson coerces it; stored as the boolean. */
-export function booleanOrItsText<T>(schema: Rule<T>): Rule<T> {
+function booleanOrItsText<T>(schema: Rule<T>): Rule<T> {
   return readingFirst(schema, booleanFromText, "a boolean");
 }
 

@@ -20,7 +20,7 @@ export interface UserAssignment {
 }
 
 /** How many of a role's holders a refused delete names (see {@link SecurityStore.deleteRole}). */
-export const ROLE_HOLDERS_NAMED = 5;
+const ROLE_HOLDERS_NAMED = 5;
 
 /** What {@link SecurityStore.deleteRole} did: deleted it, found none of that name, or kept it as still held. */
 export type RoleDeletion =

@@ -4,6 +4,7 @@
  * user form it is filled in with. Read the same way when a definition is registered (where `${...}` values are left
  * for the run) and when a task starts (from its resolved input).
  */
+import { booleanFromText } from "../../definition/checks";
 import type { JsonObject, JsonValue } from "../../model";
 import { childPath, registrationOnly, type ValidationIssue } from "../../validation-issue";
 import { isDomainValue, MAX_DOMAIN_LENGTH, taskToDomainOf } from "../workflow-start-fields";
@@ -88,15 +89,13 @@ function isUnfilledTrigger(trigger: Record<string, unknown>): boolean {
 type Record_ = { readonly [key: string]: unknown };
 
 /**
- * A Boolean setting as Jackson reads Orkes' Boolean field: true or false, or their text as Jackson takes it ("true",
- * "True", "TRUE"; an expression may resolve to text); absent, null or "" is false. Undefined for anything else.
+ * A Boolean setting as Jackson reads Orkes' Boolean field: true or false, or their text as Jackson takes it (see
+ * `booleanFromText`; an expression may resolve to text); absent, null or "" is false. Undefined for anything else.
  */
-function jacksonBoolean(value: unknown): boolean | undefined {
+function settingBoolean(value: unknown): boolean | undefined {
   if (value === undefined || value === null || value === "") return false;
-  if (typeof value === "boolean") return value;
-  if (value === "true" || value === "True" || value === "TRUE") return true;
-  if (value === "false" || value === "False" || value === "FALSE") return false;
-  return undefined;
+  const read = booleanFromText(value);
+  return typeof read === "boolean" ? read : undefined;
 }
 
 function isRecord(value: unknown): value is Record_ {
@@ -250,7 +249,7 @@ class SettingsReader {
     const form = this.form(value["userFormTemplate"], childPath(path, "userFormTemplate"));
     // Refused as registered; as a task starts or changes, one that is no boolean claims nothing, as it did before it was
     // read: a definition registered then still starts, and a task started then still fires its triggers.
-    const autoClaim = jacksonBoolean(value["autoClaim"]);
+    const autoClaim = settingBoolean(value["autoClaim"]);
     if (this.expressionsAllowed && !this.later(value["autoClaim"]) && autoClaim === undefined) {
       this.problem(childPath(path, "autoClaim"), "true or false", value["autoClaim"]);
       registrationOnly(this.issues[this.issues.length - 1]!);
