@@ -6,7 +6,11 @@
  * holds, the size of the whole state and of its `GET /api/workflow/{id}` JSON: all should stay level as the iteration
  * count grows (only digits grow). Not part of `npm run bench`.
  *
- * Run alone: `node bench/long-loop.mjs [wait|inline|fork|poller] [checkpoint...]` (default: every loop, 10 1000 10000).
+ * Run alone: `node bench/long-loop.mjs [--keep=N|all] [--no-capture] [--condition=SCRIPT] [wait|inline|fork|poller]
+ * [checkpoint...]` (default: every loop, `--keep=2`, the condition `true`, 10 1000 10000). `--keep=all` gives no
+ * keepLastN, the DO_WHILE's default output (every iteration's outputs kept under its number); `--no-capture` gives
+ * `captureOutput: false`. The CPU column is this
+ * process's user and system time (the wall time counts whatever else the machine runs).
  * - wait: DO_WHILE{WAIT} completed from outside (an agent's event loop);
  * - inline: DO_WHILE{INLINE, SET_VARIABLE}, paced by the engine (its next iteration after ~1,000 moves waits for a tick);
  * - fork: DO_WHILE{FORK_JOIN of three WAITs, JOIN};
@@ -66,9 +70,11 @@ const BODIES = {
  * @param {any} engine
  * @param {keyof typeof BODIES} name
  * @param {number[]} checkpoints
+ * @param {Record<string, unknown>} loopInput the DO_WHILE's inputParameters
+ * @param {string} loopCondition
  */
-async function measure(engine, name, checkpoints) {
-  const definition = { name: `long_${name}`, version: 1, schemaVersion: 2, variables: { n: 0 }, tasks: [{ name: "loop", taskReferenceName: "loop", type: "DO_WHILE", inputParameters: { keepLastN: 2 }, loopCondition: "true", loopOver: BODIES[name] }] };
+async function measure(engine, name, checkpoints, loopInput, loopCondition) {
+  const definition = { name: `long_${name}`, version: 1, schemaVersion: 2, variables: { n: 0 }, tasks: [{ name: "loop", taskReferenceName: "loop", type: "DO_WHILE", inputParameters: loopInput, loopCondition, loopOver: BODIES[name] }] };
   const checked = engine.validateWorkflowDef(definition);
   if (!checked.ok) throw new Error(`the ${name} definition does not validate: ${JSON.stringify(checked.errors)}`);
   const scripts = await engine.loadScripts();
@@ -110,12 +116,16 @@ async function measure(engine, name, checkpoints) {
     if (state.status !== "RUNNING") throw new Error(`${name} ended ${state.status} at iteration ${iteration()}: ${state.reasonForIncompletion}`);
     const [fromTransitions, fromBytes, fromIteration] = [transitions, bytes, iteration()];
     const started = performance.now();
+    const cpuStarted = process.cpuUsage();
     while (iteration() < fromIteration + 200) step();
     const micros = (performance.now() - started) * 1000;
+    const cpu = process.cpuUsage(cpuStarted);
+    const cpuMicros = cpu.user + cpu.system;
     rows.push({
       iteration: fromIteration,
       microsPerTransition: micros / (transitions - fromTransitions),
       microsPerIteration: micros / (iteration() - fromIteration),
+      cpuMicrosPerTransition: cpuMicros / (transitions - fromTransitions),
       bytesPerSave: Math.round((bytes - fromBytes) / (transitions - fromTransitions)),
       tasks: state.tasks.length,
       stateBytes: JSON.stringify(state).length,
@@ -126,15 +136,22 @@ async function measure(engine, name, checkpoints) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const [first, ...rest] = process.argv.slice(2);
+  const options = process.argv.slice(2).filter((arg) => arg.startsWith("--"));
+  const [first, ...rest] = process.argv.slice(2).filter((arg) => !arg.startsWith("--"));
+  const keep = options.find((option) => option.startsWith("--keep="))?.slice("--keep=".length) ?? "2";
+  /** @type {Record<string, unknown>} */
+  const loopInput = keep === "all" ? {} : { keepLastN: Number(keep) };
+  if (options.includes("--no-capture")) loopInput["captureOutput"] = false;
+  const loopCondition = options.find((option) => option.startsWith("--condition="))?.slice("--condition=".length) ?? "true";
   const names = first !== undefined && first in BODIES ? [/** @type {keyof typeof BODIES} */ (first)] : /** @type {(keyof typeof BODIES)[]} */ (Object.keys(BODIES));
-  const marks = (first !== undefined && first in BODIES ? rest : process.argv.slice(2)).map(Number);
+  const marks = (first !== undefined && first in BODIES ? rest : [first, ...rest].filter((arg) => arg !== undefined)).map(Number);
   const engine = await loadEngine();
-  console.log("| loop | iteration | µs per transition | µs per iteration | bytes per save | tasks held | state bytes | GET JSON bytes |");
-  console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
+  console.log(`DO_WHILE inputParameters ${JSON.stringify(loopInput)}, loopCondition ${JSON.stringify(loopCondition)}`);
+  console.log("| loop | iteration | µs per transition | CPU µs per transition | µs per iteration | bytes per save | tasks held | state bytes | GET JSON bytes |");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const name of names) {
-    for (const row of await measure(engine, name, marks.length > 0 ? marks : [10, 1_000, 10_000])) {
-      console.log(`| ${name} | ${row.iteration} | ${row.microsPerTransition.toFixed(0)} | ${row.microsPerIteration.toFixed(0)} | ${row.bytesPerSave} | ${row.tasks} | ${row.stateBytes} | ${row.viewBytes} |`);
+    for (const row of await measure(engine, name, marks.length > 0 ? marks : [10, 1_000, 10_000], loopInput, loopCondition)) {
+      console.log(`| ${name} | ${row.iteration} | ${row.microsPerTransition.toFixed(0)} | ${row.cpuMicrosPerTransition.toFixed(0)} | ${row.microsPerIteration.toFixed(0)} | ${row.bytesPerSave} | ${row.tasks} | ${row.stateBytes} | ${row.viewBytes} |`);
     }
   }
 }

@@ -159,6 +159,77 @@ export function unboundScriptNames(script: string, input: JsonObject): string[] 
   return [...new Set(read)].filter((name) => !Object.hasOwn(input, name));
 }
 
+/**
+ * One token of a script {@link keysReadOff} can follow: blanks, `$`, a word, a plain number, a quoted text with no
+ * backslash and no line break, or an operator that neither calls, divides (a `/` may open a comment or a regular
+ * expression) nor assigns. Anything else (a template, a backslash escape, a non-ASCII name) makes the script one it
+ * does not follow.
+ */
+const SIMPLE_TOKEN = /\s+|(\$)|([A-Za-z_]\w*)|(\d+(?:\.\d+)?)|'([^'\\\n\r\u2028\u2029]*)'|"([^"\\\n\r\u2028\u2029]*)"|(===|!==|==|!=|<=|>=|&&|\|\||[<>!+\-*%?:;,(){}[\].])/y;
+
+/** The words a script {@link keysReadOff} follows may hold: literals and `if`/`else`, no name that could reach `$` otherwise. */
+const SIMPLE_WORDS: ReadonlySet<string> = new Set(["true", "false", "null", "undefined", "NaN", "Infinity", "if", "else"]);
+
+/**
+ * The keys a script reads off `$[name]` (`$.loop.iteration`, `$['loop']["iteration"]`: `iteration`), when the script is
+ * simple enough to be sure it reads nothing else of it: made only of comparisons, arithmetic, logic, `if`/`else` and
+ * reads of `$` by literal keys, each read of `$[name]` naming a key of it. Undefined for any other script: one that
+ * calls anything (through a call the script could reach the global `$` by other names), names anything but `$` and
+ * literals, reads `$[name]` whole or by a computed key, or that this reading cannot follow (comments, HTML-like ones
+ * too, templates, escapes). What it answers is sure; undefined says nothing.
+ */
+export function keysReadOff(source: string, name: string): ReadonlySet<string> | undefined {
+  // A classic script's HTML-like comments hide the rest of their line: what follows one may be a call on the next.
+  if (source.includes("<!--") || source.includes("-->")) return undefined;
+  const keys = new Set<string>();
+  type Token = { kind: "dollar" | "word" | "number" | "text" | "operator"; text: string };
+  const tokens: Token[] = [];
+  SIMPLE_TOKEN.lastIndex = 0;
+  while (SIMPLE_TOKEN.lastIndex < source.length) {
+    const match = SIMPLE_TOKEN.exec(source);
+    if (match === null) return undefined;
+    if (match[1] !== undefined) tokens.push({ kind: "dollar", text: "$" });
+    else if (match[2] !== undefined) tokens.push({ kind: "word", text: match[2] });
+    else if (match[3] !== undefined) tokens.push({ kind: "number", text: match[3] });
+    else if (match[4] !== undefined || match[5] !== undefined) tokens.push({ kind: "text", text: match[4] ?? match[5] ?? "" });
+    else if (match[6] !== undefined) tokens.push({ kind: "operator", text: match[6] });
+  }
+  // Whether the token before ends a value (a call would follow it): a `(` may only group.
+  let afterValue = false;
+  for (let at = 0; at < tokens.length; ) {
+    const token = tokens[at]!;
+    if (token.kind === "dollar") {
+      const path: string[] = [];
+      at++;
+      for (;;) {
+        const [first, second, third] = [tokens[at], tokens[at + 1], tokens[at + 2]];
+        if (first?.text === "." && first.kind === "operator" && second?.kind === "word") {
+          path.push(second.text);
+          at += 2;
+        } else if (first?.text === "[" && first.kind === "operator" && (second?.kind === "text" || second?.kind === "number") && third?.text === "]" && third.kind === "operator") {
+          // A number read as a key is its text as JavaScript writes it: only a plain whole number is sure to be.
+          if (second.kind === "number" && !/^(?:0|[1-9]\d*)$/.test(second.text)) return undefined;
+          path.push(second.text);
+          at += 3;
+        } else break;
+      }
+      if (path.length === 0) return undefined;
+      if (path[0] === name) {
+        if (path.length < 2) return undefined;
+        keys.add(path[1]!);
+      }
+      afterValue = true;
+      continue;
+    }
+    if (token.kind === "word" && !SIMPLE_WORDS.has(token.text)) return undefined;
+    if (token.kind === "operator" && (token.text === "." || token.text === "[" || token.text === "]")) return undefined;
+    if (token.text === "(" && token.kind === "operator" && afterValue) return undefined;
+    afterValue = token.kind === "number" || token.kind === "text" || (token.kind === "word" && token.text !== "if" && token.text !== "else") || (token.kind === "operator" && (token.text === ")" || token.text === "}"));
+    at++;
+  }
+  return keys;
+}
+
 /** How many of the names `$` holds a script's failure lists: an input of many parameters is named by its first few. */
 const MAX_LISTED_NAMES = 10;
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createExecution, decide as decideAlone, hasEndedTask, isBlocked, nextDeadline, type Decision } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import { definitionScripts } from "../../src/engine/definition/scripts";
+import { keysReadOff } from "../../src/engine/scripts";
 import { validateWorkflowDef } from "../../src/engine/definition/validate";
 import type { JsonObject, TaskExecution, TaskStatus, WorkflowDef, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { SHORT_TASK_LIST } from "../../src/engine/draft";
@@ -10,6 +11,7 @@ import { storedTasksBytes } from "../../src/engine/limits";
 import { enclosingLoops, nextPlanIndex, planIndexOf, planOf } from "../../src/engine/plan";
 import { toTaskView } from "../../src/engine/view";
 import { attemptEnds, costlyScriptsEnv, env, latestNamed, refusal, startedWith } from "./engine-env";
+import { scriptRunner } from "./script-runner";
 
 const http = (ref: string, inputParameters: JsonObject = {}, extra: Partial<WorkflowTaskDef> = {}): WorkflowTaskDef => ({
   name: ref,
@@ -386,6 +388,72 @@ describe("DO_WHILE in the decider", () => {
     // The condition read the latest output: the loop went on.
     expect(instance(state, "loop")).toMatchObject({ status: "IN_PROGRESS", iteration: 301 });
     expect(instance(state, "loop").outputData["300"]).toEqual({ wait: { now: 5_000 } });
+  });
+
+  /** The keys of `$.loop` each run of `condition` was given, over three iterations of a one-WAIT loop, and the loop at the end. */
+  const conditionSees = (condition: string): { given: string[][]; loop: TaskExecution } => {
+    const given: string[][] = [];
+    const scripts = { ...scriptRunner, run: (source: string, input: JsonObject) => (given.push(Object.keys(input["loop"] as JsonObject)), scriptRunner.run(source, input)) };
+    let state = started([loop("loop", [hold("wait")], condition)]).state;
+    for (let now = 1_001; state.status === "RUNNING" && now < 1_010; now++) {
+      const waiting = state.tasks.findLast((task) => task.taskType === "WAIT" && task.status === "IN_PROGRESS")!;
+      state = decide(state, { type: "externalUpdate", taskId: waiting.taskId, status: "COMPLETED", output: { now } }, { ...env(now), scripts }).state;
+    }
+    return { given, loop: instance(state, "loop") };
+  };
+
+  it("gives a condition that surely reads no iteration's outputs the loop's output without them: a long loop copied them all into the interpreter at each step", () => {
+    const { given, loop: ended } = conditionSees("if ($.loop['iteration'] < 3 && $.wait.now > 0) { true; } else { false; }");
+    expect(given).toEqual([["iteration"], ["iteration"], ["iteration"]]);
+    // The output itself keeps every iteration's outputs.
+    expect(ended).toMatchObject({ status: "COMPLETED", iteration: 3, outputData: { iteration: 3, "1": { wait: { now: 1_001 } }, "3": { wait: { now: 1_003 } } } });
+  });
+
+  it("gives a condition that reads an iteration's outputs, or may, the loop's whole output", () => {
+    // By its number, by a computed key, or through a call.
+    expect(conditionSees("$.loop['1'].wait.now > 0 && $.loop.iteration < 2").given).toEqual([["1", "iteration"], ["1", "2", "iteration"]]);
+    expect(conditionSees("$.loop[1].wait.now > 0 && $.loop.iteration < 2").loop).toMatchObject({ status: "COMPLETED", iteration: 2 });
+    expect(conditionSees("$.loop[$.loop.iteration].wait.now < 1002").given).toEqual([["1", "iteration"], ["1", "2", "iteration"]]);
+    expect(conditionSees("Object.keys($.loop).length < 3").loop).toMatchObject({ status: "COMPLETED", iteration: 2 });
+    expect(conditionSees("$.loop.iteration.constructor.constructor('return $.loop[$.loop.iteration].wait.now < 1002')()").loop).toMatchObject({ status: "COMPLETED", iteration: 2 });
+  });
+
+  it("tells the keys a condition reads off the loop's output only when nothing else in it could read the output", () => {
+    const read = (source: string) => {
+      const keys = keysReadOff(source, "loop");
+      return keys === undefined ? undefined : [...keys];
+    };
+    expect(read("true")).toEqual([]);
+    expect(read("if ( $.loop['iteration'] < $.max ) { true; } else { false; }")).toEqual(["iteration"]);
+    expect(read('$ . loop ["loopItem"] == "x" || $.other[3] > 1.5 ? !false : null')).toEqual(["loopItem"]);
+    expect(read("$.loop[2].x > 0")).toEqual(["2"]);
+    for (const unsure of [
+      "$.loop.iteration < 3 // $.loop[1]",
+      "$.loop.iteration < 3 /* x */",
+      "`${$.loop[1]}` > 0",
+      "\\u0024.loop[1].x > 0",
+      "this.$.loop[1].x > 0",
+      "globalThis['$'].loop[1].x > 0",
+      "$.loop > 0",
+      "$['loop'] > 0",
+      "$.loop[$.i] > 0",
+      "$[$.i] > 0",
+      "$ > 0",
+      "$a.loop.x > 0",
+      "a$.loop.x > 0",
+      "$.loop.iteration.toString() > 0",
+      "($.loop.iteration)(1)",
+      "1 ? {} : {}(1)",
+      "$.loop[1e0] > 0",
+      "$.loop[1.0] > 0",
+      "'\n' + $.loop.iteration",
+      "'\\'$.loop[1]' > 0",
+      "typeof $.loop.x",
+      "$.loop.iteration = 2",
+      // An HTML-like comment hides the rest of its line from the script, here making the next line's groups calls.
+      "$.a.constructor.constructor <!--\n('return $.loop[1].x > 0') <!--\n()",
+      "$.a.constructor.constructor\n--> x\n('return $.loop[1].x > 0')\n--> x\n()",
+    ]) expect(read(unsure), unsure).toBeUndefined();
   });
 
   it("ends an iteration of a long loop whose SWITCH took a branch once, long ago, and another never, without reading the iterations since", () => {

@@ -15,7 +15,7 @@ import { describeValue } from "../../definition/checks";
 import { MAX_TASK_REASON_LENGTH } from "../../limits";
 import type { JsonObject, JsonValue, TaskExecution, WorkflowTaskDef } from "../../model";
 import { setOwn } from "../../own-property";
-import { evaluateWith, listedNames, unboundScriptNames, type ScriptRunner } from "../../scripts";
+import { evaluateWith, keysReadOff, listedNames, unboundScriptNames, type ScriptRunner } from "../../scripts";
 import type { TaskTypeModule } from "../task-type";
 
 /**
@@ -182,9 +182,29 @@ function conditionFailure(error: string, condition: string, input: JsonObject, o
 function conditionInput(end: Pick<IterationEnd, "input" | "definition" | "latestOutputs">, output: JsonObject): JsonObject {
   const input: JsonObject = {};
   for (const [key, value] of Object.entries(end.input)) setOwn(input, key, value);
-  setOwn(input, end.definition.taskReferenceName, output);
+  setOwn(input, end.definition.taskReferenceName, outputToRead(end.definition, output));
   for (const [key, value] of Object.entries(end.latestOutputs)) setOwn(input, key, value);
   return input;
+}
+
+/**
+ * The DO_WHILE's output as its condition is given it: without its iterations' outputs when the condition is a script
+ * that surely reads none of them (see {@link keysReadOff}: `$.loop['iteration'] < 10`, `true`), whole otherwise. The
+ * script's `$` is copied into the interpreter as JSON at each iteration's end: a loop keeping every iteration's outputs
+ * (no keepLastN) gave it all of them each time, most of each step's CPU in a long loop, for a condition reading none.
+ */
+function outputToRead(definition: WorkflowTaskDef, output: JsonObject): JsonObject {
+  if (definition.evaluatorType === "value-param") return output;
+  const keys = keysReadOff(definition.loopCondition ?? "", definition.taskReferenceName);
+  if (keys === undefined || [...keys].some(isIterationKey)) return output;
+  const read: JsonObject = {};
+  for (const [key, value] of Object.entries(output)) if (!isIterationKey(key)) setOwn(read, key, value);
+  return read;
+}
+
+/** True for a key of a DO_WHILE's output holding an iteration's outputs: the iteration's number. */
+function isIterationKey(key: string): boolean {
+  return /^[1-9][0-9]*$/.test(key);
 }
 
 /** Conductor's `ScriptEvaluator.evalBool`: true, or a number above 0. */
@@ -195,7 +215,7 @@ function holds(value: JsonValue): boolean {
 /** Removes the outputs of iterations before `dropBefore` (keys that are iteration numbers). */
 function dropIterationOutputs(output: JsonObject, dropBefore: number): void {
   for (const key of Object.keys(output)) {
-    if (/^[1-9][0-9]*$/.test(key) && Number(key) < dropBefore) delete output[key];
+    if (isIterationKey(key) && Number(key) < dropBefore) delete output[key];
   }
 }
 
@@ -206,7 +226,7 @@ function dropIterationOutputs(output: JsonObject, dropBefore: number): void {
 export function reopenedLoopOutput(loop: TaskExecution, iteration: number): JsonObject {
   const output: JsonObject = { ...loop.outputData };
   for (const key of Object.keys(output)) {
-    if (/^[1-9][0-9]*$/.test(key) && Number(key) >= iteration) delete output[key];
+    if (isIterationKey(key) && Number(key) >= iteration) delete output[key];
   }
   const items = itemsOf(loop.inputData);
   return startingIteration(output, iteration, items instanceof Error ? undefined : items);
