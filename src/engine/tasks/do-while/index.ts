@@ -43,17 +43,18 @@ function keepLastNOf(input: JsonObject): number | undefined | Error {
 
 /**
  * The DO_WHILE's output as iteration `iteration` (1-based) starts: its number and, iterating over items, its item, as
- * Conductor OSS names it (`loopItem`, `loopIndex`) and as Orkes does (`item`).
+ * Conductor OSS names it (`loopItem`, `loopIndex`) and as Orkes does (`item`). Set on `output`, a copy of the callers'
+ * own: copied again, a loop keeping every iteration's outputs copied all of them twice at each iteration's end.
  */
 function startingIteration(output: JsonObject, iteration: number, items: readonly JsonValue[] | undefined): JsonObject {
-  const next: JsonObject = { ...output, iteration };
+  output["iteration"] = iteration;
   if (items !== undefined) {
     const item = items[iteration - 1] ?? null;
-    next["loopIndex"] = iteration - 1;
-    next["loopItem"] = item;
-    next["item"] = item;
+    output["loopIndex"] = iteration - 1;
+    output["loopItem"] = item;
+    output["item"] = item;
   }
-  return next;
+  return output;
 }
 
 /**
