@@ -163,9 +163,10 @@ export function unboundScriptNames(script: string, input: JsonObject): string[] 
  * One token of a script {@link keysReadOff} can follow: blanks, `$`, a word, a plain number, a quoted text with no
  * backslash and no line break, or an operator that neither calls, divides (a `/` may open a comment or a regular
  * expression) nor assigns. Anything else (a template, a backslash escape, a non-ASCII name) makes the script one it
- * does not follow.
+ * does not follow. Shifts, `++` and `--` are tokens of their own: read as `>` then `>=`, `$.a >>= 1` would pass for a
+ * comparison, and a step (`$.a++`) assigns as `=` does.
  */
-const SIMPLE_TOKEN = /\s+|(\$)|([A-Za-z_]\w*)|(\d+(?:\.\d+)?)|'([^'\\\n\r\u2028\u2029]*)'|"([^"\\\n\r\u2028\u2029]*)"|(===|!==|==|!=|<=|>=|&&|\|\||[<>!+\-*%?:;,(){}[\].])/y;
+const SIMPLE_TOKEN = /\s+|(\$)|([A-Za-z_]\w*)|(\d+(?:\.\d+)?)|'([^'\\\n\r\u2028\u2029]*)'|"([^"\\\n\r\u2028\u2029]*)"|(===|!==|==|!=|>>>|>>|<<|\+\+|--|<=|>=|&&|\|\||[<>!+\-*%?:;,(){}[\].])/y;
 
 /** The words a script {@link keysReadOff} follows may hold: literals and `if`/`else`, no name that could reach `$` otherwise. */
 const SIMPLE_WORDS: ReadonlySet<string> = new Set(["true", "false", "null", "undefined", "NaN", "Infinity", "if", "else"]);
@@ -223,6 +224,8 @@ export function keysReadOff(source: string, name: string): ReadonlySet<string> |
     }
     if (token.kind === "word" && !SIMPLE_WORDS.has(token.text)) return undefined;
     if (token.kind === "operator" && (token.text === "." || token.text === "[" || token.text === "]")) return undefined;
+    // A step assigns (to `$`'s own copy, so reading nothing more, but a script that only reads needs no such argument).
+    if (token.kind === "operator" && (token.text === "++" || token.text === "--")) return undefined;
     if (token.text === "(" && token.kind === "operator" && afterValue) return undefined;
     afterValue = token.kind === "number" || token.kind === "text" || (token.kind === "word" && token.text !== "if" && token.text !== "else") || (token.kind === "operator" && (token.text === ")" || token.text === "}"));
     at++;

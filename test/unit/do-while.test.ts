@@ -427,6 +427,8 @@ describe("DO_WHILE in the decider", () => {
     expect(read("if ( $.loop['iteration'] < $.max ) { true; } else { false; }")).toEqual(["iteration"]);
     expect(read('$ . loop ["loopItem"] == "x" || $.other[3] > 1.5 ? !false : null')).toEqual(["loopItem"]);
     expect(read("$.loop[2].x > 0")).toEqual(["2"]);
+    // No line break ends a read: the next line's key is the same read's.
+    expect(read("$.loop.iteration > 0 && $.loop\n['1'].x > 0")).toEqual(["iteration", "1"]);
     for (const unsure of [
       "$.loop.iteration < 3 // $.loop[1]",
       "$.loop.iteration < 3 /* x */",
@@ -450,6 +452,18 @@ describe("DO_WHILE in the decider", () => {
       "'\\'$.loop[1]' > 0",
       "typeof $.loop.x",
       "$.loop.iteration = 2",
+      // Every other assignment too, compound or by a step: the script only reads.
+      "$.loop.iteration >>= 1",
+      "$.loop.iteration <<= 1",
+      "$.loop.iteration >>>= 1",
+      "$.loop.iteration++ < 3",
+      "--$.loop.iteration > 0",
+      // Keys JavaScript reads as an iteration's number, written otherwise: legacy octal, a trailing point.
+      "$.loop[01].x > 0",
+      "$.loop[1.].x > 0",
+      "$.loop?.[1]",
+      "'1' in $.loop",
+      "delete $.loop[1]",
       // An HTML-like comment hides the rest of its line from the script, here making the next line's groups calls.
       "$.a.constructor.constructor <!--\n('return $.loop[1].x > 0') <!--\n()",
       "$.a.constructor.constructor\n--> x\n('return $.loop[1].x > 0')\n--> x\n()",
