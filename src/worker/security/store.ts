@@ -272,7 +272,7 @@ export class SecurityStore {
           .bind(assignment.userId, roles, direct, Date.now(), ...unchanged.binds);
     const [result] = await this.#db.batch([statement, ...alsoInTransaction]);
     if (alsoInTransaction.length > 0) grantsCache.clear();
-    else grantsCache.clear((key) => key === assignment.userId);
+    else grantsCache.delete(assignment.userId);
     return result!.meta.changes > 0;
   }
 
@@ -304,7 +304,7 @@ export class SecurityStore {
     // Every key, not those listed before: the delete went by user, and took a key made after any listing too (one this
     // isolate may have verified meanwhile). A user's deletion is rare; the keys still valid are read again once.
     keysCache.clear();
-    grantsCache.clear((key) => key === userId);
+    grantsCache.delete(userId);
   }
 
   /** The user's effective grants: those of their roles and their groups' roles, plus their direct permissions (spec 5.3 rule 2). */
@@ -400,7 +400,7 @@ export class SecurityStore {
    */
   async setApiKeyActive(userId: string, keyId: string, active: boolean, alsoInTransaction: D1PreparedStatement[] = []): Promise<boolean> {
     const [result] = await this.#db.batch([this.#db.prepare(`UPDATE api_keys SET active = ? WHERE user_id = ? AND key_id = ?`).bind(active ? 1 : 0, userId, keyId), ...alsoInTransaction]);
-    keysCache.clear((key) => key === keyId);
+    keysCache.delete(keyId);
     return result!.meta.changes > 0;
   }
 
@@ -410,7 +410,7 @@ export class SecurityStore {
    */
   async deleteApiKey(userId: string, keyId: string, alsoInTransaction: D1PreparedStatement[] = []): Promise<boolean> {
     const [result] = await this.#db.batch([this.#db.prepare(`DELETE FROM api_keys WHERE user_id = ? AND key_id = ?`).bind(userId, keyId), ...alsoInTransaction]);
-    keysCache.clear((key) => key === keyId);
+    keysCache.delete(keyId);
     return result!.meta.changes > 0;
   }
 
