@@ -29,6 +29,26 @@ describe("Spring cron expressions", () => {
     expect(next("0 0 0 1 JAN ?", monday, 1)).toEqual(["2027-01-01T00:00:00.000Z"]);
   });
 
+  it("reads month names as Spring does, as their numbers before anything else: in ranges, lists and steps, beside numbers and day names", () => {
+    expect(next("0 0 0 1 JAN-MAR,oct ?", monday, 4)).toEqual(["2027-01-01T00:00:00.000Z", "2027-02-01T00:00:00.000Z", "2027-03-01T00:00:00.000Z", "2027-10-01T00:00:00.000Z"]);
+    expect(next("0 0 0 13 Jan,3 ?", monday, 2)).toEqual(["2027-01-13T00:00:00.000Z", "2027-03-13T00:00:00.000Z"]);
+    expect(next("0 0 9 ? JAN-2 MON#1,FRI", monday, 3)).toEqual(["2027-01-01T09:00:00.000Z", "2027-01-04T09:00:00.000Z", "2027-01-08T09:00:00.000Z"]);
+    // A step past the end of the range is its start alone, named as numbered (Spring reads `JAN/13` as `1/13`).
+    expect(next("0 0 0 1 JAN/13 ?", monday, 2)).toEqual(["2027-01-01T00:00:00.000Z", "2028-01-01T00:00:00.000Z"]);
+    expect(next("0 0 0 1 JAN/13 ?", monday, 2)).toEqual(next("0 0 0 1 1/13 ?", monday, 2));
+    expect(next("0 0 0 1 FEB-DEC/12 ?", monday, 2)).toEqual(["2027-02-01T00:00:00.000Z", "2028-02-01T00:00:00.000Z"]);
+    // Refused as their numbers would be, quoted as written.
+    const refusal = (expression: string) => {
+      const parsed = parseCron(expression, "UTC");
+      return parsed.ok ? "accepted" : parsed.message;
+    };
+    expect(refusal("0 0 0 ? DEC-JAN *")).toBe('is not a valid cron expression: the month range "DEC-JAN" ends before it starts');
+    expect(refusal("0 0 0 ? JAN-13 *")).toBe('is not a valid cron expression: month values are 1 to 12 (or JAN to DEC), not "JAN-13"');
+    expect(refusal("0 0 0 ? JAN-FOO *")).toBe('is not a valid cron expression: the month field ("JAN-FOO") holds characters it does not take');
+    // A day-of-month takes no names, as in Spring.
+    expect(refusal("0 0 0 JAN/13 * ?")).toBe('is not a valid cron expression: the day-of-month field ("JAN/13") holds characters it does not take');
+  });
+
   it("takes a step past the end of its range as Spring does: its start alone", () => {
     // Spring sets the bits from the start every step: */90 minutes is minute 0, */36 hours hour 0, 10-12/5 hour 10.
     expect(next("0 */90 * * * *", "2026-11-23T10:02:30Z", 2)).toEqual(["2026-11-23T11:00:00.000Z", "2026-11-23T12:00:00.000Z"]);
@@ -71,6 +91,11 @@ describe("Spring cron expressions", () => {
     // The 15th of January 2027 is a Friday; of May 2027 a Saturday, so its nearest weekday is Friday the 14th.
     expect(next("0 0 0 15W 5 ?", monday, 1)).toEqual(["2027-05-14T00:00:00.000Z"]);
     expect(next("0 0 0 LW * ?", "2027-01-01T00:00:00Z", 1)).toEqual(["2027-01-29T00:00:00.000Z"]);
+    // The weekday nearest the 31st, within its month (Quartz: W never crosses into another month): the 31st of January
+    // 2027 is a Sunday, so Friday the 29th; February and April have no 31st, so no fire (as in Quartz and Spring).
+    expect(next("0 0 0 31W * ?", "2027-01-01T00:00:00Z", 3)).toEqual(["2027-01-29T00:00:00.000Z", "2027-03-31T00:00:00.000Z", "2027-05-31T00:00:00.000Z"]);
+    // The 1st of May 2027 is a Saturday: Monday the 3rd, not Friday the 30th of April.
+    expect(next("0 0 0 1W 5 ?", monday, 1)).toEqual(["2027-05-03T00:00:00.000Z"]);
     expect(next("0 0 0 ? * 5L", monday, 1)).toEqual(["2026-11-27T00:00:00.000Z"]); // last Friday of November
     expect(next("0 0 0 ? * MON#2", monday, 1)).toEqual(["2026-12-14T00:00:00.000Z"]); // second Monday of December
   });

@@ -93,14 +93,16 @@ export function parseZone(zoneId: string): { ok: true; zone: CronZone } | { ok: 
  * The expression as croner reads it with Spring's meaning, or why it is not one. Spring's `?` (no specific value,
  * day fields only) is croner's `*`; croner would read a `?` elsewhere as "the current time".
  */
-function springToCroner(expression: string): { ok: true; pattern: string } | { ok: false; message: string } {
+function springToCroner(expression: string): { ok: true; pattern: string; written: readonly string[] } | { ok: false; message: string } {
   const trimmed = expression.trim();
   const macro = MACROS[trimmed.toLowerCase()];
-  if (macro !== undefined) return { ok: true, pattern: macro };
+  if (macro !== undefined) return { ok: true, pattern: macro, written: macro.split(" ") };
   const fields = trimmed.split(/\s+/);
   if (fields.length !== 6) {
     return { ok: false, message: `must have 6 fields (second minute hour day-of-month month day-of-week), e.g. "0 */5 * * * ?"; this has ${fields.length}` };
   }
+  // As written, for the messages: the fields below are rewritten as croner reads them.
+  const written = [...fields];
   const days = springDaysOfWeek(fields[5]!);
   if (!days.ok) return days;
   fields[5] = days.field;
@@ -112,12 +114,31 @@ function springToCroner(expression: string): { ok: true; pattern: string } | { o
     }
     fields[i] = "*";
   }
+  fields[MONTH] = numberedMonths(fields[MONTH]!);
   for (let i = 0; i < fields.length; i++) {
-    const refusal = valueRefusal(fields[i]!, i);
+    const refusal = valueRefusal(fields[i]!, i, written[i]!);
     if (refusal !== undefined) return { ok: false, message: refusal };
     fields[i] = stepsPastTheEnd(fields[i]!, i);
   }
-  return { ok: true, pattern: fields.join(" ") };
+  return { ok: true, pattern: fields.join(" "), written };
+}
+
+/** The index of the month field in {@link FIELD_NAMES}. */
+const MONTH = 4;
+
+/** Spring's month names, January 1 to December 12. */
+const SPRING_MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"] as const;
+
+/**
+ * A month field with each month name (any case) written as its number, as Spring reads the field: names first, then
+ * values, ranges and steps alike whichever way they were written (`JAN/13` is `1/13`, January alone; `DEC-JAN` a range
+ * ending before it starts). A three-letter word that names no month stays, for croner to refuse.
+ */
+function numberedMonths(field: string): string {
+  return field.replace(/(?<![a-z])[a-z]{3}(?![a-z])/gi, (word) => {
+    const month = SPRING_MONTHS.indexOf(word.toUpperCase() as (typeof SPRING_MONTHS)[number]);
+    return month < 0 ? word : String(month + 1);
+  });
 }
 
 /**
@@ -148,31 +169,39 @@ const FIELD_BOUNDS: ReadonlyArray<readonly [min: number, max: number, names?: st
 /**
  * Why the numbers of field `index` (second to month) are not values of it, or undefined: a number out of its bounds, or
  * a range ending before it starts, as Spring refuses both. Checked here for the message's sake: croner counts days and
- * months from 0 inside and names those (a 32nd day is "Invalid value for day: 31", month 0 "month: -1").
+ * months from 0 inside and names those (a 32nd day is "Invalid value for day: 31", month 0 "month: -1"). `written` is
+ * the field as the expression has it (month names and all), which the message quotes.
  */
-function valueRefusal(field: string, index: number): string | undefined {
+function valueRefusal(field: string, index: number, written: string): string | undefined {
   const bounds = FIELD_BOUNDS[index];
   if (bounds === undefined) return undefined;
   const [min, max, names = ""] = bounds;
-  for (const part of field.split(",")) {
+  // Names become numbers without adding or removing a comma: the parts of both line up.
+  const writtenParts = written.split(",");
+  for (const [at, part] of field.split(",").entries()) {
+    const shown = writtenParts[at] ?? part;
     // A value, a range or either with a step (`5`, `1-5`, `5/10`, `1-5/2`), or a nearest weekday (`15W`).
     const match = /^(\d+)(?:-(\d+))?(?:\/\d+)?$|^(\d+)W$/i.exec(part);
     if (match === null) continue;
     const [, first, last, weekday] = match;
     const values = [first, last, weekday].filter((value) => value !== undefined).map(Number);
-    if (values.some((value) => value < min || value > max)) return `is not a valid cron expression: ${FIELD_NAMES[index]} values are ${min} to ${max}${names}, not "${part}"`;
-    if (last !== undefined && Number(first) > Number(last)) return `is not a valid cron expression: the ${FIELD_NAMES[index]} range "${part}" ends before it starts`;
+    if (values.some((value) => value < min || value > max)) return `is not a valid cron expression: ${FIELD_NAMES[index]} values are ${min} to ${max}${names}, not "${shown}"`;
+    if (last !== undefined && Number(first) > Number(last)) return `is not a valid cron expression: the ${FIELD_NAMES[index]} range "${shown}" ends before it starts`;
   }
   return undefined;
 }
 
-/** croner's message for an expression it refuses, with the field named as this module names it. */
-function cronerRefusal(error: unknown): string {
+/**
+ * croner's message for an expression it refuses, with the field named as this module names it and quoted as `written`
+ * (the expression's fields) has it, not as rewritten for croner.
+ */
+function cronerRefusal(error: unknown, written: readonly string[]): string {
   const message = error instanceof Error ? error.message.replace(/^CronPattern: /, "") : String(error);
   // croner numbers the fields from 0, seconds first, as FIELD_NAMES does.
   const illegal = /^configuration entry (\d) \((.*)\) contains illegal characters\.$/.exec(message);
-  const field = illegal === null ? undefined : FIELD_NAMES[Number(illegal[1])];
-  if (illegal !== null && field !== undefined) return `is not a valid cron expression: the ${field} field ("${illegal[2]}") holds characters it does not take`;
+  const index = illegal === null ? undefined : Number(illegal[1]);
+  const field = index === undefined ? undefined : FIELD_NAMES[index];
+  if (illegal !== null && field !== undefined) return `is not a valid cron expression: the ${field} field ("${written[index!] ?? illegal[2]}") holds characters it does not take`;
   return `is not a valid cron expression: ${message.replace(/\bdayOfWeek\b/g, "day-of-week")}`;
 }
 
@@ -226,7 +255,7 @@ export function parseCron(expression: string, zoneId: string): CronParse {
     // AND of day-of-month and day-of-week as Spring does; `0/5` read as Spring's "from 0 every 5".
     cron = new Cron(pattern.pattern, { mode: "6-part", domAndDow: true, sloppyRanges: true, ...zone.zone });
   } catch (error) {
-    return { ok: false, message: cronerRefusal(error) };
+    return { ok: false, message: cronerRefusal(error, pattern.written) };
   }
   return { ok: true, schedule: { cron } };
 }
