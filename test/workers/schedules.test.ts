@@ -773,10 +773,17 @@ describe("access", () => {
     expect(await armedOf("sched-acl-theirs")).toEqual(theirsArmed);
     expect(await rowCount("schedules")).toBe(rows);
 
-    // Her own workflow: allowed, recorded as hers.
-    expect((await call("POST", "/api/scheduler/schedules", asAnn, schedule("sched-acl-mine", "sched_acl_mine"))).status).toBe(200);
-    expect(await apiOk("GET", "/api/scheduler/schedules/sched-acl-mine")).toMatchObject({ createdBy: "sched-ann", updatedBy: "sched-ann" });
+    // Her own workflow: allowed, recorded as hers, whoever the body says made it (as Orkes sets both from the caller).
+    const forged = { createdBy: "mallory", updatedBy: "mallory", createTime: 1, updatedTime: 2 };
+    expect((await call("POST", "/api/scheduler/schedules", asAnn, { ...schedule("sched-acl-mine", "sched_acl_mine"), ...forged })).status).toBe(200);
+    const mine = await apiOk("GET", "/api/scheduler/schedules/sched-acl-mine");
+    expect(mine).toMatchObject({ createdBy: "sched-ann", updatedBy: "sched-ann" });
+    expect(mine["createTime"]).toBeGreaterThan(1);
+    // Saved again by someone else: still created by her, then, updated by the saver.
+    await apiOk("POST", "/api/scheduler/schedules", { ...schedule("sched-acl-mine", "sched_acl_mine"), ...forged });
+    expect(await apiOk("GET", "/api/scheduler/schedules/sched-acl-mine")).toMatchObject({ createdBy: "sched-ann", createTime: mine["createTime"], updatedBy: "admin" });
     expect((await call("PUT", "/api/scheduler/schedules/sched-acl-mine/pause", asAnn)).status).toBe(200);
+    expect(await apiOk("GET", "/api/scheduler/schedules/sched-acl-mine")).toMatchObject({ createdBy: "sched-ann", updatedBy: "sched-ann" });
     expect((await call("PUT", "/api/scheduler/schedules/sched-acl-mine/resume", asAnn)).status).toBe(200);
     // Not moved to a workflow she may not start.
     await expectRefused(await call("POST", "/api/scheduler/schedules", asAnn, schedule("sched-acl-mine", "sched_acl_theirs")), 403);
