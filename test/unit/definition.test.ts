@@ -1101,6 +1101,14 @@ describe("SUB_WORKFLOW tasks", () => {
     expect(childStartRequest({ subWorkflowParam: { name: "child", taskToDomain: { "*": "eu", a: long, b: `gpu,${long}` } } })).toMatchObject({ taskToDomain: { "*": "eu" } });
   });
 
+  it("fails the child's start when a resolved subWorkflowParam.taskToDomain domain holds a lone surrogate (no poll's query can name its queue)", () => {
+    const half = "\ud83d";
+    expect(childStartRequest({ subWorkflowParam: { name: "child", taskToDomain: { "*": "eu", a: `gpu-${half}` } } })).toEqual({
+      invalid: expect.stringMatching(/^subWorkflowParam\.taskToDomain\.a resolved to a domain that must not hold a lone surrogate .*no worker could poll that queue$/),
+    });
+    expect(childStartRequest({ subWorkflowParam: { name: "child", taskToDomain: { "*": "eu-😀" } } })).toMatchObject({ taskToDomain: { "*": "eu-😀" } });
+  });
+
   it("rejects waitForCompletion that is not a boolean, in either placement", () => {
     expect(only(subTask("c", { subWorkflowParam: { name: "x" }, waitForCompletion: "no" }), "tasks[0].waitForCompletion")).toMatch(
       /waitForCompletion must be a boolean/,

@@ -381,6 +381,21 @@ describe("triggers", () => {
     expect(starts(failed)).toEqual([]);
   });
 
+  it("fail the task when a trigger's resolved domain holds a lone surrogate (no poll's query can name its queue), starting nothing", () => {
+    const trigger = { triggerType: "PENDING", startWorkflowRequest: { name: "notify", taskToDomain: { "*": "eu", encode: "${workflow.input.domain}" } } };
+    expect(registrationErrors([human({ ...chain, taskTriggers: [trigger] })])).toEqual([]);
+    const failed = startedWith("refunds", [human({ ...chain, taskTriggers: [trigger] })], { domain: "gpu-\ud83d" }, 1_000);
+    expect(latestNamed(failed.state, "approve")).toMatchObject({
+      status: "FAILED_WITH_TERMINAL_ERROR",
+      reasonForIncompletion: expect.stringMatching(/startWorkflowRequest\.taskToDomain: taskToDomain\.encode resolved to a domain that must not hold a lone surrogate/),
+    });
+    expect(starts(failed)).toEqual([]);
+    // A whole character outside the BMP is a domain like any other.
+    const started = startedWith("refunds", [human({ ...chain, taskTriggers: [trigger] })], { domain: "gpu-😀" }, 1_000);
+    expect(latestNamed(started.state, "approve").status).toBe("IN_PROGRESS");
+    expect(starts(started)).toEqual([expect.objectContaining({ name: "notify", taskToDomain: { "*": "eu", encode: "gpu-😀" } })]);
+  });
+
   it("read a trigger's correlationId as Jackson reads Orkes' StartWorkflowRequest's String: a number or boolean is its text", () => {
     const trigger = { triggerType: "PENDING", startWorkflowRequest: { name: "notify", correlationId: "${workflow.input.orderId}" } };
     // An order number an expression gives: its text, the task not failed for it.

@@ -74,6 +74,16 @@ describe("START_WORKFLOW and NOOP", () => {
     expect(startWorkflowRequest({ startWorkflow: { name: "billing", taskToDomain: { encode: `gpu, ${long}` } } })).toEqual({ invalid: expect.stringContaining("over the 256") });
   });
 
+  it("fails the task when a resolved taskToDomain domain holds a lone surrogate (no poll's query can name its queue), naming the entry, not the value", () => {
+    const half = "\ud83d";
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", taskToDomain: { "*": "eu", encode: `gpu-${half},NO_DOMAIN` } } })).toEqual({
+      invalid: expect.stringMatching(/^startWorkflow\.taskToDomain\.encode resolved to a domain that must not hold a lone surrogate .*no worker could poll that queue$/),
+    });
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", taskToDomain: { "*": `\ude00` } } })).toEqual({ invalid: expect.not.stringContaining("\ude00") });
+    // A whole character outside the BMP is a domain like any other.
+    expect(startWorkflowRequest({ startWorkflow: { name: "billing", taskToDomain: { "*": "eu-😀" } } })).toEqual({ name: "billing", input: {}, taskToDomain: { "*": "eu-😀" } });
+  });
+
   it("START_WORKFLOW chooses the started workflow's id before its dispatch, completes with it, and a retry chooses another", () => {
     let state = startedWith("starter", [{ ...startWorkflow("kick", { name: "billing" }), retryCount: 1 }, noop("after")]).state;
     const kick = latestNamed(state, "kick");

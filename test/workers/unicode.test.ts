@@ -158,6 +158,26 @@ describe("free text and JSON data holding a lone surrogate", () => {
     expect(Object.fromEntries(Object.entries(found).map(([id, workflows]) => [id, workflows.map((workflow) => workflow.workflowId)]))).toEqual({ "order-1": [workflowId], [`order-${half}`]: [] });
   });
 
+  it("a child's task domain an expression gives (SUB_WORKFLOW, START_WORKFLOW) holding one fails the task naming the entry, nothing started, where the child's task waited in a queue no poll could name; a whole emoji is a domain like any other", async () => {
+    await register({ name: "uni_domain_child", tasks: [{ name: "uni_domain_worker", taskReferenceName: "work", type: "SIMPLE" }] });
+    const taskToDomain = { uni_domain_worker: "${workflow.input.domain}" };
+    await register({ name: "uni_domain_sub", tasks: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", subWorkflowParam: { name: "uni_domain_child", version: 1, taskToDomain } }] });
+    await register({ name: "uni_domain_kick", tasks: [{ name: "kick", taskReferenceName: "kick", type: "START_WORKFLOW", inputParameters: { startWorkflow: { name: "uni_domain_child", taskToDomain } } }] });
+    for (const [name, field] of [["uni_domain_sub", "subWorkflowParam"], ["uni_domain_kick", "startWorkflow"]] as const) {
+      const workflowId = await apiOk<string>("POST", "/api/workflow", JSON.stringify({ name, input: { domain: `gpu-${half}` } }));
+      const done = await waitFor(workflowId, ["COMPLETED", "FAILED"]);
+      expect({ status: done.status, task: done.tasks[0]!.status }).toEqual({ status: "FAILED", task: "FAILED" });
+      expect(done.tasks[0]!.reasonForIncompletion).toContain(`${field}.taskToDomain.uni_domain_worker resolved to a domain that must not hold a lone surrogate`);
+      // Nothing started: the SUB_WORKFLOW names no child, the START_WORKFLOW's chosen id is no execution.
+      if (field === "subWorkflowParam") expect(done.tasks[0]!.outputData).toMatchObject({ details: { subWorkflowId: null, errorCode: "INVALID_PARAMETERS" } });
+      else expect((await api("GET", `/api/workflow/${String(done.tasks[0]!.outputData["workflowId"])}`)).status).toBe(404);
+    }
+    const whole = await apiOk<string>("POST", "/api/workflow", JSON.stringify({ name: "uni_domain_sub", input: { domain: "gpu-😀" } }));
+    const running = await waitFor(whole, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS" && workflow.tasks[0]["subWorkflowId"] !== undefined);
+    const [polled] = await apiOk<Array<{ workflowInstanceId: string; domain: string }>>("GET", `/api/tasks/poll/batch/uni_domain_worker?count=1&workerid=w1&domain=${encodeURIComponent("gpu-😀")}`);
+    expect(polled).toMatchObject({ workflowInstanceId: running.tasks[0]!["subWorkflowId"], domain: "gpu-😀" });
+  });
+
   it("a worker's reason, log lines and worker id holding one are taken with U+FFFD in its place, as stored, not refused (a refusal lost the whole result: Conductor's Java TaskResult cuts a reason mid-emoji); its output holding one is kept exactly", async () => {
     await register({ name: "uni_free_task", tasks: [{ name: "uni_free_worker", taskReferenceName: "work", type: "SIMPLE" }], outputParameters: { said: "${work.output.said}" } });
     const workflowId = await startWorkflow("uni_free_task", {});

@@ -2,6 +2,7 @@
 import type { JsonObject, JsonValue } from "../model";
 import { hasLostDigits, isTextScalar } from "../scalar-text";
 import { hasExpression } from "../expressions/template";
+import { holdsLoneSurrogate, LONE_SURROGATE_RULE } from "../http-syntax";
 
 /** True for a JSON object (not an array or null). */
 export function isJsonObjectValue(value: JsonValue | undefined): value is JsonObject {
@@ -56,6 +57,22 @@ export function overlongDomainOf(value: string): string | undefined {
   return value.split(",").map((domain) => domain.trim()).find((domain) => domain.length > MAX_DOMAIN_LENGTH);
 }
 
+/**
+ * Why a resolved `taskToDomain` (`field` names it in the message) gives a started workflow a domain holding a lone
+ * surrogate (half of a character, as an expression may copy one from an input), undefined when none does: a worker
+ * names the domain it polls in the poll's `?domain=`, which cannot carry half a character (a URL is UTF-8), so that
+ * task would wait in a queue no worker can poll. The API's starts refuse such a domain with a 400 (`TaskToDomain` in
+ * src/worker/schemas.ts); a task starting a workflow fails instead, naming the entry, not its value.
+ */
+export function loneSurrogateDomainProblem(domains: Readonly<Record<string, unknown>>, field: string): string | undefined {
+  const task = Object.keys(domains).find((name) => {
+    const domain = domains[name];
+    return typeof domain === "string" && holdsLoneSurrogate(domain);
+  });
+  if (task === undefined) return undefined;
+  return `${field}.${task} resolved to a domain that ${LONE_SURROGATE_RULE}: a worker names the domain it polls in the poll's query, which cannot carry it, so no worker could poll that queue`;
+}
+
 /** What a definition may write as a domain of a `taskToDomain` it gives a started workflow (see {@link isDomainValue}). */
 export const DOMAIN_RULE = `a domain: a string (an expression is allowed), a number or a boolean (its text), or null (no domain for that task); each domain of a comma-separated list at most ${MAX_DOMAIN_LENGTH} characters`;
 
@@ -92,8 +109,8 @@ export function taskToDomainOf(value: JsonValue | undefined): Record<string, str
  * the map of {@link taskToDomainOf} otherwise, with `given` telling whether it named any task (a null domain included:
  * Conductor's `isEmpty()` counts it, so such a map is the started workflow's, not its starter's); or why it is none,
  * which fails the task as Jackson's refusal does: a value that is no object, or a domain that is an object or array (or
- * an integer beyond 2^53, or longer than {@link MAX_DOMAIN_LENGTH}: a queue no poll reaches), rather than sending that
- * task to another queue than the one meant.
+ * an integer beyond 2^53, or longer than {@link MAX_DOMAIN_LENGTH} or holding a lone surrogate: a queue no poll reaches),
+ * rather than sending that task to another queue than the one meant.
  */
 export function startedTaskToDomainOf(value: JsonValue | undefined, field: string): { map: Record<string, string>; given: boolean } | undefined | { invalid: string } {
   if (value === undefined || value === null || value === "") return undefined;
@@ -105,6 +122,8 @@ export function startedTaskToDomainOf(value: JsonValue | undefined, field: strin
     const problem = startTextOf(domain, `${field}.${task}`, "a domain (a string)");
     if (problem !== undefined && typeof problem === "object") return problem;
   }
+  const halfCharacter = loneSurrogateDomainProblem(value, field);
+  if (halfCharacter !== undefined) return { invalid: halfCharacter };
   return { map: taskToDomainOf(value)!, given: Object.keys(value).length > 0 };
 }
 

@@ -7,7 +7,7 @@
 import { booleanFromText } from "../../definition/checks";
 import type { JsonObject, JsonValue } from "../../model";
 import { childPath, registrationOnly, type ValidationIssue } from "../../validation-issue";
-import { isDomainValue, MAX_DOMAIN_LENGTH, taskToDomainOf } from "../workflow-start-fields";
+import { isDomainValue, loneSurrogateDomainProblem, MAX_DOMAIN_LENGTH, taskToDomainOf } from "../workflow-start-fields";
 import { isTextScalar, TEXT_SCALAR_RULE } from "../../scalar-text";
 
 /** Where a HUMAN task's input keeps its settings (Orkes' key). */
@@ -209,7 +209,10 @@ class SettingsReader {
     // text and a null (no domain for that task), as a start's taskToDomain is read (taskToDomainOf).
     const domainsOk = taskToDomain === undefined || taskToDomain === null || this.later(taskToDomain) || (isRecord(taskToDomain) && Object.values(taskToDomain).every(isDomainValue));
     if (!domainsOk) this.problem(childPath(requestPath, "taskToDomain"), `an object of task name to domain, each a string (an expression is allowed), a number or a boolean (its text), or null (none for that task); each domain of a comma-separated list at most ${MAX_DOMAIN_LENGTH} characters`, taskToDomain);
-    if (!typeOk || !nameOk || !versionOk || !inputOk || !correlationOk || !domainsOk || this.deferred) return undefined;
+    // As the task starts (resolved, a literal too): a domain holding half a character fails it, as a START_WORKFLOW's does.
+    const halfCharacter = !this.expressionsAllowed && domainsOk && isRecord(taskToDomain) ? loneSurrogateDomainProblem(taskToDomain, "taskToDomain") : undefined;
+    if (halfCharacter !== undefined) this.issues.push({ path: childPath(requestPath, "taskToDomain"), message: halfCharacter });
+    if (!typeOk || !nameOk || !versionOk || !inputOk || !correlationOk || !domainsOk || halfCharacter !== undefined || this.deferred) return undefined;
     const trigger: HumanTrigger = { triggerType: type as HumanTriggerType, name: name as string, input: (input ?? {}) as JsonObject };
     if (typeof version === "number") trigger.version = version;
     if (isTextScalar(correlationId)) trigger.correlationId = String(correlationId);

@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowStatus, WorkflowTaskDef } from "../../model";
 import type { TaskTypeModule } from "../task-type";
 import { START_IDEMPOTENCY_STRATEGIES, type StartIdempotencyStrategy } from "../start-workflow/request";
-import { idempotencyKeyOf, isJsonObjectValue, priorityOf, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
+import { idempotencyKeyOf, isJsonObjectValue, loneSurrogateDomainProblem, priorityOf, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
 
 /** The error code of a SUB_WORKFLOW task whose child could not start or did not succeed (spec section 7). */
 export const SUB_WORKFLOW_ERROR = "SUB_WORKFLOW_ERROR";
@@ -138,6 +138,9 @@ export function childStartRequest(input: JsonObject, definition?: WorkflowTaskDe
   if (domains !== undefined && domains !== null && domains !== "" && !isJsonObjectValue(domains)) {
     return { invalid: `subWorkflowParam.taskToDomain resolved to ${kindOf(domains)}, not an object of task names to domains` };
   }
+  // A domain holding half a character fails the task too: its queue is one no poll can name.
+  const halfCharacter = isJsonObjectValue(domains) ? loneSurrogateDomainProblem(domains, "subWorkflowParam.taskToDomain") : undefined;
+  if (halfCharacter !== undefined) return { invalid: halfCharacter };
   const taskToDomain = taskToDomainOf(domains);
   if (taskToDomain !== undefined) request.taskToDomain = taskToDomain;
   const priority = priorityOf(param["priority"], "subWorkflowParam.priority");
