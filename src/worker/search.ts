@@ -201,9 +201,17 @@ function wildcardPattern(field: string, value: string): string {
 
 /**
  * D1 binds at most 100 parameters per statement: a list of any length (a caller's workflow names, a
- * `status=`/`workflowName=` list, a query's `IN (...)`) is bound as one JSON array and read with `json_each`.
+ * `status=`/`workflowName=` list, a query's `IN (...)`) is bound as one JSON array and read with `json_each`. A list of
+ * one value (the Conductor UI's `workflowType IN (x)`) is an equality: SQLite cannot tell that a `json_each` holds one
+ * row, so it sorts every row the list finds, where `column = ?` lets an index on the column and the sorted one walk
+ * them in order and stop at the page's end (`executions_by_name`, `executions_by_name_status`).
  */
 export function addIn(filter: Filter, column: string, values: readonly string[]): void {
+  if (values.length === 1) {
+    filter.clauses.push(`${column} = ?`);
+    filter.bindings.push(values[0]!);
+    return;
+  }
   filter.clauses.push(`${column} IN (SELECT value FROM json_each(?))`);
   filter.bindings.push(JSON.stringify(values));
 }
@@ -574,6 +582,23 @@ function globPrefix(prefix: string): string {
   return `${prefix.replace(/[*?[]/g, (c) => `[${c}]`)}*`;
 }
 
+/**
+ * The fewest hits a search counts before it stops counting: Elasticsearch's default `track_total_hits`, so that
+ * `totalHits` is what Conductor on its Elasticsearch 7 index reports for a large result (10,000, a lower bound).
+ */
+export const COUNTED_HITS = 10_000;
+
+/**
+ * The statement counting a search's hits (`total`) in `table` under `where`, reading at most
+ * `max(COUNTED_HITS, start + size + 1)` of them: the exact count when fewer match, else that bound. A COUNT reads every
+ * row it counts (D1 bills each), and the UI's list asks on every page. The bound is never below the page's end plus
+ * one, so a page that has rows after it reports more hits than its end: a pager (the UI's, a client's `while start <
+ * totalHits`) always finds the next page, past 10,000 too (where Elasticsearch's default `max_result_window` refuses).
+ */
+export function countHits(db: D1Database, table: string, where: string, bindings: readonly (string | number)[], page: { start: number; size: number }): D1PreparedStatement {
+  return db.prepare(`SELECT COUNT(*) AS total FROM (SELECT 1 FROM ${table} ${where} LIMIT ?)`).bind(...bindings, Math.max(COUNTED_HITS, page.start + page.size + 1));
+}
+
 /** A search's page: `start` (offset) and `size` (at most {@link MAX_SEARCH_SIZE}, 100 unless given). */
 export function searchPage(request: IRequest): { start: number; size: number } {
   return { start: intParam(request, "start", 0, 0, 1_000_000), size: intParam(request, "size", 100, 0, MAX_SEARCH_SIZE) };
@@ -703,7 +728,7 @@ export async function searchExecutions(db: D1Database, request: IRequest, readab
   const order = orderBy(param(request, "sort"));
   const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
   const [count, page] = await db.batch([
-    db.prepare(`SELECT COUNT(*) AS total FROM executions ${where}`).bind(...filter.bindings),
+    countHits(db, "executions", where, filter.bindings, { start, size }),
     db
       .prepare(
         `SELECT workflow_id AS workflowId, workflow_name AS workflowName, workflow_version AS workflowVersion, status,

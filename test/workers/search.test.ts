@@ -1008,3 +1008,80 @@ describe("GET /api/workflow/running/{name}", () => {
     }
   });
 });
+
+describe("search at a large tenant's size (D1 reads, and bills, every row a statement reads)", () => {
+  /** Rows of `executions` for `name`: `count` in `status`, started at `firstStart + i * step` (ids `${name}-00001`...). */
+  const insertExecutions = (name: string, status: string, count: number, firstStart: number, step: number) =>
+    env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?3)
+       INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, create_time, start_time, end_time, update_time, input, output)
+       SELECT printf('%s-%s-%05d', ?1, ?2, i), ?1, 1, ?2, ?4 + i * ?5, ?4 + i * ?5, ?4 + i * ?5 + 1, ?4 + i * ?5 + 1, '{}', '{}' FROM n`,
+    )
+      .bind(name, status, count, firstStart, step)
+      .run();
+  /** How many rows D1 reads to run `statement` again (its `rows_read`, what it bills). */
+  const rowsRead = async (statement: { sql: string; bindings: unknown[] }) => (await env.DB.prepare(statement.sql).bind(...statement.bindings).all()).meta.rows_read;
+  /** The search's answer and the two statements it ran (the count, then the page), each with its plan and rows read. */
+  const searched = async (query: string) => {
+    let answer: SearchResult | undefined;
+    const statements = await boundStatementsOf(/FROM executions/, async () => {
+      answer = await apiOk<SearchResult>("GET", `/api/workflow/search?${query}`);
+    });
+    expect(statements, query).toHaveLength(2);
+    const [count, page] = await Promise.all(statements.map(async (statement) => ({ sql: statement.sql, plan: await queryPlan(statement), rowsRead: await rowsRead(statement) })));
+    return { answer: answer!, count: count!, page: page! };
+  };
+  const ids = (answer: SearchResult) => answer.results.map((row) => row.workflowId);
+  /** The ids `${name}-${status}-i` for `i` from `from` down to `to`. */
+  const idsDown = (name: string, status: string, from: number, to: number) => Array.from({ length: from - to + 1 }, (_, k) => `${name}-${status}-${String(from - k).padStart(5, "0")}`);
+
+  it("counts at most 10,000 hits (or the page's end plus one) as Conductor's Elasticsearch 7 index does, the exact count below; pages past it still answer; by name and status through one index, in order", async () => {
+    // scale_a: 10,050 COMPLETED and 30 FAILED (started between them); scale_b: 2,000 FAILED, which the status index holds too.
+    await insertExecutions("scale_a", "COMPLETED", 10_050, 1_000_000, 10);
+    await insertExecutions("scale_a", "FAILED", 30, 1_000_005, 100);
+    await insertExecutions("scale_b", "FAILED", 2_000, 1_000_003, 10);
+    try {
+      // The Conductor UI's list of one name and one status (its query's IN lists, sorted by startTime), and a client's.
+      for (const query of [`query=${encodeURIComponent("workflowType IN (scale_a) AND status IN (FAILED)")}&sort=startTime:DESC&start=0&size=15`, "workflowName=scale_a&status=FAILED&size=15"]) {
+        const { answer, count, page } = await searched(query);
+        expect(answer.totalHits, query).toBe(30);
+        expect(ids(answer), query).toEqual(idsDown("scale_a", "FAILED", 30, 16));
+        // Through the name-and-status index, walked in start order and left after the page: not every FAILED execution of
+        // every name (the status index), nor every execution of the name (its index), each read and then sorted.
+        expect(page.plan, query).toContain("SEARCH executions USING INDEX executions_by_name_status (workflow_name=? AND status=?)");
+        expect(page.plan, query).not.toContain("USE TEMP B-TREE FOR ORDER BY");
+        expect(page.rowsRead, query).toBeLessThan(100);
+        expect(count.plan, query).toContain("executions_by_name_status (workflow_name=? AND status=?)");
+        expect(count.rowsRead, query).toBeLessThan(100);
+      }
+      // Several names or statuses: found as before, counted exactly below 10,000.
+      const either = await searched(`query=${encodeURIComponent("workflowType IN (scale_a,scale_b) AND status IN (FAILED)")}&size=5`);
+      expect(either.answer.totalHits).toBe(2_030);
+
+      // 10,080 hits: counted up to 10,000 (a lower bound, as Elasticsearch's default track_total_hits), reading no more.
+      const first = await searched("workflowName=scale_a&size=15&sort=startTime:DESC");
+      expect(first.answer.totalHits).toBe(10_000);
+      expect(first.answer.results).toHaveLength(15);
+      expect(first.count.rowsRead).toBeLessThanOrEqual(10_000);
+      // The newest first, through the name's index in order (a list of one name is an equality, not a json_each SQLite sorts).
+      expect(first.page.plan).toContain("SEARCH executions USING INDEX executions_by_name (workflow_name=?)");
+      expect(first.page.plan).not.toContain("USE TEMP B-TREE FOR ORDER BY");
+      expect(first.page.rowsRead).toBeLessThan(100);
+      // A page near or past 10,000 reports more hits than its end while rows follow it, so a pager goes on to the next...
+      const near = await searched("workflowName=scale_a&size=15&start=9990&sort=startTime:DESC");
+      expect(near.answer.totalHits).toBe(10_006);
+      expect(near.answer.results).toHaveLength(15);
+      const past = await searched("workflowName=scale_a&size=15&start=10050&sort=startTime:DESC");
+      expect(past.answer.totalHits).toBe(10_066);
+      expect(past.answer.results).toHaveLength(15);
+      // ...and the last page, whose end passes the hits, the exact count.
+      const last = await searched("workflowName=scale_a&size=15&start=10070&sort=startTime:DESC");
+      expect(last.answer.totalHits).toBe(10_080);
+      expect(last.answer.results).toHaveLength(10);
+      // search-v2 answers the same count.
+      expect((await apiOk<SearchResult>("GET", "/api/workflow/search-v2?workflowName=scale_a&size=0")).totalHits).toBe(10_000);
+    } finally {
+      await env.DB.prepare("DELETE FROM executions WHERE workflow_name IN ('scale_a', 'scale_b')").run();
+    }
+  });
+});

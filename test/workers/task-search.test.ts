@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_INDEXED_ROWS_BYTES, MAX_INDEXED_TASKS } from "../../src/actors/execution-index";
 import type { JsonObject } from "../../src/engine/model";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, eventually, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
+import { api, apiOk, boundStatementsOf, eventually, httpTask, queryPlan, register, startWorkflow, target, waitFor, waitForIndexRow } from "./helpers";
 
 type TaskSummary = JsonObject & { taskId: string; workflowId: string; status: string; referenceTaskName: string };
 type Found = { totalHits: number; results: TaskSummary[] };
@@ -252,6 +252,40 @@ describe("GET /api/tasks/search", () => {
     expect((await call("GET", "/api/tasks/search", orkes(reader.token))).status).toBe(200);
     const taskReader = await createUser("ts-task-reader", { directPermissions: [{ action: "TASK_READ", scope: "*" }] });
     expect((await call("GET", "/api/tasks/search", orkes(taskReader.token))).status).toBe(200);
+  });
+});
+
+describe("task search at a large tenant's size", () => {
+  it("counts at most 10,000 hits (or the page's end plus one), as the execution search, and pages past them; one task type's page through its index in order", async () => {
+    // 10,050 COMPLETED tasks of one type, in 10,050 executions: the task index written as the index writer writes it.
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10050)
+       INSERT INTO task_index (task_id, workflow_id, workflow_name, correlation_id, workflow_priority, task_type, task_def_name, reference_task_name, status,
+         domain, worker_id, reason, scheduled_time, start_time, end_time, update_time, input, output)
+       SELECT printf('ts-scale-%05d', i), printf('ts-scale-wf-%05d', i), 'ts_scale', NULL, 0, 'ts_scale_task', 'ts_scale_task', 'work', 'COMPLETED',
+         NULL, 'w', NULL, 1000 + i, 1000 + i, 2000 + i, 2000 + i, '{}', '{}' FROM n`,
+    ).run();
+    try {
+      const typed = (more: string) => `query=${encodeURIComponent("taskType IN (ts_scale_task)")}&sort=updateTime:DESC${more}`;
+      let first: Found | undefined;
+      const [count, page] = await boundStatementsOf(/FROM task_index/, async () => {
+        first = await search(typed("&size=15"));
+      });
+      // A list of one type is an equality: the type's index walked in update order, not every row of the type sorted.
+      expect(await queryPlan(page!)).toContain("SEARCH task_index USING INDEX task_index_by_type (task_type=?)");
+      expect(await queryPlan(page!)).not.toContain("USE TEMP B-TREE FOR ORDER BY");
+      expect((await env.DB.prepare(count!.sql).bind(...count!.bindings).all()).meta.rows_read).toBeLessThanOrEqual(10_000);
+      expect(first!.totalHits).toBe(10_000);
+      expect(first!.results.map((task) => task.taskId)).toEqual(Array.from({ length: 15 }, (_, k) => `ts-scale-${10_050 - k}`));
+      expect((await search(typed("&start=9990&size=15"))).totalHits).toBe(10_006);
+      const last = await search(typed("&start=10040&size=15"));
+      expect(last.totalHits).toBe(10_050);
+      expect(last.results.map((task) => task.taskId)).toEqual(Array.from({ length: 10 }, (_, k) => `ts-scale-${String(10 - k).padStart(5, "0")}`));
+      // Below 10,000 hits, the exact count.
+      expect((await search(`query=${encodeURIComponent("workflowType IN (ts_scale) AND updateTime > 10000")}`)).totalHits).toBe(2_050);
+    } finally {
+      await env.DB.prepare("DELETE FROM task_index WHERE workflow_name = 'ts_scale'").run();
+    }
   });
 });
 
