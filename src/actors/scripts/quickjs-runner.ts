@@ -25,9 +25,10 @@ export const INTERRUPT_BUDGET = 200;
 /**
  * Characters of JSON a run moves in or out (its `$`, its result) that count as one interrupt-handler call of work (see
  * `ScriptRunner.spent`): parsing `$` is a builtin that never calls the handler, yet `$.big.length` over an input at its
- * largest (about 730 KB) takes as long as a script stopped by its budget (some 35 ms in Node). Measured so, and rounded
- * down so that such a run counts about one budget: a loop of cheap scripts over a big input is paced as one of scripts
- * near their budget is, and a short one (`$.a + 1`) counts next to nothing more.
+ * largest (about 730 KB) takes as long as a script stopped by its budget (some 25 ms in Node, where a script stopped so
+ * takes 5 to 300 ms by what its loop does). The characters counted are the JSON's own, as the jq runner counts them.
+ * Measured so, and rounded down so that such a run counts about one budget: a loop of cheap scripts over a big input is
+ * paced as one of scripts near their budget is, and a short one (`$.a + 1`) counts next to nothing more.
  */
 export const DATA_CHARS_PER_INTERRUPT = 4096;
 
@@ -394,17 +395,27 @@ function readLogs(context: QuickJSContext, lines: QuickJSHandle): string[] {
   return read;
 }
 
+/** The global the input's JSON is handed to the interpreter in, deleted before the script runs. */
+const INPUT_GLOBAL = "__inputJson";
+
 /** Runs `source` over `input` in `context`; `moved` is told the characters of JSON given to it and read back. */
 function runInContext(context: QuickJSContext, source: string, input: JsonObject, interrupted: () => boolean, moved: (chars: number) => void): ScriptOutcome {
   // `$` is parsed inside the interpreter from JSON, so it holds plain data only, and the result leaves it as JSON. The
-  // language's own JSON.stringify is kept aside first: the script may replace the global one, or the global object's
-  // properties, and its result must still be read as it is.
+  // JSON goes in as a string value (a global the binding code deletes once parsed), not as a literal in that code: the
+  // literal had to be escaped a second time, copied in as source and tokenised before JSON.parse read it, a fifth of a
+  // run over an input of 500 KB (see bench/script-input.mjs). The language's own JSON.stringify is kept aside first: the
+  // script may replace the global one, or the global object's properties, and its result must still be read as it is.
   // What scripts written for Conductor's engines call besides: GraalJS's console and Nashorn's print and Java.from (a
   // Java list as an array; `$`'s lists are arrays already). What a script writes to the console goes to its task's log
   // (see CONSOLE_CAPTURE); print's goes nowhere.
-  const json = JSON.stringify(JSON.stringify(input));
+  const json = JSON.stringify(input);
   moved(json.length);
-  const parse = JAVA_COLLECTION_CALL.test(source) ? `${JAVA_COLLECTIONS} globalThis.$ = JSON.parse(${json}, __javaCollections);` : `globalThis.$ = JSON.parse(${json});`;
+  const text = context.newString(json);
+  context.setProp(context.global, INPUT_GLOBAL, text);
+  text.dispose();
+  const parse = JAVA_COLLECTION_CALL.test(source)
+    ? `${JAVA_COLLECTIONS} globalThis.$ = JSON.parse(globalThis.${INPUT_GLOBAL}, __javaCollections); delete globalThis.${INPUT_GLOBAL};`
+    : `globalThis.$ = JSON.parse(globalThis.${INPUT_GLOBAL}); delete globalThis.${INPUT_GLOBAL};`;
   let serialiser = MAP_MENTION.test(source) ? RESULT_SERIALISER : "JSON.stringify";
   if (TYPED_ARRAY_MENTION.test(source)) serialiser = TYPED_ARRAY_SERIALISER(serialiser);
   if (BIGINT_MENTION.test(source)) serialiser = BIGINT_SERIALISER(serialiser);
