@@ -2,7 +2,7 @@ import { DOT_SEGMENT_MESSAGE, holdsLoneSurrogate, isDotSegment, LONE_SURROGATE_M
 import { START_IDEMPOTENCY_STRATEGIES } from "../engine/tasks/start-workflow/request";
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
-import { booleanFromText, describeValue, exceedsJsonDepth, holdsNonFiniteNumber, integerFromText, issueMessage, likelyMeant, MAX_JAVA_INT, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
+import { jacksonBooleanOf, describeValue, exceedsJsonDepth, holdsNonFiniteNumber, integerFromText, issueMessage, likelyMeant, MAX_JAVA_INT, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
 import { MAX_WORKFLOW_NAME_LENGTH } from "../engine/definition/validate";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { MAX_CORRELATION_ID_LENGTH } from "../engine/limits";
@@ -130,10 +130,11 @@ export const WorkflowVersion = v.pipe(v.number("must be an integer"), v.integer(
 export const jacksonNumber = <S extends v.GenericSchema>(schema: S) => v.pipe(v.unknown(), v.transform(integerFromText), schema);
 
 /**
- * A boolean field of a body as Jackson reads it: `"true"` and `"false"` (or `True`, `TRUE`...: {@link booleanFromText})
- * are the boolean; anything else but a boolean is refused with `message`.
+ * A boolean field of a body as Jackson reads it: `"true"` and `"false"` (or `True`, `TRUE`...) are the boolean, and so
+ * is a whole number (0 false, any other true: {@link jacksonBooleanOf}); anything else but a boolean is refused with
+ * `message`.
  */
-export const jacksonBoolean = (message: string) => v.pipe(v.unknown(), v.transform(booleanFromText), v.boolean(message));
+export const jacksonBoolean = (message: string) => v.pipe(v.unknown(), v.transform(jacksonBooleanOf), v.boolean(message));
 
 /**
  * An Integer field as Jackson reads it into Conductor's and Orkes' models: a number, its digits as text (`"1"`, see

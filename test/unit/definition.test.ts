@@ -471,7 +471,7 @@ describe("validateWorkflowDef: common task fields", () => {
   it.each([
     ["inputParameters", "uri", /inputParameters must be an object/],
     ["asyncComplete", "yes", /asyncComplete must be a boolean/],
-    ["optional", 1, /optional must be a boolean/],
+    ["optional", 0.5, /optional must be a boolean/],
     ["retryCount", -1, /retryCount must be an integer from 0 to 100/],
     ["retryCount", 101, /retryCount must be an integer from 0 to 100/],
     ["retryCount", 1.5, /retryCount must be an integer from 0 to 100/],

@@ -231,7 +231,7 @@ describe("autoClaim (Orkes' setting)", () => {
     // A task waiting across the deploy, started when autoClaim was not read: claimed and completed, it fires its triggers.
     let state = startedWith("refunds", [human({ ...chain, taskTriggers })], {}, 1_000).state;
     const waiting = latestNamed(state, "approve");
-    const stored = { ...waiting, inputData: { ...waiting.inputData, __humanTaskDefinition: { ...(waiting.inputData["__humanTaskDefinition"] as JsonObject), autoClaim: 1 } } };
+    const stored = { ...waiting, inputData: { ...waiting.inputData, __humanTaskDefinition: { ...(waiting.inputData["__humanTaskDefinition"] as JsonObject), autoClaim: 0.5 } } };
     state = { ...state, tasks: state.tasks.map((task) => (task === waiting ? stored : task)) };
     const claimed = decide(state, actEvent(state, caller("ada"), { kind: "claim", override: false }), env(2_000));
     expect(firedBy(claimed.effects)).toEqual(["CLAIMANT_CHANGED"]);

@@ -97,6 +97,34 @@ describe("numbers and booleans given as text, as Jackson reads them", () => {
     expect(await apiOk("GET", `/api/tasks/${String(taskId)}/log`)).toEqual([expect.objectContaining({ log: "half way", createdTime: 1700000000000 })]);
   });
 
+  it("reads a whole number given for a boolean as Jackson does, 0 as false and any other as true, and refuses a fraction", async () => {
+    const definition: JsonObject = {
+      name: "coerce_int_boolean",
+      ownerEmail: "team@example.com",
+      restartable: 0,
+      workflowStatusListenerEnabled: 0,
+      tasks: [httpTask("flaky", { uri: target("/status/500"), method: "GET" }, { optional: 1, retryCount: 0, asyncComplete: 0 })],
+    };
+    await apiOk("POST", "/api/metadata/workflow", definition);
+    const stored = await apiOk("GET", "/api/metadata/workflow/coerce_int_boolean");
+    expect(stored).toMatchObject({ restartable: false, workflowStatusListenerEnabled: false, tasks: [{ optional: true, asyncComplete: false }] });
+    // Optional as 1 said: the failed task lets the workflow complete.
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "coerce_int_boolean" });
+    expect((await waitFor(workflowId, ["COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"])).status).toBe("COMPLETED");
+
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "coerce_int_boolean_task", enforceSchema: 2, ownerEmail: "team@example.com" }]);
+    expect(await apiOk("GET", "/api/metadata/taskdefs/coerce_int_boolean_task")).toMatchObject({ enforceSchema: true });
+
+    const handler = { name: "coerce_int_handler", event: "conductor:coerce:int", active: 1, actions: [{ action: "start_workflow", start_workflow: { name: "coerce_int_boolean" }, expandInlineJSON: 0 }] };
+    await apiOk("POST", "/api/event", handler);
+    const saved = (await apiOk<JsonObject[]>("GET", "/api/event")).find((each) => each["name"] === "coerce_int_handler");
+    expect(saved).toMatchObject({ active: true, actions: [{ expandInlineJSON: false }] });
+
+    const refused = await refusedWith(await api("POST", "/api/metadata/workflow", { ...definition, name: "coerce_int_refused", restartable: 1.5 }));
+    expect(refused).toContainEqual({ path: "restartable", message: "restartable must be a boolean, but received the number 1.5" });
+    expect((await api("GET", "/api/metadata/workflow/coerce_int_refused")).status).toBe(404);
+  });
+
   it("still refuses other text with the field's own message, and stores nothing", async () => {
     const task = (extra: JsonObject) => httpTask("fetch", { uri: target("/echo/x"), method: "GET" }, extra);
     const cases: Array<[JsonObject, string, string]> = [

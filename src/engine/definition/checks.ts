@@ -252,9 +252,13 @@ export function integerFromText(value: unknown): unknown {
 
 /**
  * `value` as Jackson reads it into a boolean field: the text `true`, `True` or `TRUE` (`false`, `False`, `FALSE`), spaces
- * around ignored, as that boolean; anything else as given (`"yes"`, `"1"`, `"tRuE"`, which Jackson refuses too).
+ * around ignored, as that boolean; a whole number as `false` for 0 and `true` for any other (Jackson's
+ * `_coerceBooleanFromInt`, allowed by ALLOW_COERCION_OF_SCALARS: `"optional": 1`); anything else as given (`"yes"`,
+ * `"1"`, `"tRuE"`, a fraction, which Jackson refuses too). JSON.parse leaves no trace of how a number was written, so
+ * `1.0` and `1e0`, which Jackson refuses for a boolean, are taken as 1.
  */
-export function booleanFromText(value: unknown): unknown {
+export function jacksonBooleanOf(value: unknown): unknown {
+  if (typeof value === "number") return Number.isInteger(value) ? value !== 0 : value;
   if (typeof value !== "string") return value;
   const text = value.replace(JAVA_TRIMMED, "");
   if (text === "true" || text === "True" || text === "TRUE") return true;
@@ -276,9 +280,9 @@ export function integerOrItsDigits<T>(schema: Rule<T>): Rule<T> {
   return readingFirst(schema, integerFromText, "an integer");
 }
 
-/** `schema` taking a boolean also as its text (`"true"`: {@link booleanFromText}), as Jackson coerces it; stored as the boolean. */
+/** `schema` taking a boolean also as its text (`"true"`: {@link jacksonBooleanOf}), as Jackson coerces it; stored as the boolean. */
 function booleanOrItsText<T>(schema: Rule<T>): Rule<T> {
-  return readingFirst(schema, booleanFromText, "a boolean");
+  return readingFirst(schema, jacksonBooleanOf, "a boolean");
 }
 
 /** A {@link rule} for a boolean field (`<field> must be a boolean...`) that takes its text too ({@link booleanOrItsText}). */

@@ -35,7 +35,7 @@ import {
   describeValue,
   exceedsJsonDepth,
   expecting,
-  booleanFromText,
+  jacksonBooleanOf,
   booleanRule,
   integerOrItsDigits,
   integerRule,
@@ -466,7 +466,7 @@ function validateTask(raw: unknown, path: string, depth: number, context: Valida
       task.subWorkflowParam = inlineChild?.definition === undefined ? typed : { ...typed, workflowDefinition: inlineChild.definition as unknown as JsonObject };
     }
     // Checked by the SUB_WORKFLOW's validator: a boolean, or its text, stored as the boolean.
-    const waitForCompletion = booleanFromText(raw["waitForCompletion"]);
+    const waitForCompletion = jacksonBooleanOf(raw["waitForCompletion"]);
     if (isBoolean(waitForCompletion)) task.waitForCompletion = waitForCompletion;
   }
   return { issues, task };

@@ -3,7 +3,7 @@
  * starts.
  */
 import * as v from "valibot";
-import { booleanFromText, fieldsOf, isOneOf, isRecord, isString, orExpression, rule, validateWith, type UnknownRecord } from "../../definition/checks";
+import { jacksonBooleanOf, fieldsOf, isOneOf, isRecord, isString, orExpression, rule, validateWith, type UnknownRecord } from "../../definition/checks";
 import { childPath, type ValidationIssue } from "../../validation-issue";
 import { TERMINATION_STATUSES } from "./index";
 
@@ -24,7 +24,7 @@ const INPUT = fieldsOf({
 export function validateTerminateTask(task: UnknownRecord, path: string): ValidationIssue[] {
   // Conductor's rule: an optional TERMINATE that failed would let the workflow run on past the end it stands for. Read
   // as the common rule reads `optional` (its text, "true", too: Jackson's coercion).
-  const optional = booleanFromText(task["optional"]) === true ? [{ path: childPath(path, "optional"), message: "a TERMINATE task cannot be optional" }] : [];
+  const optional = jacksonBooleanOf(task["optional"]) === true ? [{ path: childPath(path, "optional"), message: "a TERMINATE task cannot be optional" }] : [];
   const input = task["inputParameters"] ?? {};
   // A non-object inputParameters is reported by the common task checks.
   if (!isRecord(input)) return optional;
