@@ -2,7 +2,7 @@ import { DOT_SEGMENT_MESSAGE, holdsLoneSurrogate, isDotSegment, LONE_SURROGATE_M
 import { START_IDEMPOTENCY_STRATEGIES } from "../engine/tasks/start-workflow/request";
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
-import { jacksonBooleanOf, describeValue, exceedsJsonDepth, holdsNonFiniteNumber, integerFromText, issueMessage, likelyMeant, MAX_JAVA_INT, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
+import { jacksonBooleanOf, describeValue, exceedsJsonDepth, holdsNonFiniteNumber, integerFromText, isJacksonNullText, issueMessage, likelyMeant, MAX_JAVA_INT, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
 import { MAX_WORKFLOW_NAME_LENGTH } from "../engine/definition/validate";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { MAX_CORRELATION_ID_LENGTH } from "../engine/limits";
@@ -138,13 +138,13 @@ export const jacksonBoolean = (message: string) => v.pipe(v.unknown(), v.transfo
 
 /**
  * An Integer field as Jackson reads it into Conductor's and Orkes' models: a number, its digits as text (`"1"`, see
- * {@link jacksonNumber}), or none for `""` and null (Orkes' docs' examples write `"version": ""` for the latest), then
- * held to `schema`.
+ * {@link jacksonNumber}), or none for null and the text Jackson reads as null (`""`, blank, `"null"`:
+ * {@link isJacksonNullText}; Orkes' docs' examples write `"version": ""` for the latest), then held to `schema`.
  */
 export const jacksonInteger = (schema: v.GenericSchema<number, number>) =>
   v.pipe(
     v.nullish(v.unknown()),
-    v.transform((value) => (value === "" || value === null ? undefined : integerFromText(value))),
+    v.transform((value) => (value === null || isJacksonNullText(value) ? undefined : integerFromText(value))),
     v.union([v.undefined(), schema], "must be an integer"),
   );
 

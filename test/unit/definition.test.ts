@@ -332,7 +332,9 @@ describe("validateWorkflowDef: workflow fields", () => {
     for (const [text, value] of [["false", false], ["False", false], [" FALSE ", false], ["true", true], ["TRUE", true]] as const) {
       expect(accepted(def({ restartable: text })).restartable).toBe(value);
     }
-    for (const text of ["no", "0", "fAlse", ""]) {
+    // "" and "null" are Jackson's null, which its primitive boolean reads as false.
+    for (const text of ["", " null "]) expect(accepted(def({ restartable: text })).restartable).toBe(false);
+    for (const text of ["no", "0", "fAlse", "nil"]) {
       expect(onlyError(def({ restartable: text }), "restartable")).toBe(`restartable must be a boolean, but received the string ${JSON.stringify(text)}`);
     }
     expect(accepted(def({ restartable: null })).restartable).toBe(true);

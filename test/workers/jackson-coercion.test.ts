@@ -125,6 +125,42 @@ describe("numbers and booleans given as text, as Jackson reads them", () => {
     expect((await api("GET", "/api/metadata/workflow/coerce_int_refused")).status).toBe(404);
   });
 
+  it("reads \"\" and \"null\" in a number or boolean field as Jackson reads null there: 0 or false for a primitive, none for a wrapper", async () => {
+    const definition: JsonObject = {
+      name: "coerce_null_text",
+      ownerEmail: "team@example.com",
+      // WorkflowDef's int, long and boolean: 0, 0 and false.
+      version: "",
+      timeoutSeconds: " null ",
+      restartable: "",
+      tasks: [
+        // WorkflowTask's Integer retryCount and Boolean asyncComplete: none (the task definition's retries apply); its
+        // boolean optional and int startDelay: false and 0.
+        httpTask("fetch", { uri: target("/echo/null-text"), method: "GET" }, { retryCount: "null", asyncComplete: "", optional: "null", startDelay: "" }),
+      ],
+    };
+    await apiOk("POST", "/api/metadata/workflow", definition);
+    const stored = await apiOk<JsonObject>("GET", "/api/metadata/workflow/coerce_null_text?version=0");
+    expect(stored).toMatchObject({ version: 0, timeoutSeconds: 0, restartable: false, tasks: [{ optional: false, startDelay: 0, asyncComplete: false }] });
+    const [task] = stored["tasks"] as JsonObject[];
+    expect(task).not.toHaveProperty("retryCount");
+    // StartWorkflowRequest's Integer version and priority: none, the latest version (0, the only one) at priority 0.
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "coerce_null_text", version: "null", priority: " " });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"]);
+    expect([done.status, done["workflowVersion"], done["priority"]]).toEqual(["COMPLETED", 0, 0]);
+
+    // TaskDef's int retryCount and retryDelaySeconds: 0, not the defaults (3, 60); its Integer concurrentExecLimit: none.
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "coerce_null_text_task", retryCount: "", retryDelaySeconds: "null", concurrentExecLimit: "", ownerEmail: "team@example.com" }]);
+    const taskDef = await apiOk<JsonObject>("GET", "/api/metadata/taskdefs/coerce_null_text_task");
+    expect(taskDef).toMatchObject({ retryCount: 0, retryDelaySeconds: 0 });
+    expect(taskDef).not.toHaveProperty("concurrentExecLimit");
+
+    // A registered TaskDef's long responseTimeoutSeconds: 0, which its @Min(1) refuses; nothing registered.
+    const refused = await refusedWith(await api("POST", "/api/metadata/taskdefs", [{ name: "coerce_null_text_refused", responseTimeoutSeconds: "", ownerEmail: "team@example.com" }]));
+    expect(refused).toContainEqual({ path: "[0].responseTimeoutSeconds", message: "responseTimeoutSeconds must be a whole number of seconds of at least 1, but received the number 0" });
+    expect((await api("GET", "/api/metadata/taskdefs/coerce_null_text_refused")).status).toBe(404);
+  });
+
   it("still refuses other text with the field's own message, and stores nothing", async () => {
     const task = (extra: JsonObject) => httpTask("fetch", { uri: target("/echo/x"), method: "GET" }, extra);
     const cases: Array<[JsonObject, string, string]> = [
@@ -133,7 +169,8 @@ describe("numbers and booleans given as text, as Jackson reads them", () => {
       [{ restartable: "yes" }, "restartable", 'restartable must be a boolean, but received the string "yes"'],
       [{ tasks: [task({ retryCount: "3 times" })] }, "tasks[0].retryCount", 'retryCount must be an integer from 0 to 100, but received the string "3 times"'],
       [{ tasks: [task({ optional: "tRuE" })] }, "tasks[0].optional", 'optional must be a boolean, but received the string "tRuE"'],
-      [{ tasks: [task({ retryCount: "" })] }, "tasks[0].retryCount", 'retryCount must be an integer from 0 to 100, but received the string ""'],
+      // Jackson reads "" into WorkflowDef's int schemaVersion as 0, which its @Min(2) refuses.
+      [{ schemaVersion: "" }, "schemaVersion", "schemaVersion must be 2 (the only schema version, as in Conductor), but received the number 0"],
     ];
     for (const [fields, path, message] of cases) {
       const errors = await refusedWith(await api("POST", "/api/metadata/workflow", { name: "coerce_refused", ownerEmail: "team@example.com", tasks: [task({})], ...fields }));

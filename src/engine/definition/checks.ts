@@ -266,6 +266,41 @@ export function jacksonBooleanOf(value: unknown): unknown {
   return value;
 }
 
+/**
+ * True for text Jackson reads into a number or boolean field as it reads a JSON null: `""` and blank text (its
+ * empty-String coercion, null for a scalar: CoercionConfigs.findCoercion, findCoercionFromBlankString) and `"null"` (its
+ * textual null, under ALLOW_COERCION_OF_SCALARS), spaces and control characters around ignored as Java's trim does.
+ */
+export function isJacksonNullText(value: unknown): boolean {
+  if (typeof value !== "string") return false;
+  const text = value.replace(JAVA_TRIMMED, "");
+  return text === "" || text === "null";
+}
+
+/**
+ * What Jackson sets a number or boolean field of one of Conductor's models to when it reads null there (JSON null, or
+ * {@link isJacksonNullText}): by name, 0 or false for a Java primitive (int, long, boolean: Conductor's server turns
+ * FAIL_ON_NULL_FOR_PRIMITIVES off), or `"unset"` for a wrapper (Integer, Boolean), whose null is a field left out.
+ */
+export type JacksonNulls = Readonly<Record<string, 0 | false | "unset">>;
+
+/**
+ * `fields` with the text Jackson reads as null in the number and boolean fields `nulls` names read as it reads it
+ * there: a primitive's 0 or false, stored as such, or a wrapper's none (the field left out, so its default applies).
+ * The same object when there is none. Other fields, and other text, are left to their rules.
+ */
+export function withJacksonNullText(fields: Record<string, unknown>, nulls: JacksonNulls): Record<string, unknown> {
+  const read = (key: string, value: unknown) => (Object.hasOwn(nulls, key) && isJacksonNullText(value) ? nulls[key] : undefined);
+  if (!Object.entries(fields).some(([key, value]) => read(key, value) !== undefined)) return fields;
+  return Object.fromEntries(
+    Object.entries(fields).flatMap(([key, value]) => {
+      const zero = read(key, value);
+      if (zero === undefined) return [[key, value]];
+      return zero === "unset" ? [] : [[key, zero]];
+    }),
+  );
+}
+
 /** `schema` reading what it is given through `read` first; expecting what `schema` expects. */
 function readingFirst<T>(schema: Rule<T>, read: (value: unknown) => unknown, fallback: string): Rule<T> {
   return expecting(v.pipe(v.unknown(), v.transform(read), schema), EXPECTATIONS.get(schema) ?? fallback);

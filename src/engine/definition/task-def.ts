@@ -10,7 +10,7 @@ import { RETRY_LOGICS, TIMEOUT_POLICIES, type JsonObject, type RetryLogic, type 
 import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
 import { allTasks, mapTasks } from "../plan";
 import { childPath, type ValidationIssue } from "../validation-issue";
-import { booleanRule, describeValue, exceedsJsonDepth, fieldsOf, isBoundedJsonObject, integerRule, isEmailAddress, isJsonObject, isOneOf, isRecord, isString, MAX_JAVA_INT, MAX_JSON_DEPTH, rule, schemaReference, toIssues } from "./checks";
+import { booleanRule, describeValue, type JacksonNulls, withJacksonNullText, exceedsJsonDepth, fieldsOf, isBoundedJsonObject, integerRule, isEmailAddress, isJsonObject, isOneOf, isRecord, isString, MAX_JAVA_INT, MAX_JSON_DEPTH, rule, schemaReference, toIssues } from "./checks";
 
 /** Longest task definition name, as for workflow names. */
 export const MAX_TASK_DEF_NAME_LENGTH = 255;
@@ -167,8 +167,29 @@ export function validateTaskDef(input: unknown, options: { path?: string; inline
  * a definition saved from the UI or an export carries nulls for the fields it does not set.
  */
 function withoutNullFields(fields: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null));
+  return Object.fromEntries(Object.entries(withJacksonNullText(fields, TASK_DEF_NULLS)).filter(([, value]) => value !== null));
 }
+
+/**
+ * What `""` or `"null"` in a number or boolean field of a task definition is, as Jackson reads Conductor's TaskDef: its
+ * int, long and boolean fields take 0 or false (`"retryCount": ""` is no retry, as there, not the default three), its
+ * Integer fields none.
+ */
+const TASK_DEF_NULLS: JacksonNulls = {
+  retryCount: 0,
+  timeoutSeconds: 0,
+  retryDelaySeconds: 0,
+  responseTimeoutSeconds: 0,
+  maxRetryDelaySeconds: 0,
+  backoffJitterMs: 0,
+  totalTimeoutSeconds: 0,
+  enforceSchema: false,
+  concurrentExecLimit: "unset",
+  rateLimitPerFrequency: "unset",
+  rateLimitFrequencyInSeconds: "unset",
+  pollTimeoutSeconds: "unset",
+  backoffScaleFactor: "unset",
+};
 
 /**
  * Names of the tasks of `definition` (inside SWITCH branches too) that follow a registered task definition copied in at

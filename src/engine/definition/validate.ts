@@ -36,6 +36,8 @@ import {
   exceedsJsonDepth,
   expecting,
   jacksonBooleanOf,
+  type JacksonNulls,
+  withJacksonNullText,
   booleanRule,
   integerOrItsDigits,
   integerRule,
@@ -707,12 +709,44 @@ function moveLoopItems(loop: Record<string, unknown>): void {
 }
 
 /**
+ * What `""` or `"null"` in a number or boolean field of a workflow task is, as Jackson reads Conductor's WorkflowTask:
+ * its int and boolean fields (`startDelay`, `optional`, `permissive`) take 0 or false, its Integer and Boolean ones
+ * (`retryCount`, `asyncComplete`) none, and so do the fields Orkes adds.
+ */
+const TASK_NULLS: JacksonNulls = {
+  startDelay: 0,
+  optional: false,
+  permissive: false,
+  retryCount: "unset",
+  asyncComplete: "unset",
+  retryDelaySeconds: "unset",
+  triggerFailureWorkflow: "unset",
+  waitForCompletion: "unset",
+};
+
+/**
+ * What `""` or `"null"` in a number or boolean field of a workflow definition is, as Jackson reads Conductor's
+ * WorkflowDef, whose are all primitives: 0 or false (`"version": ""` is version 0, `"restartable": ""` false; a
+ * `schemaVersion` of 0 is refused, as Conductor's @Min(2) refuses it). Orkes' `retentionSeconds` none.
+ */
+const WORKFLOW_NULLS: JacksonNulls = {
+  version: 0,
+  schemaVersion: 0,
+  timeoutSeconds: 0,
+  restartable: false,
+  workflowStatusListenerEnabled: false,
+  enforceSchema: false,
+  retentionSeconds: "unset",
+};
+
+/**
  * `item` without its null fields (unset, as Conductor reads them: Java and C# clients and Orkes' exports write
  * `"retryCount": null`, `"description": null`) and those {@link BLANK_MEANS_UNSET} names that are "": the same object
  * when it has none.
  */
-function withoutUnsetFields(item: unknown): unknown {
-  if (!isRecord(item)) return item;
+function withoutUnsetFields(given: unknown): unknown {
+  if (!isRecord(given)) return given;
+  const item = withJacksonNullText(given, TASK_NULLS);
   const unset = (key: string, value: unknown) => value === null || (value === "" && BLANK_MEANS_UNSET.includes(key));
   if (!Object.entries(item).some(([key, value]) => unset(key, value))) return item;
   return Object.fromEntries(Object.entries(item).filter(([key, value]) => !unset(key, value)));
@@ -1100,7 +1134,8 @@ function withTextIdempotencyKey(param: JsonObject): JsonObject {
  * send for "none" and Conductor reads so (`StringUtils.isBlank`; its @Email check passes ""; the Go SDK's unset
  * `timeoutPolicy`).
  */
-function withoutBlankFields(input: Record<string, unknown>): Record<string, unknown> {
+function withoutBlankFields(given: Record<string, unknown>): Record<string, unknown> {
+  const input = withJacksonNullText(given, WORKFLOW_NULLS);
   const blankText = ["failureWorkflow", "ownerEmail", "timeoutPolicy"];
   const blank = (field: string, value: unknown) => value === null || (blankText.includes(field) && typeof value === "string" && value.trim() === "");
   const fields = Object.keys(input).filter((field) => blank(field, input[field]));

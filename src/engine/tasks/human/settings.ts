@@ -4,7 +4,7 @@
  * user form it is filled in with. Read the same way when a definition is registered (where `${...}` values are left
  * for the run) and when a task starts (from its resolved input).
  */
-import { jacksonBooleanOf } from "../../definition/checks";
+import { isJacksonNullText, jacksonBooleanOf } from "../../definition/checks";
 import type { JsonObject, JsonValue } from "../../model";
 import { childPath, registrationOnly, type ValidationIssue } from "../../validation-issue";
 import { isDomainValue, loneSurrogateDomainProblem, MAX_DOMAIN_LENGTH, taskToDomainOf } from "../workflow-start-fields";
@@ -90,10 +90,11 @@ type Record_ = { readonly [key: string]: unknown };
 
 /**
  * A Boolean setting as Jackson reads Orkes' Boolean field: true or false, or their text as Jackson takes it (see
- * `jacksonBooleanOf`; an expression may resolve to text); absent, null or "" is false. Undefined for anything else.
+ * `jacksonBooleanOf`; an expression may resolve to text); absent, null or the text Jackson reads as null ("", "null":
+ * `isJacksonNullText`) is false. Undefined for anything else.
  */
 function settingBoolean(value: unknown): boolean | undefined {
-  if (value === undefined || value === null || value === "") return false;
+  if (value === undefined || value === null || isJacksonNullText(value)) return false;
   const read = jacksonBooleanOf(value);
   return typeof read === "boolean" ? read : undefined;
 }
