@@ -161,6 +161,29 @@ describe("numbers and booleans given as text, as Jackson reads them", () => {
     expect((await api("GET", "/api/metadata/taskdefs/coerce_null_text_refused")).status).toBe(404);
   });
 
+  it("reads a started workflow's version and priority as the API does: a sign and spaces around its digits, \"null\" as none", async () => {
+    await apiOk("POST", "/api/metadata/workflow", { name: "coerce_child", ownerEmail: "team@example.com", tasks: [{ name: "noop", taskReferenceName: "noop", type: "NOOP" }] });
+    const parent: JsonObject = {
+      name: "coerce_parent",
+      ownerEmail: "team@example.com",
+      tasks: [
+        // SubWorkflowParams' Integer version, typed at registration as Jackson types it.
+        { name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", subWorkflowParam: { name: "coerce_child", version: " +1 " } },
+        // StartWorkflow reads its request with Jackson's convertValue: the latest version, priority 7.
+        { name: "kick", taskReferenceName: "kick", type: "START_WORKFLOW", inputParameters: { startWorkflow: { name: "coerce_child", version: "null", priority: " +7 " } } },
+      ],
+    };
+    await apiOk("POST", "/api/metadata/workflow", parent);
+    const stored = await apiOk<{ tasks: JsonObject[] }>("GET", "/api/metadata/workflow/coerce_parent");
+    expect(stored.tasks[0]?.["subWorkflowParam"]).toEqual({ name: "coerce_child", version: 1 });
+
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "coerce_parent" });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"]);
+    expect(done.status).toBe("COMPLETED");
+    const started = await apiOk("GET", `/api/workflow/${String(done.tasks[1]?.outputData["workflowId"])}?includeTasks=false`);
+    expect(started).toMatchObject({ workflowName: "coerce_child", workflowVersion: 1, priority: 7 });
+  });
+
   it("still refuses other text with the field's own message, and stores nothing", async () => {
     const task = (extra: JsonObject) => httpTask("fetch", { uri: target("/echo/x"), method: "GET" }, extra);
     const cases: Array<[JsonObject, string, string]> = [

@@ -36,6 +36,8 @@ import {
   exceedsJsonDepth,
   expecting,
   jacksonBooleanOf,
+  integerFromText,
+  isJacksonNullText,
   type JacksonNulls,
   withJacksonNullText,
   booleanRule,
@@ -1092,14 +1094,17 @@ function undefinedReferenceIssue(reader: string, { reference, path, expression }
 
 /**
  * A task's own `subWorkflowParam` with its version stored as Conductor reads it into its Integer: digits given as text
- * as their number, "" as none. Kept as text, it failed the Java and Go clients' reads of the definition and of every
+ * (a sign and spaces around allowed) as their number, "", blank or "null" as none. Kept as text, it failed the Java and Go clients' reads of the definition and of every
  * execution showing it.
  */
 function withTypedVersion(param: JsonObject): JsonObject {
   const version = param["version"];
   if (typeof version !== "string") return param;
   const { version: _text, ...rest } = param;
-  return version.trim() === "" ? rest : { ...rest, version: Number(version.trim()) };
+  if (isJacksonNullText(version)) return rest;
+  // Read as the registration's check read it (isStartedVersion): a sign, spaces and control characters around too.
+  const number = integerFromText(version);
+  return typeof number === "number" ? { ...rest, version: number } : param;
 }
 
 /**

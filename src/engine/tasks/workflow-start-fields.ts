@@ -1,6 +1,7 @@
 /** The fields a task that starts a workflow (SUB_WORKFLOW, START_WORKFLOW) reads from its resolved input. */
 import type { JsonObject, JsonValue } from "../model";
 import { hasLostDigits, isTextScalar } from "../scalar-text";
+import { integerFromText, isJacksonNullText } from "../definition/checks";
 import { hasExpression } from "../expressions/template";
 import { holdsLoneSurrogate, LONE_SURROGATE_RULE } from "../http-syntax";
 
@@ -15,10 +16,20 @@ export function isJsonObjectValue(value: JsonValue | undefined): value is JsonOb
  * Orkes documents it for a task's child), or why it is neither.
  */
 export function workflowVersionOf(value: JsonValue | undefined, field: string): number | undefined | { invalid: string } {
-  if (value === undefined || value === null || value === "") return undefined;
-  const number = typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : value;
+  const number = startedIntegerOf(value);
+  if (number === undefined) return undefined;
   if (typeof number !== "number" || !Number.isInteger(number) || number < 0) return { invalid: `${field} resolved to ${JSON.stringify(value)}, not a positive integer` };
   return number;
+}
+
+/**
+ * `value` as Jackson reads it into the Integer version or priority of Conductor's SubWorkflowParams and
+ * StartWorkflowRequest: undefined for none (absent, null, and the text it reads as null: "", blank, "null"), the number
+ * for its digits as text (a sign and spaces around allowed: `integerFromText`), anything else as given.
+ */
+function startedIntegerOf(value: unknown): unknown {
+  if (value === undefined || value === null || isJacksonNullText(value)) return undefined;
+  return integerFromText(value);
 }
 
 /**
@@ -27,15 +38,14 @@ export function workflowVersionOf(value: JsonValue | undefined, field: string): 
  * {@link workflowVersionOf}).
  */
 export function isStartedVersion(value: unknown): boolean {
-  if (value === null || value === "") return true;
-  if (typeof value === "string") return /^\d+$/.test(value.trim());
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+  const number = startedIntegerOf(value);
+  return number === undefined || (typeof number === "number" && Number.isSafeInteger(number) && number >= 0);
 }
 
-/** True for a priority a definition may give a started workflow: an integer from 0 to 99, or its digits as text. */
+/** True for a priority a definition may give a started workflow: an integer from 0 to 99, or its digits as text; none ("", "null"). */
 export function isStartedPriority(value: unknown): boolean {
-  const number = typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : value;
-  return typeof number === "number" && Number.isInteger(number) && number >= 0 && number <= MAX_STARTED_PRIORITY;
+  const number = startedIntegerOf(value);
+  return number === undefined || (typeof number === "number" && Number.isInteger(number) && number >= 0 && number <= MAX_STARTED_PRIORITY);
 }
 
 /**
@@ -169,8 +179,8 @@ export const MAX_STARTED_PRIORITY = 99;
 
 /** The priority `value` gives (an integer from 0 to 99, or its digits as text); undefined when none is given. */
 export function priorityOf(value: JsonValue | undefined, field: string): number | undefined | { invalid: string } {
-  if (value === undefined || value === null || value === "") return undefined;
-  const number = typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : value;
+  const number = startedIntegerOf(value);
+  if (number === undefined) return undefined;
   if (typeof number !== "number" || !Number.isInteger(number) || number < 0 || number > MAX_STARTED_PRIORITY) {
     return { invalid: `${field} resolved to ${JSON.stringify(value)}, not an integer from 0 to ${MAX_STARTED_PRIORITY}` };
   }
