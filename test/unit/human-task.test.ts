@@ -210,6 +210,10 @@ describe("autoClaim (Orkes' setting)", () => {
     // As Jackson reads Orkes' Boolean: its text too (an expression may resolve to it).
     expect(standing(startedWith("refunds", [human({ ...chain, autoClaim: "${workflow.input.claim}" })], { claim: "true" }).state)).toMatchObject({ state: "IN_PROGRESS", claimant: "ada" });
     expect(standing(startedWith("refunds", [human({ ...chain, autoClaim: "" })]).state)).toMatchObject({ state: "ASSIGNED", claimant: undefined });
+    // Jackson's null ("null", blank) is false, and a whole number 0 false, any other true.
+    expect(registrationErrors([human({ ...chain, autoClaim: " null " })])).toEqual([]);
+    expect(standing(startedWith("refunds", [human({ ...chain, autoClaim: "null" })]).state)).toMatchObject({ state: "ASSIGNED", claimant: undefined });
+    expect(standing(startedWith("refunds", [human({ ...chain, autoClaim: "${workflow.input.claim}" })], { claim: 1 }).state)).toMatchObject({ state: "IN_PROGRESS", claimant: "ada" });
   });
 
   it("fires PENDING then IN_PROGRESS as the task starts claimed", () => {

@@ -133,6 +133,8 @@ describe("numbers and booleans given as text, as Jackson reads them", () => {
       version: "",
       timeoutSeconds: " null ",
       restartable: "",
+      // RateLimitConfig's int: 0, no limit.
+      rateLimitConfig: { rateLimitKey: "k", concurrentExecLimit: "null" },
       tasks: [
         // WorkflowTask's Integer retryCount and Boolean asyncComplete: none (the task definition's retries apply); its
         // boolean optional and int startDelay: false and 0.
@@ -142,6 +144,7 @@ describe("numbers and booleans given as text, as Jackson reads them", () => {
     await apiOk("POST", "/api/metadata/workflow", definition);
     const stored = await apiOk<JsonObject>("GET", "/api/metadata/workflow/coerce_null_text?version=0");
     expect(stored).toMatchObject({ version: 0, timeoutSeconds: 0, restartable: false, tasks: [{ optional: false, startDelay: 0, asyncComplete: false }] });
+    expect(stored).not.toHaveProperty("rateLimitConfig");
     const [task] = stored["tasks"] as JsonObject[];
     expect(task).not.toHaveProperty("retryCount");
     // StartWorkflowRequest's Integer version and priority: none, the latest version (0, the only one) at priority 0.

@@ -6,7 +6,7 @@ import * as v from "valibot";
 import { findTemplateErrors, hasExpression, referencedSecrets } from "../expressions";
 import type { RateLimitConfig } from "../model";
 import { childPath, type ValidationIssue } from "../validation-issue";
-import { integerRule, isRecord, objectOf, rule, toIssues } from "./checks";
+import { integerRule, isJacksonNullText, isRecord, objectOf, rule, toIssues } from "./checks";
 
 /** Longest `rateLimitKey`, as written (a template may resolve to a longer key). */
 export const MAX_RATE_LIMIT_KEY_LENGTH = 255;
@@ -26,12 +26,17 @@ export const RATE_LIMIT_CONFIG = objectOf("rateLimitConfig", "Orkes' workflow ra
       (value) => typeof value === "string" && value.length <= MAX_RATE_LIMIT_KEY_LENGTH,
     ),
   ),
+  // Conductor's RateLimitConfig holds an int: Jackson reads "" and "null" there as 0, no limit.
   concurrentExecLimit: v.nullish(
-    integerRule(
-      "concurrentExecLimit",
-      `an integer from 0 (no limit) to ${MAX_CONCURRENT_EXEC_LIMIT}: how many executions of one key may run at once`,
-      0,
-      MAX_CONCURRENT_EXEC_LIMIT,
+    v.pipe(
+      v.unknown(),
+      v.transform((limit) => (isJacksonNullText(limit) ? 0 : limit)),
+      integerRule(
+        "concurrentExecLimit",
+        `an integer from 0 (no limit) to ${MAX_CONCURRENT_EXEC_LIMIT}: how many executions of one key may run at once`,
+        0,
+        MAX_CONCURRENT_EXEC_LIMIT,
+      ),
     ),
   ),
 });
