@@ -2,7 +2,7 @@ import { DOT_SEGMENT_MESSAGE, holdsLoneSurrogate, isDotSegment, LONE_SURROGATE_M
 import { START_IDEMPOTENCY_STRATEGIES } from "../engine/tasks/start-workflow/request";
 import * as v from "valibot";
 import { EXTERNAL_TASK_STATUSES } from "../engine/decider";
-import { jacksonBooleanOf, describeValue, exceedsJsonDepth, holdsNonFiniteNumber, integerFromText, isJacksonNullText, issueMessage, likelyMeant, MAX_JAVA_INT, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
+import { jacksonBooleanOf, describeValue, enumConstantAt, exceedsJsonDepth, holdsNonFiniteNumber, integerFromText, isJacksonNullText, issueMessage, likelyMeant, MAX_JAVA_INT, MAX_JSON_DEPTH, NON_FINITE_MESSAGE } from "../engine/definition/checks";
 import { MAX_WORKFLOW_NAME_LENGTH } from "../engine/definition/validate";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { MAX_CORRELATION_ID_LENGTH } from "../engine/limits";
@@ -368,7 +368,14 @@ function taskStatusPicklist(prefix: string) {
   });
 }
 
-const TASK_RESULT_STATUS = taskStatusPicklist("");
+/** Conductor's TaskResult.Status constants in their Java order, whose positions Jackson takes for them (`"status": 3`). */
+const JAVA_TASK_RESULT_STATUSES = ["IN_PROGRESS", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "COMPLETED"] as const;
+
+const TASK_RESULT_STATUS = v.pipe(
+  v.unknown(),
+  v.transform((status) => enumConstantAt(status, JAVA_TASK_RESULT_STATUSES)),
+  taskStatusPicklist(""),
+);
 
 /**
  * What a TaskResult says of its task, besides the ids of the task and its workflow. Null is absent, as Jackson reads a

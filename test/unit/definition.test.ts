@@ -346,7 +346,9 @@ describe("validateWorkflowDef: workflow fields", () => {
     expect(accepted(def({ timeoutPolicy: "TIME_OUT_WF", timeoutSeconds: 5 })).timeoutPolicy).toBe("TIME_OUT_WF");
     // "" is none too, as the Go SDK's client writes an unset policy.
     expect(accepted(def({ timeoutSeconds: 60, timeoutPolicy: "" })).timeoutPolicy).toBe("ALERT_ONLY");
-    for (const timeoutPolicy of ["RETRY", "alert_only", 1]) {
+    // By its position in WorkflowDef.TimeoutPolicy (TIME_OUT_WF, ALERT_ONLY), as Jackson reads it; 2 is past the last.
+    expect(accepted(def({ timeoutSeconds: 60, timeoutPolicy: 1 })).timeoutPolicy).toBe("ALERT_ONLY");
+    for (const timeoutPolicy of ["RETRY", "alert_only", 2, "-1"]) {
       expect(onlyError(def({ timeoutPolicy }), "timeoutPolicy")).toMatch(/timeoutPolicy must be one of TIME_OUT_WF, ALERT_ONLY, but received/);
     }
   });

@@ -187,6 +187,26 @@ describe("numbers and booleans given as text, as Jackson reads them", () => {
     expect(started).toMatchObject({ workflowName: "coerce_child", workflowVersion: 1, priority: 7 });
   });
 
+  it("takes an enum constant by its position in Conductor's Java enum, as Jackson does, and refuses a position it has not", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "coerce_enum_task", retryLogic: 2, timeoutPolicy: " 0 ", ownerEmail: "team@example.com" }]);
+    expect(await apiOk("GET", "/api/metadata/taskdefs/coerce_enum_task")).toMatchObject({ retryLogic: "LINEAR_BACKOFF", timeoutPolicy: "RETRY" });
+    await apiOk("POST", "/api/metadata/workflow", { name: "coerce_enum", ownerEmail: "team@example.com", timeoutPolicy: 0, timeoutSeconds: 60, tasks: [{ name: "coerce_enum_task", taskReferenceName: "work", type: "SIMPLE" }] });
+    expect(await apiOk("GET", "/api/metadata/workflow/coerce_enum")).toMatchObject({ timeoutPolicy: "TIME_OUT_WF" });
+
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "coerce_enum" });
+    const polled = await eventually(() => apiOk<JsonObject[]>("GET", "/api/tasks/poll/batch/coerce_enum_task?workerid=w&count=1&timeout=0"), (tasks) => tasks.length === 1, "the task polled");
+    const taskId = polled[0]!["taskId"];
+    // TaskResult.Status has 4 constants: 4 is none of them, a 400 that changes nothing.
+    const refused = await refusedWith(await api("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId, status: 4, outputData: { n: 1 } }));
+    expect(refused).toEqual([{ path: "status", message: "must be one of COMPLETED, FAILED, FAILED_WITH_TERMINAL_ERROR, IN_PROGRESS, but received the number 4" }]);
+    expect((await apiOk<{ tasks: JsonObject[] }>("GET", `/api/workflow/${workflowId}?includeTasks=true`)).tasks[0]).toMatchObject({ status: "IN_PROGRESS", outputData: {} });
+    // 3 is COMPLETED (IN_PROGRESS, FAILED, FAILED_WITH_TERMINAL_ERROR, COMPLETED).
+    await apiOk("POST", "/api/tasks", { workflowInstanceId: workflowId, taskId, status: 3, outputData: { n: 2 } });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { n: 2 } });
+  });
+
   it("still refuses other text with the field's own message, and stores nothing", async () => {
     const task = (extra: JsonObject) => httpTask("fetch", { uri: target("/echo/x"), method: "GET" }, extra);
     const cases: Array<[JsonObject, string, string]> = [

@@ -301,6 +301,23 @@ export function withJacksonNullText(fields: Record<string, unknown>, nulls: Jack
   );
 }
 
+/**
+ * `value` as Jackson reads it into a Java enum whose constants are `javaOrder`, in their declaration order: a whole
+ * number, or text of decimal digits (spaces around ignored), is the constant at that position when there is one
+ * (EnumDeserializer's _fromInteger and _deserializeAltString; Conductor's server leaves FAIL_ON_NUMBERS_FOR_ENUMS off);
+ * anything else as given, for the field's rule to take by name or refuse.
+ */
+export function enumConstantAt(value: unknown, javaOrder: readonly string[]): unknown {
+  const text = typeof value === "string" ? value.replace(JAVA_TRIMMED, "") : undefined;
+  const position = typeof value === "number" ? value : text !== undefined && /^\d{1,9}$/.test(text) ? Number(text) : undefined;
+  return position !== undefined && Number.isInteger(position) && position >= 0 && position < javaOrder.length ? javaOrder[position] : value;
+}
+
+/** `schema`, an enum field's rule, taking a constant also by its position in `javaOrder` ({@link enumConstantAt}), as Jackson does. */
+export function enumOrItsPosition<T>(schema: Rule<T>, javaOrder: readonly string[]): Rule<T> {
+  return readingFirst(schema, (value) => enumConstantAt(value, javaOrder), `one of ${javaOrder.join(", ")}`);
+}
+
 /** `schema` reading what it is given through `read` first; expecting what `schema` expects. */
 function readingFirst<T>(schema: Rule<T>, read: (value: unknown) => unknown, fallback: string): Rule<T> {
   return expecting(v.pipe(v.unknown(), v.transform(read), schema), EXPECTATIONS.get(schema) ?? fallback);

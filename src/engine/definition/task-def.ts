@@ -10,7 +10,7 @@ import { RETRY_LOGICS, TIMEOUT_POLICIES, type JsonObject, type RetryLogic, type 
 import { MAX_RETRY_COUNT, MAX_RETRY_DELAY_SECONDS } from "../retry";
 import { allTasks, mapTasks } from "../plan";
 import { childPath, type ValidationIssue } from "../validation-issue";
-import { booleanRule, describeValue, type JacksonNulls, withJacksonNullText, exceedsJsonDepth, fieldsOf, isBoundedJsonObject, integerRule, isEmailAddress, isJsonObject, isOneOf, isRecord, isString, MAX_JAVA_INT, MAX_JSON_DEPTH, rule, schemaReference, toIssues } from "./checks";
+import { booleanRule, describeValue, enumOrItsPosition, type JacksonNulls, withJacksonNullText, exceedsJsonDepth, fieldsOf, isBoundedJsonObject, integerRule, isEmailAddress, isJsonObject, isOneOf, isRecord, isString, MAX_JAVA_INT, MAX_JSON_DEPTH, rule, schemaReference, toIssues } from "./checks";
 
 /** Longest task definition name, as for workflow names. */
 export const MAX_TASK_DEF_NAME_LENGTH = 255;
@@ -52,13 +52,14 @@ const TASK_DEF_NAME = rule<string>(
 const SETTINGS = {
   description: v.optional(rule<string>("description", "a string", isString)),
   retryCount: v.optional(integerRule("retryCount", `an integer from 0 to ${MAX_RETRY_COUNT}`, 0, MAX_RETRY_COUNT), 3),
-  retryLogic: v.optional(rule<RetryLogic>("retryLogic", `one of ${RETRY_LOGICS.join(", ")}`, isOneOf(RETRY_LOGICS)), "FIXED"),
+  // Conductor's TaskDef.RetryLogic and TimeoutPolicy, in their Java order: Jackson takes a constant's position too.
+  retryLogic: v.optional(enumOrItsPosition(rule<RetryLogic>("retryLogic", `one of ${RETRY_LOGICS.join(", ")}`, isOneOf(RETRY_LOGICS)), ["FIXED", "EXPONENTIAL_BACKOFF", "LINEAR_BACKOFF"]), "FIXED"),
   retryDelaySeconds: v.optional(seconds("retryDelaySeconds", 0, MAX_RETRY_DELAY_SECONDS), 60),
   backoffScaleFactor: v.optional(seconds("backoffScaleFactor", 1, MAX_RETRY_DELAY_SECONDS), 1),
   maxRetryDelaySeconds: v.optional(seconds("maxRetryDelaySeconds", 0, MAX_RETRY_DELAY_SECONDS)),
   backoffJitterMs: v.optional(integerRule("backoffJitterMs", `an integer from 0 to ${MAX_RETRY_DELAY_SECONDS * 1000}`, 0, MAX_RETRY_DELAY_SECONDS * 1000)),
   timeoutSeconds: v.optional(seconds("timeoutSeconds", 0), 0),
-  timeoutPolicy: v.optional(rule<TimeoutPolicy>("timeoutPolicy", `one of ${TIMEOUT_POLICIES.join(", ")}`, isOneOf(TIMEOUT_POLICIES)), "TIME_OUT_WF"),
+  timeoutPolicy: v.optional(enumOrItsPosition(rule<TimeoutPolicy>("timeoutPolicy", `one of ${TIMEOUT_POLICIES.join(", ")}`, isOneOf(TIMEOUT_POLICIES)), ["RETRY", "TIME_OUT_WF", "ALERT_ONLY"]), "TIME_OUT_WF"),
   responseTimeoutSeconds: v.optional(seconds("responseTimeoutSeconds", 1), 3600),
   inputTemplate: v.optional(jsonObject("inputTemplate")),
   inputKeys: names("inputKeys"),

@@ -41,6 +41,7 @@ import {
   type JacksonNulls,
   withJacksonNullText,
   booleanRule,
+  enumOrItsPosition,
   integerOrItsDigits,
   integerRule,
   fieldsOf,
@@ -208,7 +209,8 @@ const WORKFLOW = fieldsOf({
   ),
   // Null is what clients send for "none", the default too.
   timeoutPolicy: v.nullish(
-    rule<WorkflowTimeoutPolicy>("timeoutPolicy", `one of ${WORKFLOW_TIMEOUT_POLICIES.join(", ")}`, isOneOf(WORKFLOW_TIMEOUT_POLICIES)),
+    // WorkflowDef.TimeoutPolicy's Java order: Jackson takes a constant's position too.
+    enumOrItsPosition(rule<WorkflowTimeoutPolicy>("timeoutPolicy", `one of ${WORKFLOW_TIMEOUT_POLICIES.join(", ")}`, isOneOf(WORKFLOW_TIMEOUT_POLICIES)), ["TIME_OUT_WF", "ALERT_ONLY"]),
     // Conductor's WorkflowDef default: clients such as the Python SDK send a timeoutSeconds (60) without a policy,
     // and expect it to raise an alert, not to end a workflow that runs longer.
     "ALERT_ONLY",
