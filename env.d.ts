@@ -40,6 +40,8 @@ interface Env {
   /** A Worker asked who a request is when no built-in credentials are recognised (service binding). */
   AUTH_SERVICE?: Fetcher;
   REFRESH_TOKEN_TTL_SECONDS?: string;
+  /** Seconds after a refresh within which the same refresh token sent again is answered the same pair (0: none). */
+  REFRESH_TOKEN_REUSE_GRACE_SECONDS?: string;
   /** Browser origins allowed to call the API across origins: comma-separated, or `*`; unset means none. */
   CORS_ALLOWED_ORIGINS?: string;
   /** Failed API key checks allowed per key id and client address, per client address, and their window. */

@@ -61,7 +61,18 @@ export interface ServiceConfig {
   /** Lifetimes of the access and refresh tokens this service issues (`ACCESS_TOKEN_TTL_SECONDS`, `REFRESH_TOKEN_TTL_SECONDS`). */
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /**
+   * How long after a refresh token was exchanged presenting it again is answered with the same new pair rather than taken
+   * for a theft (`REFRESH_TOKEN_REUSE_GRACE_SECONDS`, at most {@link MAX_REFRESH_REUSE_GRACE_SECONDS}; 0 turns it off).
+   */
+  refreshReuseGraceSeconds: number;
 }
+
+/**
+ * The longest refresh reuse grace window: within it a thief holding a just-exchanged refresh token is answered like its
+ * owner, so a long one would blunt the reuse detection it relaxes (Okta allows up to a minute, Auth0's default is none).
+ */
+export const MAX_REFRESH_REUSE_GRACE_SECONDS = 300;
 
 /** What `EXECUTION_RETENTION` may be, for the log line of one that is not. */
 const RETENTION_FORMAT = `a duration longer than nothing and at most a hundred years (${MAX_RETENTION_SECONDS / 86_400}d): ${DURATION_FORMAT}`;
@@ -203,11 +214,17 @@ const DEFAULT_SIGNAL_WAIT_MS = 5_000;
  * did not write them.
  */
 function readPositiveInt(raw: unknown): number | undefined {
-  if (typeof raw === "number") return Number.isSafeInteger(raw) && raw > 0 ? raw : undefined;
+  const value = readWholeNumber(raw);
+  return value !== undefined && value > 0 ? value : undefined;
+}
+
+/** A whole number of 0 or more, written as {@link readPositiveInt} asks; undefined for anything else. */
+function readWholeNumber(raw: unknown): number | undefined {
+  if (typeof raw === "number") return Number.isSafeInteger(raw) && raw >= 0 ? raw : undefined;
   const given = text(raw)?.trim();
   if (given === undefined || !/^[0-9]+$/.test(given)) return undefined;
   const value = Number(given);
-  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+  return Number.isSafeInteger(value) ? value : undefined;
 }
 
 /** The Worker vars read as counts and sizes (see {@link countVar}). */
@@ -232,21 +249,24 @@ type CountVarName =
   | "CALLBACK_WINDOW_SECONDS"
   | "INDEX_WRITER_SHARDS"
   | "ACCESS_TOKEN_TTL_SECONDS"
-  | "REFRESH_TOKEN_TTL_SECONDS";
+  | "REFRESH_TOKEN_TTL_SECONDS"
+  | "REFRESH_TOKEN_REUSE_GRACE_SECONDS";
 
 /**
- * The count or size var `name` as {@link readPositiveInt} reads it, else `fallback`. A value set but refused ("2MB", "1e3", "-1", "30s") is
+ * The count or size var `name` as {@link readPositiveInt} reads it (with `"zero allowed"`, {@link readWholeNumber}: for a
+ * var whose 0 turns something off), else `fallback`. A value set but refused ("2MB", "1e3", "-1", "30s") is
  * logged once per isolate with the default kept, as a refused PUBLIC_BASE_URL or EXECUTION_RETENTION is: the
  * deployment otherwise runs on the default (a 413 at 1 MiB, say) with nothing saying which setting was not read.
  * Unset or blank keeps the default silently.
  */
-function countVar(env: Env, name: CountVarName, fallback: number): number {
+function countVar(env: Env, name: CountVarName, fallback: number, zero: "zero allowed" | "positive" = "positive"): number {
   const raw: unknown = env[name];
-  const value = readPositiveInt(raw);
+  const value = zero === "zero allowed" ? readWholeNumber(raw) : readPositiveInt(raw);
   if (value !== undefined) return value;
   const given = text(raw);
   if (given !== undefined && given.trim() !== "") {
-    console.error(JSON.stringify({ msg: `${name} ignored: the default ${fallback} stays`, expected: "a positive whole number written as digits, such as 5000", received: given.slice(0, 100) }));
+    const expected = zero === "zero allowed" ? "a whole number (0 or more) written as digits, such as 30" : "a positive whole number written as digits, such as 5000";
+    console.error(JSON.stringify({ msg: `${name} ignored: the default ${fallback} stays`, expected, received: given.slice(0, 100) }));
   }
   return fallback;
 }
@@ -300,6 +320,8 @@ export function serviceConfig(env: Env): ServiceConfig {
     executionRetentionMs: executionRetention(text(env.EXECUTION_RETENTION)),
     accessTokenTtlSeconds: countVar(env, "ACCESS_TOKEN_TTL_SECONDS", 3600),
     refreshTokenTtlSeconds: countVar(env, "REFRESH_TOKEN_TTL_SECONDS", 30 * 86_400),
+    // 0 is a setting here (no grace: every reuse revokes), not a refused value.
+    refreshReuseGraceSeconds: Math.min(countVar(env, "REFRESH_TOKEN_REUSE_GRACE_SECONDS", 30, "zero allowed"), MAX_REFRESH_REUSE_GRACE_SECONDS),
   };
   cache.set(env, config);
   return config;

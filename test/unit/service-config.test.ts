@@ -66,6 +66,27 @@ describe("service configuration from vars", () => {
     }
   });
 
+  it("reads REFRESH_TOKEN_REUSE_GRACE_SECONDS with 0 as a setting (no grace), more than 300 as 300, and anything but digits as the default 30, logged", () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      expect(configOf({}).refreshReuseGraceSeconds).toBe(30);
+      expect(configOf({ REFRESH_TOKEN_REUSE_GRACE_SECONDS: "0" }).refreshReuseGraceSeconds).toBe(0);
+      expect(configOf({ REFRESH_TOKEN_REUSE_GRACE_SECONDS: 0 }).refreshReuseGraceSeconds).toBe(0);
+      expect(configOf({ REFRESH_TOKEN_REUSE_GRACE_SECONDS: " 60 " }).refreshReuseGraceSeconds).toBe(60);
+      expect(configOf({ REFRESH_TOKEN_REUSE_GRACE_SECONDS: "86400" }).refreshReuseGraceSeconds).toBe(300);
+      expect(logged).not.toHaveBeenCalled();
+      expect(configOf({ REFRESH_TOKEN_REUSE_GRACE_SECONDS: "-1" }).refreshReuseGraceSeconds).toBe(30);
+      expect(configOf({ REFRESH_TOKEN_REUSE_GRACE_SECONDS: "30s" }).refreshReuseGraceSeconds).toBe(30);
+      const lines = logged.mock.calls.map((call) => JSON.parse(String(call[0])) as { msg: string; expected: string });
+      expect(lines).toEqual([
+        expect.objectContaining({ msg: "REFRESH_TOKEN_REUSE_GRACE_SECONDS ignored: the default 30 stays", expected: expect.stringContaining("0 or more") }),
+        expect.objectContaining({ msg: "REFRESH_TOKEN_REUSE_GRACE_SECONDS ignored: the default 30 stays" }),
+      ]);
+    } finally {
+      logged.mockRestore();
+    }
+  });
+
   it("keeps EGRESS_ALLOW_PRIVATE off for a value that is neither true nor false (\"1\", \"yes\"), saying so in the log; true in any case opens it, false or blank says nothing", () => {
     const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
     try {

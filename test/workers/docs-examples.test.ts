@@ -666,6 +666,7 @@ const CONFIGURED: Record<string, (config: ServiceConfig) => number> = {
   MAX_SUBWORKFLOW_DEPTH: (config) => config.maxSubWorkflowDepth,
   ACCESS_TOKEN_TTL_SECONDS: (config) => config.accessTokenTtlSeconds,
   REFRESH_TOKEN_TTL_SECONDS: (config) => config.refreshTokenTtlSeconds,
+  REFRESH_TOKEN_REUSE_GRACE_SECONDS: (config) => config.refreshReuseGraceSeconds,
   AUTH_FAILURES_PER_KEY: (config) => config.credentialLimits.perKeyAndAddress.limit,
   AUTH_FAILURES_PER_ADDRESS: (config) => config.credentialLimits.perAddress.limit,
   AUTH_FAILURE_WINDOW_SECONDS: (config) => config.credentialLimits.perAddress.windowMs / 1000,

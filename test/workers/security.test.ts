@@ -172,6 +172,123 @@ describe("tokens", () => {
     await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: rotated.refresh_token }), 200);
   });
 
+  describe("a refresh sent again within REFRESH_TOKEN_REUSE_GRACE_SECONDS (30 s by default)", () => {
+    const refresh = (refreshToken: string, configured: Env = env) => callWithEnv(configured, "POST", "/api/security/token/refresh", {}, { refreshToken });
+    /** The session's refresh rows and its revocation, as a refused request must leave them. */
+    const sessionRows = async (family: string) => ({
+      tokens: (await env.DB.prepare(`SELECT token_hash, used, create_time FROM refresh_tokens WHERE family_id = ? ORDER BY token_hash`).bind(family).all()).results,
+      revoked: await rowCount(`revoked_tokens WHERE id = '${family}'`),
+    });
+    /** Moves the session's unused refresh token's write `ms` into the past, as the clock finds it that much later. */
+    const writtenEarlier = (family: string, ms: number) => env.DB.prepare(`UPDATE refresh_tokens SET create_time = create_time - ? WHERE family_id = ? AND used = 0`).bind(ms, family).run();
+
+    it("after its answer was lost is answered the same pair, writing nothing, and the session lives on; past the window the same resend revokes the session", async () => {
+      const user = await createUser("grace-lost", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+      const family = decodeJwt(user.token).fam as string;
+      // The exchange lands, but its answer never reaches the client (a timeout, a dropped connection, a proxy's 502): the
+      // test reads it only to compare.
+      const lost = JSON.parse(await expectStatus(await refresh(user.tokens.refresh_token), 200)) as Tokens;
+      const written = await sessionRows(family);
+      // The client sends the same refresh token again: the same pair, not a reuse (it revoked the session).
+      const again = JSON.parse(await expectStatus(await refresh(user.tokens.refresh_token), 200)) as Tokens;
+      expect({ token: again.token, refresh_token: again.refresh_token }).toEqual({ token: lost.token, refresh_token: lost.refresh_token });
+      expect(again.expires_in).toBeGreaterThan(0);
+      expect(await sessionRows(family)).toEqual(written);
+      await expectStatus(await call("GET", "/api/metadata/workflow", bearer(again.token)), 200);
+      await expectStatus(await call("GET", "/api/metadata/workflow", bearer(user.token)), 200);
+      const next = JSON.parse(await expectStatus(await refresh(again.refresh_token), 200)) as Tokens;
+      await expectStatus(await call("GET", "/api/metadata/workflow", bearer(next.token)), 200);
+
+      // The same resend 31 s after the exchange it repeats: a reuse, and every token of the session stops working.
+      await writtenEarlier(family, 31_000);
+      const reuse = JSON.parse(await expectStatus(await refresh(again.refresh_token), 401, "INVALID_TOKEN")) as { message: string };
+      expect(reuse.message).toMatch(/already used/);
+      await expectStatus(await call("GET", "/api/metadata/workflow", bearer(next.token)), 401, "INVALID_TOKEN");
+      await expectStatus(await refresh(next.refresh_token), 401, "INVALID_TOKEN");
+      await expectStatus(await refresh(again.refresh_token), 401, "INVALID_TOKEN");
+    });
+
+    it("two at once with one refresh token (the second reading it unused, the first landing before its batch) are both answered the same pair, leaving one live refresh token", async () => {
+      const user = await createUser("grace-concurrent", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+      const family = decodeJwt(user.token).fam as string;
+      let first: Tokens | undefined;
+      // The other exchange lands between this one's read of the token and its batch.
+      const racing = new Proxy(env.DB, {
+        get: (target, property) => {
+          if (property !== "prepare") {
+            const value: unknown = Reflect.get(target, property, target);
+            return typeof value === "function" ? value.bind(target) : value;
+          }
+          return (sql: string) => {
+            const statement = target.prepare(sql);
+            if (!sql.startsWith("SELECT family_id, user_id, key_id, expires_at, used FROM refresh_tokens")) return statement;
+            return new Proxy(statement, {
+              get: (inner, name) =>
+                name === "bind"
+                  ? (...values: unknown[]) => {
+                      const bound = inner.bind(...values);
+                      return new Proxy(bound, {
+                        get: (read, method) =>
+                          method === "first"
+                            ? async () => {
+                                const row = await read.first();
+                                first ??= JSON.parse(await expectStatus(await refresh(user.tokens.refresh_token), 200)) as Tokens;
+                                return row;
+                              }
+                            : Reflect.get(read, method, read),
+                      });
+                    }
+                  : Reflect.get(inner, name, inner),
+            });
+          };
+        },
+      });
+      const second = JSON.parse(await expectStatus(await refresh(user.tokens.refresh_token, { ...env, DB: racing } as Env), 200)) as Tokens;
+      expect(first).toBeDefined();
+      expect({ token: second.token, refresh_token: second.refresh_token }).toEqual({ token: first!.token, refresh_token: first!.refresh_token });
+      expect(await rowCount(`refresh_tokens WHERE family_id = '${family}' AND used = 0`)).toBe(1);
+      await expectStatus(await call("GET", "/api/metadata/workflow", bearer(second.token)), 200);
+      await expectStatus(await refresh(second.refresh_token), 200);
+    });
+
+    it("is refused, changing nothing, once the session was revoked (a logout) or with the bootstrap admin key rotated; after a signing key rotation it is the same pair; with 0 it is a reuse", async () => {
+      // A logout after the exchange: the resend is refused as revoked, not answered.
+      const loggedOut = await createUser("grace-logged-out");
+      const loggedOutFamily = decodeJwt(loggedOut.token).fam as string;
+      const lost = JSON.parse(await expectStatus(await refresh(loggedOut.tokens.refresh_token), 200)) as Tokens;
+      await expectStatus(await call("POST", "/api/security/token/revoke", {}, { token: lost.refresh_token }), 200);
+      const revoked = await sessionRows(loggedOutFamily);
+      const refusal = JSON.parse(await expectStatus(await refresh(loggedOut.tokens.refresh_token), 401, "INVALID_TOKEN")) as { message: string };
+      expect(refusal.message).toMatch(/revoked/);
+      expect(await sessionRows(loggedOutFamily)).toEqual(revoked);
+
+      // The bootstrap admin's session, its key rotated after the exchange: refused, and nothing changed (back on the key, it is answered).
+      const admin = await tokenFor(adminKeyId, adminSecret);
+      const adminFamily = decodeJwt(admin.token).fam as string;
+      const adminLost = JSON.parse(await expectStatus(await refresh(admin.refresh_token), 200)) as Tokens;
+      const adminRows = await sessionRows(adminFamily);
+      await expectStatus(await refresh(admin.refresh_token, { ...env, BOOTSTRAP_ADMIN_KEY: "rotated-admin:a-brand-new-secret-0987654321" } as Env), 401, "INVALID_TOKEN");
+      expect(await sessionRows(adminFamily)).toEqual(adminRows);
+      expect((JSON.parse(await expectStatus(await refresh(admin.refresh_token), 200)) as Tokens).refresh_token).toBe(adminLost.refresh_token);
+
+      // A new signing key put in front after the exchange: the resend is the same pair, its access token signed as it was.
+      const rotatedKeys = { ...env, JWT_SIGNING_KEYS: `new-1:${Buffer.alloc(32, 5).toString("base64")},${env.JWT_SIGNING_KEYS}` } as Env;
+      const keyed = await createUser("grace-key-rotated", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+      const keyedLost = JSON.parse(await expectStatus(await refresh(keyed.tokens.refresh_token), 200)) as Tokens;
+      const keyedAgain = JSON.parse(await expectStatus(await refresh(keyed.tokens.refresh_token, rotatedKeys), 200)) as Tokens;
+      expect({ token: keyedAgain.token, refresh_token: keyedAgain.refresh_token }).toEqual({ token: keyedLost.token, refresh_token: keyedLost.refresh_token });
+      await expectStatus(await callWithEnv(rotatedKeys, "GET", "/api/metadata/workflow", bearer(keyedAgain.token)), 200);
+      // The new key derives another successor: not written beside the first, which would fork the session in two.
+      expect(await rowCount(`refresh_tokens WHERE family_id = '${decodeJwt(keyed.token).fam as string}' AND used = 0`)).toBe(1);
+
+      // With the grace turned off, the resend is a reuse, as before it was added.
+      const strict = await createUser("grace-off");
+      await expectStatus(await refresh(strict.tokens.refresh_token), 200);
+      await expectStatus(await refresh(strict.tokens.refresh_token, { ...env, REFRESH_TOKEN_REUSE_GRACE_SECONDS: "0" } as Env), 401, "INVALID_TOKEN");
+      await expectStatus(await call("GET", "/api/metadata/workflow", bearer(strict.token)), 401, "INVALID_TOKEN");
+    });
+  });
+
   it("revoke takes effect immediately for access and refresh tokens, and answers 200 for unknown ones", async () => {
     const session = await tokenFor(adminKeyId, adminSecret);
     await expectStatus(await call("GET", "/api/metadata/workflow", bearer(session.token)), 200);

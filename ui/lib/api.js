@@ -186,7 +186,7 @@ async function exchangeRefreshToken() {
 
 /**
  * The refresh under way, which every request refused meanwhile awaits: the server treats a refresh token
- * exchanged twice as stolen and revokes the whole session.
+ * exchanged twice as stolen (past a short grace window) and revokes the whole session.
  * @type {Promise<boolean> | null}
  */
 let refreshing = null;

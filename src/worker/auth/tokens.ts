@@ -54,7 +54,7 @@ async function sha256Hex(text: string): Promise<string> {
 }
 
 function randomToken(): string {
-  return btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32)))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return base64Url(crypto.getRandomValues(new Uint8Array(32)));
 }
 
 /**
@@ -160,48 +160,146 @@ function keyGoneRefusal(): ApiError {
   return new ApiError(401, "INVALID_TOKEN", "The API key this session was obtained with was deleted or deactivated: sign in with another key");
 }
 
+/** What a rotation's batch found of the refresh token it exchanges (see {@link writtenSession}). */
+type Exchange = "claimed" | "used already" | "key gone";
+
 /**
  * Signs a new pair for `userId` and writes its refresh token (see {@link issueTokens}): `inserted` false when the
- * session's key is gone. With `exchanged` (the hash of the refresh token a rotation exchanges), that token is claimed
- * in the same D1 batch, and only when the new one was written: `claimed` false when it was used already (or the new one
- * was not written), and nothing claimed then. Claimed on its own first, a failure before the new token was written (D1
- * refusing it, the invocation ending) left the session with no unused refresh token, and the client's retry of the
- * exchange was taken for a reuse, which revoked the session.
+ * session's key is gone. With `exchanged` (the refresh token a rotation exchanges, and its hash), the new refresh token is
+ * its successor (see {@link successorToken}), written only while the exchanged one is unused, which is claimed in the same
+ * D1 batch and only with the new one written: `exchange` says whether it was claimed, was used already (by an earlier
+ * exchange or a concurrent one: nothing written, see {@link refreshTokens}), or was refused with the session's key gone.
+ * Claimed on its own first, a failure before the new token was written (D1 refusing it, the invocation ending) left the
+ * session with no unused refresh token, and the client's retry of the exchange was taken for a reuse, which revoked the
+ * session. Written whether or not the exchanged one was unused, a retry after a key rotation (another successor) left the
+ * session two live refresh tokens, two lines that would never meet as a reuse.
  */
-async function writtenSession(env: Env, userId: string, session: { family?: string; keyId?: string | null; exchanged?: string }): Promise<{ pair: TokenPair; inserted: boolean; claimed: boolean }> {
+async function writtenSession(
+  env: Env,
+  userId: string,
+  session: { family?: string; keyId?: string | null; exchanged?: { token: string; hash: string } },
+): Promise<{ pair: TokenPair; inserted: boolean; exchange: Exchange }> {
   const family = session.family ?? crypto.randomUUID();
   const bootstrap = userId === BOOTSTRAP_ADMIN_USER;
   const keyId = bootstrap ? await bootstrapSessionKey(env, session.keyId) : (session.keyId ?? null);
   const current = await currentSigningKey(env);
-  const ttl = accessTtlSeconds(env);
-  const accessToken = await new SignJWT(bootstrap ? { fam: family, [BOOTSTRAP_CLAIM]: keyId } : { fam: family })
-    .setProtectedHeader({ alg: "HS256", kid: current.kid, typ: "JWT" })
-    .setSubject(userId)
-    .setIssuer(TOKEN_ISSUER)
-    .setAudience(TOKEN_ISSUER)
-    .setIssuedAt()
-    .setExpirationTime(`${ttl}s`)
-    .setJti(crypto.randomUUID())
-    .sign(current.secret);
-  const refreshToken = randomToken();
+  const refreshToken = session.exchanged === undefined ? randomToken() : await successorToken(current, session.exchanged.token);
   const refreshHash = await sha256Hex(refreshToken);
   const now = Date.now();
+  const pair = await sessionPair(env, current, { userId, family, keyId }, refreshToken, now);
+  const exchangedHash = session.exchanged?.hash ?? null;
   // A bootstrap marker was checked against the configuration above; it is not in api_keys. The key must still be there
   // and active as the session is written: a deactivation's revocation ends only the sessions written before it, and a
   // token request that checked the key just before (or against another isolate's cache) must not start one after it.
   const insert = env.DB.prepare(
     `INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id)
-     SELECT ?1, ?2, ?3, ?4, 0, ?5, ?6 WHERE ?6 IS NULL OR ?7 = 1 OR EXISTS (SELECT 1 FROM api_keys WHERE key_id = ?6 AND active = 1)`,
-  ).bind(refreshHash, family, userId, now + refreshTtlSeconds(env) * 1000, now, keyId, bootstrap ? 1 : 0);
-  // After the insert, in its transaction: claimed only with the new token written. A new token written while the old
-  // one was used already (a reuse) is marked used with the rest of its session by the revocation that follows.
-  const claim =
-    session.exchanged === undefined
-      ? []
-      : [env.DB.prepare(`UPDATE refresh_tokens SET used = 1 WHERE token_hash = ?1 AND used = 0 AND EXISTS (SELECT 1 FROM refresh_tokens WHERE token_hash = ?2)`).bind(session.exchanged, refreshHash)];
-  const [inserted, claimed] = await writtenPruning(env, [insert, ...claim], now);
-  const pair: TokenPair = { token: accessToken, access_token: accessToken, token_type: "Bearer", expires_in: ttl, refresh_token: refreshToken };
-  return { pair, inserted: inserted!.meta.changes > 0, claimed: claimed === undefined || claimed.meta.changes > 0 };
+     SELECT ?1, ?2, ?3, ?4, 0, ?5, ?6 WHERE (?6 IS NULL OR ?7 = 1 OR EXISTS (SELECT 1 FROM api_keys WHERE key_id = ?6 AND active = 1))
+       AND (?8 IS NULL OR EXISTS (SELECT 1 FROM refresh_tokens WHERE token_hash = ?8 AND used = 0))`,
+  ).bind(refreshHash, family, userId, now + refreshTtlSeconds(env) * 1000, now, keyId, bootstrap ? 1 : 0, exchangedHash);
+  if (exchangedHash === null) {
+    const [inserted] = await writtenPruning(env, [insert], now);
+    return { pair, inserted: inserted!.meta.changes > 0, exchange: "claimed" };
+  }
+  // Read first, in the batch's transaction: whether the exchanged token was used before this batch, which tells a reuse
+  // (or a concurrent exchange) from a key gone when neither the insert nor the claim below changed anything.
+  const usedBefore = env.DB.prepare(`SELECT used FROM refresh_tokens WHERE token_hash = ?1`).bind(exchangedHash);
+  // After the insert, in its transaction: claimed only with the new token written.
+  const claim = env.DB.prepare(`UPDATE refresh_tokens SET used = 1 WHERE token_hash = ?1 AND used = 0 AND EXISTS (SELECT 1 FROM refresh_tokens WHERE token_hash = ?2)`).bind(exchangedHash, refreshHash);
+  const [before, inserted, claimed] = await writtenPruning(env, [usedBefore, insert, claim], now);
+  const exchange: Exchange = claimed!.meta.changes > 0 ? "claimed" : (before!.results[0] as { used?: number } | undefined)?.used === 0 ? "key gone" : "used already";
+  return { pair, inserted: inserted!.meta.changes > 0, exchange };
+}
+
+/** Domain of the successor derivation, so the MAC of a refresh token can be no other use of the key (a JWS input holds no NUL). */
+const SUCCESSOR_CONTEXT = `${TOKEN_ISSUER}/refresh-token-successor\u0000`;
+/** Domain of an access token's id, derived from the refresh token issued with it. */
+const ACCESS_TOKEN_ID_CONTEXT = `${TOKEN_ISSUER}/access-token-id\u0000`;
+const successorKeys = new WeakMap<SigningKey, Promise<CryptoKey>>();
+
+/**
+ * The refresh token a rotation of `exchanged` issues: HMAC-SHA256 of it under the signing key `key`. Derived rather than
+ * random so that it can be given again: the store keeps only a token's SHA-256, and an exchange sent again (its answer
+ * lost, or two sent at once) must be answered the token the first one wrote (see {@link replayedExchange}), not another
+ * one that forks the session. It is as unguessable as a random one to whoever lacks the key (who holds the key can sign
+ * access tokens anyway), and the exchanged token, its only input, is itself 256 random bits or such a successor.
+ */
+async function successorToken(key: SigningKey, exchanged: string): Promise<string> {
+  let macKey = successorKeys.get(key);
+  if (!macKey) {
+    macKey = crypto.subtle.importKey("raw", key.secret, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    successorKeys.set(key, macKey);
+  }
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await macKey, encoder.encode(SUCCESSOR_CONTEXT + exchanged)));
+  return base64Url(mac);
+}
+
+function base64Url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/**
+ * The pair of refresh token `refreshToken`, written at `issuedAtMs`, signed with `key`: the same arguments sign the same
+ * access token (its `iat` from the write, its `jti` from the refresh token), so an exchange given again is the same
+ * answer, not one more live access token. `expires_in` counts from `answeredAtMs` (the issue itself unless given again,
+ * read once, so a new pair's is the whole lifetime even when the second turns while it is signed). A bootstrap admin
+ * session's `keyId` is the marker of its key (see {@link bootstrapKeyMarker}), carried in the access token.
+ */
+async function sessionPair(
+  env: Env,
+  key: SigningKey,
+  session: { userId: string; family: string; keyId: string | null },
+  refreshToken: string,
+  issuedAtMs: number,
+  answeredAtMs = issuedAtMs,
+): Promise<TokenPair> {
+  const issuedAt = Math.floor(issuedAtMs / 1000);
+  const expiresAt = issuedAt + accessTtlSeconds(env);
+  const claims = session.userId === BOOTSTRAP_ADMIN_USER ? { fam: session.family, [BOOTSTRAP_CLAIM]: session.keyId } : { fam: session.family };
+  const accessToken = await new SignJWT(claims)
+    .setProtectedHeader({ alg: "HS256", kid: key.kid, typ: "JWT" })
+    .setSubject(session.userId)
+    .setIssuer(TOKEN_ISSUER)
+    .setAudience(TOKEN_ISSUER)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(expiresAt)
+    .setJti((await sha256Hex(ACCESS_TOKEN_ID_CONTEXT + refreshToken)).slice(0, 32))
+    .sign(key.secret);
+  const expiresIn = Math.max(0, expiresAt - Math.floor(answeredAtMs / 1000));
+  return { token: accessToken, access_token: accessToken, token_type: "Bearer", expires_in: expiresIn, refresh_token: refreshToken };
+}
+
+/** The signing keys a successor written within the grace window may have been derived with: the current one and those just behind it. */
+const SUCCESSOR_KEYS_TRIED = 8;
+
+/**
+ * The answer an exchange of `exchanged` (already used) gave, when it is given again: within
+ * `REFRESH_TOKEN_REUSE_GRACE_SECONDS` of that exchange, while its successor is unused and the session not revoked. A
+ * client whose answer was lost (a timeout, a dropped connection, a proxy's 502) holds only the token it sent, and sends it
+ * again; two requests of one client refreshing at once send it twice. Undefined otherwise: a reuse. The successor was
+ * derived with the signing key current then, which a rotation since may have put behind another: each is tried.
+ */
+async function replayedExchange(env: Env, row: { family_id: string; user_id: string; key_id: string | null }, exchanged: string): Promise<TokenPair | undefined> {
+  const graceMs = serviceConfig(env).refreshReuseGraceSeconds * 1000;
+  if (graceMs === 0) return undefined;
+  const candidates = await Promise.all(
+    (await signingKeys(env)).slice(0, SUCCESSOR_KEYS_TRIED).map(async (key) => {
+      const token = await successorToken(key, exchanged);
+      return { key, token, hash: await sha256Hex(token) };
+    }),
+  );
+  const now = Date.now();
+  // One read, so the successor's state and the session's revocation are seen together.
+  const found = await env.DB.prepare(
+    `SELECT token_hash, create_time FROM refresh_tokens
+     WHERE token_hash IN (${candidates.map((_, index) => `?${index + 4}`).join(", ")}) AND family_id = ?1 AND used = 0 AND create_time >= ?2 AND expires_at > ?3
+       AND NOT EXISTS (SELECT 1 FROM revoked_tokens WHERE id = ?1)
+     LIMIT 1`,
+  )
+    .bind(row.family_id, now - graceMs, now, ...candidates.map((candidate) => candidate.hash))
+    .first<{ token_hash: string; create_time: number }>();
+  const successor = candidates.find((candidate) => candidate.hash === found?.token_hash);
+  if (!found || !successor) return undefined;
+  return sessionPair(env, successor.key, { userId: row.user_id, family: row.family_id, keyId: row.key_id }, successor.token, found.create_time, now);
 }
 
 /** Most expired rows of each token table one issued token deletes (it adds one row: a backlog goes over the next ones). */
@@ -322,7 +420,7 @@ async function verifySignedToken(env: Env, token: string): Promise<VerifiedToken
   if (!claims) throw new ApiError(401, "INVALID_TOKEN", `Invalid token: unknown signing key; ${INVALID_HINT}`);
   const verified = { userId: claims.sub!, jti: claims.jti!, family: typeof claims.fam === "string" ? claims.fam : "", bootstrapKey: claims[BOOTSTRAP_CLAIM], expiresAt: claims.exp! * 1000 };
   const revoked = await env.DB.prepare(`SELECT 1 FROM revoked_tokens WHERE id IN (?, ?) LIMIT 1`).bind(verified.jti, verified.family).first();
-  if (revoked) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
+  if (revoked) throw revokedRefusal();
   return verified;
 }
 
@@ -337,8 +435,10 @@ async function revokeFamily(env: Env, family: string): Promise<void> {
 }
 
 /**
- * Exchanges a refresh token for a new pair (rotation: the old one stops working). Presenting a
- * token that was already exchanged means it leaked: the whole session is revoked.
+ * Exchanges a refresh token for a new pair (rotation: the old one stops working). Presenting a token that was already
+ * exchanged means it leaked, and the whole session is revoked, unless it is that exchange sent again within
+ * `REFRESH_TOKEN_REUSE_GRACE_SECONDS` of it with its new token unused: then it is answered the same pair (see
+ * {@link replayedExchange}).
  */
 export async function refreshTokens(env: Env, refreshToken: string): Promise<TokenPair> {
   const hash = await sha256Hex(refreshToken);
@@ -352,19 +452,36 @@ export async function refreshTokens(env: Env, refreshToken: string): Promise<Tok
   // Likewise a refresh refused because no key can sign its new tokens (JWT_SIGNING_KEYS malformed): fixed, it goes on.
   await currentSigningKey(env);
   // A revoked session's tokens are all marked used: say it was revoked rather than reused.
-  if (await familyRevoked(env, row.family_id)) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
-  // Claimed atomically, with the new token written in the same batch: of two concurrent exchanges only one succeeds, the
-  // other counts as reuse; and one that fails writes neither, so the client may send it again.
-  const { pair, inserted, claimed } = await writtenSession(env, row.user_id, { family: row.family_id, keyId: row.key_id, exchanged: hash });
-  // The key deleted or deactivated meanwhile: its deletion ended the session (the token is marked used), or ends it.
-  if (!inserted) throw keyGoneRefusal();
-  if (!claimed) {
-    await revokeFamily(env, row.family_id);
-    throw new ApiError(401, "INVALID_TOKEN", "Refresh token was already used: every token of this session is revoked; sign in again");
-  }
+  if (await familyRevoked(env, row.family_id)) throw revokedRefusal();
+  // Used already when read: an exchange sent again, or a reuse; nothing to write either way.
+  if (row.used !== 0) return await replayedOrRevoked(env, row, refreshToken);
+  // Claimed atomically, with the new token written in the same batch: of two concurrent exchanges only one writes, the
+  // other finds it used; and one that fails writes neither, so the client may send it again.
+  const { pair, exchange } = await writtenSession(env, row.user_id, { family: row.family_id, keyId: row.key_id, exchanged: { token: refreshToken, hash } });
+  // The key deleted or deactivated meanwhile, its sessions not revoked with it (its deletion marks their tokens used).
+  if (exchange === "key gone") throw keyGoneRefusal();
+  if (exchange === "used already") return await replayedOrRevoked(env, row, refreshToken);
   // Revoked between the check above and the claim.
-  if (await familyRevoked(env, row.family_id)) throw new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
+  if (await familyRevoked(env, row.family_id)) throw revokedRefusal();
   return pair;
+}
+
+/**
+ * The answer to `exchanged` presented when already used: the pair its exchange gave, within the grace window (see
+ * {@link replayedExchange}); else a 401, the session revoked as stolen unless it was revoked already (a logout, its key
+ * deleted), which is said instead.
+ */
+async function replayedOrRevoked(env: Env, row: { family_id: string; user_id: string; key_id: string | null }, exchanged: string): Promise<TokenPair> {
+  const replayed = await replayedExchange(env, row, exchanged);
+  if (replayed) return replayed;
+  if (await familyRevoked(env, row.family_id)) throw revokedRefusal();
+  await revokeFamily(env, row.family_id);
+  throw new ApiError(401, "INVALID_TOKEN", "Refresh token was already used: every token of this session is revoked; sign in again");
+}
+
+/** The 401 of a token of a revoked session. */
+function revokedRefusal(): ApiError {
+  return new ApiError(401, "INVALID_TOKEN", "Token was revoked: request a new one with POST /api/security/token");
 }
 
 async function familyRevoked(env: Env, family: string): Promise<boolean> {
