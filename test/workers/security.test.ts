@@ -50,6 +50,37 @@ function dbRewriting(from: string, to: string): D1Database {
   });
 }
 
+/**
+ * `env.DB` whose statements holding `sql` run `meanwhile` once their `first()` has read, before answering what it read:
+ * a change landing between a request's read and what it does next.
+ */
+function dbActingAfterRead(sql: string, meanwhile: () => Promise<void>): D1Database {
+  const actingAfterRead = (statement: D1PreparedStatement): D1PreparedStatement =>
+    new Proxy(statement, {
+      get: (target, property) =>
+        property === "bind"
+          ? (...values: unknown[]) =>
+              new Proxy(target.bind(...values), {
+                get: (bound, name) =>
+                  name === "first"
+                    ? async () => {
+                        const row = await bound.first();
+                        await meanwhile();
+                        return row;
+                      }
+                    : Reflect.get(bound, name, bound),
+              })
+          : Reflect.get(target, property, target),
+    });
+  return new Proxy(env.DB, {
+    get: (target, property) => {
+      if (property === "prepare") return (text: string) => (text.includes(sql) ? actingAfterRead(target.prepare(text)) : target.prepare(text));
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 /** POSTs `body` to `path` with D1 refusing the statement holding `from` (see {@link dbRewriting}): a 500, its log muted. */
 async function expectServerErrorWhenRefused(from: string, to: string, path: string, body: unknown): Promise<void> {
   const errors = vi.spyOn(console, "error").mockImplementation(() => {});
@@ -213,35 +244,8 @@ describe("tokens", () => {
       const family = decodeJwt(user.token).fam as string;
       let first: Tokens | undefined;
       // The other exchange lands between this one's read of the token and its batch.
-      const racing = new Proxy(env.DB, {
-        get: (target, property) => {
-          if (property !== "prepare") {
-            const value: unknown = Reflect.get(target, property, target);
-            return typeof value === "function" ? value.bind(target) : value;
-          }
-          return (sql: string) => {
-            const statement = target.prepare(sql);
-            if (!sql.startsWith("SELECT family_id, user_id, key_id, expires_at, used FROM refresh_tokens")) return statement;
-            return new Proxy(statement, {
-              get: (inner, name) =>
-                name === "bind"
-                  ? (...values: unknown[]) => {
-                      const bound = inner.bind(...values);
-                      return new Proxy(bound, {
-                        get: (read, method) =>
-                          method === "first"
-                            ? async () => {
-                                const row = await read.first();
-                                first ??= JSON.parse(await expectStatus(await refresh(user.tokens.refresh_token), 200)) as Tokens;
-                                return row;
-                              }
-                            : Reflect.get(read, method, read),
-                      });
-                    }
-                  : Reflect.get(inner, name, inner),
-            });
-          };
-        },
+      const racing = dbActingAfterRead("SELECT family_id, user_id, key_id, expires_at, used FROM refresh_tokens", async () => {
+        first ??= JSON.parse(await expectStatus(await refresh(user.tokens.refresh_token), 200)) as Tokens;
       });
       const second = JSON.parse(await expectStatus(await refresh(user.tokens.refresh_token, { ...env, DB: racing } as Env), 200)) as Tokens;
       expect(first).toBeDefined();
@@ -407,29 +411,8 @@ describe("tokens", () => {
     const user = await createUser("rbac-raced", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
     // The revocation (the key deleted, its sessions ended, this isolate's verified tokens forgotten) lands between a
     // request's read of revoked_tokens, which found none, and the end of its check.
-    const revokeAfterRead = (sql: string, statement: D1PreparedStatement): D1PreparedStatement => {
-      if (!sql.includes("FROM revoked_tokens WHERE id IN")) return statement;
-      return new Proxy(statement, {
-        get: (target, property) =>
-          property === "bind"
-            ? (...values: unknown[]) => {
-                const bound = target.bind(...values);
-                return new Proxy(bound, {
-                  get: (inner, name) =>
-                    name === "first"
-                      ? async () => {
-                          const row = await inner.first();
-                          await apiOk("DELETE", `/api/security/users/rbac-raced/api-keys/${user.keyId}`);
-                          return row;
-                        }
-                      : Reflect.get(inner, name, inner),
-                });
-              }
-            : Reflect.get(target, property, target),
-      });
-    };
-    const racingDb = new Proxy(env.DB, {
-      get: (target, property) => (property === "prepare" ? (sql: string) => revokeAfterRead(sql, target.prepare(sql)) : Reflect.get(target, property, target)),
+    const racingDb = dbActingAfterRead("FROM revoked_tokens WHERE id IN", async () => {
+      await apiOk("DELETE", `/api/security/users/rbac-raced/api-keys/${user.keyId}`);
     });
     // The request that read before the revocation goes on with what it read.
     expect((await verifyAccessToken({ ...env, DB: racingDb }, user.token)).userId).toBe("rbac-raced");
