@@ -255,7 +255,7 @@ describe("tokens", () => {
       await expectStatus(await refresh(second.refresh_token), 200);
     });
 
-    it("is refused, changing nothing, once the session was revoked (a logout) or with the bootstrap admin key rotated; after a signing key rotation it is the same pair; with 0 it is a reuse", async () => {
+    it("is refused, changing nothing, once the session was revoked (a logout) or with the bootstrap admin key rotated; after a signing key rotation it is the same pair; a session whose key stopped is refused for that; with 0 it is a reuse", async () => {
       // A logout after the exchange: the resend is refused as revoked, not answered.
       const loggedOut = await createUser("grace-logged-out");
       const loggedOutFamily = decodeJwt(loggedOut.token).fam as string;
@@ -284,6 +284,16 @@ describe("tokens", () => {
       await expectStatus(await callWithEnv(rotatedKeys, "GET", "/api/metadata/workflow", bearer(keyedAgain.token)), 200);
       // The new key derives another successor: not written beside the first, which would fork the session in two.
       expect(await rowCount(`refresh_tokens WHERE family_id = '${decodeJwt(keyed.token).fam as string}' AND used = 0`)).toBe(1);
+
+      // A session whose key stopped without its sessions revoked with it (a deactivation always revokes them; this is the
+      // state a missed revocation would leave): refused for the key, nothing claimed nor written, not taken for a reuse.
+      const stopped = await createUser("grace-key-stopped");
+      const stoppedFamily = decodeJwt(stopped.token).fam as string;
+      await env.DB.prepare(`UPDATE api_keys SET active = 0 WHERE key_id = ?`).bind(stopped.keyId).run();
+      const stoppedRows = await sessionRows(stoppedFamily);
+      const keyRefusal = JSON.parse(await expectStatus(await refresh(stopped.tokens.refresh_token), 401, "INVALID_TOKEN")) as { message: string };
+      expect(keyRefusal.message).toMatch(/deleted or deactivated/);
+      expect(await sessionRows(stoppedFamily)).toEqual(stoppedRows);
 
       // With the grace turned off, the resend is a reuse, as before it was added.
       const strict = await createUser("grace-off");
