@@ -301,6 +301,34 @@ describe("tokens", () => {
       await expectStatus(await refresh(strict.tokens.refresh_token, { ...env, REFRESH_TOKEN_REUSE_GRACE_SECONDS: "0" } as Env), 401, "INVALID_TOKEN");
       await expectStatus(await call("GET", "/api/metadata/workflow", bearer(strict.token)), 401, "INVALID_TOKEN");
     });
+
+    it("gives a thief holding the exchanged token nothing live once the owner's key or user was deleted, and only the revoked access token once that was revoked; the owner's next exchange makes a later resend a reuse", async () => {
+      const resendRefused = async (userId: string, end: (keyId: string) => Promise<unknown>) => {
+        const owner = await createUser(userId, { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+        const family = decodeJwt(owner.token).fam as string;
+        await expectStatus(await refresh(owner.tokens.refresh_token), 200);
+        await end(owner.keyId);
+        const rows = await sessionRows(family);
+        const refusal = JSON.parse(await expectStatus(await refresh(owner.tokens.refresh_token), 401, "INVALID_TOKEN")) as { message: string };
+        expect(refusal.message).toMatch(/revoked/);
+        expect(await sessionRows(family)).toEqual(rows);
+      };
+      await resendRefused("grace-key-deleted", (keyId) => apiOk("DELETE", `/api/security/users/grace-key-deleted/api-keys/${keyId}`));
+      await resendRefused("grace-user-deleted", () => apiOk("DELETE", "/api/users/grace-user-deleted"));
+
+      // The access token the exchange gave, revoked alone: the resend answers that same token, which stays refused.
+      const owner = await createUser("grace-access-revoked", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+      const given = JSON.parse(await expectStatus(await refresh(owner.tokens.refresh_token), 200)) as Tokens;
+      await expectStatus(await call("POST", "/api/security/token/revoke", {}, { token: given.token }), 200);
+      const replayed = JSON.parse(await expectStatus(await refresh(owner.tokens.refresh_token), 200)) as Tokens;
+      expect(replayed.token).toBe(given.token);
+      await expectStatus(await call("GET", "/api/metadata/workflow", bearer(replayed.token)), 401, "INVALID_TOKEN");
+      // The owner refreshes on: the first token sent again within the window is now a reuse, not the used pair revived.
+      const next = JSON.parse(await expectStatus(await refresh(given.refresh_token), 200)) as Tokens;
+      const reuse = JSON.parse(await expectStatus(await refresh(owner.tokens.refresh_token), 401, "INVALID_TOKEN")) as { message: string };
+      expect(reuse.message).toMatch(/already used/);
+      await expectStatus(await call("GET", "/api/metadata/workflow", bearer(next.token)), 401, "INVALID_TOKEN");
+    });
   });
 
   it("revoke takes effect immediately for access and refresh tokens, and answers 200 for unknown ones", async () => {
