@@ -550,7 +550,7 @@ export async function revokeToken(env: Env, token: string): Promise<void> {
     // 5xx the client sends again, where it was answered 200 with the token still working.
     if (typeof payload?.jti !== "string") return;
     await env.DB.prepare(`INSERT OR REPLACE INTO revoked_tokens (id, kind, expires_at) VALUES (?, 'jti', ?)`).bind(payload.jti, (payload.exp ?? 0) * 1000).run();
-    verifiedCache.clear((cachedToken) => cachedToken === token);
+    verifiedCache.delete(token);
     return;
   }
   const row = await env.DB.prepare(`SELECT family_id FROM refresh_tokens WHERE token_hash = ?`).bind(await sha256Hex(token)).first<{ family_id: string }>();
