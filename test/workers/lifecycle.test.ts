@@ -1,4 +1,4 @@
-import { abortAllDurableObjects, env, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { WorkflowExecution } from "../../src/actors/workflow-execution";
 import { executionStub } from "../../src/worker/executions";
@@ -1236,6 +1236,14 @@ describe("decide of a parent waiting for more children than one call looks at", 
     expect(await lostTask()).toMatchObject({ status: "IN_PROGRESS" });
     expect((await api("PUT", `/api/workflow/decide/${parentId}`)).status).toBe(200);
     expect(await lostTask()).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining(`Sub workflow ${lostId} no longer exists`) });
+    // Most of the 102 objects still had an alarm armed for their owed search rows, due within seconds: run here, not
+    // in the next tests (whose counts of calls, and time, they took). One round ran them all, in a scratch run.
+    const objects = [parentId, ...waiting(running).map((task) => String(task["subWorkflowId"])).filter((id) => id !== lostId)];
+    for (let round = 0; round < 3; round++) {
+      let ran = 0;
+      for (const id of objects) if (await runDurableObjectAlarm(executionStub(env, id))) ran++;
+      if (ran === 0) break;
+    }
   });
 });
 
