@@ -33,6 +33,16 @@ const LISTED_SHAPES: Record<ListedShape, string> = {
   taskTypes: "json_set(definition, '$.tasks', (SELECT json_group_array(json_object('type', json_extract(task.value, '$.type'))) FROM json_each(definition, '$.tasks') AS task))",
 };
 
+/** A version of a workflow as Conductor's WorkflowDefSummary lists it (`names-and-versions`, `{name}/versions`). */
+export interface VersionSummary {
+  name: string;
+  version: number;
+  createTime: number;
+}
+
+/** The characters of a {@link VersionSummary} as answered, but its name's (twice): its keys, version and createTime. */
+const VERSION_SUMMARY_CHARS = 48;
+
 /** What {@link DefinitionRepository.delete} answers of a version deleted. */
 export interface DeletedVersion {
   /** The time the deletion is told to the rate limit objects with: after every updateTime of the name so far. */
@@ -258,12 +268,59 @@ export class DefinitionRepository {
     return rows.map((row) => JSON.parse(row.definition) as WorkflowDef);
   }
 
-  /** Every name with its versions, oldest first (Conductor's `names-and-versions`: WorkflowDefSummary lists by name). */
-  async namesAndVersions(): Promise<Record<string, Array<{ name: string; version: number; createTime: number }>>> {
-    const { results } = await this.#db.prepare(`SELECT name, version, create_time FROM workflow_defs ORDER BY name, version`).all<{ name: string; version: number; create_time: number }>();
-    const byName: Record<string, Array<{ name: string; version: number; createTime: number }>> = {};
-    for (const row of results) (byName[row.name] ??= []).push({ name: row.name, version: row.version, createTime: row.create_time });
+  /**
+   * Every name (of those `visible` lets through, see {@link listedDefinitionNames}) with its versions, oldest first
+   * (Conductor's `names-and-versions`: WorkflowDefSummary lists by name); at most {@link MAX_LISTING_CHARS} of them as
+   * answered (a 413 beyond, see {@link boundedListing}): a large tenant's every version is over it, where its names alone
+   * (`GET /api/metadata/workflow/names`) are not.
+   */
+  async namesAndVersions(visible: readonly NameFilter[] = []): Promise<Map<string, VersionSummary[]>> {
+    const where = whereEvery(namesLetThrough("def.name", visible));
+    // As answered, each version repeats its name: `{"name":…,"version":…,"createTime":…},` (the name's key once more).
+    const rows = await boundedListing<{ name: string; version: number; create_time: number }>(
+      this.#db,
+      `SELECT name, version, create_time, 2 * length(name) + ${VERSION_SUMMARY_CHARS} AS listed_chars FROM workflow_defs AS def ${where.sql}`,
+      "listed.name, listed.version",
+      where.binds,
+      (chars) =>
+        `The workflow names with their versions come to about ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; ` +
+        "ask for fewer: GET /api/metadata/workflow/names (the names alone), then GET /api/metadata/workflow/{name}/versions (one name's)",
+    );
+    // A Map: a workflow named `__proto__` or `constructor` is a name like any other.
+    const byName = new Map<string, VersionSummary[]>();
+    for (const row of rows) {
+      const summary = { name: row.name, version: row.version, createTime: row.create_time };
+      const versions = byName.get(row.name);
+      if (versions === undefined) byName.set(row.name, [summary]);
+      else versions.push(summary);
+    }
     return byName;
+  }
+
+  /**
+   * Every name (of those `visible` lets through) with a version registered, by name (Conductor's `names`); at most
+   * {@link MAX_LISTING_CHARS} of them as answered (a 413 beyond: some 400,000 names of 40 characters).
+   */
+  async names(visible: readonly NameFilter[] = []): Promise<string[]> {
+    const where = whereEvery(namesLetThrough("def.name", visible));
+    const rows = await boundedListing<{ name: string }>(
+      this.#db,
+      // `"…",` each: the name's index alone is read, once a name.
+      `SELECT name, length(name) + 3 AS listed_chars FROM workflow_defs AS def ${where.sql} GROUP BY name`,
+      "listed.name",
+      where.binds,
+      (chars) => `The workflow names come to about ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; ask for fewer: GET /api/metadata/workflow?short=true&tagKey= (the definitions holding a tag, without their tasks)`,
+    );
+    return rows.map((row) => row.name);
+  }
+
+  /** The versions of workflow `name`, oldest first, as {@link namesAndVersions} lists them (none: an empty list). */
+  async versionsOf(name: string): Promise<VersionSummary[]> {
+    const { results } = await this.#db
+      .prepare(`SELECT name, version, create_time FROM workflow_defs WHERE name = ? ORDER BY version`)
+      .bind(name)
+      .all<{ name: string; version: number; create_time: number }>();
+    return results.map((row) => ({ name: row.name, version: row.version, createTime: row.create_time }));
   }
 
   /**

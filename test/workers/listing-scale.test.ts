@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { MAX_LISTING_CHARS } from "../../src/worker/bounded-listing";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, register, statementsOf } from "./helpers";
+import { api, apiOk, boundStatementsOf, register, statementsOf } from "./helpers";
 
 /**
  * Listings Conductor answers whole (no page), at the size a large tenant reaches: filled straight into D1, through the
@@ -392,5 +392,58 @@ describe("role, application and tag listings of a large tenant", () => {
     expect(message).toContain("GET /api/metadata/workflow/{name}/tags");
     await env.DB.prepare(`DELETE FROM metadata_tags WHERE target_name LIKE 'scale_tagged_%'`).run();
     expect(await apiOk<unknown[]>("GET", "/api/metadata/tags")).toEqual(expect.any(Array));
+  });
+});
+
+describe("workflow name listings of a large tenant", () => {
+  // 40,000 versions (20,000 names of 2 versions) under names of 200 characters: their names alone come to about 4 MB,
+  // each version as names-and-versions answers it to about 18 MB.
+  const names = 20_000;
+  const nameOf = (index: number) => `scale_names_${String(index).padStart(188, "0")}`;
+  beforeAll(async () => {
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?1 * 2 - 1)
+       INSERT INTO workflow_defs (name, version, definition, create_time, update_time)
+       SELECT printf('scale_names_%0188d', i / 2), i % 2 + 1, json_object('name', printf('scale_names_%0188d', i / 2), 'version', i % 2 + 1, 'tasks', json('[]')), 1000 + i, 1000 + i FROM n`,
+    )
+      .bind(names)
+      .run();
+  }, 60_000);
+
+  it("answers one name's versions reading that name's rows alone, not every version of every name", async () => {
+    const statements = await boundStatementsOf(/FROM workflow_defs/, async () => {
+      expect(await apiOk<unknown[]>("GET", `/api/metadata/workflow/${nameOf(4242)}/versions`)).toEqual([
+        { name: nameOf(4242), version: 1, createTime: 1000 + 8484 },
+        { name: nameOf(4242), version: 2, createTime: 1000 + 8485 },
+      ]);
+    });
+    expect(statements).toHaveLength(1);
+    const { meta } = await env.DB.prepare(statements[0]!.sql).bind(...statements[0]!.bindings).all();
+    // 3 (the name's two rows and the end of its range), where every version of every name was read (40,000).
+    expect(meta.rows_read).toBeLessThan(10);
+  });
+
+  it("answers every name, and refuses every version with a 413 naming the names and one name's versions; a caller limited by its grants is read only its own", async () => {
+    const listed = (await apiOk<string[]>("GET", "/api/metadata/workflow/names")).filter((name) => name.startsWith("scale_names_"));
+    expect(listed).toHaveLength(names);
+    expect(listed[17]).toBe(nameOf(17));
+
+    const message = await tooLargeMessage("/api/metadata/workflow/names-and-versions");
+    expect(message).toContain(`over the ${MAX_LISTING_CHARS} one listing answers`);
+    expect(message).toContain("GET /api/metadata/workflow/names");
+    expect(message).toContain("GET /api/metadata/workflow/{name}/versions");
+
+    // A reader of a few of them: answered those, the others neither read nor counted against the bound.
+    const reader = await createUser("scale-names-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:${nameOf(7)}` }, { action: "WORKFLOW_READ", scope: `workflow:${nameOf(1).slice(0, -1)}1*` }] });
+    const read = async <T>(path: string): Promise<T> => {
+      const response = await call("GET", path, orkes(reader.token));
+      expect(response.status, await response.clone().text()).toBe(200);
+      return (await response.json()) as T;
+    };
+    const seen = await read<Record<string, Array<{ version: number }>>>("/api/metadata/workflow/names-and-versions");
+    expect(Object.keys(seen)).toEqual([nameOf(1), nameOf(7)]);
+    expect(seen[nameOf(7)]!.map((summary) => summary.version)).toEqual([1, 2]);
+    expect(await read<string[]>("/api/metadata/workflow/names")).toEqual([nameOf(1), nameOf(7)]);
+    await env.DB.prepare(`DELETE FROM workflow_defs WHERE name LIKE 'scale_names_%'`).run();
   });
 });

@@ -212,9 +212,10 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   // Conductor's summaries (MetadataClient's getWorkflowNamesAndVersions, getAllWorkflowsWithLatestVersions). Before
   // `/:name`, which would take them for definitions so named.
   router.get("/api/metadata/workflow/names-and-versions", async (request, env) => {
-    const byName = await new DefinitionRepository(env.DB).namesAndVersions();
     const { grants } = principalOf(request);
-    return Response.json(Object.fromEntries(Object.entries(byName).filter(([name]) => mayReadWorkflowDef(grants, name))));
+    // Only the names the caller may list are read (and counted in the listing's bound), as the definitions' listing.
+    const byName = await new DefinitionRepository(env.DB).namesAndVersions(listedDefinitionNames(grants, "workflow"));
+    return Response.json(Object.fromEntries([...byName].filter(([name]) => mayReadWorkflowDef(grants, name))));
   });
   router.get("/api/metadata/workflow/latest-versions", async (request, env) => {
     const visible = listedDefinitionNames(principalOf(request).grants, "workflow");
@@ -229,13 +230,14 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
   // Conductor's lighter look-ups: the names alone (sorted), and one name's versions as WorkflowDefSummary values.
   router.get("/api/metadata/workflow/names", async (request, env) => {
     const { grants } = principalOf(request);
-    return Response.json(Object.keys(await new DefinitionRepository(env.DB).namesAndVersions()).filter((name) => mayReadWorkflowDef(grants, name)).sort());
+    const names = await new DefinitionRepository(env.DB).names(listedDefinitionNames(grants, "workflow"));
+    return Response.json(names.filter((name) => mayReadWorkflowDef(grants, name)).sort());
   });
   router.get("/api/metadata/workflow/:name/versions", async (request, env) => {
-    const byName = await new DefinitionRepository(env.DB).namesAndVersions();
-    // Own keys only: a workflow named `constructor` must not find Object's.
-    if (!Object.hasOwn(byName, name(request))) throw notFound(workflowNotFoundMessage(name(request)));
-    return Response.json(byName[name(request)]);
+    // That name's rows alone, through its index (every version of every name was read to answer one).
+    const versions = await new DefinitionRepository(env.DB).versionsOf(name(request));
+    if (versions.length === 0) throw notFound(workflowNotFoundMessage(name(request)));
+    return Response.json(versions);
   });
 
   router.get("/api/metadata/workflow/:name", async (request, env) => {
