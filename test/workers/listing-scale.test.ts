@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import { MAX_LISTING_CHARS } from "../../src/worker/bounded-listing";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, boundStatementsOf, register, statementsOf } from "./helpers";
+import { api, apiOk, boundStatementsOf, register, statementsOf, whilePreparing } from "./helpers";
 
 /**
  * Listings Conductor answers whole (no page), at the size a large tenant reaches: filled straight into D1, through the
@@ -445,5 +445,88 @@ describe("workflow name listings of a large tenant", () => {
     expect(seen[nameOf(7)]!.map((summary) => summary.version)).toEqual([1, 2]);
     expect(await read<string[]>("/api/metadata/workflow/names")).toEqual([nameOf(1), nameOf(7)]);
     await env.DB.prepare(`DELETE FROM workflow_defs WHERE name LIKE 'scale_names_%'`).run();
+  });
+});
+
+describe("roles read by the user and group listings of a large tenant", () => {
+  // 300 roles of 200 grants of long scopes (about 60 KB each: 18 MB) that nobody holds, and one small role that 30 groups
+  // and 1,002 users hold (one of them through a group only): the listings answer the small one alone.
+  const scope = "workflow:scale_held_target";
+  beforeAll(async () => {
+    const permissions = Array.from({ length: 200 }, (_, index) => ({ action: "WORKFLOW_READ", scope: `workflow:${String(index).padStart(247, "u")}` }));
+    await apiOk("POST", "/api/security/roles", { name: "scale_unheld_seed", permissions }, 201);
+    const copy = env.DB.prepare(`INSERT INTO roles (name, description, permissions, create_time, update_time) SELECT ?1, description, permissions, create_time, update_time FROM roles WHERE name = 'scale_unheld_seed'`);
+    await inBatches(Array.from({ length: 300 }, (_, index) => copy.bind(`scale_unheld_${String(index).padStart(3, "0")}`)));
+    await apiOk("POST", "/api/security/roles", { name: "scale_small_role", permissions: [{ action: "WORKFLOW_READ", scope }] }, 201);
+    const group = env.DB.prepare(`INSERT INTO groups (id, description, roles, permissions, default_access, create_time, update_time) VALUES (?1, 'small', '["scale_small_role"]', '[]', '{}', 0, 0)`);
+    await inBatches(Array.from({ length: 30 }, (_, index) => group.bind(`scale_small_group_${String(index).padStart(2, "0")}`)));
+    // 1,001 users before the one holding access directly, all sorting before it.
+    const assign = env.DB.prepare(`INSERT INTO user_assignments (user_id, roles, direct_permissions, update_time) VALUES (?1, '["scale_small_role"]', ?2, 0)`);
+    await inBatches([
+      ...Array.from({ length: 1001 }, (_, index) => assign.bind(`zy_scale_member_${String(index).padStart(4, "0")}`, "[]")),
+      assign.bind("zz_scale_direct_holder", JSON.stringify([{ action: "WORKFLOW_READ", scope }])),
+    ]);
+    const member = env.DB.prepare(`INSERT INTO group_members (group_id, user_id) VALUES ('scale_small_group_07', ?1)`);
+    await inBatches(Array.from({ length: 40 }, (_, index) => member.bind(`zy_scale_member_${String(index).padStart(4, "0")}`)));
+    await inBatches([member.bind("zy_scale_grouped_only")]);
+  }, 60_000);
+
+  /** The rows D1 reads (its `rows_read`) to run again each statement `run` makes whose SQL reads `table`. */
+  const rowsReadFrom = async (table: string, run: () => Promise<unknown>): Promise<number> => {
+    const seen: Array<{ sql: string; bindings: unknown[] }> = [];
+    await whilePreparing((sql, prepare) => {
+      const statement = prepare(sql);
+      if (!new RegExp(`FROM ${table}\\b`).test(sql)) return statement;
+      const made = { sql, bindings: [] as unknown[] };
+      seen.push(made);
+      const bind = statement.bind.bind(statement);
+      statement.bind = (...bindings: unknown[]) => {
+        made.bindings = bindings;
+        return bind(...bindings);
+      };
+      return statement;
+    }, run);
+    let rows = 0;
+    for (const statement of seen) rows += (await env.DB.prepare(statement.sql).bind(...statement.bindings).all()).meta.rows_read;
+    return rows;
+  };
+  const smallRole = { name: "scale_small_role", permissions: [{ name: "WORKFLOW_READ", scope }] };
+
+  it("reads only the roles the groups listed hold, not every role defined", async () => {
+    let listed: Array<{ id: string; roles: unknown[] }> = [];
+    const rolesRead = await rowsReadFrom("roles", async () => {
+      listed = await apiOk("GET", "/api/groups");
+    });
+    expect(listed.filter((group) => group.id.startsWith("scale_small_group_"))).toHaveLength(30);
+    expect(listed.find((group) => group.id === "scale_small_group_07")!.roles).toEqual([smallRole]);
+    // Every role defined (over 300) was read.
+    expect(rolesRead).toBeLessThan(10);
+  });
+
+  it("reads only the roles, and the groups, the users listed hold, and a group's members in a few statements", async () => {
+    let listed: Array<{ id: string; roles: unknown[]; groups: Array<{ id: string; roles: unknown[] }> }> = [];
+    const rolesRead = await rowsReadFrom("roles", async () => {
+      listed = await apiOk("GET", "/api/users");
+    });
+    const first = listed.find((user) => user.id === "zy_scale_member_0000")!;
+    expect(first.roles).toEqual([smallRole]);
+    expect(first.groups).toMatchObject([{ id: "scale_small_group_07", roles: [smallRole] }]);
+    expect(rolesRead).toBeLessThan(10);
+
+    // Its 41 members: their assignments, groups and roles read together, not a statement or more for each.
+    let members: Array<{ id: string; roles: unknown[]; groups: Array<{ id: string }> }> = [];
+    const statements = await statementsOf(async () => {
+      members = await apiOk("GET", "/api/groups/scale_small_group_07/users");
+    });
+    expect(members).toHaveLength(41);
+    expect(members[0]).toMatchObject({ id: "zy_scale_grouped_only", roles: [], groups: [{ id: "scale_small_group_07", roles: [smallRole] }] });
+    expect(members[1]).toMatchObject({ id: "zy_scale_member_0000", roles: [smallRole], groups: [{ id: "scale_small_group_07" }] });
+    expect(statements.length).toBeLessThan(10);
+  });
+
+  it("names who holds access however many users there are, reading in the isolate only those holding it", async () => {
+    const holders = await apiOk<Record<string, Array<{ type: string; id: string }>>>("GET", "/api/auth/authorization/WORKFLOW_DEF/scale_held_target");
+    // The user past the first 1,000 was never looked at.
+    expect(holders["READ"]).toEqual([{ type: "USER", id: "zz_scale_direct_holder" }, { type: "ROLE", id: "scale_small_role" }]);
   });
 });

@@ -109,14 +109,9 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
     if (/^[A-Z][A-Z_]*$/.test(type) && !(TARGET_TYPES as readonly string[]).includes(type)) return Response.json(byAccess);
     const target = targetOf({ type, id: decodedPathParam(request, "id") });
     const scope = scopeOf(target);
-    const store = new SecurityStore(env.DB);
-    const holders: Array<[SubjectRef, readonly Grant[]]> = [
-      ...(await store.listUsers()).map((user): [SubjectRef, Grant[]] => [{ type: "USER", id: user.userId }, user.directPermissions]),
-      ...(await store.allRoles()).map((role): [SubjectRef, Grant[]] => [{ type: "ROLE", id: role.name }, role.permissions]),
-      ...(await new GroupRepository(env.DB).list()).map((group): [SubjectRef, Grant[]] => [{ type: "GROUP", id: group.id }, group.permissions]),
-    ];
-    for (const [subject, grants] of holders) {
-      for (const kind of accessGiven(grants, target.type, scope)) byAccess[kind].push(subject);
+    // Only those holding a grant at the target's scope are read (every user, role and group was).
+    for (const holder of await new SecurityStore(env.DB).grantHoldersAt(scope)) {
+      for (const kind of accessGiven(holder.grants, target.type, scope)) byAccess[kind].push({ type: holder.kind, id: holder.id });
     }
     return Response.json(byAccess);
   });

@@ -9,7 +9,7 @@ import { GroupRepository, type Group } from "../security/groups";
 import { OrkesRolesSchema, UserIdSchema } from "../security/schemas";
 import { ALWAYS, SecurityStore, allHold, type WriteCondition } from "../security/store";
 import { ApplicationRepository, applicationIdsOf, applicationUserId, applicationsExist } from "../security/applications";
-import { authorizeRoles, changedMeanwhile, conductorGroup, conductorGroupChars, conductorUser, rolesJsonChars } from "../security/users";
+import { authorizeRoles, changedMeanwhile, conductorGroup, conductorGroupChars, conductorUserListing, rolesJsonChars } from "../security/users";
 import { MAX_LISTING_CHARS, refuseOverListing } from "../bounded-listing";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
@@ -94,8 +94,9 @@ async function membersRefused(db: D1Database, group: Group, added: readonly stri
 export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/groups", async (_request, env) => {
     const store = new SecurityStore(env.DB);
-    const roles = new Map((await store.allRoles()).map((role) => [role.name, role]));
     const groups = await new GroupRepository(env.DB).list();
+    // The roles they hold alone, each once.
+    const roles = await store.rolesByName(groups.flatMap((group) => group.roles));
     // Each group answers its roles with their grants: a role of many grants held by many groups is repeated in each,
     // so the answer is counted before it is built (nothing caps how many groups there are).
     const charsOfRoles = rolesJsonChars(roles);
@@ -134,17 +135,9 @@ export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/groups/:id/users", async (request, env) => {
     const group = await groupAt(env, pathName(request, "id"));
     const store = new SecurityStore(env.DB);
-    const repository = new GroupRepository(env.DB);
-    const groups = await repository.groupsByMember();
-    const members = await repository.members(group.id);
-    return Response.json(
-      await Promise.all(
-        members.map(async (userId) => {
-          const { assignment, name } = await store.getNamedAssignment(userId);
-          return conductorUser(store, userId, assignment?.roles ?? [], name, groups.get(userId) ?? []);
-        }),
-      ),
-    );
+    // Its members alone, in one read (with their groups and roles, each once), as the users' listing answers them.
+    const members = await store.listUsers(await new GroupRepository(env.DB).members(group.id));
+    return Response.json(await conductorUserListing(env.DB, store, members));
   });
 
   router.post("/api/groups/:groupId/users", async (request, env) => {

@@ -10,8 +10,7 @@ import { APPLICATION_USER_PREFIX } from "../security/applications";
 import { NAME_PATTERN, OrkesRolesSchema } from "../security/schemas";
 import { GroupRepository } from "../security/groups";
 import { ALWAYS, ASSIGNMENT_WRITTEN, SecurityStore, allHold } from "../security/store";
-import { authorizeAssignment, changedMeanwhile, conductorUser, conductorUserChars, rolesJsonChars } from "../security/users";
-import { MAX_LISTING_CHARS, refuseOverListing } from "../bounded-listing";
+import { authorizeAssignment, changedMeanwhile, conductorUser, conductorUserListing } from "../security/users";
 import { authorizeJoining } from "./groups";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
@@ -53,16 +52,7 @@ export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): voi
     const store = new SecurityStore(env.DB);
     const withApplications = booleanQuery(request, "apps", false);
     const listed = (await store.listUsers()).filter((user) => withApplications || !user.userId.startsWith(APPLICATION_USER_PREFIX));
-    const roles = new Map((await store.allRoles()).map((role) => [role.name, role]));
-    const groups = await new GroupRepository(env.DB).groupsByMember();
-    // Each user answers their roles with their grants, and each group they belong to with its roles': counted before the
-    // answer is built, as the listing of groups is (GET /api/groups).
-    const charsOfRoles = rolesJsonChars(roles);
-    const chars = listed.reduce((sum, user) => sum + conductorUserChars(user, groups.get(user.userId) ?? [], charsOfRoles), 0);
-    refuseOverListing(chars, (total) => `The users with their roles' and groups' grants come to ${total} characters, over the ${MAX_LISTING_CHARS} one listing answers; read them one at a time: GET /api/users/{id}`);
-    return Response.json(
-      await Promise.all(listed.map((user) => conductorUser(store, user.userId, user.roles, user.name, groups.get(user.userId) ?? [], roles))),
-    );
+    return Response.json(await conductorUserListing(env.DB, store, listed));
   });
 
   router.get("/api/users/:id", async (request, env) => {

@@ -91,14 +91,17 @@ export class GroupRepository {
     return results.map(groupOf);
   }
 
-  /** Every membership: the groups of each member (by id), by user id. */
-  async groupsByMember(): Promise<Map<string, Group[]>> {
+  /**
+   * The groups of `ids` (one JSON parameter however many), by id; unknown ids left out: those the users a listing
+   * answers belong to, each group read once however many of them belong to it.
+   */
+  async byIds(ids: readonly string[]): Promise<Map<string, Group>> {
+    if (ids.length === 0) return new Map();
     const { results } = await this.#db
-      .prepare(`SELECT group_members.user_id, ${GROUP_COLUMNS} FROM group_members JOIN groups ON groups.id = group_members.group_id ORDER BY group_members.user_id, groups.id`)
-      .all<GroupRow & { user_id: string }>();
-    const byUser = new Map<string, Group[]>();
-    for (const row of results) byUser.set(row.user_id, [...(byUser.get(row.user_id) ?? []), groupOf(row)]);
-    return byUser;
+      .prepare(`SELECT ${GROUP_COLUMNS} FROM groups WHERE groups.id IN (SELECT value FROM json_each(?))`)
+      .bind(JSON.stringify([...new Set(ids)]))
+      .all<GroupRow>();
+    return new Map(results.map((row) => [row.id, groupOf(row)]));
   }
 
   /** The members of group `id`, by user id. */

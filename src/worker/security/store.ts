@@ -129,15 +129,6 @@ export class SecurityStore {
   // ---- roles ----
 
   /**
-   * Every role, by name, for the routes that look roles up among them (a user's or group's, who holds access to a
-   * target): read whole, as those answer within bounds of their own, and a 413 about roles would not be theirs to give.
-   */
-  async allRoles(): Promise<Role[]> {
-    const { results } = await this.#db.prepare(`SELECT name, description, permissions FROM roles ORDER BY name`).all<{ name: string; description: string; permissions: string }>();
-    return results.map(roleOf);
-  }
-
-  /**
    * Every role, by name, as `GET /api/security/roles` answers them: at most {@link MAX_LISTING_CHARS} of names,
    * descriptions and grants (a 413 beyond, see {@link boundedListing}). Their count is not capped, and each may hold
    * 200 grants of long scopes (tens of KB).
@@ -225,6 +216,35 @@ export class SecurityStore {
       .bind(JSON.stringify([...new Set(names)]))
       .all<{ name: string; description: string; permissions: string }>();
     return results.map(roleOf);
+  }
+
+  /**
+   * The roles named, by name (unknown names left out): those the users or groups a listing answers hold, read once
+   * each, where every role defined was read, held or not (a tenant's roles are not capped, each up to tens of KB).
+   */
+  async rolesByName(names: readonly string[]): Promise<Map<string, Role>> {
+    return new Map((await this.rolesAsRead(names)).map((role) => [role.name, role]));
+  }
+
+  /**
+   * The users (their direct permissions), roles and groups holding a grant at exactly `scope`, each with its grants, by
+   * id within each kind: who holds access to one target. Filtered in D1, one round trip: the grants of those holding
+   * none there are neither sent nor parsed (every user, role and group was read for it, the users only up to
+   * {@link MAX_LISTED_USERS}, so that one past them holding access was never named).
+   */
+  async grantHoldersAt(scope: string): Promise<Array<{ kind: "USER" | "ROLE" | "GROUP"; id: string; grants: Grant[] }>> {
+    // No index serves a grant's scope inside a JSON list: every row is still read, in D1, not in the isolate.
+    const holding = (table: string, id: string, grants: string) =>
+      this.#db
+        .prepare(`SELECT ${id} AS id, ${grants} AS grants FROM ${table} WHERE EXISTS (SELECT 1 FROM json_each(${table}.${grants}) AS held WHERE json_extract(held.value, '$.scope') = ?1) ORDER BY ${id}`)
+        .bind(scope);
+    const kinds = ["USER", "ROLE", "GROUP"] as const;
+    const results = await this.#db.batch<{ id: string; grants: string }>([
+      holding("user_assignments", "user_id", "direct_permissions"),
+      holding("roles", "name", "permissions"),
+      holding("groups", "id", "permissions"),
+    ]);
+    return results.flatMap((result, index) => result.results.map((row) => ({ kind: kinds[index]!, id: row.id, grants: JSON.parse(row.grants) as Grant[] })));
   }
 
   /** Names among `names` that are not roles. */
@@ -335,18 +355,23 @@ export class SecurityStore {
 
   /**
    * Everyone something is assigned to, who holds a key or belongs to a group, by user id (at most {@link MAX_LISTED_USERS}): what each is
-   * assigned, the name each was given (Orkes'), how many keys each holds and the groups each belongs to (by id).
+   * assigned, the name each was given (Orkes'), how many keys each holds and the groups each belongs to (by id). With
+   * `only`, those users (each of them, whether anything is assigned to them or not: a group's members).
    */
-  async listUsers(): Promise<Array<UserAssignment & { keys: number; groups: string[]; name?: string }>> {
+  async listUsers(only?: readonly string[]): Promise<Array<UserAssignment & { keys: number; groups: string[]; name?: string }>> {
+    const known =
+      only === undefined
+        ? `(SELECT user_id FROM user_assignments UNION SELECT user_id FROM api_keys UNION SELECT user_id FROM group_members)`
+        : `(SELECT DISTINCT value AS user_id FROM json_each(?2))`;
     const { results } = await this.#db
       .prepare(
         `SELECT known.user_id, assigned.roles, assigned.direct_permissions, assigned.name, (SELECT COUNT(*) FROM api_keys WHERE api_keys.user_id = known.user_id) AS keys,
            (SELECT json_group_array(group_id) FROM (SELECT group_id FROM group_members WHERE group_members.user_id = known.user_id ORDER BY group_id)) AS groups
-         FROM (SELECT user_id FROM user_assignments UNION SELECT user_id FROM api_keys UNION SELECT user_id FROM group_members) AS known
+         FROM ${known} AS known
          LEFT JOIN user_assignments AS assigned ON assigned.user_id = known.user_id
-         ORDER BY known.user_id LIMIT ?`,
+         ORDER BY known.user_id LIMIT ?1`,
       )
-      .bind(MAX_LISTED_USERS)
+      .bind(only === undefined ? MAX_LISTED_USERS : only.length, ...(only === undefined ? [] : [JSON.stringify(only)]))
       .all<{ user_id: string; roles: string | null; direct_permissions: string | null; name: string | null; keys: number; groups: string }>();
     return results.map((row) => ({
       userId: row.user_id,

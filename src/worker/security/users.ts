@@ -2,7 +2,8 @@ import { addedGrants, authorizeHandingOut } from "../auth/delegation";
 import type { Grant } from "../auth/permissions";
 import { ApiError, notFound } from "../http/errors";
 import { APPLICATION_USER_PREFIX, ApplicationRepository, applicationExists } from "./applications";
-import type { Group } from "./groups";
+import { MAX_LISTING_CHARS, refuseOverListing } from "../bounded-listing";
+import { GroupRepository, type Group } from "./groups";
 import { ALWAYS, allHold, rolesUnchanged, type Role, type SecurityStore, type UserAssignment, type WriteCondition } from "./store";
 
 /**
@@ -148,4 +149,27 @@ export async function conductorUser(
     roles: await rolesJson(store, roles, defined),
     groups: await Promise.all(groups.map((group) => conductorGroup(store, group, defined))),
   };
+}
+
+/** A user as a listing reads it (`SecurityStore.listUsers`): the roles assigned, its name, the ids of its groups. */
+export interface ListedUser {
+  userId: string;
+  roles: readonly string[];
+  name?: string | undefined;
+  groups: readonly string[];
+}
+
+/**
+ * `users` as Orkes lists them (`GET /api/users`, a group's members), each group they belong to and each role they or
+ * their groups hold read once, and only those: counted before the answer is built, a 413 past {@link MAX_LISTING_CHARS}
+ * (each user repeats its roles' grants and its groups' roles'), naming the reads one at a time.
+ */
+export async function conductorUserListing(db: D1Database, store: SecurityStore, users: readonly ListedUser[]): Promise<ConductorUserJson[]> {
+  const groupsById = await new GroupRepository(db).byIds(users.flatMap((user) => user.groups));
+  const groupsOf = (user: ListedUser) => user.groups.flatMap((id) => groupsById.get(id) ?? []);
+  const roles = await store.rolesByName([...users.flatMap((user) => user.roles), ...[...groupsById.values()].flatMap((group) => group.roles)]);
+  const charsOfRoles = rolesJsonChars(roles);
+  const chars = users.reduce((sum, user) => sum + conductorUserChars(user, groupsOf(user), charsOfRoles), 0);
+  refuseOverListing(chars, (total) => `The users with their roles' and groups' grants come to ${total} characters, over the ${MAX_LISTING_CHARS} one listing answers; read them one at a time: GET /api/users/{id}`);
+  return Promise.all(users.map((user) => conductorUser(store, user.userId, user.roles, user.name, groupsOf(user), roles)));
 }
