@@ -365,6 +365,11 @@ describe("role, application and tag listings of a large tenant", () => {
     expect(message).toContain(`over the ${MAX_LISTING_CHARS} one listing answers`);
     expect(message).toContain("GET /api/security/roles/{name}");
     expect(await apiOk<{ permissions: unknown[] }>("GET", "/api/security/roles/scale_role_042")).toMatchObject({ name: "scale_role_042", permissions: expect.any(Array) });
+    // Their names (for a picker of roles: the UI's group and application pages), the grants not read: 300 roles in a few KB.
+    expect(message).toContain("GET /api/security/roles?short=true");
+    const names = await apiOk<Array<{ name: string; description: string }>>("GET", "/api/security/roles?short=true");
+    expect(names.filter((role) => role.name.startsWith("scale_role_"))).toHaveLength(301);
+    expect(names.find((role) => role.name === "scale_role_042")).toEqual({ name: "scale_role_042", description: "" });
     // Who holds access to a definition is still answered: the roles it looks through are not the listing.
     expect(await apiOk<{ READ: unknown[] }>("GET", `/api/auth/authorization/WORKFLOW_DEF/${padded(7, 247)}`)).toMatchObject({ READ: expect.arrayContaining([{ type: "ROLE", id: "scale_role_042" }]) });
     await env.DB.prepare(`DELETE FROM roles WHERE name LIKE 'scale_role_%'`).run();

@@ -12,8 +12,10 @@ import { jsonEditor, readObject } from "../lib/json-editor.js";
  * @typedef {{ userId: string, roles: string[], directPermissions: Grant[] }} Assignment
  * @typedef {Assignment & { keys: number, groups?: string[] }} ListedUser
  * @typedef {{ id: string, name: string, createdBy?: string, createTime: number }} Application
+ * A role as a user or group answers it (Orkes' Permission: `name` is the action).
+ * @typedef {{ name: string, permissions: Array<{ name: string, scope: string }> }} HeldRole
  * Orkes' group as `/api/groups` answers it: its roles with what each grants.
- * @typedef {{ id: string, description: string, roles: Array<{ name: string }> }} Group
+ * @typedef {{ id: string, description: string, roles: HeldRole[] }} Group
  * @typedef {{ grantedAccess: Array<{ target: { type: string, id: string }, access: string[] }> }} GrantedAccess
  * One key as a keys panel lists it: its id, when it was made and, where keys can be stopped, whether it is active.
  * @typedef {{ id: string, createdAt: number, active?: boolean }} ListedKey
@@ -300,14 +302,16 @@ export async function renderGroup(container, _params, context, id) {
     const [group, members, roles, granted] = await Promise.all([
       /** @type {Promise<Group>} */ (api("GET", path)),
       /** @type {Promise<Array<{ id: string, name: string }>>} */ (api("GET", `${path}/users`)),
-      /** @type {Promise<Role[]>} */ (api("GET", "/api/security/roles")),
+      // Their names alone for the choice (the group's own come with their grants): every role with its grants is past
+      // what one listing answers at a large tenant's size.
+      /** @type {Promise<Array<{ name: string }>>} */ (api("GET", "/api/security/roles?short=true")),
       /** @type {Promise<GrantedAccess>} */ (api("GET", `${path}/permissions`)),
     ]);
     const held = group.roles.map((role) => role.name);
     /** @param {string[]} next */
     const saveRoles = (next) => api("PUT", path, { description: group.description, roles: next });
     return [
-      rolesSection({ held, roles, empty: "No role yet: its members get nothing from it.", add: (name) => saveRoles([...held, name]), remove: (name) => saveRoles(held.filter((role) => role !== name)) }, context),
+      rolesSection({ held, grants: grantsHeld(group.roles), roles, empty: "No role yet: its members get nothing from it.", add: (name) => saveRoles([...held, name]), remove: (name) => saveRoles(held.filter((role) => role !== name)) }, context),
       membersSection(path, members, context),
       accessSection({ type: "GROUP", id }, granted.grantedAccess, "its members", context),
     ];
@@ -391,15 +395,18 @@ export async function renderApplication(container, _params, context, id) {
     const [application, assignment, roles, granted] = await Promise.all([
       /** @type {Promise<Application>} */ (api("GET", path)),
       /** @type {Promise<Assignment>} */ (api("GET", `/api/security/users/${encodeURIComponent(APPLICATION_USER + id)}`)),
-      /** @type {Promise<Role[]>} */ (api("GET", "/api/security/roles")),
+      // Every role's name alone for the choice, as the group's page reads them; its own roles' grants read one by one.
+      /** @type {Promise<Array<{ name: string }>>} */ (api("GET", "/api/security/roles?short=true")),
       /** @type {Promise<GrantedAccess>} */ (api("GET", `/api/users/${encodeURIComponent(APPLICATION_USER + id)}/permissions`)),
     ]);
+    const heldRoles = await Promise.all(assignment.roles.map((name) => /** @type {Promise<Role>} */ (api("GET", `/api/security/roles/${encodeURIComponent(name)}`))));
     return [
       h("div", { className: "facts" },
         h("div", { className: "fact" }, h("span", { className: "muted" }, "Name "), application.name),
         h("div", { className: "fact" }, h("span", { className: "muted" }, "Acts as "), h("span", { className: "mono" }, APPLICATION_USER + id))),
       rolesSection({
         held: assignment.roles,
+        grants: new Map(heldRoles.map((role) => [role.name, role.permissions])),
         roles,
         empty: "No role yet: its keys can sign in and do nothing.",
         add: (name) => api("POST", `${path}/roles/${encodeURIComponent(name)}`),
@@ -439,11 +446,21 @@ function changer(message, context) {
 }
 
 /**
- * The roles something holds (an application, a group), each with Remove, and a choice of the others to add.
- * @param {{ held: string[], roles: Role[], empty: string, add: (name: string) => Promise<unknown>, remove: (name: string) => Promise<unknown>, note?: string }} options
+ * The grants of each role of `roles` (as a user or group answers them), by name.
+ * @param {HeldRole[]} roles
+ * @returns {Map<string, Grant[]>}
+ */
+function grantsHeld(roles) {
+  return new Map(roles.map((role) => [role.name, role.permissions.map((permission) => ({ action: permission.name, scope: permission.scope }))]));
+}
+
+/**
+ * The roles something holds (an application, a group), each with Remove and its grants (`grants`, by name), and a
+ * choice of the others (`roles`, every role's name) to add.
+ * @param {{ held: string[], grants: Map<string, Grant[]>, roles: Array<{ name: string }>, empty: string, add: (name: string) => Promise<unknown>, remove: (name: string) => Promise<unknown>, note?: string }} options
  * @param {import("../app.js").ViewContext} context
  */
-function rolesSection({ held, roles, empty, add, remove, note }, context) {
+function rolesSection({ held, grants, roles, empty, add, remove, note }, context) {
   const message = h("p", { className: "error", role: "alert" });
   const act = changer(message, context);
   const others = roles.filter((role) => !held.includes(role.name));
@@ -454,7 +471,7 @@ function rolesSection({ held, roles, empty, add, remove, note }, context) {
       ? h("p", { className: "empty" }, empty)
       : h("ul", { className: "role-list" }, held.map((name) => h("li", {},
         h("span", { className: "tag" }, name), " ",
-        h("span", { className: "muted" }, grantsText(roles.find((role) => role.name === name)?.permissions ?? [])), " ",
+        h("span", { className: "muted" }, grantsText(grants.get(name) ?? [])), " ",
         h("button", { type: "button", className: "secondary small", onclick: () => void act(() => remove(name), `Removed role ${name}`) }, `Remove ${name}`)))),
     note ? h("p", { className: "help" }, note) : null,
     others.length === 0 ? null : h("form", { className: "filters", onsubmit: (/** @type {SubmitEvent} */ event) => {

@@ -11,7 +11,7 @@ import { serviceConfig } from "../config";
 import { principalOf } from "../guard";
 import { readBodyBytes, readJsonBody } from "../http/body";
 import { ApiError, notFound, validationError } from "../http/errors";
-import { decodedPathParam } from "../http/params";
+import { booleanQuery, decodedPathParam } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { AccessRuleSchema, AssignmentSchema, NAME_PATTERN, RoleSchema, RoleUpdateSchema, UserIdSchema } from "../security/schemas";
 import { APPLICATION_USER_PREFIX, ApplicationRepository, applicationExists } from "../security/applications";
@@ -140,7 +140,12 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     if (!(await new SecurityStore(env.DB).createRole(role))) throw new ApiError(409, "CONFLICT", `Role ${role.name} already exists`);
     return Response.json(role, { status: 201 });
   });
-  router.get("/api/security/roles", async (_request, env) => Response.json(await new SecurityStore(env.DB).listRoles()));
+  // `short=true` (this service's, as the task definitions' listing has it): names and descriptions, the grants not read,
+  // for a picker of roles (the UI's group and application pages) past what the whole listing answers.
+  router.get("/api/security/roles", async (request, env) => {
+    const store = new SecurityStore(env.DB);
+    return Response.json(booleanQuery(request, "short", false) ? await store.listRoleNames() : await store.listRoles());
+  });
   router.get("/api/security/roles/:name", async (request, env) => {
     const role = await new SecurityStore(env.DB).getRole(pathName(request, "name"));
     if (!role) throw notFound(`No role named ${pathName(request, "name")}`);

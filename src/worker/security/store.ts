@@ -139,9 +139,23 @@ export class SecurityStore {
       `SELECT name, description, permissions, length(name) + length(description) + length(permissions) AS listed_chars FROM roles`,
       "listed.name",
       [],
-      (chars) => `The roles with their grants come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; read them one at a time: GET /api/security/roles/{name}`,
+      (chars) => `The roles with their grants come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; read them one at a time: GET /api/security/roles/{name}, or their names: GET /api/security/roles?short=true`,
     );
     return results.map(roleOf);
+  }
+
+  /**
+   * Every role's name and description, by name, their grants not read (`GET /api/security/roles?short=true`): bounded as
+   * {@link listRoles}, a few hundred bytes a role where a role's grants may be tens of KB.
+   */
+  async listRoleNames(): Promise<Array<{ name: string; description: string }>> {
+    return boundedListing<{ name: string; description: string }>(
+      this.#db,
+      `SELECT name, description, length(name) + length(description) AS listed_chars FROM roles`,
+      "listed.name",
+      [],
+      (chars) => `The roles' names and descriptions come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; read them one at a time: GET /api/security/roles/{name}`,
+    ).then((rows) => rows.map((row) => ({ name: row.name, description: row.description })));
   }
 
   async getRole(name: string): Promise<Role | null> {
