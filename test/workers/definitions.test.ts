@@ -190,6 +190,16 @@ describe("registering definitions", () => {
     const latest = await apiOk<JsonObject[]>("GET", "/api/metadata/workflow/latest-versions");
     const ours = latest.filter((definition) => String(definition["name"]).startsWith("defs_nv_"));
     expect(ours.map((definition) => [definition["name"], definition["version"], definition["description"]])).toEqual([["defs_nv_a", 2, undefined], ["defs_nv_b", 3, "b3"]]);
+
+    // A workflow named `__proto__` is a name like another (keyed on a plain object, it made these listings a 500).
+    await apiOk("POST", "/api/metadata/workflow", valid("__proto__", 1));
+    try {
+      const withProto = await apiOk<Record<string, unknown>>("GET", "/api/metadata/workflow/names-and-versions");
+      expect(Object.hasOwn(withProto, "__proto__") && withProto["__proto__"]).toEqual([{ name: "__proto__", version: 1, createTime: expect.any(Number) }]);
+      expect(await apiOk<string[]>("GET", "/api/metadata/workflow/names")).toContain("__proto__");
+    } finally {
+      await apiOk("DELETE", "/api/metadata/workflow/__proto__/1");
+    }
   });
 
   it("lists each name's latest definition as Conductor OSS's WorkflowDefListItem (GET /api/metadata/workflow/list): its summary fields, its top-level task types and count, its classifier, no tasks", async () => {
