@@ -128,15 +128,28 @@ function maxPayloadBytes(env: Env): number {
 }
 
 /**
- * Logs, once per isolate, a `BOOTSTRAP_ADMIN_KEY` that is no `<keyId>:<keySecret>` (no colon, or nothing on one side):
- * no request can match it, so the admin cannot sign in, and without the log nothing says why. Never its value: the
- * log is read by whoever may read the Worker's logs, not only those who may read its secrets.
+ * The shortest `keySecret` of `BOOTSTRAP_ADMIN_KEY` not logged as weak while the token signing key is derived from it:
+ * 32 random base64 characters are 192 bits, past any offline search, while a shorter one is likely a person's choice.
  */
-function checkBootstrapAdminKey(raw: string | undefined): void {
+const STRONG_BOOTSTRAP_SECRET_CHARS = 32;
+
+/**
+ * Logs, once per isolate, a `BOOTSTRAP_ADMIN_KEY` that is no `<keyId>:<keySecret>` (no colon, or nothing on one side):
+ * no request can match it, so the admin cannot sign in, and without the log nothing says why. Logs too one whose
+ * `keySecret` is short while no `JWT_SIGNING_KEYS` is set (`signingKeysSet` false): the tokens are then signed with a key
+ * derived from it, which a user holding one can test guesses against offline (see tokens.ts, `stretchedSigningKey`).
+ * Never its value: the log is read by whoever may read the Worker's logs, not only those who may read its secrets.
+ */
+function checkBootstrapAdminKey(raw: string | undefined, signingKeysSet: boolean): void {
   if (raw === undefined || raw.trim() === "") return;
   const key = parseApiKey(raw.trim());
-  if (key !== undefined && key.keyId !== "" && key.keySecret !== "") return;
-  console.error(JSON.stringify({ msg: "BOOTSTRAP_ADMIN_KEY matches no API key: the admin cannot sign in with it", expected: "<keyId>:<keySecret>, such as ops:<a long random secret>" }));
+  if (key === undefined || key.keyId === "" || key.keySecret === "") {
+    console.error(JSON.stringify({ msg: "BOOTSTRAP_ADMIN_KEY matches no API key: the admin cannot sign in with it", expected: "<keyId>:<keySecret>, such as ops:<a long random secret>" }));
+    return;
+  }
+  if (signingKeysSet || key.keySecret.length >= STRONG_BOOTSTRAP_SECRET_CHARS) return;
+  const fix = `set JWT_SIGNING_KEYS (k1:$(openssl rand -base64 32)), or a keySecret of at least ${STRONG_BOOTSTRAP_SECRET_CHARS} random characters (npm start generates 43)`;
+  console.error(JSON.stringify({ msg: "BOOTSTRAP_ADMIN_KEY is short and signs the tokens: a user holding one can guess the admin key offline", keySecretLength: key.keySecret.length, fix }));
 }
 
 /**
@@ -277,7 +290,8 @@ const cache = new WeakMap<object, ServiceConfig>();
 export function serviceConfig(env: Env): ServiceConfig {
   const cached = cache.get(env);
   if (cached) return cached;
-  checkBootstrapAdminKey(text(env.BOOTSTRAP_ADMIN_KEY));
+  // Set as tokens.ts reads it: at least one entry between its commas.
+  checkBootstrapAdminKey(text(env.BOOTSTRAP_ADMIN_KEY), (text(env.JWT_SIGNING_KEYS) ?? "").split(",").some((entry) => entry.trim() !== ""));
   const executeMaxWaitSeconds = countVar(env, "EXECUTE_MAX_WAIT_SECONDS", 60);
   // Read once: both limits share the window, and a refused value is logged once.
   const authFailureWindowMs = countVar(env, "AUTH_FAILURE_WINDOW_SECONDS", 300) * 1000;

@@ -169,10 +169,18 @@ describe("service configuration from vars", () => {
         expect(line).not.toContain("hunter2");
       }
       logged.mockClear();
-      configOf({ BOOTSTRAP_ADMIN_KEY: "ops:a-long-random-secret" });
-      configOf({ BOOTSTRAP_ADMIN_KEY: " ops:a:secret:with:colons " });
+      const signingKeys = { JWT_SIGNING_KEYS: `k1:${"A".repeat(43)}=` };
+      configOf({ BOOTSTRAP_ADMIN_KEY: "ops:a-long-random-secret", ...signingKeys });
+      configOf({ BOOTSTRAP_ADMIN_KEY: " ops:a:secret:with:colons ", ...signingKeys });
+      configOf({ BOOTSTRAP_ADMIN_KEY: `ops:${"s".repeat(32)}` });
       configOf({});
       expect(logged).not.toHaveBeenCalled();
+      // Short, while the token signing key is derived from it: logged, its length and never its value.
+      configOf({ BOOTSTRAP_ADMIN_KEY: "ops:hunter2-secret" });
+      expect(logged).toHaveBeenCalledTimes(1);
+      const line = String(logged.mock.calls[0]?.[0]);
+      expect(JSON.parse(line)).toMatchObject({ msg: expect.stringContaining("BOOTSTRAP_ADMIN_KEY is short and signs the tokens"), keySecretLength: 14 });
+      expect(line).not.toContain("hunter2");
     } finally {
       logged.mockRestore();
     }

@@ -1,5 +1,5 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
-import { SignJWT, decodeJwt, generateKeyPair, jwtVerify } from "jose";
+import { SignJWT, decodeJwt, decodeProtectedHeader, generateKeyPair, jwtVerify } from "jose";
 import { describe, expect, it, vi } from "vitest";
 import { matchApiPath } from "../../src/worker/auth/access-rules";
 import { verifyAccessToken } from "../../src/worker/auth/tokens";
@@ -534,6 +534,108 @@ describe("tokens", () => {
     expect(keyReads).toBe(1);
     await expectStatus(await call("GET", "/api/metadata/workflow", { "x-api-key": `${long}:secret` }), 401, "INVALID_CREDENTIALS");
     await expectStatus(await call("POST", "/api/security/token", {}, { keyId: long, keySecret: "secret" }), 401, "INVALID_CREDENTIALS");
+  });
+});
+
+describe("tokens signed with a key derived from BOOTSTRAP_ADMIN_KEY (no JWT_SIGNING_KEYS)", () => {
+  const derived = () => ({ ...env, JWT_SIGNING_KEYS: "" }) as Env;
+  const encoder = new TextEncoder();
+  /** The key the service derives now: PBKDF2-SHA256 of the admin key, 20,000 rounds (a change of either logs everyone out). */
+  const stretchedKey = async (adminKey: string) => {
+    const material = await crypto.subtle.importKey("raw", encoder.encode(adminKey), "PBKDF2", false, ["deriveBits"]);
+    return new Uint8Array(await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt: encoder.encode("edge-conductor/jwt-signing-key"), iterations: 20_000 }, material, 256));
+  };
+  /** The key derived before (HKDF, two HMACs a guess), which signed the tokens issued until the upgrade. */
+  const legacyKey = async (adminKey: string) => {
+    const material = await crypto.subtle.importKey("raw", encoder.encode(adminKey), "HKDF", false, ["deriveBits"]);
+    return new Uint8Array(await crypto.subtle.deriveBits({ name: "HKDF", hash: "SHA-256", salt: encoder.encode("edge-conductor"), info: encoder.encode("jwt-signing-key") }, material, 256));
+  };
+  const issued = async (configured: Env, keyId: string, keySecret: string) =>
+    JSON.parse(await expectStatus(await callWithEnv(configured, "POST", "/api/security/token", {}, { keyId, keySecret }), 200)) as Tokens;
+  const sha256Hex = async (text: string) => Buffer.from(await crypto.subtle.digest("SHA-256", encoder.encode(text))).toString("hex");
+
+  it("new tokens are signed with the admin key stretched by PBKDF2, not with the fast HKDF derivation a user's token let anyone test guesses of the admin key against", async () => {
+    const configured = derived();
+    const user = await createUser("derived-signer", { roles: ["ADMIN"] });
+    for (const tokens of [await issued(configured, adminKeyId, adminSecret), await issued(configured, user.keyId, user.keySecret)]) {
+      expect(decodeProtectedHeader(tokens.token).kid).toBe("derived-2");
+      await jwtVerify(tokens.token, await stretchedKey(ADMIN_KEY), { algorithms: ["HS256"] });
+      await expect(jwtVerify(tokens.token, await legacyKey(ADMIN_KEY), { algorithms: ["HS256"] })).rejects.toThrow();
+      await expectStatus(await callWithEnv(configured, "GET", "/api/metadata/workflow", bearer(tokens.token)), 200);
+      // A refresh signs with it too.
+      const refreshed = JSON.parse(await expectStatus(await callWithEnv(configured, "POST", "/api/security/token/refresh", {}, { refreshToken: tokens.refresh_token }), 200)) as Tokens;
+      expect(decodeProtectedHeader(refreshed.token).kid).toBe("derived-2");
+      await jwtVerify(refreshed.token, await stretchedKey(ADMIN_KEY), { algorithms: ["HS256"] });
+    }
+  });
+
+  it("an access token signed with the HKDF-derived key before the upgrade still verifies until its exp, then is EXPIRED_TOKEN; its refresh token refreshes into a token of the new key", async () => {
+    const configured = derived();
+    const user = await createUser("derived-legacy", { roles: ["ADMIN"] });
+    const tokens = await issued(configured, user.keyId, user.keySecret);
+    // The same claims, as the service signed them before: kid derived-1 under the HKDF key.
+    const claims = decodeJwt(tokens.token);
+    const signedBefore = async (changed: Record<string, number>) => new SignJWT({ ...claims, ...changed }).setProtectedHeader({ alg: "HS256", kid: "derived-1", typ: "JWT" }).sign(await legacyKey(ADMIN_KEY));
+    const legacy = await signedBefore({});
+    await expectStatus(await callWithEnv(configured, "GET", "/api/metadata/workflow", bearer(legacy)), 200);
+    const expired = await signedBefore({ exp: Math.floor(Date.now() / 1000) - 10 });
+    await expectStatus(await callWithEnv(configured, "GET", "/api/metadata/workflow", bearer(expired)), 401, "EXPIRED_TOKEN");
+    // Under another admin key the old derivation is another key: the token is refused, as any of a rotated admin key.
+    // (Another token of the same claims: a verified one is kept for a second, whatever the configuration.)
+    const otherAdmin = { ...configured, BOOTSTRAP_ADMIN_KEY: "other-admin:another-secret-of-32-characters-at-least" } as Env;
+    const underOld = await signedBefore({ iat: claims.iat! - 1 });
+    await expectStatus(await callWithEnv(otherAdmin, "GET", "/api/metadata/workflow", bearer(underOld)), 401, "INVALID_TOKEN");
+    const refreshed = JSON.parse(await expectStatus(await callWithEnv(configured, "POST", "/api/security/token/refresh", {}, { refreshToken: tokens.refresh_token }), 200)) as Tokens;
+    expect(decodeProtectedHeader(refreshed.token).kid).toBe("derived-2");
+  });
+
+  it("an exchange made before the upgrade (its successor a MAC under the HKDF-derived key) sent again within the grace window is answered that successor, not revoked as a reuse", async () => {
+    const configured = derived();
+    const user = await createUser("derived-replay", { roles: ["ADMIN"] });
+    const exchanged = (await issued(configured, user.keyId, user.keySecret)).refresh_token;
+    const row = await env.DB.prepare(`SELECT family_id, key_id, expires_at FROM refresh_tokens WHERE token_hash = ?`).bind(await sha256Hex(exchanged)).first<{ family_id: string; key_id: string; expires_at: number }>();
+    // What the exchange before the upgrade wrote: the exchanged token used, its successor (HMAC under the HKDF key) unused.
+    const macKey = await crypto.subtle.importKey("raw", await legacyKey(ADMIN_KEY), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const mac = new Uint8Array(await crypto.subtle.sign("HMAC", macKey, encoder.encode(`edge-conductor/refresh-token-successor\u0000${exchanged}`)));
+    const successor = Buffer.from(mac).toString("base64url");
+    await env.DB.batch([
+      env.DB.prepare(`UPDATE refresh_tokens SET used = 1 WHERE token_hash = ?`).bind(await sha256Hex(exchanged)),
+      env.DB.prepare(`INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id) VALUES (?, ?, ?, ?, 0, ?, ?)`).bind(
+        await sha256Hex(successor),
+        row!.family_id,
+        "derived-replay",
+        row!.expires_at,
+        Date.now(),
+        row!.key_id,
+      ),
+    ]);
+    const replayed = JSON.parse(await expectStatus(await callWithEnv(configured, "POST", "/api/security/token/refresh", {}, { refreshToken: exchanged }), 200)) as Tokens;
+    expect(replayed.refresh_token).toBe(successor);
+    expect(await rowCount(`revoked_tokens WHERE id = '${row!.family_id}'`)).toBe(0);
+    // The successor goes on, into tokens of the new key.
+    const next = JSON.parse(await expectStatus(await callWithEnv(configured, "POST", "/api/security/token/refresh", {}, { refreshToken: successor }), 200)) as Tokens;
+    expect(decodeProtectedHeader(next.token).kid).toBe("derived-2");
+  });
+
+  it("a short admin key secret is logged once, never its value, while it signs the tokens; a long one, or one beside JWT_SIGNING_KEYS, is not", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const warnings = () => logged.mock.calls.map(([line]) => String(line)).filter((line) => line.includes("BOOTSTRAP_ADMIN_KEY is short"));
+      const weak = { ...derived(), BOOTSTRAP_ADMIN_KEY: "ops:changeme" } as Env;
+      await expectStatus(await callWithEnv(weak, "GET", "/api/metadata/workflow", { "x-api-key": "ops:changeme" }), 200);
+      await expectStatus(await callWithEnv(weak, "GET", "/api/metadata/workflow", { "x-api-key": "ops:changeme" }), 200);
+      expect(warnings()).toHaveLength(1);
+      expect(JSON.parse(warnings()[0]!)).toMatchObject({ msg: expect.stringContaining("BOOTSTRAP_ADMIN_KEY is short and signs the tokens"), keySecretLength: 8 });
+      expect(warnings()[0]).not.toContain("changeme");
+      logged.mockClear();
+      const strong = { ...derived(), BOOTSTRAP_ADMIN_KEY: `ops:${"k".repeat(32)}` } as Env;
+      await expectStatus(await callWithEnv(strong, "GET", "/api/metadata/workflow", { "x-api-key": `ops:${"k".repeat(32)}` }), 200);
+      const signedApart = { ...env, BOOTSTRAP_ADMIN_KEY: "ops:changeme" } as Env;
+      await expectStatus(await callWithEnv(signedApart, "GET", "/api/metadata/workflow", { "x-api-key": "ops:changeme" }), 200);
+      expect(warnings()).toEqual([]);
+    } finally {
+      logged.mockRestore();
+    }
   });
 });
 

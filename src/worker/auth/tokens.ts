@@ -60,7 +60,8 @@ function randomToken(): string {
 /**
  * The signing keys, current first: `JWT_SIGNING_KEYS` = `kid:base64secret[,kid:base64secret…]`, so a
  * key can be rotated in while tokens signed with the old one stay valid. Without it, one key is
- * derived (HKDF) from the bootstrap admin key, so tokens work out of the box.
+ * derived (PBKDF2, see {@link stretchedSigningKey}) from the bootstrap admin key, so tokens work out of the box, followed
+ * by the one derived before (see {@link legacyDerivedSigningKey}), which only verifies.
  */
 function signingKeys(env: Env): Promise<SigningKey[]> {
   let keys = keysByEnv.get(env);
@@ -105,9 +106,38 @@ async function loadSigningKeys(env: Env): Promise<SigningKey[]> {
     });
   }
   if (!env.BOOTSTRAP_ADMIN_KEY) return [];
-  const material = await crypto.subtle.importKey("raw", encoder.encode(env.BOOTSTRAP_ADMIN_KEY), "HKDF", false, ["deriveBits"]);
+  return [await stretchedSigningKey(env.BOOTSTRAP_ADMIN_KEY), await legacyDerivedSigningKey(env.BOOTSTRAP_ADMIN_KEY)];
+}
+
+/**
+ * PBKDF2-SHA256 rounds of the signing key derived from `BOOTSTRAP_ADMIN_KEY`. Every token (and every refresh token's
+ * successor) is a MAC under that key over text its holder reads, so any user holding one can test guesses of the admin
+ * key offline: each guess must cost this many rounds, not the two HMACs of HKDF. Bounded by the CPU of the first
+ * request of each isolate, which computes it once (in workerd about 3 ms, against the 10 ms of Workers Free): a strong
+ * key or `JWT_SIGNING_KEYS` is still what keeps a guessable one safe (a short one is logged, see config.ts).
+ */
+const DERIVED_KEY_ITERATIONS = 20_000;
+
+/** The key new tokens are signed with when no `JWT_SIGNING_KEYS` is set: `bootstrapKey` stretched (see {@link DERIVED_KEY_ITERATIONS}). */
+async function stretchedSigningKey(bootstrapKey: string): Promise<SigningKey> {
+  const material = await crypto.subtle.importKey("raw", encoder.encode(bootstrapKey), "PBKDF2", false, ["deriveBits"]);
+  const salt = encoder.encode(`${TOKEN_ISSUER}/jwt-signing-key`);
+  const bits = await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations: DERIVED_KEY_ITERATIONS }, material, 256);
+  return { kid: "derived-2", secret: new Uint8Array(bits) };
+}
+
+/**
+ * The key derived (HKDF, fast) before {@link stretchedSigningKey}, kept behind it so that the upgrade logs no one out: it
+ * signs no new token, verifies those it signed before, each until its `exp` (an access token's lifetime), and finds the
+ * successor an exchange made with it wrote when that exchange is sent again within the reuse grace window, answered the
+ * same pair again (see {@link replayedExchange}); else the client's retry was taken for a reuse and its session revoked.
+ * Refresh tokens are opaque rows, so those issued before go on refreshing into tokens of the new key. It adds nothing an
+ * attacker lacks: whoever holds a token it signed could already test guesses against it.
+ */
+async function legacyDerivedSigningKey(bootstrapKey: string): Promise<SigningKey> {
+  const material = await crypto.subtle.importKey("raw", encoder.encode(bootstrapKey), "HKDF", false, ["deriveBits"]);
   const bits = await crypto.subtle.deriveBits({ name: "HKDF", hash: "SHA-256", salt: encoder.encode(TOKEN_ISSUER), info: encoder.encode("jwt-signing-key") }, material, 256);
-  return [{ kid: "derived-1", secret: new Uint8Array(bits) }];
+  return { kid: "derived-1", secret: new Uint8Array(bits) };
 }
 
 /**
