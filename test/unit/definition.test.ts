@@ -1118,8 +1118,16 @@ describe("SUB_WORKFLOW tasks", () => {
       /waitForCompletion must be a boolean/,
     );
     expect(
-      only(subTask("c", { subWorkflowParam: { name: "x" }, inputParameters: { waitForCompletion: 0 } }), "tasks[0].inputParameters.waitForCompletion"),
+      only(subTask("c", { subWorkflowParam: { name: "x" }, inputParameters: { waitForCompletion: 0.5 } }), "tasks[0].inputParameters.waitForCompletion"),
     ).toMatch(/waitForCompletion must be a boolean/);
+    // What the task level takes as a boolean (its text, a whole number), the input takes too: read alike as the task starts.
+    for (const waitForCompletion of [" FALSE ", 0, "true", 1]) expect(validateWorkflowDef(def({}, [subTask("c", { subWorkflowParam: { name: "x" }, inputParameters: { waitForCompletion } })])).ok).toBe(true);
+  });
+
+  it("reads a resolved waitForCompletion as the task-level one is stored: its text or a whole number as Jackson reads a Boolean, anything else waiting", () => {
+    const waits = (waitForCompletion: JsonValue) => (childStartRequest({ subWorkflowParam: { name: "child" }, waitForCompletion }) as { waitForCompletion: boolean }).waitForCompletion;
+    expect([false, "false", " FALSE ", "False", 0].map(waits)).toEqual([false, false, false, false, false]);
+    expect([true, "TRUE", 1, -1, null, "", "null", "no", 0.5].map(waits)).toEqual([true, true, true, true, true, true, true, true, true]);
   });
 
   it.each(["input", "workflowInput"])("rejects a literal %s that is not an object (it would be dropped), accepting objects, null and expressions", (key) => {

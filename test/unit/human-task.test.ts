@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createExecution, settleOverdue, type ExecutionEvent } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
-import type { JsonObject, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
+import type { JsonObject, JsonValue, WorkflowExecution, WorkflowTaskDef } from "../../src/engine/model";
 import { humanTaskEntry } from "../../src/engine/tasks/human/entry";
 import { ASSIGNMENTS_EXHAUSTED, humanStateOf, type HumanAction, type HumanCaller } from "../../src/engine/tasks/human/progress";
 import { humanSettingsOf } from "../../src/engine/tasks/human/settings";
@@ -423,6 +423,12 @@ describe("triggers", () => {
       ["COMPLETED", undefined],
       ["ASSIGNED", 0],
     ]);
+    // Orkes' StartWorkflowRequest's Integer, as a start's: digits as text (a sign and spaces around) the number, "null" none.
+    const written = (version: JsonValue) => ({ triggerType: "PENDING", startWorkflowRequest: { name: "notify", version } });
+    expect(registrationErrors([human({ taskTriggers: [written("1"), written(" +2 "), written("null"), written(" ")] })])).toEqual([]);
+    const typed = humanSettingsOf({ __humanTaskDefinition: { taskTriggers: [written("1"), written(" +2 "), written("null")] } });
+    expect("problem" in typed ? typed.problem : typed.triggers.map((trigger) => trigger.version)).toEqual([1, 2, undefined]);
+    expect(registrationErrors([human({ taskTriggers: [written("-1"), written("1.5"), written("latest")] })])).toHaveLength(3);
     // Half filled is still refused: an event with no workflow, a workflow with no event.
     expect(registrationErrors([human({ taskTriggers: [{ triggerType: "COMPLETED", startWorkflowRequest: { name: "" } }, { triggerType: "", startWorkflowRequest: { name: "notify" } }] })])).toHaveLength(2);
   });

@@ -187,6 +187,45 @@ describe("numbers and booleans given as text, as Jackson reads them", () => {
     expect(started).toMatchObject({ workflowName: "coerce_child", workflowVersion: 1, priority: 7 });
   });
 
+  it("reads a HUMAN task trigger's version as a start's: a sign and spaces around its digits the number, \"null\" the latest", async () => {
+    for (const version of [1, 2]) {
+      await apiOk("POST", "/api/metadata/workflow", { name: "coerce_notice", version, ownerEmail: "team@example.com", tasks: [{ name: "noop", taskReferenceName: "noop", type: "NOOP" }] });
+    }
+    const correlationId = `coerce-notice-${crypto.randomUUID().slice(0, 8)}`;
+    // Orkes' StartWorkflowRequest's Integer version, in the task's input: typed as it starts, as a START_WORKFLOW's is.
+    const trigger = (version: string) => ({ triggerType: "PENDING", startWorkflowRequest: { name: "coerce_notice", version, correlationId } });
+    const settings = { assignments: [{ assignee: { user: "admin", userType: "CONDUCTOR_USER" }, slaMinutes: 0 }], taskTriggers: [trigger(" +1 "), trigger("null")] };
+    await apiOk("POST", "/api/metadata/workflow", {
+      name: "coerce_human_trigger",
+      ownerEmail: "team@example.com",
+      tasks: [{ name: "approve", taskReferenceName: "approve", type: "HUMAN", inputParameters: { __humanTaskDefinition: settings } }],
+    });
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "coerce_human_trigger" });
+    expect((await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.status === "IN_PROGRESS"))).status).toBe("RUNNING");
+    type Found = { results: Array<{ workflowId: string }> };
+    const page = await eventually(() => apiOk<Found>("GET", `/api/workflow/search?correlationId=${correlationId}`), (found) => found.results.length === 2, "both notices started");
+    const versions = await Promise.all(page.results.map(async (found) => (await apiOk<JsonObject>("GET", `/api/workflow/${found.workflowId}?includeTasks=false`))["workflowVersion"]));
+    expect(versions.sort()).toEqual([1, 2]);
+  });
+
+  it("reads a SUB_WORKFLOW's waitForCompletion given in its input, written or resolved, as its task-level one is read: \"FALSE\" and 0 do not wait", async () => {
+    await apiOk("POST", "/api/metadata/workflow", {
+      name: "coerce_slow_child",
+      ownerEmail: "team@example.com",
+      tasks: [httpTask("gate", { uri: target("/echo/coerce-gate"), method: "GET" }, { asyncComplete: true })],
+    });
+    const sub = (ref: string, waitForCompletion: JsonObject[string]) => ({ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", inputParameters: { subWorkflowParam: { name: "coerce_slow_child" }, waitForCompletion } });
+    await apiOk("POST", "/api/metadata/workflow", {
+      name: "coerce_no_wait",
+      ownerEmail: "team@example.com",
+      tasks: [sub("written", " FALSE "), sub("zero", 0), sub("resolved", "${workflow.input.wait}")],
+    });
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "coerce_no_wait", input: { wait: "FALSE" } });
+    const done = await waitFor(workflowId, ["COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"]);
+    expect([done.status, ...done.tasks.map((task) => task.status)]).toEqual(["COMPLETED", "COMPLETED", "COMPLETED", "COMPLETED"]);
+    for (const task of done.tasks) expect((await apiOk<JsonObject>("GET", `/api/workflow/${String(task["subWorkflowId"])}?includeTasks=false`))["status"]).toBe("RUNNING");
+  });
+
   it("takes an enum constant by its position in Conductor's Java enum, as Jackson does, and refuses a position it has not", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: "coerce_enum_task", retryLogic: 2, timeoutPolicy: " 0 ", ownerEmail: "team@example.com" }]);
     expect(await apiOk("GET", "/api/metadata/taskdefs/coerce_enum_task")).toMatchObject({ retryLogic: "LINEAR_BACKOFF", timeoutPolicy: "RETRY" });

@@ -7,7 +7,7 @@
 import { isJacksonNullText, jacksonBooleanOf } from "../../definition/checks";
 import type { JsonObject, JsonValue } from "../../model";
 import { childPath, registrationOnly, type ValidationIssue } from "../../validation-issue";
-import { isDomainValue, loneSurrogateDomainProblem, MAX_DOMAIN_LENGTH, taskToDomainOf } from "../workflow-start-fields";
+import { isDomainValue, isStartedVersion, loneSurrogateDomainProblem, MAX_DOMAIN_LENGTH, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
 import { isTextScalar, TEXT_SCALAR_RULE } from "../../scalar-text";
 
 /** Where a HUMAN task's input keeps its settings (Orkes' key). */
@@ -199,8 +199,10 @@ class SettingsReader {
     const { name, version, input, correlationId, taskToDomain } = request;
     const nameOk = this.later(name) || (typeof name === "string" && name.trim() !== "");
     if (!nameOk) this.problem(childPath(requestPath, "name"), "a non-empty string (the workflow to start)", name);
-    const versionOk = version === undefined || version === null || version === "" || this.later(version) || (typeof version === "number" && Number.isSafeInteger(version) && version >= 0);
-    if (!versionOk) this.problem(childPath(requestPath, "version"), "a whole number of at least 0 (absent or \"\": the latest; 0: version 0 when one is registered, else the latest)", version);
+    // Orkes' StartWorkflowRequest's Integer, read as a START_WORKFLOW's and the API's start read theirs: digits as text
+    // (a sign and spaces around allowed) are the number, "", blank and "null" none.
+    const versionOk = this.later(version) || isStartedVersion(version);
+    if (!versionOk) this.problem(childPath(requestPath, "version"), "a whole number of at least 0, or its digits as text (absent, \"\" or \"null\": the latest; 0: version 0 when one is registered, else the latest)", version);
     const inputOk = input === undefined || input === null || this.later(input) || isRecord(input);
     if (!inputOk) this.problem(childPath(requestPath, "input"), "an object", input);
     // A String of Orkes' StartWorkflowRequest: Jackson takes a number or boolean (an order number) as its text.
@@ -215,7 +217,8 @@ class SettingsReader {
     if (halfCharacter !== undefined) this.issues.push({ path: childPath(requestPath, "taskToDomain"), message: halfCharacter });
     if (!typeOk || !nameOk || !versionOk || !inputOk || !correlationOk || !domainsOk || halfCharacter !== undefined || this.deferred) return undefined;
     const trigger: HumanTrigger = { triggerType: type as HumanTriggerType, name: name as string, input: (input ?? {}) as JsonObject };
-    if (typeof version === "number") trigger.version = version;
+    const startedVersion = workflowVersionOf(version as JsonValue | undefined, "version");
+    if (typeof startedVersion === "number") trigger.version = startedVersion;
     if (isTextScalar(correlationId)) trigger.correlationId = String(correlationId);
     const domains = taskToDomainOf(taskToDomain as JsonValue | undefined);
     if (domains !== undefined) trigger.taskToDomain = domains;

@@ -2,6 +2,7 @@ import type { JsonObject, JsonValue, TaskExecution, WorkflowDef, WorkflowStatus,
 import type { TaskTypeModule } from "../task-type";
 import { START_IDEMPOTENCY_STRATEGIES, type StartIdempotencyStrategy } from "../start-workflow/request";
 import { idempotencyKeyOf, isJsonObjectValue, loneSurrogateDomainProblem, priorityOf, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
+import { jacksonBooleanOf } from "../../definition/checks";
 
 /** The error code of a SUB_WORKFLOW task whose child could not start or did not succeed (spec section 7). */
 export const SUB_WORKFLOW_ERROR = "SUB_WORKFLOW_ERROR";
@@ -124,7 +125,9 @@ export function childStartRequest(input: JsonObject, definition?: WorkflowTaskDe
   if (!isJsonObjectValue(param)) return { invalid: "subWorkflowParam is missing or not an object" };
   const name = param["name"];
   if (typeof name !== "string" || name.trim() === "") return { invalid: `subWorkflowParam.name resolved to ${JSON.stringify(name ?? null)}, not a workflow name` };
-  const request: ChildStartRequest = { name: name.trim(), input: {}, waitForCompletion: input["waitForCompletion"] !== false && input["waitForCompletion"] !== "false" };
+  // Read as the task-level field is stored (a Boolean as Jackson reads one: "FALSE" and 0 are false); anything else,
+  // none included, is the spec's default, waiting.
+  const request: ChildStartRequest = { name: name.trim(), input: {}, waitForCompletion: jacksonBooleanOf(input["waitForCompletion"]) !== false };
   const version = workflowVersionOf(param["version"], "subWorkflowParam.version");
   if (typeof version === "object") return version;
   if (version !== undefined) request.version = version;

@@ -6,6 +6,7 @@ import {
   booleanRule,
   isBoolean,
   isExpression,
+  jacksonBooleanOf,
   isNonEmptyString,
   isOneOf,
   isRecord,
@@ -71,7 +72,8 @@ const TASK_LEVEL = v.object({
 const isChildInput = (value: unknown): boolean => value === null || isRecord(value);
 
 const INPUT_LEVEL = v.object({
-  waitForCompletion: v.optional(rule<unknown>("waitForCompletion", "a boolean (or an expression)", orExpression(isBoolean))),
+  // Kept as given (an input is a template), read as the task level's is stored when the task starts (childStartRequest).
+  waitForCompletion: v.optional(rule<unknown>("waitForCompletion", "a boolean (or an expression)", orExpression((value) => isBoolean(jacksonBooleanOf(value))))),
   // Anything else used to be dropped silently, starting the child with the wrong input.
   input: v.optional(rule<unknown>("input", "an object (the child workflow's input) or an expression", orExpression(isChildInput))),
   workflowInput: v.optional(
