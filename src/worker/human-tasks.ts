@@ -12,7 +12,7 @@ import { namesGranted } from "./auth/permissions";
 import { executionStub, retryingExecutionCall } from "./executions";
 import { principalOf, taskChecks } from "./guard";
 import { ApiError, notFound, validationError } from "./http/errors";
-import { addIn, applyFreeText, applyReadableAny, MAX_LIKE_PATTERN_BYTES, utf8Length, type Filter } from "./search";
+import { addIn, applyFreeText, applyReadableAny, MAX_LIKE_PATTERN_BYTES, utf8Length, whereOf, type Filter } from "./search";
 import { GroupRepository } from "./security/groups";
 import { findTask, type FoundTask } from "./task-lookup";
 import type { HumanTaskSearchBody } from "./human-schemas";
@@ -280,7 +280,7 @@ export async function searchHumanTasks(request: IRequest, env: Env, search: Huma
   if (search.fullTextQuery !== undefined && search.fullTextQuery.trim() !== "") addFullText(filter, search.fullTextQuery.trim());
   if (search.taskInputQuery !== undefined && search.taskInputQuery.trim() !== "") addFieldQuery(filter, "input", search.taskInputQuery, "taskInputQuery");
   if (search.taskOutputQuery !== undefined && search.taskOutputQuery.trim() !== "") addFieldQuery(filter, "output", search.taskOutputQuery, "taskOutputQuery");
-  const where = filter.clauses.length === 0 ? "" : `WHERE ${filter.clauses.join(" AND ")}`;
+  const where = whereOf(filter);
   const [count, page] = await env.DB.batch([
     env.DB.prepare(`SELECT COUNT(*) AS total FROM human_tasks ${where}`).bind(...filter.bindings),
     env.DB.prepare(`SELECT entry FROM human_tasks ${where} ORDER BY updated_on DESC, task_id LIMIT ? OFFSET ?`).bind(...filter.bindings, search.size, search.start),

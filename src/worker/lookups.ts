@@ -3,7 +3,7 @@ import { mapBounded } from "./bounded";
 import { executionStub, retryingExecutionCall } from "./executions";
 import type { WorkflowReadCheck } from "./guard";
 import { ApiError } from "./http/errors";
-import { addIn, applyReadable, type Filter } from "./search";
+import { addIn, applyReadable, whereOf, type Filter } from "./search";
 import type { NameFilter } from "./auth/permissions";
 
 /**
@@ -43,10 +43,6 @@ interface FoundWorkflow {
   json: string;
 }
 
-function where(filter: Filter): string {
-  return filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
-}
-
 /** The index rows a lookup finds among the workflows the caller may read, newest first. */
 async function indexedExecutions(db: D1Database, lookup: CorrelatedLookup, readable: NameFilter): Promise<IndexedExecution[]> {
   if (lookup.workflowNames.length === 0 || lookup.correlationIds.length === 0) return [];
@@ -58,7 +54,7 @@ async function indexedExecutions(db: D1Database, lookup: CorrelatedLookup, reada
   const { results } = await db
     .prepare(
       `SELECT workflowId, workflowName FROM (SELECT workflow_id AS workflowId, workflow_name AS workflowName, start_time, ` +
-        `ROW_NUMBER() OVER (PARTITION BY correlation_id ORDER BY start_time DESC, workflow_id) AS place FROM executions ${where(filter)}) ` +
+        `ROW_NUMBER() OVER (PARTITION BY correlation_id ORDER BY start_time DESC, workflow_id) AS place FROM executions ${whereOf(filter)}) ` +
         `WHERE place <= ? ORDER BY start_time DESC, workflowId LIMIT ?`,
     )
     .bind(...filter.bindings, MAX_CORRELATED_WORKFLOWS, MAX_CORRELATED_WORKFLOWS + 1)
@@ -145,7 +141,7 @@ export async function runningWorkflowIds(db: D1Database, lookup: RunningLookup, 
     filter.bindings.push(lookup.startTime, lookup.endTime);
   }
   const { results } = await db
-    .prepare(`SELECT workflow_id AS workflowId FROM executions ${where(filter)} ORDER BY start_time DESC, workflow_id LIMIT ?`)
+    .prepare(`SELECT workflow_id AS workflowId FROM executions ${whereOf(filter)} ORDER BY start_time DESC, workflow_id LIMIT ?`)
     .bind(...filter.bindings, MAX_RUNNING_IDS)
     .all<{ workflowId: string }>();
   return results.map((row) => row.workflowId);

@@ -66,6 +66,55 @@ function columnOf(columns: Record<string, string>, field: string): string | unde
 export interface Filter {
   clauses: string[];
   bindings: (string | number)[];
+  /** Where in `clauses` an equality on a broad column stands (see {@link addEquality}); {@link whereOf} reads it. */
+  broad?: number[];
+  /** Whether a clause finds rows by a narrow column ({@link NARROW_COLUMNS}); {@link whereOf} reads it. */
+  narrowed?: boolean;
+}
+
+/**
+ * Columns each value of which few rows hold (an execution's or a task's id, a correlation id): a statement comparing
+ * one with a value or a list finds its rows through that column's index, whatever else it compares.
+ */
+const NARROW_COLUMNS: ReadonlySet<string> = new Set(["workflow_id", "correlation_id", "task_id"]);
+
+/**
+ * Adds `column = value`. On a broad column (a name, a status, a state, a type) the equality lets SQLite walk an index
+ * on it that also serves the page's order, and stop at the page's end (`executions_by_name_status` for the UI's
+ * `workflowType IN (x) AND status IN (FAILED)`), where a `json_each` list has it sort every row found. Without table
+ * statistics SQLite then prefers that index to a narrow column's (two equalities and the order served weigh more than
+ * one), so {@link whereOf} writes a broad equality as `+column = ?`, which no index serves, when a narrow column
+ * ({@link NARROW_COLUMNS}) is compared too.
+ */
+function addEquality(filter: Filter, column: string, value: string): void {
+  if (NARROW_COLUMNS.has(column)) filter.narrowed = true;
+  else (filter.broad ??= []).push(filter.clauses.length);
+  filter.clauses.push(`${column} = ?`);
+  filter.bindings.push(value);
+}
+
+/** Adds the clauses of `more` to `filter`, and what {@link whereOf} reads of them. */
+function appendFilter(filter: Filter, more: Filter): void {
+  for (const place of more.broad ?? []) (filter.broad ??= []).push(filter.clauses.length + place);
+  if (more.narrowed === true) filter.narrowed = true;
+  filter.clauses.push(...more.clauses);
+  filter.bindings.push(...more.bindings);
+}
+
+/**
+ * The `WHERE` of `filter` (nothing without clauses), its bindings those of `filter`. Where it compares a narrow column
+ * (a correlation id, an execution's id), its equalities on broad ones are written `+column = ?`: the same comparison
+ * (the unary `+` changes no text), which no index serves, so that SQLite finds the few rows by the narrow column's
+ * index instead of walking every row of the name or the status (see {@link addEquality}).
+ */
+export function whereOf(filter: Filter): string {
+  return filter.clauses.length === 0 ? "" : `WHERE ${conjunction(filter)}`;
+}
+
+/** The clauses of `filter` joined by `AND`, a broad equality beside a narrow column's written as {@link whereOf} says. */
+function conjunction(filter: Filter): string {
+  const broad = new Set(filter.narrowed === true ? filter.broad : []);
+  return filter.clauses.map((clause, place) => (broad.has(place) ? `+${clause}` : clause)).join(" AND ");
 }
 
 function param(request: IRequest, name: string): string | undefined {
@@ -202,16 +251,16 @@ function wildcardPattern(field: string, value: string): string {
 /**
  * D1 binds at most 100 parameters per statement: a list of any length (a caller's workflow names, a
  * `status=`/`workflowName=` list, a query's `IN (...)`) is bound as one JSON array and read with `json_each`. A list of
- * one value (the Conductor UI's `workflowType IN (x)`) is an equality: SQLite cannot tell that a `json_each` holds one
- * row, so it sorts every row the list finds, where `column = ?` lets an index on the column and the sorted one walk
- * them in order and stop at the page's end (`executions_by_name`, `executions_by_name_status`).
+ * one value (the Conductor UI's `workflowType IN (x)`) is an equality ({@link addEquality}): SQLite cannot tell that a
+ * `json_each` holds one row, so it would sort every row the list finds. Read the statement's `WHERE` with
+ * {@link whereOf}.
  */
 export function addIn(filter: Filter, column: string, values: readonly string[]): void {
   if (values.length === 1) {
-    filter.clauses.push(`${column} = ?`);
-    filter.bindings.push(values[0]!);
+    addEquality(filter, column, values[0]!);
     return;
   }
+  if (NARROW_COLUMNS.has(column)) filter.narrowed = true;
   filter.clauses.push(`${column} IN (SELECT value FROM json_each(?))`);
   filter.bindings.push(JSON.stringify(values));
 }
@@ -333,13 +382,17 @@ function applyExpression(filter: Filter, query: QueryText, from: number, to: num
   }
   if (connectives.has("OR")) {
     const alternatives: string[] = [];
+    let narrowed = true;
     for (const [operandStart, operandEnd] of operands) {
       const alternative: Filter = { clauses: [], bindings: [] };
       applyExpression(alternative, query, operandStart, operandEnd, fields, counted);
-      alternatives.push(alternative.clauses.length === 1 ? alternative.clauses[0]! : `(${alternative.clauses.join(" AND ")})`);
+      alternatives.push(alternative.clauses.length === 1 ? conjunction(alternative) : `(${conjunction(alternative)})`);
       filter.bindings.push(...alternative.bindings);
+      narrowed &&= alternative.narrowed === true;
     }
     filter.clauses.push(`(${alternatives.join(" OR ")})`);
+    // Each alternative's rows found by a narrow column's index (`correlationId = a OR workflowId = b`): so are theirs.
+    if (narrowed) filter.narrowed = true;
     return;
   }
   if (operands.length > 1) {
@@ -429,6 +482,9 @@ function applyClause(filter: Filter, clause: string, fields: SearchFields, count
   if (operator === "!=" || operator === "<>") {
     // As Conductor's index, whose NOT also finds the rows that do not hold the field at all.
     filter.clauses.push(`(${column} IS NULL OR ${column} <> ?)`);
+  } else if (operator === "=" && typeof value === "string") {
+    addEquality(filter, column, value);
+    return;
   } else filter.clauses.push(`(${isSet}${column} ${operator} ?)`);
   filter.bindings.push(value);
 }
@@ -645,8 +701,7 @@ function applyFreeTextTerms(filter: Filter, freeText: string, fields: SearchFiel
     if (error instanceof ApiError && error.status === 400) return false;
     throw error;
   }
-  filter.clauses.push(...conditions.clauses);
-  filter.bindings.push(...conditions.bindings);
+  appendFilter(filter, conditions);
   return true;
 }
 
@@ -718,7 +773,7 @@ export async function searchExecutions(db: D1Database, request: IRequest, readab
   const correlationId = param(request, "correlationId");
   if (correlationId) addIn(filter, "correlation_id", [correlationId]);
   if (byTasks !== undefined) {
-    filter.clauses.push(`workflow_id IN (SELECT workflow_id FROM task_index${byTasks.clauses.length > 0 ? ` WHERE ${byTasks.clauses.join(" AND ")}` : ""})`);
+    filter.clauses.push(`workflow_id IN (SELECT workflow_id FROM task_index ${whereOf(byTasks)})`);
     filter.bindings.push(...byTasks.bindings);
   } else {
     const query = param(request, "query");
@@ -726,7 +781,7 @@ export async function searchExecutions(db: D1Database, request: IRequest, readab
     applyFreeText(filter, param(request, "freeText"), ["workflow_id", "correlation_id", "workflow_name", "reason", "input", "output"], { fields: EXECUTION_FIELDS });
   }
   const order = orderBy(param(request, "sort"));
-  const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
+  const where = whereOf(filter);
   const [count, page] = await db.batch([
     countHits(db, "executions", where, filter.bindings, { start, size }),
     db

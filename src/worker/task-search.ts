@@ -2,7 +2,7 @@ import type { IRequest } from "itty-router";
 import type { TaskIndexRow } from "../actors/execution-index";
 import { TASK_STATUSES, type JsonObject } from "../engine/model";
 import { validationError } from "./http/errors";
-import { applyFreeText, applyQuery, applyReadableAny, countHits, orderBy, searchExecutions, searchPage, searchParam, type Filter, type SearchFields } from "./search";
+import { applyFreeText, applyQuery, applyReadableAny, countHits, orderBy, searchExecutions, searchPage, searchParam, whereOf, type Filter, type SearchFields } from "./search";
 import { namesGranted, type Grant, type NameFilter } from "./auth/permissions";
 
 /** How long a task ran, as TaskSummary's `executionTime` (see {@link toTaskSummary}): 0 until it has started and ended. */
@@ -163,7 +163,7 @@ export async function searchTasks(db: D1Database, request: IRequest, readable: R
     { readable: readable.tasks, column: "task_index.task_def_name" },
   ]);
   const order = orderBy(searchParam(request, "sort"), TASK_FIELDS);
-  const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
+  const where = whereOf(filter);
   const [count, page] = await db.batch([
     countHits(db, "task_index", where, filter.bindings, { start, size }),
     db

@@ -590,4 +590,31 @@ describe("the human task list's plan", () => {
     }
     for (const read of admin) expect(await queryPlan(read), read.sql).toMatch(/SEARCH human_tasks USING (COVERING )?INDEX human_tasks_by_state \(state=\?\)/);
   });
+
+  it("finds the tasks of some executions in one state through the executions' index, not by walking every task in that state (the list of one state is an equality its index serves with the order)", async () => {
+    // 2,000 ASSIGNED tasks, two of them (and one IN_PROGRESS) of execution ht-narrow-wf.
+    const prefix = unique("ht-narrow");
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+       INSERT INTO human_tasks (task_id, workflow_id, workflow_name, task_ref_name, definition_name, display_name, state, created_on, updated_on, entry)
+       SELECT printf('%s-%05d', ?1, i), CASE WHEN i IN (7, 1500, 1999) THEN ?1 || '-wf' ELSE printf('%s-wf-%05d', ?1, i) END, ?1, 'ask', ?1, ?1,
+         CASE WHEN i = 1999 THEN 'IN_PROGRESS' ELSE 'ASSIGNED' END, 1000 + i, 1000 + i, json_object('taskId', printf('%s-%05d', ?1, i)) FROM n`,
+    )
+      .bind(prefix)
+      .run();
+    try {
+      let found: { totalHits: number; results: Entry[] } | undefined;
+      const [count, page] = await boundStatementsOf(/FROM human_tasks/, async () => {
+        found = await apiOk("POST", "/api/human/tasks/search", { searchType: "ADMIN", states: ["ASSIGNED"], workflowIds: [`${prefix}-wf`] });
+      });
+      expect(found!.totalHits).toBe(2);
+      expect(found!.results.map((entry) => entry.taskId)).toEqual([`${prefix}-01500`, `${prefix}-00007`]);
+      for (const read of [count!, page!]) {
+        expect(await queryPlan(read), read.sql).toContain("USING INDEX human_tasks_by_workflow (workflow_id=?)");
+        expect((await env.DB.prepare(read.sql).bind(...read.bindings).all()).meta.rows_read, read.sql).toBeLessThan(50);
+      }
+    } finally {
+      await env.DB.prepare("DELETE FROM human_tasks WHERE workflow_name = ?").bind(prefix).run();
+    }
+  });
 });

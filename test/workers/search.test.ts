@@ -1084,4 +1084,48 @@ describe("search at a large tenant's size (D1 reads, and bills, every row a stat
       await env.DB.prepare("DELETE FROM executions WHERE workflow_name IN ('scale_a', 'scale_b')").run();
     }
   });
+
+  it("finds a correlation id's or an execution's few rows by its index beside a name or a status, which would walk every row of the name (the equality of a list of one name or status serves their index and the order, and SQLite, without statistics, chose it)", async () => {
+    // scale_c: 2,000 RUNNING executions, three of them (and one COMPLETED) of correlation id scale-corr.
+    await insertExecutions("scale_c", "RUNNING", 2_000, 2_000_000, 10);
+    await insertExecutions("scale_c", "COMPLETED", 1, 2_000_005, 10);
+    const correlated = ["scale_c-RUNNING-00007", "scale_c-RUNNING-01500", "scale_c-RUNNING-01999", "scale_c-COMPLETED-00001"];
+    await env.DB.prepare("UPDATE executions SET correlation_id = 'scale-corr' WHERE workflow_id IN (SELECT value FROM json_each(?))").bind(JSON.stringify(correlated)).run();
+    const q = (query: string) => `query=${encodeURIComponent(query)}&sort=startTime:DESC`;
+    try {
+      const searches: Array<[query: string, hits: string[], index: string]> = [
+        // The bundled UI's list by name (and status) and correlation id, and a client's.
+        ["workflowName=scale_c&correlationId=scale-corr&sort=startTime:DESC", correlated.slice(0, 3).reverse().concat(correlated[3]!), "executions_by_correlation"],
+        ["workflowName=scale_c&status=RUNNING&correlationId=scale-corr&sort=startTime:DESC", correlated.slice(0, 3).reverse(), "executions_by_correlation"],
+        ["status=RUNNING&correlationId=scale-corr", correlated.slice(0, 3).reverse(), "executions_by_correlation"],
+        // The Conductor UI's query of one name (and status) beside a correlation id, or an execution's id.
+        [q("workflowType IN (scale_c) AND correlationId = scale-corr AND status IN (RUNNING)"), correlated.slice(0, 3).reverse(), "executions_by_correlation"],
+        [`${q("workflowType IN (scale_c) AND status IN (RUNNING)")}&correlationId=scale-corr`, correlated.slice(0, 3).reverse(), "executions_by_correlation"],
+        [q("workflowId IN (scale_c-RUNNING-00007) AND workflowType IN (scale_c)"), ["scale_c-RUNNING-00007"], "sqlite_autoindex_executions_1"],
+        [q("workflowType = scale_c AND status = RUNNING AND workflowId IN (scale_c-RUNNING-00007, scale_c-RUNNING-01500)"), ["scale_c-RUNNING-01500", "scale_c-RUNNING-00007"], "sqlite_autoindex_executions_1"],
+        [q("workflowType IN (scale_c) AND (correlationId = scale-corr OR workflowId = scale_c-RUNNING-00003)"), [...correlated.slice(0, 3).reverse(), "scale_c-RUNNING-00003", correlated[3]!], "executions_by_correlation"],
+      ];
+      for (const [query, hits, index] of searches) {
+        const { answer, count, page } = await searched(query);
+        expect(ids(answer), query).toEqual(hits);
+        expect(answer.totalHits, query).toBe(hits.length);
+        for (const statement of [count, page]) {
+          expect(statement.plan, `${query}: ${statement.sql}`).toContain(`USING INDEX ${index} (`);
+          expect(statement.rowsRead, `${query}: ${statement.sql}`).toBeLessThan(50);
+        }
+      }
+      // Getting a correlation id's workflows of a name (Conductor's getWorkflows; running ones, or all of them).
+      for (const [includeClosed, found] of [[false, correlated.slice(0, 3)], [true, correlated]] as const) {
+        // The rows found are then read from their execution objects, which these index rows have none of (the answer a
+        // 404): the index's statement is what is looked at.
+        const [lookup, ...more] = await boundStatementsOf(/FROM executions/, () => api("GET", `/api/workflow/scale_c/correlated/scale-corr?includeClosed=${includeClosed}`));
+        expect(more).toEqual([]);
+        expect(await env.DB.prepare(lookup!.sql).bind(...lookup!.bindings).all<{ workflowId: string }>().then((rows) => rows.results.map((row) => row.workflowId).sort())).toEqual([...found].sort());
+        expect(await queryPlan(lookup!), lookup!.sql).toContain("USING INDEX executions_by_correlation (correlation_id=?)");
+        expect(await rowsRead(lookup!), lookup!.sql).toBeLessThan(50);
+      }
+    } finally {
+      await env.DB.prepare("DELETE FROM executions WHERE workflow_name = 'scale_c'").run();
+    }
+  });
 });

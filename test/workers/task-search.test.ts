@@ -287,6 +287,37 @@ describe("task search at a large tenant's size", () => {
       await env.DB.prepare("DELETE FROM task_index WHERE workflow_name = 'ts_scale'").run();
     }
   });
+
+  it("finds an execution's tasks through the executions' index beside one status or type, not by walking every task of that status or type", async () => {
+    // 2,000 COMPLETED tasks of one type in 2,000 executions; execution ts-narrow-wf holds three (one FAILED) of them.
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+       INSERT INTO task_index (task_id, workflow_id, workflow_name, correlation_id, workflow_priority, task_type, task_def_name, reference_task_name, status,
+         domain, worker_id, reason, scheduled_time, start_time, end_time, update_time, input, output)
+       SELECT printf('ts-narrow-%05d', i), CASE WHEN i IN (7, 1500, 1999) THEN 'ts-narrow-wf' ELSE printf('ts-narrow-wf-%05d', i) END, 'ts_narrow', NULL, 0,
+         'ts_narrow_task', 'ts_narrow_task', 'work', CASE WHEN i = 1999 THEN 'FAILED' ELSE 'COMPLETED' END, NULL, 'w', NULL, 1000 + i, 1000 + i, 2000 + i, 2000 + i, '{}', '{}' FROM n`,
+    ).run();
+    try {
+      const queries: Array<[query: string, tasks: string[]]> = [
+        ["workflowId='ts-narrow-wf' AND status IN (COMPLETED)", ["ts-narrow-01500", "ts-narrow-00007"]],
+        ["workflowId IN (ts-narrow-wf) AND taskType IN (ts_narrow_task) AND status = FAILED", ["ts-narrow-01999"]],
+      ];
+      for (const [query, tasks] of queries) {
+        let found: Found | undefined;
+        const [count, page] = await boundStatementsOf(/FROM task_index/, async () => {
+          found = await search(`query=${encodeURIComponent(query)}&sort=updateTime:DESC`);
+        });
+        expect(found!.totalHits, query).toBe(tasks.length);
+        expect(found!.results.map((task) => task.taskId), query).toEqual(tasks);
+        for (const read of [count!, page!]) {
+          expect(await queryPlan(read), read.sql).toContain("USING INDEX task_index_by_workflow (workflow_id=?)");
+          expect((await env.DB.prepare(read.sql).bind(...read.bindings).all()).meta.rows_read, read.sql).toBeLessThan(50);
+        }
+      }
+    } finally {
+      await env.DB.prepare("DELETE FROM task_index WHERE workflow_name = 'ts_narrow'").run();
+    }
+  });
 });
 
 describe("task search for a caller who may read some tasks", () => {
