@@ -45,17 +45,43 @@ export function searchForm(context, hashFor, fields, more = []) {
 }
 
 /**
+ * The most hits the workflow and task searches count (the server's `COUNTED_HITS`): a `totalHits` at or past it may be
+ * a lower bound, the count having stopped there (or at the page's end plus one).
+ */
+export const COUNTED_HITS = 10_000;
+
+/**
+ * The pager's words: "1–50 of 120". A `total` at or past `countedUpTo` with hits after the page is a count that
+ * stopped, not the number of hits: "1–50 of 10,000+", not "of 10000", which a reader would take for all there are.
+ * @param {number} start the page's first result (0-based)
+ * @param {number} shown how many the page holds
+ * @param {number} total how many there are (at least, past `countedUpTo`)
+ * @param {number} [countedUpTo] where the search stops counting; none: it counts every hit
+ */
+export function pagerText(start, shown, total, countedUpTo = Infinity) {
+  const last = Math.min(total, start + shown);
+  const more = total >= countedUpTo && last < total ? "+" : "";
+  return `${count(start + 1)}–${count(last)} of ${count(total)}${more}`;
+}
+
+/** @param {number} n */
+function count(n) {
+  return n.toLocaleString("en-US");
+}
+
+/**
  * The pager under a page of results: which of them it shows, and links to the pages before and after.
  * @param {number} start the page's first result (0-based)
  * @param {number} shown how many the page holds
- * @param {number} total how many there are
+ * @param {number} total how many there are (at least, past `countedUpTo`)
  * @param {number} pageSize
  * @param {(pageStart: number) => string} hashFor
+ * @param {number} [countedUpTo] where the search stops counting (see {@link pagerText}); none: it counts every hit
  */
-export function pager(start, shown, total, pageSize, hashFor) {
+export function pager(start, shown, total, pageSize, hashFor, countedUpTo = Infinity) {
   const last = Math.min(total, start + shown);
   return h("nav", { className: "pager", "aria-label": "Pages" },
-    h("span", {}, `${start + 1}–${last} of ${total}`),
+    h("span", {}, pagerText(start, shown, total, countedUpTo)),
     start > 0 ? h("a", { href: hashFor(Math.max(0, start - pageSize)) }, "Previous") : null,
     last < total ? h("a", { href: hashFor(start + pageSize) }, "Next") : null);
 }

@@ -1,7 +1,7 @@
 // @ts-check
 import { ApiError, api, permissionsAt, errorMessage } from "../lib/api.js";
 import { formatDuration, formatTime, h, keepingFocus, replaceChildren, statusBadge, toMillis } from "../lib/dom.js";
-import { pager, searchForm, searchHash } from "../lib/search-page.js";
+import { COUNTED_HITS, pager, searchForm, searchHash } from "../lib/search-page.js";
 import { executionSelection } from "./execution-selection.js";
 
 export const WORKFLOW_STATUSES = ["RUNNING", "PAUSED", "COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED"];
@@ -139,7 +139,7 @@ export async function renderExecutions(container, params, context) {
           h("caption", { className: "visually-hidden" }, "Executions"),
           h("thead", {}, h("tr", {}, selection.headerCell(), ["Workflow", "Status", "Id", "Correlation id", "Started", "Duration"].map((title) => h("th", { scope: "col" }, title)))),
           h("tbody", {}, rows))),
-      pager(start, page.results.length, page.totalHits, PAGE_SIZE, hashFor));
+      pager(start, page.results.length, page.totalHits, PAGE_SIZE, hashFor, COUNTED_HITS));
   }
 
   /**

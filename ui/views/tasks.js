@@ -1,7 +1,7 @@
 // @ts-check
 import { ApiError, api } from "../lib/api.js";
 import { formatDuration, formatTime, h, replaceChildren, statusBadge, toMillis } from "../lib/dom.js";
-import { loadResults, pager, searchForm, searchHash } from "../lib/search-page.js";
+import { COUNTED_HITS, loadResults, pager, searchForm, searchHash } from "../lib/search-page.js";
 
 export const TASK_STATUSES = ["SCHEDULED", "IN_PROGRESS", "COMPLETED", "COMPLETED_WITH_ERRORS", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "TIMED_OUT", "CANCELED", "SKIPPED"];
 const PAGE_SIZE = 25;
@@ -107,7 +107,7 @@ export async function renderTasks(container, params, context) {
           h("caption", { className: "visually-hidden" }, "Tasks"),
           h("thead", {}, h("tr", {}, ["Task", "Status", "Workflow", "Worker", "Updated", "Ran for", "Reason"].map((title) => h("th", { scope: "col" }, title)))),
           h("tbody", {}, rows))),
-      pager(start, page.results.length, page.totalHits, PAGE_SIZE, hashFor));
+      pager(start, page.results.length, page.totalHits, PAGE_SIZE, hashFor, COUNTED_HITS));
   }
 
   await load();
