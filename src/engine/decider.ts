@@ -1085,6 +1085,7 @@ function applyResumeChild(draft: Draft, event: Extract<ExecutionEvent, { type: "
     outputData: { subWorkflowId: target.subWorkflowId },
     reasonForIncompletion: undefined,
     retried: false,
+    retriedOnRequest: undefined,
     endTime: 0,
     updateTime: env.now,
     attemptDeadline: undefined,
@@ -1258,7 +1259,7 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   for (const task of passed) {
     const lane = steps[task.definitionIndex]!.lane;
     if (!firstByLane.has(lane)) firstByLane.set(lane, task);
-    draft.updateTask(task.taskId, { retried: true });
+    draft.updateTask(task.taskId, { retried: true, retriedOnRequest: true });
   }
   // So are the heads of the branches of the forks such a lane ran after that task (a dynamic fork's forked tasks
   // included): the lane forks them again as it reaches their fork anew, and retried here too they ran twice at once.
@@ -1273,7 +1274,7 @@ function applyRetry(draft: Draft, env: DecideEnv): void {
   const rerun = heads.filter(afterFailure);
   // The head of such a lane, run again with it when it is reached, counts as replaced too (a permissive one would
   // otherwise fail the workflow again).
-  for (const head of rerun) if (!SUCCESSFUL_TASK_STATUSES.has(head.status)) draft.updateTask(head.taskId, { retried: true });
+  for (const head of rerun) if (!SUCCESSFUL_TASK_STATUSES.has(head.status)) draft.updateTask(head.taskId, { retried: true, retriedOnRequest: true });
   retryLanes(draft, heads.filter((head) => !rerun.includes(head)), env, undefined, rerun);
   // A permissive failure in such a branch runs again with it, once the lane around reaches its fork anew: run here too,
   // it ran twice at once.
@@ -1352,7 +1353,8 @@ function retryUnfinishedLanes(draft: Draft, heads: readonly TaskExecution[], env
       draft.updateTask(head.taskId, { status: "IN_PROGRESS", reasonForIncompletion: undefined, outputData: {}, endTime: 0, updateTime: env.now });
       continue;
     }
-    draft.updateTask(head.taskId, { retried: true });
+    // Only on request: the decider retries a task in moveLane() instead.
+    draft.updateTask(head.taskId, { retried: true, retriedOnRequest: true });
     addInstance(draft, head.definitionIndex, env, { retryCount: head.retryCount + 1, retriedTaskId: head.taskId });
   }
 }
@@ -1533,6 +1535,7 @@ function runAgain(draft: Draft, target: TaskExecution, inputGiven: boolean, env:
     reasonForIncompletion: undefined,
     retryCount,
     retried: false,
+    retriedOnRequest: undefined,
     scheduledTime: env.now,
     startTime: 0,
     endTime: 0,

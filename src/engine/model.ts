@@ -543,6 +543,13 @@ export interface TaskExecution {
   retryCount: number;
   /** True once a newer instance replaced this failed one. */
   retried: boolean;
+  /**
+   * True when a request (a workflow retry or rerun, or a child's, reopening it) replaced this instance, not the
+   * decider's own retry: the Task JSON's `executed` tells them apart, as Conductor's WorkflowExecutor.taskToBeRescheduled
+   * sets `executed` on the task a retry request replaces and its DeciderService.retry() does not (see view.ts).
+   * Absent on every other instance, and on those replaced on request before it was recorded.
+   */
+  retriedOnRequest?: true;
   /** The id of the failed instance this one retries (Conductor's `retriedTaskId`); absent on a first attempt. */
   retriedTaskId?: string;
   /** Epoch ms. For a delayed retry this lies in the future. */

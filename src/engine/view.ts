@@ -1,4 +1,4 @@
-import { TERMINAL_TASK_STATUSES, TERMINAL_WORKFLOW_STATUSES, type FailedTaskLists, type JsonObject, type TaskDef, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "./model";
+import { SUCCESSFUL_TASK_STATUSES, TERMINAL_TASK_STATUSES, TERMINAL_WORKFLOW_STATUSES, type FailedTaskLists, type JsonObject, type TaskDef, type TaskExecution, type WorkflowDef, type WorkflowExecution, type WorkflowTaskDef } from "./model";
 import { templateReadsKeys, withDerivedMasked } from "./derived-masking";
 import { taskInputTemplate } from "./tasks/registry";
 import { BoundedCache } from "./expressions/cache";
@@ -105,6 +105,23 @@ function childStartOnItsWay(task: TaskExecution): boolean {
   return task.taskType === "SUB_WORKFLOW" && isInFlight(task);
 }
 
+/**
+ * Conductor's `executed`: set by its DeciderService.decide as it acts on a task's end (schedules what follows, or finds
+ * nothing left), for an ended task neither SKIPPED nor retried. So it stays false on a task still running, a SKIPPED
+ * one, one the decider retried (its retry() marks the task retried instead), the one whose failure ended the workflow
+ * (retry() throws before the flag is set, and terminate() stores the task so) and one canceled as the workflow ended
+ * (cancelNonTerminalTasks); a task a retry request replaced has it (WorkflowExecutor.taskToBeRescheduled sets it: "task
+ * lifecycle is complete"), and a rerun clears it on the task it runs again (rerunWF). A TERMINATE task has it. Only
+ * shown: nothing here reads it.
+ */
+function executedAsConductorShows(task: TaskExecution, execution: WorkflowExecution): boolean {
+  if (task.retried) return task.retriedOnRequest === true;
+  if (!TERMINAL_TASK_STATUSES.has(task.status) || task.status === "SKIPPED" || task.status === "CANCELED") return false;
+  // `failedTaskId` names the task that ended the last run that failed (a rerun or restart clears it; a retry request
+  // marks that task retried, above); a TERMINATE task ending it FAILED is one that completed.
+  return task.taskId !== execution.failedTaskId || SUCCESSFUL_TASK_STATUSES.has(task.status);
+}
+
 /** Conductor's `Task` JSON for one task instance; engine bookkeeping (attempts, deadlines) stays internal. */
 export function toTaskView(task: TaskExecution, execution: WorkflowExecution): TaskView {
   // The task definition it follows, when it was looked up as it ran (a DYNAMIC's choice, a forked task).
@@ -131,9 +148,7 @@ export function toTaskView(task: TaskExecution, execution: WorkflowExecution): T
     pollCount: task.pollCount ?? 0,
     // Conductor's: how long it waited to start (for a worker's task, to be polled); 0 until it starts.
     queueWaitTime: task.startTime > 0 && task.scheduledTime > 0 ? Math.max(0, task.startTime - task.scheduledTime) : 0,
-    // Conductor's flag for a task whose end its workflow has acted on: here, every ended task (an end is acted on as
-    // it is recorded).
-    executed: TERMINAL_TASK_STATUSES.has(task.status),
+    executed: executedAsConductorShows(task, execution),
   };
   setPresent(view, "reasonForIncompletion", task.reasonForIncompletion);
   // A task held back by its task definition's limits says so (Conductor only postpones it in its queue, unexplained).

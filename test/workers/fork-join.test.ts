@@ -111,6 +111,26 @@ describe("FORK_JOIN and JOIN", () => {
     expect(await hits("fork-retry")).toBe(2);
   });
 
+  it("show executed, on a workflow failed in a branch, only where Conductor's decider acted on a task's end", async () => {
+    await register({
+      name: "fork_failed_output",
+      tasks: forkJoin("fan", [[httpTask("broken", { uri: target("/flaky/fork-failed-output?fail=1"), method: "GET" })], [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }]], ["broken", "hold"]),
+    });
+    const failed = await waitFor(await startWorkflow("fork_failed_output"), ["FAILED", "COMPLETED"]);
+    expect(failed.status).toBe("FAILED");
+    // Scheduled as Conductor's ForkJoinTaskMapper lists them: the fork, its branches' first tasks, then the JOIN.
+    const shown = failed.tasks.map((task) => [task.referenceTaskName, task.status, task["executed"]]);
+    // Its decider set `executed` on the fork as it scheduled the branches; not on the task whose failure ended the
+    // workflow (retry() throws before), nor on those canceled as it ended.
+    expect(shown).toEqual([
+      ["fan", "COMPLETED", true],
+      ["broken", "FAILED", false],
+      ["hold", "CANCELED", false],
+      ["fan_join", "CANCELED", false],
+    ]);
+    expect(failed["failedTaskId"]).toBe(failed.tasks[1]!.taskId);
+  });
+
   it("wait, for a joined SWITCH, for the last task of the case it took, and join that task's output under its name (Conductor's)", async () => {
     const noop = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "NOOP" });
     const route = {

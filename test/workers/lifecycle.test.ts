@@ -171,6 +171,8 @@ describe("retry, restart, rerun", () => {
     // The new attempt names the one it retries, as Conductor's retriedTaskId does; the first attempt names none.
     expect(retried.tasks[2]!["retriedTaskId"]).toBe(retried.tasks[1]!.taskId);
     expect(retried.tasks[1]).not.toHaveProperty("retriedTaskId");
+    // Conductor's taskToBeRescheduled sets `executed` on the task a retry request replaces, as its decider does on
+    // those it moved on from.
     expect(retried.tasks.every((task) => task["executed"] === true)).toBe(true);
     expect(await hits("retry-me-one")).toBe(1);
     expect(retried["lastRetriedTime"]).toBeGreaterThanOrEqual(failed.endTime as number);
@@ -184,6 +186,16 @@ describe("retry, restart, rerun", () => {
     expect(restarted["createTime"]).toBeGreaterThan(failed["createTime"] as number);
     expect(restarted["createTime"]).toBe(restarted["startTime"]);
     expect(await hits("retry-me-one")).toBe(2);
+  });
+
+  it("a task the decider retried shows executed false, as Conductor's DeciderService.retry() leaves it", async () => {
+    await register({ name: "retried_by_decider", tasks: [httpTask("flaky", { uri: target("/flaky/retried-by-decider?fail=1"), method: "GET" }, { retryCount: 1, retryDelaySeconds: 0 })] });
+    const done = await waitFor(await startWorkflow("retried_by_decider"), ["COMPLETED", "FAILED"]);
+    expect(done.status).toBe("COMPLETED");
+    expect(done.tasks.map((task) => [task.status, task["retried"], task["executed"]])).toEqual([
+      ["FAILED", true, false],
+      ["COMPLETED", false, true],
+    ]);
   });
 
   it("restart and retry of a running workflow are 409s that change nothing", async () => {
