@@ -2893,11 +2893,13 @@ function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, 
 
 /**
  * The output a workflow ends with when it does not complete (failed, timed out, terminated), as Conductor's
- * `updateWorkflowOutput` gives it: its definition's `outputParameters`, resolved against what ran, or else the output of
- * the task that ended it (of its last task when none did). Empty when that is over MAX_PAYLOAD_BYTES or does not
- * resolve: the workflow ends all the same.
+ * terminateWorkflow gives it, calling `updateWorkflowOutput(workflow, null)` before it cancels anything (so overwriting
+ * the failed task's output its DeciderService.retry() had set): its definition's `outputParameters`, resolved against
+ * what ran, or else the output of its last task, the one scheduled last (as it stands, not yet canceled), whichever task
+ * ended it. In a fork that is often the JOIN (scheduled with the fork, before the branches' later tasks), not the branch
+ * task that failed. Empty when that is over MAX_PAYLOAD_BYTES or does not resolve: the workflow ends all the same.
  */
-function outputAtEnd(state: WorkflowExecution, endedBy: TaskExecution | undefined, env: DecideEnv): JsonObject {
+function outputAtEnd(state: WorkflowExecution, env: DecideEnv): JsonObject {
   let output: JsonObject;
   const outputParameters = state.definition.outputParameters;
   if (outputParameters && Object.keys(outputParameters).length > 0) {
@@ -2908,7 +2910,7 @@ function outputAtEnd(state: WorkflowExecution, endedBy: TaskExecution | undefine
       output = {};
     }
   } else {
-    output = (endedBy ?? lastTopLevelTask(state))?.outputData ?? {};
+    output = state.tasks.at(-1)?.outputData ?? {};
   }
   return oversize(output, env.config.maxPayloadBytes) === undefined ? output : {};
 }
@@ -3024,7 +3026,7 @@ function cancelPending(draft: Draft, reason: string, childReason: string, env: D
   }
 }
 
-/** How an execution came to end, for its output and its failure workflow. */
+/** How an execution came to end, for its output, its `failedTaskId` and its failure workflow. */
 interface Ending {
   /** The task whose failure or timeout ended it. */
   failedTask?: TaskExecution;
@@ -3040,7 +3042,7 @@ interface Ending {
  */
 function endWorkflow(draft: Draft, status: "FAILED" | "TERMINATED" | "TIMED_OUT", reason: string, env: DecideEnv, effects: Effect[], ending: Ending = {}): void {
   // Before anything is canceled, as Conductor's updateWorkflowOutput reads the tasks.
-  const output = ending.output ?? outputAtEnd(draft.state, ending.failedTask, env);
+  const output = ending.output ?? outputAtEnd(draft.state, env);
   cancelPending(draft, `Workflow ${status.toLowerCase().replace("_", " ")}: ${reason}`, `Parent workflow ${draft.state.workflowId} ended ${status}: ${reason}`, env, effects);
   draft.patch({ status, reasonForIncompletion: reason, endTime: env.now, updateTime: env.now, rateLimited: undefined, output });
   // Conductor's terminate() records the task that ended it as failedTaskId; an ending no task brought (a termination,

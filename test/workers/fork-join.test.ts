@@ -111,7 +111,7 @@ describe("FORK_JOIN and JOIN", () => {
     expect(await hits("fork-retry")).toBe(2);
   });
 
-  it("show executed, on a workflow failed in a branch, only where Conductor's decider acted on a task's end", async () => {
+  it("end a workflow failed in a branch with its last scheduled task's output (the JOIN's), and show executed only where Conductor's decider acted on the end", async () => {
     await register({
       name: "fork_failed_output",
       tasks: forkJoin("fan", [[httpTask("broken", { uri: target("/flaky/fork-failed-output?fail=1"), method: "GET" })], [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }]], ["broken", "hold"]),
@@ -129,6 +129,9 @@ describe("FORK_JOIN and JOIN", () => {
       ["fan_join", "CANCELED", false],
     ]);
     expect(failed["failedTaskId"]).toBe(failed.tasks[1]!.taskId);
+    // Conductor's terminateWorkflow calls updateWorkflowOutput(workflow, null): the last task's output, the JOIN's (none
+    // yet), not the failed branch task's 503 response.
+    expect(failed.output).toEqual({});
   });
 
   it("wait, for a joined SWITCH, for the last task of the case it took, and join that task's output under its name (Conductor's)", async () => {
