@@ -2293,7 +2293,10 @@ function reopenLoopOf(draft: Draft, target: TaskExecution, env: DecideEnv): void
       iteration,
       outputData: reopenedLoopOutput(loop, iteration),
       reasonForIncompletion: undefined,
+      // Replaced no more, on request or otherwise (its replacement, scheduled after `target`, is gone): a retry of it by
+      // the decider later must not show the `executed` of one a retry request replaced (see view.ts).
       retried: false,
+      retriedOnRequest: undefined,
       endTime: 0,
       updateTime: env.now,
     });

@@ -310,6 +310,25 @@ describe("DO_WHILE in the decider", () => {
     expect(state.status).toBe("FAILED");
   });
 
+  it("a DO_WHILE a retry request replaced, reopened by a rerun from its own iteration and then retried by the decider, shows executed false (Conductor's DeciderService.retry leaves it so)", () => {
+    // The condition throws on a's first output (a terminal failure, its own retries left), and ends the loop on the second.
+    let state = started([loop("loop", [http("a")], "$.a.body.missing.deeper", { retryCount: 1 })]).state;
+    state = finish(state, "a__1", 1_001, { body: {} });
+    expect(state.status).toBe("FAILED");
+    state = decide(state, { type: "retry" }, env(2_000)).state;
+    const replaced = state.tasks[0]!;
+    expect([replaced.retried, toTaskView(replaced, state).executed]).toEqual([true, true]);
+    state = finish(state, "a__1", 2_001, { body: { missing: { deeper: false } } });
+    expect(state.status).toBe("COMPLETED");
+    // Rerun from the first run's a__1: the loop it ran in runs again from there, no longer replaced.
+    state = decide(state, { type: "rerun", fromTaskId: state.tasks[1]!.taskId }, env(3_000)).state;
+    expect(refs(state)).toEqual(["loop:IN_PROGRESS", "a__1:IN_PROGRESS"]);
+    state = finish(state, "a__1", 3_001, {}, "FAILED");
+    // The loop failed with its task and the decider retried it (its retryCount 0, of 1): not a retry request's doing.
+    expect(refs(state)).toEqual(["loop:FAILED", "a__1:FAILED", "loop:IN_PROGRESS", "a__1:IN_PROGRESS"]);
+    expect([state.tasks[0]!.retried, toTaskView(state.tasks[0]!, state).executed]).toEqual([true, false]);
+  });
+
   it("a condition reading a name $ does not hold ($.loop['iteration'], as Conductor's own loop is not named loop) fails with those names and what $ holds: the loop's output under its reference name", () => {
     let state = started([loop("repeat", [http("a")], "$.loop['iteration'] < 3 && $[\"a\"].body != null && $.typo.x", { inputParameters: { limit: 3 } })]).state;
     state = finish(state, "a__1", 1_001, { body: {} });
