@@ -137,7 +137,7 @@ const STRONG_BOOTSTRAP_SECRET_CHARS = 32;
  * Logs, once per isolate, a `BOOTSTRAP_ADMIN_KEY` that is no `<keyId>:<keySecret>` (no colon, or nothing on one side):
  * no request can match it, so the admin cannot sign in, and without the log nothing says why. Logs too one whose
  * `keySecret` is short while no `JWT_SIGNING_KEYS` is set (`signingKeysSet` false): the tokens are then signed with a key
- * derived from it, which a user holding one can test guesses against offline (see tokens.ts, `stretchedSigningKey`).
+ * derived from it, which a user holding one can test guesses against offline (see tokens.ts, `stretchedAdminKey`).
  * Never its value: the log is read by whoever may read the Worker's logs, not only those who may read its secrets.
  */
 function checkBootstrapAdminKey(raw: string | undefined, signingKeysSet: boolean): void {

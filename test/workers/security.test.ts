@@ -34,6 +34,16 @@ async function callWithEnv(configured: Env, method: string, path: string, header
 }
 
 const [adminKeyId, adminSecret] = ADMIN_KEY.split(":") as [string, string];
+
+/**
+ * The admin key as the service stretches it: PBKDF2-SHA256, 20,000 rounds (a change of either logs everyone out). The
+ * signing key without JWT_SIGNING_KEYS, and the key of the bootstrap admin's session marker.
+ */
+async function stretchedKey(adminKey: string): Promise<Uint8Array> {
+  const encoder = new TextEncoder();
+  const material = await crypto.subtle.importKey("raw", encoder.encode(adminKey), "PBKDF2", false, ["deriveBits"]);
+  return new Uint8Array(await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt: encoder.encode("edge-conductor/jwt-signing-key"), iterations: 20_000 }, material, 256));
+}
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /**
@@ -376,6 +386,78 @@ describe("tokens", () => {
     await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken: old.refresh_token }), 200);
   });
 
+  describe("the bootstrap admin's session marker (`bak`, and the key_id of its refresh tokens' rows)", () => {
+    const encoder = new TextEncoder();
+    const hexOf = (bytes: ArrayBuffer) => Buffer.from(bytes).toString("hex");
+    /** What the service records now: 128 bits of an HMAC under the admin key stretched by PBKDF2 (as the derived signing key). */
+    const stretchedMarker = async (adminKey: string) => {
+      const macKey = await crypto.subtle.importKey("raw", await stretchedKey(adminKey), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+      return `bootstrap:2:${hexOf(await crypto.subtle.sign("HMAC", macKey, encoder.encode("edge-conductor/bootstrap-session\u0000"))).slice(0, 32)}`;
+    };
+    /** What it recorded before: 64 bits of a plain SHA-256 of the admin key, a guess of which costs one hash to test. */
+    const legacyMarker = async (adminKey: string) =>
+      `bootstrap:${hexOf(await crypto.subtle.digest("SHA-256", encoder.encode(`edge-conductor/bootstrap-session\u0000${adminKey}`))).slice(0, 16)}`;
+    const sha256Hex = async (text: string) => hexOf(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+    const recordedKeyId = async (refreshToken: string) =>
+      (await env.DB.prepare(`SELECT key_id FROM refresh_tokens WHERE token_hash = ?`).bind(await sha256Hex(refreshToken)).first<{ key_id: string }>())?.key_id;
+    const rotatedAdmin = { ...env, BOOTSTRAP_ADMIN_KEY: "rotated-admin:a-brand-new-secret-0987654321" } as Env;
+
+    it("is an HMAC under the PBKDF2-stretched admin key, not a SHA-256 of it, in the access token and the refresh token's row, the same with JWT_SIGNING_KEYS, without, and across its rotation", async () => {
+      const expected = await stretchedMarker(ADMIN_KEY);
+      const signingRotated = { ...env, JWT_SIGNING_KEYS: `new-1:${Buffer.alloc(32, 5).toString("base64")},${env.JWT_SIGNING_KEYS}` } as Env;
+      for (const configured of [env, { ...env, JWT_SIGNING_KEYS: "" } as Env, signingRotated]) {
+        const issued = JSON.parse(await expectStatus(await callWithEnv(configured, "POST", "/api/security/token", {}, { keyId: adminKeyId, keySecret: adminSecret }), 200)) as Tokens;
+        const refreshed = JSON.parse(await expectStatus(await callWithEnv(configured, "POST", "/api/security/token/refresh", {}, { refreshToken: issued.refresh_token }), 200)) as Tokens;
+        for (const tokens of [issued, refreshed]) {
+          expect(decodeJwt(tokens.token).bak).toBe(expected);
+          expect(await recordedKeyId(tokens.refresh_token)).toBe(expected);
+        }
+      }
+      expect(expected).not.toBe(await legacyMarker(ADMIN_KEY));
+    });
+
+    it("a session from before it (the SHA-256 marker) goes on, continued under the new marker; rotating the admin key ends old and new sessions alike; no response or log line holds the key or the old marker", async () => {
+      const logged = [vi.spyOn(console, "log"), vi.spyOn(console, "warn"), vi.spyOn(console, "error")];
+      const bodies: string[] = [];
+      const answered = async (response: Response, status: number, code?: string) => {
+        const body = await expectStatus(response, status, code);
+        bodies.push(body);
+        return body;
+      };
+      try {
+        const legacy = await legacyMarker(ADMIN_KEY);
+        // What a session started before the upgrade holds: a refresh token whose row records the old marker, and an access token carrying it.
+        const family = crypto.randomUUID();
+        const refreshToken = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+        await env.DB.prepare(`INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id) VALUES (?, ?, 'admin', ?, 0, ?, ?)`)
+          .bind(await sha256Hex(refreshToken), family, Date.now() + 3_600_000, Date.now(), legacy)
+          .run();
+        const accessToken = await new SignJWT({ fam: family, bak: legacy }).setProtectedHeader({ alg: "HS256", kid: "test-1" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setIssuedAt().setExpirationTime("5m").setJti(crypto.randomUUID()).sign(TEST_KEY);
+        const current = await tokenFor(adminKeyId, adminSecret);
+        // The admin key rotated: every one of them is refused, nothing consumed.
+        for (const token of [accessToken, current.token]) await answered(await callWithEnv(rotatedAdmin, "GET", "/api/metadata/workflow", bearer(token)), 401, "INVALID_TOKEN");
+        for (const token of [refreshToken, current.refresh_token]) await answered(await callWithEnv(rotatedAdmin, "POST", "/api/security/token/refresh", {}, { refreshToken: token }), 401, "INVALID_TOKEN");
+        // On the key they were obtained with, the old session goes on, and its refresh records the new marker.
+        await answered(await call("GET", "/api/metadata/workflow", bearer(accessToken)), 200);
+        const continued = JSON.parse(await answered(await call("POST", "/api/security/token/refresh", {}, { refreshToken }), 200)) as Tokens;
+        expect(decodeJwt(continued.token).bak).toBe(await stretchedMarker(ADMIN_KEY));
+        expect(await recordedKeyId(continued.refresh_token)).toBe(await stretchedMarker(ADMIN_KEY));
+        await answered(await call("GET", "/api/metadata/workflow", bearer(continued.token)), 200);
+        // Which a rotation ends too.
+        await answered(await callWithEnv(rotatedAdmin, "GET", "/api/metadata/workflow", bearer(continued.token)), 401, "INVALID_TOKEN");
+        await answered(await callWithEnv(rotatedAdmin, "POST", "/api/security/token/refresh", {}, { refreshToken: continued.refresh_token }), 401, "INVALID_TOKEN");
+        const lines = logged.flatMap((spy) => spy.mock.calls.map((args) => args.map(String).join(" ")));
+        const tokenPayloads = bodies.flatMap((body) => (body.startsWith("{") && "token" in JSON.parse(body) ? [JSON.stringify(decodeJwt((JSON.parse(body) as Tokens).token))] : []));
+        for (const text of [...bodies, ...tokenPayloads, ...lines]) {
+          expect(text).not.toContain(adminSecret);
+          expect(text).not.toContain(legacy.slice("bootstrap:".length));
+        }
+      } finally {
+        for (const spy of logged) spy.mockRestore();
+      }
+    });
+  });
+
   it("reads ACCESS_TOKEN_TTL_SECONDS as digits only: \"1e3\" or \"0x10\" leaves the hour, as any value that is no whole number", async () => {
     const expiresIn = async (ttl: string) => {
       const configured = { ...env, ACCESS_TOKEN_TTL_SECONDS: ttl } as Env;
@@ -540,11 +622,6 @@ describe("tokens", () => {
 describe("tokens signed with a key derived from BOOTSTRAP_ADMIN_KEY (no JWT_SIGNING_KEYS)", () => {
   const derived = () => ({ ...env, JWT_SIGNING_KEYS: "" }) as Env;
   const encoder = new TextEncoder();
-  /** The key the service derives now: PBKDF2-SHA256 of the admin key, 20,000 rounds (a change of either logs everyone out). */
-  const stretchedKey = async (adminKey: string) => {
-    const material = await crypto.subtle.importKey("raw", encoder.encode(adminKey), "PBKDF2", false, ["deriveBits"]);
-    return new Uint8Array(await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt: encoder.encode("edge-conductor/jwt-signing-key"), iterations: 20_000 }, material, 256));
-  };
   /** The key derived before (HKDF, two HMACs a guess), which signed the tokens issued until the upgrade. */
   const legacyKey = async (adminKey: string) => {
     const material = await crypto.subtle.importKey("raw", encoder.encode(adminKey), "HKDF", false, ["deriveBits"]);

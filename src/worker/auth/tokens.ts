@@ -25,6 +25,7 @@ interface SigningKey {
 const encoder = new TextEncoder();
 const keysByEnv = new WeakMap<object, Promise<SigningKey[]>>();
 const markersByEnv = new WeakMap<object, Promise<string | undefined>>();
+const stretchedByEnv = new WeakMap<object, Promise<Uint8Array>>();
 /** What a verified access token holds: `expiresAt` its `exp` in ms, checked again on every use of the cached entry. */
 interface VerifiedToken {
   userId: string;
@@ -60,7 +61,7 @@ function randomToken(): string {
 /**
  * The signing keys, current first: `JWT_SIGNING_KEYS` = `kid:base64secret[,kid:base64secret…]`, so a
  * key can be rotated in while tokens signed with the old one stay valid. Without it, one key is
- * derived (PBKDF2, see {@link stretchedSigningKey}) from the bootstrap admin key, so tokens work out of the box, followed
+ * derived (PBKDF2, see {@link stretchedAdminKey}) from the bootstrap admin key, so tokens work out of the box, followed
  * by the one derived before (see {@link legacyDerivedSigningKey}), which only verifies.
  */
 function signingKeys(env: Env): Promise<SigningKey[]> {
@@ -106,7 +107,7 @@ async function loadSigningKeys(env: Env): Promise<SigningKey[]> {
     });
   }
   if (!env.BOOTSTRAP_ADMIN_KEY) return [];
-  return [await stretchedSigningKey(env.BOOTSTRAP_ADMIN_KEY), await legacyDerivedSigningKey(env.BOOTSTRAP_ADMIN_KEY)];
+  return [{ kid: "derived-2", secret: await stretchedAdminKey(env) }, await legacyDerivedSigningKey(env.BOOTSTRAP_ADMIN_KEY)];
 }
 
 /**
@@ -118,16 +119,28 @@ async function loadSigningKeys(env: Env): Promise<SigningKey[]> {
  */
 const DERIVED_KEY_ITERATIONS = 20_000;
 
-/** The key new tokens are signed with when no `JWT_SIGNING_KEYS` is set: `bootstrapKey` stretched (see {@link DERIVED_KEY_ITERATIONS}). */
-async function stretchedSigningKey(bootstrapKey: string): Promise<SigningKey> {
+/**
+ * `BOOTSTRAP_ADMIN_KEY` stretched (see {@link DERIVED_KEY_ITERATIONS}), computed once per env object: the secret of the key
+ * new tokens are signed with when no `JWT_SIGNING_KEYS` is set (kid `derived-2`), and the key of the bootstrap admin's
+ * session marker (see {@link bootstrapKeyMarker}), so that neither lets a guess of the admin key be tested for less.
+ */
+function stretchedAdminKey(env: Env): Promise<Uint8Array> {
+  let stretched = stretchedByEnv.get(env);
+  if (!stretched) {
+    stretched = stretchedKeyOf(env.BOOTSTRAP_ADMIN_KEY ?? "");
+    stretchedByEnv.set(env, stretched);
+  }
+  return stretched;
+}
+
+async function stretchedKeyOf(bootstrapKey: string): Promise<Uint8Array> {
   const material = await crypto.subtle.importKey("raw", encoder.encode(bootstrapKey), "PBKDF2", false, ["deriveBits"]);
   const salt = encoder.encode(`${TOKEN_ISSUER}/jwt-signing-key`);
-  const bits = await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations: DERIVED_KEY_ITERATIONS }, material, 256);
-  return { kid: "derived-2", secret: new Uint8Array(bits) };
+  return new Uint8Array(await crypto.subtle.deriveBits({ name: "PBKDF2", hash: "SHA-256", salt, iterations: DERIVED_KEY_ITERATIONS }, material, 256));
 }
 
 /**
- * The key derived (HKDF, fast) before {@link stretchedSigningKey}, kept behind it so that the upgrade logs no one out: it
+ * The key derived (HKDF, fast) before {@link stretchedAdminKey}, kept behind it so that the upgrade logs no one out: it
  * signs no new token, verifies those it signed before, each until its `exp` (an access token's lifetime), and finds the
  * successor an exchange made with it wrote when that exchange is sent again within the reuse grace window, answered the
  * same pair again (see {@link replayedExchange}); else the client's retry was taken for a reuse and its session revoked.
@@ -140,19 +153,51 @@ async function legacyDerivedSigningKey(bootstrapKey: string): Promise<SigningKey
   return { kid: "derived-1", secret: new Uint8Array(bits) };
 }
 
+/** Domain of the bootstrap admin's session marker, so it can be no other MAC under the stretched key (a JWS input holds no NUL). */
+const BOOTSTRAP_MARKER_CONTEXT = `${TOKEN_ISSUER}/bootstrap-session\u0000`;
+/** How the marker of {@link bootstrapKeyMarker} starts, after {@link BOOTSTRAP_MARKER_PREFIX}: told apart from the legacy one. */
+const BOOTSTRAP_MARKER_VERSION = "2:";
+
 /**
- * Names the configured `BOOTSTRAP_ADMIN_KEY` without revealing it: `bootstrap:` and 64 bits of a SHA-256
- * fingerprint. The bootstrap admin's sessions record it, so rotating or removing the key ends them (the key
- * lives in configuration, not in `api_keys`, so deleting it is not what revokes them). Undefined without a key.
+ * Names the configured `BOOTSTRAP_ADMIN_KEY` without revealing it: `bootstrap:2:` and 128 bits of an HMAC under the admin
+ * key stretched by PBKDF2 ({@link stretchedAdminKey}), the same whether or not `JWT_SIGNING_KEYS` is set and across its
+ * rotations. The bootstrap admin's sessions record it, in the access token (`bak`) and the refresh token's row, so
+ * rotating or removing the key ends them (the key lives in configuration, not in `api_keys`, so deleting it is not what
+ * revokes them). Whoever reads it (the admin's token holder, a D1 export) tests a guess of the admin key for a PBKDF2, as
+ * against a token of the derived signing key. Undefined without a key.
  */
 function bootstrapKeyMarker(env: Env): Promise<string | undefined> {
   let marker = markersByEnv.get(env);
   if (!marker) {
-    const key = env.BOOTSTRAP_ADMIN_KEY;
-    marker = key ? sha256Hex(`${TOKEN_ISSUER}/bootstrap-session\u0000${key}`).then((hex) => BOOTSTRAP_MARKER_PREFIX + hex.slice(0, 16)) : Promise.resolve(undefined);
+    marker = env.BOOTSTRAP_ADMIN_KEY ? stretchedMarker(env) : Promise.resolve(undefined);
     markersByEnv.set(env, marker);
   }
   return marker;
+}
+
+async function stretchedMarker(env: Env): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", await stretchedAdminKey(env), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(BOOTSTRAP_MARKER_CONTEXT)));
+  return BOOTSTRAP_MARKER_PREFIX + BOOTSTRAP_MARKER_VERSION + hexOf(mac.slice(0, 16));
+}
+
+/**
+ * The marker sessions recorded before {@link bootstrapKeyMarker} (64 bits of a plain SHA-256 of the admin key, a guess
+ * tested for one hash), still accepted so that the upgrade logs no one out; never recorded again: a session continued
+ * records the new one. It can go once every session from before the upgrade has ended: `REFRESH_TOKEN_TTL_SECONDS` after
+ * it (its access tokens end an access lifetime after it), or at the next rotation of the admin key, which ends them all.
+ */
+async function legacyBootstrapKeyMarker(env: Env): Promise<string | undefined> {
+  const key = env.BOOTSTRAP_ADMIN_KEY;
+  return key ? BOOTSTRAP_MARKER_PREFIX + (await sha256Hex(`${TOKEN_ISSUER}/bootstrap-session\u0000${key}`)).slice(0, 16) : undefined;
+}
+
+/** Whether `claimed`, a session's recorded marker, names the admin key configured now, in either form. */
+async function namesCurrentBootstrapKey(env: Env, claimed: unknown): Promise<boolean> {
+  const marker = await bootstrapKeyMarker(env);
+  if (marker === undefined || typeof claimed !== "string") return false;
+  if (claimed === marker) return true;
+  return !claimed.startsWith(BOOTSTRAP_MARKER_PREFIX + BOOTSTRAP_MARKER_VERSION) && claimed === (await legacyBootstrapKeyMarker(env));
 }
 
 /**
@@ -161,7 +206,7 @@ function bootstrapKeyMarker(env: Env): Promise<string | undefined> {
  */
 async function bootstrapSessionKey(env: Env, claimed: string | null | undefined): Promise<string> {
   const marker = await bootstrapKeyMarker(env);
-  if (marker === undefined || (claimed !== undefined && claimed !== marker)) throw new ApiError(401, "INVALID_TOKEN", ROTATED);
+  if (marker === undefined || (claimed !== undefined && !(await namesCurrentBootstrapKey(env, claimed)))) throw new ApiError(401, "INVALID_TOKEN", ROTATED);
   return marker;
 }
 
@@ -422,7 +467,7 @@ export async function verifyAccessToken(env: Env, token: string): Promise<{ user
   // The cache keeps an entry for its TTL from when it was verified: one verified in its last second must not outlive exp.
   if (verified.expiresAt <= Date.now()) throw expiredToken();
   // Checked on every request, not cached: the configuration may differ between requests of one isolate.
-  if (verified.userId === BOOTSTRAP_ADMIN_USER && verified.bootstrapKey !== (await bootstrapKeyMarker(env))) throw new ApiError(401, "INVALID_TOKEN", ROTATED);
+  if (verified.userId === BOOTSTRAP_ADMIN_USER && !(await namesCurrentBootstrapKey(env, verified.bootstrapKey))) throw new ApiError(401, "INVALID_TOKEN", ROTATED);
   return { userId: verified.userId, jti: verified.jti, family: verified.family };
 }
 
