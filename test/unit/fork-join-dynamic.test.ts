@@ -393,6 +393,20 @@ describe("FORK_JOIN_DYNAMIC over forkTaskInputs", () => {
     expect(instance(state, "_fan_0").inputData).toMatchObject({ n: 1, __index: 0 });
   });
 
+  it("reads forkTaskWorkflowVersion as Conductor's Integer.parseInt does: a sign and digits are the version, other text (spaces, a fraction, hex) the latest, a negative one refused", () => {
+    const versionOf = (version: JsonObject[string]) => {
+      const state = started([forkOver("fan", { forkTaskWorkflow: "child", forkTaskWorkflowVersion: version }), join("fan_join")], { items: [{ n: 1 }] }).state;
+      return (state.definition.dynamicForks?.[0]?.tasks[0]?.subWorkflowParam as JsonObject | undefined)?.["version"];
+    };
+    expect([versionOf("+2"), versionOf(3), versionOf("0"), versionOf("007")]).toEqual([2, 3, 0, 7]);
+    // NumberFormatException, ignored by Conductor's mapper: the latest version.
+    for (const text of [" 2 ", "2.0", "0x10", "1e1", "", "2147483648", "two"]) expect(versionOf(text), text).toBeUndefined();
+    expect(versionOf(2.5)).toBeUndefined();
+    // A negative version is none a workflow has: the fork fails, as its child would in Conductor.
+    const negative = started([forkOver("fan", { forkTaskWorkflow: "child", forkTaskWorkflowVersion: "-1" }), join("fan_join")], { items: [{ n: 1 }] }).state;
+    expect(instance(negative, "fan")).toMatchObject({ status: "FAILED_WITH_TERMINAL_ERROR", reasonForIncompletion: expect.stringMatching(/subWorkflowParam\.version/) });
+  });
+
   it("forks a sub workflow per plain entry (ids, say), its child getting {input: entry, __index} as Conductor's does", () => {
     const state = started([forkOver("fan", { forkTaskWorkflow: "child" }), join("fan_join")], { items: ["id-1", 2] }).state;
     expect(statuses(state)).toMatchObject({ fan: "COMPLETED", _fan_0: "IN_PROGRESS", _fan_1: "IN_PROGRESS" });

@@ -18,7 +18,7 @@
  * it may not fork a DO_WHILE there (its forked tasks are laid out outside the loop's own steps: a DO_WHILE written in
  * the loop nests instead).
  */
-import { describeValue, isNonEmptyString, isRecord, type UnknownRecord } from "../../definition/checks";
+import { describeValue, isNonEmptyString, isRecord, MAX_JAVA_INT, type UnknownRecord } from "../../definition/checks";
 import { validateForkedTasks } from "../../definition/validate";
 import { environmentVariablesOf } from "../../environment";
 import { referencedEnvironmentVariables, referencedSecrets } from "../../expressions";
@@ -238,13 +238,29 @@ function fromForkTaskInputs(fork: WorkflowTaskDef, input: JsonObject): Listed {
   const raw = entries.map((_entry, index): JsonObject => {
     const task: JsonObject = { taskReferenceName: `_${name}_${index}`, name, type, inputParameters: {} };
     if (typeof workflow === "string") {
-      const version = Number(input["forkTaskWorkflowVersion"]);
-      Object.assign(task, { name: workflow, type: "SUB_WORKFLOW", subWorkflowParam: Number.isInteger(version) && version > 0 ? { name: workflow, version } : { name: workflow } });
+      const version = forkedWorkflowVersionOf(input["forkTaskWorkflowVersion"]);
+      Object.assign(task, { name: workflow, type: "SUB_WORKFLOW", subWorkflowParam: version === undefined ? { name: workflow } : { name: workflow, version } });
     }
     if (fork.optional === true) task["optional"] = true;
     return task;
   });
   return { ok: true, raw, path: "forkTaskInputs" };
+}
+
+/** Java's `Integer.parseInt` text: a sign, then decimal digits, nothing around (no spaces, fraction, exponent or hex). */
+const JAVA_INT_TEXT = /^[+-]?[0-9]+$/;
+
+/**
+ * The version of the workflow `forkTaskWorkflow` forks, as Conductor's mapper reads `forkTaskWorkflowVersion`
+ * (getDynamicTasksSimple): text `Integer.parseInt` takes is that number (`"2"`, `"+2"`; 0 and a negative one handed to
+ * the sub workflow as given, where 0 is version 0 when one is registered, else the latest, and a negative one is refused
+ * with the fork), and text it refuses (`" 2 "`, `"2.0"`, `"0x2"`, `""`, one past Java's int) none, the latest, its
+ * NumberFormatException ignored. A JSON number, which Conductor's `(String)` cast fails on, is taken when whole; any other
+ * value is none.
+ */
+function forkedWorkflowVersionOf(value: JsonValue | undefined): number | undefined {
+  const number = typeof value === "string" && JAVA_INT_TEXT.test(value) ? Number(value) + 0 : typeof value === "number" ? value : undefined;
+  return number !== undefined && Number.isInteger(number) && Math.abs(number) <= MAX_JAVA_INT + (number < 0 ? 1 : 0) ? number : undefined;
 }
 
 /** The name a forked task listed without one takes: its child workflow's, its (system) type, else its reference name. */
