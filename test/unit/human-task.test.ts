@@ -439,8 +439,17 @@ describe("registration", () => {
     expect(registrationErrors([human({ assignments: [{ assignee: { user: "ada", userType: "USER" }, slaMinutes: -1 }], assignmentCompletionStrategy: "CLOSE" })])).toEqual([
       "tasks[0].inputParameters.__humanTaskDefinition.assignmentCompletionStrategy: assignmentCompletionStrategy must be one of LEAVE_OPEN, TERMINATE, but received string \"CLOSE\"",
       "tasks[0].inputParameters.__humanTaskDefinition.assignments[0].assignee.userType: userType must be one of CONDUCTOR_USER, CONDUCTOR_GROUP, EXTERNAL_USER, EXTERNAL_GROUP, but received string \"USER\"",
-      "tasks[0].inputParameters.__humanTaskDefinition.assignments[0].slaMinutes: slaMinutes must be a whole number of minutes from 0 (no limit) to 527040, but received number -1",
+      "tasks[0].inputParameters.__humanTaskDefinition.assignments[0].slaMinutes: slaMinutes must be a whole number of minutes from 0 (no limit) to 527040, or its digits as text, but received number -1",
     ]);
+    // Orkes' Long and Integer, read by Jackson: digits as text (spaces and a sign around) are the number, "null" none.
+    expect(registrationErrors([human({ assignments: [{ assignee: user("ada"), slaMinutes: " +15 " }, { assignee: user("bob"), slaMinutes: "null" }], userFormTemplate: { name: "refund_form", version: "2" } })])).toEqual([]);
+    expect(registrationErrors([human({ assignments: [{ assignee: user("ada"), slaMinutes: "15m" }], userFormTemplate: { name: "refund_form", version: "2.0" } })])).toEqual([
+      "tasks[0].inputParameters.__humanTaskDefinition.assignments[0].slaMinutes: slaMinutes must be a whole number of minutes from 0 (no limit) to 527040, or its digits as text, but received string \"15m\"",
+      "tasks[0].inputParameters.__humanTaskDefinition.userFormTemplate.version: version must be a whole number of at least 0, or its digits as text (0, absent, \"\" or \"null\": the latest), but received string \"2.0\"",
+    ]);
+    // Resolved as the task starts: the chain's minutes are the numbers.
+    const resolved = startedWith("approvals", [human({ assignments: [{ assignee: user("ada"), slaMinutes: "${workflow.input.minutes}" }] })], { amount: 5, minutes: "10" }).state;
+    expect(latestNamed(resolved, "approve").human).toMatchObject({ assignments: [{ slaMinutes: 10 }] });
     expect(registrationErrors([human({ assignments: "${workflow.input.chain}", userFormTemplate: { name: "refund_form", version: "${workflow.input.v}" } })])).toEqual([]);
     // The Python client's HumanTask without a form writes a null name and version 0: no form.
     expect(registrationErrors([human({ userFormTemplate: { name: null, version: 0 } })])).toEqual([]);

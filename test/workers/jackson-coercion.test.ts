@@ -208,6 +208,36 @@ describe("numbers and booleans given as text, as Jackson reads them", () => {
     expect(versions.sort()).toEqual([1, 2]);
   });
 
+  it("reads a HUMAN task's user form version and assignment minutes as Jackson reads Orkes' Integer and Long: digits as text the number, \"null\" none", async () => {
+    const form = { name: "coerce_form", jsonSchema: { type: "object" }, templateUI: { type: "VerticalLayout" } };
+    await apiOk("POST", "/api/human/template", form);
+    await apiOk("POST", "/api/human/template?newVersion=true", { ...form, templateUI: { type: "Second" } });
+    const chain = (minutes: JsonObject[string]) => [
+      { assignee: { user: "admin", userType: "CONDUCTOR_USER" }, slaMinutes: minutes },
+      { assignee: { user: "admin", userType: "CONDUCTOR_USER" }, slaMinutes: "null" },
+    ];
+    const definition = (name: string, settings: JsonObject) => ({
+      name,
+      ownerEmail: "team@example.com",
+      tasks: [{ name: "approve", taskReferenceName: "approve", type: "HUMAN", inputParameters: { __humanTaskDefinition: settings } }],
+    });
+    await apiOk("POST", "/api/metadata/workflow", definition("coerce_human_form", { assignments: chain(" +30 "), userFormTemplate: { name: "coerce_form", version: " 1 " } }));
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "coerce_human_form" });
+    const running = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.status === "IN_PROGRESS"));
+    const taskId = running.tasks[0]!.taskId;
+    // Version 1 of the form, not the latest (2); the chain's minutes as numbers, "null" none (no limit).
+    expect(await apiOk("GET", `/api/human/template/${taskId}`)).toMatchObject({ name: "coerce_form", version: 1, templateUI: { type: "VerticalLayout" } });
+    expect(await apiOk("GET", `/api/human/tasks/${taskId}`)).toMatchObject({
+      humanTaskDef: { userFormTemplate: { name: "coerce_form", version: 1 }, assignments: [{ slaMinutes: 30 }, { slaMinutes: 0 }] },
+    });
+
+    // Other text is still refused with the field's message, and nothing is registered.
+    const refused = await refusedWith(await api("POST", "/api/metadata/workflow", definition("coerce_human_refused", { assignments: chain("30 min"), userFormTemplate: { name: "coerce_form", version: "1.0" } })));
+    const at = "tasks[0].inputParameters.__humanTaskDefinition";
+    expect(refused.map((issue) => issue.path).sort()).toEqual([`${at}.assignments[0].slaMinutes`, `${at}.userFormTemplate.version`]);
+    expect((await api("GET", "/api/metadata/workflow/coerce_human_refused")).status).toBe(404);
+  });
+
   it("reads a SUB_WORKFLOW's waitForCompletion given in its input, written or resolved, as its task-level one is read: \"FALSE\" and 0 do not wait", async () => {
     await apiOk("POST", "/api/metadata/workflow", {
       name: "coerce_slow_child",

@@ -278,6 +278,16 @@ export function isJacksonNullText(value: unknown): boolean {
 }
 
 /**
+ * `value` as Jackson reads it into an Integer or Long (a wrapper) of Conductor's and Orkes' models: undefined for none
+ * (absent, null, and the text it reads as null: {@link isJacksonNullText}), the number for its digits as text (a sign
+ * and spaces around allowed: {@link integerFromText}), anything else as given, for the field's own check.
+ */
+export function wrapperIntegerOf(value: unknown): unknown {
+  if (value === undefined || value === null || isJacksonNullText(value)) return undefined;
+  return integerFromText(value);
+}
+
+/**
  * What Jackson sets a number or boolean field of one of Conductor's models to when it reads null there (JSON null, or
  * {@link isJacksonNullText}): by name, 0 or false for a Java primitive (int, long, boolean: Conductor's server turns
  * FAIL_ON_NULL_FOR_PRIMITIVES off), or `"unset"` for a wrapper (Integer, Boolean), whose null is a field left out.

@@ -1,7 +1,7 @@
 /** The fields a task that starts a workflow (SUB_WORKFLOW, START_WORKFLOW) reads from its resolved input. */
 import type { JsonObject, JsonValue } from "../model";
 import { hasLostDigits, isTextScalar } from "../scalar-text";
-import { integerFromText, isJacksonNullText } from "../definition/checks";
+import { wrapperIntegerOf } from "../definition/checks";
 import { hasExpression } from "../expressions/template";
 import { holdsLoneSurrogate, LONE_SURROGATE_RULE } from "../http-syntax";
 
@@ -22,15 +22,8 @@ export function workflowVersionOf(value: JsonValue | undefined, field: string): 
   return number;
 }
 
-/**
- * `value` as Jackson reads it into the Integer version or priority of Conductor's SubWorkflowParams and
- * StartWorkflowRequest: undefined for none (absent, null, and the text it reads as null: "", blank, "null"), the number
- * for its digits as text (a sign and spaces around allowed: `integerFromText`), anything else as given.
- */
-function startedIntegerOf(value: unknown): unknown {
-  if (value === undefined || value === null || isJacksonNullText(value)) return undefined;
-  return integerFromText(value);
-}
+/** `value` as Jackson reads it into the Integer version or priority of Conductor's SubWorkflowParams and StartWorkflowRequest. */
+const startedIntegerOf = wrapperIntegerOf;
 
 /**
  * True for what a definition may give as the version of a workflow a task starts: an integer of at least 0 (0: version 0

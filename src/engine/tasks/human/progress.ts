@@ -6,7 +6,8 @@
  * execution's decision, so two callers racing for one task cannot both win.
  */
 import { EngineError } from "../../errors";
-import type { JsonObject, TaskExecution, TaskStatus } from "../../model";
+import { wrapperIntegerOf } from "../../definition/checks";
+import type { JsonObject, JsonValue, TaskExecution, TaskStatus } from "../../model";
 import type { CompletionStrategy, HumanAssignment, HumanSettings, HumanUser } from "./settings";
 
 /** The states of a human task (Orkes'). */
@@ -308,9 +309,18 @@ export function bareActor(by: string): string {
   return by.startsWith(LEGACY_ACTED_BY_PREFIX) ? by.slice(LEGACY_ACTED_BY_PREFIX.length) : by;
 }
 
-/** The human task settings as the entry shows them (`humanTaskDef`): those given, with the chain in force. */
+/**
+ * The human task settings as the entry shows them (`humanTaskDef`): those given, with the chain in force and the user
+ * form's version as it was read (`"2"` as 2, `"null"` left out), as Orkes shows the UserFormTemplate it read.
+ */
 export function shownSettings(given: JsonObject | undefined, progress: HumanProgress | undefined): JsonObject {
   const shown: JsonObject = { ...(given ?? {}) };
+  const form = shown["userFormTemplate"];
+  if (typeof form === "object" && form !== null && !Array.isArray(form) && Object.hasOwn(form, "version")) {
+    const { version: written, ...rest } = form;
+    const version = wrapperIntegerOf(written);
+    shown["userFormTemplate"] = version === undefined ? rest : { ...rest, version: version as JsonValue };
+  }
   if (progress !== undefined) {
     shown["assignments"] = progress.assignments.map((entry) => ({ assignee: { ...entry.assignee }, slaMinutes: entry.slaMinutes }));
     shown["assignmentCompletionStrategy"] = progress.completionStrategy;

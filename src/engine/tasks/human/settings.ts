@@ -4,7 +4,7 @@
  * user form it is filled in with. Read the same way when a definition is registered (where `${...}` values are left
  * for the run) and when a task starts (from its resolved input).
  */
-import { isJacksonNullText, jacksonBooleanOf } from "../../definition/checks";
+import { isJacksonNullText, jacksonBooleanOf, wrapperIntegerOf } from "../../definition/checks";
 import type { JsonObject, JsonValue } from "../../model";
 import { childPath, registrationOnly, type ValidationIssue } from "../../validation-issue";
 import { isDomainValue, isStartedVersion, loneSurrogateDomainProblem, MAX_DOMAIN_LENGTH, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
@@ -151,12 +151,14 @@ class SettingsReader {
     if (this.later(value)) return undefined;
     if (!isRecord(value)) return this.problem(path, "an object with assignee and slaMinutes", value);
     const assignee = this.user(value["assignee"], childPath(path, "assignee"));
-    const raw = value["slaMinutes"] ?? 0;
-    if (this.later(raw)) return undefined;
-    if (typeof raw !== "number" || !Number.isSafeInteger(raw) || raw < 0 || raw > MAX_SLA_MINUTES) {
-      return this.problem(childPath(path, "slaMinutes"), `a whole number of minutes from 0 (no limit) to ${MAX_SLA_MINUTES}`, raw);
+    const given = value["slaMinutes"];
+    if (this.later(given)) return undefined;
+    // Orkes' HumanTaskAssignment's Long, read by Jackson: its digits as text are the number, "" and "null" none (no limit).
+    const minutes = wrapperIntegerOf(given) ?? 0;
+    if (typeof minutes !== "number" || !Number.isSafeInteger(minutes) || minutes < 0 || minutes > MAX_SLA_MINUTES) {
+      return this.problem(childPath(path, "slaMinutes"), `a whole number of minutes from 0 (no limit) to ${MAX_SLA_MINUTES}, or its digits as text`, given);
     }
-    return assignee === undefined ? undefined : { assignee, slaMinutes: raw };
+    return assignee === undefined ? undefined : { assignee, slaMinutes: minutes };
   }
 
   assignments(value: unknown, path: string): HumanAssignment[] {
@@ -173,14 +175,16 @@ class SettingsReader {
     if (value === undefined || value === null || this.later(value)) return undefined;
     if (!isRecord(value)) return this.problem(path, "an object with name and version", value);
     const name = value["name"];
-    const version = value["version"];
+    const given = value["version"];
+    // Orkes' UserFormTemplate's Integer, read by Jackson: its digits as text are the number, "" and "null" none.
+    const version = wrapperIntegerOf(given);
     // No form: what the Python client's HumanTask writes when given none ({"name": null, "version": 0}), with or
     // without the null (a serializer that drops nulls).
-    if ((name === undefined || name === null || name === "") && (version === undefined || version === null || version === 0)) return undefined;
+    if ((name === undefined || name === null || name === "") && (version === undefined || version === 0)) return undefined;
     const nameOk = this.later(name) || (typeof name === "string" && name.trim() !== "");
-    const versionOk = version === undefined || version === null || this.later(version) || (typeof version === "number" && Number.isSafeInteger(version) && version >= 0);
+    const versionOk = version === undefined || this.later(given) || (typeof version === "number" && Number.isSafeInteger(version) && version >= 0);
     if (!nameOk) this.problem(childPath(path, "name"), "a non-empty string (a registered user form)", name);
-    if (!versionOk) this.problem(childPath(path, "version"), "a whole number of at least 0 (0: the latest)", version);
+    if (!versionOk) this.problem(childPath(path, "version"), "a whole number of at least 0, or its digits as text (0, absent, \"\" or \"null\": the latest)", given);
     if (!nameOk || !versionOk || this.deferred) return undefined;
     return typeof version === "number" && version > 0 ? { name: name as string, version } : { name: name as string };
   }
