@@ -370,13 +370,14 @@ export class SecurityStore {
   /**
    * Everyone something is assigned to, who holds a key or belongs to a group, by user id (at most {@link MAX_LISTED_USERS}): what each is
    * assigned, the name each was given (Orkes'), how many keys each holds and the groups each belongs to (by id). With
-   * `only`, those users (each of them, whether anything is assigned to them or not: a group's members).
+   * `membersOf`, the members of that group, every one (whether anything is assigned to them or not), selected in D1 by
+   * the group's id: their ids bound as one list were a value over D1's 2 MB for a group of some 50,000 members.
    */
-  async listUsers(only?: readonly string[]): Promise<Array<UserAssignment & { keys: number; groups: string[]; name?: string }>> {
+  async listUsers(membersOf?: string): Promise<Array<UserAssignment & { keys: number; groups: string[]; name?: string }>> {
     const known =
-      only === undefined
+      membersOf === undefined
         ? `(SELECT user_id FROM user_assignments UNION SELECT user_id FROM api_keys UNION SELECT user_id FROM group_members)`
-        : `(SELECT DISTINCT value AS user_id FROM json_each(?2))`;
+        : `(SELECT user_id FROM group_members WHERE group_id = ?2)`;
     const { results } = await this.#db
       .prepare(
         `SELECT known.user_id, assigned.roles, assigned.direct_permissions, assigned.name, (SELECT COUNT(*) FROM api_keys WHERE api_keys.user_id = known.user_id) AS keys,
@@ -385,7 +386,8 @@ export class SecurityStore {
          LEFT JOIN user_assignments AS assigned ON assigned.user_id = known.user_id
          ORDER BY known.user_id LIMIT ?1`,
       )
-      .bind(only === undefined ? MAX_LISTED_USERS : only.length, ...(only === undefined ? [] : [JSON.stringify(only)]))
+      // A negative LIMIT is none: a group's members are listed whole (their answer bounded by conductorUserListing).
+      .bind(...(membersOf === undefined ? [MAX_LISTED_USERS] : [-1, membersOf]))
       .all<{ user_id: string; roles: string | null; direct_permissions: string | null; name: string | null; keys: number; groups: string }>();
     return results.map((row) => ({
       userId: row.user_id,
