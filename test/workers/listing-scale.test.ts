@@ -375,6 +375,24 @@ describe("role, application and tag listings of a large tenant", () => {
     await env.DB.prepare(`DELETE FROM roles WHERE name LIKE 'scale_role_%'`).run();
   });
 
+  it("counts a role's name and description toward the bound of their listing with the JSON around them, as answered", async () => {
+    // 4,000 roles whose names and descriptions come to just under the bound, the roles' answer (each with 29 characters
+    // of `{"name":…,"description":…},`) some 116 KB over it, which was answered: only the names and descriptions counted.
+    const roles = 4000;
+    const before = await env.DB.prepare(`SELECT COALESCE(SUM(length(name) + length(description)), 0) AS chars FROM roles`).first<{ chars: number }>();
+    const description = Math.floor((MAX_LISTING_CHARS - before!.chars - 1000) / roles) - "scale_named_0000".length;
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?1 - 1)
+       INSERT INTO roles (name, description, permissions, create_time, update_time) SELECT printf('scale_named_%04d', i), printf('%0*d', ?2, i), '[]', 0, 0 FROM n`,
+    )
+      .bind(roles, description)
+      .run();
+    const stored = await env.DB.prepare(`SELECT SUM(length(name) + length(description)) AS chars FROM roles`).first<{ chars: number }>();
+    expect(stored!.chars).toBeLessThanOrEqual(MAX_LISTING_CHARS);
+    expect(await tooLargeMessage("/api/security/roles?short=true")).toContain("GET /api/security/roles/{name}");
+    await env.DB.prepare(`DELETE FROM roles WHERE name LIKE 'scale_named_%'`).run();
+  });
+
   it("refuses every application past the bound with a 413 naming the reads one at a time", async () => {
     // 350 applications of 100 tags of 256-character keys and values (about 52 KB each as listed): 18 MB.
     const seed = await apiOk<{ id: string }>("POST", "/api/applications", { name: "scale_app_seed" });

@@ -42,6 +42,12 @@ export interface StoredAccessRule extends AccessRule {
 /** Most users one listing shows (see {@link SecurityStore.listUsers}). */
 export const MAX_LISTED_USERS = 1000;
 
+/**
+ * The characters of a role as `GET /api/security/roles?short=true` answers it, but its name's and description's:
+ * `{"name":"","description":""}` and the comma after it, counted toward the listing's bound with theirs.
+ */
+const ROLE_NAME_ENTRY_CHARS = 29;
+
 /** How long grants, keys and rules read from D1 are reused by an isolate. */
 const CACHE_TTL_MS = 1_000;
 const grantsCache = new TtlCache<Grant[]>(CACHE_TTL_MS);
@@ -146,12 +152,13 @@ export class SecurityStore {
 
   /**
    * Every role's name and description, by name, their grants not read (`GET /api/security/roles?short=true`): bounded as
-   * {@link listRoles}, a few hundred bytes a role where a role's grants may be tens of KB.
+   * {@link listRoles} (each counted with the JSON around it, {@link ROLE_NAME_ENTRY_CHARS}), a few hundred bytes a role
+   * where a role's grants may be tens of KB.
    */
   async listRoleNames(): Promise<Array<{ name: string; description: string }>> {
     return boundedListing<{ name: string; description: string }>(
       this.#db,
-      `SELECT name, description, length(name) + length(description) AS listed_chars FROM roles`,
+      `SELECT name, description, length(name) + length(description) + ${ROLE_NAME_ENTRY_CHARS} AS listed_chars FROM roles`,
       "listed.name",
       [],
       (chars) => `The roles' names and descriptions come to ${chars} characters, over the ${MAX_LISTING_CHARS} one listing answers; read them one at a time: GET /api/security/roles/{name}`,
