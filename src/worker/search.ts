@@ -85,6 +85,11 @@ const NARROW_COLUMNS: ReadonlySet<string> = new Set(["workflow_id", "correlation
  * statistics SQLite then prefers that index to a narrow column's (two equalities and the order served weigh more than
  * one), so {@link whereOf} writes a broad equality as `+column = ?`, which no index serves, when a narrow column
  * ({@link NARROW_COLUMNS}) is compared too.
+ *
+ * For TEXT columns only (every caller's: {@link addIn}'s lists and a query's `=` on a field not numeric): `+column`
+ * has no affinity, so on an INTEGER column `+column = '5'` compares a number with text and finds nothing, where
+ * `column = '5'` would convert the text. A numeric column's equality is bound as a number instead (see {@link applyClause}'s
+ * `numeric`).
  */
 function addEquality(filter: Filter, column: string, value: string): void {
   if (NARROW_COLUMNS.has(column)) filter.narrowed = true;
@@ -253,7 +258,7 @@ function wildcardPattern(field: string, value: string): string {
  * `status=`/`workflowName=` list, a query's `IN (...)`) is bound as one JSON array and read with `json_each`. A list of
  * one value (the Conductor UI's `workflowType IN (x)`) is an equality ({@link addEquality}): SQLite cannot tell that a
  * `json_each` holds one row, so it would sort every row the list finds. Read the statement's `WHERE` with
- * {@link whereOf}.
+ * {@link whereOf}. `column` holds text (see {@link addEquality}): a numeric column's list is cast as {@link applyClause} does.
  */
 export function addIn(filter: Filter, column: string, values: readonly string[]): void {
   if (values.length === 1) {

@@ -118,7 +118,7 @@ export function conductorGroupChars(group: Group, charsOfRoles: (names: readonly
  * About the characters user `user` takes in a listing's answer (see {@link conductorUser}): its id and name, its roles'
  * grants and those of each group of `groups` it belongs to, by {@link rolesJsonChars}' measure.
  */
-export function conductorUserChars(user: { userId: string; name?: string | undefined; roles: readonly string[] }, groups: readonly Group[], charsOfRoles: (names: readonly string[]) => number): number {
+function conductorUserChars(user: { userId: string; name?: string | undefined; roles: readonly string[] }, groups: readonly Group[], charsOfRoles: (names: readonly string[]) => number): number {
   return user.userId.length + (user.name?.length ?? 0) + charsOfRoles(user.roles) + groups.reduce((inGroups, group) => inGroups + conductorGroupChars(group, charsOfRoles), 0);
 }
 
