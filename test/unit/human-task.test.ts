@@ -445,8 +445,15 @@ describe("registration", () => {
     expect(registrationErrors([human({ assignments: [{ assignee: user("ada"), slaMinutes: " +15 " }, { assignee: user("bob"), slaMinutes: "null" }], userFormTemplate: { name: "refund_form", version: "2" } })])).toEqual([]);
     expect(registrationErrors([human({ assignments: [{ assignee: user("ada"), slaMinutes: "15m" }], userFormTemplate: { name: "refund_form", version: "2.0" } })])).toEqual([
       "tasks[0].inputParameters.__humanTaskDefinition.assignments[0].slaMinutes: slaMinutes must be a whole number of minutes from 0 (no limit) to 527040, or its digits as text, but received string \"15m\"",
-      "tasks[0].inputParameters.__humanTaskDefinition.userFormTemplate.version: version must be a whole number of at least 0, or its digits as text (0, absent, \"\" or \"null\": the latest), but received string \"2.0\"",
+      "tasks[0].inputParameters.__humanTaskDefinition.userFormTemplate.version: version must be a whole number from 0 to 2147483647, or its digits as text (0, absent, \"\" or \"null\": the latest), but received string \"2.0\"",
     ]);
+    // Past Java's int, as text or as a number, Jackson refuses the Integer: a 400, where it was taken as the version.
+    for (const version of ["3000000000", 2_147_483_648]) {
+      expect(registrationErrors([human({ userFormTemplate: { name: "refund_form", version } })])).toEqual([
+        `tasks[0].inputParameters.__humanTaskDefinition.userFormTemplate.version: version must be a whole number from 0 to 2147483647, or its digits as text (0, absent, "" or "null": the latest), but received ${typeof version} ${JSON.stringify(version)}`,
+      ]);
+    }
+    expect(registrationErrors([human({ userFormTemplate: { name: "refund_form", version: " 2147483647 " } })])).toEqual([]);
     // Resolved as the task starts: the chain's minutes are the numbers.
     const resolved = startedWith("approvals", [human({ assignments: [{ assignee: user("ada"), slaMinutes: "${workflow.input.minutes}" }] })], { amount: 5, minutes: "10" }).state;
     expect(latestNamed(resolved, "approve").human).toMatchObject({ assignments: [{ slaMinutes: 10 }] });

@@ -4,7 +4,7 @@
  * user form it is filled in with. Read the same way when a definition is registered (where `${...}` values are left
  * for the run) and when a task starts (from its resolved input).
  */
-import { isJacksonNullText, jacksonBooleanOf, wrapperIntegerOf } from "../../definition/checks";
+import { isJacksonNullText, jacksonBooleanOf, MAX_JAVA_INT, wrapperIntegerOf } from "../../definition/checks";
 import type { JsonObject, JsonValue } from "../../model";
 import { childPath, registrationOnly, type ValidationIssue } from "../../validation-issue";
 import { isDomainValue, isStartedVersion, loneSurrogateDomainProblem, MAX_DOMAIN_LENGTH, taskToDomainOf, workflowVersionOf } from "../workflow-start-fields";
@@ -176,15 +176,16 @@ class SettingsReader {
     if (!isRecord(value)) return this.problem(path, "an object with name and version", value);
     const name = value["name"];
     const given = value["version"];
-    // Orkes' UserFormTemplate's Integer, read by Jackson: its digits as text are the number, "" and "null" none.
+    // Orkes' UserFormTemplate's Integer, read by Jackson: its digits as text are the number, "" and "null" none; past
+    // Java's int (as a number or as text) Jackson refuses it.
     const version = wrapperIntegerOf(given);
     // No form: what the Python client's HumanTask writes when given none ({"name": null, "version": 0}), with or
     // without the null (a serializer that drops nulls).
     if ((name === undefined || name === null || name === "") && (version === undefined || version === 0)) return undefined;
     const nameOk = this.later(name) || (typeof name === "string" && name.trim() !== "");
-    const versionOk = version === undefined || this.later(given) || (typeof version === "number" && Number.isSafeInteger(version) && version >= 0);
+    const versionOk = version === undefined || this.later(given) || (typeof version === "number" && Number.isInteger(version) && version >= 0 && version <= MAX_JAVA_INT);
     if (!nameOk) this.problem(childPath(path, "name"), "a non-empty string (a registered user form)", name);
-    if (!versionOk) this.problem(childPath(path, "version"), "a whole number of at least 0, or its digits as text (0, absent, \"\" or \"null\": the latest)", given);
+    if (!versionOk) this.problem(childPath(path, "version"), `a whole number from 0 to ${MAX_JAVA_INT}, or its digits as text (0, absent, "" or "null": the latest)`, given);
     if (!nameOk || !versionOk || this.deferred) return undefined;
     return typeof version === "number" && version > 0 ? { name: name as string, version } : { name: name as string };
   }
