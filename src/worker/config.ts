@@ -6,6 +6,7 @@ import { parseApiKey } from "./auth/api-key-format";
 import type { CredentialLimits } from "./auth/throttle";
 import { parseCorsPolicy, type CorsPolicy } from "./http/headers";
 import { urlForLog } from "./http/url-for-log";
+import { underlyingEnv } from "./webhooks/call-budget";
 import type { RateLimit } from "./rate-limit/window";
 
 /** Service configuration, read from Worker vars (wrangler.toml `[vars]`, `.dev.vars`, secrets; see env.d.ts). */
@@ -286,9 +287,12 @@ function countVar(env: Env, name: CountVarName, fallback: number, zero: "zero al
 
 const cache = new WeakMap<object, ServiceConfig>();
 
-/** Parses configuration once per `env` object (vars do not change during an isolate's life). */
+/**
+ * Parses configuration once per `env` object (vars do not change during an isolate's life), a webhook delivery's counted
+ * `env` read as the one it wraps: so its lines (a refused value, a short admin key) are logged once per isolate.
+ */
 export function serviceConfig(env: Env): ServiceConfig {
-  const cached = cache.get(env);
+  const cached = cache.get(underlyingEnv(env));
   if (cached) return cached;
   // Set as tokens.ts reads it: at least one entry between its commas.
   checkBootstrapAdminKey(text(env.BOOTSTRAP_ADMIN_KEY), (text(env.JWT_SIGNING_KEYS) ?? "").split(",").some((entry) => entry.trim() !== ""));
@@ -337,6 +341,6 @@ export function serviceConfig(env: Env): ServiceConfig {
     // 0 is a setting here (no grace: every reuse revokes), not a refused value.
     refreshReuseGraceSeconds: Math.min(countVar(env, "REFRESH_TOKEN_REUSE_GRACE_SECONDS", 30, "zero allowed"), MAX_REFRESH_REUSE_GRACE_SECONDS),
   };
-  cache.set(env, config);
+  cache.set(underlyingEnv(env), config);
   return config;
 }

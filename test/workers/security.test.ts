@@ -714,6 +714,21 @@ describe("tokens signed with a key derived from BOOTSTRAP_ADMIN_KEY (no JWT_SIGN
       logged.mockRestore();
     }
   });
+
+  it("a webhook delivery, whose calls are counted through an env of its own, logs the short admin key no more than once per isolate", async () => {
+    // It only starts a workflow: a webhook completing waiting tasks looks for them again for 5 s after each event.
+    await register({ name: "bootkey_started", tasks: [{ name: "s", taskReferenceName: "s", type: "SET_VARIABLE", inputParameters: { seen: true } }] });
+    const webhook = await apiOk<{ id: string }>("POST", "/api/metadata/webhook", { name: "bootkey-hook", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: {}, workflowsToStart: { bootkey_started: 1 } });
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      const warnings = () => logged.mock.calls.map(([line]) => String(line)).filter((line) => line.includes("BOOTSTRAP_ADMIN_KEY is short"));
+      const weak = { ...derived(), BOOTSTRAP_ADMIN_KEY: "ops:changeme" } as Env;
+      for (let delivery = 0; delivery < 2; delivery++) await expectStatus(await callWithEnv(weak, "POST", `/webhook/${webhook.id}`, { "X-Token": "t" }, {}), 200);
+      expect(warnings()).toHaveLength(1);
+    } finally {
+      logged.mockRestore();
+    }
+  });
 });
 
 describe("RBAC", () => {

@@ -3,6 +3,7 @@ import { hexOf } from "../../engine/task-id";
 import { serviceConfig } from "../config";
 import { ApiError } from "../http/errors";
 import { TtlCache } from "../ttl-cache";
+import { underlyingEnv } from "../webhooks/call-budget";
 import { BOOTSTRAP_ADMIN_USER } from "./principal";
 
 /** Issuer and audience of the tokens this service signs. */
@@ -65,10 +66,10 @@ function randomToken(): string {
  * by the one derived before (see {@link legacyDerivedSigningKey}), which only verifies.
  */
 function signingKeys(env: Env): Promise<SigningKey[]> {
-  let keys = keysByEnv.get(env);
+  let keys = keysByEnv.get(underlyingEnv(env));
   if (!keys) {
     keys = loadSigningKeys(env);
-    keysByEnv.set(env, keys);
+    keysByEnv.set(underlyingEnv(env), keys);
   }
   return keys;
 }
@@ -125,10 +126,10 @@ const DERIVED_KEY_ITERATIONS = 20_000;
  * session marker (see {@link bootstrapKeyMarker}), so that neither lets a guess of the admin key be tested for less.
  */
 function stretchedAdminKey(env: Env): Promise<Uint8Array> {
-  let stretched = stretchedByEnv.get(env);
+  let stretched = stretchedByEnv.get(underlyingEnv(env));
   if (!stretched) {
     stretched = stretchedKeyOf(env.BOOTSTRAP_ADMIN_KEY ?? "");
-    stretchedByEnv.set(env, stretched);
+    stretchedByEnv.set(underlyingEnv(env), stretched);
   }
   return stretched;
 }
@@ -167,10 +168,10 @@ const BOOTSTRAP_MARKER_VERSION = "2:";
  * against a token of the derived signing key. Undefined without a key.
  */
 function bootstrapKeyMarker(env: Env): Promise<string | undefined> {
-  let marker = markersByEnv.get(env);
+  let marker = markersByEnv.get(underlyingEnv(env));
   if (!marker) {
     marker = env.BOOTSTRAP_ADMIN_KEY ? stretchedMarker(env) : Promise.resolve(undefined);
-    markersByEnv.set(env, marker);
+    markersByEnv.set(underlyingEnv(env), marker);
   }
   return marker;
 }

@@ -36,6 +36,9 @@ export class CallBudget {
   }
 }
 
+/** Each counted `env` (a new one per delivery) and the `env` it counts the calls of. */
+const uncounted = new WeakMap<Env, Env>();
+
 /**
  * `env` whose D1 databases and Durable Object namespaces count every call against `budget` as they make it: a D1
  * statement run (`first`, `all`, `run`, `raw`, each statement of a `batch`, an `exec`) and any method called on an
@@ -43,7 +46,7 @@ export class CallBudget {
  */
 export function countedEnv(env: Env, budget: CallBudget): Env {
   const wrapped = new Map<PropertyKey, unknown>();
-  return new Proxy(env, {
+  const proxy = new Proxy(env, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== "object" || value === null) return value;
@@ -54,6 +57,17 @@ export function countedEnv(env: Env, budget: CallBudget): Env {
       return counted;
     },
   });
+  uncounted.set(proxy, underlyingEnv(env));
+  return proxy;
+}
+
+/**
+ * The `env` a counted one (see {@link countedEnv}) wraps, else `env` itself: the key of the caches kept per `env` (the
+ * configuration, the signing keys), which a delivery's new counted `env` would otherwise miss, parsing the configuration
+ * again and logging its once-per-isolate lines on every delivery.
+ */
+export function underlyingEnv(env: Env): Env {
+  return uncounted.get(env) ?? env;
 }
 
 function isDatabase(value: object): value is D1Database {
