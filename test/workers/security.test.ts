@@ -401,6 +401,14 @@ describe("tokens", () => {
     const recordedKeyId = async (refreshToken: string) =>
       (await env.DB.prepare(`SELECT key_id FROM refresh_tokens WHERE token_hash = ?`).bind(await sha256Hex(refreshToken)).first<{ key_id: string }>())?.key_id;
     const rotatedAdmin = { ...env, BOOTSTRAP_ADMIN_KEY: "rotated-admin:a-brand-new-secret-0987654321" } as Env;
+    /** What a session started before the upgrade holds: a refresh token whose row records the old marker, unused. */
+    const legacyRefreshToken = async (family: string) => {
+      const refreshToken = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+      await env.DB.prepare(`INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id) VALUES (?, ?, 'admin', ?, 0, ?, ?)`)
+        .bind(await sha256Hex(refreshToken), family, Date.now() + 3_600_000, Date.now(), await legacyMarker(ADMIN_KEY))
+        .run();
+      return refreshToken;
+    };
 
     it("is an HMAC under the PBKDF2-stretched admin key, not a SHA-256 of it, in the access token and the refresh token's row, the same with JWT_SIGNING_KEYS, without, and across its rotation", async () => {
       const expected = await stretchedMarker(ADMIN_KEY);
@@ -428,10 +436,7 @@ describe("tokens", () => {
         const legacy = await legacyMarker(ADMIN_KEY);
         // What a session started before the upgrade holds: a refresh token whose row records the old marker, and an access token carrying it.
         const family = crypto.randomUUID();
-        const refreshToken = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
-        await env.DB.prepare(`INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, used, create_time, key_id) VALUES (?, ?, 'admin', ?, 0, ?, ?)`)
-          .bind(await sha256Hex(refreshToken), family, Date.now() + 3_600_000, Date.now(), legacy)
-          .run();
+        const refreshToken = await legacyRefreshToken(family);
         const accessToken = await new SignJWT({ fam: family, bak: legacy }).setProtectedHeader({ alg: "HS256", kid: "test-1" }).setSubject("admin").setIssuer("edge-conductor").setAudience("edge-conductor").setIssuedAt().setExpirationTime("5m").setJti(crypto.randomUUID()).sign(TEST_KEY);
         const current = await tokenFor(adminKeyId, adminSecret);
         // The admin key rotated: every one of them is refused, nothing consumed.
@@ -455,6 +460,17 @@ describe("tokens", () => {
       } finally {
         for (const spy of logged) spy.mockRestore();
       }
+    });
+
+    it("an exchange of a refresh token holding the old marker, sent again within the grace window, is answered the same pair, under the new marker", async () => {
+      const refreshToken = await legacyRefreshToken(crypto.randomUUID());
+      const first = JSON.parse(await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken }), 200)) as Tokens;
+      // Its answer lost, the client sends the same token again.
+      const again = JSON.parse(await expectStatus(await call("POST", "/api/security/token/refresh", {}, { refreshToken }), 200)) as Tokens;
+      expect(again.refresh_token).toBe(first.refresh_token);
+      expect(again.token).toBe(first.token);
+      expect(decodeJwt(again.token).bak).toBe(await stretchedMarker(ADMIN_KEY));
+      await expectStatus(await call("GET", "/api/metadata/workflow", bearer(again.token)), 200);
     });
   });
 

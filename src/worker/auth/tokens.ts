@@ -354,7 +354,7 @@ const SUCCESSOR_KEYS_TRIED = 8;
  * again; two requests of one client refreshing at once send it twice. Undefined otherwise: a reuse. The successor was
  * derived with the signing key current then, which a rotation since may have put behind another: each is tried.
  */
-async function replayedExchange(env: Env, row: { family_id: string; user_id: string; key_id: string | null }, exchanged: string): Promise<TokenPair | undefined> {
+async function replayedExchange(env: Env, row: { family_id: string; user_id: string }, exchanged: string): Promise<TokenPair | undefined> {
   const graceMs = serviceConfig(env).refreshReuseGraceSeconds * 1000;
   if (graceMs === 0) return undefined;
   const candidates = await Promise.all(
@@ -366,16 +366,18 @@ async function replayedExchange(env: Env, row: { family_id: string; user_id: str
   const now = Date.now();
   // One read, so the successor's state and the session's revocation are seen together.
   const found = await env.DB.prepare(
-    `SELECT token_hash, create_time FROM refresh_tokens
+    `SELECT token_hash, create_time, key_id FROM refresh_tokens
      WHERE token_hash IN (${candidates.map((_, index) => `?${index + 4}`).join(", ")}) AND family_id = ?1 AND used = 0 AND create_time >= ?2 AND expires_at > ?3
        AND NOT EXISTS (SELECT 1 FROM revoked_tokens WHERE id = ?1)
      LIMIT 1`,
   )
     .bind(row.family_id, now - graceMs, now, ...candidates.map((candidate) => candidate.hash))
-    .first<{ token_hash: string; create_time: number }>();
+    .first<{ token_hash: string; create_time: number; key_id: string | null }>();
   const successor = candidates.find((candidate) => candidate.hash === found?.token_hash);
   if (!found || !successor) return undefined;
-  return sessionPair(env, successor.key, { userId: row.user_id, family: row.family_id, keyId: row.key_id }, successor.token, found.create_time, now);
+  // The successor's key id, as the exchange signed it: a bootstrap admin's exchanged row may hold the old marker, which
+  // the exchange replaced (see bootstrapSessionKey), so the exchanged row's would sign another access token.
+  return sessionPair(env, successor.key, { userId: row.user_id, family: row.family_id, keyId: found.key_id }, successor.token, found.create_time, now);
 }
 
 /** Most expired rows of each token table one issued token deletes (it adds one row: a backlog goes over the next ones). */
