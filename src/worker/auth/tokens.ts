@@ -549,7 +549,7 @@ export async function refreshTokens(env: Env, refreshToken: string): Promise<Tok
  * {@link replayedExchange}); else a 401, the session revoked as stolen unless it was revoked already (a logout, its key
  * deleted), which is said instead.
  */
-async function replayedOrRevoked(env: Env, row: { family_id: string; user_id: string; key_id: string | null }, exchanged: string): Promise<TokenPair> {
+async function replayedOrRevoked(env: Env, row: { family_id: string; user_id: string }, exchanged: string): Promise<TokenPair> {
   const replayed = await replayedExchange(env, row, exchanged);
   if (replayed) return replayed;
   if (await familyRevoked(env, row.family_id)) throw revokedRefusal();
