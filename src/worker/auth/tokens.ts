@@ -146,7 +146,9 @@ async function stretchedKeyOf(bootstrapKey: string): Promise<Uint8Array> {
  * successor an exchange made with it wrote when that exchange is sent again within the reuse grace window, answered the
  * same pair again (see {@link replayedExchange}); else the client's retry was taken for a reuse and its session revoked.
  * Refresh tokens are opaque rows, so those issued before go on refreshing into tokens of the new key. It adds nothing an
- * attacker lacks: whoever holds a token it signed could already test guesses against it.
+ * attacker lacks: whoever holds a token it signed could already test guesses against it. It is of use for one access
+ * token lifetime after the upgrade (or the reuse grace window, if longer): no token it signed outlives that, and no
+ * exchange it made can be sent again later; a later version may drop it (docs/api.md says so).
  */
 async function legacyDerivedSigningKey(bootstrapKey: string): Promise<SigningKey> {
   const material = await crypto.subtle.importKey("raw", encoder.encode(bootstrapKey), "HKDF", false, ["deriveBits"]);
