@@ -27,6 +27,21 @@ const encoder = new TextEncoder();
 const keysByEnv = new WeakMap<object, Promise<SigningKey[]>>();
 const markersByEnv = new WeakMap<object, Promise<string | undefined>>();
 const stretchedByEnv = new WeakMap<object, Promise<Uint8Array>>();
+
+/**
+ * What `make` gives for `env`, made once per env object (vars do not change during an isolate's life) and kept in `made`,
+ * a webhook delivery's counted `env` read as the one it wraps (see {@link underlyingEnv}).
+ */
+function oncePerEnv<T>(made: WeakMap<object, T>, env: Env, make: () => T): T {
+  const key = underlyingEnv(env);
+  let value = made.get(key);
+  if (value === undefined) {
+    value = make();
+    made.set(key, value);
+  }
+  return value;
+}
+
 /** What a verified access token holds: `expiresAt` its `exp` in ms, checked again on every use of the cached entry. */
 interface VerifiedToken {
   userId: string;
@@ -66,12 +81,7 @@ function randomToken(): string {
  * by the one derived before (see {@link legacyDerivedSigningKey}), which only verifies.
  */
 function signingKeys(env: Env): Promise<SigningKey[]> {
-  let keys = keysByEnv.get(underlyingEnv(env));
-  if (!keys) {
-    keys = loadSigningKeys(env);
-    keysByEnv.set(underlyingEnv(env), keys);
-  }
-  return keys;
+  return oncePerEnv(keysByEnv, env, () => loadSigningKeys(env));
 }
 
 /**
@@ -126,12 +136,7 @@ const DERIVED_KEY_ITERATIONS = 20_000;
  * session marker (see {@link bootstrapKeyMarker}), so that neither lets a guess of the admin key be tested for less.
  */
 function stretchedAdminKey(env: Env): Promise<Uint8Array> {
-  let stretched = stretchedByEnv.get(underlyingEnv(env));
-  if (!stretched) {
-    stretched = stretchedKeyOf(env.BOOTSTRAP_ADMIN_KEY ?? "");
-    stretchedByEnv.set(underlyingEnv(env), stretched);
-  }
-  return stretched;
+  return oncePerEnv(stretchedByEnv, env, () => stretchedKeyOf(env.BOOTSTRAP_ADMIN_KEY ?? ""));
 }
 
 async function stretchedKeyOf(bootstrapKey: string): Promise<Uint8Array> {
@@ -170,12 +175,7 @@ const BOOTSTRAP_MARKER_VERSION = "2:";
  * against a token of the derived signing key. Undefined without a key.
  */
 function bootstrapKeyMarker(env: Env): Promise<string | undefined> {
-  let marker = markersByEnv.get(underlyingEnv(env));
-  if (!marker) {
-    marker = env.BOOTSTRAP_ADMIN_KEY ? stretchedMarker(env) : Promise.resolve(undefined);
-    markersByEnv.set(underlyingEnv(env), marker);
-  }
-  return marker;
+  return oncePerEnv(markersByEnv, env, () => (env.BOOTSTRAP_ADMIN_KEY ? stretchedMarker(env) : Promise.resolve(undefined)));
 }
 
 async function stretchedMarker(env: Env): Promise<string> {
