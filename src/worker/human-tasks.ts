@@ -12,7 +12,7 @@ import { namesGranted } from "./auth/permissions";
 import { executionStub, retryingExecutionCall } from "./executions";
 import { principalOf, taskChecks } from "./guard";
 import { ApiError, notFound, validationError } from "./http/errors";
-import { addIn, applyFreeText, applyReadableAny, MAX_LIKE_PATTERN_BYTES, utf8Length, whereOf, type Filter } from "./search";
+import { addIn, applyFreeText, applyReadableAny, countHits, MAX_LIKE_PATTERN_BYTES, utf8Length, whereOf, type Filter } from "./search";
 import { GroupRepository } from "./security/groups";
 import { findTask, type FoundTask } from "./task-lookup";
 import type { HumanTaskSearchBody } from "./human-schemas";
@@ -251,7 +251,11 @@ export interface HumanSearchPage {
   results: JsonObject[];
 }
 
-/** `POST /api/human/tasks/search`: Orkes' HumanTaskSearch over the human task list, newest change first. */
+/**
+ * `POST /api/human/tasks/search`: Orkes' HumanTaskSearch over the human task list, newest change first. `totalHits` is
+ * counted as the workflow search counts it ({@link countHits}): the list grows with every HUMAN task run, and its count
+ * would read every hit on each page an inbox or a client asks for.
+ */
 export async function searchHumanTasks(request: IRequest, env: Env, search: HumanTaskSearchBody): Promise<HumanSearchPage> {
   const filter: Filter = { clauses: [], bindings: [] };
   await applyVisibility(filter, request, env, search.searchType);
@@ -282,7 +286,7 @@ export async function searchHumanTasks(request: IRequest, env: Env, search: Huma
   if (search.taskOutputQuery !== undefined && search.taskOutputQuery.trim() !== "") addFieldQuery(filter, "output", search.taskOutputQuery, "taskOutputQuery");
   const where = whereOf(filter);
   const [count, page] = await env.DB.batch([
-    env.DB.prepare(`SELECT COUNT(*) AS total FROM human_tasks ${where}`).bind(...filter.bindings),
+    countHits(env.DB, "human_tasks", where, filter.bindings, search),
     env.DB.prepare(`SELECT entry FROM human_tasks ${where} ORDER BY updated_on DESC, task_id LIMIT ? OFFSET ?`).bind(...filter.bindings, search.size, search.start),
   ]);
   const total = (count!.results[0] as { total: number } | undefined)?.total ?? 0;

@@ -74,7 +74,7 @@ describe("the UI's pager", () => {
     expect(pagerText(9_950, 50, 10_001, COUNTED_HITS)).toBe("9,951–10,000 of 10,001+");
     // The last page's count is exact.
     expect(pagerText(10_050, 30, 10_080, COUNTED_HITS)).toBe("10,051–10,080 of 10,080");
-    // A list counted whole (the inbox) is never a lower bound.
+    // A list counted whole (a pager given no bound) is never a lower bound.
     expect(pagerText(0, 50, 12_000)).toBe("1–50 of 12,000");
     expect(pagerText(0, 1, 1)).toBe("1–1 of 1");
   });

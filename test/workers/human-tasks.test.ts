@@ -618,3 +618,44 @@ describe("the human task list's plan", () => {
     }
   });
 });
+
+describe("the human task list at a large tenant's size (D1 reads, and bills, every row a statement reads)", () => {
+  it("counts at most 10,000 hits (or the page's end plus one), as the workflow and task searches do: the exact count below, pages past it still answer", async () => {
+    // 10,050 tasks of one workflow name (no index on it: the count walks the table until it has counted enough).
+    const prefix = unique("ht-many");
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10050)
+       INSERT INTO human_tasks (task_id, workflow_id, workflow_name, task_ref_name, definition_name, display_name, state, created_on, updated_on, entry)
+       SELECT printf('%s-%05d', ?1, i), printf('%s-wf-%05d', ?1, i), ?1, 'ask', ?1, ?1, 'ASSIGNED', 1000 + i, 1000 + i, json_object('taskId', printf('%s-%05d', ?1, i)) FROM n`,
+    )
+      .bind(prefix)
+      .run();
+    // The rows other tests of this file left, which a walk of the table may pass before the 10,000th of these.
+    const others = (await env.DB.prepare("SELECT COUNT(*) AS n FROM human_tasks WHERE workflow_name <> ?").bind(prefix).first<{ n: number }>())!.n;
+    const searched = async (start: number) => {
+      let found: { totalHits: number; results: Entry[] } | undefined;
+      const [count] = await boundStatementsOf(/COUNT\(\*\) AS total FROM/, async () => {
+        found = await apiOk("POST", "/api/human/tasks/search", { searchType: "ADMIN", workflowNames: [prefix], start, size: 15 });
+      });
+      const rowsRead = (await env.DB.prepare(count!.sql).bind(...count!.bindings).all()).meta.rows_read;
+      return { totalHits: found!.totalHits, ids: found!.results.map((entry) => entry.taskId), rowsRead };
+    };
+    const id = (i: number) => `${prefix}-${String(i).padStart(5, "0")}`;
+    try {
+      const first = await searched(0);
+      expect(first.totalHits).toBe(10_000);
+      expect(first.ids).toEqual(Array.from({ length: 15 }, (_, k) => id(10_050 - k)));
+      // Not every hit (10,050): at most the 10,000 counted, and the rows of others passed on the way.
+      expect(first.rowsRead).toBeLessThanOrEqual(10_000 + others);
+      // A page near 10,000 reports more hits than its end while hits follow it, so a pager goes on; the last page counts exactly.
+      const near = await searched(9_990);
+      expect(near.totalHits).toBe(10_006);
+      expect(near.ids).toHaveLength(15);
+      const last = await searched(10_040);
+      expect(last.totalHits).toBe(10_050);
+      expect(last.ids).toEqual(Array.from({ length: 10 }, (_, k) => id(10 - k)));
+    } finally {
+      await env.DB.prepare("DELETE FROM human_tasks WHERE workflow_name = ?").bind(prefix).run();
+    }
+  });
+});

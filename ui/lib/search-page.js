@@ -45,8 +45,8 @@ export function searchForm(context, hashFor, fields, more = []) {
 }
 
 /**
- * The most hits the workflow and task searches count (the server's `COUNTED_HITS`): a `totalHits` at or past it may be
- * a lower bound, the count having stopped there (or at the page's end plus one).
+ * The most hits the workflow, task and human task searches count (the server's `COUNTED_HITS`): a `totalHits` at or
+ * past it may be a lower bound, the count having stopped there (or at the page's end plus one).
  */
 export const COUNTED_HITS = 10_000;
 

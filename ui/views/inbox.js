@@ -3,7 +3,7 @@ import { api, errorMessage, me } from "../lib/api.js";
 import { fact, formatTime, h, replaceChildren, statusBadge } from "../lib/dom.js";
 import { jsonEditor, readObject } from "../lib/json-editor.js";
 import { jsonBlock } from "../lib/json-view.js";
-import { loadResults, pager, searchForm, searchHash } from "../lib/search-page.js";
+import { COUNTED_HITS, loadResults, pager, searchForm, searchHash } from "../lib/search-page.js";
 
 /**
  * @typedef {{ user: string, userType: string }} HumanUser
@@ -81,7 +81,7 @@ export async function renderInbox(container, params, context) {
           h("caption", { className: "visually-hidden" }, "Human tasks"),
           h("thead", {}, h("tr", {}, ["Task", "State", "Assigned to", "Claimed by", "Workflow", "Updated"].map((title) => h("th", { scope: "col" }, title)))),
           h("tbody", {}, rows))),
-      pager(start, entries.length, page.totalHits, PAGE_SIZE, hashFor));
+      pager(start, entries.length, page.totalHits, PAGE_SIZE, hashFor, COUNTED_HITS));
   }
 
   await load();
