@@ -2,7 +2,7 @@ import type { IRequest } from "itty-router";
 import type { FireRecord } from "../../actors/schedule-trigger";
 import type { JsonObject } from "../../engine/model";
 import { validationError } from "../http/errors";
-import { applyFreeText, applyQuery, applyReadable, orderBy, searchPage, searchParam, type Filter, type SearchFields } from "../search";
+import { applyFreeText, applyQuery, applyReadable, countHits, orderBy, searchPage, searchParam, type Filter, type SearchFields } from "../search";
 import type { NameFilter } from "../auth/permissions";
 import type { StoredSchedule } from "./store";
 
@@ -159,7 +159,8 @@ export async function latestScheduleExecutions(db: D1Database, scheduleName: str
  * `GET /api/scheduler/search/executions` (Orkes' SchedulerClient `search`): `SearchResult<WorkflowScheduleExecutionModel>`
  * of the fires of schedules whose workflow the caller may read, the latest first unless `sort` says otherwise;
  * `query` as the workflow search's (`scheduleName = 'nightly' AND state = 'FAILED'`), `freeText` within the schedule
- * and workflow names, the started execution's id and the reason.
+ * and workflow names, the started execution's id and the reason. `totalHits` is counted as the workflow search counts
+ * it ({@link countHits}): each schedule keeps 1,000 fires, and a count of every schedule's would read them all on each page.
  */
 export async function searchScheduleExecutions(db: D1Database, request: IRequest, readable: NameFilter): Promise<{ totalHits: number; results: JsonObject[] }> {
   const { start, size } = searchPage(request);
@@ -171,7 +172,7 @@ export async function searchScheduleExecutions(db: D1Database, request: IRequest
   const order = orderBy(searchParam(request, "sort"), FIELDS);
   const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
   const [count, page] = await db.batch([
-    db.prepare(`SELECT COUNT(*) AS total FROM schedule_executions ${where}`).bind(...filter.bindings),
+    countHits(db, "schedule_executions", where, filter.bindings, { start, size }),
     db.prepare(`SELECT * FROM schedule_executions ${where} ORDER BY ${order}, execution_id LIMIT ? OFFSET ?`).bind(...filter.bindings, size, start),
   ]);
   const totalHits = (count!.results[0] as { total: number } | undefined)?.total ?? 0;
