@@ -8,7 +8,7 @@ import { loadScriptRunner } from "../../src/actors/scripts/load";
 import { executionStub } from "../../src/worker/executions";
 import { uuidFromDigest } from "../../src/engine/task-id";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, eventually, gate, getWorkflow, hits, httpTask, register, startWorkflow, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
+import { api, apiOk, eventually, gate, getWorkflow, hits, httpTask, register, startWorkflow, statementsOf, target, waitFor, waitForIndexRow, type WorkflowJson } from "./helpers";
 
 const wait = (ref: string): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters: {} });
 const eventTask = (ref: string, sink: string, inputParameters: JsonObject = {}, extra: JsonObject = {}): JsonObject => ({ name: ref, taskReferenceName: ref, type: "EVENT", sink, inputParameters, ...extra });
@@ -922,5 +922,40 @@ describe("what handlers did with each event (Orkes' event executions and message
     expect(messages[0]!.statusDescription).toBe("no active handler acted on it");
     expect((await apiOk<MessageJson[]>("GET", `/api/event/message/${encodeURIComponent(event)}?from=1`)).map((message) => message.fullPayload["n"])).toEqual([1]);
     expect((await api("GET", `/api/event/message/${encodeURIComponent(event)}?from=-1`)).status).toBe(400);
+  });
+
+  it("counts each handler's recorded actions and messages reading each recorded action once, not once for each count", async () => {
+    const event = "conductor:evstats:announce";
+    await apiOk("POST", "/api/event", [
+      handler("evstats_two", event, [{ action: "start_workflow", start_workflow: { name: "evstats_none" } }]),
+      handler("evstats_one", event, [{ action: "start_workflow", start_workflow: { name: "evstats_none" } }]),
+    ]);
+    // 150 messages, each with two actions of evstats_two and one of evstats_one, written straight into D1.
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 449)
+       INSERT INTO event_executions (id, message_id, handler_name, event, action, status, output, created)
+       SELECT printf('evstats-m%03d/%s/%d', i / 3, CASE WHEN i % 3 = 2 THEN 'evstats_one' ELSE 'evstats_two' END, i % 3), printf('evstats-m%03d', i / 3),
+         CASE WHEN i % 3 = 2 THEN 'evstats_one' ELSE 'evstats_two' END, ?1, 'start_workflow', 'COMPLETED', '{}', 1000 + i FROM n`,
+    )
+      .bind(event)
+      .run();
+    let stats: { results: JsonObject[] } | undefined;
+    const [statement, ...more] = (await statementsOf(async () => {
+      stats = await apiOk("GET", "/api/event/execution");
+    })).filter((sql) => sql.includes("event_executions"));
+    expect(more).toEqual([]);
+    expect(stats!.results).toEqual(
+      expect.arrayContaining([
+        { name: "evstats_one", event, active: true, numberOfActions: 150, numberOfMessages: 150 },
+        { name: "evstats_two", event, active: true, numberOfActions: 300, numberOfMessages: 150 },
+      ]),
+    );
+    // Every recorded action and handler once (and each handler's end of its range): the two counts of each handler
+    // read its actions twice, 900 rows here, the handlers' 1,000 each at their bound.
+    const [recorded, handlers] = await Promise.all(["event_executions", "event_handlers"].map(async (table) => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table}`).first<{ n: number }>())!.n));
+    const rowsRead = (await env.DB.prepare(statement!).all()).meta.rows_read;
+    expect(rowsRead).toBeLessThanOrEqual(recorded! + 2 * handlers!);
+    await apiOk("DELETE", "/api/event/evstats_two");
+    await apiOk("DELETE", "/api/event/evstats_one");
   });
 });
