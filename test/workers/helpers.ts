@@ -1,4 +1,5 @@
 import { SELF, env, runInDurableObject } from "cloudflare:test";
+import { expect } from "vitest";
 import type { IndexRow } from "../../src/actors/execution-index";
 import type { NoticeAnswer } from "../../src/actors/owed-notices";
 import type { JsonObject } from "../../src/engine/model";
@@ -334,6 +335,34 @@ export async function boundStatementsOf(sql: RegExp, run: () => Promise<unknown>
     return statement;
   }, run);
   return seen;
+}
+
+/**
+ * Checks a search's `totalHits` as `countHits` counts it, over 10,050 hits `${prefix}-00001` to `${prefix}-10050` that
+ * `page(start)` lists newest (highest) first, 15 a page: 10,000 on the first page, its count reading no more than those
+ * and the `others` rows of the table a walk of it may pass first; more than the page's end near 10,000, so a pager goes
+ * on; exact on the last page.
+ */
+export async function expectCountStopsAt10000(prefix: string, others: number, page: (start: number) => Promise<{ totalHits: number; ids: unknown[] }>): Promise<void> {
+  const searched = async (start: number) => {
+    let found: { totalHits: number; ids: unknown[] } | undefined;
+    const [count] = await boundStatementsOf(/COUNT\(\*\) AS total FROM/, async () => {
+      found = await page(start);
+    });
+    return { ...found!, rowsRead: (await env.DB.prepare(count!.sql).bind(...count!.bindings).all()).meta.rows_read };
+  };
+  const id = (i: number) => `${prefix}-${String(i).padStart(5, "0")}`;
+  const first = await searched(0);
+  expect(first.totalHits).toBe(10_000);
+  expect(first.ids).toEqual(Array.from({ length: 15 }, (_, k) => id(10_050 - k)));
+  // Not every hit (10,050): at most the 10,000 counted, and the rows of others passed on the way.
+  expect(first.rowsRead).toBeLessThanOrEqual(10_000 + others);
+  const near = await searched(9_990);
+  expect(near.totalHits).toBe(10_006);
+  expect(near.ids).toHaveLength(15);
+  const last = await searched(10_040);
+  expect(last.totalHits).toBe(10_050);
+  expect(last.ids).toEqual(Array.from({ length: 10 }, (_, k) => id(10 - k)));
 }
 
 /** SQLite's plan of `statement` in the tests' D1 (`EXPLAIN QUERY PLAN`), its steps joined by "; ". */
