@@ -4,7 +4,11 @@ import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution } from "./
 import { maskedKeysOf } from "./masking";
 import { latestInstanceNamed } from "./lanes";
 import { definitionReferenceName } from "./plan";
+import { outputWithoutResponseCopies } from "./tasks/http/response";
 import { shownCallbackAfterSeconds, shownTaskDefName, shownTaskType } from "./view";
+
+/** The task types whose output is an HTTP response's (httpOutput): a query sees it as Conductor's, `{response}`. */
+const QUERIED_AS_RESPONSE: ReadonlySet<unknown> = new Set(["HTTP", "HTTP_SYNC", "HTTP_POLL"]);
 
 /** What `${<ref>.…}` sees of a task: its latest instance's visible fields (those Conductor's ParametersUtils gives it). */
 function taskRecord(task: TaskExecution, execution: WorkflowExecution): JsonObject {
@@ -85,8 +89,17 @@ export function evaluationContext(
     records.set(reference, record);
     return record;
   };
+  // Made once per reference too: telling the copies from the response compares bodies.
+  const queriedRecords = new Map<string, JsonObject | undefined>();
+  const queriedTask = (reference: string): JsonObject | undefined => {
+    if (queriedRecords.has(reference)) return queriedRecords.get(reference);
+    const record = task(reference);
+    const queried = record === undefined || !QUERIED_AS_RESPONSE.has(record["taskType"]) ? record : { ...record, output: outputWithoutResponseCopies(record["output"] ?? null) };
+    queriedRecords.set(reference, queried);
+    return queried;
+  };
   // One budget for everything resolved with this context: a caller makes one context per resolution.
-  const context: EvaluationContext = { workflow: workflowRecord(execution), task, now, maskedKeys: maskedKeysOf(execution.definition), queryBudget: new QueryBudget(), maxBytes };
+  const context: EvaluationContext = { workflow: workflowRecord(execution), task, queriedTask, now, maskedKeys: maskedKeysOf(execution.definition), queryBudget: new QueryBudget(), maxBytes };
   if (taskId !== undefined) context.taskId = taskId;
   if (secret !== undefined) context.secret = secret;
   return context;

@@ -26,6 +26,7 @@ import { DEFAULT_ENGINE_CONFIG } from "../../src/engine/config";
 import { createExecution } from "../../src/engine/decider";
 import { decide } from "./frozen-decide";
 import { evaluationContext } from "../../src/engine/evaluation";
+import { httpOutput } from "../../src/engine/tasks/http";
 
 const SECRETS = new Map<string, string>([
   ["token", "s3cr3t"],
@@ -1398,6 +1399,33 @@ describe("evaluationContext", () => {
       fan: "FORK/FORK",
       gather: "JOIN/JOIN",
     });
+  });
+
+  it("lets a query over an HTTP task, or its whole output, find each value once: its output as Conductor's, {response}, without the top-level copies", () => {
+    const definition: WorkflowDef = {
+      name: "es_search",
+      version: 1,
+      schemaVersion: 2,
+      tasks: [{ name: "search", taskReferenceName: "get_es_1", type: "HTTP", inputParameters: { http_request: { uri: "http://es.example/_search", method: "GET" } } }],
+    };
+    const env = { now: 1_000, newId: () => `id-${Math.random()}`, config: DEFAULT_ENGINE_CONFIG, scripts: scriptRunner, jq: jqRunner, taskDefs: () => null };
+    const started = decide(createExecution({ workflowId: "wf", definition, input: {} }, 1_000), { type: "start" }, env).state;
+    const hits = { hits: [{ _source: { workflowId: "wf-a", status: "COMPLETED" } }, { _source: { workflowId: "wf-b", status: "FAILED" } }] };
+    const outputData = httpOutput({ statusCode: 200, statusText: "OK", headers: [["content-type", "application/json"]], body: new TextEncoder().encode(JSON.stringify({ hits })) });
+    const done = { ...started, tasks: started.tasks.map((task) => ({ ...task, status: "COMPLETED" as const, outputData })) };
+    const context = evaluationContext(done, 2_000);
+    // Conductor's kitchensink reads `${get_es_1.output..status}`; its HTTP output holds the body once, under `response`.
+    expect(resolveValue({ statuses: "${get_es_1.output..status}", ids: "${get_es_1.output..workflowId}", codes: "${get_es_1..statusCode}", all: "${get_es_1.output.*}" }, context)).toEqual({
+      statuses: ["COMPLETED", "FAILED"],
+      ids: ["wf-a", "wf-b"],
+      codes: [200],
+      all: [outputData["response"]],
+    });
+    // Paths without a query read the copies as before, and the output whole keeps them.
+    expect(resolveValue({ body: "${get_es_1.output.body.hits.hits[1]._source.status}", code: "${get_es_1.output.statusCode}", output: "${get_es_1.output}" }, context)).toEqual({ body: "FAILED", code: 200, output: outputData });
+    // A copy a caller changed is no copy: a query finds it.
+    const changed = evaluationContext({ ...done, tasks: done.tasks.map((task) => ({ ...task, outputData: { ...outputData, statusCode: 299 } })) }, 2_000);
+    expect(resolveValue("${get_es_1.output..statusCode}", changed)).toEqual([299, 200]);
   });
 
   it.each(["__proto__", "constructor", "toString", "hasOwnProperty"])("reads the task whose reference name is %s", (ref) => {

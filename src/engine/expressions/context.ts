@@ -43,6 +43,12 @@ export interface EvaluationContext {
    * task's record for each resolution would cost what the execution holds, while an input names a few.
    */
   task(reference: string): JsonValue | undefined;
+  /**
+   * The record a JSONPath query over the task, or over its whole output, sees (`${ref.output..status}`): {@link task}'s,
+   * but for an HTTP task's output as Conductor's is, without the top-level copies of its response's fields, so each
+   * value is found once. Omitted → {@link task}'s.
+   */
+  queriedTask?(reference: string): JsonValue | undefined;
   /** `${system.currentTimeMillis}` */
   now: number;
   /** `${TASK_ID}` (Conductor's `${CPEWF_TASK_ID}`): id of the task whose input is being resolved; null when none. */

@@ -84,7 +84,7 @@ function evaluateSpliced(spliced: SplicedExpression, ctx: EvaluationContext, tes
 function evaluatePath(path: PathExpression, ctx: EvaluationContext, tested: JsonValue, budget: QueryBudget): JsonValue {
   const { root, segments, query, fn } = path;
   if (isUnderSecrets(root, segments)) return secretAt(path, ctx);
-  const value = root === "@" ? walk(tested, segments) : resolvePath(root, segments, ctx);
+  const value = root === "@" ? walk(tested, segments) : resolvePath(root, segments, ctx, query !== undefined);
   const selected = query === undefined ? value : selectAll(value, query, (predicate, candidate) => filterMatches(predicate, candidate, ctx, budget), budget);
   return fn === undefined ? selected : applyPathFunction(fn, selected);
 }
@@ -126,7 +126,7 @@ function filterMatches(predicate: Expression, candidate: JsonValue, ctx: Evaluat
  * `workflow` and friends are reserved. The cases are BUILT_IN_ROOTS (ast.ts), which registration reads to tell a
  * task's reference from them: a root added here is added there.
  */
-function resolvePath(root: string, segments: readonly PathSegment[], ctx: EvaluationContext): JsonValue {
+function resolvePath(root: string, segments: readonly PathSegment[], ctx: EvaluationContext, queried = false): JsonValue {
   switch (root) {
     case "workflow":
       // The whole record (`${workflow}`, `workflow..id`) never shows a `secrets` field.
@@ -141,8 +141,12 @@ function resolvePath(root: string, segments: readonly PathSegment[], ctx: Evalua
     // Conductor's name for it (ParametersUtils' CPEWF_TASK_ID).
     case "CPEWF_TASK_ID":
       return walk(ctx.taskId ?? null, segments);
-    default:
-      return walk(ctx.task(root) ?? null, segments);
+    default: {
+      // A query over the task or its whole output (`ref..x`, `ref.output..x`) reads the record made for queries; a path
+      // below the output (`ref.output.response..x`) reaches the same values through either.
+      const record = queried && segments.length <= 1 && ctx.queriedTask !== undefined ? ctx.queriedTask(root) : ctx.task(root);
+      return walk(record ?? null, segments);
+    }
   }
 }
 

@@ -1,3 +1,4 @@
+import { deepEqual } from "../../expressions/values";
 import { overdeepReason } from "../../limits";
 import type { JsonObject, JsonValue, TaskStatus } from "../../model";
 
@@ -163,19 +164,37 @@ export function headersObject(headers: Array<[string, string]>): JsonObject {
   return result;
 }
 
+/** The fields of an HTTP task's `response` that its output repeats at the top level (see {@link httpOutput}). */
+const RESPONSE_FIELDS = ["body", "headers", "statusCode", "reasonPhrase"] as const;
+
 /**
  * The task output for a response: the spec's `response {body, headers, statusCode, reasonPhrase}`,
  * with the same four fields repeated at the top level for `${ref.output.body}`-style expressions.
  */
 export function httpOutput(response: HttpResponseData): JsonObject {
   const contentType = response.headers.find(([name]) => name === "content-type")?.[1] ?? null;
-  const fields: JsonObject = {
+  const fields = {
     body: decodeBody(response.body, contentType),
     headers: headersObject(response.headers),
     statusCode: response.statusCode,
     reasonPhrase: reasonPhrase(response.statusCode, response.statusText),
-  };
+  } satisfies Record<(typeof RESPONSE_FIELDS)[number], JsonValue>;
   return { response: { ...fields }, ...fields };
+}
+
+/**
+ * An HTTP task's output as Conductor's has it, `{response}`: without the top-level copies {@link httpOutput} adds (each
+ * dropped only while it still equals `response`'s own: an output a caller set otherwise is left whole). What a JSONPath
+ * query over the whole output sees, so that `${ref.output..status}` (Conductor's kitchensink) finds each value once.
+ */
+export function outputWithoutResponseCopies(output: JsonValue): JsonValue {
+  if (output === null || typeof output !== "object" || Array.isArray(output)) return output;
+  const response = output["response"];
+  if (response === null || typeof response !== "object" || Array.isArray(response)) return output;
+  const copies = RESPONSE_FIELDS.filter((field) => Object.hasOwn(output, field) && Object.hasOwn(response, field) && deepEqual(output[field]!, response[field]!));
+  if (copies.length === 0) return output;
+  // fromEntries: a `__proto__` key stays a key.
+  return Object.fromEntries(Object.entries(output).filter(([key]) => !(copies as readonly string[]).includes(key))) as JsonObject;
 }
 
 /**
