@@ -1,0 +1,225 @@
+import { describe, expect, it } from "vitest";
+import type { JsonObject, JsonValue } from "../../src/engine/model";
+import conditionalSwitch from "../fixtures/published/conditional_switch_task_workflow_integration_test.json";
+import decisionAndTerminate from "../fixtures/published/decision_and_terminate_integration_test.json";
+import doWhileForkJoin from "../fixtures/published/do_while_integration_test.json";
+import doWhileSetVariable from "../fixtures/published/do_while_set_variable_fix.json";
+import helloWorkflow from "../fixtures/published/hello_workflow.json";
+import kitchensink from "../fixtures/published/kitchensink.json";
+import sagaCompensation from "../fixtures/published/saga_order_compensation.json";
+import subFlow from "../fixtures/published/sub_flow_1.json";
+import { apiOk, getWorkflow, startWorkflow, statusByRef, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
+import { pollOne, report } from "./task-worker-helpers";
+
+// Workflow definitions Conductor publishes (its server's sample, its docs, its test harness: test/fixtures/published,
+// SOURCES.md says where each is from), registered as published through the API and run with workers polling and
+// reporting as Conductor's do. What each task was given, its status and output, the workflow's output and variables are
+// compared with what Conductor produces for the same run (its mappers and system tasks, its harness's specs).
+
+/** The definition with its HTTP task's published URI (a service on the author's machine) pointed at `uri`. */
+function withUri(definition: unknown, published: string, uri: string): JsonObject {
+  // Replaced in the JSON text, escaped as a JSON string's content, so nothing else of the definition is touched.
+  return JSON.parse(JSON.stringify(definition).replaceAll(published, JSON.stringify(uri).slice(1, -1))) as JsonObject;
+}
+
+/** A target-server URI answering `body` as JSON. */
+function answering(body: JsonValue): string {
+  return target(`/respond?h=content-type:application/json&body=${JSON.stringify(body)}`);
+}
+
+/**
+ * The task definitions as Conductor's KitchenSinkInitializer registers them (`new TaskDef(name, name, 1, 0)`, Jackson
+ * writing every field a TaskDef defaults).
+ */
+function conductorTaskDef(name: string): JsonObject {
+  return {
+    name,
+    description: name,
+    retryCount: 1,
+    timeoutSeconds: 0,
+    ownerEmail: "example@email.com",
+    inputKeys: [],
+    outputKeys: [],
+    timeoutPolicy: "TIME_OUT_WF",
+    retryLogic: "FIXED",
+    retryDelaySeconds: 60,
+    responseTimeoutSeconds: 3600,
+    inputTemplate: {},
+    rateLimitPerFrequency: 0,
+    rateLimitFrequencyInSeconds: 1,
+    backoffScaleFactor: 1,
+  };
+}
+
+/** Registers the definitions as given (JSON imports, typed by their content: any definition's JSON is accepted here). */
+async function registerAll(...definitions: unknown[]): Promise<void> {
+  for (const definition of definitions) await apiOk("POST", "/api/metadata/workflow", definition);
+}
+
+/** Polls a task of `taskType` and reports it COMPLETED with `output`; answers the task as polled. */
+async function work(taskType: string, output: JsonObject = {}): Promise<TaskJson> {
+  const task = await pollOne(taskType);
+  expect((await report(task, "COMPLETED", output)).status).toBe(200);
+  return task;
+}
+
+function taskNamed(workflow: WorkflowJson, ref: string): TaskJson {
+  const task = workflow.tasks.find((candidate) => candidate.referenceTaskName === ref);
+  if (task === undefined) throw new Error(`no task ${ref} in ${workflow.tasks.map((candidate) => candidate.referenceTaskName).join(", ")}`);
+  return task;
+}
+
+const ELASTICSEARCH_ANSWER = {
+  hits: {
+    total: 2,
+    hits: [
+      { _id: "a", _source: { workflowId: "wf-a", status: "COMPLETED" } },
+      { _id: "b", _source: { workflowId: "wf-b", status: "FAILED" } },
+    ],
+  },
+};
+
+describe("Conductor's kitchensink (server/src/main/resources), as its docs' walkthrough runs it", () => {
+  it("runs the odd-even decision's 0 case through DYNAMIC, a dynamic fork with a child workflow, HTTP and deep scans, as Conductor does", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [...Array.from({ length: 40 }, (_, index) => conductorTaskDef(`task_${index}`)), conductorTaskDef("search_elasticsearch")]);
+    await registerAll(withUri(kitchensink, "http://localhost:9200/conductor/_search?size=10", answering(ELASTICSEARCH_ANSWER)), subFlow);
+    const workflowId = await startWorkflow("kitchensink", { task2Name: "task_5" });
+
+    // The docs' first poll: mod and oddEven null (absent from the input), `${CPEWF_TASK_ID}` the task's own id, and
+    // `${HOSTNAME}` Conductor's server's environment variable, which a Worker has none of.
+    const first = await pollOne("task_1");
+    expect(first.inputData).toEqual({ mod: null, oddEven: null, env: { taskId: first.taskId, workflowId: null } });
+    // The docs' update, whose dynamicTasks the walkthrough gives to the task that reads them (task_4).
+    const dynamicTasks: JsonObject[] = [
+      { name: "task_1", taskReferenceName: "task_1_1", type: "SIMPLE" },
+      { name: "sub_workflow_4", taskReferenceName: "wf_dyn", type: "SUB_WORKFLOW", subWorkflowParam: { name: "sub_flow_1" } },
+    ];
+    expect((await report(first, "COMPLETED", { mod: 5, taskToExecute: "task_1", oddEven: 0, dynamicTasks, inputs: { task_1_1: {}, wf_dyn: {} } })).status).toBe(200);
+    // DYNAMIC runs the task its input names (task2Name: task_5) under its own reference name.
+    const dynamic = await work("task_5", { mod: 5, oddEven: 0 });
+    expect({ ref: dynamic.referenceTaskName, input: dynamic.inputData }).toEqual({ ref: "task_2", input: { taskToExecute: "task_5" } });
+    const task4 = await work("task_4", { dynamicTasks, inputs: { task_1_1: { fromTask4: true }, wf_dyn: {} } });
+    expect(task4.inputData).toEqual({ mod: 5, oddEven: 0 });
+    // The fork's branches: task_1 again, and sub_flow_1 (no version: its latest) with its two tasks.
+    const forked = await work("task_1", { done: 1 });
+    expect({ ref: forked.referenceTaskName, input: forked.inputData }).toEqual({ ref: "task_1_1", input: { fromTask4: true } });
+    await work("task_5");
+    await work("task_6");
+    // `${get_es_1.output..status}`: each status of the search's hits, once (Conductor's HTTP output holds the body once).
+    const last = await work("task_30");
+    expect(last.inputData).toEqual({ statuses: ["COMPLETED", "FAILED"], workflowIds: ["wf-a", "wf-b"] });
+
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    expect(workflow.output).toEqual({ statues: ["COMPLETED", "FAILED"], workflowIds: ["wf-a", "wf-b"] });
+    expect(statusByRef(workflow)).toEqual({
+      task_1: "COMPLETED",
+      event_0: "COMPLETED",
+      task_2: "COMPLETED",
+      oddEvenDecision: "COMPLETED",
+      task_4: "COMPLETED",
+      fanout1: "COMPLETED",
+      task_1_1: "COMPLETED",
+      wf_dyn: "COMPLETED",
+      join1: "COMPLETED",
+      get_es_1: "COMPLETED",
+      task_30: "COMPLETED",
+    });
+    // EVENT to Conductor's own queue: its input, the sink and the workflow as the message, and the queue it went to.
+    expect(taskNamed(workflow, "event_0").outputData).toMatchObject({ mod: null, oddEven: null, sink: "conductor", workflowInstanceId: workflowId, workflowType: "kitchensink", workflowVersion: 1, event_produced: "conductor:kitchensink:event_0" });
+    // DECISION on the number 0 takes case "0", as Conductor's DecisionTaskMapper reads it as text.
+    expect(taskNamed(workflow, "oddEvenDecision")).toMatchObject({ inputData: { oddEven: 0, case: "0" }, outputData: { caseOutput: ["0"] } });
+    expect(taskNamed(workflow, "fanout1")).toMatchObject({ taskType: "FORK", inputData: { forkedTasks: ["task_1_1", "wf_dyn"] } });
+    const child = taskNamed(workflow, "wf_dyn");
+    expect(child.inputData).toMatchObject({ subWorkflowName: "sub_flow_1", subWorkflowVersion: 1 });
+    const childRun = await getWorkflow(String(child["subWorkflowId"]));
+    expect({ name: childRun["workflowName"], status: childRun.status, tasks: statusByRef(childRun) }).toEqual({ name: "sub_flow_1", status: "COMPLETED", tasks: { task_5: "COMPLETED", task_6: "COMPLETED" } });
+    expect(taskNamed(workflow, "join1").outputData).toEqual({ task_1_1: { done: 1 }, wf_dyn: { subWorkflowId: child["subWorkflowId"] } });
+  });
+});
+
+describe("Conductor's quickstart (docs/quickstart/workflow.json)", () => {
+  it("hands the HTTP response's body to the INLINE script and the workflow's output", async () => {
+    const answer = { hostName: "orkes-api-sampler-67dfc8cf58-2qglr", apiRandomDelay: "0 ms", randomInt: 4512 };
+    await registerAll(withUri(helloWorkflow, "https://orkes-api-tester.orkesconductor.com/api", answering(answer)));
+    const workflow = await waitFor(await startWorkflow("hello_workflow"), ["COMPLETED"]);
+    expect(workflow.output).toEqual({ summary: "Host orkes-api-sampler-67dfc8cf58-2qglr responded in 0 ms with random value 4512", apiResponse: answer });
+    expect(taskNamed(workflow, "parse_ref").outputData).toEqual({ result: { summary: "Host orkes-api-sampler-67dfc8cf58-2qglr responded in 0 ms with random value 4512", host: answer.hostName, randomValue: 4512 } });
+  });
+});
+
+describe("Conductor's saga cookbook (docs/devguide/cookbook/assets/saga-order-compensation.json)", () => {
+  it("undoes only the completed steps: the jq's booleans pick the SWITCH cases, the refund carries its idempotency key", async () => {
+    await registerAll(withUri(sagaCompensation, "http://localhost:8088/", target("/echo/")));
+    const failedWorkflow = { input: { orderId: "o-17" }, tasks: [{ referenceTaskName: "charge_payment", status: "COMPLETED" }, { referenceTaskName: "reserve_inventory", status: "FAILED" }] };
+    const workflow = await waitFor(await startWorkflow("saga_order_compensation", { reason: "inventory unavailable", workflowId: "wf-0", failedWorkflow }), ["COMPLETED"]);
+    expect(workflow.output).toEqual({ compensatedOrder: "o-17", stepsCompleted: ["charge_payment"], paymentRefunded: true, inventoryReleased: false, originalFailure: "inventory unavailable" });
+    expect(statusByRef(workflow)).toEqual({ completed_steps: "COMPLETED", route_refund: "COMPLETED", refund_payment: "COMPLETED", route_release: "COMPLETED" });
+    // value-param on a boolean: Conductor's case is its text, "true" / "false" (no case "false": the empty default).
+    expect(taskNamed(workflow, "route_refund").outputData).toMatchObject({ evaluationResult: ["true"] });
+    expect(taskNamed(workflow, "route_release").outputData).toMatchObject({ evaluationResult: ["false"] });
+    const sent = (taskNamed(workflow, "refund_payment").outputData["response"] as JsonObject)["body"] as JsonObject;
+    expect({ method: sent["method"], path: sent["path"], key: (sent["headers"] as JsonObject)["idempotency-key"], body: JSON.parse(String(sent["body"])) as JsonValue }).toEqual({
+      method: "POST",
+      path: "/echo/payments/refund",
+      key: "o-17-refund",
+      body: { orderId: "o-17", reason: "inventory unavailable" },
+    });
+  });
+});
+
+describe("Conductor's test harness definitions (test-harness/src/test/resources)", () => {
+  it("conditional_switch_task_workflow: nested value-param SWITCHes, the default case, a null case value, literal text as given", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", ["integration_task_1", "integration_task_2", "integration_task_3", "integration_task_4", "integration_task_10"].map(conductorTaskDef));
+    await registerAll(conditionalSwitch);
+    const nested = await startWorkflow("ConditionalTaskWF", { param1: "nested", param2: "two", finalCase: "notify" });
+    expect((await work("integration_task_2")).inputData).toEqual({ tp1: "nested" });
+    expect((await work("integration_task_4")).inputData).toEqual({});
+    const first = await waitFor(nested, ["COMPLETED"]);
+    expect(statusByRef(first)).toEqual({ conditional: "COMPLETED", nestedCondition: "COMPLETED", t2: "COMPLETED", finalCase: "COMPLETED", integration_task_4: "COMPLETED" });
+
+    const fallback = await startWorkflow("ConditionalTaskWF", { param1: "other", param2: "two" });
+    // "workflow.input.param2" without `${}` is text, given as it is.
+    expect((await work("integration_task_10")).inputData).toEqual({ tp10: "workflow.input.param2" });
+    const second = await waitFor(fallback, ["COMPLETED"]);
+    expect(statusByRef(second)).toEqual({ conditional: "COMPLETED", t10: "COMPLETED", finalCase: "COMPLETED" });
+    // finalCase absent: Conductor's SwitchTaskMapper's case is "null", no case of that name, the empty default.
+    expect(taskNamed(second, "finalCase")).toMatchObject({ inputData: { finalCase: null }, outputData: { evaluationResult: ["null"] } });
+  });
+
+  it("decision_and_terminate: case two TERMINATEs the workflow FAILED with the text workflowOutput as {output}", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", ["integration_task_1", "integration_task_2", "integration_task_3"].map(conductorTaskDef));
+    await registerAll(decisionAndTerminate);
+    const workflowId = await startWorkflow("ConditionalTerminateWorkflow", { param1: "p1", param2: "p2", case: "two" });
+    expect((await work("integration_task_1", { op: "task1.done" })).inputData).toEqual({ tp11: "p1", tp12: "p2" });
+    const workflow = await waitFor(workflowId, ["FAILED"]);
+    expect(statusByRef(workflow)).toEqual({ t1: "COMPLETED", decision: "COMPLETED", terminate0: "COMPLETED" });
+    expect(taskNamed(workflow, "terminate0").outputData).toEqual({ output: "task1.done" });
+    expect(workflow.output).toEqual({ output: "task1.done" });
+    expect(workflow["reasonForIncompletion"]).toContain("TERMINATE");
+  });
+
+  it("do_while_set_variable_fix: one iteration, the loop's condition reading the variable its SET_VARIABLE set", async () => {
+    await registerAll(doWhileSetVariable);
+    const workflow = await waitFor(await startWorkflow("do_while_Set_variable_fix"), ["COMPLETED"]);
+    expect(workflow["variables"]).toEqual({ value: "0" });
+    expect(statusByRef(workflow)).toEqual({ loopTask: "COMPLETED", set_variable__1: "COMPLETED" });
+    expect(taskNamed(workflow, "loopTask").outputData).toEqual({ "1": { set_variable: {} }, iteration: 1 });
+  });
+
+  it("do_while_integration_test: loop 2 runs the fork and join twice, each iteration's tasks under __1 and __2", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", ["integration_task_0", "integration_task_1", "integration_task_2"].map(conductorTaskDef));
+    await registerAll(doWhileForkJoin);
+    const workflowId = await startWorkflow("Do_While_Workflow", { loop: 2 });
+    for (const iteration of [1, 2]) {
+      expect((await work("integration_task_0", { iteration })).referenceTaskName).toBe(`integration_task_0__${iteration}`);
+      await work("integration_task_1", { branch: 1 });
+      await work("integration_task_2", { branch: 2 });
+    }
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    expect(Object.keys(statusByRef(workflow))).toEqual(["loopTask", ...[1, 2].flatMap((n) => ["integration_task_0", "fork", "integration_task_1", "integration_task_2", "join"].map((ref) => `${ref}__${n}`))]);
+    expect(Object.values(statusByRef(workflow)).every((status) => status === "COMPLETED")).toBe(true);
+    // Conductor's DoWhile output: each iteration's tasks' outputs under their definition's names, and the iteration.
+    const iteration = (n: number) => ({ integration_task_0: { iteration: n }, fork: {}, integration_task_1: { branch: 1 }, integration_task_2: { branch: 2 }, join: { integration_task_1: { branch: 1 }, integration_task_2: { branch: 2 } } });
+    expect(taskNamed(workflow, "loopTask").outputData).toEqual({ "1": iteration(1), "2": iteration(2), iteration: 2 });
+  });
+});
