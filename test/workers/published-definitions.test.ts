@@ -5,10 +5,11 @@ import decisionAndTerminate from "../fixtures/published/decision_and_terminate_i
 import doWhileForkJoin from "../fixtures/published/do_while_integration_test.json";
 import doWhileSetVariable from "../fixtures/published/do_while_set_variable_fix.json";
 import helloWorkflow from "../fixtures/published/hello_workflow.json";
+import ephemeralKitchensink from "../fixtures/published/kitchenSink-ephemeralWorkflowWithEphemeralTasks.json";
 import kitchensink from "../fixtures/published/kitchensink.json";
 import sagaCompensation from "../fixtures/published/saga_order_compensation.json";
 import subFlow from "../fixtures/published/sub_flow_1.json";
-import { apiOk, getWorkflow, startWorkflow, statusByRef, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
+import { api, apiOk, getWorkflow, startWorkflow, statusByRef, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
 import { pollOne, report } from "./task-worker-helpers";
 
 // Workflow definitions Conductor publishes (its server's sample, its docs, its test harness: test/fixtures/published,
@@ -53,7 +54,8 @@ function conductorTaskDef(name: string): JsonObject {
 
 /** Registers the definitions as given (JSON imports, typed by their content: any definition's JSON is accepted here). */
 async function registerAll(...definitions: unknown[]): Promise<void> {
-  for (const definition of definitions) await apiOk("POST", "/api/metadata/workflow", definition);
+  // PUT, Conductor's create-or-update of a list: sub_flow_1 serves both kitchensinks.
+  await apiOk("PUT", "/api/metadata/workflow", definitions);
 }
 
 /** Polls a task of `taskType` and reports it COMPLETED with `output`; answers the task as polled. */
@@ -134,6 +136,38 @@ describe("Conductor's kitchensink (server/src/main/resources), as its docs' walk
     const childRun = await getWorkflow(String(child["subWorkflowId"]));
     expect({ name: childRun["workflowName"], status: childRun.status, tasks: statusByRef(childRun) }).toEqual({ name: "sub_flow_1", status: "COMPLETED", tasks: { task_5: "COMPLETED", task_6: "COMPLETED" } });
     expect(taskNamed(workflow, "join1").outputData).toEqual({ task_1_1: { done: 1 }, wf_dyn: { subWorkflowId: child["subWorkflowId"] } });
+  });
+});
+
+describe("Conductor's ephemeral kitchensink (server/src/main/resources/kitchenSink-ephemeralWorkflowWithEphemeralTasks.json)", () => {
+  it("starts from the request's own definition and task definitions (Jackson's nulls and all) and runs the decision's 1 case: a fork of two children joined", async () => {
+    await registerAll(subFlow);
+    const request = withUri(ephemeralKitchensink, "http://localhost:9200/conductor/_search?size=10", answering(ELASTICSEARCH_ANSWER));
+    const started = await api("POST", "/api/workflow", request);
+    expect(started.status).toBe(200);
+    const workflowId = await started.text();
+
+    const first = await pollOne("task_10001");
+    expect(first.inputData).toEqual({ mod: null, oddEven: null, env: { taskId: first.taskId, workflowId: null } });
+    expect((await report(first, "COMPLETED", { mod: 5, oddEven: 1 })).status).toBe(200);
+    expect((await work("task_10005", { mod: 5, oddEven: 1 })).referenceTaskName).toBe("task_2");
+    // Both branches' first tasks, then each child's two tasks (sub_flow_1, whose empty outputParameters make its
+    // output its last task's, as Conductor's).
+    for (const taskType of ["task_100010", "task_100011", "task_5", "task_5"]) await work(taskType);
+    for (const n of [1, 2]) await work("task_6", { child: n });
+    expect((await work("task_100030")).inputData).toEqual({ statuses: ["COMPLETED", "FAILED"], workflowIds: ["wf-a", "wf-b"] });
+
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    expect(workflow.output).toEqual({ statues: ["COMPLETED", "FAILED"], workflowIds: ["wf-a", "wf-b"] });
+    expect(Object.keys(statusByRef(workflow)).sort()).toEqual(["event_0", "forkx", "get_es_1", "join2", "oddEvenDecision", "task_10001", "task_100010", "task_100011", "task_100030", "task_2", "wf3", "wf4"]);
+    expect(Object.values(statusByRef(workflow)).every((status) => status === "COMPLETED")).toBe(true);
+    expect(taskNamed(workflow, "oddEvenDecision").outputData).toEqual({ caseOutput: ["1"] });
+    const children = ["wf3", "wf4"].map((ref) => taskNamed(workflow, ref));
+    for (const child of children) expect(child.inputData).toMatchObject({ mod: 5, oddEven: 1, subWorkflowName: "sub_flow_1", subWorkflowVersion: 1 });
+    const joined = taskNamed(workflow, "join2").outputData;
+    expect(Object.keys(joined).sort()).toEqual(["wf3", "wf4"]);
+    expect(children.map((child) => joined[child.referenceTaskName])).toEqual(children.map((child) => ({ ...child.outputData, subWorkflowId: child["subWorkflowId"] })));
+    expect(children.map((child) => child.outputData["child"]).sort()).toEqual([1, 2]);
   });
 });
 
