@@ -33,6 +33,7 @@ export interface CorrelatedLookup {
 
 /** An execution as the index knows it. */
 interface IndexedExecution {
+  correlationId: string;
   workflowId: string;
   workflowName: string;
 }
@@ -43,27 +44,48 @@ interface FoundWorkflow {
   json: string;
 }
 
-/** The index rows a lookup finds among the workflows the caller may read, newest first. */
-async function indexedExecutions(db: D1Database, lookup: CorrelatedLookup, readable: NameFilter): Promise<IndexedExecution[]> {
-  if (lookup.workflowNames.length === 0 || lookup.correlationIds.length === 0) return [];
+/**
+ * At most `limit` index rows of the executions of the lookup's names with one of `correlationIds`, among the workflows the
+ * caller may read: one id's rows after another's (ids in SQLite's order), each id's newest first. In that order SQLite
+ * walks `executions_by_correlation_start` (0049), each id's rows in turn, and stops at the limit: it reads the rows it
+ * answers with and those the name, status and grant filters pass over, where a sort by start time across the ids would
+ * read every execution of every id first (a customer's id used as the correlation id of a million runs).
+ */
+async function correlatedRows(db: D1Database, lookup: CorrelatedLookup, correlationIds: readonly string[], readable: NameFilter, limit: number): Promise<IndexedExecution[]> {
   const filter: Filter = { clauses: [], bindings: [] };
   applyReadable(filter, readable);
   addIn(filter, "workflow_name", lookup.workflowNames);
-  addIn(filter, "correlation_id", lookup.correlationIds);
+  addIn(filter, "correlation_id", correlationIds);
   if (!lookup.includeClosed) addIn(filter, "status", ["RUNNING"]);
   const { results } = await db
     .prepare(
-      `SELECT workflowId, workflowName FROM (SELECT workflow_id AS workflowId, workflow_name AS workflowName, start_time, ` +
-        `ROW_NUMBER() OVER (PARTITION BY correlation_id ORDER BY start_time DESC, workflow_id) AS place FROM executions ${whereOf(filter)}) ` +
-        `WHERE place <= ? ORDER BY start_time DESC, workflowId LIMIT ?`,
+      `SELECT correlation_id AS correlationId, workflow_id AS workflowId, workflow_name AS workflowName FROM executions ${whereOf(filter)} ` +
+        `ORDER BY correlation_id, start_time DESC, workflow_id LIMIT ?`,
     )
-    .bind(...filter.bindings, MAX_CORRELATED_WORKFLOWS, MAX_CORRELATED_WORKFLOWS + 1)
+    .bind(...filter.bindings, limit)
     .all<IndexedExecution>();
-  if (results.length > MAX_CORRELATED_WORKFLOWS) {
+  return results;
+}
+
+/**
+ * The index rows a lookup finds among the workflows the caller may read, each id's newest first: each id's newest
+ * {@link MAX_CORRELATED_WORKFLOWS}, a 413 when those come to more in all.
+ */
+async function indexedExecutions(db: D1Database, lookup: CorrelatedLookup, readable: NameFilter): Promise<IndexedExecution[]> {
+  if (lookup.workflowNames.length === 0 || lookup.correlationIds.length === 0) return [];
+  const correlationIds = [...new Set(lookup.correlationIds)];
+  const rows = await correlatedRows(db, lookup, correlationIds, readable, MAX_CORRELATED_WORKFLOWS + 1);
+  if (rows.length <= MAX_CORRELATED_WORKFLOWS) return rows;
+  // One row past the bound. Rows of two ids: their newest come to more than the bound. All of one id: it answers with
+  // its newest, the bound, and a row of any other id is one too many (a second statement, reading up to that row).
+  const crowded = rows[0]!.correlationId;
+  const others = correlationIds.filter((id) => id !== crowded);
+  const tooMany = rows.some((row) => row.correlationId !== crowded) || (others.length > 0 && (await correlatedRows(db, lookup, others, readable, 1)).length > 0);
+  if (tooMany) {
     const message = `The correlation ids asked for hold over ${MAX_CORRELATED_WORKFLOWS} executions together (each id answers with at most its newest ${MAX_CORRELATED_WORKFLOWS}); ask for fewer correlation ids or names${lookup.includeClosed ? ", or without includeClosed" : ""}`;
     throw new ApiError(413, "PAYLOAD_TOO_LARGE", message);
   }
-  return results;
+  return rows.slice(0, MAX_CORRELATED_WORKFLOWS);
 }
 
 /**

@@ -888,6 +888,9 @@ describe("lookups by correlation id (served from the search index)", () => {
     const batch = await apiOk<CorrelatedMap>("POST", "/api/workflow/correlated/batch?includeClosed=true", { workflowNames: [main, other], correlationIds: [c1, c2, "corr-batch-none", c1] });
     expect(Object.keys(batch)).toEqual([c1, c2, "corr-batch-none"]);
     expect(idsOf(batch[c1]!)).toEqual([open, closed, foreign].sort());
+    // Each id's newest start first (the same start: by id).
+    const newestFirst = (workflows: readonly WorkflowJson[]) => [...workflows].sort((a, b) => Number(b["startTime"]) - Number(a["startTime"]) || (a.workflowId < b.workflowId ? -1 : 1));
+    expect(batch[c1]!.map((workflow) => workflow.workflowId)).toEqual(newestFirst(batch[c1]!).map((workflow) => workflow.workflowId));
     expect(idsOf(batch[c2]!)).toEqual([second]);
     expect(batch["corr-batch-none"]).toEqual([]);
     const runningOfOther = await apiOk<CorrelatedMap>("POST", "/api/workflow/correlated/batch?includeTasks=true", { workflowNames: [other], correlationIds: [c1, c2] });
@@ -1095,15 +1098,15 @@ describe("search at a large tenant's size (D1 reads, and bills, every row a stat
     try {
       const searches: Array<[query: string, hits: string[], index: string]> = [
         // The bundled UI's list by name (and status) and correlation id, and a client's.
-        ["workflowName=scale_c&correlationId=scale-corr&sort=startTime:DESC", correlated.slice(0, 3).reverse().concat(correlated[3]!), "executions_by_correlation"],
-        ["workflowName=scale_c&status=RUNNING&correlationId=scale-corr&sort=startTime:DESC", correlated.slice(0, 3).reverse(), "executions_by_correlation"],
-        ["status=RUNNING&correlationId=scale-corr", correlated.slice(0, 3).reverse(), "executions_by_correlation"],
+        ["workflowName=scale_c&correlationId=scale-corr&sort=startTime:DESC", correlated.slice(0, 3).reverse().concat(correlated[3]!), "executions_by_correlation_start"],
+        ["workflowName=scale_c&status=RUNNING&correlationId=scale-corr&sort=startTime:DESC", correlated.slice(0, 3).reverse(), "executions_by_correlation_start"],
+        ["status=RUNNING&correlationId=scale-corr", correlated.slice(0, 3).reverse(), "executions_by_correlation_start"],
         // The Conductor UI's query of one name (and status) beside a correlation id, or an execution's id.
-        [q("workflowType IN (scale_c) AND correlationId = scale-corr AND status IN (RUNNING)"), correlated.slice(0, 3).reverse(), "executions_by_correlation"],
-        [`${q("workflowType IN (scale_c) AND status IN (RUNNING)")}&correlationId=scale-corr`, correlated.slice(0, 3).reverse(), "executions_by_correlation"],
+        [q("workflowType IN (scale_c) AND correlationId = scale-corr AND status IN (RUNNING)"), correlated.slice(0, 3).reverse(), "executions_by_correlation_start"],
+        [`${q("workflowType IN (scale_c) AND status IN (RUNNING)")}&correlationId=scale-corr`, correlated.slice(0, 3).reverse(), "executions_by_correlation_start"],
         [q("workflowId IN (scale_c-RUNNING-00007) AND workflowType IN (scale_c)"), ["scale_c-RUNNING-00007"], "sqlite_autoindex_executions_1"],
         [q("workflowType = scale_c AND status = RUNNING AND workflowId IN (scale_c-RUNNING-00007, scale_c-RUNNING-01500)"), ["scale_c-RUNNING-01500", "scale_c-RUNNING-00007"], "sqlite_autoindex_executions_1"],
-        [q("workflowType IN (scale_c) AND (correlationId = scale-corr OR workflowId = scale_c-RUNNING-00003)"), [...correlated.slice(0, 3).reverse(), "scale_c-RUNNING-00003", correlated[3]!], "executions_by_correlation"],
+        [q("workflowType IN (scale_c) AND (correlationId = scale-corr OR workflowId = scale_c-RUNNING-00003)"), [...correlated.slice(0, 3).reverse(), "scale_c-RUNNING-00003", correlated[3]!], "executions_by_correlation_start"],
       ];
       for (const [query, hits, index] of searches) {
         const { answer, count, page } = await searched(query);
@@ -1121,11 +1124,75 @@ describe("search at a large tenant's size (D1 reads, and bills, every row a stat
         const [lookup, ...more] = await boundStatementsOf(/FROM executions/, () => api("GET", `/api/workflow/scale_c/correlated/scale-corr?includeClosed=${includeClosed}`));
         expect(more).toEqual([]);
         expect(await env.DB.prepare(lookup!.sql).bind(...lookup!.bindings).all<{ workflowId: string }>().then((rows) => rows.results.map((row) => row.workflowId).sort())).toEqual([...found].sort());
-        expect(await queryPlan(lookup!), lookup!.sql).toContain("USING INDEX executions_by_correlation (correlation_id=?)");
+        expect(await queryPlan(lookup!), lookup!.sql).toContain("USING INDEX executions_by_correlation_start (correlation_id=?)");
         expect(await rowsRead(lookup!), lookup!.sql).toBeLessThan(50);
       }
     } finally {
       await env.DB.prepare("DELETE FROM executions WHERE workflow_name = 'scale_c'").run();
+    }
+  });
+
+  it("looks up a correlation id shared by thousands of executions reading about the rows it answers with, not every execution of the id (a customer's id as correlation id)", async () => {
+    // scale_d: 3,000 COMPLETED executions of correlation id scale-crowd, and 30 RUNNING ones started before them; the
+    // three oldest COMPLETED ones are of scale-few.
+    await insertExecutions("scale_d", "COMPLETED", 3_000, 3_000_000, 10);
+    await insertExecutions("scale_d", "RUNNING", 30, 2_000_000, 10);
+    await env.DB.prepare("UPDATE executions SET correlation_id = CASE WHEN status = 'COMPLETED' AND start_time <= 3000030 THEN 'scale-few' ELSE 'scale-crowd' END WHERE workflow_name = 'scale_d'").run();
+    const reader = await createUser("scale-correlated-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:scale_*" }] });
+    /** The lookup's statements on the index, each with the ids it finds, its plan and the rows it reads; and the response. */
+    const lookedUp = async (method: string, path: string, body?: unknown, token?: string) => {
+      let response: Response | undefined;
+      const statements = await boundStatementsOf(/FROM executions/, async () => {
+        response = token === undefined ? await api(method, path, body) : await call(method, path, orkes(token), body);
+      });
+      const read = await Promise.all(
+        statements.map(async (statement) => ({
+          ids: (await env.DB.prepare(statement.sql).bind(...statement.bindings).all<{ workflowId: string }>()).results.map((row) => row.workflowId),
+          plan: await queryPlan(statement),
+          rowsRead: await rowsRead(statement),
+        })),
+      );
+      return { response: response!, statements: read };
+    };
+    try {
+      // Each id's newest 1,000 (and one more, which tells the lookup there are more) in start order, newest first, through
+      // the index's order, no sort: about as many rows read, where every execution of the id was read and sorted (over
+      // 12,000 rows read for these 3,000).
+      const newest = idsDown("scale_d", "COMPLETED", 3_000, 3_001 - MAX_CORRELATED_WORKFLOWS);
+      const lookups: Array<[method: string, path: string, body?: unknown, token?: string]> = [
+        ["GET", "/api/workflow/scale_d/correlated/scale-crowd?includeClosed=true"],
+        ["POST", "/api/workflow/scale_d/correlated?includeClosed=true", ["scale-crowd", "scale-none", "scale-crowd"]],
+        ["POST", "/api/workflow/correlated/batch?includeClosed=true", { workflowNames: ["scale_d", "scale_other"], correlationIds: ["scale-crowd"] }],
+        ["POST", "/api/workflow/correlated/batch?includeClosed=true", { workflowNames: ["scale_d"], correlationIds: ["scale-crowd"] }, reader.token],
+      ];
+      for (const [method, path, body, token] of lookups) {
+        const what = `${method} ${path} ${JSON.stringify(body)} ${token === undefined ? "" : "(granted workflow:scale_*)"}`;
+        const { response, statements } = await lookedUp(method, path, body, token);
+        // The answer itself is a 404: these made-up rows have no execution objects to read.
+        expect(response.status, what).not.toBe(413);
+        // With other ids asked for, a second statement finds none of theirs.
+        const [found, others] = statements;
+        expect(found!.rowsRead, what).toBeLessThan(2 * newest.length);
+        expect(found!.plan, what).toContain("USING INDEX executions_by_correlation_start (correlation_id=?)");
+        expect(found!.plan, what).not.toContain("TEMP B-TREE");
+        expect(found!.ids.slice(0, MAX_CORRELATED_WORKFLOWS), what).toEqual(newest);
+        expect(others?.ids ?? [], what).toEqual([]);
+        expect(statements.length, what).toBeLessThanOrEqual(2);
+      }
+
+      // Another id's one execution beside the crowd's 1,000: a 413, as before, reading one row of it, not all of the crowd.
+      const refused = await lookedUp("POST", "/api/workflow/correlated/batch?includeClosed=true", { workflowNames: ["scale_d"], correlationIds: ["scale-few", "scale-crowd"] });
+      expect(refused.response.status).toBe(413);
+      expect(await refused.response.json()).toMatchObject({ message: expect.stringContaining("ask for fewer correlation ids") });
+      expect(refused.statements.reduce((sum, statement) => sum + statement.rowsRead, 0)).toBeLessThan(2 * newest.length);
+
+      // Running ones only: each id's in start order, the COMPLETED ones passed over on the way read (the status filter's).
+      const running = await lookedUp("POST", "/api/workflow/correlated/batch", { workflowNames: ["scale_d"], correlationIds: ["scale-few", "scale-crowd"] });
+      expect(running.statements).toHaveLength(1);
+      expect(running.statements[0]!.ids).toEqual(idsDown("scale_d", "RUNNING", 30, 1));
+      expect(running.statements[0]!.plan).not.toContain("TEMP B-TREE");
+    } finally {
+      await env.DB.prepare("DELETE FROM executions WHERE workflow_name = 'scale_d'").run();
     }
   });
 });
