@@ -740,6 +740,12 @@ function finishSignature(execution: Execution): string {
  * of background work (search index, notifying parents, terminating children).
  */
 export class WorkflowExecution extends DurableObject<Env> {
+  /**
+   * Most children one decide asks whether they still exist: {@link LOST_CHILD_LOOKS_PER_DECIDE}. A test seam, nothing
+   * else sets it and no request reaches it: a test lowers it to stage a lost child past the first decide's look with a
+   * few children instead of a hundred (each a workflow started, the test's seconds).
+   */
+  static lostChildLooksPerDecide = LOST_CHILD_LOOKS_PER_DECIDE;
   readonly #store: ExecutionStore;
   /** The workflow's message queue (see `message-queue.ts`), taken from by its PULL_WORKFLOW_MESSAGES tasks. */
   readonly #messages: MessageQueue;
@@ -2447,8 +2453,9 @@ export class WorkflowExecution extends DurableObject<Env> {
     // One call to each child's object: a bounded number per decide, within a request's subrequests (a wide fork's children),
     // each call going on from where the last stopped, so that repeated calls reach them all (the same first ones each
     // time would never reach a lost child past them).
-    const from = waiting.length > LOST_CHILD_LOOKS_PER_DECIDE ? this.#lostChildLooksFrom % waiting.length : 0;
-    const looked = [...waiting.slice(from), ...waiting.slice(0, from)].slice(0, LOST_CHILD_LOOKS_PER_DECIDE);
+    const most = WorkflowExecution.lostChildLooksPerDecide;
+    const from = waiting.length > most ? this.#lostChildLooksFrom % waiting.length : 0;
+    const looked = [...waiting.slice(from), ...waiting.slice(0, from)].slice(0, most);
     // The next call goes on past the children asked, not past those this one never reached.
     let asked = 0;
     try {

@@ -1220,41 +1220,49 @@ describe("decide of a parent whose child's object lost its storage", () => {
 });
 
 describe("decide of a parent waiting for more children than one call looks at", () => {
-  it("looks at the next ones at the next call: a lost child past the first hundred is found by the second decide", { timeout: 40_000 }, async () => {
-    await register({ name: "many_children_child", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] });
-    const refs = Array.from({ length: 101 }, (_, index) => `child_${index}`);
-    // Permissive: the lost child's failed task leaves the parent RUNNING (its JOIN waits for the other branches), so
-    // the parent does not cancel and terminate the 100 other children, seconds of work in this isolate that prove
-    // nothing here and went on into the next tests.
-    const branches = refs.map((ref) => [{ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", subWorkflowParam: { name: "many_children_child", version: 1 }, permissive: true }]);
-    await register({ name: "many_children_parent", tasks: [{ name: "all", taskReferenceName: "all", type: "FORK_JOIN", forkTasks: branches }, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: refs }] });
-    const parentId = await startWorkflow("many_children_parent");
-    const waiting = (workflow: { tasks: Array<Record<string, unknown>> }) => workflow.tasks.filter((task) => task["taskType"] === "SUB_WORKFLOW" && task["status"] === "IN_PROGRESS" && typeof task["subWorkflowId"] === "string");
-    const running = await waitFor(parentId, (workflow) => waiting(workflow).length === refs.length, 30_000);
-    // The last of them, in the parent's order of tasks, loses its storage, then its instance goes (an eviction of that
-    // object only: evicting all of them made each other child's object wake up and recover at the first decide's call).
-    const lost = waiting(running).at(-1)!;
-    const lostId = String(lost["subWorkflowId"]);
-    await waitFor(lostId, ["RUNNING"]);
-    await runInDurableObject(executionStub(env, lostId), async (_instance, state) => {
-      await state.storage.deleteAlarm();
-      await state.storage.deleteAll();
-      state.abort("evicted (test)");
-    }).catch(() => undefined);
-    expect((await api("GET", `/api/workflow/${lostId}`)).status).toBe(404);
-    const lostTask = async () => (await getWorkflow(parentId)).tasks.find((task) => task["taskId"] === lost["taskId"])!;
-    // The first call looks at the first hundred, all there; the second goes on from the 101st.
-    expect((await api("PUT", `/api/workflow/decide/${parentId}`)).status).toBe(200);
-    expect(await lostTask()).toMatchObject({ status: "IN_PROGRESS" });
-    expect((await api("PUT", `/api/workflow/decide/${parentId}`)).status).toBe(200);
-    expect(await lostTask()).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining(`Sub workflow ${lostId} no longer exists`) });
-    // Most of the 102 objects still had an alarm armed for their owed search rows, due within seconds: run here, not
-    // in the next tests (whose counts of calls, and time, they took). One round ran them all, in a scratch run.
-    const objects = [parentId, ...waiting(running).map((task) => String(task["subWorkflowId"])).filter((id) => id !== lostId)];
-    for (let round = 0; round < 3; round++) {
-      let ran = 0;
-      for (const id of objects) if (await runDurableObjectAlarm(executionStub(env, id))) ran++;
-      if (ran === 0) break;
+  it("looks at the next ones at the next call: a lost child past the first call's look is found by the second decide", async () => {
+    // Three children a decide instead of a hundred (the test seam WorkflowExecution.lostChildLooksPerDecide), four of
+    // them instead of 101: the same staging of a lost child past the first look, without starting a hundred workflows.
+    const looks = WorkflowExecution.lostChildLooksPerDecide;
+    WorkflowExecution.lostChildLooksPerDecide = 3;
+    try {
+      await register({ name: "many_children_child", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: {} }] });
+      const refs = Array.from({ length: 4 }, (_, index) => `child_${index}`);
+      // Permissive: the lost child's failed task leaves the parent RUNNING (its JOIN waits for the other branches), so
+      // the parent does not cancel and terminate the other children, work in this isolate that proves nothing here and
+      // went on into the next tests.
+      const branches = refs.map((ref) => [{ name: ref, taskReferenceName: ref, type: "SUB_WORKFLOW", subWorkflowParam: { name: "many_children_child", version: 1 }, permissive: true }]);
+      await register({ name: "many_children_parent", tasks: [{ name: "all", taskReferenceName: "all", type: "FORK_JOIN", forkTasks: branches }, { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: refs }] });
+      const parentId = await startWorkflow("many_children_parent");
+      const waiting = (workflow: { tasks: Array<Record<string, unknown>> }) => workflow.tasks.filter((task) => task["taskType"] === "SUB_WORKFLOW" && task["status"] === "IN_PROGRESS" && typeof task["subWorkflowId"] === "string");
+      const running = await waitFor(parentId, (workflow) => waiting(workflow).length === refs.length);
+      // The last of them, in the parent's order of tasks, loses its storage, then its instance goes (an eviction of that
+      // object only: evicting all of them made each other child's object wake up and recover at the first decide's call).
+      const lost = waiting(running).at(-1)!;
+      const lostId = String(lost["subWorkflowId"]);
+      await waitFor(lostId, ["RUNNING"]);
+      await runInDurableObject(executionStub(env, lostId), async (_instance, state) => {
+        await state.storage.deleteAlarm();
+        await state.storage.deleteAll();
+        state.abort("evicted (test)");
+      }).catch(() => undefined);
+      expect((await api("GET", `/api/workflow/${lostId}`)).status).toBe(404);
+      const lostTask = async () => (await getWorkflow(parentId)).tasks.find((task) => task["taskId"] === lost["taskId"])!;
+      // The first call looks at the first three, all there; the second goes on from the fourth.
+      expect((await api("PUT", `/api/workflow/decide/${parentId}`)).status).toBe(200);
+      expect(await lostTask()).toMatchObject({ status: "IN_PROGRESS" });
+      expect((await api("PUT", `/api/workflow/decide/${parentId}`)).status).toBe(200);
+      expect(await lostTask()).toMatchObject({ status: "FAILED", reasonForIncompletion: expect.stringContaining(`Sub workflow ${lostId} no longer exists`) });
+      // The objects may still have an alarm armed for their owed search rows, due within seconds: run here, not in the
+      // next tests (whose counts of calls, and time, they would take).
+      const objects = [parentId, ...waiting(running).map((task) => String(task["subWorkflowId"])).filter((id) => id !== lostId)];
+      for (let round = 0; round < 3; round++) {
+        let ran = 0;
+        for (const id of objects) if (await runDurableObjectAlarm(executionStub(env, id))) ran++;
+        if (ran === 0) break;
+      }
+    } finally {
+      WorkflowExecution.lostChildLooksPerDecide = looks;
     }
   });
 });
