@@ -9,8 +9,8 @@
  * afterwards, so no workerd is ever left running.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, relative, resolve, sep } from "node:path";
@@ -221,9 +221,119 @@ export async function runWrangler(root: string, args: string[], timeoutMs = 120_
   return group.output;
 }
 
-/** `wrangler d1 migrations apply DB --local --persist-to <dir>`. */
+/** How long a caller waits for the migrated state another process is making before it gives up. */
+const MIGRATED_STATE_TIMEOUT_MS = 180_000;
+/** A lock directory without its owner's pid this long after it was made is one whose owner died making it. */
+const UNOWNED_LOCK_MS = 10_000;
+
+/** What a migrated state depends on: the migrations, wrangler.toml (its D1 database) and wrangler's version. */
+function migrationsFingerprint(root: string): string {
+  const hash = createHash("sha256");
+  const dir = join(root, "migrations");
+  for (const file of readdirSync(dir).sort()) hash.update(`${file}\0`).update(readFileSync(join(dir, file))).update("\0");
+  hash.update(readFileSync(join(root, "wrangler.toml"))).update("\0");
+  hash.update(readFileSync(join(root, "node_modules", "wrangler", "package.json")));
+  return hash.digest("hex").slice(0, 16);
+}
+
+/** Whether a process of that id is alive (EPERM: another user's, alive). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Removes the lock `lock` when the process that took it is gone without removing it. */
+function removeIfAbandoned(lock: string): void {
+  let owner: number;
+  try {
+    owner = Number(readFileSync(join(lock, "pid"), "utf8"));
+  } catch {
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > UNOWNED_LOCK_MS) rmSync(lock, { recursive: true, force: true });
+    } catch {
+      // removed meanwhile
+    }
+    return;
+  }
+  if (Number.isInteger(owner) && owner > 0 && !isAlive(owner)) rmSync(lock, { recursive: true, force: true });
+}
+
+const MIGRATED_STATE_PREFIX = "edge-conductor-e2e-migrated-";
+
+/** Removes the shared migrated states (and their locks) of runs that have ended. */
+function removeEndedRunsStates(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const run = name.startsWith(MIGRATED_STATE_PREFIX) ? Number(name.slice(MIGRATED_STATE_PREFIX.length).split("-")[0]) : NaN;
+    if (Number.isInteger(run) && run > 0 && !isAlive(run)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * A state directory `wrangler d1 migrations apply DB --local` migrated and nothing has served from, shared by the e2e
+ * files of a run: named by the run (vitest's main process, whose forks run the files) and by what makes it. One
+ * process makes it, holding a lock directory beside it, and renames it into place once wrangler succeeded; the others
+ * wait for it. Never written to: each server gets a copy ({@link applyMigrations}). The next run's maker removes it.
+ */
+async function migratedState(root: string): Promise<string> {
+  const shared = join(tmpdir(), `${MIGRATED_STATE_PREFIX}${process.ppid}-${migrationsFingerprint(root)}`);
+  const lock = `${shared}.lock`;
+  const deadline = Date.now() + MIGRATED_STATE_TIMEOUT_MS;
+  for (;;) {
+    if (existsSync(shared)) return shared;
+    let locked = false;
+    try {
+      mkdirSync(lock);
+      locked = true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    if (locked) {
+      try {
+        writeFileSync(join(lock, "pid"), String(process.pid));
+        if (existsSync(shared)) return shared; // made between the look above and the lock
+        removeEndedRunsStates();
+        const dir = tempDir("migrating");
+        await runWrangler(root, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", dir]);
+        try {
+          renameSync(dir, shared);
+          temporaryDirs.delete(dir);
+        } catch (error) {
+          // Only another process that took an abandoned lock at the same moment can have put it there first.
+          if (!existsSync(shared)) throw error;
+          removeDir(dir);
+        }
+        return shared;
+      } finally {
+        rmSync(lock, { recursive: true, force: true });
+      }
+    }
+    removeIfAbandoned(lock);
+    if (Date.now() > deadline) throw new Error(`no migrated state at ${shared} within ${MIGRATED_STATE_TIMEOUT_MS} ms (the process holding ${lock} is still at it)`);
+    await sleep(250);
+  }
+}
+
+/** This process's look for the shared migrated state, per project copy. */
+const migratedStates = new Map<string, Promise<string>>();
+
+/**
+ * Gives the new, empty state directory `persistTo` the local database `wrangler d1 migrations apply DB --local` makes:
+ * a copy of the files such a run writes. wrangler applies each migration in a workerd of its own (some fifty starts:
+ * 15 s to a minute of a busy machine, for each server of each file), so it runs once for all ({@link migratedState}).
+ */
 export async function applyMigrations(root: string, persistTo: string): Promise<void> {
-  await runWrangler(root, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo]);
+  let migrated = migratedStates.get(root);
+  if (migrated === undefined) {
+    migrated = migratedState(root);
+    migratedStates.set(root, migrated);
+    // A failure is not kept: the next caller tries again (and reports its own failure).
+    migrated.catch(() => migratedStates.delete(root));
+  }
+  cpSync(await migrated, persistTo, { recursive: true });
 }
 
 /** Polls `GET /health` until 200; fails when the process exits first or after `timeoutMs`. */
