@@ -43,7 +43,7 @@ import { setOwn } from "./own-property";
 import { shownFailedTasks } from "./view";
 import { isInFlight } from "./in-flight";
 import { maskedInputValues, maskedOutputValues, maskedValuesRead, reasonMaskedOf, withReasonMasked } from "./masked-reason";
-import { activeLanes, inCurrentLoopRun, laneAfterMove, lastTopLevelTask, latestInstance, latestInstanceSince, type ActiveLane } from "./lanes";
+import { activeLanes, inCurrentLoopRun, laneAfterMove, latestInstance, latestInstanceSince, type ActiveLane } from "./lanes";
 import {
   definitionReferenceName,
   enclosingJoins,
@@ -2913,9 +2913,17 @@ function outputAtEnd(state: WorkflowExecution, env: DecideEnv): JsonObject {
       output = {};
     }
   } else {
-    output = state.tasks.at(-1)?.outputData ?? {};
+    output = lastScheduledOutput(state);
   }
   return oversize(output, env.config.maxPayloadBytes) === undefined ? output : {};
+}
+
+/**
+ * The output of the execution's last task, the one scheduled last (the highest `seq`), whatever its lane or loop: a
+ * workflow without `outputParameters` ends with it, as Conductor's updateWorkflowOutput(workflow, null) gives it.
+ */
+function lastScheduledOutput(state: WorkflowExecution): JsonObject {
+  return state.tasks.at(-1)?.outputData ?? {};
 }
 
 /** The definition's `outputParameters` resolved against what ran, or the expression failure that stops them (see {@link isExpressionFailure}). */
@@ -2932,7 +2940,10 @@ function resolvedOutput(state: WorkflowExecution, outputParameters: JsonObject, 
 
 /**
  * Completes the workflow with `given` as its output, or else the one its definition's `outputParameters` give, or
- * else its last task's: the latest of the top-level ones (a JOIN's, not that of a branch task that happened to finish last).
+ * else its last task's: the one scheduled last, as Conductor's completeWorkflow takes it (updateWorkflowOutput(workflow,
+ * null) reads the last of the tasks in `seq` order). After a trailing FORK_JOIN that is the JOIN only when no branch
+ * scheduled a task after it (each branch one task long); otherwise the branch task scheduled last. After a trailing
+ * DO_WHILE it is the last task of its last iteration, not the DO_WHILE.
  */
 function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given?: JsonObject): void {
   const state = draft.state;
@@ -2949,7 +2960,7 @@ function completeWorkflow(draft: Draft, env: DecideEnv, effects: Effect[], given
     }
     output = resolved;
   } else {
-    output = lastTopLevelTask(state)?.outputData ?? {};
+    output = lastScheduledOutput(state);
   }
   const bytes = oversize(output, env.config.maxPayloadBytes);
   if (bytes !== undefined) {

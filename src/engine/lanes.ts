@@ -319,16 +319,6 @@ export function laneDone(state: WorkflowExecution, lane: ActiveLane): boolean {
   return SUCCESSFUL_TASK_STATUSES.has(head.status) && leavesLane(state.definition, head.definitionIndex, nextPlanIndex(state.definition, head));
 }
 
-/**
- * The latest instance of the execution's top-level tasks (the root lane): its last task, whatever the branches of
- * its forks scheduled after it (a DO_WHILE that ended, not the last task of its loop).
- */
-export function lastTopLevelTask(state: WorkflowExecution): TaskExecution | undefined {
-  const plan = planOf(state.definition);
-  if (!plan.hasForks) return loopAware(state, state.tasks.at(-1));
-  return loopAware(state, state.tasks.findLast((task) => plan.steps[task.definitionIndex]?.lane === ROOT_LANE));
-}
-
 /** The latest instance of plan step `index`, if it has one. */
 export function latestInstance(state: WorkflowExecution, index: number): TaskExecution | undefined {
   // A short list is searched: its walk would cost more than the search.

@@ -273,6 +273,16 @@ describe("FORK_JOIN endings and children", () => {
     expect(state.output).toEqual({ a1: { body: "a1" }, b1: { body: "b1" } });
   });
 
+  it("without outputParameters, a workflow ending with a fork whose branch scheduled a task after the JOIN outputs that task's output, as Conductor does (the last in seq order)", () => {
+    let state = started([fork("fork", [[http("a1"), http("a2")], [http("b1")]]), join("join", ["a2", "b1"])]).state;
+    state = finish(state, "a1", 2_000).state;
+    state = finish(finish(state, "a2", 3_000).state, "b1", 4_000).state;
+    expect(state.status).toBe("COMPLETED");
+    // b1 ended last, but a2 was scheduled last (after the JOIN, which was scheduled with the fork).
+    expect(state.tasks.map((task) => task.referenceTaskName)).toEqual(["fork", "a1", "b1", "join", "a2"]);
+    expect(state.output).toEqual({ body: "a2" });
+  });
+
   it("a child rerun in place reopens its parent with the other branch's canceled task running again, not failing at once", () => {
     // "other" is scheduled before "sub": the rerun in place keeps it, as it stood when the workflow failed.
     let decision = started([fork("fork", [[hold("other")], [child("sub")]]), join("join", ["other", "sub"])]);
