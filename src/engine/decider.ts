@@ -564,7 +564,7 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
     case "pause":
       if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "pause");
       if (state.status === "PAUSED") return { state, effects: [] };
-      draft.patch({ status: "PAUSED", updateTime: env.now });
+      draft.patch({ status: "PAUSED", updateTime: env.now, pausedAt: env.now });
       return { state: draft.state, effects };
     case "resetCallbacks": {
       if (TERMINAL_WORKFLOW_STATUSES.has(state.status)) throw conflict(state, "reset the callbacks of");
@@ -589,7 +589,7 @@ function decideEvent(state: WorkflowExecution, event: ExecutionEvent, env: Decid
     case "resume":
       requireStatus(state, ["PAUSED"], "resume");
       // Its timeout counts again from now, as Conductor's resume sets lastRetriedTime (it does not run while paused).
-      draft.patch({ status: "RUNNING", updateTime: env.now, lastRetriedTime: env.now, deadline: workflowDeadline(state.definition, env.now) });
+      draft.patch({ status: "RUNNING", updateTime: env.now, lastRetriedTime: env.now, deadline: workflowDeadline(state.definition, env.now), pausedAt: undefined });
       // So does a worker task's wait for its poll, which no poll could end while paused.
       for (const task of state.tasks) {
         if (!pollClockStopped(state, task) || task.timeoutAt === undefined) continue;

@@ -805,6 +805,11 @@ export interface WorkflowExecution {
   updateTime: number;
   /** When it was last retried or resumed (epoch ms; Conductor's `lastRetriedTime`); absent when never. */
   lastRetriedTime?: number;
+  /**
+   * When its pause began (epoch ms), while it is paused: a task that ended since then has not been acted on (see
+   * view.ts's `executed`). Absent once resumed, and in executions paused before it was recorded.
+   */
+  pausedAt?: number;
   /** Workflow-level deadline (epoch ms) from `timeoutSeconds`; absent when none. */
   deadline?: number;
   /** How many parents the execution has; absent (0) for one started through the API. */

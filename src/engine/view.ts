@@ -111,15 +111,25 @@ function childStartOnItsWay(task: TaskExecution): boolean {
  * one, one the decider retried (its retry() marks the task retried instead), the one whose failure ended the workflow
  * (retry() throws before the flag is set, and terminate() stores the task so) and one canceled as the workflow ended
  * (cancelNonTerminalTasks); a task a retry request replaced has it (WorkflowExecutor.taskToBeRescheduled sets it: "task
- * lifecycle is complete"), and a rerun clears it on the task it runs again (rerunWF). A TERMINATE task has it. Only
- * shown: nothing here reads it.
+ * lifecycle is complete"), and a rerun clears it on the task it runs again (rerunWF). A TERMINATE task has it. Its
+ * decider returns at once for a PAUSED workflow, so a task that ended during the pause (completed from outside, a
+ * worker's result) is not acted on, and shows false, until the resume. Only shown: nothing here reads it.
  */
 function executedAsConductorShows(task: TaskExecution, execution: WorkflowExecution): boolean {
   if (task.retried) return task.retriedOnRequest === true;
   if (!TERMINAL_TASK_STATUSES.has(task.status) || task.status === "SKIPPED" || task.status === "CANCELED") return false;
+  if (endedWhilePaused(task, execution)) return false;
   // `failedTaskId` names the task that ended the last run that failed (a rerun or restart clears it; a retry request
   // marks that task retried, above); a TERMINATE task ending it FAILED is one that completed.
   return task.taskId !== execution.failedTaskId || SUCCESSFUL_TASK_STATUSES.has(task.status);
+}
+
+/**
+ * True when `task` ended during the pause `execution` is in, so nothing has acted on its end yet. An end in the pause's
+ * own millisecond counts as during it (one just before the pause, acted on, shows false then: a rare, harmless miss).
+ */
+function endedWhilePaused(task: TaskExecution, execution: WorkflowExecution): boolean {
+  return execution.status === "PAUSED" && execution.pausedAt !== undefined && task.endTime >= execution.pausedAt;
 }
 
 /** Conductor's `Task` JSON for one task instance; engine bookkeeping (attempts, deadlines) stays internal. */

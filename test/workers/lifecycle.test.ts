@@ -86,6 +86,30 @@ describe("pause and resume", () => {
     await expectError("PUT", `/api/workflow/${workflowId}/pause`, 409, "CONFLICT");
   });
 
+  it("a task completed while paused shows executed false until the resume, as Conductor's decider does not run for a paused workflow; one ended before the pause keeps true", async () => {
+    await register({ name: "pause_executed", tasks: [waitTask("first"), waitTask("second"), waitTask("third")] });
+    const workflowId = await startWorkflow("pause_executed", {});
+    await apiOk("POST", `/api/tasks/${workflowId}/first/COMPLETED`, {});
+    await waitFor(workflowId, (workflow) => workflow.tasks.length === 2);
+    await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+    await apiOk("POST", `/api/tasks/${workflowId}/second/COMPLETED`, {});
+    const paused = await getWorkflow(workflowId);
+    expect(paused.status).toBe("PAUSED");
+    const shown = (workflow: WorkflowJson) => workflow.tasks.map((task) => [task.referenceTaskName, task.status, task["executed"]]);
+    expect(shown(paused)).toEqual([
+      ["first", "COMPLETED", true],
+      ["second", "COMPLETED", false],
+    ]);
+
+    await apiOk("PUT", `/api/workflow/${workflowId}/resume`);
+    const resumed = await waitFor(workflowId, (workflow) => workflow.tasks.length === 3);
+    expect(shown(resumed)).toEqual([
+      ["first", "COMPLETED", true],
+      ["second", "COMPLETED", true],
+      ["third", "IN_PROGRESS", false],
+    ]);
+  });
+
   it("terminated while paused, its task having completed meanwhile, refuses a retry (409, as Conductor's \"There are no retryable tasks!\"), which would go on to a task it never scheduled; a restart runs it", async () => {
     await registerWaiting("pause_terminated", "pause-terminated-after");
     const workflowId = await startWaiting("pause_terminated");
