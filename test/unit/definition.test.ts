@@ -1329,10 +1329,15 @@ describe("task definitions", () => {
     expect(onlyTaskDefError({ responseTimeoutSeconds: 0 })).toBe("responseTimeoutSeconds: responseTimeoutSeconds must be a whole number of seconds of at least 1, but received the number 0");
   });
 
-  it("reads a null field as one left out, its default applying, as Conductor's TaskDef does", () => {
-    const nulls = { description: null, retryCount: null, retryLogic: null, pollTimeoutSeconds: null, concurrentExecLimit: null, inputTemplate: null, ownerEmail: null, rateLimitPerFrequency: null };
+  it("reads a null field as Jackson reads it into Conductor's TaskDef: an int, long or boolean as 0 or false, any other as left out, its default applying", () => {
+    const nulls = { description: null, retryLogic: null, pollTimeoutSeconds: null, concurrentExecLimit: null, inputTemplate: null, ownerEmail: null, rateLimitPerFrequency: null, backoffScaleFactor: null };
     expect(registered(nulls)).toEqual(registered());
     expect(registered(nulls)).toMatchObject({ retryCount: 3, retryLogic: "FIXED" });
+    // Primitives there: FAIL_ON_NULL_FOR_PRIMITIVES is off, so a null is 0 (no retry, no delay), not the default 3 and 60.
+    expect(registered({ retryCount: null, retryDelaySeconds: null, timeoutSeconds: null, totalTimeoutSeconds: null })).toMatchObject({ retryCount: 0, retryDelaySeconds: 0, timeoutSeconds: 0 });
+    // And a registered responseTimeoutSeconds of 0 is refused there (@Min(1)), as here.
+    expect(onlyTaskDefError({ responseTimeoutSeconds: null })).toMatch(/^responseTimeoutSeconds: .*at least 1, but received the number 0$/);
+    expect(acceptedTask(httpTask("call", undefined, { taskDefinition: { name: "call", retryCount: null } })).taskDefinition).toMatchObject({ retryCount: 0 });
     expect(validateTaskDef({ name: null }).ok).toBe(false);
   });
 

@@ -297,10 +297,12 @@ export type JacksonNulls = Readonly<Record<string, 0 | false | "unset">>;
 /**
  * `fields` with the text Jackson reads as null in the number and boolean fields `nulls` names read as it reads it
  * there: a primitive's 0 or false, stored as such, or a wrapper's none (the field left out, so its default applies).
- * The same object when there is none. Other fields, and other text, are left to their rules.
+ * With `jsonNull`, a JSON null there is read so too (as Jackson reads it); without, it is left as it is. The same object
+ * when there is none. Other fields, and other text, are left to their rules.
  */
-export function withJacksonNullText(fields: Record<string, unknown>, nulls: JacksonNulls): Record<string, unknown> {
-  const read = (key: string, value: unknown) => (Object.hasOwn(nulls, key) && isJacksonNullText(value) ? nulls[key] : undefined);
+export function withJacksonNullText(fields: Record<string, unknown>, nulls: JacksonNulls, { jsonNull = false } = {}): Record<string, unknown> {
+  const readAsNull = (value: unknown) => isJacksonNullText(value) || (jsonNull && value === null);
+  const read = (key: string, value: unknown) => (Object.hasOwn(nulls, key) && readAsNull(value) ? nulls[key] : undefined);
   if (!Object.entries(fields).some(([key, value]) => read(key, value) !== undefined)) return fields;
   return Object.fromEntries(
     Object.entries(fields).flatMap(([key, value]) => {

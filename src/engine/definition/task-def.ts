@@ -164,17 +164,19 @@ export function validateTaskDef(input: unknown, options: { path?: string; inline
 }
 
 /**
- * `fields` without those that are null: Conductor's TaskDef reads a null as a field left out (its default applies), and
- * a definition saved from the UI or an export carries nulls for the fields it does not set.
+ * `fields` as Jackson reads their nulls into Conductor's TaskDef: a null int, long or boolean field (`retryCount`,
+ * `retryDelaySeconds`, `responseTimeoutSeconds`, …) is 0 or false, not its default (FAIL_ON_NULL_FOR_PRIMITIVES is off
+ * there: `"retryCount": null` is no retry, as on Conductor, not three); any other null field is left out, its default
+ * applying (an Integer limit, a text: exports carry those as null).
  */
 function withoutNullFields(fields: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(withJacksonNullText(fields, TASK_DEF_NULLS)).filter(([, value]) => value !== null));
+  return Object.fromEntries(Object.entries(withJacksonNullText(fields, TASK_DEF_NULLS, { jsonNull: true })).filter(([, value]) => value !== null));
 }
 
 /**
- * What `""` or `"null"` in a number or boolean field of a task definition is, as Jackson reads Conductor's TaskDef: its
- * int, long and boolean fields take 0 or false (`"retryCount": ""` is no retry, as there, not the default three), its
- * Integer fields none.
+ * What null (JSON null, `""` or `"null"`) in a number or boolean field of a task definition is, as Jackson reads
+ * Conductor's TaskDef: its int, long and boolean fields take 0 or false (`"retryCount": ""` is no retry, as there, not
+ * the default three), its Integer fields none.
  */
 const TASK_DEF_NULLS: JacksonNulls = {
   retryCount: 0,
