@@ -1644,7 +1644,8 @@ function keptFailedTasks(state: WorkflowExecution): FailedTaskLists | undefined 
 /** Workflow fields of an execution brought back to RUNNING by retry, restart, rerun or resuming a child. */
 function reopened(state: WorkflowExecution, env: DecideEnv): Partial<WorkflowExecution> {
   // A jump that was still to reach its task is over with the run it was made in.
-  const fields: Partial<WorkflowExecution> = { status: "RUNNING", endTime: 0, updateTime: env.now, reasonForIncompletion: undefined, pendingJump: undefined };
+  // So is a pause it was terminated in: the reopened run acts on what ended during it.
+  const fields: Partial<WorkflowExecution> = { status: "RUNNING", endTime: 0, updateTime: env.now, reasonForIncompletion: undefined, pendingJump: undefined, pausedAt: undefined };
   fields.deadline = workflowDeadline(state.definition, env.now);
   return fields;
 }

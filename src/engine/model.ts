@@ -806,8 +806,9 @@ export interface WorkflowExecution {
   /** When it was last retried or resumed (epoch ms; Conductor's `lastRetriedTime`); absent when never. */
   lastRetriedTime?: number;
   /**
-   * When its pause began (epoch ms), while it is paused: a task that ended since then has not been acted on (see
-   * view.ts's `executed`). Absent once resumed, and in executions paused before it was recorded.
+   * When its pause began (epoch ms), while it is paused, and kept when it is terminated paused: a task that ended since
+   * then has not been acted on (see view.ts's `executed`). Absent once resumed (or retried, restarted, rerun), and in
+   * executions paused before it was recorded.
    */
   pausedAt?: number;
   /** Workflow-level deadline (epoch ms) from `timeoutSeconds`; absent when none. */

@@ -125,11 +125,13 @@ function executedAsConductorShows(task: TaskExecution, execution: WorkflowExecut
 }
 
 /**
- * True when `task` ended during the pause `execution` is in, so nothing has acted on its end yet. An end in the pause's
- * own millisecond counts as during it (one just before the pause, acted on, shows false then: a rare, harmless miss).
+ * True when `task` ended during the pause `execution` is in, or was in when it was terminated (see
+ * {@link WorkflowExecution.pausedAt}), so nothing has acted on its end: Conductor's terminate does not decide either.
+ * An end in the pause's own millisecond counts as during it (one just before the pause, acted on, shows false then: a
+ * rare, harmless miss).
  */
 function endedWhilePaused(task: TaskExecution, execution: WorkflowExecution): boolean {
-  return execution.status === "PAUSED" && execution.pausedAt !== undefined && task.endTime >= execution.pausedAt;
+  return execution.pausedAt !== undefined && task.endTime >= execution.pausedAt;
 }
 
 /** Conductor's `Task` JSON for one task instance; engine bookkeeping (attempts, deadlines) stays internal. */

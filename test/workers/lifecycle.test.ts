@@ -110,6 +110,35 @@ describe("pause and resume", () => {
     ]);
   });
 
+  it("a task completed while paused keeps executed false when the workflow is terminated before the resume, as Conductor's, whose decider never acted on it; a retry acts on it and shows true", async () => {
+    await register({
+      name: "pause_executed_terminated",
+      tasks: [
+        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[waitTask("left")], [waitTask("right")]] },
+        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["left", "right"] },
+      ],
+    });
+    const workflowId = await startWorkflow("pause_executed_terminated", {});
+    await waitFor(workflowId, (workflow) => workflow.tasks.length === 4);
+    await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+    await apiOk("POST", `/api/tasks/${workflowId}/left/COMPLETED`, {});
+    await apiOk("DELETE", `/api/workflow/${workflowId}?reason=stop`);
+    const shown = (workflow: WorkflowJson) => workflow.tasks.map((task) => [task.referenceTaskName, task.status, task["executed"]]);
+    const terminated = await getWorkflow(workflowId);
+    expect(terminated.status).toBe("TERMINATED");
+    expect(shown(terminated)).toEqual([
+      ["fork", "COMPLETED", true],
+      ["left", "COMPLETED", false],
+      ["right", "CANCELED", false],
+      ["join", "CANCELED", false],
+    ]);
+
+    // The retry reopens it (its canceled tasks run again): the completion made during the pause is acted on now.
+    await apiOk("POST", `/api/workflow/${workflowId}/retry`, undefined, 204);
+    const retried = await waitFor(workflowId, (workflow) => workflow.status === "RUNNING" && workflow.tasks.some((task) => task.referenceTaskName === "right" && task.status === "IN_PROGRESS"));
+    expect(retried.tasks.find((task) => task.referenceTaskName === "left")).toMatchObject({ status: "COMPLETED", executed: true });
+  });
+
   it("terminated while paused, its task having completed meanwhile, refuses a retry (409, as Conductor's \"There are no retryable tasks!\"), which would go on to a task it never scheduled; a restart runs it", async () => {
     await registerWaiting("pause_terminated", "pause-terminated-after");
     const workflowId = await startWaiting("pause_terminated");
