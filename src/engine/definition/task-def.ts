@@ -150,7 +150,7 @@ export function validateTaskDef(input: unknown, options: { path?: string; inline
       errors: [
         {
           path: childPath(path, "responseTimeoutSeconds"),
-          message: `responseTimeoutSeconds (${value.responseTimeoutSeconds}${input["responseTimeoutSeconds"] === undefined || input["responseTimeoutSeconds"] === null ? ", its default" : ""}) must not exceed timeoutSeconds (${value.timeoutSeconds}) when timeoutSeconds is set`,
+          message: `responseTimeoutSeconds (${value.responseTimeoutSeconds}${input["responseTimeoutSeconds"] === undefined ? ", its default" : ""}) must not exceed timeoutSeconds (${value.timeoutSeconds}) when timeoutSeconds is set`,
         },
       ],
     };
