@@ -108,6 +108,15 @@ describe("pause and resume", () => {
       ["second", "COMPLETED", true],
       ["third", "IN_PROGRESS", false],
     ]);
+
+    // Paused again: what the resume acted on stays true; only what ends in this pause shows false.
+    await apiOk("PUT", `/api/workflow/${workflowId}/pause`);
+    await apiOk("POST", `/api/tasks/${workflowId}/third/COMPLETED`, {});
+    expect(shown(await getWorkflow(workflowId))).toEqual([
+      ["first", "COMPLETED", true],
+      ["second", "COMPLETED", true],
+      ["third", "COMPLETED", false],
+    ]);
   });
 
   it("a task completed while paused keeps executed false when the workflow is terminated before the resume, as Conductor's, whose decider never acted on it; a retry acts on it and shows true", async () => {
