@@ -1,0 +1,228 @@
+import { describe, expect, it } from "vitest";
+import type { JsonObject, JsonValue } from "../../src/engine/model";
+import dynamicForkExample from "../fixtures/published/DynamicForkExample.json";
+import dynamicForkSimple from "../fixtures/published/dynamic_fork_simple.json";
+import execPlanInline from "../fixtures/published/exec_plan_inline_task.json";
+import getAllStars from "../fixtures/published/get_all_stars_task.json";
+import imageResizeFork from "../fixtures/published/image_multiple_convert_resize_fork.json";
+import jqCleanupStars from "../fixtures/published/jq_cleanup_stars_task.json";
+import jqSimple from "../fixtures/published/jq_simple_example_task.json";
+import longRunningLoop from "../fixtures/published/long_running_loop_task.json";
+import parentWorkflow from "../fixtures/published/parent_wf.json";
+import switchJavascript from "../fixtures/published/switch_javascript_task.json";
+import terminateTask from "../fixtures/published/terminate_task.json";
+import welcomeUser from "../fixtures/published/Welcome_User_Workflow.json";
+import { apiOk, getWorkflow, startWorkflow, statusByRef, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
+import { pollOne, report } from "./task-worker-helpers";
+
+// The examples of Conductor OSS's reference pages for its operators and system tasks (test/fixtures/published,
+// SOURCES.md says where each is from), registered as published through the API (a task snippet inside the smallest
+// workflow that holds it; only hosts rewritten to the test's target server) and run, comparing what each task was
+// given and produced, and the workflow's output, with the page's published output or, where it shows none, with what
+// Conductor's mappers and system tasks produce.
+
+/** The definition with every `published` text (a host the docs call) replaced by `uri`, escaped as JSON text. */
+function withUri(definition: unknown, published: string, uri: string): JsonObject {
+  return JSON.parse(JSON.stringify(definition).replaceAll(published, JSON.stringify(uri).slice(1, -1))) as JsonObject;
+}
+
+/** A target-server URI answering `body` as JSON. */
+function answering(body: JsonValue): string {
+  return target(`/respond?h=content-type:application/json&body=${JSON.stringify(body)}`);
+}
+
+/** A docs page's task snippet(s) in the smallest workflow registering them: the fields Conductor's validation asks for. */
+function workflowOf(name: string, ...tasks: unknown[]): JsonObject {
+  return { name, version: 1, schemaVersion: 2, ownerEmail: "example@email.com", tasks: tasks as JsonValue[] };
+}
+
+async function register(...definitions: unknown[]): Promise<void> {
+  await apiOk("PUT", "/api/metadata/workflow", definitions);
+}
+
+/** Polls a task of `taskType` and reports it COMPLETED with `output`; answers the task as polled. */
+async function work(taskType: string, output: JsonObject = {}): Promise<TaskJson> {
+  const task = await pollOne(taskType);
+  expect((await report(task, "COMPLETED", output)).status).toBe(200);
+  return task;
+}
+
+function taskNamed(workflow: WorkflowJson, ref: string): TaskJson {
+  const task = workflow.tasks.find((candidate) => candidate.referenceTaskName === ref);
+  if (task === undefined) throw new Error(`no task ${ref} in ${workflow.tasks.map((candidate) => candidate.referenceTaskName).join(", ")}`);
+  return task;
+}
+
+/** An HTTP task's response body (Conductor's `response.body`). */
+const bodyOf = (task: TaskJson): JsonValue => (task.outputData["response"] as JsonObject)["body"] ?? null;
+
+describe("Dynamic Fork (operators/dynamic-fork-task.md)", () => {
+  it("Running different tasks: INLINE, HTTP and SIMPLE forks, each given its dynamicTasksInput (none for a reference it lacks), joined", async () => {
+    await register(withUri(dynamicForkExample, "https://randomuser.me/api/", answering({ results: [{ gender: "female" }] })));
+    const workflowId = await startWorkflow("DynamicForkExample");
+    // dynamicTasksInput names task3, which no fork is: simple_ref is given nothing.
+    const simple = await work("task_38", { resized: true });
+    expect({ ref: simple.referenceTaskName, input: simple.inputData }).toEqual({ ref: "simple_ref", input: {} });
+
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    expect(statusByRef(workflow)).toEqual({ fork_join_dynamic_ref: "COMPLETED", task1: "COMPLETED", task2: "COMPLETED", simple_ref: "COMPLETED", join_ref: "COMPLETED" });
+    expect(taskNamed(workflow, "fork_join_dynamic_ref")).toMatchObject({ taskType: "FORK", inputData: { forkedTasks: ["task1", "task2", "simple_ref"] } });
+    // The INLINE fork: its own inputParameters with its input merged in.
+    expect(taskNamed(workflow, "task1")).toMatchObject({ inputData: { evaluatorType: "javascript", input: "one" }, outputData: { result: "one" } });
+    expect(bodyOf(taskNamed(workflow, "task2"))).toEqual({ results: [{ gender: "female" }] });
+    const join = taskNamed(workflow, "join_ref");
+    expect(Object.keys(join.outputData).sort()).toEqual(["simple_ref", "task1", "task2"]);
+    expect(join.outputData["simple_ref"]).toEqual({ resized: true });
+    // outputParameters {}: the workflow's output is its last task's, the JOIN's.
+    expect(workflow.output).toEqual(join.outputData);
+  });
+
+  it("Running the same task — Worker task: forkTaskName/forkTaskType SIMPLE, one fork per forkTaskInputs item, _name_i references", async () => {
+    await register(imageResizeFork);
+    const workflowId = await startWorkflow("image_multiple_convert_resize_fork");
+    const forks = [await work("fork_task", { location: "out1" }), await work("fork_task", { location: "out2" })];
+    expect(forks.map((task) => ({ ref: task.referenceTaskName, input: task.inputData }))).toEqual([
+      { ref: "_fork_task_0", input: { image: "url1", location: "location_url", width: 100, height: 200, __index: 0 } },
+      { ref: "_fork_task_1", input: { image: "url2", location: "location_url", width: 300, height: 400, __index: 1 } },
+    ]);
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    expect(taskNamed(workflow, "image_multiple_convert_resize_join_ref").outputData).toEqual({ _fork_task_0: { location: "out1" }, _fork_task_1: { location: "out2" } });
+    // The page's outputParameters name join_task_ref, which the workflow has none of: null, as Conductor's.
+    expect(workflow.output).toEqual({ output: null });
+  });
+
+  it("Simplified configuration: forkTaskName HTTP without a type, each item an HTTP request given at the top level", async () => {
+    await register(withUri(dynamicForkSimple, "https://orkes-api-tester.orkesconductor.com/api", answering({ randomInt: 4512 })));
+    const workflow = await waitFor(await startWorkflow("dynamic_fork_simple"), ["COMPLETED"]);
+    expect(Object.keys(statusByRef(workflow))).toEqual(["dynamic_fork_http_ref", "_HTTP_0", "_HTTP_1", "dynamic_fork_http_join_ref"]);
+    expect(Object.values(statusByRef(workflow)).every((status) => status === "COMPLETED")).toBe(true);
+    for (const ref of ["_HTTP_0", "_HTTP_1"]) {
+      expect(taskNamed(workflow, ref)).toMatchObject({ taskType: "HTTP", inputData: { method: "GET", accept: "application/json", encode: true } });
+      expect(bodyOf(taskNamed(workflow, ref))).toEqual({ randomInt: 4512 });
+    }
+  });
+});
+
+describe("JSON JQ Transform (systemtasks/json-jq-transform-task.md)", () => {
+  it("Simple example: the page's output exactly, result and resultList", async () => {
+    await register(workflowOf("jq_simple_example", jqSimple));
+    const workflow = await waitFor(await startWorkflow("jq_simple_example"), ["COMPLETED"]);
+    expect(taskNamed(workflow, "my_jq_example_task").outputData).toEqual({ result: { key3: ["a", "b", "c", "d"] }, resultList: [{ key3: ["a", "b", "c", "d"] }] });
+  });
+
+  it("Simplifying data, after Do While's paging loop: ${workflow.input.cutoff_date} inside the filter, the last page's body as starlist", async () => {
+    const stargazers: JsonObject[] = [
+      { starred_at: "2016-12-14T19:55:46Z", user: { login: "lzehrung", id: 924226, node_id: "MDQ6VXNlcjkyNDIyNg==", type: "User", site_admin: false } },
+      { starred_at: "2021-03-01T08:00:00Z", user: { login: "later", id: 7, type: "User", site_admin: false } },
+    ];
+    // The loop's "4000" stargazers (40 pages) made "200" (2 pages); GitHub's page URL the target server's.
+    const loop = withUri(JSON.parse(JSON.stringify(getAllStars).replace('"4000"', '"200"')), "https://api.github.com/repos/ntflix/conductor/stargazers?", `${answering(stargazers)}&`);
+    await register(workflowOf("stargazers", loop, jqCleanupStars));
+    const workflow = await waitFor(await startWorkflow("stargazers", { cutoff_date: "2020-01-01", gh_token: "t0k" }), ["COMPLETED"]);
+
+    // Math.ceil("200"/100) = 2 iterations, each page's number from ${get_all_stars_loop_ref.output.iteration}.
+    expect(Object.keys(statusByRef(workflow))).toEqual(["get_all_stars_loop_ref", "hundred_stargazers_ref__1", "hundred_stargazers_ref__2", "jq_cleanup_stars_ref"]);
+    for (const page of [1, 2]) {
+      const request = taskNamed(workflow, `hundred_stargazers_ref__${page}`).inputData;
+      expect(request["counter"]).toBe(page);
+      expect((request["http_request"] as JsonObject)["uri"]).toMatch(new RegExp(`&page=${page}&per_page=100$`));
+      expect((request["http_request"] as JsonObject)["headers"]).toEqual({ Authorization: "token t0k", Accept: "application/vnd.github.v3.star+json" });
+    }
+    expect(taskNamed(workflow, "get_all_stars_loop_ref").outputData["iteration"]).toBe(2);
+    const cleanup = taskNamed(workflow, "jq_cleanup_stars_ref");
+    expect(cleanup.inputData["queryExpression"]).toBe('[.starlist[] | select (.starred_at > "2020-01-01") |{occurred_at:.starred_at, member: {github:  .user.login}}]');
+    // The page's format: occurred_at and member.github, only those starred after the cutoff.
+    expect(cleanup.outputData["result"]).toEqual([{ occurred_at: "2021-03-01T08:00:00Z", member: { github: "later" } }]);
+  });
+});
+
+describe("Do While (operators/do-while-task.md)", () => {
+  it("Example with cleanup: keepLastN 5 keeps only the last five iterations in the output", async () => {
+    // The page's 1000 iterations made 7.
+    await register(workflowOf("long_running_loop", JSON.parse(JSON.stringify(longRunningLoop).replace("< 1000", "< 7"))));
+    const workflowId = await startWorkflow("long_running_loop");
+    for (let iteration = 1; iteration <= 7; iteration++) expect((await work("process_item", { item: iteration })).referenceTaskName).toBe(`process_item_ref__${iteration}`);
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    const output = taskNamed(workflow, "long_running_loop_ref").outputData;
+    expect(output).toEqual({ iteration: 7, ...Object.fromEntries([3, 4, 5, 6, 7].map((n) => [String(n), { process_item_ref: { item: n } }])) });
+  });
+});
+
+describe("Switch (operators/switch-task.md)", () => {
+  it("Using javascript, evaluatorType graaljs: \"2\" takes tomatoes; \"1\" answers apple, no case of that name (the cases say apples): the empty default", async () => {
+    await register(workflowOf("switch_javascript", switchJavascript));
+    const tomatoes = await waitFor(await startWorkflow("switch_javascript", { num: "2" }), ["COMPLETED"]);
+    expect(statusByRef(tomatoes)).toEqual({ switch_ref: "COMPLETED", tomatoes_ref: "COMPLETED" });
+    expect(taskNamed(tomatoes, "switch_ref").outputData).toEqual({ evaluationResult: ["tomatoes"], selectedCase: "tomatoes" });
+    expect(tomatoes["variables"]).toEqual({ fruit: "tomatoes" });
+
+    const apple = await waitFor(await startWorkflow("switch_javascript", { num: "1" }), ["COMPLETED"]);
+    expect(statusByRef(apple)).toEqual({ switch_ref: "COMPLETED" });
+    expect(taskNamed(apple, "switch_ref").outputData).toEqual({ evaluationResult: ["apple"], selectedCase: "apple" });
+    // A number matches no text case of the script's switch: undefined, Conductor's case "null".
+    const none = await waitFor(await startWorkflow("switch_javascript", { num: 3 }), ["COMPLETED"]);
+    expect(taskNamed(none, "switch_ref").outputData).toEqual({ evaluationResult: ["null"], selectedCase: "null" });
+  });
+});
+
+describe("Set Variable (operators/set-variable-task.md)", () => {
+  it("Welcome_User_Workflow, published without version or ownerEmail: both workers given the variable", async () => {
+    await apiOk("POST", "/api/metadata/workflow", welcomeUser);
+    const workflowId = await startWorkflow("Welcome_User_Workflow", { userName: "Ada" });
+    for (const taskType of ["greet_user", "send_reminder_email"]) expect((await work(taskType)).inputData).toEqual({ var_name: "Ada" });
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    expect(workflow["variables"]).toEqual({ name: "Ada" });
+    expect(workflow["workflowVersion"]).toBe(1);
+  });
+});
+
+describe("Terminate (operators/terminate-task.md)", () => {
+  it("Basic Example: COMPLETED with ${task0.output} as the workflow's output; the task after it never runs", async () => {
+    const task0 = { name: "task0", taskReferenceName: "task0", type: "SIMPLE" };
+    await register(workflowOf("terminate_basic", task0, terminateTask, { name: "never", taskReferenceName: "never", type: "SIMPLE" }));
+    const workflowId = await startWorkflow("terminate_basic");
+    await work("task0", { shipped: "fedex" });
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    expect(statusByRef(workflow)).toEqual({ task0: "COMPLETED", terminate0: "COMPLETED" });
+    // The page's table says {output: workflowOutput}; Conductor's Terminate (getInputFromParam) spreads a map's fields
+    // (only other values go under output), and so do we.
+    expect(taskNamed(workflow, "terminate0").outputData).toEqual({ shipped: "fedex" });
+    expect(workflow.output).toEqual({ shipped: "fedex" });
+  });
+});
+
+describe("Sub Workflow (operators/sub-workflow-task.md)", () => {
+  it("Static inline definition: runs the embedded WorkflowDef unregistered, its output and subWorkflowId the task's", async () => {
+    await register(workflowOf("static_inline_parent", execPlanInline));
+    const workflowId = await startWorkflow("static_inline_parent", { threshold: 7 });
+    expect((await work("some_task", { result: 42 })).inputData).toEqual({ p1: 7 });
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    const exec = taskNamed(workflow, "exec");
+    expect(exec.outputData).toEqual({ result: 42, subWorkflowId: exec["subWorkflowId"] });
+    const child = await getWorkflow(String(exec["subWorkflowId"]));
+    expect({ name: child["workflowName"], input: child.input, output: child.output }).toEqual({ name: "my_inline_workflow", input: { threshold: 7 }, output: { result: 42 } });
+  });
+
+  it("Dynamic inline definition: parent_wf runs the WorkflowDef its planner's output holds", async () => {
+    await register(parentWorkflow);
+    const workflowId = await startWorkflow("parent_wf", { goal: "ship", threshold: 3, iterations: 2 });
+    const plan = { name: "dynamic_plan_wf", version: 1, schemaVersion: 2, tasks: [{ name: "plan_step", taskReferenceName: "s1", type: "SIMPLE", inputParameters: { t: "${workflow.input.threshold}", n: "${workflow.input.iterations}" } }], outputParameters: { done: "${s1.output.done}" } };
+    expect((await work("planner_task", { workflow_def: plan })).inputData).toEqual({ goal: "ship" });
+    expect((await work("plan_step", { done: true })).inputData).toEqual({ t: 3, n: 2 });
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    const exec = taskNamed(workflow, "exec");
+    expect(exec.outputData).toEqual({ done: true, subWorkflowId: exec["subWorkflowId"] });
+    expect((await getWorkflow(String(exec["subWorkflowId"])))["workflowName"]).toBe("dynamic_plan_wf");
+  });
+});
+
+describe("Wait (systemtasks/wait-task.md)", () => {
+  it("duration 10m20s waits 620 seconds; until 2022-12-31 11:59, long past, completes at once", async () => {
+    const waitOf = (inputParameters: JsonObject) => ({ name: "wait", taskReferenceName: "wait_ref", inputParameters, type: "WAIT" });
+    await register(workflowOf("wait_duration", waitOf({ duration: "10m20s" })), workflowOf("wait_until", waitOf({ until: "2022-12-31 11:59" })));
+    const waiting = await getWorkflow(await startWorkflow("wait_duration"));
+    expect(taskNamed(waiting, "wait_ref")).toMatchObject({ status: "IN_PROGRESS", callbackAfterSeconds: 620 });
+    const past = await waitFor(await startWorkflow("wait_until"), ["COMPLETED"]);
+    expect(statusByRef(past)).toEqual({ wait_ref: "COMPLETED" });
+  });
+});
