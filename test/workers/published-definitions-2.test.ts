@@ -1,3 +1,4 @@
+import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JsonObject, JsonValue } from "../../src/engine/model";
 import dynamicForkExample from "../fixtures/published/DynamicForkExample.json";
@@ -12,7 +13,7 @@ import parentWorkflow from "../fixtures/published/parent_wf.json";
 import switchJavascript from "../fixtures/published/switch_javascript_task.json";
 import terminateTask from "../fixtures/published/terminate_task.json";
 import welcomeUser from "../fixtures/published/Welcome_User_Workflow.json";
-import { apiOk, getWorkflow, startWorkflow, statusByRef, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
+import { api, apiOk, getWorkflow, startWorkflow, statusByRef, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
 import { pollOne, report } from "./task-worker-helpers";
 
 // The examples of Conductor OSS's reference pages for its operators and system tasks (test/fixtures/published,
@@ -224,5 +225,37 @@ describe("Wait (systemtasks/wait-task.md)", () => {
     expect(taskNamed(waiting, "wait_ref")).toMatchObject({ status: "IN_PROGRESS", callbackAfterSeconds: 620 });
     const past = await waitFor(await startWorkflow("wait_until"), ["COMPLETED"]);
     expect(statusByRef(past)).toEqual({ wait_ref: "COMPLETED" });
+  });
+});
+
+describe("Wait For Webhook (systemtasks/wait-for-webhook-task.md)", () => {
+  it("End-to-end example, in its order: the webhook saved before its workflow is registered, the HMAC_BASED event (base64 key bytes) starts wf-smoke", async () => {
+    // 1. The webhook first: wf-smoke is not registered yet, which Conductor does not ask of a save.
+    const saved = await api("POST", "/api/metadata/webhook", {
+      name: "smoke-hook",
+      verifier: "HMAC_BASED",
+      headerKey: "X-Sig",
+      secretKey: "X-Sig",
+      secretValue: "c2VrcmV0LWtleQ==",
+      sourcePlatform: "smoke",
+      workflowsToStart: { "wf-smoke": 1 },
+    });
+    expect(saved.status).toBe(200);
+    const webhook = (await saved.json()) as { id: string };
+    // 2. The workflow, as the page registers it (no ownerEmail).
+    const echo = { name: "echo", taskReferenceName: "echo_ref", type: "INLINE", inputParameters: { evaluatorType: "javascript", expression: "function e(){return $.payload}e();" } };
+    await apiOk("POST", "/api/metadata/workflow", { name: "wf-smoke", version: 1, tasks: [echo], schemaVersion: 2, timeoutSeconds: 60 });
+    // 3. The event, signed as the page's openssl line signs it: base64 of the HMAC-SHA256 under the key "sekret-key".
+    const body = '{"event":"smoke-fired"}';
+    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode("sekret-key"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const signature = btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(body)))));
+    const delivered = await SELF.fetch(`http://localhost:8080/api/webhook/${webhook.id}`, { method: "POST", headers: { "Content-Type": "application/json", "X-Sig": signature }, body });
+    expect(delivered.status).toBe(200);
+    const started = ((await delivered.json()) as { startedWorkflows: Array<{ name: string; workflowId: string }> }).startedWorkflows;
+    expect(started.map((start) => start.name)).toEqual(["wf-smoke"]);
+    // The event is the started workflow's input; the INLINE reads $.payload, an input it is not given: null.
+    const workflow = await waitFor(started[0]!.workflowId, ["COMPLETED"]);
+    expect(workflow.input).toEqual({ event: "smoke-fired" });
+    expect(taskNamed(workflow, "echo_ref").outputData).toEqual({ result: null });
   });
 });

@@ -167,7 +167,6 @@ describe("webhook configs", () => {
     ["SIGNATURE_BASED without its key", { verifier: "SIGNATURE_BASED", headerKey: "X-Signature", secretValue: "" }, "secretValue", /required with verifier SIGNATURE_BASED/],
     ["SIGNATURE_BASED keeping a key it never had", { verifier: "SIGNATURE_BASED", headerKey: "X-Signature", secretValue: "***" }, "secretValue", /required with verifier SIGNATURE_BASED/],
     ["no workflow to complete or start", { receiverWorkflowNamesToVersions: {} }, "receiverWorkflowNamesToVersions", /must name the workflows/],
-    ["a workflow that is not registered", { receiverWorkflowNamesToVersions: { wh_nowhere: 1 } }, "receiverWorkflowNamesToVersions.wh_nowhere", /no workflow wh_nowhere version 1/],
     ["an idempotency key that is no JSONPath", { workflowsToStart: { wh_refused: 1, idempotencyKey: "id" } }, "workflowsToStart.idempotencyKey", /JSONPath/],
     ["a bad header name", { headers: { "Bad Header": "x" } }, "headers", /header name/],
   ])("refuses %s with a 400 naming the field, storing nothing", async (_case, change, path, message) => {
@@ -273,6 +272,29 @@ describe("events sent to a webhook", () => {
     const both = (await (await send(webhook, { event: { type: "payment.completed" }, data: { orderId: "ORDER-2", amount: 7 } }, secret)).json()) as EventAnswer;
     expect(both.completedTasks.map((task) => task.workflowId).sort()).toEqual([second, third].sort());
     expect(await hits("wh-after")).toBe(3);
+  });
+
+  it("reach workflows registered after the webhook was saved (Conductor checks none at a save): an event before, none registered, starts nothing and completes nothing; once registered, both", async () => {
+    const webhook = await apiOk<WebhookJson>("POST", "/api/metadata/webhook", {
+      name: "wh-ahead",
+      verifier: "HEADER_BASED",
+      headers: { "X-Token": "t" },
+      receiverWorkflowNamesToVersions: { wh_ahead_receiver: 1 },
+      workflowsToStart: { wh_ahead_started: 1 },
+    });
+    const early = (await (await send(webhook, { order: "A-1" }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(early).toMatchObject({ completedTasks: [], startedWorkflows: [{ name: "wh_ahead_started", refused: expect.stringContaining("wh_ahead_started") }] });
+
+    await register({ name: "wh_ahead_receiver", tasks: [waitingFor("order", { "$.order": "${workflow.input.order}" })] });
+    await register({ name: "wh_ahead_started", tasks: [httpTask("call", { uri: target("/count/wh-ahead-started"), method: "GET" })] });
+    const waiting = await startWorkflow("wh_ahead_receiver", { order: "A-1" });
+    await waitsOf(waiting);
+    const answer = (await (await send(webhook, { order: "A-1" }, { "X-Token": "t" })).json()) as EventAnswer;
+    expect(answer.completedTasks.map((task) => task.workflowId)).toEqual([waiting]);
+    expect(answer.startedWorkflows).toEqual([{ name: "wh_ahead_started", workflowId: expect.any(String) }]);
+    expect((await waitFor(waiting, ["COMPLETED"])).tasks[0]!.outputData).toEqual({ order: "A-1" });
+    await waitFor(answer.startedWorkflows[0]!.workflowId!, ["COMPLETED"]);
+    expect(await hits("wh-ahead-started")).toBe(1);
   });
 
   it("find every task waiting on long values: their routing rows go in as many statements as their size needs, where four keys of 700 KB, bound as one value past D1's 2 MB, failed the execution's whole search row for good", async () => {

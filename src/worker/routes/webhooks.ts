@@ -3,7 +3,6 @@ import { START_PERMISSION } from "../auth/access-rules";
 import { grantsAllow } from "../auth/permissions";
 import { clientAddress, clientNetwork } from "../auth/throttle";
 import { serviceConfig } from "../config";
-import { DefinitionRepository } from "../definitions";
 import { principalOf } from "../guard";
 import { readBodyBytes, readJsonBody, textResponse } from "../http/body";
 import { ApiError, notFound, tooManyRequests, validationError } from "../http/errors";
@@ -67,25 +66,15 @@ async function webhookWithSecrets(env: Env, id: string): Promise<{ webhook: Webh
 }
 
 /**
- * The body of a save, checked: its shape, then that the workflows it names are registered (and their versions), then
- * that the caller could do by hand what its events will do: complete the receiver workflows' tasks (TASK_EXECUTE) and
- * start the workflows it starts (the start permission), each at `workflow:<name>`.
+ * The body of a save, checked: its shape, then that the caller could do by hand what its events will do: complete the
+ * receiver workflows' tasks (TASK_EXECUTE) and start the workflows it starts (the start permission), each at
+ * `workflow:<name>`. The workflows it names need not be registered yet, as in Conductor (whose own docs save the webhook
+ * before its workflow): an event's start of one still missing is answered as refused, and a receiver with no
+ * execution waiting has no task to complete.
  */
 async function saveBody(request: IRequest, env: Env): Promise<WebhookConfigBody> {
   const body = await readJsonBody(request as unknown as Request, serviceConfig(env).maxRequestBytes);
   const parsed = parseOrThrow(WebhookConfigRequest, body.present ? body.value : undefined, "webhook");
-  const definitions = new DefinitionRepository(env.DB);
-  const named = [
-    ...Object.entries(parsed.receiverWorkflowNamesToVersions).map(([name, version]) => ({ field: "receiverWorkflowNamesToVersions", name, version })),
-    ...Object.entries(parsed.workflowsToStart.workflows).map(([name, version]) => ({ field: "workflowsToStart", name, version })),
-  ];
-  const missing = [];
-  for (const { field, name, version } of named) {
-    if ((await definitions.find(name, version > 0 ? version : undefined)) === null) {
-      missing.push({ path: `${field}.${name}`, message: version > 0 ? `no workflow ${name} version ${version} is registered` : `no workflow named ${name} is registered` });
-    }
-  }
-  if (missing.length > 0) throw validationError("Invalid webhook", missing);
   const grants = principalOf(request).grants;
   for (const name of Object.keys(parsed.receiverWorkflowNamesToVersions)) {
     if (!grantsAllow(grants, "TASK_EXECUTE", `workflow:${name}`)) throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: a webhook completing tasks of workflow ${name} needs TASK_EXECUTE on workflow:${name}`);
