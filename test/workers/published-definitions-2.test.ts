@@ -13,8 +13,8 @@ import parentWorkflow from "../fixtures/published/parent_wf.json";
 import switchJavascript from "../fixtures/published/switch_javascript_task.json";
 import terminateTask from "../fixtures/published/terminate_task.json";
 import welcomeUser from "../fixtures/published/Welcome_User_Workflow.json";
-import { api, apiOk, getWorkflow, startWorkflow, statusByRef, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
-import { pollOne, report } from "./task-worker-helpers";
+import { api, apiOk, getWorkflow, startWorkflow, statusByRef, target, waitFor, type TaskJson } from "./helpers";
+import { answering, registerAll, taskNamed, withUri, work } from "./published-helpers";
 
 // The examples of Conductor OSS's reference pages for its operators and system tasks (test/fixtures/published,
 // SOURCES.md says where each is from), registered as published through the API (a task snippet inside the smallest
@@ -22,36 +22,9 @@ import { pollOne, report } from "./task-worker-helpers";
 // given and produced, and the workflow's output, with the page's published output or, where it shows none, with what
 // Conductor's mappers and system tasks produce.
 
-/** The definition with every `published` text (a host the docs call) replaced by `uri`, escaped as JSON text. */
-function withUri(definition: unknown, published: string, uri: string): JsonObject {
-  return JSON.parse(JSON.stringify(definition).replaceAll(published, JSON.stringify(uri).slice(1, -1))) as JsonObject;
-}
-
-/** A target-server URI answering `body` as JSON. */
-function answering(body: JsonValue): string {
-  return target(`/respond?h=content-type:application/json&body=${JSON.stringify(body)}`);
-}
-
 /** A docs page's task snippet(s) in the smallest workflow registering them: the fields Conductor's validation asks for. */
 function workflowOf(name: string, ...tasks: unknown[]): JsonObject {
   return { name, version: 1, schemaVersion: 2, ownerEmail: "example@email.com", tasks: tasks as JsonValue[] };
-}
-
-async function register(...definitions: unknown[]): Promise<void> {
-  await apiOk("PUT", "/api/metadata/workflow", definitions);
-}
-
-/** Polls a task of `taskType` and reports it COMPLETED with `output`; answers the task as polled. */
-async function work(taskType: string, output: JsonObject = {}): Promise<TaskJson> {
-  const task = await pollOne(taskType);
-  expect((await report(task, "COMPLETED", output)).status).toBe(200);
-  return task;
-}
-
-function taskNamed(workflow: WorkflowJson, ref: string): TaskJson {
-  const task = workflow.tasks.find((candidate) => candidate.referenceTaskName === ref);
-  if (task === undefined) throw new Error(`no task ${ref} in ${workflow.tasks.map((candidate) => candidate.referenceTaskName).join(", ")}`);
-  return task;
 }
 
 /** An HTTP task's response body (Conductor's `response.body`). */
@@ -59,7 +32,7 @@ const bodyOf = (task: TaskJson): JsonValue => (task.outputData["response"] as Js
 
 describe("Dynamic Fork (operators/dynamic-fork-task.md)", () => {
   it("Running different tasks: INLINE, HTTP and SIMPLE forks, each given its dynamicTasksInput (none for a reference it lacks), joined", async () => {
-    await register(withUri(dynamicForkExample, "https://randomuser.me/api/", answering({ results: [{ gender: "female" }] })));
+    await registerAll(withUri(dynamicForkExample, "https://randomuser.me/api/", answering({ results: [{ gender: "female" }] })));
     const workflowId = await startWorkflow("DynamicForkExample");
     // dynamicTasksInput names task3, which no fork is: simple_ref is given nothing.
     const simple = await work("task_38", { resized: true });
@@ -79,7 +52,7 @@ describe("Dynamic Fork (operators/dynamic-fork-task.md)", () => {
   });
 
   it("Running the same task — Worker task: forkTaskName/forkTaskType SIMPLE, one fork per forkTaskInputs item, _name_i references", async () => {
-    await register(imageResizeFork);
+    await registerAll(imageResizeFork);
     const workflowId = await startWorkflow("image_multiple_convert_resize_fork");
     const forks = [await work("fork_task", { location: "out1" }), await work("fork_task", { location: "out2" })];
     expect(forks.map((task) => ({ ref: task.referenceTaskName, input: task.inputData }))).toEqual([
@@ -93,7 +66,7 @@ describe("Dynamic Fork (operators/dynamic-fork-task.md)", () => {
   });
 
   it("Simplified configuration: forkTaskName HTTP without a type, each item an HTTP request given at the top level", async () => {
-    await register(withUri(dynamicForkSimple, "https://orkes-api-tester.orkesconductor.com/api", answering({ randomInt: 4512 })));
+    await registerAll(withUri(dynamicForkSimple, "https://orkes-api-tester.orkesconductor.com/api", answering({ randomInt: 4512 })));
     const workflow = await waitFor(await startWorkflow("dynamic_fork_simple"), ["COMPLETED"]);
     expect(Object.keys(statusByRef(workflow))).toEqual(["dynamic_fork_http_ref", "_HTTP_0", "_HTTP_1", "dynamic_fork_http_join_ref"]);
     expect(Object.values(statusByRef(workflow)).every((status) => status === "COMPLETED")).toBe(true);
@@ -106,7 +79,7 @@ describe("Dynamic Fork (operators/dynamic-fork-task.md)", () => {
 
 describe("JSON JQ Transform (systemtasks/json-jq-transform-task.md)", () => {
   it("Simple example: the page's output exactly, result and resultList", async () => {
-    await register(workflowOf("jq_simple_example", jqSimple));
+    await registerAll(workflowOf("jq_simple_example", jqSimple));
     const workflow = await waitFor(await startWorkflow("jq_simple_example"), ["COMPLETED"]);
     expect(taskNamed(workflow, "my_jq_example_task").outputData).toEqual({ result: { key3: ["a", "b", "c", "d"] }, resultList: [{ key3: ["a", "b", "c", "d"] }] });
   });
@@ -118,7 +91,7 @@ describe("JSON JQ Transform (systemtasks/json-jq-transform-task.md)", () => {
     ];
     // The loop's "4000" stargazers (40 pages) made "200" (2 pages); GitHub's page URL the target server's.
     const loop = withUri(JSON.parse(JSON.stringify(getAllStars).replace('"4000"', '"200"')), "https://api.github.com/repos/ntflix/conductor/stargazers?", `${answering(stargazers)}&`);
-    await register(workflowOf("stargazers", loop, jqCleanupStars));
+    await registerAll(workflowOf("stargazers", loop, jqCleanupStars));
     const workflow = await waitFor(await startWorkflow("stargazers", { cutoff_date: "2020-01-01", gh_token: "t0k" }), ["COMPLETED"]);
 
     // Math.ceil("200"/100) = 2 iterations, each page's number from ${get_all_stars_loop_ref.output.iteration}.
@@ -140,7 +113,7 @@ describe("JSON JQ Transform (systemtasks/json-jq-transform-task.md)", () => {
 describe("Do While (operators/do-while-task.md)", () => {
   it("Example with cleanup: keepLastN 5 keeps only the last five iterations in the output", async () => {
     // The page's 1000 iterations made 7.
-    await register(workflowOf("long_running_loop", JSON.parse(JSON.stringify(longRunningLoop).replace("< 1000", "< 7"))));
+    await registerAll(workflowOf("long_running_loop", JSON.parse(JSON.stringify(longRunningLoop).replace("< 1000", "< 7"))));
     const workflowId = await startWorkflow("long_running_loop");
     for (let iteration = 1; iteration <= 7; iteration++) expect((await work("process_item", { item: iteration })).referenceTaskName).toBe(`process_item_ref__${iteration}`);
     const workflow = await waitFor(workflowId, ["COMPLETED"]);
@@ -151,7 +124,7 @@ describe("Do While (operators/do-while-task.md)", () => {
 
 describe("Switch (operators/switch-task.md)", () => {
   it("Using javascript, evaluatorType graaljs: \"2\" takes tomatoes; \"1\" answers apple, no case of that name (the cases say apples): the empty default", async () => {
-    await register(workflowOf("switch_javascript", switchJavascript));
+    await registerAll(workflowOf("switch_javascript", switchJavascript));
     const tomatoes = await waitFor(await startWorkflow("switch_javascript", { num: "2" }), ["COMPLETED"]);
     expect(statusByRef(tomatoes)).toEqual({ switch_ref: "COMPLETED", tomatoes_ref: "COMPLETED" });
     expect(taskNamed(tomatoes, "switch_ref").outputData).toEqual({ evaluationResult: ["tomatoes"], selectedCase: "tomatoes" });
@@ -180,7 +153,7 @@ describe("Set Variable (operators/set-variable-task.md)", () => {
 describe("Terminate (operators/terminate-task.md)", () => {
   it("Basic Example: COMPLETED with ${task0.output} as the workflow's output; the task after it never runs", async () => {
     const task0 = { name: "task0", taskReferenceName: "task0", type: "SIMPLE" };
-    await register(workflowOf("terminate_basic", task0, terminateTask, { name: "never", taskReferenceName: "never", type: "SIMPLE" }));
+    await registerAll(workflowOf("terminate_basic", task0, terminateTask, { name: "never", taskReferenceName: "never", type: "SIMPLE" }));
     const workflowId = await startWorkflow("terminate_basic");
     await work("task0", { shipped: "fedex" });
     const workflow = await waitFor(workflowId, ["COMPLETED"]);
@@ -194,7 +167,7 @@ describe("Terminate (operators/terminate-task.md)", () => {
 
 describe("Sub Workflow (operators/sub-workflow-task.md)", () => {
   it("Static inline definition: runs the embedded WorkflowDef unregistered, its output and subWorkflowId the task's", async () => {
-    await register(workflowOf("static_inline_parent", execPlanInline));
+    await registerAll(workflowOf("static_inline_parent", execPlanInline));
     const workflowId = await startWorkflow("static_inline_parent", { threshold: 7 });
     expect((await work("some_task", { result: 42 })).inputData).toEqual({ p1: 7 });
     const workflow = await waitFor(workflowId, ["COMPLETED"]);
@@ -205,7 +178,7 @@ describe("Sub Workflow (operators/sub-workflow-task.md)", () => {
   });
 
   it("Dynamic inline definition: parent_wf runs the WorkflowDef its planner's output holds", async () => {
-    await register(parentWorkflow);
+    await registerAll(parentWorkflow);
     const workflowId = await startWorkflow("parent_wf", { goal: "ship", threshold: 3, iterations: 2 });
     const plan = { name: "dynamic_plan_wf", version: 1, schemaVersion: 2, tasks: [{ name: "plan_step", taskReferenceName: "s1", type: "SIMPLE", inputParameters: { t: "${workflow.input.threshold}", n: "${workflow.input.iterations}" } }], outputParameters: { done: "${s1.output.done}" } };
     expect((await work("planner_task", { workflow_def: plan })).inputData).toEqual({ goal: "ship" });
@@ -220,7 +193,7 @@ describe("Sub Workflow (operators/sub-workflow-task.md)", () => {
 describe("Wait (systemtasks/wait-task.md)", () => {
   it("duration 10m20s waits 620 seconds; until 2022-12-31 11:59, long past, completes at once", async () => {
     const waitOf = (inputParameters: JsonObject) => ({ name: "wait", taskReferenceName: "wait_ref", inputParameters, type: "WAIT" });
-    await register(workflowOf("wait_duration", waitOf({ duration: "10m20s" })), workflowOf("wait_until", waitOf({ until: "2022-12-31 11:59" })));
+    await registerAll(workflowOf("wait_duration", waitOf({ duration: "10m20s" })), workflowOf("wait_until", waitOf({ until: "2022-12-31 11:59" })));
     const waiting = await getWorkflow(await startWorkflow("wait_duration"));
     expect(taskNamed(waiting, "wait_ref")).toMatchObject({ status: "IN_PROGRESS", callbackAfterSeconds: 620 });
     const past = await waitFor(await startWorkflow("wait_until"), ["COMPLETED"]);

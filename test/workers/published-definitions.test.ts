@@ -9,24 +9,14 @@ import ephemeralKitchensink from "../fixtures/published/kitchenSink-ephemeralWor
 import kitchensink from "../fixtures/published/kitchensink.json";
 import sagaCompensation from "../fixtures/published/saga_order_compensation.json";
 import subFlow from "../fixtures/published/sub_flow_1.json";
-import { api, apiOk, getWorkflow, startWorkflow, statusByRef, target, waitFor, type TaskJson, type WorkflowJson } from "./helpers";
+import { api, apiOk, getWorkflow, startWorkflow, statusByRef, target, waitFor } from "./helpers";
+import { answering, registerAll, taskNamed, withUri, work } from "./published-helpers";
 import { pollOne, report } from "./task-worker-helpers";
 
 // Workflow definitions Conductor publishes (its server's sample, its docs, its test harness: test/fixtures/published,
 // SOURCES.md says where each is from), registered as published through the API and run with workers polling and
 // reporting as Conductor's do. What each task was given, its status and output, the workflow's output and variables are
 // compared with what Conductor produces for the same run (its mappers and system tasks, its harness's specs).
-
-/** The definition with its HTTP task's published URI (a service on the author's machine) pointed at `uri`. */
-function withUri(definition: unknown, published: string, uri: string): JsonObject {
-  // Replaced in the JSON text, escaped as a JSON string's content, so nothing else of the definition is touched.
-  return JSON.parse(JSON.stringify(definition).replaceAll(published, JSON.stringify(uri).slice(1, -1))) as JsonObject;
-}
-
-/** A target-server URI answering `body` as JSON. */
-function answering(body: JsonValue): string {
-  return target(`/respond?h=content-type:application/json&body=${JSON.stringify(body)}`);
-}
 
 /**
  * The task definitions as Conductor's KitchenSinkInitializer registers them (`new TaskDef(name, name, 1, 0)`, Jackson
@@ -50,25 +40,6 @@ function conductorTaskDef(name: string): JsonObject {
     rateLimitFrequencyInSeconds: 1,
     backoffScaleFactor: 1,
   };
-}
-
-/** Registers the definitions as given (JSON imports, typed by their content: any definition's JSON is accepted here). */
-async function registerAll(...definitions: unknown[]): Promise<void> {
-  // PUT, Conductor's create-or-update of a list: sub_flow_1 serves both kitchensinks.
-  await apiOk("PUT", "/api/metadata/workflow", definitions);
-}
-
-/** Polls a task of `taskType` and reports it COMPLETED with `output`; answers the task as polled. */
-async function work(taskType: string, output: JsonObject = {}): Promise<TaskJson> {
-  const task = await pollOne(taskType);
-  expect((await report(task, "COMPLETED", output)).status).toBe(200);
-  return task;
-}
-
-function taskNamed(workflow: WorkflowJson, ref: string): TaskJson {
-  const task = workflow.tasks.find((candidate) => candidate.referenceTaskName === ref);
-  if (task === undefined) throw new Error(`no task ${ref} in ${workflow.tasks.map((candidate) => candidate.referenceTaskName).join(", ")}`);
-  return task;
 }
 
 const ELASTICSEARCH_ANSWER = {
