@@ -232,3 +232,16 @@ describe("Wait For Webhook (systemtasks/wait-for-webhook-task.md)", () => {
     expect(taskNamed(workflow, "echo_ref").outputData).toEqual({ result: null });
   });
 });
+
+describe("Human (systemtasks/human-task.md)", () => {
+  it("Completing the Human task: the body of POST /api/queue/update/{workflowId}/{taskRefName}/COMPLETED is its output, the page's exactly", async () => {
+    const human = { name: "human", taskReferenceName: "waiting_around_ref", inputParameters: {}, type: "HUMAN" };
+    await registerAll(workflowOf("human_gate", human));
+    const workflowId = await startWorkflow("human_gate");
+    expect(taskNamed(await getWorkflow(workflowId), "waiting_around_ref").status).toBe("IN_PROGRESS");
+    const updated = await api("POST", `/api/queue/update/${workflowId}/waiting_around_ref/COMPLETED`, { data_key: "somedatatoWait1", data_key2: "somedatatoWAit2" });
+    expect(updated.status).toBe(200);
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    expect(taskNamed(workflow, "waiting_around_ref").outputData).toEqual({ data_key: "somedatatoWait1", data_key2: "somedatatoWAit2" });
+  });
+});
