@@ -245,3 +245,23 @@ describe("Human (systemtasks/human-task.md)", () => {
     expect(taskNamed(workflow, "waiting_around_ref").outputData).toEqual({ data_key: "somedatatoWait1", data_key2: "somedatatoWAit2" });
   });
 });
+
+describe("Event (systemtasks/event-task.md)", () => {
+  it("the conductor sink example: its output the page's table (the workflow, its correlation id, the sink, asyncComplete), the event named conductor:<workflow>:<queue>", async () => {
+    // The page's snippet gives type, sink and asyncComplete; a name, a reference and an input make it a task.
+    const event = { name: "notify", taskReferenceName: "notify_ref", inputParameters: { orderId: "${workflow.input.orderId}" }, type: "EVENT", sink: "conductor:internal_event_name", asyncComplete: false };
+    await registerAll(workflowOf("event_sink", event));
+    const workflowId = await startWorkflow("event_sink", { orderId: "o-1" }, "?correlationId=c-9");
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    expect(taskNamed(workflow, "notify_ref").outputData).toEqual({
+      orderId: "o-1",
+      sink: "conductor:internal_event_name",
+      asyncComplete: false,
+      workflowInstanceId: workflowId,
+      workflowType: "event_sink",
+      workflowVersion: 1,
+      correlationId: "c-9",
+      event_produced: "conductor:event_sink:internal_event_name",
+    });
+  });
+});
