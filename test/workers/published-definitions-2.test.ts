@@ -8,12 +8,13 @@ import getAllStars from "../fixtures/published/get_all_stars_task.json";
 import imageResizeFork from "../fixtures/published/image_multiple_convert_resize_fork.json";
 import jqCleanupStars from "../fixtures/published/jq_cleanup_stars_task.json";
 import jqSimple from "../fixtures/published/jq_simple_example_task.json";
+import joinIgnoringOneFork from "../fixtures/published/join_ignoring_one_fork_tasks.json";
 import longRunningLoop from "../fixtures/published/long_running_loop_task.json";
 import parentWorkflow from "../fixtures/published/parent_wf.json";
 import switchJavascript from "../fixtures/published/switch_javascript_task.json";
 import terminateTask from "../fixtures/published/terminate_task.json";
 import welcomeUser from "../fixtures/published/Welcome_User_Workflow.json";
-import { api, apiOk, getWorkflow, startWorkflow, statusByRef, target, waitFor, type TaskJson } from "./helpers";
+import { api, apiOk, eventually, getWorkflow, startWorkflow, statusByRef, target, waitFor, type TaskJson } from "./helpers";
 import { answering, registerAll, taskNamed, withUri, work } from "./published-helpers";
 
 // The examples of Conductor OSS's reference pages for its operators and system tasks (test/fixtures/published,
@@ -263,5 +264,23 @@ describe("Event (systemtasks/event-task.md)", () => {
       correlationId: "c-9",
       event_produced: "conductor:event_sink:internal_event_name",
     });
+  });
+});
+
+describe("Join (operators/join-task.md)", () => {
+  it("Ignoring one fork: the JOIN on email and sms outputs the page's map; the workflow ends only once http_notification has too", async () => {
+    await registerAll(workflowOf("notifications", ...joinIgnoringOneFork));
+    const workflowId = await startWorkflow("notifications");
+    await work("email_notification", { email_sent_at: "2021-11-06T07:37:17+0000", email_sent_to: "test@example.com" });
+    await work("sms_notification", { sms_sent_at: "2021-11-06T07:37:17+0129", sms_sent_to: "+1-425-555-0189" });
+    const joined = await eventually(() => getWorkflow(workflowId), (workflow) => taskNamed(workflow, "notification_join_ref").status === "COMPLETED", "the join, done without http_notification");
+    expect(taskNamed(joined, "notification_join_ref").outputData).toEqual({
+      email_notification_ref: { email_sent_at: "2021-11-06T07:37:17+0000", email_sent_to: "test@example.com" },
+      sms_notification_ref: { sms_sent_at: "2021-11-06T07:37:17+0129", sms_sent_to: "+1-425-555-0189" },
+    });
+    // Conductor's decider completes a workflow only when every task it holds has ended.
+    expect(joined.status).toBe("RUNNING");
+    await work("http_notification", { delivered: true });
+    expect((await waitFor(workflowId, ["COMPLETED"])).status).toBe("COMPLETED");
   });
 });
