@@ -11,6 +11,7 @@ import jqSimple from "../fixtures/published/jq_simple_example_task.json";
 import joinIgnoringOneFork from "../fixtures/published/join_ignoring_one_fork_tasks.json";
 import longRunningLoop from "../fixtures/published/long_running_loop_task.json";
 import parentWorkflow from "../fixtures/published/parent_wf.json";
+import setCorrelationId from "../fixtures/published/Set_Correlation_Id_Workflow.json";
 import switchJavascript from "../fixtures/published/switch_javascript_task.json";
 import terminateTask from "../fixtures/published/terminate_task.json";
 import welcomeUser from "../fixtures/published/Welcome_User_Workflow.json";
@@ -282,5 +283,18 @@ describe("Join (operators/join-task.md)", () => {
     expect(joined.status).toBe("RUNNING");
     await work("http_notification", { delivered: true });
     expect((await waitFor(workflowId, ["COMPLETED"])).status).toBe("COMPLETED");
+  });
+});
+
+describe("Set Correlation ID (operators/set-correlation-id-task.md)", () => {
+  it("Set_Correlation_Id_Workflow (workflowStatusListenerEnabled, no listener configured): the id the worker parsed becomes the workflow's, found by it", async () => {
+    await registerAll(setCorrelationId);
+    const workflowId = await startWorkflow("Set_Correlation_Id_Workflow", { s3Path: "s3://inbox/order.xml" });
+    expect((await work("convert_xml", { correlationId: "order-77", data: { sku: "A1" } })).inputData).toEqual({ s3Path: "s3://inbox/order.xml" });
+    expect((await work("process_data")).inputData).toEqual({ saved_name: { sku: "A1" } });
+    const workflow = await waitFor(workflowId, ["COMPLETED"]);
+    expect(workflow["correlationId"]).toBe("order-77");
+    const found = await eventually(() => apiOk<Array<{ workflowId: string }>>("GET", "/api/workflow/Set_Correlation_Id_Workflow/correlated/order-77?includeClosed=true"), (rows) => rows.length === 1, "the workflow under its new correlation id");
+    expect(found.map((row) => row.workflowId)).toEqual([workflowId]);
   });
 });
