@@ -24,6 +24,7 @@ import { evaluationContext } from "../engine/evaluation";
 import { ENVIRONMENT_READING_COMMANDS, environmentVariablesOf } from "../engine/environment";
 import { isExpressionFailure, MissingSecretError, referencedSecrets, resolveValue, type ExpressionFailure } from "../engine/expressions";
 import {
+  isHttpFamilyType,
   isHttpType,
   RETRYABLE_WORKFLOW_STATUSES,
   TERMINAL_TASK_STATUSES,
@@ -635,11 +636,6 @@ export type TaskUpdateOptions = { reason?: string; callbackAfterSeconds?: number
  */
 const MAX_OPEN_HTTP_REQUESTS = 6;
 
-/** The task types whose attempt sends HTTP requests from this object (see {@link WorkflowExecution.#startWaiting}). */
-function isHttpFamily(taskType: string): boolean {
-  return taskType === "HTTP" || taskType === "HTTP_SYNC" || taskType === "HTTP_POLL";
-}
-
 /**
  * Whether a `taskType` task's attempt starts a workflow from this object (a SUB_WORKFLOW's child, a START_WORKFLOW's),
  * counted against `childStartsPerInvocation` (see {@link WorkflowExecution.#childStartsMade}). A start reads its
@@ -661,7 +657,7 @@ interface WaitingCost {
 
 /** {@link WaitingCost} of `task`'s attempt, fixed by its type and input when it is dispatched. */
 function waitingCost(task: TaskExecution): WaitingCost {
-  return { requests: isHttpFamily(task.taskType) ? requestsPerAttempt(task.inputData) : 0, starts: startsAWorkflow(task.taskType) ? 1 : 0 };
+  return { requests: isHttpFamilyType(task.taskType) ? requestsPerAttempt(task.inputData) : 0, starts: startsAWorkflow(task.taskType) ? 1 : 0 };
 }
 
 const SCRIPTS_NOT_LOADED: ScriptRunner = {
@@ -3800,7 +3796,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#waiting.delete(taskId);
     const controller = new AbortController();
     this.#inFlight.set(taskId, controller);
-    if (!isHttpFamily(task.taskType) && !startsAWorkflow(task.taskType)) {
+    if (!isHttpFamilyType(task.taskType) && !startsAWorkflow(task.taskType)) {
       this.#send(task, controller, 0);
       return;
     }

@@ -1,14 +1,11 @@
 import { MAX_PAYLOAD_BYTES_CEILING } from "./config";
 import { QueryBudget, WORKFLOW_FIELDS, type EvaluationContext } from "./expressions";
-import type { JsonObject, JsonValue, TaskExecution, WorkflowExecution } from "./model";
+import { isHttpFamilyType, type JsonObject, type JsonValue, type TaskExecution, type WorkflowExecution } from "./model";
 import { maskedKeysOf } from "./masking";
 import { latestInstanceNamed } from "./lanes";
 import { definitionReferenceName } from "./plan";
 import { outputWithoutResponseCopies } from "./tasks/http/response";
 import { shownCallbackAfterSeconds, shownTaskDefName, shownTaskType } from "./view";
-
-/** The task types whose output is an HTTP response's (httpOutput): a query sees it as Conductor's, `{response}`. */
-const QUERIED_AS_RESPONSE: ReadonlySet<unknown> = new Set(["HTTP", "HTTP_SYNC", "HTTP_POLL"]);
 
 /** What `${<ref>.…}` sees of a task: its latest instance's visible fields (those Conductor's ParametersUtils gives it). */
 function taskRecord(task: TaskExecution, execution: WorkflowExecution): JsonObject {
@@ -94,7 +91,7 @@ export function evaluationContext(
   const queriedTask = (reference: string): JsonObject | undefined => {
     if (queriedRecords.has(reference)) return queriedRecords.get(reference);
     const record = task(reference);
-    const queried = record === undefined || !QUERIED_AS_RESPONSE.has(record["taskType"]) ? record : { ...record, output: outputWithoutResponseCopies(record["output"] ?? null) };
+    const queried = record === undefined || !isHttpFamilyType(record["taskType"]) ? record : { ...record, output: outputWithoutResponseCopies(record["output"] ?? null) };
     queriedRecords.set(reference, queried);
     return queried;
   };

@@ -97,6 +97,14 @@ export function isHttpType(type: unknown): boolean {
   return HTTP_TYPES.has(type);
 }
 
+/**
+ * True when `type` is an HTTP task's or HTTP_POLL's: a task whose work is HTTP requests made from the execution's object,
+ * whose input may nest its request in `http_request`, and whose output is an HTTP response's (`httpOutput`).
+ */
+export function isHttpFamilyType(type: unknown): boolean {
+  return HTTP_TYPES.has(type) || type === "HTTP_POLL";
+}
+
 /** Conductor's retry policies for a failed task. */
 export const RETRY_LOGICS = ["FIXED", "LINEAR_BACKOFF", "EXPONENTIAL_BACKOFF"] as const;
 /** One of {@link RETRY_LOGICS}. */

@@ -5,7 +5,7 @@
  */
 import { hasExpression, referencedSecrets, resolveValue } from "./expressions";
 import { evaluationContext, workflowRecord } from "./evaluation";
-import { isHttpType, type JsonObject, type JsonValue, type TaskCacheConfig, type TaskExecution, type WorkflowExecution } from "./model";
+import { isHttpFamilyType, type JsonObject, type JsonValue, type TaskCacheConfig, type TaskExecution, type WorkflowExecution } from "./model";
 import { jsonBytesWithin } from "./json-bytes";
 import { instanceTask } from "./plan";
 import { resolvedTaskInput, taskInputTemplate } from "./tasks/registry";
@@ -82,7 +82,7 @@ function storedKey(key: string, secrets: readonly string[]): string {
  * wherever it is written (the client builders nest it).
  */
 function inputNamed(taskType: string, input: JsonObject, name: string): JsonValue | undefined {
-  const request = isHttpType(taskType) || taskType === "HTTP_POLL" ? input["http_request"] : undefined;
+  const request = isHttpFamilyType(taskType) ? input["http_request"] : undefined;
   if (isJsonObjectValue(request) && Object.hasOwn(request, name)) return request[name];
   return Object.hasOwn(input, name) ? input[name] : undefined;
 }
