@@ -29,6 +29,9 @@ export default defineConfig({
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
           environment: "node",
+          // Forks (vitest's default, pinned): the shared migrated state of a run (test/e2e/dev-server.ts) is named by
+          // the forks' parent, vitest's main process.
+          pool: "forks",
           testTimeout: 180_000,
           hookTimeout: 180_000,
           // No `fileParallelism: false`: vitest runs such a project's files after every other project's, one at a
