@@ -3129,8 +3129,14 @@ function waitsForUnmockedWorker(state: WorkflowExecution, task: TaskExecution): 
   return state.test !== undefined && task.taskType === "SIMPLE" && isPending(task);
 }
 
-/** True when pending task `task` waits for something from outside (not a worker's SIMPLE task: see {@link isBlocked}). */
+/**
+ * True when pending task `task` waits for something from outside (not a worker's SIMPLE task: see {@link isBlocked}).
+ * Nor a WAIT whose time is set (`duration` or `until`, its `timeoutAt`): it ends by itself when its time comes, so a
+ * synchronous execute waits for it as for a worker, as Conductor's WorkflowSignalResponder counts only a WAIT whose
+ * waitTimeout is 0 as blocking.
+ */
 function waitsFromOutside(task: TaskExecution): boolean {
+  if (task.taskType === "WAIT" && task.timeoutAt !== undefined) return false;
   return task.status === "IN_PROGRESS" && task.awaitingExternal === true && task.taskType !== "SIMPLE";
 }
 

@@ -240,6 +240,17 @@ describe("FORK_JOIN and JOIN running", () => {
     expect(state.status).toBe("COMPLETED");
   });
 
+  it("is not blocked by a WAIT whose time is set (duration or until): it moves on by itself, as Conductor's execute waits for it", () => {
+    const timed = (ref: string, inputParameters: JsonObject): WorkflowTaskDef => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters });
+    const waits = [fork("fork", [[timed("two_seconds", { duration: "2s" })], [timed("until", { until: "2099-01-01 00:00 GMT" })], [hold("held")]]), join("join", ["two_seconds", "until", "held"])];
+    let state = started(waits).state;
+    expect(statuses(state)).toMatchObject({ two_seconds: "IN_PROGRESS", until: "IN_PROGRESS", held: "IN_PROGRESS" });
+    // The untimed WAIT alone would block; the timed ones beside it keep the execution busy.
+    expect(isBlocked(state)).toBe(false);
+    state = complete(complete(state, "two_seconds", 2_000).state, "until", 3_000).state;
+    expect(isBlocked(state)).toBe(true);
+  });
+
   it("a TERMINATE in one branch ends the workflow and cancels the other branch's task in flight", () => {
     const terminate: WorkflowTaskDef = { name: "stop", taskReferenceName: "stop", type: "TERMINATE", inputParameters: { terminationStatus: "COMPLETED", workflowOutput: { done: true } } };
     const ending = started([fork("fork", [[hold("wait_a"), terminate], [http("b1")]]), join("join", ["stop", "b1"])]);
