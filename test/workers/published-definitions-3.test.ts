@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
+import pythonDynamicWorkflow from "../fixtures/published/python_sdk_dynamic_workflow_execute.json";
 import pythonKitchensink from "../fixtures/published/python_sdk_kitchensink2_execute.json";
 import { api, apiOk, eventually, getWorkflow, statusByRef, type TaskJson, type WorkflowJson } from "./helpers";
 import { answering, taskNamed, withUri } from "./published-helpers";
@@ -95,5 +96,25 @@ describe("conductor-oss/python-sdk examples/kitchensink.py (ConductorWorkflow.ex
     expect(taskNamed(workflow, "decide").outputData).toEqual({ evaluationResult: ["MX"], selectedCase: "MX" });
     expect(taskNamed(workflow, "bad_country_Ref")).toMatchObject({ status: "COMPLETED", inputData: { terminationStatus: "TERMINATED", terminationReason: "unsupported country" } });
     expect(workflow.tasks.some((task) => task.referenceTaskName.endsWith("_routing"))).toBe(false);
+  });
+});
+
+describe("conductor-oss/python-sdk examples/dynamic_workflow.py (two workers, the definition inline through execute)", () => {
+  it("the execute call waits for both workers; the email worker's None is {result: null}; the output the first worker's result", async () => {
+    const running = api("POST", "/api/workflow/execute/dynamic_workflow/1?requestId=py-req-dyn&waitUntilTaskRef=&waitForSeconds=10", pythonDynamicWorkflow);
+    const lookup = await pythonPoll("get_user_email");
+    expect(lookup.inputData).toEqual({ userid: "user_a" });
+    // `f'{userid}@example.com'`; update-v2 has no get_user_email task to hand over next.
+    expect((await pythonReport(lookup, `${String(lookup.inputData["userid"])}@example.com`)).status).toBe(204);
+    const email = await pythonPoll("send_email");
+    expect(email.inputData).toEqual({ email: "user_a@example.com", subject: "Hello from Orkes", body: "Test Email" });
+    // send_email prints and returns None: Worker.execute sends {"result": None}.
+    expect((await pythonReport(email, null)).status).toBe(204);
+
+    const response = await running;
+    expect(response.status).toBe(200);
+    const run = (await response.json()) as WorkflowJson;
+    expect(run).toMatchObject({ requestId: "py-req-dyn", status: "COMPLETED", output: { email: "user_a@example.com" } });
+    expect(taskNamed(run, "send_email_ref").outputData).toEqual({ result: null });
   });
 });
