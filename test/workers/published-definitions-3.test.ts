@@ -2,27 +2,20 @@ import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
 import pythonDynamicWorkflow from "../fixtures/published/python_sdk_dynamic_workflow_execute.json";
 import pythonKitchensink from "../fixtures/published/python_sdk_kitchensink2_execute.json";
-import { api, apiOk, eventually, getWorkflow, statusByRef, type TaskJson, type WorkflowJson } from "./helpers";
+import { api, getWorkflow, statusByRef, type TaskJson, type WorkflowJson } from "./helpers";
 import { answering, taskNamed, withUri } from "./published-helpers";
+import { pollOne } from "./task-worker-helpers";
 
 // Workflows the official SDKs' examples build in code, translated into the JSON the SDK sends by reading its
 // serialisers (test/fixtures/published/SOURCES.md names each), and run through the public API as the SDK runs them:
 // the same paths, query parameters and bodies, its workers' batch polls and update-v2 reports.
 
-/** A Python SDK TaskRunner's batch poll (`TaskResourceApi.batch_poll`: workerid, count, timeout in ms). */
-async function pythonPoll(taskType: string): Promise<TaskJson> {
-  const params = new URLSearchParams({ workerid: "py-worker-1", count: "1", timeout: "100" });
-  const [task] = await eventually(
-    () => apiOk<TaskJson[]>("GET", `/api/tasks/poll/batch/${taskType}?${params}`),
-    (tasks) => tasks.length > 0,
-    `a ${taskType} task to poll`,
-  );
-  return task!;
-}
+/** A Python SDK TaskRunner's batch poll (`TaskResourceApi.batch_poll`: workerid, count 1, timeout 100 ms). */
+const pythonPoll = (taskType: string): Promise<TaskJson> => pollOne(taskType, { workerid: "py-worker-1", timeout: "100" });
 
 /**
  * A Python worker's report of a function's return value: TaskRunner wraps a value that is not a dict as
- * `{"result": value}` and posts the TaskResult to update-v2, which answers the next task (none here: empty).
+ * `{"result": value}` and posts the TaskResult to update-v2, which answers the next task (none here: a 204, which the SDK reads as none).
  */
 async function pythonReport(task: TaskJson, returned: unknown): Promise<Response> {
   const outputData = typeof returned === "object" && returned !== null && !Array.isArray(returned) ? returned : { result: returned };
