@@ -1,0 +1,244 @@
+import { describe, expect, it } from "vitest";
+import type { JsonObject } from "../../src/engine/model";
+import { api, apiOk, getWorkflow, register, startWorkflow, waitFor, waitForIndexRow, waitTask, type TaskJson, type WorkflowJson } from "./helpers";
+import { pollOne, report, simpleTask } from "./task-worker-helpers";
+
+// The REST examples of Conductor's published API reference (conductor-oss/conductor docs/documentation/api/*.md,
+// docs.conductor-oss.org/documentation/api/…), sent as a user with curl would send them, each response compared with
+// what the page prints: status, content type, body shape and field names, and the defaults its tables list. Where a page
+// and Conductor's source disagree, the source is followed and the case says so.
+
+const WORKFLOW_PAGE = "docs/documentation/api/workflow.md";
+const TASK_PAGE = "docs/documentation/api/task.md";
+
+/** The response's status, media type (without parameters) and body text. */
+async function sent(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; type: string; text: string }> {
+  const response = await api(method, path, body, headers);
+  return { status: response.status, type: (response.headers.get("content-type") ?? "").split(";")[0]!.trim(), text: await response.text() };
+}
+
+/** A workflow of one SIMPLE task `taskType` then a WAIT gate `gate_ref`, registered under `name`. */
+async function registerWorkerThenGate(name: string, taskType: string): Promise<void> {
+  await register({ name, tasks: [simpleTask(taskType, `${taskType}_ref`), waitTask("gate_ref")] });
+}
+
+describe(`published API: ${WORKFLOW_PAGE}`, () => {
+  it("Start Workflow (starting-workflows.md's curl, accept text/plain): 200, the id as text/plain", async () => {
+    await register({ name: "pubapi_start", tasks: [waitTask("gate_ref")] });
+    const started = await sent("POST", "/api/workflow/pubapi_start", { service: "fedex" }, { accept: "text/plain" });
+    expect(started.status).toBe(200);
+    expect(started.type).toBe("text/plain");
+    const workflow = await getWorkflow(started.text);
+    expect(workflow.input).toEqual({ service: "fedex" });
+  });
+
+  it("Get Workflow by ID: includeTasks defaults to true; the page's fields", async () => {
+    await registerWorkerThenGate("pubapi_get", "pubapi_get_task");
+    const workflowId = await startWorkflow("pubapi_get", { orderId: "ORD-123" }, "?correlationId=order-123");
+    const got = await sent("GET", `/api/workflow/${workflowId}`);
+    expect([got.status, got.type]).toEqual([200, "application/json"]);
+    const workflow = JSON.parse(got.text) as WorkflowJson;
+    expect(workflow).toMatchObject({ workflowId, workflowName: "pubapi_get", workflowVersion: 1, status: "RUNNING", input: { orderId: "ORD-123" }, correlationId: "order-123" });
+    expect(typeof workflow["startTime"]).toBe("number");
+    expect(workflow.tasks).toHaveLength(1);
+    expect(workflow.tasks[0]).toMatchObject({ taskType: "pubapi_get_task", referenceTaskName: "pubapi_get_task_ref", status: "SCHEDULED" });
+    expect(typeof workflow.tasks[0]!.taskId).toBe("string");
+  });
+
+  it("Get Tasks for a Workflow: {totalHits, results}; count and status filter as the page's two curls", async () => {
+    await register({ name: "pubapi_tasks", tasks: [...Array.from({ length: 17 }, (_, index): JsonObject => ({ name: `set_${index}`, taskReferenceName: `set_${index}`, type: "SET_VARIABLE", inputParameters: { [`v${index}`]: index } })), waitTask("gate_ref")] });
+    const workflowId = await startWorkflow("pubapi_tasks");
+    await waitFor(workflowId, (workflow) => workflow.tasks.length === 18);
+    const firstTen = await apiOk<{ totalHits: number; results: TaskJson[] }>("GET", `/api/workflow/${workflowId}/tasks?count=10`);
+    expect(firstTen.totalHits).toBe(18);
+    expect(firstTen.results.map((task) => task.referenceTaskName)).toEqual(Array.from({ length: 10 }, (_, index) => `set_${index}`));
+    // The page's default count: 15.
+    expect((await apiOk<{ results: TaskJson[] }>("GET", `/api/workflow/${workflowId}/tasks`)).results).toHaveLength(15);
+    expect(await apiOk("GET", `/api/workflow/${workflowId}/tasks?status=FAILED`)).toMatchObject({ totalHits: 0, results: [] });
+    const inProgress = await apiOk<{ totalHits: number; results: TaskJson[] }>("GET", `/api/workflow/${workflowId}/tasks?status=IN_PROGRESS`);
+    expect(inProgress.results.map((task) => task.referenceTaskName)).toEqual(["gate_ref"]);
+  });
+
+  it("Get Running Workflows (?version=1): a JSON array of ids", async () => {
+    await register({ name: "pubapi_running", tasks: [waitTask("gate_ref")] });
+    const workflowId = await startWorkflow("pubapi_running");
+    // Listed from the search index, written just after the start.
+    await waitForIndexRow(workflowId, "RUNNING");
+    const running = await sent("GET", "/api/workflow/running/pubapi_running?version=1");
+    expect([running.status, running.type]).toEqual([200, "application/json"]);
+    expect(JSON.parse(running.text)).toEqual([workflowId]);
+  });
+
+  it("Get Workflows by Correlation ID, GET (includeClosed, includeTasks default false) and POST of many ids (a map)", async () => {
+    await register({ name: "pubapi_corr", tasks: [waitTask("gate_ref")] });
+    const open = await startWorkflow("pubapi_corr", {}, "?correlationId=order-123");
+    const closed = await startWorkflow("pubapi_corr", {}, "?correlationId=order-123");
+    await apiOk("DELETE", `/api/workflow/${closed}?reason=done`, undefined, 200);
+    await waitForIndexRow(open, "RUNNING");
+    await waitForIndexRow(closed, "TERMINATED");
+    const byDefault = await apiOk<WorkflowJson[]>("GET", "/api/workflow/pubapi_corr/correlated/order-123");
+    expect(byDefault.map((workflow) => workflow.workflowId)).toEqual([open]);
+    expect(byDefault[0]!.tasks ?? []).toEqual([]);
+    const withClosed = await apiOk<WorkflowJson[]>("GET", "/api/workflow/pubapi_corr/correlated/order-123?includeClosed=true");
+    expect(withClosed.map((workflow) => workflow.workflowId).sort()).toEqual([open, closed].sort());
+    const many = await apiOk<Record<string, WorkflowJson[]>>("POST", "/api/workflow/pubapi_corr/correlated?includeClosed=true", ["order-123", "order-456", "order-789"]);
+    expect(Object.keys(many).sort()).toEqual(["order-123", "order-456", "order-789"]);
+    expect(many["order-123"]!.map((workflow) => workflow.workflowId).sort()).toEqual([open, closed].sort());
+    expect(many["order-456"]).toEqual([]);
+  });
+
+  it("Pause, Resume, Terminate (?reason=cancelled+by+user): 200 with no body; Restart and Retry: 204", async () => {
+    await register({ name: "pubapi_manage", tasks: [waitTask("gate_ref")] });
+    const workflowId = await startWorkflow("pubapi_manage");
+    for (const [method, path] of [["PUT", "pause"], ["PUT", "resume"]] as const) {
+      const answered = await sent(method, `/api/workflow/${workflowId}/${path}`);
+      expect([path, answered.status, answered.text]).toEqual([path, 200, ""]);
+    }
+    const terminated = await sent("DELETE", `/api/workflow/${workflowId}?reason=cancelled+by+user`);
+    expect([terminated.status, terminated.text]).toEqual([200, ""]);
+    expect((await getWorkflow(workflowId))).toMatchObject({ status: "TERMINATED", reasonForIncompletion: "cancelled by user" });
+    const retried = await sent("POST", `/api/workflow/${workflowId}/retry`);
+    expect([retried.status, retried.text]).toEqual([204, ""]);
+    await apiOk("DELETE", `/api/workflow/${workflowId}`);
+    const restarted = await sent("POST", `/api/workflow/${workflowId}/restart`);
+    expect([restarted.status, restarted.text]).toEqual([204, ""]);
+    expect((await getWorkflow(workflowId)).status).toBe("RUNNING");
+  });
+
+  it("Rerun with the page's body (reRunFromWorkflowId, workflowInput, reRunFromTaskId, taskInput): the id as text", async () => {
+    await registerWorkerThenGate("pubapi_rerun", "pubapi_rerun_task");
+    const workflowId = await startWorkflow("pubapi_rerun", { orderId: "ORD-1" });
+    const task = await pollOne("pubapi_rerun_task");
+    expect((await report(task, "COMPLETED", { done: 1 })).status).toBe(200);
+    await waitFor(workflowId, (workflow) => workflow.tasks.length === 2);
+    await apiOk("DELETE", `/api/workflow/${workflowId}?reason=stop`);
+    const rerun = await sent("POST", `/api/workflow/${workflowId}/rerun`, { reRunFromWorkflowId: workflowId, workflowInput: { orderId: "ORD-999" }, reRunFromTaskId: task.taskId, taskInput: { override: true } });
+    expect([rerun.status, rerun.type, rerun.text]).toEqual([200, "text/plain", workflowId]);
+    const workflow = await getWorkflow(workflowId);
+    expect(workflow.status).toBe("RUNNING");
+    expect(workflow.input).toEqual({ orderId: "ORD-999" });
+    expect(workflow.tasks.find((candidate) => candidate.referenceTaskName === "pubapi_rerun_task_ref")).toMatchObject({ status: "SCHEDULED", inputData: { override: true } });
+  });
+
+  it("Skip Task with the page's body: 200, the task SKIPPED with the given output, the workflow going on", async () => {
+    await registerWorkerThenGate("pubapi_skip", "pubapi_skip_task");
+    const workflowId = await startWorkflow("pubapi_skip");
+    const skipped = await sent("PUT", `/api/workflow/${workflowId}/skiptask/pubapi_skip_task_ref`, { taskInput: {}, taskOutput: { skipped: true, reason: "manual override" } });
+    expect([skipped.status, skipped.text]).toEqual([200, ""]);
+    const workflow = await waitFor(workflowId, (candidate) => candidate.tasks.length === 2);
+    expect(workflow.tasks[0]).toMatchObject({ status: "SKIPPED", outputData: { skipped: true, reason: "manual override" } });
+  });
+
+  it("Decide, Reset Callbacks, Remove (archiveWorkflow default true), Terminate and Remove", async () => {
+    await register({ name: "pubapi_remove", tasks: [waitTask("gate_ref")] });
+    const workflowId = await startWorkflow("pubapi_remove");
+    const decided = await sent("PUT", `/api/workflow/decide/${workflowId}`);
+    expect(decided.status).toBe(200);
+    const reset = await sent("POST", `/api/workflow/${workflowId}/resetcallbacks`);
+    expect([reset.status, reset.text]).toEqual([204, ""]);
+    const terminatedAndRemoved = await sent("DELETE", `/api/workflow/${workflowId}/terminate-remove?reason=&archiveWorkflow=true`);
+    expect([terminatedAndRemoved.status, terminatedAndRemoved.text]).toEqual([200, ""]);
+    expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
+    const other = await startWorkflow("pubapi_remove");
+    await apiOk("DELETE", `/api/workflow/${other}`);
+    const removed = await sent("DELETE", `/api/workflow/${other}/remove`);
+    expect([removed.status, removed.text]).toEqual([200, ""]);
+    expect((await api("GET", `/api/workflow/${other}`)).status).toBe(404);
+  });
+
+  it("Search (Summary) with the page's query: {totalHits, results} of WorkflowSummary fields", async () => {
+    await register({ name: "pubapi_search", tasks: [{ name: "set", taskReferenceName: "set", type: "SET_VARIABLE", inputParameters: { done: true } }] });
+    const workflowId = await startWorkflow("pubapi_search", {}, "?correlationId=order-123");
+    await waitFor(workflowId, ["COMPLETED"]);
+    await waitForIndexRow(workflowId, "COMPLETED");
+    const query = `query=${encodeURIComponent("workflowType='pubapi_search' AND status='COMPLETED'")}&size=10`;
+    const found = await apiOk<{ totalHits: number; results: JsonObject[] }>("GET", `/api/workflow/search?${query}`);
+    expect(found.totalHits).toBe(1);
+    expect(found.results[0]).toMatchObject({ workflowType: "pubapi_search", version: 1, workflowId, correlationId: "order-123", status: "COMPLETED" });
+    for (const field of ["startTime", "updateTime", "endTime", "executionTime"]) expect(found.results[0]).toHaveProperty(field);
+  });
+});
+
+describe(`published API: ${TASK_PAGE}`, () => {
+  it("Poll for a Task: 204 when none; 200 the task; Get Task: the page's fields", async () => {
+    await registerWorkerThenGate("pubapi_poll", "pubapi_poll_task");
+    const none = await sent("GET", "/api/tasks/poll/pubapi_poll_task?workerid=worker-1");
+    expect([none.status, none.text]).toEqual([204, ""]);
+    const workflowId = await startWorkflow("pubapi_poll", { key: "value" });
+    const polled = await sent("GET", "/api/tasks/poll/pubapi_poll_task?workerid=worker-1");
+    expect([polled.status, polled.type]).toEqual([200, "application/json"]);
+    const task = JSON.parse(polled.text) as TaskJson;
+    const got = await apiOk<TaskJson>("GET", `/api/tasks/${task.taskId}`);
+    expect(got).toMatchObject({ taskType: "pubapi_poll_task", status: "IN_PROGRESS", referenceTaskName: "pubapi_poll_task_ref", retryCount: 0, pollCount: 1, taskId: task.taskId, workflowInstanceId: workflowId, workerId: "worker-1" });
+    for (const field of ["seq", "startTime", "updateTime", "inputData", "outputData"]) expect(got).toHaveProperty(field);
+  });
+
+  it("Batch Poll: an empty list when none (count 1, timeout 100 by default); up to count tasks", async () => {
+    await registerWorkerThenGate("pubapi_batch", "pubapi_batch_task");
+    expect(await apiOk("GET", "/api/tasks/poll/batch/pubapi_batch_task")).toEqual([]);
+    for (let index = 0; index < 3; index++) await startWorkflow("pubapi_batch", { key: `value${index}` });
+    const one = await apiOk<TaskJson[]>("GET", "/api/tasks/poll/batch/pubapi_batch_task");
+    expect(one).toHaveLength(1);
+    const rest = await apiOk<TaskJson[]>("GET", "/api/tasks/poll/batch/pubapi_batch_task?count=5&timeout=1000&workerid=worker-1");
+    expect(rest).toHaveLength(2);
+    for (const task of rest) expect(task).toMatchObject({ taskType: "pubapi_batch_task", status: "IN_PROGRESS" });
+  });
+
+  it("Update Task with the page's body: 200, the task id as text/plain; Update Task V2: the next task, else 204", async () => {
+    await registerWorkerThenGate("pubapi_update", "pubapi_update_task");
+    const first = await startWorkflow("pubapi_update");
+    await startWorkflow("pubapi_update");
+    const task = await pollOne("pubapi_update_task");
+    const updated = await sent("POST", "/api/tasks", { workflowInstanceId: task["workflowInstanceId"], taskId: task.taskId, status: "COMPLETED", outputData: { result: "processed successfully", recordCount: 42 } });
+    expect([updated.status, updated.type, updated.text]).toEqual([200, "text/plain", task.taskId]);
+    expect((await waitFor(first, (workflow) => workflow.tasks.length === 2)).tasks[0]!.outputData).toEqual({ result: "processed successfully", recordCount: 42 });
+    const second = await pollOne("pubapi_update_task");
+    const next = await sent("POST", "/api/tasks/update-v2", { workflowInstanceId: second["workflowInstanceId"], taskId: second.taskId, status: "COMPLETED", outputData: { result: "done" } });
+    expect(next.status).toBe(204);
+  });
+
+  it("Update Task by Reference Name: the task id as text (Conductor's source; the page says no body), and /sync: the workflow", async () => {
+    await register({ name: "pubapi_byref", tasks: [waitTask("wait_for_approval"), waitTask("wait_for_signal")] });
+    const workflowId = await startWorkflow("pubapi_byref");
+    const updated = await sent("POST", `/api/tasks/${workflowId}/wait_for_approval/COMPLETED`, { approved: true, approver: "jane@example.com" });
+    expect([updated.status, updated.type]).toEqual([200, "text/plain"]);
+    const workflow = await waitFor(workflowId, (candidate) => candidate.tasks.length === 2);
+    expect(updated.text).toBe(workflow.tasks[0]!.taskId);
+    expect(workflow.tasks[0]!.outputData).toEqual({ approved: true, approver: "jane@example.com" });
+    const synced = await sent("POST", `/api/tasks/${workflowId}/wait_for_signal/COMPLETED/sync`, { signal: "proceed" });
+    expect([synced.status, synced.type]).toEqual([200, "application/json"]);
+    expect(JSON.parse(synced.text)).toMatchObject({ workflowId, status: "COMPLETED" });
+  });
+
+  it("Task Logs: a text/plain log added (200, no body), read back as [{log, taskId, createdTime}]", async () => {
+    await registerWorkerThenGate("pubapi_logs", "pubapi_logs_task");
+    await startWorkflow("pubapi_logs");
+    const task = await pollOne("pubapi_logs_task");
+    const none = await sent("GET", `/api/tasks/${task.taskId}/log`);
+    expect(none.status).toBe(200);
+    const added = await sent("POST", `/api/tasks/${task.taskId}/log`, "Processing started for batch #42", { "content-type": "text/plain" });
+    expect([added.status, added.text]).toEqual([200, ""]);
+    const logs = await apiOk<JsonObject[]>("GET", `/api/tasks/${task.taskId}/log`);
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatchObject({ log: "Processing started for batch #42", taskId: task.taskId });
+    expect(typeof logs[0]!["createdTime"]).toBe("number");
+  });
+
+  it("Queue sizes: /queue/size a number, /queue/all a map of counts, /queue/all/verbose; Poll Data", async () => {
+    await registerWorkerThenGate("pubapi_queue", "pubapi_queue_task");
+    await startWorkflow("pubapi_queue");
+    await startWorkflow("pubapi_queue");
+    const size = await sent("GET", "/api/tasks/queue/size?taskType=pubapi_queue_task");
+    expect([size.status, size.type, JSON.parse(size.text)]).toEqual([200, "application/json", 2]);
+    expect((await apiOk<Record<string, number>>("GET", "/api/tasks/queue/all"))["pubapi_queue_task"]).toBe(2);
+    const verbose = await apiOk<Record<string, JsonObject>>("GET", "/api/tasks/queue/all/verbose");
+    expect(verbose).toHaveProperty("pubapi_queue_task");
+    await pollOne("pubapi_queue_task", { workerid: "worker-host-1" });
+    const pollData = await apiOk<JsonObject[]>("GET", "/api/tasks/queue/polldata?taskType=pubapi_queue_task");
+    expect(pollData).toHaveLength(1);
+    expect(pollData[0]).toMatchObject({ queueName: "pubapi_queue_task", workerId: "worker-host-1" });
+    expect(typeof pollData[0]!["lastPollTime"]).toBe("number");
+    const all = await apiOk<JsonObject[]>("GET", "/api/tasks/queue/polldata/all");
+    expect(all.some((entry) => entry["queueName"] === "pubapi_queue_task")).toBe(true);
+  });
+});
