@@ -10,6 +10,8 @@ import { pollOne, report, simpleTask } from "./task-worker-helpers";
 
 const WORKFLOW_PAGE = "docs/documentation/api/workflow.md";
 const TASK_PAGE = "docs/documentation/api/task.md";
+const BULK_PAGE = "docs/documentation/api/bulk.md";
+const EVENT_PAGE = "docs/documentation/api/eventhandlers.md";
 
 /** The response's status, media type (without parameters) and body text. */
 async function sent(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; type: string; text: string }> {
@@ -240,5 +242,73 @@ describe(`published API: ${TASK_PAGE}`, () => {
     expect(typeof pollData[0]!["lastPollTime"]).toBe("number");
     const all = await apiOk<JsonObject[]>("GET", "/api/tasks/queue/polldata/all");
     expect(all.some((entry) => entry["queueName"] === "pubapi_queue_task")).toBe(true);
+  });
+});
+
+describe(`published API: ${BULK_PAGE}`, () => {
+  it("Bulk Pause of three (one already paused), Resume, Terminate (?reason=batch+cleanup): BulkResponse", async () => {
+    await register({ name: "pubapi_bulk", tasks: [waitTask("gate_ref")] });
+    const ids = [await startWorkflow("pubapi_bulk"), await startWorkflow("pubapi_bulk"), await startWorkflow("pubapi_bulk")];
+    await apiOk("PUT", `/api/workflow/${ids[2]}/pause`);
+    const paused = await sent("PUT", "/api/workflow/bulk/pause", ids);
+    expect([paused.status, paused.type]).toEqual([200, "application/json"]);
+    const pausedBody = JSON.parse(paused.text) as { bulkSuccessfulResults: string[]; bulkErrorResults: Record<string, string> };
+    // Conductor's pauseWorkflow takes a paused one again without an error (WorkflowExecutorOps.pauseWorkflow returns
+    // when the status is already PAUSED), where the page's example lists it as an error.
+    expect(pausedBody.bulkSuccessfulResults.sort()).toEqual([...ids].sort());
+    expect(pausedBody.bulkErrorResults).toEqual({});
+    expect(await apiOk("PUT", "/api/workflow/bulk/resume", ids.slice(0, 2))).toEqual({ bulkSuccessfulResults: ids.slice(0, 2), bulkErrorResults: {} });
+    const terminated = await apiOk<{ bulkSuccessfulResults: string[]; bulkErrorResults: Record<string, string> }>("POST", "/api/workflow/bulk/terminate?reason=batch+cleanup", ids);
+    expect(terminated.bulkSuccessfulResults.sort()).toEqual([...ids].sort());
+    expect(await getWorkflow(ids[0]!)).toMatchObject({ status: "TERMINATED", reasonForIncompletion: "batch cleanup" });
+  });
+
+  it("Bulk Retry, Restart (?useLatestDefinitions=true), Search (?includeTasks=false), Terminate-Remove, Remove", async () => {
+    await register({ name: "pubapi_bulk2", tasks: [waitTask("gate_ref")] });
+    const ids = [await startWorkflow("pubapi_bulk2"), await startWorkflow("pubapi_bulk2")];
+    const searched = await apiOk<{ bulkSuccessfulResults: WorkflowJson[]; bulkErrorResults: Record<string, string> }>("POST", "/api/workflow/bulk/search?includeTasks=false", ids);
+    expect(searched.bulkSuccessfulResults.map((workflow) => workflow.workflowId).sort()).toEqual([...ids].sort());
+    for (const workflow of searched.bulkSuccessfulResults) expect(workflow.tasks ?? []).toEqual([]);
+    await apiOk("POST", "/api/workflow/bulk/terminate", ids);
+    expect(await apiOk("POST", "/api/workflow/bulk/retry", ids)).toEqual({ bulkSuccessfulResults: ids, bulkErrorResults: {} });
+    await apiOk("POST", "/api/workflow/bulk/terminate", ids);
+    expect(await apiOk("POST", "/api/workflow/bulk/restart?useLatestDefinitions=true", ids)).toEqual({ bulkSuccessfulResults: ids, bulkErrorResults: {} });
+    expect(await apiOk("DELETE", "/api/workflow/bulk/terminate-remove?reason=decommissioned", [ids[0]])).toEqual({ bulkSuccessfulResults: [ids[0]], bulkErrorResults: {} });
+    await apiOk("POST", "/api/workflow/bulk/terminate", [ids[1]]);
+    expect(await apiOk("DELETE", "/api/workflow/bulk/remove", [ids[1]])).toEqual({ bulkSuccessfulResults: [ids[1]], bulkErrorResults: {} });
+    for (const workflowId of ids) expect((await api("GET", `/api/workflow/${workflowId}`)).status).toBe(404);
+  });
+});
+
+describe(`published API: ${EVENT_PAGE}`, () => {
+  /** The page's order_event_handler, on a Conductor internal queue (the page's `conductor:my_event:my_event` form). */
+  const handler = (active: boolean, version: number): JsonObject => ({
+    name: "pubapi_order_event_handler",
+    event: "conductor:pubapi_orders:new_order",
+    active,
+    actions: [{ action: "start_workflow", start_workflow: { name: "order_processing", version, input: { payload: "${eventPayload}" } } }],
+  });
+
+  it("Create, Update: 200 with no body; Get All lists it; Get for an Event honours activeOnly (default true); Delete: 200", async () => {
+    const created = await sent("POST", "/api/event", handler(true, 1));
+    expect([created.status, created.text]).toEqual([200, ""]);
+    const listed = await apiOk<JsonObject[]>("GET", "/api/event");
+    expect(listed.find((entry) => entry["name"] === "pubapi_order_event_handler")).toMatchObject(handler(true, 1));
+    const updated = await sent("PUT", "/api/event", handler(false, 2));
+    expect([updated.status, updated.text]).toEqual([200, ""]);
+    expect(await apiOk("GET", "/api/event/conductor:pubapi_orders:new_order?activeOnly=true")).toEqual([]);
+    expect(await apiOk("GET", "/api/event/conductor:pubapi_orders:new_order")).toEqual([]);
+    const inactive = await apiOk<JsonObject[]>("GET", "/api/event/conductor:pubapi_orders:new_order?activeOnly=false");
+    expect(inactive).toHaveLength(1);
+    expect(inactive[0]).toMatchObject(handler(false, 2));
+    const deleted = await sent("DELETE", "/api/event/pubapi_order_event_handler");
+    expect([deleted.status, deleted.text]).toEqual([200, ""]);
+    expect((await apiOk<JsonObject[]>("GET", "/api/event")).some((entry) => entry["name"] === "pubapi_order_event_handler")).toBe(false);
+  });
+
+  it("the page's kafka:orders_topic:new_order is refused 400 (no broker here: docs/api.md), nothing stored", async () => {
+    const refused = await sent("POST", "/api/event", { ...handler(true, 1), name: "pubapi_kafka_handler", event: "kafka:orders_topic:new_order" });
+    expect(refused.status).toBe(400);
+    expect((await apiOk<JsonObject[]>("GET", "/api/event")).some((entry) => entry["name"] === "pubapi_kafka_handler")).toBe(false);
   });
 });
