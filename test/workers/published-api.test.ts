@@ -312,3 +312,44 @@ describe(`published API: ${EVENT_PAGE}`, () => {
     expect((await apiOk<JsonObject[]>("GET", "/api/event")).some((entry) => entry["name"] === "pubapi_kafka_handler")).toBe(false);
   });
 });
+
+describe("published API: Orkes' reference pages (orkes.io/content/reference-docs/api/…)", () => {
+  it("task/task-queue/get-task-queue-size-for-individual-tasks: GET /api/tasks/queue/sizes?taskType= answers {<taskType>: size}", async () => {
+    await registerWorkerThenGate("pubapi_sizes", "simple-java-worker-pubapi");
+    await startWorkflow("pubapi_sizes");
+    const sizes = await sent("GET", "/api/tasks/queue/sizes?taskType=simple-java-worker-pubapi", undefined, { accept: "*/*" });
+    expect([sizes.status, sizes.type, JSON.parse(sizes.text)]).toEqual([200, "application/json", { "simple-java-worker-pubapi": 1 }]);
+  });
+
+  it("task/signal-running-task-asynchronously: 200, the WAIT completed with the page's body as its output", async () => {
+    await register({ name: "pubapi_signal", tasks: [waitTask("first_ref"), waitTask("second_ref")] });
+    const workflowId = await startWorkflow("pubapi_signal");
+    const signalled = await sent("POST", `/api/tasks/${workflowId}/COMPLETED/signal`, { message: "Data processing completed successfully" }, { accept: "*/*" });
+    expect(signalled.status).toBe(200);
+    const workflow = await waitFor(workflowId, (candidate) => candidate.tasks.length === 2);
+    expect(workflow.tasks[0]).toMatchObject({ status: "COMPLETED", outputData: { message: "Data processing completed successfully" } });
+  });
+
+  it("task/signal-running-task-synchronously (?returnStrategy=TARGET_WORKFLOW): the SignalResponse of the target workflow", async () => {
+    await register({ name: "pubapi_signal_sync", tasks: [waitTask("first_ref"), waitTask("second_ref")] });
+    const workflowId = await startWorkflow("pubapi_signal_sync");
+    const signalled = await sent("POST", `/api/tasks/${workflowId}/COMPLETED/signal/sync?returnStrategy=TARGET_WORKFLOW`, { additionalProp1: {} }, { accept: "application/json" });
+    expect([signalled.status, signalled.type]).toEqual([200, "application/json"]);
+    expect(JSON.parse(signalled.text)).toMatchObject({ responseType: "TARGET_WORKFLOW", targetWorkflowId: workflowId, targetWorkflowStatus: "RUNNING", workflowId, status: "RUNNING" });
+  });
+
+  it("workflow/synchronous-workflow-execution: the workflow's state; 206 when stopped at waitUntilTaskRef with it still running", async () => {
+    await register({ name: "pubapi_execute", tasks: [{ name: "set", taskReferenceName: "set_ref", type: "SET_VARIABLE", inputParameters: { seen: "${workflow.input.someKey}" } }, waitTask("gate_ref")] });
+    // The page's body is the workflow's input. So it is without a version in the path (Orkes' executeWorkflowAsAPI form);
+    // with one, the body is a StartWorkflowRequest, as every Orkes client sends it there (WorkflowClient.executeWorkflow),
+    // and the page's keys, none a field of it, are ignored as Jackson ignores unknown properties: the input is empty.
+    const byName = await sent("POST", "/api/workflow/execute/pubapi_execute?waitUntilTaskRef=set_ref&waitForSeconds=5", { someKey: "someValue", anotherKey: {} });
+    expect([byName.status, byName.type]).toEqual([206, "application/json"]);
+    expect(JSON.parse(byName.text)).toMatchObject({ responseType: "TARGET_WORKFLOW", status: "RUNNING", input: { someKey: "someValue", anotherKey: {} }, variables: { seen: "someValue" } });
+    const versioned = await sent("POST", "/api/workflow/execute/pubapi_execute/1?waitUntilTaskRef=set_ref", { input: { someKey: "someValue" } });
+    expect(versioned.status).toBe(206);
+    expect(JSON.parse(versioned.text)).toMatchObject({ status: "RUNNING", input: { someKey: "someValue" }, variables: { seen: "someValue" } });
+    const pageBodyVersioned = JSON.parse((await sent("POST", "/api/workflow/execute/pubapi_execute/1?waitUntilTaskRef=set_ref", { someKey: "someValue", anotherKey: {} })).text) as WorkflowJson;
+    expect(pageBodyVersioned.input).toEqual({});
+  });
+});
