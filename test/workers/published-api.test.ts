@@ -352,4 +352,22 @@ describe("published API: Orkes' reference pages (orkes.io/content/reference-docs
     const pageBodyVersioned = JSON.parse((await sent("POST", "/api/workflow/execute/pubapi_execute/1?waitUntilTaskRef=set_ref", { someKey: "someValue", anotherKey: {} })).text) as WorkflowJson;
     expect(pageBodyVersioned.input).toEqual({});
   });
+  it("workflow/upgrade-workflow: the page's sample (v1 simple_task2, simple_task4; v2 adds simple_task1 and simple_task3 around them) upgraded at simple_task4", async () => {
+    const types = ["simple_task1", "simple_task2", "simple_task3", "simple_task4"].map((name) => `pubapi_${name}`);
+    await register({ name: "pubapi_upgrade", version: 1, tasks: [simpleTask(types[1]!, "simple_task2"), simpleTask(types[3]!, "simple_task4")] });
+    await register({ name: "pubapi_upgrade", version: 2, tasks: types.map((type, index) => simpleTask(type, `simple_task${index + 1}`)) });
+    const workflowId = await startWorkflow("pubapi_upgrade", { name: "conductor" }, "?version=1");
+    expect((await report(await pollOne(types[1]!), "COMPLETED", { done: 2 })).status).toBe(200);
+    await pollOne(types[3]!);
+    const output = { updatedBy: "upgrade" };
+    const upgraded = await sent("POST", `/api/workflow/${workflowId}/upgrade`, { name: "pubapi_upgrade", version: 2, taskOutput: { simple_task3: output, simple_task1: output }, workflowInput: { name: "orkes" } }, { accept: "*/*" });
+    expect([upgraded.status, upgraded.text]).toEqual([200, ""]);
+    const workflow = await getWorkflow(workflowId);
+    expect(workflow).toMatchObject({ workflowVersion: 2, status: "RUNNING", input: { name: "orkes" } });
+    const byRef = Object.fromEntries(workflow.tasks.map((task) => [task.referenceTaskName, task]));
+    expect(byRef["simple_task1"]).toMatchObject({ status: "SKIPPED", outputData: output });
+    expect(byRef["simple_task2"]).toMatchObject({ status: "COMPLETED", outputData: { done: 2 } });
+    expect(byRef["simple_task3"]).toMatchObject({ status: "SKIPPED", outputData: output });
+    expect(byRef["simple_task4"]).toMatchObject({ status: "IN_PROGRESS" });
+  });
 });
