@@ -158,6 +158,13 @@ describe(`published API: ${WORKFLOW_PAGE}`, () => {
     expect(found.totalHits).toBe(1);
     expect(found.results[0]).toMatchObject({ workflowType: "pubapi_search", version: 1, workflowId, correlationId: "order-123", status: "COMPLETED" });
     for (const field of ["startTime", "updateTime", "endTime", "executionTime"]) expect(found.results[0]).toHaveProperty(field);
+    // The page's free-text forms (an id matched in any field, and Lucene's field:"value") and its Query Syntax table's
+    // start-time bound.
+    const bounded = `query=${encodeURIComponent("workflowType = 'pubapi_search' AND startTime > 1700000000000")}`;
+    for (const search of ["freeText=order-123", `freeText=${encodeURIComponent('workflowType:"pubapi_search"')}`, bounded]) {
+      const page = await apiOk<{ results: JsonObject[] }>("GET", `/api/workflow/search?${search}`);
+      expect([search, page.results.some((summary) => summary["workflowId"] === workflowId)]).toEqual([search, true]);
+    }
   });
 });
 
