@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "../../src/engine/model";
-import { api, apiOk, getWorkflow, register, startWorkflow, waitFor, waitForIndexRow, waitTask, type TaskJson, type WorkflowJson } from "./helpers";
+import { api, apiOk, target, getWorkflow, register, startWorkflow, waitFor, waitForIndexRow, waitTask, type TaskJson, type WorkflowJson } from "./helpers";
 import { pollOne, report, simpleTask } from "./task-worker-helpers";
 
 // The REST examples of Conductor's published API reference (conductor-oss/conductor docs/documentation/api/*.md,
@@ -10,6 +10,7 @@ import { pollOne, report, simpleTask } from "./task-worker-helpers";
 
 const WORKFLOW_PAGE = "docs/documentation/api/workflow.md";
 const TASK_PAGE = "docs/documentation/api/task.md";
+const START_PAGE = "docs/documentation/api/startworkflow.md";
 const BULK_PAGE = "docs/documentation/api/bulk.md";
 const EVENT_PAGE = "docs/documentation/api/eventhandlers.md";
 
@@ -249,6 +250,45 @@ describe(`published API: ${TASK_PAGE}`, () => {
     expect(typeof pollData[0]!["lastPollTime"]).toBe("number");
     const all = await apiOk<JsonObject[]>("GET", "/api/tasks/queue/polldata/all");
     expect(all.some((entry) => entry["queueName"] === "pubapi_queue_task")).toBe(true);
+  });
+});
+
+describe(`published API: ${START_PAGE}`, () => {
+  it("Start a Workflow (body form, with priority and taskToDomain {\"*\": \"mydomain\"}): the id as text; the task in mydomain", async () => {
+    await registerWorkerThenGate("pubapi_start_body", "pubapi_start_body_task");
+    const started = await sent("POST", "/api/workflow", { name: "pubapi_start_body", version: 1, correlationId: "order-123", priority: 1, input: { customerId: "CUST-456", amount: 99.99 }, taskToDomain: { "*": "mydomain" } });
+    expect([started.status, started.type]).toEqual([200, "text/plain"]);
+    expect(await getWorkflow(started.text)).toMatchObject({ correlationId: "order-123", priority: 1, input: { customerId: "CUST-456", amount: 99.99 }, taskToDomain: { "*": "mydomain" } });
+    expect((await api("GET", "/api/tasks/poll/pubapi_start_body_task")).status).toBe(204);
+    expect(await pollOne("pubapi_start_body_task", { domain: "mydomain" })).toMatchObject({ workflowInstanceId: started.text, domain: "mydomain" });
+  });
+
+  it("Execute a Workflow: version 0 for the latest; waitUntilTaskRef a comma-separated list", async () => {
+    await register({ name: "pubapi_execute_oss", version: 1, tasks: [waitTask("gate_ref")] });
+    await register({ name: "pubapi_execute_oss", version: 2, tasks: [{ name: "set", taskReferenceName: "set_ref", type: "SET_VARIABLE", inputParameters: { url: "${workflow.input.url}" } }, waitTask("gate_ref"), waitTask("other_ref")] });
+    const latest = await sent("POST", "/api/workflow/execute/pubapi_execute_oss/0?waitForSeconds=30&waitUntilTaskRef=nothing_ref,set_ref", { name: "pubapi_execute_oss", input: { url: "https://api.example.com/data" } });
+    expect(latest.status).toBe(206);
+    expect(JSON.parse(latest.text)).toMatchObject({ workflowVersion: 2, status: "RUNNING", variables: { url: "https://api.example.com/data" } });
+    expect(typeof (JSON.parse(latest.text) as JsonObject)["requestId"]).toBe("string");
+  });
+
+  it("Dynamic Workflows: the page's my_adhoc_workflow (an HTTP task with its taskDefinition) runs unregistered", async () => {
+    const uri = target("/echo/pubapi-adhoc");
+    const started = await sent("POST", "/api/workflow", {
+      name: "pubapi_adhoc_workflow",
+      workflowDef: {
+        ownerApp: "my_app",
+        ownerEmail: "owner@example.com",
+        name: "pubapi_adhoc_workflow",
+        version: 1,
+        tasks: [{ name: "fetch_data", type: "HTTP", taskReferenceName: "fetch_data", inputParameters: { uri: "${workflow.input.uri}", method: "GET" }, taskDefinition: { name: "fetch_data", retryCount: 0, timeoutSeconds: 3600, timeoutPolicy: "TIME_OUT_WF", responseTimeoutSeconds: 3000 } }],
+      },
+      input: { uri },
+    });
+    expect([started.status, started.type]).toEqual([200, "text/plain"]);
+    const workflow = await waitFor(started.text, ["COMPLETED", "FAILED"]);
+    expect(workflow.status).toBe("COMPLETED");
+    expect(workflow.tasks[0]!.outputData).toMatchObject({ response: { statusCode: 200 } });
   });
 });
 
