@@ -3106,7 +3106,7 @@ export function nextDeadline(state: WorkflowExecution): number | undefined {
  * later decision and each of its lanes has either nothing left, or a JOIN waiting for the others, or a task waiting for something from outside (a completion, a callback) or
  * for its child (see {@link awaitedChildId}), which at least one has. A worker's (SIMPLE) task is not: like an HTTP
  * call, it is the work the workflow runs, polled or not, and it moves on by its worker's report (a synchronous execute
- * waits for that, as Conductor's does).
+ * waits for that, as Conductor's does). Nor is a WAIT whose time is set: its time moves it on (see {@link waitsFromOutside}).
  */
 export function isBlocked(state: WorkflowExecution): boolean {
   if (state.status !== "RUNNING") return true;
@@ -3123,10 +3123,12 @@ export function isBlocked(state: WorkflowExecution): boolean {
 
 /**
  * True when pending SIMPLE task `task` of a test run waits for a worker: none takes it (a test run's tasks are in a domain
- * of their own), so a test run whose lanes wait there is blocked, not busy.
+ * of their own), so a test run whose lanes wait there is blocked, not busy. So does an unmocked WAIT, its time set or
+ * not: Conductor's testWorkflow stops at the first unmocked task that is no operator, where a timed WAIT would hold a
+ * synchronous test run for its whole wait.
  */
 function waitsForUnmockedWorker(state: WorkflowExecution, task: TaskExecution): boolean {
-  return state.test !== undefined && task.taskType === "SIMPLE" && isPending(task);
+  return state.test !== undefined && (task.taskType === "SIMPLE" || task.taskType === "WAIT") && isPending(task);
 }
 
 /**

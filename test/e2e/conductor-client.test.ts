@@ -994,7 +994,10 @@ describe("the official Conductor TypeScript client", () => {
 
   it("signal and signalAsync complete the WAIT the workflow waits in, answering with the workflow (TARGET_WORKFLOW) or nothing", async () => {
     const flow = new ConductorWorkflow(executor, `client_signal_${suffix}`);
-    flow.add(waitTaskDuration("first", "1h")).add(waitTaskDuration("second", "1h"));
+    // The second waits with no time set, for a signal: the synchronous signal answers as the workflow waits there (a
+    // WAIT whose time is set is waited through, as Conductor's WorkflowSignalResponder does, for waitForSeconds).
+    const untimedWait = { name: "second", taskReferenceName: "second", type: "WAIT", inputParameters: {} } as unknown as Parameters<ConductorWorkflow["add"]>[0];
+    flow.add(waitTaskDuration("first", "1h")).add(untimedWait);
     await flow.register(true);
     const workflowId = await flow.startWorkflow({});
     await taskReaches(workflowId, "first", "IN_PROGRESS");
@@ -1013,7 +1016,9 @@ describe("the official Conductor TypeScript client", () => {
     const name = `client_yield_${suffix}`;
     // The client's WorkflowTask type does not list YIELD; the definition is sent as JSON all the same.
     const yieldTask = { name: "paused", taskReferenceName: "paused", type: "YIELD", inputParameters: { stage: "${workflow.input.stage}" } } as unknown as Parameters<ConductorWorkflow["add"]>[0];
-    const flow = new ConductorWorkflow(executor, name).add(yieldTask).add(waitTaskDuration("after", "1h"));
+    // After it, a WAIT with no time set: the synchronous signal answers as the workflow waits there.
+    const afterWait = { name: "after", taskReferenceName: "after", type: "WAIT", inputParameters: {} } as unknown as Parameters<ConductorWorkflow["add"]>[0];
+    const flow = new ConductorWorkflow(executor, name).add(yieldTask).add(afterWait);
     await flow.register(true);
     const run = await executor.executeWorkflow({ name, version: 1, input: { stage: "review" } }, name, 1, `client-yield-${suffix}`);
     expect(run).toMatchObject({ status: "RUNNING" });

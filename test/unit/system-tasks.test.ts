@@ -94,8 +94,10 @@ describe("WAIT: running", () => {
     const waiting = state.tasks[0]!;
     expect(waiting).toMatchObject({ status: "IN_PROGRESS", awaitingExternal: true, startTime: 1_000, timeoutAt: 11_000 });
     expect(nextDeadline(state)).toBe(11_000);
-    // A synchronous execute answers while it waits, as for a webhook task.
-    expect(isBlocked(state)).toBe(true);
+    // A synchronous execute waits through it, as for a worker's task: its time moves it on (Conductor's
+    // WorkflowSignalResponder counts a WAIT as blocking only with no time set); one with none blocks.
+    expect(isBlocked(state)).toBe(false);
+    expect(isBlocked(started([task("w", "WAIT", {}), http("after")]).state)).toBe(true);
     // Its callbackAfterSeconds shows the wait, as Conductor's WaitTaskMapper sets it.
     expect(toTaskView(waiting, state)).toMatchObject({ taskType: "WAIT", status: "IN_PROGRESS", inputData: { duration: "10s" }, callbackAfterSeconds: 10 });
     // Before its time, the alarm leaves it waiting.

@@ -219,6 +219,13 @@ describe("POST /api/workflow/test (Conductor's testWorkflow)", () => {
     for (const workflowId of [run.workflowId, ...started]) expect((await api("DELETE", `/api/workflow/${workflowId}/remove`)).status).toBe(200);
   });
 
+  it("answers a synchronous test run at once at an unmocked WAIT whose time is set, as at a worker's task, rather than waiting it out", async () => {
+    await register({ name: "wt_wait_unmocked", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: { duration: "1 hour" } }, simple("work")] });
+    const answer = await apiOk<WorkflowJson & { signalTimeout: boolean }>("POST", "/api/workflow/test/sync?waitForSeconds=5", { name: "wt_wait_unmocked", taskRefToMockOutput: {} });
+    expect(answer).toMatchObject({ status: "RUNNING", signalTimeout: false });
+    expect(answer.tasks.map((task) => [task.referenceTaskName, task.status])).toEqual([["hold", "IN_PROGRESS"]]);
+  });
+
   it("mocks WAIT tasks too, and shows a mock's executionTime and queueWaitTime in the task's times", async () => {
     await register({ name: "wt_wait", tasks: [{ name: "hold", taskReferenceName: "hold", type: "WAIT", inputParameters: { duration: "1 hour" } }, simple("work")] });
     const run = await testRun({ name: "wt_wait", taskRefToMockOutput: { hold: [{ output: {} }], work: [{ output: { done: true }, executionTime: 1500, queueWaitTime: 400 }] } });
