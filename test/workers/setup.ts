@@ -1,23 +1,7 @@
-import { env } from "cloudflare:test";
+import { applyD1Migrations, env } from "cloudflare:test";
 
-// Each test file gets its own storage; bring its D1 to the current schema first. As applyD1Migrations from
-// cloudflare:test does (the same d1_migrations table, one row per migration, in order), but in one batch: it sends one
-// per migration, 48 round trips to D1 that took 0.5-1.6 s of each file's setup on a loaded machine where one batch took
-// 0.1-0.3 s. A batch is one transaction, as each migration's was; the schema and rows it leaves are the same (compared
-// through sqlite_master and d1_migrations).
-// The table's statement is applyD1Migrations' own, to the whitespace, so that sqlite_master holds the same text.
-await env.DB.prepare(`CREATE TABLE IF NOT EXISTS d1_migrations (
-		id         INTEGER PRIMARY KEY AUTOINCREMENT,
-		name       TEXT UNIQUE,
-		applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL
-	);`).run();
-const appliedMigrations = new Set((await env.DB.prepare("SELECT name FROM d1_migrations").all<{ name: string }>()).results.map((row) => row.name));
-const recordMigration = env.DB.prepare("INSERT INTO d1_migrations (name) VALUES (?)");
-const migrationStatements = env.TEST_MIGRATIONS.filter((migration) => !appliedMigrations.has(migration.name)).flatMap((migration) => [
-  ...migration.queries.map((query) => env.DB.prepare(query)),
-  recordMigration.bind(migration.name),
-]);
-if (migrationStatements.length > 0) await env.DB.batch(migrationStatements);
+// Each test file gets its own storage; bring its D1 to the current schema first.
+await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 
 // Durable Objects run in the test runner's isolate, so what they log goes through Vitest's console, which sends it to
 // the pool from the object's own I/O context. When that object is aborted or evicted while the message is on its way
