@@ -10,7 +10,9 @@
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ADMIN_KEY, apiOk, eventually, register, startWorkflow, api } from "./helpers";
+import { ADMIN_KEY, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, statusByRef, target, api, waitFor, waitTask } from "./helpers";
+import { readAs, readAsModel } from "./java-models";
+import { poll, pollOne, report } from "./task-worker-helpers";
 
 /** [client method(s), HTTP method, path after /api, body (a string is sent as it is), extra headers]. */
 type ClientCall = readonly [string, string, string, unknown?, Record<string, string>?];
@@ -223,5 +225,181 @@ describe("the Java and Python clients' calls", () => {
       const { status, error } = await send(call);
       expect({ call: call[0], status, error }).toEqual({ call: call[0], status: 501, error: "NOT_IMPLEMENTED" });
     }
+  });
+});
+
+describe("the Java client's response models (test/workers/java-models.ts)", () => {
+  it("the checker reads as the client's Jackson does: it flags what would fail the call and passes what Jackson coerces", () => {
+    const task = { taskId: "t", status: "COMPLETED", retryCount: "2", startTime: 1.5, retried: "true", workflowTask: { name: "n", optional: 0 } };
+    expect(readAsModel("Task", task)).toEqual([]);
+    expect(readAsModel("Task", { ...task, status: "PENDING", startTime: "2026-01-01T00:00:00Z", seq: 2 ** 31, inputData: "{}", workflowTask: { joinOn: "a" } })).toEqual([
+      'Task.status: Cannot deserialize value of type enum from the string "PENDING": not one of the values accepted for Enum class: [IN_PROGRESS, CANCELED, FAILED, FAILED_WITH_TERMINAL_ERROR, COMPLETED, COMPLETED_WITH_ERRORS, SCHEDULED, TIMED_OUT, SKIPPED]',
+      "Task.inputData: Cannot deserialize value of type `java.util.Map` from the string \"{}\"",
+      "Task.seq: Numeric value (2147483648) out of range of int",
+      'Task.startTime: Cannot deserialize value of type `long` from String "2026-01-01T00:00:00Z": not a valid `long` value',
+      "Task.workflowTask.joinOn: Cannot deserialize value of type `java.util.List` from the string \"a\"",
+    ]);
+    expect(readAsModel("WorkflowSummary", { workflowId: "w", input: { a: 1 }, status: 2 })).toEqual(["WorkflowSummary.input: Cannot deserialize value of type `java.lang.String` from an object"]);
+    expect(readAsModel("Workflow", { priority: 100, tasks: [] })).toEqual(["Workflow.priority: IllegalArgumentException: priority MUST be between 0 and 99 (inclusive)"]);
+  });
+
+  it("every response the Java client reads into a model, from executions in every state, reads without a mismatch", async () => {
+    const worker = "jm_work";
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: worker, ownerEmail: "jm@example.com", retryCount: 1, retryDelaySeconds: 0, timeoutSeconds: 0, responseTimeoutSeconds: 60, concurrentExecLimit: 5, rateLimitPerFrequency: 100, rateLimitFrequencyInSeconds: 1 }]);
+    const simple = (ref: string) => ({ name: worker, taskReferenceName: ref, type: "SIMPLE" });
+    const inline = (ref: string) => ({ name: ref, taskReferenceName: ref, type: "INLINE", inputParameters: { evaluatorType: "graaljs", expression: "(function () { return 1; })()" } });
+    await register({ name: "jm_child", ownerEmail: "jm@example.com", tasks: [simple("work")] });
+    await register({
+      name: "jm_main",
+      ownerEmail: "jm@example.com",
+      timeoutSeconds: 3600,
+      timeoutPolicy: "ALERT_ONLY",
+      inputParameters: ["order"],
+      outputParameters: { done: "${loop.output.iteration}" },
+      tasks: [
+        { name: "child", taskReferenceName: "child", type: "SUB_WORKFLOW", subWorkflowParam: { name: "jm_child", version: 1 } },
+        { name: "fork", taskReferenceName: "fork", type: "FORK_JOIN", forkTasks: [[waitTask("hold")], [inline("calc")]] },
+        { name: "join", taskReferenceName: "join", type: "JOIN", joinOn: ["hold", "calc"] },
+        { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", loopCondition: "$.loop.iteration < 2", loopOver: [inline("step")] },
+        { name: "setvar", taskReferenceName: "setvar", type: "SET_VARIABLE", inputParameters: { seen: true } },
+        {
+          name: "route",
+          taskReferenceName: "route",
+          type: "SWITCH",
+          evaluatorType: "value-param",
+          expression: "pick",
+          inputParameters: { pick: "a" },
+          decisionCases: { a: [httpTask("flaky", { uri: target("/status/500"), method: "GET" }, { optional: true, retryCount: 0 })] },
+          defaultCase: [inline("other")],
+        },
+        { name: "approve", taskReferenceName: "approve", type: "HUMAN", inputParameters: { __humanTaskDefinition: { assignments: [{ assignee: { user: "admin", userType: "CONDUCTOR_USER" }, slaMinutes: 0 }] } } },
+        waitTask("gate"),
+      ],
+    });
+    // Timed out while the rest runs: one second, waited for at the end.
+    await register({ name: "jm_timeout", ownerEmail: "jm@example.com", timeoutSeconds: 1, timeoutPolicy: "TIME_OUT_WF", tasks: [waitTask("forever")] });
+    const timedOut = await startWorkflow("jm_timeout");
+
+    const main = await startWorkflow("jm_main", { order: 7 }, "?correlationId=jm-c1&priority=5");
+    const child = String((await waitFor(main, (workflow) => typeof workflow.tasks[0]?.["subWorkflowId"] === "string")).tasks[0]!["subWorkflowId"]);
+    // The child's task fails once (retried), then completes; its log and poll data are kept.
+    const first = await pollOne(worker, { workerid: "jm-w" });
+    const polled: string[] = readAsModel("Task", first, "GET /tasks/poll/batch");
+    await apiOk("POST", `/api/tasks/${first.taskId}/log`, "a line");
+    expect((await report(first, "FAILED", {}, { reasonForIncompletion: "once" })).status).toBe(200);
+    const second = await eventually(() => poll(worker, { workerid: "jm-w" }), (tasks) => tasks.length === 1, "the retry polled");
+    expect((await report(second[0]!, "COMPLETED", { n: 1 })).status).toBe(200);
+    await waitFor(main, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "hold" && task.status === "IN_PROGRESS"));
+    await apiOk("POST", `/api/tasks/${main}/hold/COMPLETED`, { held: true });
+    const atGate = await waitFor(main, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "approve" && task.status === "IN_PROGRESS"));
+    expect(statusByRef(atGate)).toMatchObject({ child: "COMPLETED", join: "COMPLETED", loop: "COMPLETED", flaky: "COMPLETED_WITH_ERRORS", approve: "IN_PROGRESS" });
+    await apiOk("POST", `/api/tasks/${main}/approve/COMPLETED`, {});
+    await waitFor(main, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "gate"));
+    expect((await api("PUT", `/api/workflow/${main}/pause`)).status).toBe(200);
+
+    // Terminated with its child cancelled; failed; skipped.
+    const terminated = await startWorkflow("jm_main", {}, "?correlationId=jm-c1");
+    await waitFor(terminated, (workflow) => typeof workflow.tasks[0]?.["subWorkflowId"] === "string");
+    expect((await api("DELETE", `/api/workflow/${terminated}?reason=jm`)).status).toBe(200);
+    await register({ name: "jm_fails", ownerEmail: "jm@example.com", tasks: [simple("only"), waitTask("after")] });
+    const failed = await startWorkflow("jm_fails");
+    const doomed = await pollOne(worker);
+    expect((await report(doomed, "FAILED_WITH_TERMINAL_ERROR", {}, { reasonForIncompletion: "no" })).status).toBe(200);
+    await register({ name: "jm_skips", ownerEmail: "jm@example.com", tasks: [waitTask("skipped"), waitTask("next")] });
+    const skipped = await startWorkflow("jm_skips");
+    await waitFor(skipped, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    expect((await api("PUT", `/api/workflow/${skipped}/skiptask/skipped`, {})).status).toBe(200);
+    await waitFor(failed, ["FAILED"]);
+    await waitFor(timedOut, ["TIMED_OUT"]);
+
+    // Definitions, handlers, schedules, users, groups, applications and tags the Orkes client reads.
+    await apiOk("POST", "/api/event", { name: "jm_handler", event: "conductor:jm_main:done", actions: [{ action: "start_workflow", start_workflow: { name: "jm_child", version: 1, input: { a: 1 } } }, { action: "complete_task", complete_task: { workflowId: "${workflowId}", taskRefName: "x", output: {} } }], active: true });
+    await apiOk("POST", "/api/scheduler/schedules", { name: "jm_schedule", cronExpression: "0 0 * * * ?", startWorkflowRequest: { name: "jm_child", version: 1, input: {}, correlationId: "jm-s" }, paused: true });
+    await apiOk("PUT", "/api/users/jm_user", { name: "JM", roles: ["USER"], groups: [] });
+    await apiOk("PUT", "/api/groups/jm_group", { description: "jm", roles: ["USER"], defaultAccess: { WORKFLOW_DEF: ["READ"] } });
+    await apiOk("POST", "/api/applications", { name: "jm_app" });
+    await apiOk("PUT", "/api/metadata/workflow/jm_main/tags", [{ key: "team", type: "METADATA", value: "jm" }]);
+    const hook = await apiOk("POST", "/api/metadata/webhook", { name: "jm_hook", sourcePlatform: "Custom", verifier: "HEADER_BASED", headers: { "x-jm": "secret" }, receiverWorkflowNamesToVersions: { jm_main: 1 }, workflowsToStart: { jm_child: 1 } });
+    expect((await api("PUT", "/api/secrets/jm_key", "a secret value")).status).toBe(200);
+    await apiOk("PUT", "/api/secrets/jm_key/tags", [{ key: "team", type: "METADATA", value: "jm" }]);
+    await apiOk("POST", "/api/auth/authorization", { subject: { type: "GROUP", id: "jm_group" }, target: { type: "WORKFLOW_DEF", id: "jm_main" }, access: ["READ", "EXECUTE"] });
+    await apiOk("POST", "/api/groups/jm_group/users/jm_user");
+    const bulk = await apiOk("PUT", "/api/workflow/bulk/resume", [main, "jm-none"]);
+    await apiOk("PUT", "/api/workflow/bulk/pause", [main]);
+
+    // The synchronous calls: execute (WorkflowRun, and a SignalResponse per strategy), and a signal per strategy.
+    const answers: Array<[string, string, unknown]> = [];
+    answers.push(["WorkflowRun", "POST /workflow/execute", await apiOk("POST", "/api/workflow/execute/jm_child/1?requestId=jm-r&waitForSeconds=0", { name: "jm_child", version: 1 })]);
+    await register({ name: "jm_signal", ownerEmail: "jm@example.com", tasks: ["s1", "s2", "s3", "s4", "s5"].map(waitTask) });
+    const signalled = await startWorkflow("jm_signal");
+    await waitFor(signalled, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    for (const strategy of ["TARGET_WORKFLOW", "BLOCKING_WORKFLOW", "BLOCKING_TASK", "BLOCKING_TASK_INPUT"]) {
+      answers.push(["SignalResponse", `POST /workflow/execute ${strategy}`, await apiOk("POST", `/api/workflow/execute/jm_signal/1?requestId=jm-${strategy}&waitForSeconds=0&returnStrategy=${strategy}`, { name: "jm_signal", version: 1 })]);
+      answers.push(["SignalResponse", `POST /tasks/{id}/COMPLETED/signal/sync ${strategy}`, await apiOk("POST", `/api/tasks/${signalled}/COMPLETED/signal/sync?returnStrategy=${strategy}`, { step: strategy })]);
+    }
+
+    // Search rows are written just after each change: read once every execution is there.
+    await eventually(() => apiOk<{ totalHits: number }>("GET", "/api/workflow/search?freeText=*&query=workflowType IN (jm_main,jm_child,jm_fails,jm_skips,jm_timeout)"), (page) => page.totalHits >= 7, "the executions searchable");
+    await eventually(() => apiOk<{ totalHits: number }>("GET", "/api/tasks/search?freeText=*"), (page) => page.totalHits > 0, "the tasks searchable");
+    const read: Array<[string, string, string]> = [];
+    const ids = [main, child, terminated, failed, skipped, timedOut];
+    for (const id of ids) read.push(["Workflow", `GET /workflow/${id}`, `/api/workflow/${id}?includeTasks=true`]);
+    for (const id of ids) read.push(["WorkflowStatus", `GET /workflow/${id}/status`, `/api/workflow/${id}/status?includeOutput=true&includeVariables=true`]);
+    read.push(["SearchResult<WorkflowSummary>", "GET /workflow/search", "/api/workflow/search?start=0&size=50&freeText=*"]);
+    read.push(["SearchResult<Workflow>", "GET /workflow/search-v2", "/api/workflow/search-v2?start=0&size=50&freeText=*"]);
+    read.push(["SearchResult<TaskSummary>", "GET /tasks/search", "/api/tasks/search?start=0&size=50&freeText=*"]);
+    read.push(["SearchResult<Task>", "GET /tasks/search-v2", "/api/tasks/search-v2?start=0&size=50&freeText=*"]);
+    read.push(["Task", "GET /tasks/{id}", `/api/tasks/${first.taskId}`]);
+    read.push(["TaskDef", "GET /metadata/taskdefs/{name}", `/api/metadata/taskdefs/${worker}`]);
+    read.push(["WorkflowDef", "GET /metadata/workflow/{name}", "/api/metadata/workflow/jm_main"]);
+    const lists: Array<[string, string, string]> = [
+      ["TaskExecLog", "GET /tasks/{id}/log", `/api/tasks/${first.taskId}/log`],
+      ["PollData", "GET /tasks/queue/polldata", `/api/tasks/queue/polldata?taskType=${worker}`],
+      ["PollData", "GET /tasks/queue/polldata/all", "/api/tasks/queue/polldata/all"],
+      ["Workflow", "GET /workflow/{name}/correlated/{id}", "/api/workflow/jm_main/correlated/jm-c1?includeClosed=true&includeTasks=true"],
+      ["TaskDef", "GET /metadata/taskdefs", "/api/metadata/taskdefs"],
+      ["WorkflowDef", "GET /metadata/workflow", "/api/metadata/workflow"],
+      ["WorkflowDef", "GET /metadata/workflow/latest-versions", "/api/metadata/workflow/latest-versions"],
+      ["EventHandler", "GET /event", "/api/event"],
+      ["WorkflowSchedule", "GET /scheduler/schedules", "/api/scheduler/schedules"],
+      ["ConductorUser", "GET /users", "/api/users"],
+      ["Group", "GET /groups", "/api/groups"],
+      ["ConductorApplication", "GET /applications", "/api/applications"],
+      ["TagObject", "GET /metadata/workflow/{name}/tags", "/api/metadata/workflow/jm_main/tags"],
+      ["TagObject", "GET /metadata/tags", "/api/metadata/tags"],
+      ["WebhookConfig", "GET /metadata/webhook", "/api/metadata/webhook"],
+      ["SecretWithTags", "GET /secrets-v2", "/api/secrets-v2"],
+      ["ConductorUser", "GET /groups/{id}/users", "/api/groups/jm_group/users"],
+    ];
+    read.push(["GrantedAccessResponse", "GET /users/{id}/permissions", "/api/users/jm_user/permissions"]);
+    read.push(["GrantedAccessResponse", "GET /groups/{id}/permissions", "/api/groups/jm_group/permissions"]);
+    read.push(["WebhookConfig", "GET /metadata/webhook/{id}", `/api/metadata/webhook/${String(hook["id"])}`]);
+    read.push(["WorkflowSchedule", "GET /scheduler/schedules/{name}", "/api/scheduler/schedules/jm_schedule"]);
+    read.push(["SearchResult<WorkflowScheduleExecutionModel>", "GET /scheduler/search/executions", "/api/scheduler/search/executions?start=0&size=10&freeText=*"]);
+    read.push(["ConductorUser", "GET /users/{id}", "/api/users/jm_user"]);
+    read.push(["ConductorUser", "GET /token/userInfo", "/api/token/userInfo"]);
+    read.push(["Group", "GET /groups/{id}", "/api/groups/jm_group"]);
+    const mismatches: string[] = [...polled, ...readAsModel("BulkResponse", bulk, "PUT /workflow/bulk/resume")];
+    answers.push(["WebhookConfig", "POST /metadata/webhook", hook]);
+    const versions = await apiOk("GET", "/api/metadata/workflow/names-and-versions");
+    mismatches.push(...readAs({ map: { list: { model: "WorkflowDefSummary" } } }, versions, "GET /metadata/workflow/names-and-versions"));
+    mismatches.push(...readAs({ map: { list: { model: "Subject" } } }, await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/jm_main"), "GET /auth/authorization/{type}/{id}"));
+    for (const [model, call, answer] of answers) mismatches.push(...readAsModel(model, answer, call));
+    for (const [model, call, path] of read) mismatches.push(...readAsModel(model, await apiOk("GET", path), call));
+    const empty: string[] = [];
+    for (const [model, call, path] of lists) {
+      const items = await apiOk<unknown[]>("GET", path);
+      if (items.length === 0) empty.push(call);
+      mismatches.push(...readAs({ list: { model } }, items, call));
+    }
+    expect(mismatches).toEqual([]);
+    // Nothing passed for want of content.
+    expect(empty).toEqual([]);
+
+    // Each state was reached, and is in what was read.
+    const statuses = await Promise.all(ids.map(async (id) => (await getWorkflow(id)).status));
+    expect(statuses).toEqual(["PAUSED", "COMPLETED", "TERMINATED", "FAILED", "RUNNING", "TIMED_OUT"]);
+    const taskStatuses = new Set((await Promise.all(ids.map(getWorkflow))).flatMap((workflow) => workflow.tasks.map((task) => task.status)));
+    expect([...taskStatuses].sort()).toEqual(["CANCELED", "COMPLETED", "COMPLETED_WITH_ERRORS", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS", "SKIPPED"]);
   });
 });
