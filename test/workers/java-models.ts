@@ -90,7 +90,7 @@ export const JAVA_MODELS: Record<string, Record<string, JavaType>> = {
     retryCount: "Integer", evaluatorType: "String", expression: "String", onStateChange: { map: { list: { model: "StateChangeEvent" } } },
     joinStatus: "String", cacheConfig: { model: "CacheConfig" }, permissive: "boolean",
   },
-  // workflowDefinition is an Object whose setter takes a map, or a "${...}" text: checked in `readAs`.
+  // workflowDefinition is an Object whose setter takes a map (read as a WorkflowDef) or a "${...}" text: checked in `readAs`.
   SubWorkflowParams: { name: "String", version: "Integer", taskToDomain: STRING_MAP, workflowDefinition: "Object", idempotencyKey: "String", idempotencyStrategy: IDEMPOTENCY_STRATEGY, priority: "Object" },
   TaskDef: {
     ...AUDITABLE,
@@ -269,10 +269,7 @@ export function readAs(type: JavaType, value: unknown, path = "$"): string[] {
     problems.push(`${path}.priority: IllegalArgumentException: priority MUST be between 0 and 99 (inclusive)`);
   }
   if (type.model === "SignalResponse") problems.push(...signalResponseProblems(object, path));
-  const definition = object["workflowDefinition"];
-  if (type.model === "SubWorkflowParams" && definition !== undefined && definition !== null && !(typeof definition === "object" && !Array.isArray(definition)) && !(typeof definition === "string" && definition.startsWith("${") && definition.endsWith("}"))) {
-    problems.push(`${path}.workflowDefinition: IllegalArgumentException: workflowDefinition must be either null, or WorkflowDef, or a valid DSL string`);
-  }
+  if (type.model === "SubWorkflowParams") problems.push(...inlineDefinitionProblems(object["workflowDefinition"], `${path}.workflowDefinition`));
   return problems;
 }
 
@@ -294,6 +291,19 @@ function signalResponseProblems(object: Record<string, unknown>, path: string): 
     if (object["retryCount"] === undefined || object["retryCount"] === null) problems.push(`${path}.retryCount: getBlockingTask(): NullPointerException unboxing a null retryCount`);
   }
   return problems;
+}
+
+/**
+ * What SubWorkflowParams.setWorkflowDefinition(Object) throws on: text that is not a whole "${...}" expression, and any
+ * other non-map; a map it converts to a WorkflowDef (TaskUtils.convertToWorkflowDef), which fails as reading one does.
+ */
+function inlineDefinitionProblems(definition: unknown, path: string): string[] {
+  if (definition === undefined || definition === null) return [];
+  if (typeof definition === "string") {
+    return definition.startsWith("${") && definition.endsWith("}") ? [] : [`${path}: IllegalArgumentException: workflowDefinition is a string, but not a valid DSL string`];
+  }
+  if (typeof definition !== "object" || Array.isArray(definition)) return [`${path}: IllegalArgumentException: workflowDefinition must be either null, or WorkflowDef, or a valid DSL string`];
+  return readAs({ model: "WorkflowDef" }, definition, path);
 }
 
 /** {@link readAs} for a model by name. */

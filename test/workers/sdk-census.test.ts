@@ -402,4 +402,25 @@ describe("the Java client's response models (test/workers/java-models.ts)", () =
     const taskStatuses = new Set((await Promise.all(ids.map(getWorkflow))).flatMap((workflow) => workflow.tasks.map((task) => task.status)));
     expect([...taskStatuses].sort()).toEqual(["CANCELED", "COMPLETED", "COMPLETED_WITH_ERRORS", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "IN_PROGRESS", "SKIPPED"]);
   });
+
+  it("refuses a SUB_WORKFLOW's workflowDefinition text that is not a whole ${...} expression, which the Java client's SubWorkflowParams throws on", async () => {
+    await register({ name: "jm_inline_child", ownerEmail: "jm@example.com", tasks: [waitTask("c")] });
+    const parent = (name: string, workflowDefinition: string) => ({
+      name,
+      ownerEmail: "jm@example.com",
+      tasks: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", subWorkflowParam: { name: "jm_inline_child", workflowDefinition } }],
+    });
+    const message = (text: string) => `workflowDefinition must be an object (the child's workflow definition), or an expression giving one: text that starts with \${ and ends with }, nothing around it, but received the string ${JSON.stringify(text)}`;
+    for (const [index, text] of [" ${workflow.input.def}", "${workflow.input.def} ", "child: ${workflow.input.def}"].entries()) {
+      // What the client would throw reading the definition back, had it been kept.
+      expect(readAsModel("WorkflowDef", parent("x", text))).toEqual(["WorkflowDef.tasks[0].subWorkflowParam.workflowDefinition: IllegalArgumentException: workflowDefinition is a string, but not a valid DSL string"]);
+      const response = await api("POST", "/api/metadata/workflow", parent(`jm_inline_refused${index}`, text));
+      const body = (await response.json()) as { validationErrors?: Array<{ path: string; message: string }> };
+      expect({ status: response.status, errors: body.validationErrors }).toEqual({ status: 400, errors: [{ path: "tasks[0].subWorkflowParam.workflowDefinition", message: message(text) }] });
+      expect((await api("GET", `/api/metadata/workflow/jm_inline_refused${index}`)).status).toBe(404);
+    }
+    // The whole expression is kept, and read back as the client reads it.
+    await register(parent("jm_inline_kept", "${workflow.input.def}"));
+    expect(readAsModel("WorkflowDef", await apiOk("GET", "/api/metadata/workflow/jm_inline_kept"))).toEqual([]);
+  });
 });

@@ -53,9 +53,17 @@ function subWorkflowParamRules(inInput: boolean) {
     idempotencyStrategy: v.nullish(rule<string>("idempotencyStrategy", `one of ${START_IDEMPOTENCY_STRATEGIES.join(", ")}${anExpression}`, orTyped(isOneOf(START_IDEMPOTENCY_STRATEGIES)))),
     // An inline child (what the SDK's ConductorWorkflow.toSubWorkflowTask() writes): checked as a definition of its
     // own by validateWorkflowDef, which holds the definition rules. Or an expression giving one as the workflow runs
-    // (a planner task's output, as in Conductor), checked when the child starts.
+    // (a planner task's output, as in Conductor), checked when the child starts. Beside inputParameters the text must
+    // be the expression alone: SubWorkflowParams.setWorkflowDefinition throws on text that does not start with "${"
+    // and end with "}", so Conductor refuses it and a Java client reading the definition, or any execution of it, fails.
     workflowDefinition: v.optional(
-      rule<unknown>("workflowDefinition", "an object (the child's workflow definition), or an expression giving one", (value) => value === null || isRecord(value) || isExpression(value)),
+      inInput
+        ? rule<unknown>("workflowDefinition", "an object (the child's workflow definition), or an expression giving one", (value) => value === null || isRecord(value) || isExpression(value))
+        : rule<unknown>(
+            "workflowDefinition",
+            "an object (the child's workflow definition), or an expression giving one: text that starts with ${ and ends with }, nothing around it",
+            (value) => value === null || isRecord(value) || (isExpression(value) && value.startsWith("${") && value.endsWith("}")),
+          ),
     ),
   });
 }
