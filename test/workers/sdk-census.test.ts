@@ -7,6 +7,9 @@
  * labelled `application/json` for a String body). Each reaches a route that serves it, or, for what this service
  * deliberately does not serve, the 501 that says so: none falls through to "No route" or a 405.
  * test/e2e/conductor-client.test.ts does the same for the JavaScript client, through the client itself.
+ *
+ * The Go client (conductor-sdk/conductor-go, conductor-oss/go-sdk) has its own section below: its calls as its
+ * APIClient sends them, and its answers read as Go's encoding/json reads them into the Go SDK's structs.
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -422,5 +425,272 @@ describe("the Java client's response models (test/workers/java-models.ts)", () =
     // The whole expression is kept, and read back as the client reads it.
     await register(parent("jm_inline_kept", "${workflow.input.def}"));
     expect(readAsModel("WorkflowDef", await apiOk("GET", "/api/metadata/workflow/jm_inline_kept"))).toEqual([]);
+  });
+});
+
+/*
+ * The Go client (conductor-sdk/conductor-go and conductor-oss/go-sdk: sdk/client's *ResourceApiService, the worker's
+ * TaskRunner, the workflow executor and DSL). Its APIClient sends a body json-encoded by json.Encoder (a trailing
+ * newline) labelled `application/json`, a string body raw (a log line), and a call without a body (nil) with neither a
+ * body nor a Content-Type; every call asks `Accept: application/json`. Its query parameters are url.Values-encoded
+ * (`+` for a space, sorted) and lower-case booleans. It reads a 2xx answer's body by its Content-Type alone: JSON
+ * through encoding/json, `text/plain` set into the result as a string (a reflect SetString, which panics when the
+ * result is a struct, a slice or a map), anything else "undefined response type". encoding/json is strict: a string
+ * into an int32 field, a fraction into an integer, an object into a slice fails the whole call.
+ */
+
+/** A Go type as encoding/json decodes into it (a null is always accepted: it leaves the zero value). */
+type GoType = "string" | "bool" | "int32" | "int64" | "any" | "object" | { slice: GoType } | { map: GoType } | { struct: () => Record<string, GoType> };
+
+const goSlice = (of: GoType): GoType => ({ slice: of });
+const goMap = (of: GoType): GoType => ({ map: of });
+const goStruct = (fields: () => Record<string, GoType>): GoType => ({ struct: fields });
+
+/** The Go SDK's model structs (sdk/model), the fields it declares with the types it declares them with. */
+const GO_TASK_DEF = goStruct(() => ({
+  backoffScaleFactor: "int32", concurrentExecLimit: "int32", createTime: "int64", createdBy: "string", description: "string", executionNameSpace: "string",
+  inputKeys: goSlice("string"), inputTemplate: "object", isolationGroupId: "string", name: "string", outputKeys: goSlice("string"), ownerApp: "string",
+  ownerEmail: "string", pollTimeoutSeconds: "int32", rateLimitFrequencyInSeconds: "int32", rateLimitPerFrequency: "int32", responseTimeoutSeconds: "int64",
+  retryCount: "int32", retryDelaySeconds: "int32", retryLogic: "string", timeoutPolicy: "string", timeoutSeconds: "int64", updateTime: "int64", updatedBy: "string",
+}));
+const GO_WORKFLOW_TASK: GoType = goStruct(() => ({
+  name: "string", taskReferenceName: "string", description: "string", inputParameters: "object", type: "string", dynamicTaskNameParam: "string",
+  caseValueParam: "string", caseExpression: "string", scriptExpression: "string", decisionCases: goMap(goSlice(GO_WORKFLOW_TASK)),
+  dynamicForkJoinTasksParam: "string", dynamicForkTasksParam: "string", dynamicForkTasksInputParamName: "string", defaultCase: goSlice(GO_WORKFLOW_TASK),
+  forkTasks: goSlice(goSlice(GO_WORKFLOW_TASK)), startDelay: "int32", joinOn: goSlice("string"), sink: "string", optional: "bool", taskDefinition: GO_TASK_DEF,
+  subWorkflowParam: goStruct(() => ({ name: "string", version: "int32", taskToDomain: goMap("string"), workflowDefinition: "any", idempotencyKey: "string", idempotencyStrategy: "string", priority: "any" })),
+  rateLimited: "bool", defaultExclusiveJoinTask: goSlice("string"), asyncComplete: "bool", loopCondition: "string", loopOver: goSlice(GO_WORKFLOW_TASK),
+  retryCount: "int32", evaluatorType: "string", expression: "string", workflowTaskType: "string", cacheConfig: goStruct(() => ({ key: "string", ttlInSecond: "int64" })),
+}));
+const GO_TAG = goStruct(() => ({ key: "string", type: "string", value: "string" }));
+const GO_WORKFLOW_DEF = goStruct(() => ({
+  ownerApp: "string", createTime: "int64", updateTime: "int64", createdBy: "string", updatedBy: "string", name: "string", description: "string", version: "int32",
+  tasks: goSlice(GO_WORKFLOW_TASK), inputParameters: goSlice("string"), outputParameters: "object", failureWorkflow: "string", schemaVersion: "int32",
+  restartable: "bool", workflowStatusListenerEnabled: "bool", ownerEmail: "string", timeoutPolicy: "string", timeoutSeconds: "int64", variables: "object",
+  metadata: "object", inputTemplate: "object", tags: goSlice(GO_TAG), overwriteTags: "bool", rateLimitConfig: goStruct(() => ({ rateLimitKey: "string", concurrentExecLimit: "int32" })),
+}));
+const GO_TASK = goStruct(() => ({
+  taskType: "string", status: "string", inputData: "object", referenceTaskName: "string", retryCount: "int32", seq: "int32", correlationId: "string",
+  pollCount: "int32", taskDefName: "string", scheduledTime: "int64", startTime: "int64", endTime: "int64", updateTime: "int64", startDelayInSeconds: "int32",
+  retriedTaskId: "string", retried: "bool", executed: "bool", callbackFromWorker: "bool", responseTimeoutSeconds: "int64", workflowInstanceId: "string",
+  workflowType: "string", taskId: "string", reasonForIncompletion: "string", callbackAfterSeconds: "int64", workerId: "string", outputData: "object",
+  workflowTask: GO_WORKFLOW_TASK, domain: "string", rateLimitPerFrequency: "int32", rateLimitFrequencyInSeconds: "int32", externalInputPayloadStoragePath: "string",
+  externalOutputPayloadStoragePath: "string", workflowPriority: "int32", executionNameSpace: "string", isolationGroupId: "string", iteration: "int32",
+  subWorkflowId: "string", subworkflowChanged: "bool", firstStartTime: "int64", parentTaskId: "string", queueWaitTime: "int64", taskDefinition: GO_TASK_DEF, loopOverTask: "bool",
+}));
+const GO_WORKFLOW: GoType = goStruct(() => ({
+  ownerApp: "string", createTime: "int64", updateTime: "int64", createdBy: "string", updatedBy: "string", status: "string", endTime: "int64", workflowId: "string",
+  parentWorkflowId: "string", parentWorkflowTaskId: "string", tasks: goSlice(GO_TASK), input: "object", output: "object", correlationId: "string",
+  reRunFromWorkflowId: "string", reasonForIncompletion: "string", event: "string", taskToDomain: goMap("string"), failedReferenceTaskNames: goSlice("string"),
+  workflowDefinition: GO_WORKFLOW_DEF, externalInputPayloadStoragePath: "string", externalOutputPayloadStoragePath: "string", priority: "int32", variables: "object",
+  lastRetriedTime: "int64", startTime: "int64", workflowName: "string", workflowVersion: "int32", failedTaskNames: goSlice("string"), history: goSlice(GO_WORKFLOW),
+  idempotencyKey: "string", rateLimitKey: "string", rateLimited: "bool",
+}));
+const GO_WORKFLOW_SUMMARY = goStruct(() => ({
+  correlationId: "string", createdBy: "string", endTime: "string", event: "string", executionTime: "int64", externalInputPayloadStoragePath: "string",
+  externalOutputPayloadStoragePath: "string", failedReferenceTaskNames: "string", input: "string", inputSize: "int64", output: "string", outputSize: "int64",
+  priority: "int32", reasonForIncompletion: "string", startTime: "string", status: "string", updateTime: "string", version: "int32", workflowId: "string", workflowType: "string",
+}));
+const GO_TASK_SUMMARY = goStruct(() => ({
+  correlationId: "string", endTime: "string", executionTime: "int64", externalInputPayloadStoragePath: "string", externalOutputPayloadStoragePath: "string",
+  input: "string", output: "string", queueWaitTime: "int64", reasonForIncompletion: "string", scheduledTime: "string", startTime: "string", status: "string",
+  taskDefName: "string", taskId: "string", taskType: "string", updateTime: "string", workflowId: "string", workflowPriority: "int32", workflowType: "string",
+}));
+const goSearchResult = (of: GoType): GoType => goStruct(() => ({ totalHits: "int64", results: goSlice(of) }));
+const GO_POLL_DATA = goStruct(() => ({ domain: "string", lastPollTime: "int64", queueName: "string", workerId: "string" }));
+const GO_TASK_LOG = goStruct(() => ({ log: "string", taskId: "string", createdTime: "int64" }));
+const GO_BULK_RESPONSE = goStruct(() => ({ bulkErrorResults: goMap("string"), bulkSuccessfulResults: goSlice("string") }));
+const GO_WORKFLOW_STATUS = goStruct(() => ({ workflowId: "string", correlationId: "string", output: "object", variables: "object", status: "string" }));
+const GO_EVENT_HANDLER = goStruct(() => ({ name: "string", event: "string", condition: "string", actions: goSlice("any"), active: "bool", evaluatorType: "string" }));
+
+const INT_RANGE = { int32: 2 ** 31, int64: 2 ** 63 } as const;
+
+/** What encoding/json reports decoding `value` into `type` at `path`: empty when it decodes. */
+function goDecodeErrors(value: unknown, type: GoType, path: string): string[] {
+  if (value === null || type === "any") return [];
+  const fail = (goType: string) => [`${path}: cannot unmarshal ${JSON.stringify(value)?.slice(0, 60)} into Go value of type ${goType}`];
+  if (type === "string") return typeof value === "string" ? [] : fail("string");
+  if (type === "bool") return typeof value === "boolean" ? [] : fail("bool");
+  if (type === "int32" || type === "int64") {
+    const bound = INT_RANGE[type];
+    return typeof value === "number" && Number.isInteger(value) && value >= -bound && value < bound ? [] : fail(type);
+  }
+  const isObject = typeof value === "object" && !Array.isArray(value);
+  if (type === "object") return isObject ? [] : fail("map[string]interface {}");
+  if ("slice" in type) return Array.isArray(value) ? value.flatMap((item, i) => goDecodeErrors(item, type.slice, `${path}[${i}]`)) : fail("[]…");
+  if (!isObject) return fail("map or struct");
+  const record = value as Record<string, unknown>;
+  if ("map" in type) return Object.entries(record).flatMap(([key, item]) => goDecodeErrors(item, type.map, `${path}.${key}`));
+  const fields = type.struct();
+  return Object.entries(record).flatMap(([key, item]) => (fields[key] === undefined ? [] : goDecodeErrors(item, fields[key]!, `${path}.${key}`)));
+}
+
+/** What the Go client reads an answer into: a JSON model (checked against its Go type when given), a string, nothing. */
+type GoResult = { json: GoType | "unchecked" } | "string" | "none";
+
+/** [Go method(s), HTTP method, path after /api, body (a string is sent raw), what Go reads the answer into]. */
+type GoCall = readonly [string, string, string, unknown, GoResult];
+
+const GO_TASK_NAME = "census_go_work";
+const GO_FLOW = "census_go_flow";
+const GO_QUICK = "census_go_quick";
+/** The Go DSL's WorkflowDef as json.Marshal writes it: `tasks`, `timeoutSeconds` and `overwriteTags` always, empty fields left out. */
+const goDefinition = {
+  name: GO_FLOW, version: 1, schemaVersion: 2, restartable: true, timeoutPolicy: "ALERT_ONLY", timeoutSeconds: 0, overwriteTags: true, ownerEmail: "census@example.com",
+  tags: [{ key: "team", type: "METADATA", value: "census" }],
+  tasks: [
+    { name: GO_TASK_NAME, taskReferenceName: "work", inputParameters: { order: "${workflow.input.order}" }, type: "SIMPLE" },
+    { name: "pick", taskReferenceName: "pick", inputParameters: { switchCaseValue: "${workflow.input.route}" }, type: "SWITCH", evaluatorType: "value-param", expression: "switchCaseValue", decisionCases: { sub: [{ name: "sub", taskReferenceName: "sub", type: "SUB_WORKFLOW", subWorkflowParam: { name: GO_QUICK, version: 1 } }] } },
+    { name: "hold", taskReferenceName: "hold", type: "WAIT" },
+  ],
+};
+/** A definition that completes as it starts: the executes return at once. */
+const goQuick = { name: GO_QUICK, version: 1, schemaVersion: 2, restartable: true, timeoutPolicy: "ALERT_ONLY", timeoutSeconds: 0, overwriteTags: true, tasks: [{ name: "note", taskReferenceName: "note", inputParameters: { done: true }, type: "SET_VARIABLE" }] };
+/** StartWorkflowRequest as Go writes it (version 0 left out: the latest). */
+const goStart = { name: GO_FLOW, correlationId: "census-go-c1", input: { order: 1, route: "sub" } };
+
+/** The calls the Go client makes on one running workflow (`wf`), a second one the calls end (`other`), and `wf`'s polled task. */
+function goCalls(wf: string, other: string, taskId: string): GoCall[] {
+  return [
+    // WorkflowResourceApiService / WorkflowExecutor
+    ["StartWorkflow", "POST", `/workflow/${GO_FLOW}?correlationId=census-go-c1&priority=0&version=1`, { order: 2 }, "string"],
+    ["StartWorkflowWithRequest / ConductorWorkflow.StartWorkflow", "POST", "/workflow", goStart, "string"],
+    ["StartWorkflowWithRequest (definition inline)", "POST", "/workflow", { name: "census_go_inline", input: {}, workflowDef: { ...goQuick, name: "census_go_inline" } }, "string"],
+    ["ExecuteWorkflow", "POST", `/workflow/execute/${GO_QUICK}/1?requestId=census-go-e1`, { name: GO_QUICK, input: {} }, { json: GO_WORKFLOW }],
+    ["ExecuteWorkflowWithReturnStrategy", "POST", `/workflow/execute/${GO_QUICK}/0?consistency=DURABLE&requestId=census-go-e2&returnStrategy=TARGET_WORKFLOW&waitForSeconds=10`, { name: GO_QUICK, input: {} }, { json: GO_WORKFLOW }],
+    ["GetExecutionStatus / GetWorkflow", "GET", `/workflow/${wf}?includeTasks=true`, undefined, { json: GO_WORKFLOW }],
+    ["GetWorkflowState", "GET", `/workflow/${wf}/status?includeOutput=true&includeVariables=true`, undefined, { json: GO_WORKFLOW_STATUS }],
+    ["GetWorkflows (correlated)", "POST", `/workflow/${GO_FLOW}/correlated?includeClosed=true&includeTasks=true`, ["census-go-c1"], { json: goMap(goSlice(GO_WORKFLOW)) }],
+    ["GetWorkflows1 (correlated)", "GET", `/workflow/${GO_FLOW}/correlated/census-go-c1?includeClosed=true&includeTasks=true`, undefined, { json: goSlice(GO_WORKFLOW) }],
+    ["GetWorkflowsBatch", "POST", "/workflow/correlated/batch?includeClosed=true&includeTasks=false", { correlationIds: ["census-go-c1"], workflowNames: [GO_FLOW] }, { json: goMap(goSlice(GO_WORKFLOW)) }],
+    ["GetRunningWorkflow", "GET", `/workflow/running/${GO_FLOW}?version=1`, undefined, { json: goSlice("string") }],
+    ["Search", "GET", "/workflow/search?freeText=%2A&query=workflowType+%3D+census_go_flow&size=10&sort=startTime%3ADESC&start=0", undefined, { json: goSearchResult(GO_WORKFLOW_SUMMARY) }],
+    ["SearchV2", "GET", "/workflow/search-v2?freeText=%2A&size=10&start=0", undefined, { json: goSearchResult(GO_WORKFLOW) }],
+    ["SearchWorkflowsByTasks", "GET", "/workflow/search-by-tasks?freeText=%2A&size=10&start=0", undefined, { json: goSearchResult(GO_WORKFLOW_SUMMARY) }],
+    ["SearchWorkflowsByTasksV2", "GET", "/workflow/search-by-tasks-v2?freeText=%2A&size=10&start=0", undefined, { json: goSearchResult(GO_WORKFLOW) }],
+    ["UpdateVariables", "POST", `/workflow/${wf}/variables`, { census: true }, { json: GO_WORKFLOW }],
+    ["Decide", "PUT", `/workflow/decide/${wf}`, undefined, "none"],
+    ["ResetWorkflow", "POST", `/workflow/${wf}/resetcallbacks`, undefined, "none"],
+    ["PauseWorkflow", "PUT", `/workflow/${other}/pause`, undefined, "none"],
+    ["ResumeWorkflow", "PUT", `/workflow/${other}/resume`, undefined, "none"],
+    ["SkipTaskFromWorkflow", "PUT", `/workflow/${other}/skiptask/hold`, {}, "none"],
+    ["TestWorkflow", "POST", "/workflow/test", { name: GO_QUICK, version: 1, input: {}, taskRefToMockOutput: {} }, { json: GO_WORKFLOW }],
+    ["PauseWorkflow (bulk)", "PUT", "/workflow/bulk/pause", [other], { json: GO_BULK_RESPONSE }],
+    ["ResumeWorkflow (bulk)", "PUT", "/workflow/bulk/resume", [other], { json: GO_BULK_RESPONSE }],
+    ["Retry (bulk)", "POST", "/workflow/bulk/retry", [other], { json: GO_BULK_RESPONSE }],
+    ["Restart (bulk)", "POST", "/workflow/bulk/restart?useLatestDefinitions=false", [other], { json: GO_BULK_RESPONSE }],
+    ["Terminate (bulk)", "POST", "/workflow/bulk/terminate?reason=census+go&triggerFailureWorkflow=false", [other], { json: GO_BULK_RESPONSE }],
+    ["Retry", "POST", `/workflow/${other}/retry?resumeSubworkflowTasks=false`, undefined, "none"],
+    ["Terminate", "DELETE", `/workflow/${other}?reason=census+go&triggerFailureWorkflow=false`, undefined, "none"],
+    ["Restart", "POST", `/workflow/${other}/restart?useLatestDefinitions=false`, undefined, "none"],
+    ["Rerun", "POST", `/workflow/${other}/rerun`, { reRunFromWorkflowId: other }, "string"],
+    ["Delete", "DELETE", `/workflow/${other}/remove?archiveWorkflow=false`, undefined, "none"],
+    // TaskResourceApiService / TaskRunner
+    ["BatchPoll (TaskRunner)", "GET", `/tasks/poll/batch/${GO_TASK_NAME}?count=1&timeout=100&workerid=census-go-host`, undefined, { json: goSlice(GO_TASK) }],
+    ["Poll", "GET", `/tasks/poll/${GO_TASK_NAME}?workerid=census-go-host`, undefined, { json: GO_TASK }],
+    ["Log (raw string, application/json)", "POST", `/tasks/${taskId}/log`, "a log line", "none"],
+    ["GetTaskLogs", "GET", `/tasks/${taskId}/log`, undefined, { json: goSlice(GO_TASK_LOG) }],
+    ["GetTask", "GET", `/tasks/${taskId}`, undefined, { json: GO_TASK }],
+    ["GetPollData", "GET", `/tasks/queue/polldata?taskType=${GO_TASK_NAME}`, undefined, { json: goSlice(GO_POLL_DATA) }],
+    ["GetAllPollData", "GET", "/tasks/queue/polldata/all", undefined, { json: goSlice(GO_POLL_DATA) }],
+    ["All", "GET", "/tasks/queue/all", undefined, { json: goMap("int64") }],
+    ["AllVerbose", "GET", "/tasks/queue/all/verbose", undefined, { json: goMap(goMap(goMap("int64"))) }],
+    ["Size", "GET", `/tasks/queue/sizes?taskType=${GO_TASK_NAME}`, undefined, { json: goMap("int32") }],
+    ["Search (tasks)", "GET", "/tasks/search?freeText=%2A&size=5&start=0", undefined, { json: goSearchResult(GO_TASK_SUMMARY) }],
+    ["SearchV2 (tasks)", "GET", "/tasks/search-v2?freeText=%2A&size=5&start=0", undefined, { json: goSearchResult(GO_TASK) }],
+    // TaskResult as the TaskRunner writes it: callbackAfterSeconds 0 left out, workerId the host name.
+    ["UpdateTask (TaskRunner)", "POST", "/tasks", { workflowInstanceId: wf, taskId, workerId: "census-go-host", status: "IN_PROGRESS", outputData: { step: 1 } }, "string"],
+    ["UpdateTaskByRefName", "POST", `/tasks/${wf}/work/IN_PROGRESS?workerid=census-go-host`, { step: 2 }, "string"],
+    // MetadataResourceApiService / TagsResource / EventResource
+    ["RegisterWorkflowDef (ConductorWorkflow.Register)", "POST", "/metadata/workflow?overwrite=true", { ...goQuick, name: "census_go_flow2" }, "none"],
+    ["UpdateWorkflowDefs", "PUT", "/metadata/workflow?overwrite=true", [{ ...goQuick, name: "census_go_flow2" }], "none"],
+    ["GetWorkflowDef", "GET", `/metadata/workflow/${GO_FLOW}?version=1`, undefined, { json: GO_WORKFLOW_DEF }],
+    ["GetAllWorkflowDefs", "GET", "/metadata/workflow", undefined, { json: goSlice(GO_WORKFLOW_DEF) }],
+    ["UnregisterWorkflowDef", "DELETE", "/metadata/workflow/census_go_flow2/1", undefined, "none"],
+    // The DSL's ToTaskDef: name (and description) only, timeoutSeconds written as 0 (no omitempty).
+    ["RegisterTaskDef", "POST", "/metadata/taskdefs", [{ name: "census_go_gone", timeoutSeconds: 0 }], "none"],
+    ["UpdateTaskDef", "PUT", "/metadata/taskdefs", { name: "census_go_gone", retryCount: 1, timeoutSeconds: 0 }, "none"],
+    ["GetTaskDef", "GET", `/metadata/taskdefs/${GO_TASK_NAME}`, undefined, { json: GO_TASK_DEF }],
+    ["GetAllTaskDefs", "GET", "/metadata/taskdefs", undefined, { json: goSlice(GO_TASK_DEF) }],
+    ["UnregisterTaskDef", "DELETE", "/metadata/taskdefs/census_go_gone", undefined, "none"],
+    ["AddWorkflowTag", "POST", `/metadata/workflow/${GO_FLOW}/tags`, tag, "none"],
+    ["GetWorkflowTags", "GET", `/metadata/workflow/${GO_FLOW}/tags`, undefined, { json: goSlice(GO_TAG) }],
+    ["AddTaskTag", "POST", `/metadata/task/${GO_TASK_NAME}/tags`, tag, "none"],
+    ["GetTaskTags", "GET", `/metadata/task/${GO_TASK_NAME}/tags`, undefined, { json: goSlice(GO_TAG) }],
+    ["AddEventHandler", "POST", "/event", { name: "census_go_handler", event: `conductor:${GO_FLOW}:done`, actions: [{ action: "start_workflow", start_workflow: { name: GO_QUICK } }], active: true }, "none"],
+    ["GetEventHandlers", "GET", "/event", undefined, { json: goSlice(GO_EVENT_HANDLER) }],
+    ["GetEventHandlersForEvent", "GET", `/event/conductor:${GO_FLOW}:done?activeOnly=false`, undefined, { json: goSlice(GO_EVENT_HANDLER) }],
+    ["RemoveEventHandler", "DELETE", "/event/census_go_handler", undefined, "none"],
+    ["GetVersion", "GET", "/version", undefined, "string"],
+    ["HealthCheck", "GET", "/health", undefined, { json: "unchecked" }],
+  ];
+}
+
+/** Sends `call` as the Go client's APIClient does; answers the status, the Content-Type and the body's text. */
+async function sendAsGo([, method, path, body]: GoCall): Promise<{ status: number; type: string; text: string }> {
+  const headers: Record<string, string> = { "x-api-key": ADMIN_KEY, accept: "application/json" };
+  let payload: string | undefined;
+  if (body !== undefined) {
+    // json.Encoder.Encode ends what it writes with a newline; a string is sent as it is.
+    payload = typeof body === "string" ? body : `${JSON.stringify(body)}\n`;
+    headers["content-type"] = "application/json";
+  }
+  const response = await SELF.fetch(`https://conductor.test/api${path}`, { method, headers, body: payload });
+  return { status: response.status, type: response.headers.get("content-type") ?? "", text: await response.text() };
+}
+
+/** What goes wrong reading `answer` as the Go client reads it for `result` (empty when nothing does). */
+function goReadProblems(answer: { status: number; type: string; text: string }, result: GoResult): string[] {
+  if (answer.status < 200 || answer.status >= 300 || answer.text.length === 0 || result === "none") return [];
+  const json = answer.type.includes("application/json");
+  if (result === "string") return json || answer.type.includes("text/plain") ? [] : [`undefined response type (${answer.type})`];
+  if (!json) return [answer.type.includes("text/plain") ? "text/plain set into a non-string result (a reflect panic)" : `undefined response type (${answer.type})`];
+  if (result.json === "unchecked") return [];
+  return goDecodeErrors(JSON.parse(answer.text) as unknown, result.json, "answer");
+}
+
+describe("the Go client's calls", () => {
+  it("each reaches a route that serves it, and its answer decodes into the Go SDK's model", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: GO_TASK_NAME, timeoutSeconds: 0 }]);
+    await apiOk("POST", "/api/metadata/workflow?overwrite=true", goQuick);
+    await apiOk("POST", "/api/metadata/workflow?overwrite=true", goDefinition);
+    const wf = await apiOk<string>("POST", "/api/workflow", goStart);
+    const polled = await eventually(async () => (await api("GET", `/api/tasks/poll/batch/${GO_TASK_NAME}?count=1&workerid=census-go-host`)).text(), (text) => text.length > 2, "a task to poll");
+    const taskId = (JSON.parse(polled) as { taskId: string }[])[0]!.taskId;
+    const other = await apiOk<string>("POST", "/api/workflow", goStart);
+    const problems: string[] = [];
+    for (const call of goCalls(wf, other, taskId)) {
+      const answer = await sendAsGo(call);
+      if (answer.status === 405 || answer.status === 501 || answer.status >= 500 || answer.text.includes("No route")) {
+        problems.push(`${call[0]}: ${call[1]} ${call[2]} → ${answer.status} ${answer.text.slice(0, 200)}`);
+      }
+      problems.push(...goReadProblems(answer, call[4]).map((problem) => `${call[0]}: ${problem}`));
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("the checker finds what encoding/json refuses", () => {
+    // A guard on the check above: each of these fails a Go call whole.
+    expect(goDecodeErrors({ retryCount: "3" }, GO_TASK_DEF, "a")).toHaveLength(1);
+    expect(goDecodeErrors({ tasks: [{ startDelay: 1.5 }] }, GO_WORKFLOW_DEF, "a")).toHaveLength(1);
+    expect(goDecodeErrors({ version: 2 ** 31 }, GO_WORKFLOW_DEF, "a")).toHaveLength(1);
+    expect(goDecodeErrors({ taskToDomain: { x: 1 } }, GO_WORKFLOW, "a")).toHaveLength(1);
+    expect(goDecodeErrors({ results: [{ startTime: 1 }] }, goSearchResult(GO_WORKFLOW_SUMMARY), "a")).toHaveLength(1);
+    expect(goDecodeErrors({ inputData: [] }, GO_TASK, "a")).toHaveLength(1);
+    expect(goReadProblems({ status: 200, type: "text/plain;charset=UTF-8", text: "x" }, { json: GO_TASK })).toHaveLength(1);
+    expect(goReadProblems({ status: 200, type: "", text: "x" }, "string")).toHaveLength(1);
+    expect(goDecodeErrors({ retryCount: 3, unknown: "x", domain: null }, GO_TASK, "a")).toEqual([]);
+  });
+
+  it("each call of a feature not served here is a 501 saying so", async () => {
+    const calls: GoCall[] = [
+      ["GetExternalStorageLocation1 (tasks)", "GET", "/tasks/externalstoragelocation?operation=READ&path=x&payloadType=TASK_INPUT", undefined, "none"],
+      ["GetExternalStorageLocation (workflows)", "GET", "/workflow/externalstoragelocation?operation=READ&path=x&payloadType=WORKFLOW_INPUT", undefined, "none"],
+      ["RequeuePendingTask", "POST", `/tasks/queue/requeue/${GO_TASK_NAME}`, undefined, "none"],
+    ];
+    for (const call of calls) {
+      const { status, text } = await sendAsGo(call);
+      expect({ call: call[0], status, error: (JSON.parse(text) as { error?: string }).error }).toEqual({ call: call[0], status: 501, error: "NOT_IMPLEMENTED" });
+    }
   });
 });
