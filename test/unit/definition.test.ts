@@ -422,6 +422,20 @@ describe("validateWorkflowDef: common task fields", () => {
     expect(errorsOf(def({}, [{ name: "f", taskReferenceName: "f", workflowTaskType: "FORK_JOIN", forkTasks: [[{ name: "a", taskReferenceName: "dup" }], [{ name: "b", taskReferenceName: "dup" }]] }, { name: "j", taskReferenceName: "j", workflowTaskType: "JOIN", joinOn: [] }])).map((issue) => issue.path)).toContain("tasks[0].forkTasks[1][0].taskReferenceName");
   });
 
+  it("reads a task whose type is \"\" as one without a type, as the Go SDK's client writes a WorkflowTask built without one", () => {
+    // The Go client (toGeneratedWorkflowTask) writes every unset text field as "", the type among them: this was a 400
+    // ("type must be one of the supported task types ..., but received the string \"\"").
+    const definition = accepted(
+      def({}, [
+        { name: "worker", taskReferenceName: "worker", type: "", description: "", evaluatorType: "", expression: "", sink: "", loopCondition: "", startDelay: 0, optional: false },
+        { name: "wait", taskReferenceName: "wait", type: "", workflowTaskType: "WAIT", inputParameters: { duration: "1 s" } },
+        { name: "loop", taskReferenceName: "loop", type: "DO_WHILE", evaluatorType: "", loopCondition: "false", loopOver: [{ name: "looped", taskReferenceName: "looped", type: "" }] },
+      ]),
+    );
+    const [worker, wait, loop] = definition.tasks;
+    expect([worker!.type, wait!.type, loop!.loopOver![0]!.type]).toEqual(["SIMPLE", "WAIT", "SIMPLE"]);
+  });
+
   it("rejects an empty task name", () => {
     expect(onlyError(def({}, [httpTask("a", undefined, { name: " " })]), "tasks[0].name")).toMatch(/non-empty string/);
   });

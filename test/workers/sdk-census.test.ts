@@ -546,6 +546,19 @@ const goDefinition = {
 };
 /** A definition that completes as it starts: the executes return at once. */
 const goQuick = { name: GO_QUICK, version: 1, schemaVersion: 2, restartable: true, timeoutPolicy: "ALERT_ONLY", timeoutSeconds: 0, overwriteTags: true, tasks: [{ name: "note", taskReferenceName: "note", inputParameters: { done: true }, type: "SET_VARIABLE" }] };
+/**
+ * A definition as conductor-oss/go-sdk's toGeneratedWorkflowDef writes it (every WorkflowTask field it maps through
+ * ToPointer written, unset text as "", 0 and false included) for tasks built as model.WorkflowTask literals: the
+ * worker task without a Type_ (`"type": ""`, SIMPLE to Go's user), the WAIT with one.
+ */
+const goMappedTask = (task: Record<string, unknown>) => ({
+  description: "", type: "", dynamicTaskNameParam: "", caseValueParam: "", caseExpression: "", scriptExpression: "", evaluatorType: "", expression: "",
+  startDelay: 0, dynamicForkJoinTasksParam: "", dynamicForkTasksParam: "", dynamicForkTasksInputParamName: "", optional: false, sink: "", loopCondition: "", ...task,
+});
+const goMapped = {
+  name: "census_go_mapped", version: 1, timeoutSeconds: 0, schemaVersion: 2, restartable: true, timeoutPolicy: "ALERT_ONLY",
+  tasks: [goMappedTask({ name: GO_TASK_NAME, taskReferenceName: "work", inputParameters: { order: 1 } }), goMappedTask({ name: "hold", taskReferenceName: "hold", type: "WAIT" })],
+};
 /** StartWorkflowRequest as Go writes it (version 0 left out: the latest). */
 const goStart = { name: GO_FLOW, correlationId: "census-go-c1", input: { order: 1, route: "sub" } };
 
@@ -556,6 +569,10 @@ function goCalls(wf: string, other: string, taskId: string): GoCall[] {
     ["StartWorkflow", "POST", `/workflow/${GO_FLOW}?correlationId=census-go-c1&priority=0&version=1`, { order: 2 }, "string"],
     ["StartWorkflowWithRequest / ConductorWorkflow.StartWorkflow", "POST", "/workflow", goStart, "string"],
     ["StartWorkflowWithRequest (definition inline)", "POST", "/workflow", { name: "census_go_inline", input: {}, workflowDef: { ...goQuick, name: "census_go_inline" } }, "string"],
+    // conductor-oss/go-sdk's toGeneratedWorkflowDef: a WorkflowTask built by hand (no Type_) is written with every unset
+    // text field "", the type among them.
+    ["StartWorkflowWithRequest (definition inline, go-sdk's mapper)", "POST", "/workflow", { name: "census_go_mapped", input: {}, workflowDef: goMapped }, "string"],
+    ["RegisterWorkflowDef (go-sdk's mapper)", "POST", "/metadata/workflow?overwrite=true", goMapped, "none"],
     ["ExecuteWorkflow", "POST", `/workflow/execute/${GO_QUICK}/1?requestId=census-go-e1`, { name: GO_QUICK, input: {} }, { json: GO_WORKFLOW }],
     ["ExecuteWorkflowWithReturnStrategy", "POST", `/workflow/execute/${GO_QUICK}/0?consistency=DURABLE&requestId=census-go-e2&returnStrategy=TARGET_WORKFLOW&waitForSeconds=10`, { name: GO_QUICK, input: {} }, { json: GO_WORKFLOW }],
     ["GetExecutionStatus / GetWorkflow", "GET", `/workflow/${wf}?includeTasks=true`, undefined, { json: GO_WORKFLOW }],
@@ -582,8 +599,9 @@ function goCalls(wf: string, other: string, taskId: string): GoCall[] {
     ["Terminate (bulk)", "POST", "/workflow/bulk/terminate?reason=census+go&triggerFailureWorkflow=false", [other], { json: GO_BULK_RESPONSE }],
     ["Retry", "POST", `/workflow/${other}/retry?resumeSubworkflowTasks=false`, undefined, "none"],
     ["Terminate", "DELETE", `/workflow/${other}?reason=census+go&triggerFailureWorkflow=false`, undefined, "none"],
-    ["Restart", "POST", `/workflow/${other}/restart?useLatestDefinitions=false`, undefined, "none"],
     ["Rerun", "POST", `/workflow/${other}/rerun`, { reRunFromWorkflowId: other }, "string"],
+    ["Terminate (the rerun)", "DELETE", `/workflow/${other}?reason=census+go`, undefined, "none"],
+    ["Restart", "POST", `/workflow/${other}/restart?useLatestDefinitions=false`, undefined, "none"],
     ["Delete", "DELETE", `/workflow/${other}/remove?archiveWorkflow=false`, undefined, "none"],
     // TaskResourceApiService / TaskRunner
     ["BatchPoll (TaskRunner)", "GET", `/tasks/poll/batch/${GO_TASK_NAME}?count=1&timeout=100&workerid=census-go-host`, undefined, { json: goSlice(GO_TASK) }],
@@ -650,7 +668,7 @@ function goReadProblems(answer: { status: number; type: string; text: string }, 
 }
 
 describe("the Go client's calls", () => {
-  it("each reaches a route that serves it, and its answer decodes into the Go SDK's model", async () => {
+  it("each is served, and its answer decodes into the Go SDK's model", async () => {
     await apiOk("POST", "/api/metadata/taskdefs", [{ name: GO_TASK_NAME, timeoutSeconds: 0 }]);
     await apiOk("POST", "/api/metadata/workflow?overwrite=true", goQuick);
     await apiOk("POST", "/api/metadata/workflow?overwrite=true", goDefinition);
@@ -661,7 +679,8 @@ describe("the Go client's calls", () => {
     const problems: string[] = [];
     for (const call of goCalls(wf, other, taskId)) {
       const answer = await sendAsGo(call);
-      if (answer.status === 405 || answer.status === 501 || answer.status >= 500 || answer.text.includes("No route")) {
+      // Each is made where it succeeds (the workflows in the states the calls need): a refusal is a Go user's error too.
+      if (answer.status >= 400 || answer.text.includes("No route")) {
         problems.push(`${call[0]}: ${call[1]} ${call[2]} → ${answer.status} ${answer.text.slice(0, 200)}`);
       }
       problems.push(...goReadProblems(answer, call[4]).map((problem) => `${call[0]}: ${problem}`));

@@ -677,8 +677,10 @@ const BLANK_MEANS_UNSET = [
 
 /**
  * `tasks` in the forms this service reads, at any depth (branches, cases, loops), from the older forms Conductor reads
- * too: a task without a `type` (or with a null one) takes its `workflowTaskType`, the setter Conductor keeps for older
- * clients and the only one the C# SDK's task builders write, else SIMPLE, the field's default; a DO_WHILE's `items`
+ * too: a task without a `type` (or with a null one, or an empty one: the Go SDK's client writes a WorkflowTask built
+ * without one as `"type": ""`, as it writes all its unset text, see BLANK_MEANS_UNSET) takes its `workflowTaskType`, the
+ * setter Conductor keeps for older clients and the only one the C# SDK's task builders write, else SIMPLE, the field's
+ * default; a DO_WHILE's `items`
  * given beside its `inputParameters` (Conductor OSS's form; Orkes' is inside them) goes inside them, unless they give
  * their own. What is no task object is left as it is.
  */
@@ -687,7 +689,7 @@ export function withConductorForms(tasks: readonly unknown[]): unknown[] {
     if (!isRecord(task)) return task;
     const { workflowTaskType, ...rest } = task;
     const out: Record<string, unknown> = rest;
-    if (rest["type"] === undefined || rest["type"] === null) out["type"] = typeof workflowTaskType === "string" && workflowTaskType !== "" ? workflowTaskType : "SIMPLE";
+    if (rest["type"] === undefined || rest["type"] === null || rest["type"] === "") out["type"] = typeof workflowTaskType === "string" && workflowTaskType !== "" ? workflowTaskType : "SIMPLE";
     if (isLoopType(out["type"]) && "items" in out) moveLoopItems(out);
     const lists = (value: unknown): unknown => (Array.isArray(value) ? withConductorForms(value) : value);
     if (Array.isArray(rest["forkTasks"])) out["forkTasks"] = rest["forkTasks"].map(lists);
