@@ -484,7 +484,10 @@ function applyDeadlines(draft: Draft, env: DecideEnv, effects: Effect[]): boolea
   const state = draft.state;
   if (workflowOverdue(state, env.now)) {
     const seconds = state.definition.timeoutSeconds ?? 0;
-    endWorkflow(draft, "TIMED_OUT", `Workflow timed out after ${seconds} seconds`, env, effects);
+    // Conductor's reason (DeciderService.checkWorkflowTimeout), which its "Debugging workflows" guide lists; only
+    // TIME_OUT_WF sets a deadline. The elapsed time is counted as the deadline is: from the start, retry or resume.
+    const elapsed = Math.max(0, Math.floor((env.now - (state.deadline ?? env.now) + seconds * 1000) / 1000));
+    endWorkflow(draft, "TIMED_OUT", `Workflow timed out after ${elapsed} seconds. Timeout configured as ${seconds} seconds. Timeout policy configured to TIME_OUT_WF`, env, effects);
     return true;
   }
   for (const task of state.tasks) {
@@ -2858,7 +2861,11 @@ function definitionTimeoutAt(task: TaskExecution, definition: WorkflowTaskDef, e
  */
 function timeOutInTotal(draft: Draft, task: TaskExecution, env: DecideEnv, effects: Effect[]): void {
   const taskDef = instanceTask(draft.state.definition, task)?.taskDefinition;
-  timeOutTask(draft, task, `Task timed out: its attempts took longer than totalTimeoutSeconds (${taskDef?.totalTimeoutSeconds ?? 0} s of task definition ${taskDef?.name ?? task.taskDefName})`, env, effects);
+  const total = taskDef?.totalTimeoutSeconds ?? 0;
+  // Conductor's reason, as its "Debugging workflows" guide lists it; the elapsed time counted from the first attempt.
+  const elapsed = Math.max(0, Math.floor((env.now - (task.retryDeadline ?? env.now) + total * 1000) / 1000));
+  const reason = `Task ${task.taskDefName}/${task.taskId} exceeded total timeout of ${total} seconds (elapsed ${elapsed} seconds across all attempts including retry delays). Timeout policy: ${taskDef?.timeoutPolicy ?? "TIME_OUT_WF"}`;
+  timeOutTask(draft, task, reason, env, effects);
 }
 
 /**
@@ -2888,7 +2895,9 @@ function timeOutByDefinition(draft: Draft, task: TaskExecution, env: DecideEnv, 
   const taskDef = instanceTask(draft.state.definition, task)?.taskDefinition;
   const seconds = taskDef?.timeoutSeconds ?? 0;
   const policy = taskDef?.timeoutPolicy ?? "TIME_OUT_WF";
-  const reason = `Task timed out after ${seconds} seconds (timeoutSeconds of task definition ${taskDef?.name ?? task.taskDefName}, timeoutPolicy ${policy})`;
+  // Conductor's reason (DeciderService.checkTaskTimeout), which its "Debugging workflows" guide lists.
+  const elapsed = Math.max(0, Math.floor((env.now - (task.startTime || env.now)) / 1000));
+  const reason = `Task timed out after ${elapsed} seconds. Timeout configured as ${seconds} seconds. Timeout policy configured to ${policy}`;
   timeOutTask(draft, task, reason, env, effects);
   if (policy !== "TIME_OUT_WF") return false;
   endWorkflow(draft, "TIMED_OUT", `Task ${task.referenceTaskName} timed out: ${reason}`, env, effects, { failedTask: task });

@@ -124,7 +124,7 @@ describe("a task definition's timeoutSeconds (counted from the task's start)", (
     expect(tick(state, 10_999).state.status).toBe("RUNNING");
     const timedOut = tick(state, 11_000).state;
     expect(timedOut.status).toBe("TIMED_OUT");
-    expect(timedOut.tasks[0]).toMatchObject({ status: "TIMED_OUT", reasonForIncompletion: expect.stringContaining("Task timed out after 10 seconds") });
+    expect(timedOut.tasks[0]).toMatchObject({ status: "TIMED_OUT", reasonForIncompletion: "Task timed out after 10 seconds. Timeout configured as 10 seconds. Timeout policy configured to TIME_OUT_WF" });
     expect(timedOut.reasonForIncompletion).toContain("Task call timed out");
   });
 

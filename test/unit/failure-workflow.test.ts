@@ -80,7 +80,7 @@ describe("failureWorkflow: what a failed execution starts", () => {
     const timedOut = decide(state, { type: "tick", liveTaskIds: new Set() }, env(2_500));
     expect(timedOut.state.status).toBe("TIMED_OUT");
     const [start] = startsOf(timedOut.effects);
-    expect(start!.input).toMatchObject({ failureStatus: "TIMED_OUT", reason: "Workflow timed out after 1 seconds" });
+    expect(start!.input).toMatchObject({ failureStatus: "TIMED_OUT", reason: "Workflow timed out after 1 seconds. Timeout configured as 1 seconds. Timeout policy configured to TIME_OUT_WF" });
     expect(start!.input).not.toHaveProperty("failureTaskId");
   });
 

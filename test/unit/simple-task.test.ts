@@ -302,7 +302,7 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     // TIME_OUT_WF (the default): the workflow times out with it.
     const overdue = decide(back, { type: "tick", liveTaskIds: new Set() }, env(18_000)).state;
     expect(overdue.status).toBe("TIMED_OUT");
-    expect(overdue.tasks[0]).toMatchObject({ status: "TIMED_OUT", reasonForIncompletion: expect.stringMatching(/not polled again within pollTimeoutSeconds \(10 s\) of the end of the callbackAfterSeconds \(5 s\)/) });
+    expect(overdue.tasks[0]).toMatchObject({ status: "TIMED_OUT", reasonForIncompletion: "Task poll timed out after 10 seconds. Poll timeout configured as 10 seconds. Timeout policy configured to TIME_OUT_WF" });
     // Counted from the report, not from its scheduling: one whose work took longer than pollTimeoutSeconds is not
     // overdue as it is put back (Conductor's count would time its workflow out there).
     const slow = poll(started(withDef({ responseTimeoutSeconds: 100 })).state, 2_000);
@@ -337,7 +337,7 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(poll(stored, 63_000).tasks[0]).toMatchObject({ status: "IN_PROGRESS", pollCount: 2, callbackAfterSeconds: 0, timeoutAt: 93_000 });
     expect(poll(stored, 63_000).tasks[0]!.pollable).toBeUndefined();
     const overdue = decide(stored, { type: "tick", liveTaskIds: new Set() }, env(93_000)).state;
-    expect(overdue.tasks[0]).toMatchObject({ status: "TIMED_OUT", reasonForIncompletion: expect.stringMatching(/responseTimeoutSeconds \(30 s\)/) });
+    expect(overdue.tasks[0]).toMatchObject({ status: "TIMED_OUT", reasonForIncompletion: expect.stringMatching(/^responseTimeout: 30 exceeded for the taskId: /) });
     // A heartbeat changes nothing (no worker holds it); a report puts it back SCHEDULED; resetcallbacks releases it.
     expect(decide(stored, { type: "leaseExtended", taskId: state.tasks[0]!.taskId }, env(4_000)).state).toBe(stored);
     expect(decide(stored, { type: "externalUpdate", taskId: state.tasks[0]!.taskId, status: "IN_PROGRESS", output: {} }, env(4_000)).state.tasks[0]).toMatchObject({ status: "SCHEDULED", pollable: true });
@@ -404,7 +404,9 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     const state = poll(started(withDef).state, 2_000);
     const tick = decide(state, { type: "tick", liveTaskIds: new Set() }, env(12_000));
     expect(tick.state.tasks[0]).toMatchObject({ status: "TIMED_OUT", retried: true });
-    expect(tick.state.tasks[0]!.reasonForIncompletion).toContain("responseTimeoutSeconds (10 s)");
+    // Conductor's reason word for word (DeciderService.timeoutTask), as its "Debugging workflows" guide lists it:
+    // https://conductor-oss.github.io/conductor/devguide/how-tos/Workflows/debugging-workflows.html#understanding-reasonforincompletion
+    expect(tick.state.tasks[0]!.reasonForIncompletion).toBe(`responseTimeout: 10 exceeded for the taskId: ${state.tasks[0]!.taskId} with Task Definition: encode`);
     expect(tick.state.tasks[1]).toMatchObject({ status: "SCHEDULED", retryCount: 1, pollable: true });
     expect(queued(tick.effects).map((entry) => entry.taskId)).toEqual([tick.state.tasks[1]!.taskId]);
   });
@@ -415,7 +417,8 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
     expect(nextDeadline(state)).toBe(6_000);
     const tick = decide(state, { type: "tick", liveTaskIds: new Set() }, env(6_000));
     expect(tick.state.tasks.map((task) => task.status)).toEqual(["TIMED_OUT"]);
-    expect(tick.state.tasks[0]!.reasonForIncompletion).toContain("pollTimeoutSeconds (5 s)");
+    // Conductor's reason (checkTaskPollTimeout), as its "Debugging workflows" guide lists it.
+    expect(tick.state.tasks[0]!.reasonForIncompletion).toBe("Task poll timed out after 5 seconds. Poll timeout configured as 5 seconds. Timeout policy configured to TIME_OUT_WF");
     expect(tick.state.status).toBe("TIMED_OUT");
     expect(tick.state.reasonForIncompletion).toContain("Task encode_ref timed out");
     // A poll arriving after that deadline finds the task timed out: the deadline is applied first.
@@ -517,7 +520,7 @@ describe("SIMPLE tasks: waiting in a worker queue", () => {
       ["TIMED_OUT", 0],
       ["SCHEDULED", 1],
     ]);
-    expect(resumed.tasks[0]!.reasonForIncompletion).toContain("responseTimeoutSeconds (5 s)");
+    expect(resumed.tasks[0]!.reasonForIncompletion).toBe(`responseTimeout: 5 exceeded for the taskId: ${taskId} with Task Definition: encode`);
     // Resumed before it passed: it acts at its own time, counted from the poll.
     const early = decide(paused, { type: "resume" }, env(4_000)).state;
     expect(nextDeadline(early)).toBe(7_000);

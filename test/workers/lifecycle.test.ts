@@ -194,7 +194,7 @@ describe("pause and resume", () => {
     const timedOut = await getWorkflow(untouched);
     expect(timedOut.status).toBe("TIMED_OUT");
     expect(timedOut.tasks[0]).toMatchObject({ status: "TIMED_OUT" });
-    expect(timedOut["reasonForIncompletion"]).toContain("timeoutSeconds of task definition pause_timed_human");
+    expect(timedOut["reasonForIncompletion"]).toMatch(/^Task review timed out: Task timed out after \d+ seconds\. Timeout configured as 1 seconds\. Timeout policy configured to TIME_OUT_WF$/);
     expect(await hits("pause-timed-after")).toBe(1);
   });
 

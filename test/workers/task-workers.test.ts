@@ -203,7 +203,7 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     // Nobody polls it again: its workflow times out with it (TIME_OUT_WF, the default policy), and it leaves its queue.
     const timedOut = await waitFor(workflowId, ["TIMED_OUT", "FAILED", "COMPLETED"]);
     expect(timedOut.status).toBe("TIMED_OUT");
-    expect(timedOut.tasks[0]).toMatchObject({ status: "TIMED_OUT", pollCount: 1, reasonForIncompletion: expect.stringMatching(/not polled again within pollTimeoutSeconds \(1 s\)/) });
+    expect(timedOut.tasks[0]).toMatchObject({ status: "TIMED_OUT", pollCount: 1, reasonForIncompletion: expect.stringMatching(/^Task poll timed out after \d+ seconds\. Poll timeout configured as 1 seconds\. Timeout policy configured to TIME_OUT_WF$/) });
     await eventually(() => queueSize("w_back_poll"), (size) => size === 0, "the timed-out task gone from its queue");
   });
 
@@ -347,7 +347,9 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
       [0, "FAILED"],
       [1, "TIMED_OUT"],
     ]);
-    expect(failed.tasks[1]!["reasonForIncompletion"]).toContain("totalTimeoutSeconds (2 s");
+    // Conductor's reason, as its "Debugging workflows" guide lists it (the elapsed seconds are the alarm's, not asserted):
+    // https://conductor-oss.github.io/conductor/devguide/how-tos/Workflows/debugging-workflows.html#understanding-reasonforincompletion
+    expect(failed.tasks[1]!["reasonForIncompletion"]).toMatch(new RegExp(`^Task w_total/${second.taskId} exceeded total timeout of 2 seconds \\(elapsed \\d+ seconds across all attempts including retry delays\\)\\. Timeout policy: TIME_OUT_WF$`));
     // Its report, too late, changes nothing: the contract's 409 for a task no longer pending (Conductor answers 200).
     const before = JSON.stringify(await getWorkflow(workflowId));
     expect((await report(second, "COMPLETED")).status).toBe(409);
@@ -523,6 +525,9 @@ describe("task workers: SIMPLE tasks polled and reported over the API", () => {
     await apiOk("PUT", `/api/workflow/${silent.workflowId}/resume`);
     const resumed = await getWorkflow(silent.workflowId);
     expect([resumed.status, resumed.tasks.map((task) => task.status)]).toEqual(["RUNNING", ["TIMED_OUT", "SCHEDULED"]]);
+    // Conductor's reason word for word, as its "Debugging workflows" guide lists it:
+    // https://conductor-oss.github.io/conductor/devguide/how-tos/Workflows/debugging-workflows.html#understanding-reasonforincompletion
+    expect(resumed.tasks[0]!["reasonForIncompletion"]).toBe(`responseTimeout: 1 exceeded for the taskId: ${silent.task.taskId} with Task Definition: w_pause_held_silent`);
 
     // Resumed before it passed: its alarm times it out at its own time.
     const early = await held("w_pause_held_early");

@@ -213,16 +213,21 @@ export const simpleTask: TaskTypeModule = {
     return env.now;
   },
   onTimeout(task, env, definition) {
+    // Conductor's own reasons (DeciderService's timeoutTask and checkTaskPollTimeout), word for word: its "Debugging
+    // workflows" guide lists them as what a user looks for in reasonForIncompletion.
     const pollTimeout = definition?.taskDefinition?.pollTimeoutSeconds ?? 0;
     const reason =
       task.status !== "SCHEDULED"
-        ? `Task timed out: no update from worker ${task.workerId ?? "(unnamed)"} within responseTimeoutSeconds (${responseTimeoutSeconds(definition)} s)`
-        : (task.pollCount ?? 0) > 0
-          ? `Task was not polled again within pollTimeoutSeconds (${pollTimeout} s) of the end of the callbackAfterSeconds (${task.callbackAfterSeconds ?? 0} s) its worker's IN_PROGRESS report asked for`
-          : `Task was not polled by a worker within pollTimeoutSeconds (${pollTimeout} s)`;
+        ? `responseTimeout: ${responseTimeoutSeconds(definition)} exceeded for the taskId: ${task.taskId} with Task Definition: ${task.taskDefName}`
+        : `Task poll timed out after ${pollTimeout + lateSeconds(task.timeoutAt, env.now)} seconds. Poll timeout configured as ${pollTimeout} seconds. Timeout policy configured to ${definition?.taskDefinition?.timeoutPolicy ?? "TIME_OUT_WF"}`;
     return { status: "TIMED_OUT", reasonForIncompletion: reason, endTime: env.now, updateTime: env.now, awaitingExternal: false, pollable: undefined, timeoutAt: undefined };
   },
 };
+
+/** Whole seconds `now` is past `deadline` (0 when none or not past): what a timeout's elapsed time adds to its setting. */
+function lateSeconds(deadline: number | undefined, now: number): number {
+  return deadline === undefined ? 0 : Math.max(0, Math.floor((now - deadline) / 1000));
+}
 
 /** True when a SIMPLE task timed out waiting for a poll ends its workflow at once (its `timeoutPolicy` is TIME_OUT_WF). */
 export function pollTimeoutEndsWorkflow(task: TaskExecution, definition: WorkflowTaskDef | undefined): boolean {
