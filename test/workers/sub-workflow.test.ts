@@ -188,6 +188,9 @@ describe("SUB_WORKFLOW", () => {
     expect(task.outputData).toMatchObject({ status: "FAILED", error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: childId, errorCode: "TASK_ERROR" } });
     expect(String((task.outputData["details"] as JsonObject)["errorMessage"])).toContain("HTTP 500");
     expect(task["reasonForIncompletion"]).toBe(task.outputData["message"]);
+    // Conductor's reason, as its "Debugging workflows" guide lists it for users to look for:
+    // https://conductor-oss.github.io/conductor/devguide/how-tos/Workflows/debugging-workflows.html#understanding-reasonforincompletion
+    expect(task["reasonForIncompletion"]).toBe(`Sub workflow ${childId} failure reason: ${String((await getWorkflow(childId))["reasonForIncompletion"])}`);
     // What the child output as it failed (the failed HTTP call's) is there too, as Conductor adds it for every ending.
     const child = await getWorkflow(childId);
     expect(child.output).toMatchObject({ statusCode: 500 });
@@ -285,6 +288,7 @@ describe("SUB_WORKFLOW", () => {
     await register({ name: "parent_child_timeout", tasks: [subTask("sub", { subWorkflowParam: { name: "child_times_out" } })] });
     const timedOut = await waitFor(await startWorkflow("parent_child_timeout"), terminal, 5_000);
     expect(timedOut.tasks[0]!.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { errorCode: "TIMED_OUT" } });
+    expect(timedOut.tasks[0]!["reasonForIncompletion"]).toMatch(/^Sub workflow \S+ failure reason: Workflow timed out after \d+ seconds\. Timeout configured as 1 seconds\. Timeout policy configured to TIME_OUT_WF$/);
 
     await register({ name: "child_waits", tasks: [waitTask("gate")] });
     await register({ name: "parent_child_terminated", tasks: [subTask("sub", { subWorkflowParam: { name: "child_waits" } })] });

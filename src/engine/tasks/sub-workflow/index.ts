@@ -216,7 +216,8 @@ export function childOutcome(
     default: {
       const errorCode = child.status === "TIMED_OUT" ? "TIMED_OUT" : "TASK_ERROR";
       const errorMessage = child.reason ?? `Sub workflow ended ${child.status}`;
-      const { output, reason } = subWorkflowFailure(subWorkflowId, errorCode, `Sub workflow ${subWorkflowId} ${child.status === "TIMED_OUT" ? "timed out" : "failed"}: ${errorMessage}`, errorMessage);
+      // Conductor's reason (SubWorkflow.updateTaskStatus), which its "Debugging workflows" guide lists for users to look for.
+      const { output, reason } = subWorkflowFailure(subWorkflowId, errorCode, `Sub workflow ${subWorkflowId} failure reason: ${errorMessage}`, errorMessage);
       return { status: "FAILED", outputData: { ...child.output, ...output }, reasonForIncompletion: reason };
     }
   }
