@@ -228,3 +228,71 @@ describe("Conductor's test harness definitions (test-harness/src/test/resources)
     expect(taskNamed(workflow, "loopTask").outputData).toEqual({ "1": iteration(1), "2": iteration(2), iteration: 2 });
   });
 });
+
+// The "Wiring task inputs" guide's examples, run as written (its workflow input, the output its previousTaskReference
+// produced, its variable), and every `${workflow.<field>}` its list of sample expressions names:
+// https://conductor-oss.github.io/conductor/devguide/how-tos/Tasks/task-inputs.html
+describe("conductor-oss docs: Wiring task inputs", () => {
+  it("resolves the guide's references to the workflow's input, a task's output, a variable and the workflow's own fields", async () => {
+    const probe = (ref: string, inputParameters: JsonObject): JsonObject => ({ name: ref, taskReferenceName: ref, type: "WAIT", inputParameters });
+    await apiOk("POST", "/api/metadata/workflow", {
+      name: "guide_task_inputs",
+      ownerEmail: "t@example.com",
+      tasks: [
+        { name: "guide_inputs_worker", taskReferenceName: "previousTaskReference", type: "SIMPLE" },
+        { name: "set_name", taskReferenceName: "set-name_ref", type: "SET_VARIABLE", inputParameters: { name: "Ipsum" } },
+        probe("probe", {
+          user: "${workflow.input.userName}",
+          userAge: "${workflow.input.userDetails.age}",
+          nextTaskInput1: "${previousTaskReference.output.taxZone}",
+          nextTaskInput2: "${previousTaskReference.output.productDetails.nestedKey1}",
+          variable: "${workflow.variables.name}",
+          setInput: "${set-name_ref.input}",
+          firstItem: "${previousTaskReference.output.items[0].name}",
+          dearItems: "${previousTaskReference.output.items[?(@.price > 10)].name}",
+          status: "${workflow.status}",
+          workflowId: "${workflow.workflowId}",
+          workflowType: "${workflow.workflowType}",
+          version: "${workflow.version}",
+          createTime: "${workflow.createTime}",
+          correlationId: "${workflow.correlationId}",
+          domain: "${workflow.taskToDomain.guide_inputs_worker}",
+          output: "${workflow.output}",
+          parentWorkflowId: "${workflow.parentWorkflowId}",
+          taskId: "${CPEWF_TASK_ID}",
+        }),
+      ],
+      outputParameters: { taxZone: "${previousTaskReference.output.taxZone}" },
+    }, 200);
+    const input = { userID: 1, userName: "SAMPLE", userDetails: { country: "nestedValue", age: 50 } };
+    const workflowId = await apiOk<string>("POST", "/api/workflow", { name: "guide_task_inputs", input, correlationId: "guide-1", taskToDomain: { guide_inputs_worker: "guide" } });
+    const worker = await pollOne("guide_inputs_worker", { domain: "guide" });
+    const produced = { taxZone: "A", productDetails: { nestedKey1: "outputValue-1", nestedKey2: "outputValue-2" }, items: [{ name: "pen", price: 2 }, { name: "desk", price: 120 }] };
+    expect((await report(worker, "COMPLETED", produced)).status).toBe(200);
+    const waiting = await waitFor(workflowId, (workflow) => workflow.tasks.some((task) => task.referenceTaskName === "probe"));
+    const probeTask = waiting.tasks.find((task) => task.referenceTaskName === "probe")!;
+    expect(probeTask.inputData).toEqual({
+      user: "SAMPLE",
+      userAge: 50,
+      nextTaskInput1: "A",
+      nextTaskInput2: "outputValue-1",
+      variable: "Ipsum",
+      setInput: { name: "Ipsum" },
+      firstItem: "pen",
+      dearItems: ["desk"],
+      status: "RUNNING",
+      workflowId,
+      workflowType: "guide_task_inputs",
+      version: 1,
+      createTime: waiting["createTime"],
+      correlationId: "guide-1",
+      domain: "guide",
+      // Not yet resolved while the workflow runs: empty, as Conductor's is until it ends.
+      output: {},
+      parentWorkflowId: null,
+      taskId: probeTask.taskId,
+    });
+    expect((await report(probeTask, "COMPLETED")).status).toBe(200);
+    expect(await waitFor(workflowId, ["COMPLETED", "FAILED"])).toMatchObject({ status: "COMPLETED", output: { taxZone: "A" } });
+  });
+});
