@@ -348,6 +348,33 @@ describe("EVENT tasks (sink conductor)", () => {
     expect(taskOf(done, "reply")).toMatchObject({ status: "COMPLETED", outputData: { answered: true } });
   });
 
+  // The Event Handlers page's examples as written: its payload, its three conditions, and complete_task with
+  // expandInlineJSON reading a stringified JSON element of the payload as a document.
+  // https://conductor-oss.github.io/conductor/documentation/configuration/eventhandlers.html
+  it("act as the Event Handlers page's examples say: $.version > 1 and $.metadata.length == 300 hold, $.version > 10 does not; expandInlineJSON expands a stringified element", async () => {
+    await register({ name: "ev_guide_waiter", tasks: [wait("task_1")] });
+    const payload = { fileType: "AUDIO", version: 3, metadata: { length: 300, codec: "aac" }, result: '{"code": 7, "tags": ["a"]}' };
+    await register({ name: "ev_guide_pub", tasks: [eventTask("publish", "conductor:media", payload)] });
+    const waiters = [await startWorkflow("ev_guide_waiter"), await startWorkflow("ev_guide_waiter"), await startWorkflow("ev_guide_waiter")];
+    for (const id of waiters) await waitFor(id, waitingIn("task_1"));
+    const completing = (waiterId: string, expandInlineJSON: boolean): JsonObject[] => [
+      { action: "complete_task", complete_task: { workflowId: waiterId, taskRefName: "task_1", output: { response: "${result}", code: "${result.code}" } }, expandInlineJSON },
+    ];
+    const event = "conductor:ev_guide_pub:media";
+    await apiOk("POST", "/api/event", handler("ev_guide_version", event, completing(waiters[0]!, true), { condition: "$.version > 1" }));
+    await apiOk("POST", "/api/event", handler("ev_guide_version_10", event, completing(waiters[1]!, true), { condition: "$.version > 10" }));
+    await apiOk("POST", "/api/event", handler("ev_guide_length", event, completing(waiters[2]!, false), { condition: "$.metadata.length == 300" }));
+    expect((await waitFor(await startWorkflow("ev_guide_pub"), ["COMPLETED", "FAILED"])).status).toBe("COMPLETED");
+
+    const expanded = await waitFor(waiters[0]!, ["COMPLETED", "FAILED"]);
+    expect(taskOf(expanded, "task_1")!.outputData).toMatchObject({ response: { code: 7, tags: ["a"] }, code: 7 });
+    const asText = await waitFor(waiters[2]!, ["COMPLETED", "FAILED"]);
+    expect(taskOf(asText, "task_1")!.outputData).toMatchObject({ response: payload.result, code: null });
+    const skipped = await eventually(() => apiOk<Array<{ status: string }>>("GET", "/api/event/execution/ev_guide_version_10"), (list) => list.length > 0, "the false condition recorded");
+    expect(skipped.map((record) => record.status)).toEqual(["SKIPPED"]);
+    expect(taskOf(await getWorkflow(waiters[1]!), "task_1")).toMatchObject({ status: "IN_PROGRESS" });
+  });
+
   it("delivered twice (a publication repeated after an eviction), complete a task once: not the loop's next iteration of its reference name", async () => {
     await register({ name: "ev_loop_waiter", tasks: [{ name: "rounds", taskReferenceName: "rounds", type: "DO_WHILE", inputParameters: {}, loopOver: [wait("approval")], loopCondition: "$.approval.again === true" }] });
     const event = "conductor:ev_repeat_source:approvals";
