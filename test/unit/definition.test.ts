@@ -1488,7 +1488,13 @@ describe("task definitions", () => {
       // The second attempt's call is still on its way at 26 s.
       expect(nextDeadline(state)).toBe(26_000);
       const decision = decide(state, { type: "tick", liveTaskIds: new Set([state.tasks.at(-1)!.taskId]) }, env(26_000));
-      expect(decision.state.tasks.at(-1)).toMatchObject({ retryCount: 1, status: "TIMED_OUT", reasonForIncompletion: expect.stringContaining("totalTimeoutSeconds (25 s") });
+      const held = state.tasks.at(-1)!;
+      // Conductor's reason, as its "Debugging workflows" guide lists it: counted from the first attempt's scheduling (1 s).
+      expect(decision.state.tasks.at(-1)).toMatchObject({
+        retryCount: 1,
+        status: "TIMED_OUT",
+        reasonForIncompletion: `Task ${held.taskDefName}/${held.taskId} exceeded total timeout of 25 seconds (elapsed 25 seconds across all attempts including retry delays). Timeout policy: TIME_OUT_WF`,
+      });
       expect(decision.effects).toContainEqual({ kind: "cancelDispatch", taskId: state.tasks.at(-1)!.taskId });
       expect(decision.state.tasks).toHaveLength(2);
       expect(decision.state.status).toBe("TIMED_OUT");
