@@ -16,6 +16,30 @@ const FIELDS: SearchFields = {
   defaultOrder: "name ASC",
 };
 
+/**
+ * The sort fields as Orkes' docs spell them (`workflowname`, `createtime`, `updatedtime`, and `startworkflowrequest`,
+ * which sorts by the workflow's name), any case, to those of {@link FIELDS}: its docs' search of schedule definitions
+ * lists these, and a porting team sending `sort=workflowname` was refused with a 400.
+ */
+const SORT_ALIASES: Readonly<Record<string, string>> = {
+  name: "name",
+  workflowname: "workflowName",
+  createtime: "createTime",
+  updatedtime: "updatedTime",
+  startworkflowrequest: "workflowName",
+};
+
+/** `sort` (`|`-joined terms) with each term's field spelled as {@link FIELDS} does; a field it does not know is left to be refused. */
+function canonicalSort(sort: string): string {
+  return sort
+    .split("|")
+    .map((term) => term.replace(/^(\s*)(\w+)/, (whole, space: string, field: string) => {
+      const known = Object.hasOwn(SORT_ALIASES, field.toLowerCase()) ? SORT_ALIASES[field.toLowerCase()] : undefined;
+      return known === undefined ? whole : `${space}${known}`;
+    }))
+    .join("|");
+}
+
 /** `paused` as Spring binds a boolean ({@link booleanWord}), or undefined when absent; anything else is a 400. */
 function pausedParam(request: IRequest): boolean | undefined {
   const given = searchParam(request, "paused");
@@ -55,6 +79,7 @@ export async function searchSchedules(db: D1Database, request: IRequest, readabl
   }
   applyFreeText(filter, searchParam(request, "freeText"), ["name", "workflow_name"]);
   // Spring binds Conductor's `List<String> sort` from comma-separated options too.
-  const order = orderBy(searchParam(request, "sort")?.replaceAll(",", "|"), FIELDS);
+  const sort = searchParam(request, "sort");
+  const order = orderBy(sort === undefined ? undefined : canonicalSort(sort.replaceAll(",", "|")), FIELDS);
   return new ScheduleRepository(db).search(filter, order, start, size);
 }
