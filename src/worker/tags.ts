@@ -29,6 +29,44 @@ const TARGET_TABLES: Record<TagTarget["type"], string> = {
   ENV_VARIABLE: "environment_variables",
 };
 
+/** Orkes' resource types of `GET /api/metadata/tags/resources` (its ResourceType names). */
+export const TAGGED_RESOURCE_TYPES = [
+  "WORKFLOW_DEF",
+  "TASK_DEF",
+  "WORKFLOW_SCHEDULE",
+  "EVENT_HANDLER",
+  "APPLICATION",
+  "SECRET_NAME",
+  "ENV_VARIABLE",
+  "INTEGRATION_PROVIDER",
+  "PROMPT",
+  "USER_FORM_TEMPLATE",
+  "WEBHOOK",
+  "API_GATEWAY_SERVICE",
+  "AUTH_CONFIG",
+] as const;
+/** One of {@link TAGGED_RESOURCE_TYPES}. */
+export type TaggedResourceType = (typeof TAGGED_RESOURCE_TYPES)[number];
+
+/** Those of Orkes' resource types whose tags `metadata_tags` holds, by the target type it holds them under. */
+const METADATA_TAG_TYPES: Partial<Record<TaggedResourceType, TagTarget["type"]>> = {
+  WORKFLOW_DEF: "WORKFLOW_DEF",
+  TASK_DEF: "TASK_DEF",
+  WORKFLOW_SCHEDULE: "SCHEDULE",
+  EVENT_HANDLER: "EVENT_HANDLER",
+  SECRET_NAME: "SECRET",
+  ENV_VARIABLE: "ENV_VARIABLE",
+};
+
+/** Most things one `GET /api/metadata/tags/resources` answers (as the schedule and webhook listings). */
+export const MAX_TAGGED_RESOURCES = 1000;
+
+/** A thing holding a tag, as Orkes' `GET /api/metadata/tags/resources` shows it. */
+export interface TaggedResource {
+  id: string;
+  displayName: string;
+}
+
 /** A tag as stored. */
 export interface Tag {
   key: string;
@@ -199,6 +237,27 @@ export class TagRepository {
     return tag.value === undefined
       ? { sql: "target_type = ? AND tag_key = ?", binds: [type, tag.key] }
       : { sql: "target_type = ? AND tag_key = ? AND tag_value = ?", binds: [type, tag.key, tag.value] };
+  }
+
+  /**
+   * The things of Orkes' `resourceType` holding tag `key`=`value` (`GET /api/metadata/tags/resources`), by name, at most
+   * {@link MAX_TAGGED_RESOURCES}: `id` names each as its routes do (a webhook by its id, an application by its id, a
+   * form by `name/version`), `displayName` is its name. Kinds this service has none of answer none.
+   */
+  async resources(resourceType: TaggedResourceType, tag: Tag): Promise<TaggedResource[]> {
+    const type = METADATA_TAG_TYPES[resourceType];
+    const limit = MAX_TAGGED_RESOURCES;
+    const holding = (tags: string) => `EXISTS (SELECT 1 FROM json_each(${tags}) AS tag WHERE json_extract(tag.value, '$.key') = ?1 AND json_extract(tag.value, '$.value') = ?2)`;
+    let sql: string;
+    if (type !== undefined) {
+      sql = `SELECT target_name AS id, target_name AS displayName FROM metadata_tags WHERE target_type = ?3 AND tag_key = ?1 AND tag_value = ?2 ORDER BY target_name LIMIT ${limit}`;
+      return (await this.#db.prepare(sql).bind(tag.key, tag.value, type).all<TaggedResource>()).results;
+    }
+    if (resourceType === "WEBHOOK") sql = `SELECT id, name AS displayName FROM webhooks WHERE ${holding("webhooks.config, '$.tags'")} ORDER BY name LIMIT ${limit}`;
+    else if (resourceType === "APPLICATION") sql = `SELECT id, name AS displayName FROM applications WHERE ${holding("applications.tags")} ORDER BY name, id LIMIT ${limit}`;
+    else if (resourceType === "USER_FORM_TEMPLATE") sql = `SELECT name || '/' || version AS id, name AS displayName FROM human_templates WHERE ${holding("human_templates.tags")} ORDER BY name, version LIMIT ${limit}`;
+    else return [];
+    return (await this.#db.prepare(sql).bind(tag.key, tag.value).all<TaggedResource>()).results;
   }
 
   /** Every tag of every target of `type` (or of those `names`), by target name. */

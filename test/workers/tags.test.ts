@@ -240,6 +240,61 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     expect(await storedRows("tagged_handler")).toBe(0);
   });
 
+  // Orkes' getResourcesByTag, as its page shows it: https://orkes.io/content/reference-docs/api/tags/get-resources-by-tag
+  it("finds the things of one kind holding a tag (GET /api/metadata/tags/resources), each as {id, displayName}, as the caller may read them", async () => {
+    const tag = { key: "restag", value: "backend" };
+    const found = (type: string, value = "backend") => apiOk<Array<{ id: string; displayName: string }>>("GET", `/api/metadata/tags/resources?tagKey=restag&tagValue=${value}&resourceType=${type}`);
+    await register({ name: "restag_flow", tasks: [wait("w")] });
+    await register({ name: "restag_other_flow", tasks: [wait("w")] });
+    await apiOk("POST", "/api/metadata/workflow/restag_flow/tags", tag);
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: "restag_task", ownerEmail: "t@example.com", tags: [tag] }]);
+    for (const [name, workflow] of [["restag_annual_upgrade", "restag_flow"], ["restag_other", "restag_other_flow"]]) {
+      await apiOk("POST", "/api/scheduler/schedules", { name, cronExpression: "0 0 12 31 JAN ?", zoneId: "UTC", startWorkflowRequest: { name: workflow } });
+      await apiOk("PUT", `/api/scheduler/schedules/${name}/tags`, [tag]);
+    }
+    await apiOk("PUT", "/api/secrets/restag_secret", "s3cret");
+    await apiOk("PUT", "/api/secrets/restag_secret/tags", [tag]);
+    const webhook = await apiOk<{ id: string }>("POST", "/api/metadata/webhook", { name: "restag-hook", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { restag_flow: 1 }, tags: [tag] });
+    const application = await apiOk<{ id: string }>("POST", "/api/applications", { name: "restag-app" });
+    await apiOk("PUT", `/api/applications/${application.id}/tags`, [tag]);
+    await apiOk("POST", "/api/human/template", { name: "RestagForm", jsonSchema: { type: "object" }, templateUI: { type: "VerticalLayout", elements: [] }, tags: [tag] });
+
+    // The page's example: the schedules tagged team:backend.
+    expect(await found("WORKFLOW_SCHEDULE")).toEqual([
+      { id: "restag_annual_upgrade", displayName: "restag_annual_upgrade" },
+      { id: "restag_other", displayName: "restag_other" },
+    ]);
+    expect(await found("WORKFLOW_DEF")).toEqual([{ id: "restag_flow", displayName: "restag_flow" }]);
+    expect(await found("TASK_DEF")).toEqual([{ id: "restag_task", displayName: "restag_task" }]);
+    expect(await found("SECRET_NAME")).toEqual([{ id: "restag_secret", displayName: "restag_secret" }]);
+    // A webhook by its id, a form by name/version (as the page says), an application by its id.
+    expect(await found("WEBHOOK")).toEqual([{ id: webhook.id, displayName: "restag-hook" }]);
+    expect(await found("USER_FORM_TEMPLATE")).toEqual([{ id: "RestagForm/1", displayName: "RestagForm" }]);
+    expect(await found("APPLICATION")).toEqual([{ id: application.id, displayName: "restag-app" }]);
+    // The value counts; kinds this service has none of hold none.
+    expect(await found("WORKFLOW_DEF", "frontend")).toEqual([]);
+    expect(await found("PROMPT")).toEqual([]);
+
+    // Each parameter is required, and the type is one of Orkes' (a 400 for another, as the page says).
+    for (const query of ["tagValue=backend&resourceType=WORKFLOW_DEF", "tagKey=restag&resourceType=WORKFLOW_DEF", "tagKey=restag&tagValue=backend", "tagKey=restag&tagValue=backend&resourceType=workflow_def"]) {
+      const refused = await api("GET", `/api/metadata/tags/resources?${query}`);
+      expect(refused.status, query).toBe(400);
+    }
+
+    // A reader of every workflow sees the schedules of workflows he may read, and no secret or application names.
+    const reader = await createUser("restag-reader", { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
+    const asReader = (type: string) => call("GET", `/api/metadata/tags/resources?tagKey=restag&tagValue=backend&resourceType=${type}`, orkes(reader.token));
+    expect(await (await asReader("WORKFLOW_DEF")).json()).toEqual([{ id: "restag_flow", displayName: "restag_flow" }]);
+    for (const type of ["SECRET_NAME", "APPLICATION", "EVENT_HANDLER"]) expect((await asReader(type)).status, type).toBe(403);
+    // A metadata admin who may read one workflow: its schedules only, as the schedule routes decide.
+    const scheduler = await createUser("restag-scheduler", { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }, { action: "WORKFLOW_READ", scope: "workflow:restag_flow" }] });
+    const scoped = await call("GET", "/api/metadata/tags/resources?tagKey=restag&tagValue=backend&resourceType=WORKFLOW_SCHEDULE", orkes(scheduler.token));
+    expect(await scoped.json()).toEqual([{ id: "restag_annual_upgrade", displayName: "restag_annual_upgrade" }]);
+    // Who may read no metadata is refused by the route's access rule.
+    const stranger = await createUser("restag-stranger", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:restag_flow" }] });
+    expect((await call("GET", "/api/metadata/tags/resources?tagKey=restag&tagValue=backend&resourceType=WORKFLOW_DEF", orkes(stranger.token))).status).toBe(403);
+  });
+
   it("definitions are listed by tag (Orkes' tagKey, tagValue) and with their tags (metadata=true)", async () => {
     await register({ name: "tagged_list_a", tasks: [wait("w")] });
     await register({ name: "tagged_list_b", tasks: [wait("w")] });

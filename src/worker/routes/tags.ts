@@ -1,12 +1,13 @@
 import type { IRequest, RouterType } from "itty-router";
 import { principalOf } from "../guard";
 import { workflowNotFoundMessage } from "../definitions";
-import { notFound, validationError } from "../http/errors";
+import { grantsAllow, type Permission } from "../auth/permissions";
+import { ApiError, notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryValue } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { mayOnSchedule, requireOnSchedule } from "../schedules/access";
 import { ScheduleRepository } from "../schedules/store";
-import { TagListSchema, TagRepository, TagSchema, type Tag, type TagTarget } from "../tags";
+import { TAGGED_RESOURCE_TYPES, TagListSchema, TagRepository, TagSchema, type Tag, type TaggedResourceType, type TagTarget } from "../tags";
 import { requiredBody } from "./metadata";
 import { scheduleJson } from "./schedules";
 
@@ -82,6 +83,31 @@ async function removeOne(repository: TagRepository, target: TagTarget, body: unk
   return removed !== undefined;
 }
 
+/** What reading each kind of resource needs beyond the metadata reads of the route's access rule (at `*`). */
+const RESOURCE_READ_PERMISSION: Partial<Record<TaggedResourceType, Permission>> = {
+  EVENT_HANDLER: "SYSTEM_ADMIN",
+  SECRET_NAME: "SYSTEM_ADMIN",
+  APPLICATION: "USER_ADMIN",
+};
+
+/** The query of `GET /api/metadata/tags/resources`: `tagKey`, `tagValue` and `resourceType`, each required. */
+function resourcesQuery(request: IRequest): { resourceType: TaggedResourceType; tag: Tag } {
+  const issues: Array<{ path: string; message: string }> = [];
+  for (const name of ["tagKey", "tagValue", "resourceType"]) if (queryValue(request, name) === undefined) issues.push({ path: name, message: "is required" });
+  const resourceType = queryValue(request, "resourceType");
+  if (resourceType !== undefined && !(TAGGED_RESOURCE_TYPES as readonly string[]).includes(resourceType)) {
+    issues.push({ path: "resourceType", message: `must be one of ${TAGGED_RESOURCE_TYPES.join(", ")}` });
+  }
+  if (issues.length > 0) throw validationError("Invalid resources by tag", issues);
+  try {
+    return { resourceType: resourceType as TaggedResourceType, tag: parseOrThrow(TagSchema, { key: queryValue(request, "tagKey"), value: queryValue(request, "tagValue") }, "tag") };
+  } catch (error) {
+    // Named as the query names them.
+    if (!(error instanceof ApiError) || error.validationErrors === undefined) throw error;
+    throw validationError("Invalid resources by tag", error.validationErrors.map((issue) => ({ ...issue, path: issue.path === "key" ? "tagKey" : issue.path === "value" ? "tagValue" : issue.path })));
+  }
+}
+
 /** A `tag` query parameter, `key:value` (Orkes' lookup of schedules by tag). */
 function tagQuery(request: IRequest): Tag {
   const value = queryValue(request, "tag") ?? "";
@@ -129,4 +155,19 @@ export function registerTagRoutes(router: RouterType<IRequest, Args>): void {
     router.delete(path, changeRoute(targetOf, removeAll));
   }
   router.get("/api/metadata/tags", async (_request, env) => Response.json(await new TagRepository(env.DB).all()));
+  // Orkes' getResourcesByTag: the things of one kind holding a tag, each as {id, displayName}.
+  router.get("/api/metadata/tags/resources", async (request, env) => {
+    const { resourceType, tag } = resourcesQuery(request);
+    const grants = principalOf(request).grants;
+    // The route's access rule (metadata reads) covers the definitions, variables, webhooks and forms; the rest are
+    // read as their own routes read them.
+    const needed = RESOURCE_READ_PERMISSION[resourceType];
+    if (needed !== undefined && !grantsAllow(grants, needed, "*")) {
+      throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: the resources of type ${resourceType} by tag need ${needed} on *, as reading them does`);
+    }
+    const found = await new TagRepository(env.DB).resources(resourceType, tag);
+    if (resourceType !== "WORKFLOW_SCHEDULE") return Response.json(found);
+    const readable = new Set((await new ScheduleRepository(env.DB).named(found.map((resource) => resource.id))).filter((stored) => mayOnSchedule(grants, "read", stored.workflowName)).map((stored) => stored.name));
+    return Response.json(found.filter((resource) => readable.has(resource.id)));
+  });
 }
