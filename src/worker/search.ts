@@ -671,6 +671,16 @@ export function searchParam(request: IRequest, name: string): string | undefined
 }
 
 /**
+ * The scheduler searches' `sort`, given once or repeated (`sort=name&sort=workflowId:DESC`, as Orkes' docs write it:
+ * Spring binds Conductor's `List<String> sort` from each), its terms joined by `|`; a `sort` after the first was dropped.
+ */
+export function sortParams(request: IRequest): string | undefined {
+  const value = request.query["sort"];
+  const given = (Array.isArray(value) ? value : value === undefined ? [] : [value]).map((text) => text.trim()).filter((text) => text !== "");
+  return given.length === 0 ? undefined : given.join("|");
+}
+
+/**
  * One Lucene term `field:value` of a freeText, its value unquoted (no quote, backslash or parenthesis, which the query
  * parser would read) or in double quotes, as Conductor's Elasticsearch index reads a freeText (a query_string query).
  */

@@ -951,6 +951,8 @@ describe("finding schedules (GET /api/scheduler/schedules/search)", () => {
     expect(names(await find("scheduleName=sched-find&sort=workflowname:DESC,name"))).toEqual(["sched-find-charlie", "sched-find-Alpha", "sched-find-bravo"]);
     expect(names(await find("scheduleName=sched-find&sort=startworkflowrequest:desc|NAME:desc"))).toEqual(["sched-find-charlie", "sched-find-bravo", "sched-find-Alpha"]);
     expect(names(await find("scheduleName=sched-find&sort=createtime,name"))).toEqual(["sched-find-Alpha", "sched-find-bravo", "sched-find-charlie"]);
+    // `sort` repeated, as Spring binds Conductor's List<String> sort (and Orkes' docs write it: `sort=name&sort=workflowId:DESC`).
+    expect(names(await find("scheduleName=sched-find&sort=workflowName:DESC&sort=name:DESC"))).toEqual(["sched-find-charlie", "sched-find-bravo", "sched-find-Alpha"]);
     expect(names(await find("scheduleName=sched-find&sort=updatedtime,name"))).toEqual(["sched-find-Alpha", "sched-find-bravo", "sched-find-charlie"]);
     // A field it does not know is refused, where Orkes' docs say it sorts by name: a typo does not pass unnoticed.
     await expectRefused(await api("GET", "/api/scheduler/schedules/search?sort=cronExpression:ASC"), 400, "sort");
@@ -1020,6 +1022,10 @@ describe("what each fire did (GET /api/scheduler/search/executions)", () => {
     expect((await search(`query=${both}&sort=name:DESC`)).results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-ok", "sched-rec-gone"]);
     expect((await search(`query=${both}&sort=workflowType:ASC`)).results.map((fire) => fire["workflowName"])).toEqual(["sched_rec_gone", "sched_rec_ok"]);
     expect((await search(`query=${both}&sort=status:ASC`)).results.map((fire) => fire["state"])).toEqual(["EXECUTED", "FAILED"]);
+    // `sort` repeated, as Orkes' page writes it (https://orkes.io/content/reference-docs/api/schedule/search-schedule-executions),
+    // each a term (the schedule search's test shows the second breaking the first's ties); a bad later one is refused.
+    await expectRefused(await api("GET", "/api/scheduler/search/executions?sort=name&sort=colour"), 400, "sort");
+    expect((await search(`query=${both}&sort=name&sort=workflowId:DESC`)).results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-gone", "sched-rec-ok"]);
 
     // The same fire run again (an alarm cut off before it armed the next one) finds its execution: still one record.
     const { armed } = await armedOf("sched-rec-ok");

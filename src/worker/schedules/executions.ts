@@ -2,7 +2,7 @@ import type { IRequest } from "itty-router";
 import type { FireRecord } from "../../actors/schedule-trigger";
 import type { JsonObject } from "../../engine/model";
 import { validationError } from "../http/errors";
-import { applyFreeText, applyQuery, applyReadable, countHits, orderBy, searchPage, searchParam, type Filter, type SearchFields } from "../search";
+import { applyFreeText, applyQuery, applyReadable, countHits, orderBy, searchPage, searchParam, sortParams, type Filter, type SearchFields } from "../search";
 import type { NameFilter } from "../auth/permissions";
 import type { StoredSchedule } from "./store";
 
@@ -169,7 +169,7 @@ export async function searchScheduleExecutions(db: D1Database, request: IRequest
   const query = searchParam(request, "query");
   if (query !== undefined) applyQuery(filter, query, FIELDS);
   applyFreeText(filter, searchParam(request, "freeText"), ["schedule_name", "workflow_name", "workflow_id", "reason"]);
-  const order = orderBy(searchParam(request, "sort"), FIELDS);
+  const order = orderBy(sortParams(request), FIELDS);
   const where = filter.clauses.length > 0 ? `WHERE ${filter.clauses.join(" AND ")}` : "";
   const [count, page] = await db.batch([
     countHits(db, "schedule_executions", where, filter.bindings, { start, size }),

@@ -2,7 +2,7 @@ import type { IRequest } from "itty-router";
 import { validationError } from "../http/errors";
 import { BOOLEAN_PARAMETER_MESSAGE, booleanWord } from "../http/params";
 import { parseOrThrow, WorkflowName } from "../schemas";
-import { applyFreeText, applyReadable, orderBy, searchPage, searchParam, type Filter, type SearchFields } from "../search";
+import { applyFreeText, applyReadable, orderBy, searchPage, searchParam, sortParams, type Filter, type SearchFields } from "../search";
 import type { NameFilter } from "../auth/permissions";
 import { ScheduleRepository, type StoredSchedule } from "./store";
 
@@ -79,7 +79,7 @@ export async function searchSchedules(db: D1Database, request: IRequest, readabl
   }
   applyFreeText(filter, searchParam(request, "freeText"), ["name", "workflow_name"]);
   // Spring binds Conductor's `List<String> sort` from comma-separated options too.
-  const sort = searchParam(request, "sort");
+  const sort = sortParams(request);
   const order = orderBy(sort === undefined ? undefined : canonicalSort(sort.replaceAll(",", "|")), FIELDS);
   return new ScheduleRepository(db).search(filter, order, start, size);
 }
