@@ -1,4 +1,5 @@
-import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
+import { boundedListing, MAX_LISTING_CHARS, namesLetThrough, whereEvery, type ListingCondition } from "./bounded-listing";
+import type { NameFilter } from "./auth/permissions";
 import { forgetTaggedDefinitions } from "./auth/tag-grants";
 import * as v from "valibot";
 import { parseOrThrow, requestObject } from "./schemas";
@@ -241,23 +242,33 @@ export class TagRepository {
 
   /**
    * The things of Orkes' `resourceType` holding tag `key`=`value` (`GET /api/metadata/tags/resources`), by name, at most
-   * {@link MAX_TAGGED_RESOURCES}: `id` names each as its routes do (a webhook by its id, an application by its id, a
-   * form by `name/version`), `displayName` is its name. Kinds this service has none of answer none.
+   * {@link MAX_TAGGED_RESOURCES} of those every one of `visible` lets through: `id` names each as its routes do (a
+   * webhook by its id, an application by its id, a form by `name/version`), `displayName` is its name. `visible` is on
+   * the name a read right goes by: a schedule's workflow's (see `schedulesReadable`), anything else's own. Filtered
+   * before the bound, in D1, so that the things a caller may not read neither take the page nor are read. Kinds this
+   * service has none of answer none.
    */
-  async resources(resourceType: TaggedResourceType, tag: Tag): Promise<TaggedResource[]> {
+  async resources(resourceType: TaggedResourceType, tag: Tag, visible: readonly NameFilter[] = []): Promise<TaggedResource[]> {
     const type = METADATA_TAG_TYPES[resourceType];
-    const limit = MAX_TAGGED_RESOURCES;
-    const holding = (tags: string) => `EXISTS (SELECT 1 FROM json_each(${tags}) AS tag WHERE json_extract(tag.value, '$.key') = ?1 AND json_extract(tag.value, '$.value') = ?2)`;
-    let sql: string;
-    if (type !== undefined) {
-      sql = `SELECT target_name AS id, target_name AS displayName FROM metadata_tags WHERE target_type = ?3 AND tag_key = ?1 AND tag_value = ?2 ORDER BY target_name LIMIT ${limit}`;
-      return (await this.#db.prepare(sql).bind(tag.key, tag.value, type).all<TaggedResource>()).results;
+    const holding = (tags: string) => `EXISTS (SELECT 1 FROM json_each(${tags}) AS tag WHERE json_extract(tag.value, '$.key') = ? AND json_extract(tag.value, '$.value') = ?)`;
+    let select: ListingCondition;
+    if (resourceType === "WORKFLOW_SCHEDULE") {
+      // The join reads the workflow each schedule starts: its read right goes by that name.
+      const readable = whereEvery([{ sql: "held.target_type = 'SCHEDULE' AND held.tag_key = ? AND held.tag_value = ?", binds: [tag.key, tag.value] }, ...namesLetThrough("schedules.workflow_name", visible)]);
+      select = { sql: `SELECT held.target_name AS id, held.target_name AS displayName FROM metadata_tags AS held JOIN schedules ON schedules.name = held.target_name ${readable.sql} ORDER BY held.target_name`, binds: readable.binds };
+    } else if (type !== undefined) {
+      const readable = whereEvery([{ sql: "target_type = ? AND tag_key = ? AND tag_value = ?", binds: [type, tag.key, tag.value] }, ...namesLetThrough("target_name", visible)]);
+      select = { sql: `SELECT target_name AS id, target_name AS displayName FROM metadata_tags ${readable.sql} ORDER BY target_name`, binds: readable.binds };
+    } else {
+      const table = resourceType === "WEBHOOK" ? { id: "id", tags: "webhooks.config, '$.tags'", from: "webhooks", order: "name" }
+        : resourceType === "APPLICATION" ? { id: "id", tags: "applications.tags", from: "applications", order: "name, id" }
+        : resourceType === "USER_FORM_TEMPLATE" ? { id: "name || '/' || version", tags: "human_templates.tags", from: "human_templates", order: "name, version" }
+        : undefined;
+      if (table === undefined) return [];
+      const readable = whereEvery([{ sql: holding(table.tags), binds: [tag.key, tag.value] }, ...namesLetThrough("name", visible)]);
+      select = { sql: `SELECT ${table.id} AS id, name AS displayName FROM ${table.from} ${readable.sql} ORDER BY ${table.order}`, binds: readable.binds };
     }
-    if (resourceType === "WEBHOOK") sql = `SELECT id, name AS displayName FROM webhooks WHERE ${holding("webhooks.config, '$.tags'")} ORDER BY name LIMIT ${limit}`;
-    else if (resourceType === "APPLICATION") sql = `SELECT id, name AS displayName FROM applications WHERE ${holding("applications.tags")} ORDER BY name, id LIMIT ${limit}`;
-    else if (resourceType === "USER_FORM_TEMPLATE") sql = `SELECT name || '/' || version AS id, name AS displayName FROM human_templates WHERE ${holding("human_templates.tags")} ORDER BY name, version LIMIT ${limit}`;
-    else return [];
-    return (await this.#db.prepare(sql).bind(tag.key, tag.value).all<TaggedResource>()).results;
+    return (await this.#db.prepare(`${select.sql} LIMIT ${MAX_TAGGED_RESOURCES}`).bind(...select.binds).all<TaggedResource>()).results;
   }
 
   /** Every tag of every target of `type` (or of those `names`), by target name. */

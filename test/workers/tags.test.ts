@@ -295,6 +295,33 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     expect((await call("GET", "/api/metadata/tags/resources?tagKey=restag&tagValue=backend&resourceType=WORKFLOW_DEF", orkes(stranger.token))).status).toBe(403);
   });
 
+  it("finds by tag the schedules a caller may read when more than a page of those he may not read sort before them", async () => {
+    const tag = { key: "pagetag", value: "x" };
+    for (const name of ["pagetag_mine", "pagetag_theirs"]) await register({ name, tasks: [wait("w")] });
+    const save = (name: string, workflow: string) => apiOk("POST", "/api/scheduler/schedules", { name, cronExpression: "0 0 12 31 JAN ?", zoneId: "UTC", startWorkflowRequest: { name: workflow } });
+    await save("zz_pagetag_mine", "pagetag_mine");
+    await save("aa_pagetag_theirs", "pagetag_theirs");
+    // A page's worth (1,000) more schedules of the other workflow, each tagged, ahead by name: copies of the one saved,
+    // written in one statement each (1,000 saves through the API would take long).
+    const columns = (await env.DB.prepare("SELECT name FROM pragma_table_info('schedules')").all<{ name: string }>()).results.map((row) => row.name);
+    const copied = columns.map((column) => (column === "name" ? "'aa_pagetag_' || printf('%04d', n)" : column)).join(", ");
+    await env.DB.batch([
+      env.DB.prepare(`WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 1000) INSERT INTO schedules (${columns.join(", ")}) SELECT ${copied} FROM seq, schedules WHERE schedules.name = 'aa_pagetag_theirs'`),
+      env.DB.prepare("INSERT INTO metadata_tags (target_type, target_name, tag_key, tag_value) SELECT 'SCHEDULE', name, ?, ? FROM schedules WHERE name LIKE 'aa_pagetag_%' OR name = 'zz_pagetag_mine'").bind(tag.key, tag.value),
+    ]);
+    try {
+      const reader = await createUser("pagetag-reader", { directPermissions: [{ action: "METADATA_ADMIN", scope: "*" }, { action: "WORKFLOW_READ", scope: "workflow:pagetag_mine" }] });
+      const asReader = async (path: string) => (await call("GET", path, orkes(reader.token))).json();
+      expect(await asReader("/api/scheduler/schedules/tags?tag=pagetag:x")).toMatchObject([{ name: "zz_pagetag_mine" }]);
+      expect(await asReader("/api/metadata/tags/resources?tagKey=pagetag&tagValue=x&resourceType=WORKFLOW_SCHEDULE")).toEqual([{ id: "zz_pagetag_mine", displayName: "zz_pagetag_mine" }]);
+    } finally {
+      await env.DB.batch([
+        env.DB.prepare("DELETE FROM metadata_tags WHERE target_type = 'SCHEDULE' AND target_name LIKE 'aa_pagetag_%'"),
+        env.DB.prepare("DELETE FROM schedules WHERE name LIKE 'aa_pagetag_%'"),
+      ]);
+    }
+  });
+
   it("definitions are listed by tag (Orkes' tagKey, tagValue) and with their tags (metadata=true)", async () => {
     await register({ name: "tagged_list_a", tasks: [wait("w")] });
     await register({ name: "tagged_list_b", tasks: [wait("w")] });
