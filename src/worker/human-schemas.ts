@@ -107,7 +107,8 @@ export const TemplateName = v.pipe(
   v.check((name) => !/^\d+$/.test(name), "must not be only digits (GET /api/human/template/{id} reads a task's form by task id)"),
   v.check((name) => !isDotSegment(name), DOT_SEGMENT_MESSAGE),
 );
-const Tag = requestObject({ key: v.pipe(v.string("must be a string"), v.maxLength(256)), value: v.pipe(v.string("must be a string"), v.maxLength(1024)) });
+/** A form's tag (Orkes' HumanTaskTemplate takes a longer value than other tags, and an empty key). */
+export const HumanTemplateTag = requestObject({ key: v.pipe(v.string("must be a string"), v.maxLength(256)), value: v.pipe(v.string("must be a string"), v.maxLength(1024)) });
 
 /** Orkes' HumanTaskTemplate (a user form) as saved: its name, JSON schema and UI layout, and optionally its version. */
 export const HumanTemplateRequest = requestObject({
@@ -119,7 +120,7 @@ export const HumanTemplateRequest = requestObject({
   ),
   jsonSchema: jsonData,
   templateUI: v.nullish(jsonData),
-  tags: v.nullish(v.pipe(v.array(Tag, "must be an array of {key, value}"), v.maxLength(100, "must have at most 100 tags"))),
+  tags: v.nullish(v.pipe(v.array(HumanTemplateTag, "must be an array of {key, value}"), v.maxLength(100, "must have at most 100 tags"))),
 });
 /** A parsed {@link HumanTemplateRequest}. */
 export type HumanTemplateBody = v.InferOutput<typeof HumanTemplateRequest>;

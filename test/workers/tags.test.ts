@@ -293,6 +293,19 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     // Who may read no metadata is refused by the route's access rule.
     const stranger = await createUser("restag-stranger", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:restag_flow" }] });
     expect((await call("GET", "/api/metadata/tags/resources?tagKey=restag&tagValue=backend&resourceType=WORKFLOW_DEF", orkes(stranger.token))).status).toBe(403);
+
+    // A form's tags as a form takes them (a value of up to 1,024 characters, an empty key) are found too; the other
+    // kinds keep their own bounds (a value of at most 256), and a form's are bounded by its own.
+    const long = "v".repeat(300);
+    await apiOk("POST", "/api/human/template", { name: "RestagLongForm", jsonSchema: { type: "object" }, templateUI: { type: "VerticalLayout", elements: [] }, tags: [{ key: "restag", value: long }, { key: "", value: "keyless" }] });
+    expect(await found("USER_FORM_TEMPLATE", long)).toEqual([{ id: "RestagLongForm/1", displayName: "RestagLongForm" }]);
+    expect(await apiOk("GET", "/api/metadata/tags/resources?tagKey=&tagValue=keyless&resourceType=USER_FORM_TEMPLATE")).toEqual([{ id: "RestagLongForm/1", displayName: "RestagLongForm" }]);
+    for (const [value, type] of [[long, "WORKFLOW_DEF"], ["v".repeat(1025), "USER_FORM_TEMPLATE"]] as const) {
+      const refused = await api("GET", `/api/metadata/tags/resources?tagKey=restag&tagValue=${value}&resourceType=${type}`);
+      expect(refused.status, type).toBe(400);
+      expect(await refused.json(), type).toMatchObject({ validationErrors: [{ path: "tagValue" }] });
+    }
+    expect((await api("GET", "/api/metadata/tags/resources?tagKey=&tagValue=keyless&resourceType=WORKFLOW_DEF")).status).toBe(400);
   });
 
   it("finds by tag the schedules a caller may read when more than a page of those he may not read sort before them", async () => {

@@ -8,6 +8,7 @@ import { parseOrThrow } from "../schemas";
 import { mayOnSchedule, requireOnSchedule, schedulesReadable } from "../schedules/access";
 import { ScheduleRepository } from "../schedules/store";
 import { TAGGED_RESOURCE_TYPES, TagListSchema, TagRepository, TagSchema, type Tag, type TaggedResourceType, type TagTarget } from "../tags";
+import { HumanTemplateTag } from "../human-schemas";
 import { requiredBody } from "./metadata";
 import { scheduleJson } from "./schedules";
 
@@ -100,7 +101,9 @@ function resourcesQuery(request: IRequest): { resourceType: TaggedResourceType; 
   }
   if (issues.length > 0) throw validationError("Invalid resources by tag", issues);
   try {
-    return { resourceType: resourceType as TaggedResourceType, tag: parseOrThrow(TagSchema, { key: queryValue(request, "tagKey"), value: queryValue(request, "tagValue") }, "tag") };
+    // Checked as the kind asked for takes its tags: a form's value may be longer, its key empty, and such a form is found.
+    const schema = resourceType === "USER_FORM_TEMPLATE" ? HumanTemplateTag : TagSchema;
+    return { resourceType: resourceType as TaggedResourceType, tag: parseOrThrow(schema, { key: queryValue(request, "tagKey"), value: queryValue(request, "tagValue") }, "tag") };
   } catch (error) {
     // Named as the query names them.
     if (!(error instanceof ApiError) || error.validationErrors === undefined) throw error;
