@@ -306,6 +306,18 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
       expect(await refused.json(), type).toMatchObject({ validationErrors: [{ path: "tagValue" }] });
     }
     expect((await api("GET", "/api/metadata/tags/resources?tagKey=&tagValue=keyless&resourceType=WORKFLOW_DEF")).status).toBe(400);
+
+    // A stored rule letting in a reader of one workflow shows him the definitions he may read, as their listings do.
+    await apiOk("POST", "/api/metadata/workflow/restag_other_flow/tags", tag);
+    const narrow = await createUser("restag-narrow", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:restag_other_flow" }] });
+    const rule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: "/api/metadata/tags/resources", methods: ["GET"], requiredPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:restag_other_flow" }] }, 201);
+    try {
+      const asNarrow = async (type: string) => (await call("GET", `/api/metadata/tags/resources?tagKey=restag&tagValue=backend&resourceType=${type}`, orkes(narrow.token))).json();
+      expect(await asNarrow("WORKFLOW_DEF")).toEqual([{ id: "restag_other_flow", displayName: "restag_other_flow" }]);
+      expect(await asNarrow("TASK_DEF")).toEqual([]);
+    } finally {
+      await apiOk("DELETE", `/api/security/rules/${rule.id}`);
+    }
   });
 
   it("finds by tag the schedules a caller may read when more than a page of those he may not read sort before them", async () => {

@@ -1,6 +1,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import { principalOf } from "../guard";
 import { workflowNotFoundMessage } from "../definitions";
+import { listedDefinitionNames } from "../auth/metadata-access";
 import { grantsAllow, type Permission } from "../auth/permissions";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryValue } from "../http/params";
@@ -168,9 +169,14 @@ export function registerTagRoutes(router: RouterType<IRequest, Args>): void {
     if (needed !== undefined && !grantsAllow(grants, needed, "*")) {
       throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: the resources of type ${resourceType} by tag need ${needed} on *, as reading them does`);
     }
-    // Schedules by the read right of each one's workflow, filtered in D1 before the bound: a page of schedules the
-    // caller may not read, sorting first, left out those he may.
-    const visible = resourceType === "WORKFLOW_SCHEDULE" ? [schedulesReadable(grants)] : [];
+    // Filtered in D1 before the bound (a page of things the caller may not read, sorting first, left out those he
+    // may): schedules by the read right of each one's workflow; definitions by name as their listings filter them,
+    // so that a stored rule letting more callers reach this route shows none a caller could not read at its own.
+    const visible =
+      resourceType === "WORKFLOW_SCHEDULE" ? [schedulesReadable(grants)]
+      : resourceType === "WORKFLOW_DEF" ? listedDefinitionNames(grants, "workflow")
+      : resourceType === "TASK_DEF" ? listedDefinitionNames(grants, "task")
+      : [];
     return Response.json(await new TagRepository(env.DB).resources(resourceType, tag, visible));
   });
 }
