@@ -950,10 +950,15 @@ describe("finding schedules (GET /api/scheduler/schedules/search)", () => {
     // (https://orkes.io/content/reference-docs/api/schedule/search-schedule-definitions).
     expect(names(await find("scheduleName=sched-find&sort=workflowname:DESC,name"))).toEqual(["sched-find-charlie", "sched-find-Alpha", "sched-find-bravo"]);
     expect(names(await find("scheduleName=sched-find&sort=startworkflowrequest:desc|NAME:desc"))).toEqual(["sched-find-charlie", "sched-find-bravo", "sched-find-Alpha"]);
-    expect(names(await find("scheduleName=sched-find&sort=createtime,name"))).toEqual(["sched-find-Alpha", "sched-find-bravo", "sched-find-charlie"]);
+    // Times in another order than the names (as saves made apart would set them), so that each sort shows its field.
+    await env.DB.prepare(
+      "UPDATE schedules SET create_time = CASE name WHEN 'sched-find-charlie' THEN 1000 WHEN 'sched-find-Alpha' THEN 2000 ELSE 3000 END, updated_time = CASE name WHEN 'sched-find-bravo' THEN 4000 WHEN 'sched-find-charlie' THEN 5000 ELSE 6000 END WHERE name LIKE 'sched-find-%'",
+    ).run();
+    expect(names(await find("scheduleName=sched-find&sort=createtime,name"))).toEqual(["sched-find-charlie", "sched-find-Alpha", "sched-find-bravo"]);
     // `sort` repeated, as Spring binds Conductor's List<String> sort (and Orkes' docs write it: `sort=name&sort=workflowId:DESC`).
     expect(names(await find("scheduleName=sched-find&sort=workflowName:DESC&sort=name:DESC"))).toEqual(["sched-find-charlie", "sched-find-bravo", "sched-find-Alpha"]);
-    expect(names(await find("scheduleName=sched-find&sort=updatedtime,name"))).toEqual(["sched-find-Alpha", "sched-find-bravo", "sched-find-charlie"]);
+    expect(names(await find("scheduleName=sched-find&sort=updatedtime,name"))).toEqual(["sched-find-bravo", "sched-find-charlie", "sched-find-Alpha"]);
+    expect(names(await find("scheduleName=sched-find&sort=UpdatedTime:DESC"))).toEqual(["sched-find-Alpha", "sched-find-charlie", "sched-find-bravo"]);
     // A field it does not know is refused, where Orkes' docs say it sorts by name: a typo does not pass unnoticed.
     await expectRefused(await api("GET", "/api/scheduler/schedules/search?sort=cronExpression:ASC"), 400, "sort");
     await expectRefused(await api("GET", "/api/scheduler/schedules/search?size=1001"), 400, "size");
@@ -1023,9 +1028,8 @@ describe("what each fire did (GET /api/scheduler/search/executions)", () => {
     expect((await search(`query=${both}&sort=workflowType:ASC`)).results.map((fire) => fire["workflowName"])).toEqual(["sched_rec_gone", "sched_rec_ok"]);
     expect((await search(`query=${both}&sort=status:ASC`)).results.map((fire) => fire["state"])).toEqual(["EXECUTED", "FAILED"]);
     // `sort` repeated, as Orkes' page writes it (https://orkes.io/content/reference-docs/api/schedule/search-schedule-executions),
-    // each a term (the schedule search's test shows the second breaking the first's ties); a bad later one is refused.
+    // each a term (the next test shows the second breaking the first's ties); a bad later one is refused.
     await expectRefused(await api("GET", "/api/scheduler/search/executions?sort=name&sort=colour"), 400, "sort");
-    expect((await search(`query=${both}&sort=name&sort=workflowId:DESC`)).results.map((fire) => fire["scheduleName"])).toEqual(["sched-rec-gone", "sched-rec-ok"]);
 
     // The same fire run again (an alarm cut off before it armed the next one) finds its execution: still one record.
     const { armed } = await armedOf("sched-rec-ok");
@@ -1063,6 +1067,9 @@ describe("what each fire did (GET /api/scheduler/search/executions)", () => {
     const recordedTimes = async () => (await search(query)).results.map((fire) => fire["executionTime"]);
     const inputTimes = await Promise.all(startedIds(fired).map(async (id) => (await getWorkflow(id)).input["_executedTime"]));
     expect(await recordedTimes()).toEqual(inputTimes);
+    // `sort` repeated (`sort=name&sort=workflowId:DESC` on Orkes' page): the second term orders the fires the first ties.
+    const byNameThenLatest = await search(`query=${encodeURIComponent(`scheduleName = '${name}'`)}&sort=name&sort=scheduledTime:DESC`);
+    expect(byNameThenLatest.results.map((fire) => fire["scheduledTime"])).toEqual([3, 2, 1, 0].map((minutes) => missedFrom + minutes * MINUTE));
     // The first fire run again (an alarm cut off before it armed the next one) finds its execution and keeps its time.
     await rearm(name, armed, Date.now() + 3_600_000);
     const again = (await runAlarm(name)).filter((record) => record.scheduledTime === missedFrom);

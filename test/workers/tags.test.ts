@@ -254,6 +254,10 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     }
     await apiOk("PUT", "/api/secrets/restag_secret", "s3cret");
     await apiOk("PUT", "/api/secrets/restag_secret/tags", [tag]);
+    await apiOk("POST", "/api/event", { name: "restag_handler", event: "conductor:restag:q", active: true, actions: [{ action: "terminate_workflow", terminate_workflow: { workflowId: "${workflowId}" } }] });
+    await apiOk("PUT", "/api/event/restag_handler/tags", [tag]);
+    expect((await api("PUT", "/api/environment/restag_env", "https://pay.example.com", { "content-type": "text/plain" })).status).toBe(200);
+    await apiOk("PUT", "/api/environment/restag_env/tags", [tag]);
     const webhook = await apiOk<{ id: string }>("POST", "/api/metadata/webhook", { name: "restag-hook", verifier: "HEADER_BASED", headers: { "X-Token": "t" }, receiverWorkflowNamesToVersions: { restag_flow: 1 }, tags: [tag] });
     const application = await apiOk<{ id: string }>("POST", "/api/applications", { name: "restag-app" });
     await apiOk("PUT", `/api/applications/${application.id}/tags`, [tag]);
@@ -267,6 +271,8 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     expect(await found("WORKFLOW_DEF")).toEqual([{ id: "restag_flow", displayName: "restag_flow" }]);
     expect(await found("TASK_DEF")).toEqual([{ id: "restag_task", displayName: "restag_task" }]);
     expect(await found("SECRET_NAME")).toEqual([{ id: "restag_secret", displayName: "restag_secret" }]);
+    expect(await found("EVENT_HANDLER")).toEqual([{ id: "restag_handler", displayName: "restag_handler" }]);
+    expect(await found("ENV_VARIABLE")).toEqual([{ id: "restag_env", displayName: "restag_env" }]);
     // A webhook by its id, a form by name/version (as the page says), an application by its id.
     expect(await found("WEBHOOK")).toEqual([{ id: webhook.id, displayName: "restag-hook" }]);
     expect(await found("USER_FORM_TEMPLATE")).toEqual([{ id: "RestagForm/1", displayName: "RestagForm" }]);
