@@ -222,6 +222,68 @@ describe("saving and firing a schedule", () => {
     expect((await armedOf("sched-one")).alarm).toBe(following);
   });
 
+  it("runs Conductor OSS's input-param example as written: its INLINE task reads _scheduledTime and _executedTime; a ${…} correlationId or input value is kept as written", async () => {
+    // scheduler/examples/input-param-workflow.json and input-param-schedule.json of conductor-oss/conductor, as written.
+    await apiOk("POST", "/api/metadata/workflow", {
+      name: "input_param_demo_workflow",
+      description: "Demonstrates scheduler-injected workflow input. Uses _scheduledTime and _executedTime to compute a 24-hour reporting window ending at the scheduled time.",
+      version: 1,
+      tasks: [
+        {
+          name: "compute_report_window",
+          taskReferenceName: "compute_report_window",
+          type: "INLINE",
+          inputParameters: {
+            scheduledTime: "${workflow.input._scheduledTime}",
+            executionTime: "${workflow.input._executedTime}",
+            evaluatorType: "javascript",
+            expression:
+              "function toISO(ms) { return new Date(ms).toISOString(); } ({ reportWindowStart: toISO($.scheduledTime - 86400000), reportWindowEnd: toISO($.scheduledTime), scheduledAt: toISO($.scheduledTime), triggeredAt: toISO($.executionTime) })",
+          },
+        },
+      ],
+      outputParameters: {
+        reportWindowStart: "${compute_report_window.output.result.reportWindowStart}",
+        reportWindowEnd: "${compute_report_window.output.result.reportWindowEnd}",
+        scheduledAt: "${compute_report_window.output.result.scheduledAt}",
+        triggeredAt: "${compute_report_window.output.result.triggeredAt}",
+      },
+      schemaVersion: 2,
+      restartable: true,
+      ownerEmail: "demo@example.com",
+      timeoutPolicy: "ALERT_ONLY",
+      timeoutSeconds: 30,
+    });
+    const example = {
+      name: "input-param-demo-schedule",
+      cronExpression: "0 * * * * *",
+      zoneId: "UTC",
+      runCatchupScheduleInstances: false,
+      startWorkflowRequest: { name: "input_param_demo_workflow", version: 1, input: { reportOwner: "platform-team", alertThreshold: 100 } },
+    };
+    await apiOk("POST", "/api/scheduler/schedules", example);
+    const [workflowId] = startedIds(await runAlarm("input-param-demo-schedule"));
+    const workflow = await waitFor(workflowId!, ["COMPLETED"]);
+    const scheduledTime = workflow.input["_scheduledTime"] as number;
+    const executedTime = workflow.input["_executedTime"] as number;
+    expect(workflow.input).toMatchObject({ reportOwner: "platform-team", alertThreshold: 100, _startedByScheduler: "input-param-demo-schedule", _schedulerCron: "0 * * * * * UTC" });
+    expect(scheduledTime % MINUTE).toBe(0);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    expect(workflow.output).toEqual({ reportWindowStart: iso(scheduledTime - 86_400_000), reportWindowEnd: iso(scheduledTime), scheduledAt: iso(scheduledTime), triggeredAt: iso(executedTime) });
+    await apiOk("DELETE", "/api/scheduler/schedules/input-param-demo-schedule");
+
+    // The Scheduler API page's correlationId ("daily-report-${scheduledTime}") and an SDK's "${scheduler.scheduledTime}"
+    // input: Conductor OSS's scheduler (SchedulerService.swrFrom) copies both as they are, and a start evaluates
+    // neither, as its cookbook says ("The correlation ID, if supplied, is literal"); the time is in _scheduledTime.
+    const templated = { ...example, name: "templated-demo-schedule", startWorkflowRequest: { ...example.startWorkflowRequest, correlationId: "daily-report-${scheduledTime}", input: { date: "${scheduler.scheduledTime}" } } };
+    await apiOk("POST", "/api/scheduler/schedules", templated);
+    const [templatedId] = startedIds(await runAlarm("templated-demo-schedule"));
+    const started = await getWorkflow(templatedId!);
+    expect(started["correlationId"]).toBe("daily-report-${scheduledTime}");
+    expect(started.input["date"]).toBe("${scheduler.scheduledTime}");
+    await apiOk("DELETE", "/api/scheduler/schedules/templated-demo-schedule");
+  });
+
   it("starts one execution for a fire whose alarm runs twice (cut off before it armed the next fire)", async () => {
     await registerQuick("sched_twice");
     await apiOk("POST", "/api/scheduler/schedules", schedule("sched-twice", "sched_twice"));
