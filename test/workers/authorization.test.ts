@@ -40,6 +40,37 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/granted-flow")).toEqual({ CREATE: [], READ: [{ type: "USER", id: userId }], UPDATE: [], EXECUTE: [], DELETE: [] });
   });
 
+  // The examples of https://orkes.io/content/reference-docs/api/authorization/grant-access, .../revoke-access and
+  // .../get-access-grants-for-resource, step by step: a lower-case subject type, Orkes' confirmation messages, and the
+  // holders grouped by access (the default) or by subject.
+  it("follows Orkes' grant, revoke and get-grants pages: their answers' messages, and the holders grouped by access or by subject", async () => {
+    const flow = `rate_limit_test_${crypto.randomUUID().slice(0, 8)}`;
+    const [jane, john] = [`jane.doe.${flow}@acme.com`, `john.doe.${flow}@acme.com`];
+    const granted = await api("POST", "/api/auth/authorization", grant({ type: "user", id: jane }, { type: "WORKFLOW_DEF", id: flow }, ["READ", "EXECUTE"]));
+    expect(granted.status).toBe(200);
+    expect(await granted.json()).toEqual({ message: "Granted permission" });
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "user", id: john }, { type: "WORKFLOW_DEF", id: flow }, ["READ", "EXECUTE", "CREATE", "UPDATE", "DELETE"]));
+
+    const byAccess = { CREATE: [{ type: "USER", id: john }], READ: [{ type: "USER", id: jane }, { type: "USER", id: john }], UPDATE: [{ type: "USER", id: john }], EXECUTE: [{ type: "USER", id: jane }, { type: "USER", id: john }], DELETE: [{ type: "USER", id: john }] };
+    const sorted = (holders: Record<string, Array<{ id: string }>>) => Object.fromEntries(Object.entries(holders).map(([kind, list]) => [kind, [...list].sort((a, b) => a.id.localeCompare(b.id))]));
+    expect(sorted(await apiOk("GET", `/api/auth/authorization/WORKFLOW_DEF/${flow}?groupBy=access`))).toEqual(byAccess);
+    expect(sorted(await apiOk("GET", `/api/auth/authorization/WORKFLOW_DEF/${flow}`))).toEqual(byAccess);
+    const bySubject = await apiOk<Record<string, string[]>>("GET", `/api/auth/authorization/WORKFLOW_DEF/${flow}?groupBy=subject`);
+    expect(Object.fromEntries(Object.entries(bySubject).map(([subject, access]) => [subject, [...access].sort()]))).toEqual({
+      [`USER:${jane}`]: ["EXECUTE", "READ"],
+      [`USER:${john}`]: ["CREATE", "DELETE", "EXECUTE", "READ", "UPDATE"],
+    });
+    expect(await apiOk("GET", "/api/auth/authorization/APPLICATION/x?groupBy=subject")).toEqual({});
+    const badGrouping = await api("GET", `/api/auth/authorization/WORKFLOW_DEF/${flow}?groupBy=target`);
+    expect(badGrouping.status).toBe(400);
+    expect(await badGrouping.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "groupBy" }] });
+
+    const revoked = await api("DELETE", "/api/auth/authorization", grant({ type: "user", id: jane }, { type: "WORKFLOW_DEF", id: flow }, ["READ", "EXECUTE"]));
+    expect(revoked.status).toBe(200);
+    expect(await revoked.json()).toEqual({ message: "Removed permission" });
+    expect(Object.keys(await apiOk("GET", `/api/auth/authorization/WORKFLOW_DEF/${flow}?groupBy=subject`))).toEqual([`USER:${john}`]);
+  });
+
   it("taking access from a user never seen writes nothing: they do not appear as a user", async () => {
     const users = await apiOk<unknown[]>("GET", "/api/users");
     await apiOk("DELETE", "/api/auth/authorization", grant({ type: "USER", id: "grant-ghost" }, { type: "WORKFLOW_DEF", id: "granted-flow" }, ["READ"]));

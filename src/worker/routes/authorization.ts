@@ -75,6 +75,14 @@ async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, c
   if (!(await groups.setPermissions(group.id, permissions, group.permissions))) throw changedMeanwhile(`group ${group.id}`);
 }
 
+/** Whether `groupBy` asks for Orkes' grouping by subject (`subject`) rather than by access (`access`, the default); anything else is a 400. */
+function groupedBySubject(request: IRequest): boolean {
+  const groupBy = queryParams(request, ["groupBy"])["groupBy"];
+  if (groupBy === undefined || groupBy === "access") return false;
+  if (groupBy === "subject") return true;
+  throw validationError("Invalid query parameter groupBy", [{ path: "groupBy", message: "must be access or subject" }]);
+}
+
 /** The target a path names (`/{type}/{id}` or the `type` and `id` query parameters), refused (400) when unmapped. */
 function targetOf(fields: Record<string, unknown>): TargetRef {
   return parseOrThrow(TargetRefSchema, { type: fields["type"], id: fields["id"] }, "target");
@@ -91,29 +99,35 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
   router.post("/api/auth/authorization", async (request, env) => {
     const body = parseOrThrow(AuthorizationRequestSchema, await requiredBody(request, env), "authorization request");
     await changeSubject(request, env, body.subject, adding(grantsOf(body.target, body.access)));
-    return new Response(null, { status: 200 });
+    // Orkes answers with this message (its docs' example); a client reading the answer as JSON needs a body.
+    return Response.json({ message: "Granted permission" });
   });
 
   router.delete("/api/auth/authorization", async (request, env) => {
     const body = parseOrThrow(AuthorizationRequestSchema, await requiredBody(request, env), "authorization request");
     await changeSubject(request, env, body.subject, removing(grantsOf(body.target, body.access)), true);
-    return new Response(null, { status: 200 });
+    return Response.json({ message: "Removed permission" });
   });
 
   // Orkes' map of access kind → subjects holding it on the target, given at the target's own scope: every kind, with
   // an empty list when nobody holds it (the clients index the map by kind). A target type this service gives no access
-  // on per target (APPLICATION, USER, DOMAIN…: Orkes' other TargetTypes) has no holders.
+  // on per target (APPLICATION, USER, DOMAIN…: Orkes' other TargetTypes) has no holders. `groupBy=subject` (Orkes'
+  // other grouping) maps each holder, as `TYPE:id`, to the access it holds instead.
   router.get("/api/auth/authorization/:type/:id", async (request, env) => {
+    const bySubject = groupedBySubject(request);
     const type = targetTypeName(decodedPathParam(request, "type"));
     const byAccess = Object.fromEntries(ACCESS.map((kind) => [kind, [] as SubjectRef[]])) as Record<Access, SubjectRef[]>;
-    if (/^[A-Z][A-Z_]*$/.test(type) && !(TARGET_TYPES as readonly string[]).includes(type)) return Response.json(byAccess);
+    const subjects: Record<string, Access[]> = {};
+    if (/^[A-Z][A-Z_]*$/.test(type) && !(TARGET_TYPES as readonly string[]).includes(type)) return Response.json(bySubject ? subjects : byAccess);
     const target = targetOf({ type, id: decodedPathParam(request, "id") });
     const scope = scopeOf(target);
     // Only those holding a grant at the target's scope are read (every user, role and group was).
     for (const holder of await new SecurityStore(env.DB).grantHoldersAt(scope)) {
-      for (const kind of accessGiven(holder.grants, target.type, scope)) byAccess[kind].push({ type: holder.kind, id: holder.id });
+      const given = accessGiven(holder.grants, target.type, scope);
+      for (const kind of given) byAccess[kind].push({ type: holder.kind, id: holder.id });
+      if (given.length > 0) subjects[`${holder.kind}:${holder.id}`] = given;
     }
-    return Response.json(byAccess);
+    return Response.json(bySubject ? subjects : byAccess);
   });
 
   router.get("/api/users/:userId/permissions", async (request, env) => {
