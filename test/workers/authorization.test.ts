@@ -71,6 +71,41 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(Object.keys(await apiOk("GET", `/api/auth/authorization/WORKFLOW_DEF/${flow}?groupBy=subject`))).toEqual([`USER:${john}`]);
   });
 
+  // https://orkes.io/content/reference-docs/api/authorization/list-grants-for-subject (v5.4.2), its example and more.
+  it("lists a subject's grants (GET /api/auth/subjects/{subjectType}/{subjectId}/grants), of one resourceType when asked; USER_ADMIN's only", async () => {
+    const suffix = crypto.randomUUID().slice(0, 8);
+    const jane = `jane.doe.${suffix}@acme.com`;
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "USER", id: jane }, { type: "SECRET_NAME", id: "API_KEY_NEURO" }, ["READ", "EXECUTE"]));
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "USER", id: jane }, { type: "WORKFLOW_DEF", id: `flow_${suffix}` }, ["READ"]));
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "USER", id: jane }, { type: "TASK_REF_NAME", id: `ref_${suffix}` }, ["EXECUTE"]));
+    const secretGrant = { target: { type: "SECRET_NAME", id: "API_KEY_NEURO" }, access: ["READ", "EXECUTE"] };
+    expect(await apiOk("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=SECRET_NAME`)).toEqual([secretGrant]);
+    expect(await apiOk("GET", `/api/auth/subjects/user/${encodeURIComponent(jane)}/grants`)).toEqual(await apiOk("GET", `/api/users/${encodeURIComponent(jane)}/permissions`).then((body) => body["grantedAccess"]));
+    expect(await apiOk<unknown[]>("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants`)).toHaveLength(3);
+    // A task reference name's grant is a task definition's scope, shown as one; a type given nothing here lists nothing.
+    expect(await apiOk("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=TASK_REF_NAME`)).toEqual([{ target: { type: "TASK_DEF", id: `ref_${suffix}` }, access: ["EXECUTE"] }]);
+    expect(await apiOk("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=APPLICATION`)).toEqual([]);
+    expect(await apiOk("GET", `/api/auth/subjects/USER/never-seen-${suffix}/grants`)).toEqual([]);
+
+    await apiOk("PUT", `/api/groups/grants-of-${suffix}`, { description: "g", roles: [] });
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "GROUP", id: `grants-of-${suffix}` }, { type: "TASK_DEF", id: `task_${suffix}` }, ["READ"]));
+    expect(await apiOk("GET", `/api/auth/subjects/GROUP/grants-of-${suffix}/grants`)).toEqual([{ target: { type: "TASK_DEF", id: `task_${suffix}` }, access: ["READ"] }]);
+    await apiOk("POST", "/api/security/roles", { name: `grants-role-${suffix}`, permissions: [{ action: "WORKFLOW_WRITE", scope: `workflow:flow_${suffix}` }] }, 201);
+    expect(await apiOk("GET", `/api/auth/subjects/ROLE/grants-role-${suffix}/grants`)).toEqual([{ target: { type: "WORKFLOW_DEF", id: `flow_${suffix}` }, access: ["CREATE", "UPDATE", "DELETE"] }]);
+
+    expect((await api("GET", `/api/auth/subjects/ROLE/no-such-role-${suffix}/grants`)).status).toBe(404);
+    expect((await api("GET", `/api/auth/subjects/GROUP/no-such-group-${suffix}/grants`)).status).toBe(404);
+    const badSubject = await api("GET", `/api/auth/subjects/APPLICATION/x/grants`);
+    expect(badSubject.status).toBe(400);
+    expect(await badSubject.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "subjectType" }] });
+    expect((await api("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=not-a-type`)).status).toBe(400);
+    // Not even one's own (Orkes lets a caller list theirs; GET /api/token/userInfo shows them here).
+    const self = await createUser(`grants-self-${suffix}`, { directPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:flow_${suffix}` }] });
+    expect((await call("GET", `/api/auth/subjects/USER/grants-self-${suffix}/grants`, orkes(self.token))).status).toBe(403);
+    const userAdmin = await createUser(`grants-user-admin-${suffix}`, { directPermissions: [{ action: "USER_ADMIN", scope: "*" }] });
+    expect(await (await call("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=SECRET_NAME`, orkes(userAdmin.token))).json()).toEqual([secretGrant]);
+  });
+
   it("taking access from a user never seen writes nothing: they do not appear as a user", async () => {
     const users = await apiOk<unknown[]>("GET", "/api/users");
     await apiOk("DELETE", "/api/auth/authorization", grant({ type: "USER", id: "grant-ghost" }, { type: "WORKFLOW_DEF", id: "granted-flow" }, ["READ"]));

@@ -96,6 +96,7 @@ export function fill(pattern: string, fixtures: Fixtures): string {
     ["/api/security/rules/", { id: fixtures.rule }],
     ["/api/human/tasks/", { taskId: fixtures.humanTaskId, userId: fixtures.user }],
     ["/api/auth/authorization/", { type: "WORKFLOW_DEF", id: fixtures.workflow }],
+    ["/api/auth/subjects/", { subjectType: "USER", subjectId: fixtures.user }],
   ];
   const values: Record<string, string> = {
     workflowId: fixtures.workflowId,

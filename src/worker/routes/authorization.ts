@@ -1,4 +1,5 @@
 import type { IRequest, RouterType } from "itty-router";
+import * as v from "valibot";
 import { addedGrants, authorizeHandingOut } from "../auth/delegation";
 import { grantsFor } from "../auth/grants";
 import { grantsAllow, type Grant } from "../auth/permissions";
@@ -83,6 +84,18 @@ function groupedBySubject(request: IRequest): boolean {
   throw validationError("Invalid query parameter groupBy", [{ path: "groupBy", message: "must be access or subject" }]);
 }
 
+/** A subject's type in a path: USER, ROLE or GROUP, in any case (Orkes' docs write them in both). */
+const SubjectTypeSchema = v.pipe(v.string(), v.toUpperCase(), v.picklist(["USER", "ROLE", "GROUP"], "must be USER, ROLE or GROUP"));
+
+/**
+ * The type a `resourceType` filter keeps, as {@link grantedAccess} shows targets: a task reference name's grant is a
+ * TASK_DEF's (one scope). Another of Orkes' types (WORKFLOW, APPLICATION…) keeps what it names: nothing given here.
+ */
+function shownTypeOf(resourceType: string): string {
+  if (!/^[A-Z][A-Z_]*$/.test(resourceType)) throw validationError("Invalid query parameter resourceType", [{ path: "resourceType", message: "must be a resource type such as WORKFLOW_DEF, TASK_DEF, SECRET_NAME or TAG" }]);
+  return resourceType === "TASK_REF_NAME" ? "TASK_DEF" : resourceType;
+}
+
 /** The target a path names (`/{type}/{id}` or the `type` and `id` query parameters), refused (400) when unmapped. */
 function targetOf(fields: Record<string, unknown>): TargetRef {
   return parseOrThrow(TargetRefSchema, { type: fields["type"], id: fields["id"] }, "target");
@@ -141,6 +154,28 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
     const grants = await grantsFor(env, pathName(request, "userId"));
     const allows = (required: Grant) => grantsAllow(grants, required.action, required.scope);
     return Response.json(Object.fromEntries(ACCESS.map((kind) => [kind, allows(requiredFor(target, kind))])));
+  });
+
+  // Orkes' list of the grants a subject was given per target (v5.4.2): a user's direct permissions, a role's, a group's
+  // own, as `GET /api/users/{id}/permissions` shows them but as a bare list, `resourceType` keeping one type's.
+  router.get("/api/auth/subjects/:subjectType/:subjectId/grants", async (request, env) => {
+    const subject = parseOrThrow(SubjectTypeSchema, decodedPathParam(request, "subjectType"), "subjectType", "subjectType");
+    const id = pathName(request, "subjectId");
+    const resourceType = queryParams(request, ["resourceType"])["resourceType"];
+    const kept = resourceType === undefined ? undefined : shownTypeOf(targetTypeName(String(resourceType)));
+    const store = new SecurityStore(env.DB);
+    let grants: readonly Grant[];
+    if (subject === "USER") grants = (await store.getAssignment(id))?.directPermissions ?? [];
+    else if (subject === "ROLE") {
+      const role = await store.getRole(id);
+      if (!role) throw notFound(`No role ${id}`);
+      grants = role.permissions;
+    } else {
+      const group = await new GroupRepository(env.DB).get(id);
+      if (!group) throw notFound(`No group ${id}`);
+      grants = group.permissions;
+    }
+    return Response.json(grantedAccess(grants).filter((granted) => kept === undefined || granted.target.type === kept));
   });
 
   router.get("/api/groups/:groupId/permissions", async (request, env) => {
