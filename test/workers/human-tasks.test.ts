@@ -513,6 +513,25 @@ describe("user forms (/api/human/template)", () => {
     expect(await apiOk("GET", `/api/human/template?name=${encodeURIComponent(name)}`)).toEqual([]);
   });
 
+  // https://orkes.io/content/reference-docs/api/human-tasks/save-task-ui-template: its example body is a form as read
+  // back (times, and createdBy as "USER:<email>"); those are the server's to set.
+  it("saves Orkes' example form as it is sent, its times and authors the server's own", async () => {
+    const name = unique("someForm");
+    const example = {
+      createTime: 1736938081924,
+      updateTime: 1736938081924,
+      createdBy: "USER:user@example.com",
+      updatedBy: "USER:user@example.com",
+      name,
+      jsonSchema: { $schema: "http://json-schema.org/draft-07/schema", properties: { vegetable: { type: "string", enum: ["potatoes", "carrots", "celery"] } } },
+      templateUI: { type: "VerticalLayout", elements: [{ type: "Control", scope: "#/properties/vegetable", label: "Pick one", options: {} }] },
+    };
+    const saved = await apiOk<JsonObject>("POST", "/api/human/template?newVersion=false", example);
+    expect(saved).toMatchObject({ name, version: 1, jsonSchema: example.jsonSchema, templateUI: example.templateUI, createdBy: "admin", updatedBy: "admin" });
+    expect(saved["createTime"]).toBeGreaterThan(example.createTime);
+    expect(await apiOk("GET", `/api/human/template/${encodeURIComponent(name)}/1`)).toEqual(saved);
+  });
+
   it("newVersion=true saves the next version whatever version the form names (the JavaScript client always names one), leaving that version as it was", async () => {
     const name = unique("versioned form");
     expect(await apiOk("POST", "/api/human/template", form(name, { version: 1 }))).toMatchObject({ version: 1 });
@@ -558,7 +577,9 @@ describe("user forms (/api/human/template)", () => {
     const taskId = await humanTaskOf(workflowId);
     expect(await apiOk("GET", `/api/human/tasks/${taskId}?withTemplate=true`)).toMatchObject({ humanTaskDef: { userFormTemplate: { name: formName }, fullTemplate: { name: formName, version: 1 } } });
     expect(await apiOk("GET", `/api/human/template/${taskId}`)).toMatchObject({ name: formName, version: 1 });
-    await apiOk("POST", `/api/human/tasks/${taskId}/claim`);
+    // As https://orkes.io/content/reference-docs/api/human-tasks/claim-task-conductor-user claims it: the form comes
+    // with the claimed task when asked for.
+    expect(await apiOk("POST", `/api/human/tasks/${taskId}/claim?overrideAssignment=false&withTemplate=true`)).toMatchObject({ state: "IN_PROGRESS", claimant: { user: "admin" }, humanTaskDef: { fullTemplate: { name: formName, version: 1 } } });
     const invalid = await api("POST", `/api/human/tasks/${taskId}/update?complete=true`, { approved: "yes" });
     expect(invalid.status).toBe(400);
     expect((await invalid.json()) as JsonObject).toMatchObject({ message: expect.stringContaining("output.approved") });
