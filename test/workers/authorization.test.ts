@@ -106,6 +106,37 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(await (await call("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=SECRET_NAME`, orkes(userAdmin.token))).json()).toEqual([secretGrant]);
   });
 
+  // https://orkes.io/content/reference-docs/api/authorization/revoke-grants-for-subject (v5.4.2), its example and more.
+  it("revokes a subject's grants (DELETE /api/auth/subjects/{subjectType}/{subjectId}/grants), of one resourceType when asked, leaving the rest", async () => {
+    const suffix = crypto.randomUUID().slice(0, 8);
+    const jane = `jane.doe.${suffix}@acme.com`;
+    await apiOk("PUT", `/api/security/users/${encodeURIComponent(jane)}/roles`, { roles: ["USER_READ_ONLY"], directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:prefix_*" }] });
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "USER", id: jane }, { type: "WORKFLOW_DEF", id: `flow_${suffix}` }, ["READ", "EXECUTE", "UPDATE"]));
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "USER", id: jane }, { type: "TASK_DEF", id: `task_${suffix}` }, ["EXECUTE"]));
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "USER", id: jane }, { type: "TAG", id: `team:${suffix}` }, ["READ"]));
+    const revoked = await api("DELETE", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=WORKFLOW_DEF`);
+    expect(revoked.status).toBe(200);
+    expect(await revoked.json()).toEqual({ message: "Revoked grants" });
+    expect((await apiOk<Array<{ target: { type: string } }>>("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants`)).map((granted) => granted.target.type)).toEqual(["TAG", "TASK_DEF"]);
+    // Without a type every per-target grant goes, the use of the tag's secrets with its READ; roles and grants at * or a prefix stay.
+    await apiOk("DELETE", `/api/auth/subjects/user/${encodeURIComponent(jane)}/grants`);
+    expect(await apiOk("GET", `/api/security/users/${encodeURIComponent(jane)}`)).toMatchObject({ roles: ["USER_READ_ONLY"], directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:prefix_*" }] });
+
+    await apiOk("PUT", `/api/groups/revoked-${suffix}`, { description: "g", roles: ["USER_READ_ONLY"] });
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "GROUP", id: `revoked-${suffix}` }, { type: "SECRET_NAME", id: `secret_${suffix}` }, ["READ"]));
+    await apiOk("DELETE", `/api/auth/subjects/GROUP/revoked-${suffix}/grants?resourceType=SECRET_NAME`);
+    expect(await apiOk("GET", `/api/groups/revoked-${suffix}`)).toMatchObject({ roles: [{ name: "USER_READ_ONLY" }] });
+    expect(await apiOk("GET", `/api/groups/revoked-${suffix}/permissions`)).toEqual({ grantedAccess: [] });
+    // Nobody to take from: nothing to do, nothing created; a bad type a 400; a caller without USER_ADMIN a 403, the grant kept.
+    expect((await api("DELETE", `/api/auth/subjects/USER/never-seen-${suffix}/grants`)).status).toBe(200);
+    expect((await api("GET", `/api/users/never-seen-${suffix}`)).status).toBe(404);
+    expect((await api("DELETE", `/api/auth/subjects/APPLICATION/x/grants`)).status).toBe(400);
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "USER", id: jane }, { type: "WORKFLOW_DEF", id: `flow_${suffix}` }, ["READ"]));
+    const reader = await createUser(`revoker-${suffix}`, { roles: ["USER_READ_ONLY"] });
+    expect((await call("DELETE", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants`, orkes(reader.token))).status).toBe(403);
+    expect(await apiOk("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants`)).toEqual([{ target: { type: "WORKFLOW_DEF", id: `flow_${suffix}` }, access: ["READ"] }]);
+  });
+
   it("taking access from a user never seen writes nothing: they do not appear as a user", async () => {
     const users = await apiOk<unknown[]>("GET", "/api/users");
     await apiOk("DELETE", "/api/auth/authorization", grant({ type: "USER", id: "grant-ghost" }, { type: "WORKFLOW_DEF", id: "granted-flow" }, ["READ"]));

@@ -9,7 +9,7 @@ import { notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryParams } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { GroupRepository } from "../security/groups";
-import { ACCESS, AuthorizationRequestSchema, TARGET_TYPES, accessGiven, grantedAccess, grantsOf, requiredFor, scopeOf, TargetRefSchema, targetTypeName, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
+import { ACCESS, AuthorizationRequestSchema, TARGET_TYPES, accessGiven, grantedAccess, grantsOf, isTargetGrant, requiredFor, scopeOf, TargetRefSchema, targetTypeName, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
 import { NAME_PATTERN } from "../security/schemas";
 import { SecurityStore } from "../security/store";
 import { assignmentRefused, authorizeAssignment, changedMeanwhile } from "../security/users";
@@ -176,6 +176,17 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
       grants = group.permissions;
     }
     return Response.json(grantedAccess(grants).filter((granted) => kept === undefined || granted.target.type === kept));
+  });
+
+  // Orkes' revocation of every grant a subject was given per target (v5.4.2), or of one resourceType's: what the list
+  // above shows goes (a role's or a group's roles stay); taking away hands nothing out.
+  router.delete("/api/auth/subjects/:subjectType/:subjectId/grants", async (request, env) => {
+    const type = parseOrThrow(SubjectTypeSchema, decodedPathParam(request, "subjectType"), "subjectType", "subjectType");
+    const id = pathName(request, "subjectId");
+    const resourceType = queryParams(request, ["resourceType"])["resourceType"];
+    const kept = resourceType === undefined ? undefined : shownTypeOf(targetTypeName(String(resourceType)));
+    await changeSubject(request, env, { type, id }, (held) => held.filter((grant) => !isTargetGrant(grant, kept)), true);
+    return Response.json({ message: "Revoked grants" });
   });
 
   router.get("/api/groups/:groupId/permissions", async (request, env) => {

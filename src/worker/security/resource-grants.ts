@@ -110,12 +110,25 @@ const SHOWN_AS: Record<ScopeKind, TargetType> = { workflow: "WORKFLOW_DEF", task
 export function grantedAccess(grants: readonly Grant[]): Array<{ target: TargetRef; access: Access[] }> {
   const scopes = [...new Set(grants.map((grant) => grant.scope))].sort();
   return scopes.flatMap((scope) => {
-    const match = /^(workflow|task|secret|tag):(.+)$/.exec(scope);
-    if (match === null || match[2]!.includes("*")) return [];
-    const type = SHOWN_AS[match[1] as ScopeKind];
-    const access = accessGiven(grants, type, scope);
-    return access.length === 0 ? [] : [{ target: { type, id: match[2]! }, access }];
+    const target = targetAt(scope);
+    if (target === undefined) return [];
+    const access = accessGiven(grants, target.type, scope);
+    return access.length === 0 ? [] : [{ target, access }];
   });
+}
+
+/** The one target a scope names (`workflow:<name>` a WORKFLOW_DEF, …, as {@link grantedAccess} shows it); none for `*`, prefixes and other scopes. */
+export function targetAt(scope: string): TargetRef | undefined {
+  const match = /^(workflow|task|secret|tag):(.+)$/.exec(scope);
+  if (match === null || match[2]!.includes("*")) return undefined;
+  return { type: SHOWN_AS[match[1] as ScopeKind], id: match[2]! };
+}
+
+/** Whether `grant` is one of those giving access to one target (any access kind, the use of a tag's secrets too), of type `type` when given. */
+export function isTargetGrant(grant: Grant, type?: string): boolean {
+  const target = targetAt(grant.scope);
+  if (target === undefined || (type !== undefined && target.type !== type)) return false;
+  return grantsOf(target, grantableAccess(target.type)).some((given) => given.action === grant.action);
 }
 
 const unsupportedTarget = `must be one of ${TARGET_TYPES.join(", ")} (other targets have no scope here: give roles and direct permissions instead)`;
