@@ -73,7 +73,8 @@ describe("applications", () => {
     expect(renamed).toMatchObject({ id: created.id, name: "billing", createTime: created.createTime });
     expect(renamed.updateTime).toBeGreaterThanOrEqual(created.updateTime);
 
-    expect((await api("DELETE", `/api/applications/${created.id}`)).status).toBe(200);
+    // As https://orkes.io/content/reference-docs/api/applications/delete-application answers it.
+    expect(await apiOk("DELETE", `/api/applications/${created.id}`)).toEqual({ message: `Deleted Application '${created.id}'` });
     expect((await api("GET", `/api/applications/${created.id}`)).status).toBe(404);
     expect((await api("PUT", `/api/applications/${created.id}`, { name: "x" })).status).toBe(404);
     expect((await api("DELETE", `/api/applications/${created.id}`)).status).toBe(404);

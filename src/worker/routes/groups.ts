@@ -129,7 +129,8 @@ export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
 
   router.delete("/api/groups/:id", async (request, env) => {
     if (!(await new GroupRepository(env.DB).delete(pathName(request, "id")))) throw notFound(`No group ${pathName(request, "id")}`);
-    return new Response(null, { status: 200 });
+    // Orkes' answer (its docs' example): a client reading the answer as JSON needs a body.
+    return Response.json({ message: `Deleted group '${pathName(request, "id")}'` });
   });
 
   router.get("/api/groups/:id/users", async (request, env) => {

@@ -104,6 +104,7 @@ export function registerOrkesUserRoutes(router: RouterType<IRequest, Args>): voi
     if (!(await store.getAssignment(userId)) && keyIds.length === 0 && groups.length === 0) throw notFound(`No user ${userId}`);
     await store.deleteUser(userId, userKeySessionRevocations(env, userId));
     forgetVerifiedTokens();
-    return new Response(null, { status: 200 });
+    // Orkes' answer (its docs' example): a client reading the answer as JSON needs a body.
+    return Response.json({ message: `Deleted user '${userId}'` });
   });
 }
