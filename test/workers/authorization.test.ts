@@ -99,9 +99,14 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(badSubject.status).toBe(400);
     expect(await badSubject.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "subjectType" }] });
     expect((await api("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=not-a-type`)).status).toBe(400);
-    // Not even one's own (Orkes lets a caller list theirs; GET /api/token/userInfo shows them here).
+    // One's own, as Orkes lets a caller list theirs; nobody else's, nor a role's or a group's, without USER_ADMIN.
     const self = await createUser(`grants-self-${suffix}`, { directPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:flow_${suffix}` }] });
-    expect((await call("GET", `/api/auth/subjects/USER/grants-self-${suffix}/grants`, orkes(self.token))).status).toBe(403);
+    expect(await (await call("GET", `/api/auth/subjects/user/grants-self-${suffix}/grants`, orkes(self.token))).json()).toEqual([{ target: { type: "WORKFLOW_DEF", id: `flow_${suffix}` }, access: ["READ"] }]);
+    for (const path of [`USER/${encodeURIComponent(jane)}`, `GROUP/grants-of-${suffix}`, `ROLE/grants-role-${suffix}`, `ROLE/grants-self-${suffix}`, `GROUP/no-such-group-${suffix}`, "APPLICATION/x", "USER/bad%20id"]) {
+      const refused = await call("GET", `/api/auth/subjects/${path}/grants`, orkes(self.token));
+      expect(refused.status, path).toBe(403);
+      expect(await refused.json()).toMatchObject({ error: "PERMISSION_DENIED" });
+    }
     const userAdmin = await createUser(`grants-user-admin-${suffix}`, { directPermissions: [{ action: "USER_ADMIN", scope: "*" }] });
     expect(await (await call("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=SECRET_NAME`, orkes(userAdmin.token))).json()).toEqual([secretGrant]);
   });

@@ -113,9 +113,10 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   // Orkes' per-resource grants: who may reach what, given as users' direct permissions, roles' and groups' permissions.
   { apiPath: "/api/auth/authorization", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
   { apiPath: "/api/auth/authorization/*", methods: ALL_METHODS, requiredPermissions: [at("USER_ADMIN")] },
-  // What a subject was given per target, listed or revoked: USER_ADMIN's, as the users' and groups' permissions are
-  // (Orkes also lets a caller list their own; here GET /api/token/userInfo shows a caller what they hold).
-  { apiPath: "/api/auth/subjects/*", methods: ["GET", "DELETE"], requiredPermissions: [at("USER_ADMIN")] },
+  // What a subject was given per target: listed by any caller, the route refusing (403) all but their own grants to
+  // one without USER_ADMIN on *, as Orkes does; revoked with USER_ADMIN, as the users' and groups' permissions are.
+  { apiPath: "/api/auth/subjects/*", methods: ["GET"], requiredPermissions: [] },
+  { apiPath: "/api/auth/subjects/*", methods: ["DELETE"], requiredPermissions: [at("USER_ADMIN")] },
   { apiPath: "/api/secrets/*", methods: ALL_METHODS, requiredPermissions: [at("SYSTEM_ADMIN")] },
   { apiPath: "/api/secrets-v2", methods: ["GET"], requiredPermissions: [at("SYSTEM_ADMIN")] },
   // A workflow definition's tags: as the definition itself (read it, or write it).

@@ -5,7 +5,7 @@ import { grantsFor } from "../auth/grants";
 import { grantsAllow, type Grant } from "../auth/permissions";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
 import { principalOf } from "../guard";
-import { notFound, validationError } from "../http/errors";
+import { ApiError, notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryParams } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { GroupRepository } from "../security/groups";
@@ -157,8 +157,16 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
   });
 
   // Orkes' list of the grants a subject was given per target (v5.4.2): a user's direct permissions, a role's, a group's
-  // own, as `GET /api/users/{id}/permissions` shows them but as a bare list, `resourceType` keeping one type's.
+  // own, as `GET /api/users/{id}/permissions` shows them but as a bare list, `resourceType` keeping one type's. A
+  // caller's own, or anyone's for one with USER_ADMIN on *.
   router.get("/api/auth/subjects/:subjectType/:subjectId/grants", async (request, env) => {
+    const principal = principalOf(request);
+    // Anyone may list their own (Orkes' rule); anything else is USER_ADMIN's, as the route's rule lets every caller in.
+    // Decided first, so a caller without it learns nothing of what the path names, valid or not.
+    const own = decodedPathParam(request, "subjectType").toUpperCase() === "USER" && decodedPathParam(request, "subjectId") === principal.userId;
+    if (!own && !grantsAllow(principal.grants, "USER_ADMIN", "*")) {
+      throw new ApiError(403, "PERMISSION_DENIED", "Permission denied: listing another subject's grants needs USER_ADMIN on *");
+    }
     const subject = parseOrThrow(SubjectTypeSchema, decodedPathParam(request, "subjectType"), "subjectType", "subjectType");
     const id = pathName(request, "subjectId");
     const resourceType = queryParams(request, ["resourceType"])["resourceType"];
