@@ -3,6 +3,7 @@ import { SignJWT, generateKeyPair, importJWK, type JWK } from "jose";
 import { describe, expect, it, vi } from "vitest";
 import { apiOk } from "./helpers";
 import { customProvider } from "../../src/worker/auth/custom";
+import { isOutsideApplicationName } from "../../src/worker/auth/grants";
 import { MAX_KEYS_TRIED_WITHOUT_KID, OAUTH_CLOCK_SKEW_SECONDS, oauthProvider } from "../../src/worker/auth/oauth";
 
 /** Signs an access token as the local OAuth issuer of the tests (its JWKS is served by the target). */
@@ -44,6 +45,15 @@ describe("external OAuth 2.0 / OIDC access tokens", () => {
     const me = await get("/api/security/permissions", { authorization: `Bearer ${token}` });
     expect(me.body).toMatchObject({ userId: `app:${application.id}`, permissions: [] });
     expect((await get("/api/metadata/workflow", { authorization: `Bearer ${token}` })).status).toBe(403);
+    // Nor does it see the application's own: not its per-target grants as "its own" (403, as anyone else's), nor, in
+    // userInfo, its name, roles or applicationUser: it is an outside user holding nothing here.
+    const appUser = `app:${application.id}`;
+    await apiOk("POST", "/api/auth/authorization", { subject: { type: "USER", id: appUser }, target: { type: "SECRET_NAME", id: "PROD_DB_PASSWORD" }, access: ["READ"] });
+    expect(await get(`/api/auth/subjects/USER/${encodeURIComponent(appUser)}/grants`, { authorization: `Bearer ${token}` })).toMatchObject({ status: 403, body: { error: "PERMISSION_DENIED" } });
+    const info = await SELF.fetch("https://conductor.test/api/token/userInfo", { headers: { authorization: `Bearer ${token}` } });
+    expect(await info.json()).toEqual({ id: appUser, name: appUser, uuid: appUser, applicationUser: false, roles: [], groups: [], permissions: [] });
+    expect(isOutsideApplicationName({ userId: appUser, method: "custom" })).toBe(true);
+    expect(isOutsideApplicationName({ userId: appUser, method: "api-key" })).toBe(false);
   });
 
   it("takes the issuer's token until its exp: revoking it here answers 200 (RFC 7009) and changes nothing, as documented", async () => {

@@ -1,7 +1,7 @@
 import { APPLICATION_USER_PREFIX } from "../security/applications";
 import { SecurityStore } from "../security/store";
 import { PERMISSIONS, type Grant } from "./permissions";
-import { BOOTSTRAP_ADMIN_USER } from "./principal";
+import { BOOTSTRAP_ADMIN_USER, type Principal } from "./principal";
 import { withTagGrantsExpanded } from "./tag-grants";
 
 /** Every permission at scope `*`: what the bootstrap admin holds. */
@@ -17,6 +17,17 @@ export const ALL_GRANTS: readonly Grant[] = PERMISSIONS.map((action) => ({ actio
 export async function grantsFor(env: Env, userId: string, extraRoles: string[] = [], external = false): Promise<Grant[]> {
   if (userId === BOOTSTRAP_ADMIN_USER && !external) return [...ALL_GRANTS];
   const store = new SecurityStore(env.DB);
-  const grants = external && userId.startsWith(APPLICATION_USER_PREFIX) ? [] : await store.effectiveGrants(userId);
+  const grants = external && namesApplication(userId) ? [] : await store.effectiveGrants(userId);
   return withTagGrantsExpanded(env.DB, extraRoles.length === 0 ? grants : [...grants, ...(await store.roleGrants(extraRoles))]);
+}
+
+const namesApplication = (userId: string): boolean => userId.startsWith(APPLICATION_USER_PREFIX);
+
+/**
+ * Whether `principal` is an outside identity (the identity provider's token, the custom auth Worker's answer) named like
+ * an application's user (`app:<id>`): never that application (it holds none of its grants, see {@link grantsFor}), so
+ * nothing stored for the application is "its own" either: not its grants, roles, groups or name.
+ */
+export function isOutsideApplicationName(principal: Pick<Principal, "userId" | "method">): boolean {
+  return (principal.method === "oauth" || principal.method === "custom") && namesApplication(principal.userId);
 }

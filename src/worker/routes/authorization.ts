@@ -1,7 +1,7 @@
 import type { IRequest, RouterType } from "itty-router";
 import * as v from "valibot";
 import { addedGrants, authorizeHandingOut } from "../auth/delegation";
-import { grantsFor } from "../auth/grants";
+import { grantsFor, isOutsideApplicationName } from "../auth/grants";
 import { grantsAllow, type Grant } from "../auth/permissions";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
 import { principalOf } from "../guard";
@@ -162,8 +162,10 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
   router.get("/api/auth/subjects/:subjectType/:subjectId/grants", async (request, env) => {
     const principal = principalOf(request);
     // Anyone may list their own (Orkes' rule); anything else is USER_ADMIN's, as the route's rule lets every caller in.
-    // Decided first, so a caller without it learns nothing of what the path names, valid or not.
-    const own = decodedPathParam(request, "subjectType").toUpperCase() === "USER" && decodedPathParam(request, "subjectId") === principal.userId;
+    // Decided first, so a caller without it learns nothing of what the path names, valid or not. An outside identity
+    // named `app:<id>` is not that application: its grants are not the identity's own.
+    const own =
+      decodedPathParam(request, "subjectType").toUpperCase() === "USER" && decodedPathParam(request, "subjectId") === principal.userId && !isOutsideApplicationName(principal);
     if (!own && !grantsAllow(principal.grants, "USER_ADMIN", "*")) {
       throw new ApiError(403, "PERMISSION_DENIED", "Permission denied: listing another subject's grants needs USER_ADMIN on *");
     }

@@ -3,7 +3,7 @@ import { BULK_ACCESS_RULES, DEFAULT_ACCESS_RULES } from "../auth/access-rules";
 import { userForApiKey } from "../auth/api-key";
 import { addedGrants, authorizeHandingOut } from "../auth/delegation";
 import { clientAddress } from "../auth/throttle";
-import { grantsFor } from "../auth/grants";
+import { grantsFor, isOutsideApplicationName } from "../auth/grants";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
 import { PERMISSIONS, grantsAllow } from "../auth/permissions";
 import { forgetVerifiedTokens, issueTokens, keySessionRevocations, refreshTokens, revokeToken } from "../auth/tokens";
@@ -219,6 +219,9 @@ export function registerSecurityRoutes(router: RouterType<IRequest, Args>): void
     const principal = principalOf(request);
     const store = new SecurityStore(env.DB);
     const id = principal.userId;
+    // An outside identity named `app:<id>` is not that application (it holds none of its grants): it is shown as an
+    // outside user holding nothing here: without the application's name, roles or groups.
+    if (isOutsideApplicationName(principal)) return Response.json({ ...(await conductorUser(store, id, [], undefined)), applicationUser: false, permissions: principal.grants });
     const { assignment, name } = await store.getNamedAssignment(id);
     // An application's key acts as its user `app:<id>`: Orkes names the application.
     const application = id.startsWith(APPLICATION_USER_PREFIX) ? await new ApplicationRepository(env.DB).get(id.slice(APPLICATION_USER_PREFIX.length)) : null;
