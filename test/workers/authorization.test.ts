@@ -132,6 +132,14 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     await apiOk("DELETE", `/api/auth/subjects/GROUP/revoked-${suffix}/grants?resourceType=SECRET_NAME`);
     expect(await apiOk("GET", `/api/groups/revoked-${suffix}`)).toMatchObject({ roles: [{ name: "USER_READ_ONLY" }] });
     expect(await apiOk("GET", `/api/groups/revoked-${suffix}/permissions`)).toEqual({ grantedAccess: [] });
+    // A role's too, exactly what its list shows: a tag's workflow permission without its task one shows nothing, and stays.
+    const tagReadAlone = { action: "WORKFLOW_READ", scope: `tag:team:${suffix}` };
+    const prefixRead = { action: "WORKFLOW_READ", scope: "workflow:prefix_*" };
+    await apiOk("POST", "/api/security/roles", { name: `revoked-role-${suffix}`, permissions: [tagReadAlone, { action: "WORKFLOW_WRITE", scope: `workflow:flow_${suffix}` }, prefixRead] }, 201);
+    expect(await apiOk("GET", `/api/auth/subjects/ROLE/revoked-role-${suffix}/grants`)).toEqual([{ target: { type: "WORKFLOW_DEF", id: `flow_${suffix}` }, access: ["CREATE", "UPDATE", "DELETE"] }]);
+    expect(await apiOk("DELETE", `/api/auth/subjects/role/revoked-role-${suffix}/grants`)).toEqual({ message: "Revoked grants" });
+    expect(await apiOk("GET", `/api/security/roles/revoked-role-${suffix}`)).toMatchObject({ permissions: [tagReadAlone, prefixRead] });
+
     // Nobody to take from: nothing to do, nothing created; a bad type a 400; a caller without USER_ADMIN a 403, the grant kept.
     expect((await api("DELETE", `/api/auth/subjects/USER/never-seen-${suffix}/grants`)).status).toBe(200);
     expect((await api("GET", `/api/users/never-seen-${suffix}`)).status).toBe(404);

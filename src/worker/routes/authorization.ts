@@ -9,7 +9,7 @@ import { ApiError, notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryParams } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { GroupRepository } from "../security/groups";
-import { ACCESS, AuthorizationRequestSchema, TARGET_TYPES, accessGiven, grantedAccess, grantsOf, isTargetGrant, requiredFor, scopeOf, TargetRefSchema, targetTypeName, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
+import { ACCESS, AuthorizationRequestSchema, TARGET_TYPES, accessGiven, grantedAccess, grantsOf, requiredFor, shownGrants, scopeOf, TargetRefSchema, targetTypeName, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
 import { NAME_PATTERN } from "../security/schemas";
 import { SecurityStore } from "../security/store";
 import { assignmentRefused, authorizeAssignment, changedMeanwhile } from "../security/users";
@@ -195,7 +195,8 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
     const id = pathName(request, "subjectId");
     const resourceType = queryParams(request, ["resourceType"])["resourceType"];
     const kept = resourceType === undefined ? undefined : shownTypeOf(targetTypeName(String(resourceType)));
-    await changeSubject(request, env, { type, id }, (held) => held.filter((grant) => !isTargetGrant(grant, kept)), true);
+    // Exactly what the list shows goes: a grant it does not show (a tag's workflow permission without its task one) stays.
+    await changeSubject(request, env, { type, id }, (held) => removing(shownGrants(held, kept))(held), true);
     return Response.json({ message: "Revoked grants" });
   });
 

@@ -124,11 +124,14 @@ export function targetAt(scope: string): TargetRef | undefined {
   return { type: SHOWN_AS[match[1] as ScopeKind], id: match[2]! };
 }
 
-/** Whether `grant` is one of those giving access to one target (any access kind, the use of a tag's secrets too), of type `type` when given. */
-export function isTargetGrant(grant: Grant, type?: string): boolean {
-  const target = targetAt(grant.scope);
-  if (target === undefined || (type !== undefined && target.type !== type)) return false;
-  return grantsOf(target, grantableAccess(target.type)).some((given) => given.action === grant.action);
+/**
+ * The grants making up what {@link grantedAccess} shows of `grants` (of targets of type `type` when given): each access
+ * shown, as {@link grantsOf} gives it (a tag's READ or EXECUTE with the use of its secrets). A grant showing nothing
+ * alone (a tag's workflow permission without its task one, the use of a tag's secrets without either) is not among them.
+ */
+export function shownGrants(grants: readonly Grant[], type?: string): Grant[] {
+  const shown = grantedAccess(grants).filter((granted) => type === undefined || granted.target.type === type);
+  return shown.flatMap(({ target, access }) => grantsOf(target, access)).filter((given) => grants.some((grant) => grant.action === given.action && grant.scope === given.scope));
 }
 
 const unsupportedTarget = `must be one of ${TARGET_TYPES.join(", ")} (other targets have no scope here: give roles and direct permissions instead)`;
