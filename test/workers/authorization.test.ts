@@ -98,7 +98,11 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     const badSubject = await api("GET", `/api/auth/subjects/APPLICATION/x/grants`);
     expect(badSubject.status).toBe(400);
     expect(await badSubject.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "subjectType" }] });
-    expect((await api("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=not-a-type`)).status).toBe(400);
+    for (const resourceType of ["not-a-type", "BOGUS", "WORKFLOW_DEFS"]) {
+      const refused = await api("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=${resourceType}`);
+      expect(refused.status, resourceType).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "resourceType" }] });
+    }
     // One's own, as Orkes lets a caller list theirs; nobody else's, nor a role's or a group's, without USER_ADMIN.
     const self = await createUser(`grants-self-${suffix}`, { directPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:flow_${suffix}` }] });
     expect(await (await call("GET", `/api/auth/subjects/user/grants-self-${suffix}/grants`, orkes(self.token))).json()).toEqual([{ target: { type: "WORKFLOW_DEF", id: `flow_${suffix}` }, access: ["READ"] }]);
@@ -147,6 +151,12 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     await apiOk("POST", "/api/auth/authorization", grant({ type: "USER", id: jane }, { type: "WORKFLOW_DEF", id: `flow_${suffix}` }, ["READ"]));
     const reader = await createUser(`revoker-${suffix}`, { roles: ["USER_READ_ONLY"] });
     expect((await call("DELETE", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants`, orkes(reader.token))).status).toBe(403);
+    // A resourceType Orkes does not name (a typo) is a 400, not a revocation that took nothing; the grant is kept.
+    for (const resourceType of ["BOGUS", "WORKFLOW_DEFS"]) {
+      const refused = await api("DELETE", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=${resourceType}`);
+      expect(refused.status, resourceType).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "resourceType" }] });
+    }
     expect(await apiOk("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants`)).toEqual([{ target: { type: "WORKFLOW_DEF", id: `flow_${suffix}` }, access: ["READ"] }]);
   });
 

@@ -9,7 +9,7 @@ import { ApiError, notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryParams } from "../http/params";
 import { parseOrThrow } from "../schemas";
 import { GroupRepository } from "../security/groups";
-import { ACCESS, AuthorizationRequestSchema, TARGET_TYPES, accessGiven, grantedAccess, grantsOf, requiredFor, shownGrants, scopeOf, TargetRefSchema, targetTypeName, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
+import { ACCESS, AuthorizationRequestSchema, ORKES_TARGET_TYPES, TARGET_TYPES, accessGiven, grantedAccess, grantsOf, requiredFor, shownGrants, scopeOf, TargetRefSchema, targetTypeName, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
 import { NAME_PATTERN } from "../security/schemas";
 import { SecurityStore } from "../security/store";
 import { assignmentRefused, authorizeAssignment, changedMeanwhile } from "../security/users";
@@ -89,10 +89,12 @@ const SubjectTypeSchema = v.pipe(v.string(), v.toUpperCase(), v.picklist(["USER"
 
 /**
  * The type a `resourceType` filter keeps, as {@link grantedAccess} shows targets: a task reference name's grant is a
- * TASK_DEF's (one scope). Another of Orkes' types (WORKFLOW, APPLICATION…) keeps what it names: nothing given here.
+ * TASK_DEF's (one scope). Another of Orkes' types (WORKFLOW, APPLICATION…) keeps what it names: nothing given here. A
+ * type Orkes does not name (a typo such as WORKFLOW_DEFS) is a 400: kept as a filter it would match nothing, and a
+ * revocation would answer that it revoked while taking nothing.
  */
 function shownTypeOf(resourceType: string): string {
-  if (!/^[A-Z][A-Z_]*$/.test(resourceType)) throw validationError("Invalid query parameter resourceType", [{ path: "resourceType", message: "must be a resource type such as WORKFLOW_DEF, TASK_DEF, SECRET_NAME or TAG" }]);
+  if (!ORKES_TARGET_TYPES.includes(resourceType)) throw validationError("Invalid query parameter resourceType", [{ path: "resourceType", message: `must be one of Orkes' resource types: ${ORKES_TARGET_TYPES.join(", ")}` }]);
   return resourceType === "TASK_REF_NAME" ? "TASK_DEF" : resourceType;
 }
 
