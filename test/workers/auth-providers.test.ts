@@ -56,6 +56,11 @@ describe("external OAuth 2.0 / OIDC access tokens", () => {
     expect(isOutsideApplicationName({ userId: appUser, method: "api-key" })).toBe(false);
   });
 
+  it("lists an outside user's own grants whatever the provider names them (Auth0's auth0|abc): none given here, []", async () => {
+    const token = await issuerToken({ sub: "auth0|abc" });
+    expect(await get(`/api/auth/subjects/USER/${encodeURIComponent("auth0|abc")}/grants`, { authorization: `Bearer ${token}` })).toEqual({ status: 200, body: [] });
+  });
+
   it("takes the issuer's token until its exp: revoking it here answers 200 (RFC 7009) and changes nothing, as documented", async () => {
     const token = await issuerToken({ sub: "oidc-revoked" });
     const revoke = await SELF.fetch("https://conductor.test/api/security/token/revoke", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token }) });

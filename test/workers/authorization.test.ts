@@ -146,6 +146,14 @@ describe("per-resource grants (/api/auth/authorization)", () => {
 
     // Nobody to take from: nothing to do, nothing created; a bad type a 400; a caller without USER_ADMIN a 403, the grant kept.
     expect((await api("DELETE", `/api/auth/subjects/USER/never-seen-${suffix}/grants`)).status).toBe(200);
+    // Nor from the bootstrap admin (everything at *, nothing per target) or an identity provider's id no grant can be
+    // given to (Auth0's auth0|abc): their lists are [], and their revocation is Orkes' 200, not a 400.
+    for (const user of ["admin", "auth0|abc"]) {
+      expect(await apiOk("GET", `/api/auth/subjects/USER/${encodeURIComponent(user)}/grants`)).toEqual([]);
+      const nothingTaken = await api("DELETE", `/api/auth/subjects/USER/${encodeURIComponent(user)}/grants`);
+      expect(nothingTaken.status, user).toBe(200);
+      expect(await nothingTaken.json()).toEqual({ message: "Revoked grants" });
+    }
     expect((await api("GET", `/api/users/never-seen-${suffix}`)).status).toBe(404);
     expect((await api("DELETE", `/api/auth/subjects/APPLICATION/x/grants`)).status).toBe(400);
     await apiOk("POST", "/api/auth/authorization", grant({ type: "USER", id: jane }, { type: "WORKFLOW_DEF", id: `flow_${suffix}` }, ["READ"]));

@@ -98,6 +98,16 @@ function shownTypeOf(resourceType: string): string {
   return resourceType === "TASK_REF_NAME" ? "TASK_DEF" : resourceType;
 }
 
+/**
+ * Whether user `id` can hold no per-target grant: the bootstrap admin (holding everything at `*`, never assigned
+ * anything) and an id outside the names grants are given to (an identity provider's `auth0|abc`), to which nothing can
+ * be given. Such a user is one with nothing: its list is `[]` and revoking its grants takes nothing (200), where its id
+ * was a 400 as if the request were malformed.
+ */
+function givenNothing(id: string): boolean {
+  return id === BOOTSTRAP_ADMIN_USER || !NAME_PATTERN.test(id);
+}
+
 /** The target a path names (`/{type}/{id}` or the `type` and `id` query parameters), refused (400) when unmapped. */
 function targetOf(fields: Record<string, unknown>): TargetRef {
   return parseOrThrow(TargetRefSchema, { type: fields["type"], id: fields["id"] }, "target");
@@ -172,17 +182,20 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
       throw new ApiError(403, "PERMISSION_DENIED", "Permission denied: listing another subject's grants needs USER_ADMIN on *");
     }
     const subject = parseOrThrow(SubjectTypeSchema, decodedPathParam(request, "subjectType"), "subjectType", "subjectType");
-    const id = pathName(request, "subjectId");
     const resourceType = queryParams(request, ["resourceType"])["resourceType"];
     const kept = resourceType === undefined ? undefined : shownTypeOf(targetTypeName(String(resourceType)));
     const store = new SecurityStore(env.DB);
     let grants: readonly Grant[];
-    if (subject === "USER") grants = (await store.getAssignment(id))?.directPermissions ?? [];
-    else if (subject === "ROLE") {
+    if (subject === "USER") {
+      const id = decodedPathParam(request, "subjectId");
+      grants = givenNothing(id) ? [] : ((await store.getAssignment(id))?.directPermissions ?? []);
+    } else if (subject === "ROLE") {
+      const id = pathName(request, "subjectId");
       const role = await store.getRole(id);
       if (!role) throw notFound(`No role ${id}`);
       grants = role.permissions;
     } else {
+      const id = pathName(request, "subjectId");
       const group = await new GroupRepository(env.DB).get(id);
       if (!group) throw notFound(`No group ${id}`);
       grants = group.permissions;
@@ -194,9 +207,11 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
   // above shows goes (a role's or a group's roles stay); taking away hands nothing out.
   router.delete("/api/auth/subjects/:subjectType/:subjectId/grants", async (request, env) => {
     const type = parseOrThrow(SubjectTypeSchema, decodedPathParam(request, "subjectType"), "subjectType", "subjectType");
-    const id = pathName(request, "subjectId");
     const resourceType = queryParams(request, ["resourceType"])["resourceType"];
     const kept = resourceType === undefined ? undefined : shownTypeOf(targetTypeName(String(resourceType)));
+    // As its list shows, such a user holds nothing per target: nothing to take.
+    if (type === "USER" && givenNothing(decodedPathParam(request, "subjectId"))) return Response.json({ message: "Revoked grants" });
+    const id = pathName(request, "subjectId");
     // Exactly what the list shows goes: a grant it does not show (a tag's workflow permission without its task one) stays.
     await changeSubject(request, env, { type, id }, (held) => removing(shownGrants(held, kept))(held), true);
     return Response.json({ message: "Revoked grants" });
