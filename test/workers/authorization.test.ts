@@ -136,6 +136,15 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     await apiOk("DELETE", `/api/auth/subjects/GROUP/revoked-${suffix}/grants?resourceType=SECRET_NAME`);
     expect(await apiOk("GET", `/api/groups/revoked-${suffix}`)).toMatchObject({ roles: [{ name: "USER_READ_ONLY" }] });
     expect(await apiOk("GET", `/api/groups/revoked-${suffix}/permissions`)).toEqual({ grantedAccess: [] });
+    // The revoked user is refused at once what the grants allowed (no wait: the write clears this isolate's cached grants).
+    await registerFlow(`revoked_flow_${suffix}`);
+    const revokedUser = await createUser(`revoked-user-${suffix}`);
+    await apiOk("POST", "/api/auth/authorization", grant({ type: "USER", id: `revoked-user-${suffix}` }, { type: "WORKFLOW_DEF", id: `revoked_flow_${suffix}` }, ["READ"]));
+    const read = () => call("GET", `/api/metadata/workflow/revoked_flow_${suffix}`, orkes(revokedUser.token));
+    expect((await read()).status).toBe(200);
+    await apiOk("DELETE", `/api/auth/subjects/USER/revoked-user-${suffix}/grants`);
+    expect((await read()).status).toBe(403);
+
     // A role's too, exactly what its list shows: a tag's workflow permission without its task one shows nothing, and stays.
     const tagReadAlone = { action: "WORKFLOW_READ", scope: `tag:team:${suffix}` };
     const prefixRead = { action: "WORKFLOW_READ", scope: "workflow:prefix_*" };
