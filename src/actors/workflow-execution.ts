@@ -40,7 +40,7 @@ import {
 } from "../engine/model";
 import { resolvedTaskInput, taskInputTemplate } from "../engine/tasks/registry";
 import { isAsyncComplete, requestsPerAttempt } from "../engine/tasks/http/request";
-import { childStartRequest, inlineChildDefinition } from "../engine/tasks/sub-workflow";
+import { childStartRequest, inlineChildDefinition, type ChildEnding } from "../engine/tasks/sub-workflow";
 import { inlineStartedDefinition } from "../engine/tasks/start-workflow";
 import { handOutLimits, isHeldByWorker, leftWorkerQueues, queuedFrom, workerQueueEntry, workerQueueKey, type WorkerQueueEntry, type WorkerQueueRemoval } from "../engine/tasks/simple";
 import { parseWebhookCallback, webhookExpectations } from "../engine/tasks/wait-for-webhook/callback";
@@ -411,6 +411,9 @@ export interface ChildFinishedNotice {
   status: WorkflowStatus;
   output: JsonObject;
   reason?: string;
+  /** The child's workflow name and version, which its parent's task names when the child did not complete. */
+  workflowName?: string;
+  workflowVersion?: number;
 }
 
 /**
@@ -505,6 +508,8 @@ const TASK_ROWS_INTERVAL_MS = 1_000;
 /** The part of a child execution its parent reads (see `WorkflowExecution.childViewJson`). */
 interface ChildView {
   workflowName: string;
+  /** Absent from an object that does not tell. */
+  workflowVersion?: number;
   status: WorkflowStatus;
   output: JsonObject;
   reasonForIncompletion?: string;
@@ -517,7 +522,7 @@ interface ChildView {
 }
 
 /** How a child ended, as its parent's task takes it. */
-type ChildState = Pick<ChildFinishedNotice, "status" | "output" | "reason">;
+type ChildState = ChildEnding;
 
 /**
  * A child asked to run again in place (a retry with `resumeSubworkflowTasks`, a rerun from one of its tasks) whose
@@ -1090,7 +1095,7 @@ export class WorkflowExecution extends DurableObject<Env> {
     this.#recover();
     const execution = this.#execution;
     if (!execution || this.#removing) return null;
-    const view: ChildView = { workflowName: execution.workflowName, status: execution.status, output: execution.output, endTime: execution.endTime };
+    const view: ChildView = { workflowName: execution.workflowName, workflowVersion: execution.workflowVersion, status: execution.status, output: execution.output, endTime: execution.endTime };
     if (TERMINAL_WORKFLOW_STATUSES.has(execution.status)) view.retryable = RETRYABLE_WORKFLOW_STATUSES.has(execution.status) && retryRefusal(execution) === undefined;
     if (execution.reasonForIncompletion !== undefined) view.reasonForIncompletion = execution.reasonForIncompletion;
     return JSON.stringify(view);
@@ -2470,7 +2475,7 @@ export class WorkflowExecution extends DurableObject<Env> {
         if (view !== null) continue;
         // Looked at again after the await: the task may have moved on meanwhile (the engine ignores it then).
         if (this.#removing || this.#execution?.status !== "RUNNING" || this.#childResume?.taskId === task.taskId) return;
-        this.#takeChildState(task.taskId, task.subWorkflowId!, { status: "FAILED", output: {}, reason: `Sub workflow ${task.subWorkflowId} no longer exists` });
+        this.#takeChildState(task.taskId, task.subWorkflowId!, { status: "FAILED", output: {}, lost: true });
       }
     } finally {
       this.#lostChildLooksFrom = from + asked;
@@ -3048,7 +3053,14 @@ export class WorkflowExecution extends DurableObject<Env> {
     for (const watcher of this.#watchers) {
       if (watcher.notified === signature) continue;
       this.#runJob(`notify:${watcher.workflowId}:${watcher.taskId}`, async () => {
-        const notice: ChildFinishedNotice = { taskId: watcher.taskId, subWorkflowId: execution.workflowId, status: execution.status, output: execution.output };
+        const notice: ChildFinishedNotice = {
+          taskId: watcher.taskId,
+          subWorkflowId: execution.workflowId,
+          status: execution.status,
+          output: execution.output,
+          workflowName: execution.workflowName,
+          workflowVersion: execution.workflowVersion,
+        };
         if (execution.reasonForIncompletion !== undefined) notice.reason = execution.reasonForIncompletion;
         const answer = await executionStub(this.env, watcher.workflowId).childFinished(notice);
         if (answer === "retry") throw new Error(`execution ${watcher.workflowId} does not wait for this child yet; telling it again later`);
@@ -3602,7 +3614,8 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#reopenForChild(pending);
       // Finished again already: its notice was turned away while the reopen was owed.
       if (TERMINAL_WORKFLOW_STATUSES.has(child.status)) {
-        const state: ChildState = { status: child.status, output: child.output };
+        const state: ChildState = { status: child.status, output: child.output, workflowName: child.workflowName };
+        if (child.workflowVersion !== undefined) state.workflowVersion = child.workflowVersion;
         if (child.reasonForIncompletion !== undefined) state.reason = child.reasonForIncompletion;
         this.#takeChildState(pending.taskId, pending.subWorkflowId, state);
       }
@@ -3708,8 +3721,13 @@ export class WorkflowExecution extends DurableObject<Env> {
 
   /** Feeds a child's terminal state to the task waiting for it. */
   #takeChildState(taskId: string, subWorkflowId: string, child: ChildState): void {
-    const event: ExecutionEvent = { type: "childFinished", taskId, subWorkflowId, status: child.status, output: child.output };
-    if (child.reason !== undefined) event.reason = child.reason;
+    const { status, output, reason, workflowName, workflowVersion, lost } = child;
+    // Only what a child's ending holds: a notice is an RPC argument, which may carry more than its type says.
+    const event: ExecutionEvent = { type: "childFinished", taskId, subWorkflowId, status, output };
+    if (reason !== undefined) event.reason = reason;
+    if (workflowName !== undefined) event.workflowName = workflowName;
+    if (workflowVersion !== undefined) event.workflowVersion = workflowVersion;
+    if (lost === true) event.lost = true;
     this.#apply(event);
   }
 

@@ -34,7 +34,7 @@ import {
 import { cutText, definitionBytesWith, MAX_STORED_DEFINITION_BYTES, MAX_TASK_REASON_LENGTH, overdeepReason, overStoredDefinitionReason, rememberDefinitionBytes, overExecutionLimitReason, storedDefinitionOversizeReason, oversize, oversizeReason, storedTaskBytes, storedTasksBytes } from "./limits";
 import { fractionOf, retryDelayMs, retryPolicyOf } from "./retry";
 import { resolvedTaskInput, taskInputTemplate, taskModule } from "./tasks/registry";
-import { childDescriptionTask, childOutcome, withChildDescription } from "./tasks/sub-workflow";
+import { childDescriptionTask, childOutcome, withChildDescription, type ChildEnding } from "./tasks/sub-workflow";
 import { pollableFrom, pollTimeoutEndsWorkflow, queuedFrom, requeuedPollTimeoutAt, responseTimeoutSeconds, workerQueueEntry, type WorkerQueueEntry } from "./tasks/simple";
 import type { TaskStart, WorkflowEnding } from "./tasks/task-type";
 import { notStartedText, outputWithoutFailureWorkflow, planFailureWorkflow, FAILURE_WORKFLOW_OUTPUT_KEY } from "./failure-workflow";
@@ -188,7 +188,7 @@ export type ExecutionEvent =
    */
   | { type: "updateVariables"; variables: JsonObject }
   /** A child workflow started by SUB_WORKFLOW task `taskId` reached a terminal status. */
-  | { type: "childFinished"; taskId: string; subWorkflowId: string; status: WorkflowStatus; output: JsonObject; reason?: string }
+  | ({ type: "childFinished"; taskId: string; subWorkflowId: string } & ChildEnding)
   /**
    * The child of finished SUB_WORKFLOW task `taskId` is being rerun or retried in place: the task
    * waits for that same child again, later tasks are discarded, and the workflow runs again. Like retry and
@@ -1042,9 +1042,7 @@ function applyChildFinished(draft: Draft, event: Extract<ExecutionEvent, { type:
   const task = draft.task(event.taskId);
   // Children of superseded instances, and children whose parent stopped waiting, are ignored.
   if (!task || !isPending(task) || task.subWorkflowId !== event.subWorkflowId) return false;
-  const child: { status: WorkflowStatus; output: JsonObject; reason?: string } = { status: event.status, output: event.output };
-  if (event.reason !== undefined) child.reason = event.reason;
-  const outcome = childOutcome(event.subWorkflowId, child);
+  const outcome = childOutcome(event.subWorkflowId, event);
   const fields: Partial<TaskExecution> = {
     ...outcome,
     reasonForIncompletion: outcome.reasonForIncompletion,

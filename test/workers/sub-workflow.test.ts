@@ -188,9 +188,10 @@ describe("SUB_WORKFLOW", () => {
     expect(task.outputData).toMatchObject({ status: "FAILED", error: "SUB_WORKFLOW_ERROR", details: { subWorkflowId: childId, errorCode: "TASK_ERROR" } });
     expect(String((task.outputData["details"] as JsonObject)["errorMessage"])).toContain("HTTP 500");
     expect(task["reasonForIncompletion"]).toBe(task.outputData["message"]);
-    // Conductor's reason, as its "Debugging workflows" guide lists it for users to look for:
+    // Conductor's reason, as its "Debugging workflows" guide lists it for users to look for, the child named as its
+    // WorkflowModel.toShortString does (name.version/id):
     // https://conductor-oss.github.io/conductor/devguide/how-tos/Workflows/debugging-workflows.html#understanding-reasonforincompletion
-    expect(task["reasonForIncompletion"]).toBe(`Sub workflow ${childId} failure reason: ${String((await getWorkflow(childId))["reasonForIncompletion"])}`);
+    expect(task["reasonForIncompletion"]).toBe(`Sub workflow child_fails.1/${childId} failure reason: ${String((await getWorkflow(childId))["reasonForIncompletion"])}`);
     // What the child output as it failed (the failed HTTP call's) is there too, as Conductor adds it for every ending.
     const child = await getWorkflow(childId);
     expect(child.output).toMatchObject({ statusCode: 500 });
@@ -288,18 +289,20 @@ describe("SUB_WORKFLOW", () => {
     await register({ name: "parent_child_timeout", tasks: [subTask("sub", { subWorkflowParam: { name: "child_times_out" } })] });
     const timedOut = await waitFor(await startWorkflow("parent_child_timeout"), terminal, 5_000);
     expect(timedOut.tasks[0]!.outputData).toMatchObject({ error: "SUB_WORKFLOW_ERROR", details: { errorCode: "TIMED_OUT" } });
-    expect(timedOut.tasks[0]!["reasonForIncompletion"]).toMatch(/^Sub workflow \S+ failure reason: Workflow timed out after \d+ seconds\. Timeout configured as 1 seconds\. Timeout policy configured to TIME_OUT_WF$/);
+    expect(timedOut.tasks[0]!["reasonForIncompletion"]).toMatch(/^Sub workflow child_times_out\.1\/\S+ failure reason: Workflow timed out after \d+ seconds\. Timeout configured as 1 seconds\. Timeout policy configured to TIME_OUT_WF$/);
 
     await register({ name: "child_waits", tasks: [waitTask("gate")] });
     await register({ name: "parent_child_terminated", tasks: [subTask("sub", { subWorkflowParam: { name: "child_waits" } })] });
     const parentId = await startWorkflow("parent_child_terminated");
     const running = await waitFor(parentId, (workflow) => workflow.tasks[0]?.outputData["subWorkflowId"] !== undefined);
-    await apiOk("DELETE", `/api/workflow/${String(running.tasks[0]!.outputData["subWorkflowId"])}?reason=operator`);
+    const terminatedId = String(running.tasks[0]!.outputData["subWorkflowId"]);
+    await apiOk("DELETE", `/api/workflow/${terminatedId}?reason=operator`);
     const parent = await waitFor(parentId, terminal);
     // Failed, so that it follows the child's own retry (Conductor would end it TERMINATED).
     expect(parent.status).toBe("FAILED");
     expect(parent.tasks[0]!.status).toBe("CANCELED");
-    expect(parent.tasks[0]!["reasonForIncompletion"]).toContain("terminated: operator");
+    // Conductor's SubWorkflow gives a terminated child's task the same reason as a failed one's.
+    expect(parent.tasks[0]!["reasonForIncompletion"]).toBe(`Sub workflow child_waits.1/${terminatedId} failure reason: operator`);
   });
 
   it("terminating a parent terminates its running child", async () => {
@@ -896,7 +899,7 @@ describe("actions across three levels (a DO_WHILE around the middle, a FORK_JOIN
     expect(started.map((id) => typeof id)).toEqual(["string", "string", "undefined", "undefined"]);
     for (const [index, failed] of [top, middle].entries()) {
       const handler = await waitFor(String(started[index]), terminal);
-      expect(handler.input).toMatchObject({ workflowId: failed, failureStatus: "FAILED", reason: expect.stringContaining("was terminated: operator") });
+      expect(handler.input).toMatchObject({ workflowId: failed, failureStatus: "FAILED", reason: expect.stringContaining("failure reason: operator") });
     }
     const handlers = async () => (await apiOk<{ results: Array<{ workflowId: string }> }>("GET", "/api/workflow/search?workflowName=tree_cascade_fw&size=10")).results.map((row) => row.workflowId).sort();
     expect(await eventually(handlers, (ids) => ids.length >= 2, "both failure workflows in search")).toEqual([started[0], started[1]].sort());

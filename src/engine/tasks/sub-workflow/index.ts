@@ -201,26 +201,32 @@ export function subWorkflowFailure(subWorkflowId: string | null, errorCode: stri
   return { output, reason: message };
 }
 
+/** How a child ended, as the SUB_WORKFLOW task waiting for it takes it. */
+export interface ChildEnding {
+  status: WorkflowStatus;
+  output: JsonObject;
+  reason?: string;
+  /** The child's workflow name and version, which the reason of a task it did not complete names (absent: the bare id). */
+  workflowName?: string;
+  workflowVersion?: number;
+  /** The child's object holds no execution (its storage lost): there is no reason of its own to quote. */
+  lost?: boolean;
+}
+
 /** How a child's terminal status ends its SUB_WORKFLOW task. */
-export function childOutcome(
-  subWorkflowId: string,
-  child: { status: WorkflowStatus; output: JsonObject; reason?: string },
-): Pick<TaskExecution, "status" | "outputData"> & { reasonForIncompletion?: string } {
-  switch (child.status) {
-    case "COMPLETED":
-      return { status: "COMPLETED", outputData: { ...child.output, subWorkflowId } };
-    // However it ended, the task shows what the child output (Conductor adds it for every ending), under the keys this
-    // service's own fields keep.
-    case "TERMINATED":
-      return { status: "CANCELED", outputData: { ...child.output, subWorkflowId }, reasonForIncompletion: `Sub workflow ${subWorkflowId} was terminated${child.reason ? `: ${child.reason}` : ""}` };
-    default: {
-      const errorCode = child.status === "TIMED_OUT" ? "TIMED_OUT" : "TASK_ERROR";
-      const errorMessage = child.reason ?? `Sub workflow ended ${child.status}`;
-      // Conductor's reason (SubWorkflow.updateTaskStatus), which its "Debugging workflows" guide lists for users to look for.
-      const { output, reason } = subWorkflowFailure(subWorkflowId, errorCode, `Sub workflow ${subWorkflowId} failure reason: ${errorMessage}`, errorMessage);
-      return { status: "FAILED", outputData: { ...child.output, ...output }, reasonForIncompletion: reason };
-    }
-  }
+export function childOutcome(subWorkflowId: string, child: ChildEnding): Pick<TaskExecution, "status" | "outputData"> & { reasonForIncompletion?: string } {
+  if (child.status === "COMPLETED") return { status: "COMPLETED", outputData: { ...child.output, subWorkflowId } };
+  // Conductor's reason (SubWorkflow.updateTaskStatus, for every ending but COMPLETED), which its "Debugging workflows"
+  // guide lists for users to look for; the child is named as its WorkflowModel.toShortString does, name.version/id.
+  const named = child.workflowName !== undefined && child.workflowVersion !== undefined ? `${child.workflowName}.${child.workflowVersion}/${subWorkflowId}` : subWorkflowId;
+  const errorMessage = child.lost ? `Sub workflow ${subWorkflowId} no longer exists` : (child.reason ?? `Sub workflow ended ${child.status}`);
+  const reason = child.lost ? errorMessage : `Sub workflow ${named} failure reason: ${errorMessage}`;
+  // However it ended, the task shows what the child output (Conductor adds it for every ending), under the keys this
+  // service's own fields keep.
+  if (child.status === "TERMINATED") return { status: "CANCELED", outputData: { ...child.output, subWorkflowId }, reasonForIncompletion: reason };
+  const errorCode = child.status === "TIMED_OUT" ? "TIMED_OUT" : "TASK_ERROR";
+  const { output } = subWorkflowFailure(subWorkflowId, errorCode, reason, errorMessage);
+  return { status: "FAILED", outputData: { ...child.output, ...output }, reasonForIncompletion: reason };
 }
 
 /**
