@@ -316,11 +316,27 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
     // A stored rule letting in a reader of one workflow shows him the definitions he may read, as their listings do.
     await apiOk("POST", "/api/metadata/workflow/restag_other_flow/tags", tag);
     const narrow = await createUser("restag-narrow", { directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:restag_other_flow" }] });
-    const rule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: "/api/metadata/tags/resources", methods: ["GET"], requiredPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:restag_other_flow" }] }, 201);
+    const tasker = await createUser("restag-tasker", { directPermissions: [{ action: "TASK_READ", scope: "task:restag_task" }] });
+    const rule = await apiOk<{ id: string }>("POST", "/api/security/rules", {
+      apiPath: "/api/metadata/tags/resources",
+      methods: ["GET"],
+      requiredPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:restag_other_flow" }, { action: "TASK_READ", scope: "task:restag_task" }],
+    }, 201);
     try {
-      const asNarrow = async (type: string) => (await call("GET", `/api/metadata/tags/resources?tagKey=restag&tagValue=backend&resourceType=${type}`, orkes(narrow.token))).json();
-      expect(await asNarrow("WORKFLOW_DEF")).toEqual([{ id: "restag_other_flow", displayName: "restag_other_flow" }]);
-      expect(await asNarrow("TASK_DEF")).toEqual([]);
+      const as = (token: string) => (type: string) => call("GET", `/api/metadata/tags/resources?tagKey=restag&tagValue=backend&resourceType=${type}`, orkes(token));
+      const [asNarrow, asTasker] = [as(narrow.token), as(tasker.token)];
+      expect(await (await asNarrow("WORKFLOW_DEF")).json()).toEqual([{ id: "restag_other_flow", displayName: "restag_other_flow" }]);
+      expect(await (await asNarrow("TASK_DEF")).json()).toEqual([]);
+      // Webhooks and environment variables as their own listings let each in: GET /api/metadata/webhook needs
+      // WORKFLOW_READ on every workflow (a webhook's id is its inbound URL's path), GET /api/environment WORKFLOW_READ
+      // on any; neither lets in a reader of one task.
+      expect(await (await asNarrow("ENV_VARIABLE")).json()).toEqual([{ id: "restag_env", displayName: "restag_env" }]);
+      expect(await (await asTasker("TASK_DEF")).json()).toEqual([{ id: "restag_task", displayName: "restag_task" }]);
+      for (const [who, type, listing] of [[asNarrow, "WEBHOOK", "/api/metadata/webhook"], [asTasker, "WEBHOOK", "/api/metadata/webhook"], [asTasker, "ENV_VARIABLE", "/api/environment"]] as const) {
+        const refused = await who(type);
+        expect(refused.status, type).toBe(403);
+        expect(await refused.json(), type).toMatchObject({ message: expect.stringContaining(`GET ${listing} needs`) });
+      }
     } finally {
       await apiOk("DELETE", `/api/security/rules/${rule.id}`);
     }

@@ -1,5 +1,5 @@
 import type { IRequest, RouterType } from "itty-router";
-import { principalOf } from "../guard";
+import { authorizeRead, principalOf } from "../guard";
 import { workflowNotFoundMessage } from "../definitions";
 import { listedDefinitionNames } from "../auth/metadata-access";
 import { grantsAllow, type Permission } from "../auth/permissions";
@@ -92,6 +92,17 @@ const RESOURCE_READ_PERMISSION: Partial<Record<TaggedResourceType, Permission>> 
   APPLICATION: "USER_ADMIN",
 };
 
+/**
+ * The listing of each kind whose ids show as much as it does (a webhook's id is its inbound URL's path, an environment
+ * variable's name tells what the workflows read): the caller must be let in there too, by the same rules, stored ones
+ * included. A stored rule opening this route wider than the defaults (`WORKFLOW_READ` at `*`, or `METADATA_ADMIN`) would
+ * otherwise show them to callers their own listings refuse.
+ */
+const RESOURCE_LISTING: Partial<Record<TaggedResourceType, string>> = {
+  WEBHOOK: "/api/metadata/webhook",
+  ENV_VARIABLE: "/api/environment",
+};
+
 /** The query of `GET /api/metadata/tags/resources`: `tagKey`, `tagValue` and `resourceType`, each required. */
 function resourcesQuery(request: IRequest): { resourceType: TaggedResourceType; tag: Tag } {
   const issues: Array<{ path: string; message: string }> = [];
@@ -169,6 +180,8 @@ export function registerTagRoutes(router: RouterType<IRequest, Args>): void {
     if (needed !== undefined && !grantsAllow(grants, needed, "*")) {
       throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: the resources of type ${resourceType} by tag need ${needed} on *, as reading them does`);
     }
+    const listing = RESOURCE_LISTING[resourceType];
+    if (listing !== undefined) await authorizeRead(request, env, listing);
     // Filtered in D1 before the bound (a page of things the caller may not read, sorting first, left out those he
     // may): schedules by the read right of each one's workflow; definitions by name as their listings filter them,
     // so that a stored rule letting more callers reach this route shows none a caller could not read at its own.
