@@ -255,3 +255,47 @@ describe("a workflow's timeoutPolicy", () => {
     expect(decide(timedOut, { type: "restart", definition: relaxed }, env(3_000)).state.deadline).toBeUndefined();
   });
 });
+
+describe("the elapsed time Conductor's timeout reasons give, counted as the deadline is (from the resume or retry, not the start)", () => {
+  const tick = (state: WorkflowExecution, now: number) => decide(state, { type: "tick", liveTaskIds: new Set() }, env(now)).state;
+  const workflowReason = (elapsed: number) => `Workflow timed out after ${elapsed} seconds. Timeout configured as 1 seconds. Timeout policy configured to TIME_OUT_WF`;
+  const shared = (fields: Partial<TaskDef>): TaskDef => ({ name: "shared", retryCount: 0, retryLogic: "FIXED", retryDelaySeconds: 0, backoffScaleFactor: 1, timeoutSeconds: 0, timeoutPolicy: "TIME_OUT_WF", responseTimeoutSeconds: 1, ...fields });
+
+  it("a workflow's timeout after a pause and resume: the second since the resume, not the 10 since the start", () => {
+    // Started at 1 s, paused at 1.5 s, resumed at 10 s: due at 11 s, decided half a second late.
+    const paused = decide(started({ timeoutSeconds: 1, tasks: [hook(0)] }), { type: "pause" }, env(1_500)).state;
+    const resumed = decide(paused, { type: "resume" }, env(10_000)).state;
+    const timedOut = tick(resumed, 11_500);
+    expect([timedOut.status, timedOut.reasonForIncompletion]).toEqual(["TIMED_OUT", workflowReason(1)]);
+  });
+
+  it("a workflow's timeout after a retry: the second since the retry, not the 10 since the start", () => {
+    const timedOut = tick(started({ timeoutSeconds: 1, tasks: [hook(0)] }), 2_000);
+    expect(timedOut.reasonForIncompletion).toBe(workflowReason(1));
+    const retried = decide(timedOut, { type: "retry" }, env(10_000)).state;
+    const again = tick(retried, 11_500);
+    expect([again.status, again.reasonForIncompletion]).toEqual(["TIMED_OUT", workflowReason(1)]);
+  });
+
+  it("a worker task's poll timeout after a pause and resume: the 5 seconds since the resume, not the 14 since its scheduling", () => {
+    const poll: WorkflowTaskDef = { name: "shared", taskReferenceName: "encode", type: "SIMPLE", inputParameters: {}, taskDefinition: shared({ pollTimeoutSeconds: 5 }) };
+    // Scheduled at 1 s, paused at 2 s, resumed at 10 s: its poll timeout counts afresh, due at 15 s.
+    const paused = decide(started({ tasks: [poll] }), { type: "pause" }, env(2_000)).state;
+    const resumed = decide(paused, { type: "resume" }, env(10_000)).state;
+    expect(nextDeadline(resumed)).toBe(15_000);
+    const timedOut = tick(resumed, 15_500);
+    expect(timedOut.tasks[0]).toMatchObject({
+      status: "TIMED_OUT",
+      reasonForIncompletion: "Task poll timed out after 5 seconds. Poll timeout configured as 5 seconds. Timeout policy configured to TIME_OUT_WF",
+    });
+  });
+
+  it("a task definition's timeout after a retry of the workflow: the 10 seconds since the retried task started, not the 29 since the workflow's start", () => {
+    const call: WorkflowTaskDef = { name: "shared", taskReferenceName: "call", type: "HTTP", inputParameters: { uri: "http://a.test/", method: "GET" }, asyncComplete: true, taskDefinition: shared({ timeoutSeconds: 10 }) };
+    const timedOut = tick(started({ tasks: [call] }), 11_000);
+    expect(timedOut.status).toBe("TIMED_OUT");
+    const retried = decide(timedOut, { type: "retry" }, env(20_000)).state;
+    const again = tick(retried, 30_500);
+    expect(again.tasks.at(-1)).toMatchObject({ status: "TIMED_OUT", reasonForIncompletion: "Task timed out after 10 seconds. Timeout configured as 10 seconds. Timeout policy configured to TIME_OUT_WF" });
+  });
+});
