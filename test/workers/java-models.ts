@@ -306,5 +306,9 @@ function inlineDefinitionProblems(definition: unknown, path: string): string[] {
   return readAs({ model: "WorkflowDef" }, definition, path);
 }
 
-/** {@link readAs} for a model by name. */
-export const readAsModel = (model: string, value: unknown, path = model): string[] => readAs({ model }, value, path);
+/**
+ * {@link readAs} for a model by name, as an answer holding one: an answer of none (null, or no body) is a problem, as
+ * readAs would pass it with nothing checked (Jackson reads null into any model).
+ */
+export const readAsModel = (model: string, value: unknown, path = model): string[] =>
+  value === null || value === undefined ? [`${path}: no ${model} in the answer (${String(value)}), so nothing of it was checked`] : readAs({ model }, value, path);

@@ -244,6 +244,9 @@ describe("the Java client's response models (test/workers/java-models.ts)", () =
     ]);
     expect(readAsModel("WorkflowSummary", { workflowId: "w", input: { a: 1 }, status: 2 })).toEqual(["WorkflowSummary.input: Cannot deserialize value of type `java.lang.String` from an object"]);
     expect(readAsModel("Workflow", { priority: 100, tasks: [] })).toEqual(["Workflow.priority: IllegalArgumentException: priority MUST be between 0 and 99 (inclusive)"]);
+    // An answer holding no model (a poll that found none) checks nothing: flagged, so that no check passes for want of one.
+    expect(readAsModel("Task", undefined, "GET /tasks/poll/batch")).toEqual(["GET /tasks/poll/batch: no Task in the answer (undefined), so nothing of it was checked"]);
+    expect(readAsModel("Task", null)).toHaveLength(1);
   });
 
   it("every response the Java client reads into a model, from executions in every state, reads without a mismatch", async () => {
@@ -522,7 +525,13 @@ function goDecodeErrors(value: unknown, type: GoType, path: string): string[] {
   const record = value as Record<string, unknown>;
   if ("map" in type) return Object.entries(record).flatMap(([key, item]) => goDecodeErrors(item, type.map, `${path}.${key}`));
   const fields = type.struct();
-  return Object.entries(record).flatMap(([key, item]) => (fields[key] === undefined ? [] : goDecodeErrors(item, fields[key]!, `${path}.${key}`)));
+  // encoding/json takes a key for the field of that exact name, else for one whose name matches it case-insensitively.
+  const fieldOf = (key: string): GoType | undefined =>
+    Object.hasOwn(fields, key) ? fields[key] : Object.entries(fields).find(([name]) => name.toLowerCase() === key.toLowerCase())?.[1];
+  return Object.entries(record).flatMap(([key, item]) => {
+    const field = fieldOf(key);
+    return field === undefined ? [] : goDecodeErrors(item, field, `${path}.${key}`);
+  });
 }
 
 /** What the Go client reads an answer into: a JSON model (checked against its Go type when given), a string, nothing. */
@@ -657,14 +666,35 @@ async function sendAsGo([, method, path, body]: GoCall): Promise<{ status: numbe
   return { status: response.status, type: response.headers.get("content-type") ?? "", text: await response.text() };
 }
 
-/** What goes wrong reading `answer` as the Go client reads it for `result` (empty when nothing does). */
+/**
+ * What goes wrong reading `answer` as the Go client reads it for `result` (empty when nothing does). As
+ * conductor-sdk/conductor-go's APIClient.decode, the stricter of the two: it decodes every 2xx answer but a 204 (which
+ * its callers read as none), an empty one too, and a JSON answer through json.Unmarshal alone (go-sdk's skips an empty
+ * body and sets a JSON answer that does not decode into a string result as its text).
+ */
 function goReadProblems(answer: { status: number; type: string; text: string }, result: GoResult): string[] {
-  if (answer.status < 200 || answer.status >= 300 || answer.text.length === 0 || result === "none") return [];
+  if (answer.status < 200 || answer.status >= 300 || answer.status === 204 || result === "none") return [];
   const json = answer.type.includes("application/json");
-  if (result === "string") return json || answer.type.includes("text/plain") ? [] : [`undefined response type (${answer.type})`];
-  if (!json) return [answer.type.includes("text/plain") ? "text/plain set into a non-string result (a reflect panic)" : `undefined response type (${answer.type})`];
+  if (!json) {
+    if (result === "string") return answer.type.includes("text/plain") ? [] : [`undefined response type (${answer.type})`];
+    return [answer.type.includes("text/plain") ? "text/plain set into a non-string result (a reflect panic)" : `undefined response type (${answer.type})`];
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(answer.text);
+  } catch {
+    return [`json.Unmarshal: not JSON (${JSON.stringify(answer.text.slice(0, 60))})`];
+  }
+  if (result === "string") return typeof value === "string" ? [] : [`json.Unmarshal: cannot unmarshal ${answer.text.slice(0, 60)} into Go value of type string`];
   if (result.json === "unchecked") return [];
-  return goDecodeErrors(JSON.parse(answer.text) as unknown, result.json, "answer");
+  return goDecodeErrors(value, result.json, "answer");
+}
+
+/** True when a JSON answer holds nothing its Go type could be checked on: none (a 204, no body), null, [] or {}. */
+function goAnswerEmpty(answer: { status: number; text: string }): boolean {
+  if (answer.status === 204 || answer.text.trim().length === 0) return true;
+  const value = JSON.parse(answer.text) as unknown;
+  return value === null || (typeof value === "object" && Object.keys(value).length === 0);
 }
 
 describe("the Go client's calls", () => {
@@ -677,15 +707,21 @@ describe("the Go client's calls", () => {
     const taskId = (JSON.parse(polled) as { taskId: string }[])[0]!.taskId;
     const other = await apiOk<string>("POST", "/api/workflow", goStart);
     const problems: string[] = [];
+    const empty: string[] = [];
     for (const call of goCalls(wf, other, taskId)) {
       const answer = await sendAsGo(call);
       // Each is made where it succeeds (the workflows in the states the calls need): a refusal is a Go user's error too.
       if (answer.status >= 400 || answer.text.includes("No route")) {
         problems.push(`${call[0]}: ${call[1]} ${call[2]} → ${answer.status} ${answer.text.slice(0, 200)}`);
       }
-      problems.push(...goReadProblems(answer, call[4]).map((problem) => `${call[0]}: ${problem}`));
+      const read = goReadProblems(answer, call[4]);
+      problems.push(...read.map((problem) => `${call[0]}: ${problem}`));
+      const result = call[4];
+      if (answer.status < 300 && read.length === 0 && typeof result === "object" && result.json !== "unchecked" && goAnswerEmpty(answer)) empty.push(call[0]);
     }
     expect(problems).toEqual([]);
+    // Nothing passed for want of content (a poll that found no task would leave the Task struct unchecked).
+    expect(empty).toEqual([]);
   });
 
   it("the checker finds what encoding/json refuses", () => {
@@ -699,6 +735,15 @@ describe("the Go client's calls", () => {
     expect(goReadProblems({ status: 200, type: "text/plain;charset=UTF-8", text: "x" }, { json: GO_TASK })).toHaveLength(1);
     expect(goReadProblems({ status: 200, type: "", text: "x" }, "string")).toHaveLength(1);
     expect(goDecodeErrors({ retryCount: 3, unknown: "x", domain: null }, GO_TASK, "a")).toEqual([]);
+    // A key matches its field whatever its case, as encoding/json matches it.
+    expect(goDecodeErrors({ RetryCount: "3" }, GO_TASK_DEF, "a")).toHaveLength(1);
+    // A string result: a JSON answer must be a JSON string; an empty 2xx answer other than a 204 is decoded too, and fails.
+    expect(goReadProblems({ status: 200, type: "application/json", text: "abc-123" }, "string")).toHaveLength(1);
+    expect(goReadProblems({ status: 200, type: "application/json", text: "{}" }, "string")).toHaveLength(1);
+    expect(goReadProblems({ status: 200, type: "application/json", text: '"abc-123"' }, "string")).toEqual([]);
+    expect(goReadProblems({ status: 200, type: "application/json", text: "" }, { json: GO_TASK })).toHaveLength(1);
+    expect(goReadProblems({ status: 204, type: "", text: "" }, { json: GO_TASK })).toEqual([]);
+    expect([goAnswerEmpty({ status: 204, text: "" }), goAnswerEmpty({ status: 200, text: "[]" }), goAnswerEmpty({ status: 200, text: '[{"taskId":"t"}]' })]).toEqual([true, true, false]);
   });
 
   it("each call of a feature not served here is a 501 saying so", async () => {
