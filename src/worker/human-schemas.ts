@@ -110,6 +110,14 @@ export const TemplateName = v.pipe(
 /** A form's tag (Orkes' HumanTaskTemplate takes a longer value than other tags, and an empty key). */
 export const HumanTemplateTag = requestObject({ key: v.pipe(v.string("must be a string"), v.maxLength(256)), value: v.pipe(v.string("must be a string"), v.maxLength(1024)) });
 
+/** Most tags a form holds. */
+export const MAX_TEMPLATE_TAGS = 100;
+/** The body of `PUT` and `DELETE /api/human/template/{name}/tags` (Orkes' list of tags), bounded as a form's own `tags`. */
+export const HumanTemplateTagList = v.pipe(
+  v.array(HumanTemplateTag, "must be an array of {key, value}"),
+  v.maxLength(MAX_TEMPLATE_TAGS, `must have at most ${MAX_TEMPLATE_TAGS} tags`),
+);
+
 /** Orkes' HumanTaskTemplate (a user form) as saved: its name, JSON schema and UI layout, and optionally its version. */
 export const HumanTemplateRequest = requestObject({
   name: TemplateName,
@@ -120,7 +128,7 @@ export const HumanTemplateRequest = requestObject({
   ),
   jsonSchema: jsonData,
   templateUI: v.nullish(jsonData),
-  tags: v.nullish(v.pipe(v.array(HumanTemplateTag, "must be an array of {key, value}"), v.maxLength(100, "must have at most 100 tags"))),
+  tags: v.nullish(HumanTemplateTagList),
 });
 /** A parsed {@link HumanTemplateRequest}. */
 export type HumanTemplateBody = v.InferOutput<typeof HumanTemplateRequest>;

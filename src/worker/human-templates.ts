@@ -5,7 +5,7 @@
 import type { JsonObject } from "../engine/model";
 import type { FormReference } from "../engine/tasks/human/settings";
 import { validationError } from "./http/errors";
-import type { HumanTemplateBody } from "./human-schemas";
+import { MAX_TEMPLATE_TAGS, type HumanTemplateBody } from "./human-schemas";
 import { schemaProblem } from "./json-schemas";
 import { boundedListing, MAX_LISTING_CHARS } from "./bounded-listing";
 
@@ -127,6 +127,50 @@ export class HumanTemplateRepository {
     });
     const results = await this.#db.batch<TemplateRow>(statements);
     return results.map((result) => fromRow(result.results[0]!));
+  }
+
+  /** The tags of form `name` (its latest version's, as a HUMAN task naming no version shows); undefined when none is saved. */
+  async tagsOf(name: string): Promise<HumanTemplate["tags"] | undefined> {
+    return (await this.forForm({ name }))?.tags;
+  }
+
+  /**
+   * Adds `tags` to every version of form `name` (Orkes keeps a form's tags by name): a key a version holds takes the
+   * value given, as Orkes' PUT does, the last one given when a key is named twice. False when no version is saved; a
+   * 400 when a version would hold more than {@link MAX_TEMPLATE_TAGS}, changing none. One statement, so every version
+   * is changed or none, whatever else writes meanwhile.
+   */
+  async addTags(name: string, tags: HumanTemplate["tags"], by: string): Promise<boolean> {
+    const added = JSON.stringify([...new Map(tags.map((tag) => [tag.key, tag])).values()]);
+    // The tags of `held` kept: those of keys not given.
+    const kept = (held: string) => `FROM json_each(${held}) WHERE json_extract(value, '$.key') NOT IN (SELECT json_extract(value, '$.key') FROM json_each(?2))`;
+    const result = await this.#db
+      .prepare(
+        `UPDATE human_templates SET tags = (SELECT json_group_array(json(value)) FROM (SELECT value ${kept("human_templates.tags")} UNION ALL SELECT value FROM json_each(?2))),
+           updated_by = ?3, update_time = ?4
+         WHERE name = ?1 AND NOT EXISTS (
+           SELECT 1 FROM human_templates AS other WHERE other.name = ?1 AND (SELECT count(*) ${kept("other.tags")}) + json_array_length(?2) > ${MAX_TEMPLATE_TAGS})`,
+      )
+      .bind(name, added, by, Date.now())
+      .run();
+    if (result.meta.changes > 0) return true;
+    if ((await this.tagsOf(name)) === undefined) return false;
+    throw validationError("Invalid tags", [{ path: "", message: `would give user form ${name} more than ${MAX_TEMPLATE_TAGS} tags (a version of it holds too many others): remove some first` }]);
+  }
+
+  /** Removes `tags` (each by key and value) from every version of form `name`; false when no version is saved. */
+  async removeTags(name: string, tags: HumanTemplate["tags"], by: string): Promise<boolean> {
+    const result = await this.#db
+      .prepare(
+        `UPDATE human_templates SET tags = (
+           SELECT json_group_array(json(held.value)) FROM json_each(human_templates.tags) AS held
+           WHERE NOT EXISTS (SELECT 1 FROM json_each(?2) AS gone WHERE json_extract(gone.value, '$.key') = json_extract(held.value, '$.key') AND json_extract(gone.value, '$.value') = json_extract(held.value, '$.value'))),
+           updated_by = ?3, update_time = ?4
+         WHERE name = ?1`,
+      )
+      .bind(name, JSON.stringify(tags), by, Date.now())
+      .run();
+    return result.meta.changes > 0;
   }
 
   /** Deletes every version of form `name`; false when there was none. */

@@ -41,9 +41,7 @@ describe("Conductor endpoints the service does not serve", () => {
     // Conductor's other spelling of both (swift-conductor's Go, TypeScript and .NET clients call it).
     ["GET", "/api/workflow/external-storage-location?path=input.json&operation=WRITE&payloadType=WORKFLOW_INPUT", "external payload storage"],
     ["GET", "/api/tasks/external-storage-location?path=output.json&operation=WRITE&payloadType=TASK_OUTPUT", "external payload storage"],
-    // The JavaScript and Go clients' user form tags and index rebuild: not a form's version "tags", nor a task of that id.
-    ["GET", "/api/human/template/expense_form/tags", "tags of a user form"],
-    ["PUT", "/api/human/template/expense_form/tags", "tags of a user form"],
+    // The JavaScript and Go clients' human task index rebuild: not a task of that id.
     ["GET", "/api/human/tasks/backPopulateFullTextIndex", "human task search index"],
     // Conductor's AdminResource beyond the sweeper and repair routes.
     ["GET", "/api/admin/config", "configuration"],

@@ -568,6 +568,47 @@ describe("user forms (/api/human/template)", () => {
     expect(await rowCount("human_templates")).toBe(before);
   });
 
+  it("serves a form's tags by name as Orkes does (PUT adds or revalues by key, DELETE removes by key and value), on every version, refusing bad bodies and non-writers with nothing changed", async () => {
+    const name = unique("tagged form");
+    const path = `/api/human/template/${encodeURIComponent(name)}/tags`;
+    // No form of that name: 404, as reading or deleting it (it was a 501 for every method).
+    expect((await api("GET", path)).status).toBe(404);
+    expect((await api("PUT", path, [{ key: "team", value: "ops" }])).status).toBe(404);
+    await apiOk("POST", "/api/human/template", form(name, { tags: [{ key: "team", value: "ops" }, { key: "env", value: "dev" }] }));
+    await apiOk("POST", "/api/human/template?newVersion=true", form(name, { tags: [{ key: "team", value: "ops" }] }));
+    expect(await apiOk("GET", path)).toEqual([{ key: "team", value: "ops" }]);
+    // A key held takes the value given; a key named twice, the last.
+    expect((await api("PUT", path, [{ key: "team", value: "billing" }, { key: "tier", value: "1" }, { key: "tier", value: "gold" }])).status).toBe(200);
+    expect(await apiOk("GET", path)).toEqual([{ key: "team", value: "billing" }, { key: "tier", value: "gold" }]);
+    expect(await apiOk("GET", `/api/human/template/${encodeURIComponent(name)}/1`)).toMatchObject({ tags: [{ key: "env", value: "dev" }, { key: "team", value: "billing" }, { key: "tier", value: "gold" }], updatedBy: "admin" });
+    const found = () => apiOk<Array<{ id: string }>>("GET", `/api/metadata/tags/resources?tagKey=team&tagValue=billing&resourceType=USER_FORM_TEMPLATE`);
+    expect((await found()).filter((resource) => resource.id.startsWith(`${name}/`)).map((resource) => resource.id)).toEqual([`${name}/1`, `${name}/2`]);
+    // DELETE removes a tag by key and value: a value the form does not hold removes nothing.
+    expect((await api("DELETE", path, [{ key: "team", value: "billing" }, { key: "tier", value: "silver" }])).status).toBe(200);
+    expect(await apiOk("GET", path)).toEqual([{ key: "tier", value: "gold" }]);
+    expect(await apiOk("GET", `/api/human/template/${encodeURIComponent(name)}/1`)).toMatchObject({ tags: [{ key: "env", value: "dev" }, { key: "tier", value: "gold" }] });
+    expect((await found()).filter((resource) => resource.id.startsWith(`${name}/`))).toEqual([]);
+    // Refused, changing nothing: not a list of {key, value}, no body, past 100 tags on a version, a caller who may not save forms.
+    const snapshot = async () => apiOk<JsonObject[]>("GET", `/api/human/template?name=${encodeURIComponent(name)}`);
+    const before = await snapshot();
+    for (const bad of [{ key: "team", value: "x" }, [{ key: "team" }], [{ key: "team", value: 5 }]]) {
+      const refused = await api("PUT", path, bad);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: "VALIDATION_ERROR" });
+    }
+    expect((await api("DELETE", path)).status).toBe(400);
+    // Version 1 holds two tags: 99 more keys would give it 101, so no version takes them.
+    const many = Array.from({ length: 99 }, (_, index) => ({ key: `k${index}`, value: "v" }));
+    const tooMany = await api("PUT", path, many);
+    expect(tooMany.status).toBe(400);
+    expect(await tooMany.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ message: expect.stringContaining("more than 100 tags") }] });
+    const reader = await createUser(unique("reader"));
+    expect(await (await call("GET", path, orkes(reader.token))).json()).toEqual([{ key: "tier", value: "gold" }]);
+    expect((await call("PUT", path, orkes(reader.token), [{ key: "team", value: "mine" }])).status).toBe(403);
+    expect((await call("DELETE", path, orkes(reader.token), [{ key: "tier", value: "gold" }])).status).toBe(403);
+    expect(await snapshot()).toEqual(before);
+  });
+
   it("checks a submitted form against the task's user form (its latest version), and shows the form with the task", async () => {
     const formName = unique("approval form");
     await apiOk("POST", "/api/human/template", form(formName));

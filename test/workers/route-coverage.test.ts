@@ -30,7 +30,7 @@ describe("every registered route", () => {
       ].sort(),
     );
     expect(routes.map(([method, path]) => `${method} ${path}`).filter((route) => route.includes("/api/human/")).sort()).toEqual(
-      [...Object.keys(HUMAN_ANY_CALLER), "POST /api/human/template", "POST /api/human/template/bulk", "DELETE /api/human/template/:name", "DELETE /api/human/template/:name/:version"].sort(),
+      [...Object.keys(HUMAN_ANY_CALLER), "POST /api/human/template", "POST /api/human/template/bulk", "DELETE /api/human/template/:name", "DELETE /api/human/template/:name/:version", "PUT /api/human/template/:name/tags", "DELETE /api/human/template/:name/tags"].sort(),
     );
   });
 });

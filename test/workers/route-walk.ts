@@ -52,7 +52,7 @@ export const SCHEDULER_NO_SCHEDULE: Record<string, number> = {
  * The human task routes take any authenticated caller and decide by who the caller is to each task (human-tasks.ts):
  * a caller without permissions is refused a task by id (403, though the ids here name none: only one who may read every
  * workflow is told an id names no task, as at `GET /api/tasks/{taskId}`), finds an empty list, or has a body or query
- * refused. A user form by name is no task: 404. Saving and deleting user forms needs TASK_WRITE (403).
+ * refused. A user form by name is no task: 404. Saving and deleting user forms, and changing their tags, needs TASK_WRITE (403).
  */
 export const HUMAN_ANY_CALLER: Record<string, number> = {
   "POST /api/human/tasks/search": 200,
@@ -71,6 +71,7 @@ export const HUMAN_ANY_CALLER: Record<string, number> = {
   "GET /api/human/template": 200,
   "GET /api/human/template/:humanTaskId": 403,
   "GET /api/human/template/:name/:version": 404,
+  "GET /api/human/template/:name/tags": 404,
 };
 
 /**

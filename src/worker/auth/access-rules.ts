@@ -228,7 +228,7 @@ export const DEFAULT_ACCESS_RULES: readonly AccessRule[] = [
   { apiPath: "/api/human/template", methods: ["GET"], requiredPermissions: [] },
   { apiPath: "/api/human/template/*", methods: ["GET"], requiredPermissions: [] },
   { apiPath: "/api/human/template", methods: ["POST"], requiredPermissions: [at("TASK_WRITE"), at("METADATA_ADMIN")] },
-  { apiPath: "/api/human/template/*", methods: ["POST", "DELETE"], requiredPermissions: [at("TASK_WRITE"), at("METADATA_ADMIN")] },
+  { apiPath: "/api/human/template/*", methods: ["POST", "PUT", "DELETE"], requiredPermissions: [at("TASK_WRITE"), at("METADATA_ADMIN")] },
   // Environment variables: read as metadata is; written by system admins only, because a value can decide where a
   // workflow sends what it holds (a URL beside a secret), which is the secrets' right (see routes/environment.ts).
   { apiPath: "/api/environment", methods: ["GET"], requiredPermissions: [at("WORKFLOW_READ", ANY_SCOPE), at("METADATA_ADMIN")] },

@@ -16,6 +16,7 @@ import {
   HumanTaskSearchRequest,
   HumanTemplateList,
   HumanTemplateRequest,
+  HumanTemplateTagList,
   ListTemplatesQuery,
   SaveTemplateQuery,
   SkipQuery,
@@ -226,6 +227,29 @@ export function registerHumanTaskRoutes(router: RouterType<IRequest, Args>): voi
     const template = await formOf(env, at.entry);
     if (template === undefined) throw notFound(`Human task ${at.entry["taskId"] as string} names no saved user form`);
     return Response.json(template);
+  });
+
+  // Orkes' user form tags (the clients' getTagsForUserFormTemplate, putTagForUserFormTemplate, …): of the form by name,
+  // every version alike. Before `/:name/:version`, which would read "tags" as a version.
+  router.get("/api/human/template/:name/tags", async (request, env) => {
+    const name = parseOrThrow(TemplateName, decodedPathParam(request, "name"), "user form name", "name");
+    const tags = await new HumanTemplateRepository(env.DB).tagsOf(name);
+    if (tags === undefined) throw notFound(`User form ${name} not found`);
+    return Response.json(tags);
+  });
+
+  router.put("/api/human/template/:name/tags", async (request, env) => {
+    const name = parseOrThrow(TemplateName, decodedPathParam(request, "name"), "user form name", "name");
+    const tags = await body(request, env, (value) => parseOrThrow(HumanTemplateTagList, value, "tags"));
+    if (!(await new HumanTemplateRepository(env.DB).addTags(name, tags, principalOf(request).userId))) throw notFound(`User form ${name} not found`);
+    return done();
+  });
+
+  router.delete("/api/human/template/:name/tags", async (request, env) => {
+    const name = parseOrThrow(TemplateName, decodedPathParam(request, "name"), "user form name", "name");
+    const tags = await body(request, env, (value) => parseOrThrow(HumanTemplateTagList, value, "tags"));
+    if (!(await new HumanTemplateRepository(env.DB).removeTags(name, tags, principalOf(request).userId))) throw notFound(`User form ${name} not found`);
+    return done();
   });
 
   router.get("/api/human/template/:name/:version", async (request, env) => {

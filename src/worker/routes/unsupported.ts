@@ -64,8 +64,7 @@ export const UNSUPPORTED_CONDUCTOR_ENDPOINTS: ReadonlyArray<readonly [path: stri
   // Orkes' API Gateway (workflows served as REST routes): the Go SDK's ApiGatewayResourceApiService and the Conductor
   // CLI's api-gateway commands call /api/gateway/config/{services,auth}/…, which read as "No route" without it.
   ["/api/gateway/*", "the API Gateway (workflows served as REST routes: start them with POST /api/workflow or /api/workflow/execute/{name}/{version}, or through a webhook)"],
-  // The human task routes (routes/human.ts, registered after these) would take them for a form's version and a task id.
-  ["/api/human/template/:name/tags", "tags of a user form through their own routes (save them with the form: its tags field)"],
+  // The human task routes (routes/human.ts, registered after these) would take it for a task id.
   ["/api/human/tasks/backPopulateFullTextIndex", "rebuilding the human task search index (there is none to rebuild: searches read the tasks)"],
   // Conductor's AdminResource: the sweeper and repair routes are served (routes/workflows.ts); these are not.
   ["/api/admin/config", "the server's configuration (see the README's Configuration: it is the Worker's vars and secrets)"],
