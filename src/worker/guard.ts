@@ -167,7 +167,8 @@ async function taskByRefTarget(env: Env, workflowId: string, taskRefName: string
   );
 }
 
-async function executionName(env: Env, workflowId: string): Promise<string | undefined> {
+/** The workflow name of execution `workflowId`; undefined when the id names none (or is no execution id). */
+export async function executionName(env: Env, workflowId: string): Promise<string | undefined> {
   return isUuid(workflowId) ? ((await retryingExecutionCall(env, workflowId, (stub) => stub.getWorkflowName())) ?? undefined) : undefined;
 }
 

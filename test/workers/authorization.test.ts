@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { call, createUser, orkes } from "./auth-helpers";
-import { api, apiOk, httpTask, register, target } from "./helpers";
+import { api, apiOk, httpTask, register, startWorkflow, target } from "./helpers";
 
 // Orkes' per-resource grants (POST/DELETE /api/auth/authorization and the reads around them) through the real router
 // and D1: access to a definition is a permission at its scope, and the caller's requests then pass or not.
@@ -12,6 +12,33 @@ async function registerFlow(name: string): Promise<void> {
 }
 
 describe("per-resource grants (/api/auth/authorization)", () => {
+  it("checks a user's permissions on Orkes' other target types (it was a 400 for WORKFLOW, APPLICATION…): an execution as its workflow's routes decide, applications and users as USER_ADMIN, a form as read by anyone; the rest as nobody's", async () => {
+    const flow = `checked-flow-${crypto.randomUUID().slice(0, 8)}`;
+    await registerFlow(flow);
+    const workflowId = await startWorkflow(flow);
+    const userId = `checked-${crypto.randomUUID().slice(0, 8)}`;
+    await createUser(userId, { directPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:${flow}` }] });
+    const check = (user: string, type: string, id: string) => apiOk<Record<string, boolean>>("GET", `/api/users/${user}/checkPermissions?type=${type}&id=${encodeURIComponent(id)}`);
+    const each = (allowed: boolean) => ({ CREATE: allowed, READ: allowed, UPDATE: allowed, EXECUTE: allowed, DELETE: allowed });
+    // The execution is read with WORKFLOW_READ at its workflow's name; acting on it takes WORKFLOW_ADMIN there.
+    expect(await check(userId, "WORKFLOW", workflowId)).toEqual({ ...each(false), READ: true });
+    expect(await check("admin", "WORKFLOW", workflowId)).toEqual(each(true));
+    // An id naming no execution: only a grant on every workflow covers it, so the answer tells nothing of what exists.
+    expect(await check(userId, "WORKFLOW", crypto.randomUUID())).toEqual(each(false));
+    expect(await check(userId, "APPLICATION", "some-app")).toEqual(each(false));
+    expect(await check("admin", "APPLICATION", "some-app")).toEqual(each(true));
+    expect(await check(userId, "USER", "someone")).toEqual(each(false));
+    expect(await check(userId, "USER_FORM_TEMPLATE", "any form")).toEqual({ ...each(false), READ: true });
+    expect(await check("admin", "USER_FORM_TEMPLATE", "any form")).toEqual({ ...each(true), EXECUTE: false });
+    // No equivalent here: nobody's, even the admin's.
+    for (const type of ["EVENT_HANDLER", "TASK_ID", "DOMAIN", "PROMPT", "API_GATEWAY_SERVICE_ROUTE"]) expect(await check("admin", type, "x"), type).toEqual(each(false));
+    // Still refused: a type Orkes has not, or no id.
+    expect((await api("GET", `/api/users/${userId}/checkPermissions?type=NOT_A_TYPE&id=x`)).status).toBe(400);
+    const noId = await api("GET", `/api/users/${userId}/checkPermissions?type=WORKFLOW`);
+    expect(noId.status).toBe(400);
+    expect(await noId.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "id" }] });
+  });
+
   it("gives a user READ and EXECUTE on one workflow definition: they can read and start it, and nothing else; removing EXECUTE stops the starts", async () => {
     await registerFlow("granted-flow");
     await registerFlow("other-flow");
@@ -379,6 +406,7 @@ describe("per-resource grants (/api/auth/authorization)", () => {
 
     const reader = await createUser(`grant-reader-${crypto.randomUUID().slice(0, 8)}`, { directPermissions: [{ action: "WORKFLOW_READ", scope: "*" }] });
     expect((await call("GET", "/api/auth/authorization/WORKFLOW_DEF/x", orkes(reader.token))).status).toBe(403);
+    expect((await call("GET", `/api/users/${someone}/checkPermissions?type=APPLICATION&id=x`, orkes(reader.token))).status).toBe(403);
     expect((await call("POST", "/api/auth/authorization", orkes(reader.token), grant({ type: "USER", id: someone }, { type: "WORKFLOW_DEF", id: "x" }, ["READ"]))).status).toBe(403);
     expect(await apiOk("GET", `/api/users/${someone}/permissions`)).toEqual({ grantedAccess: [] });
   });

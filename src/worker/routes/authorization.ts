@@ -1,15 +1,37 @@
 import type { IRequest, RouterType } from "itty-router";
 import * as v from "valibot";
+import { START_PERMISSION } from "../auth/access-rules";
 import { addedGrants, authorizeHandingOut } from "../auth/delegation";
 import { grantsFor, isOutsideApplicationName } from "../auth/grants";
 import { grantsAllow, type Grant } from "../auth/permissions";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
-import { principalOf } from "../guard";
+import { executionName, principalOf } from "../guard";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryParams } from "../http/params";
 import { parseOrThrow } from "../schemas";
+import { mayOnSchedule } from "../schedules/access";
+import { ScheduleRepository } from "../schedules/store";
 import { GroupRepository } from "../security/groups";
-import { ACCESS, AuthorizationRequestSchema, ORKES_TARGET_TYPES, TARGET_TYPES, accessGiven, grantedAccess, grantsOf, requiredFor, shownGrants, scopeOf, TargetRefSchema, targetTypeName, type Access, type SubjectRef, type TargetRef } from "../security/resource-grants";
+import {
+  ACCESS,
+  AuthorizationRequestSchema,
+  CHECKED_ONLY_TARGET_TYPES,
+  CheckedOnlyTargetSchema,
+  ORKES_TARGET_TYPES,
+  TARGET_TYPES,
+  accessGiven,
+  grantedAccess,
+  grantsOf,
+  requiredFor,
+  scopeOf,
+  shownGrants,
+  TargetRefSchema,
+  targetTypeName,
+  type Access,
+  type CheckedOnlyTargetType,
+  type SubjectRef,
+  type TargetRef,
+} from "../security/resource-grants";
 import { NAME_PATTERN } from "../security/schemas";
 import { SecurityStore } from "../security/store";
 import { assignmentRefused, authorizeAssignment, changedMeanwhile } from "../security/users";
@@ -114,6 +136,38 @@ function targetOf(fields: Record<string, unknown>): TargetRef {
 }
 
 /**
+ * What `grants` let their holder do on a target of a type access is not given on here, as the routes of this service's
+ * equivalent decide it: an execution (WORKFLOW) is read with WORKFLOW_READ and acted on (paused, rerun, terminated,
+ * removed; CREATE: its workflow started) with WORKFLOW_ADMIN, both at its workflow's name; a schedule (WORKFLOW_SCHEDULE)
+ * as its workflow's (schedules/access.ts), EXECUTE being its management; applications and users (APPLICATION, USER) are
+ * USER_ADMIN's on * for every access; a user form (USER_FORM_TEMPLATE) is read by anyone and written with TASK_WRITE on *
+ * or METADATA_ADMIN. An execution or schedule that does not exist is answered as one of no workflow name (only a grant
+ * on every workflow covers it), so the answer tells nothing of what exists. Every other type (TASK_ID, EVENT_HANDLER,
+ * ENV_VARIABLE, DOMAIN, the integrations, prompts, schemas, webhooks, the API gateway's) is answered as a target nobody
+ * holds access to: every kind false. The answer only describes: nothing here decides a request.
+ */
+async function checkedOnly(env: Env, grants: readonly Grant[], type: CheckedOnlyTargetType, id: string): Promise<Record<Access, boolean>> {
+  const each = (allowed: (kind: Access) => boolean) => Object.fromEntries(ACCESS.map((kind) => [kind, allowed(kind)])) as Record<Access, boolean>;
+  switch (type) {
+    case "WORKFLOW": {
+      const scope = `workflow:${(await executionName(env, id)) ?? ""}`;
+      return each((kind) => grantsAllow(grants, kind === "READ" ? "WORKFLOW_READ" : START_PERMISSION, scope));
+    }
+    case "WORKFLOW_SCHEDULE": {
+      const workflowName = (await new ScheduleRepository(env.DB).get(id))?.workflowName;
+      return each((kind) => mayOnSchedule(grants, kind === "READ" ? "read" : "manage", workflowName));
+    }
+    case "APPLICATION":
+    case "USER":
+      return each(() => grantsAllow(grants, "USER_ADMIN", "*"));
+    case "USER_FORM_TEMPLATE":
+      return each((kind) => kind === "READ" || (kind !== "EXECUTE" && (grantsAllow(grants, "TASK_WRITE", "*") || grantsAllow(grants, "METADATA_ADMIN", "*"))));
+    default:
+      return each(() => false);
+  }
+}
+
+/**
  * Orkes' per-resource grants (see `security/resource-grants.ts` for how access maps onto this service's permissions and
  * scopes): `POST` and `DELETE /api/auth/authorization` give and take access, `GET /api/auth/authorization/{type}/{id}`
  * lists who has which on a target, `GET /api/users/{id}/permissions` and `/api/groups/{id}/permissions` what a user or
@@ -161,8 +215,16 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
   });
 
   // What the user can do on the target, however they hold it (roles, groups, direct permissions, `*` and prefixes).
+  // Orkes' other target types are answered too (see checkedOnly), never refused: a client asks about any it lists.
   router.get("/api/users/:userId/checkPermissions", async (request, env) => {
-    const target = targetOf(queryParams(request, ["type", "id"]));
+    const query = queryParams(request, ["type", "id"]);
+    const type = typeof query["type"] === "string" ? targetTypeName(query["type"]) : undefined;
+    if (type !== undefined && (CHECKED_ONLY_TARGET_TYPES as readonly string[]).includes(type)) {
+      const target = parseOrThrow(CheckedOnlyTargetSchema, { type, id: query["id"] }, "target");
+      const grants = await grantsFor(env, pathName(request, "userId"));
+      return Response.json(await checkedOnly(env, grants, target.type, target.id));
+    }
+    const target = targetOf(query);
     const grants = await grantsFor(env, pathName(request, "userId"));
     const allows = (required: Grant) => grantsAllow(grants, required.action, required.scope);
     return Response.json(Object.fromEntries(ACCESS.map((kind) => [kind, allows(requiredFor(target, kind))])));

@@ -154,6 +154,35 @@ export function targetTypeName(type: string): string {
   return type === "SECRET" ? "SECRET_NAME" : type;
 }
 
+/**
+ * The target types Orkes' `GET /api/users/{id}/checkPermissions` takes beyond {@link TARGET_TYPES} (its page lists
+ * them as supported): answered there by what this service's routes let the user do on the equivalent thing, or as a
+ * target nobody has access to when there is none (see routes/authorization.ts), rather than refused.
+ */
+export const CHECKED_ONLY_TARGET_TYPES = [
+  "WORKFLOW",
+  "WORKFLOW_SCHEDULE",
+  "EVENT_HANDLER",
+  "TASK_ID",
+  "APPLICATION",
+  "USER",
+  "ENV_VARIABLE",
+  "DOMAIN",
+  "INTEGRATION_PROVIDER",
+  "INTEGRATION",
+  "PROMPT",
+  "USER_FORM_TEMPLATE",
+  "SCHEMA",
+  "WEBHOOK",
+  "API_GATEWAY_SERVICE",
+  "API_GATEWAY_SERVICE_ROUTE",
+] as const;
+/** One of {@link CHECKED_ONLY_TARGET_TYPES}. */
+export type CheckedOnlyTargetType = (typeof CHECKED_ONLY_TARGET_TYPES)[number];
+
+/** A target of one of the {@link CHECKED_ONLY_TARGET_TYPES}, by its name or id. */
+export const CheckedOnlyTargetSchema = v.object({ type: v.picklist(CHECKED_ONLY_TARGET_TYPES), id: targetId });
+
 /** Orkes' TargetRef, refused for a target type this service has no scope for; a TAG's id is `key:value`. */
 export const TargetRefSchema = v.pipe(
   v.object({ type: v.pipe(v.unknown(), v.transform((type) => (typeof type === "string" ? targetTypeName(type) : type)), v.picklist(TARGET_TYPES, unsupportedTarget)), id: targetId }),
