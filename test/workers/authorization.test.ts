@@ -25,6 +25,12 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(await check("admin", "WORKFLOW", workflowId)).toEqual(each(true));
     // An id naming no execution: only a grant on every workflow covers it, so the answer tells nothing of what exists.
     expect(await check(userId, "WORKFLOW", crypto.randomUUID())).toEqual(each(false));
+    // A schedule as its workflow's schedules: read with WORKFLOW_READ, managed (and so run) with WORKFLOW_ADMIN there.
+    const scheduleName = `${flow}-schedule`;
+    await apiOk("POST", "/api/scheduler/schedules", { name: scheduleName, cronExpression: "0 0 0 1 1 ?", paused: true, startWorkflowRequest: { name: flow, version: 1 } });
+    expect(await check(userId, "WORKFLOW_SCHEDULE", scheduleName)).toEqual({ ...each(false), READ: true });
+    expect(await check(userId, "WORKFLOW_SCHEDULE", `${flow}-no-such-schedule`)).toEqual(each(false));
+    await apiOk("DELETE", `/api/scheduler/schedules/${scheduleName}`);
     expect(await check(userId, "APPLICATION", "some-app")).toEqual(each(false));
     expect(await check("admin", "APPLICATION", "some-app")).toEqual(each(true));
     expect(await check(userId, "USER", "someone")).toEqual(each(false));
