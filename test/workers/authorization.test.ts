@@ -30,6 +30,17 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     await apiOk("POST", "/api/scheduler/schedules", { name: scheduleName, cronExpression: "0 0 0 1 1 ?", paused: true, startWorkflowRequest: { name: flow, version: 1 } });
     expect(await check(userId, "WORKFLOW_SCHEDULE", scheduleName)).toEqual({ ...each(false), READ: true });
     expect(await check(userId, "WORKFLOW_SCHEDULE", `${flow}-no-such-schedule`)).toEqual(each(false));
+    // A USER_ADMIN who may not read the workflow learns neither that the schedule or execution exists nor which
+    // workflow it belongs to: it is answered as one that does not exist.
+    const userAdmin = await createUser(`checked-ua-${crypto.randomUUID().slice(0, 8)}`, { directPermissions: [{ action: "USER_ADMIN", scope: "*" }] });
+    const checkAs = async (type: string, id: string) => {
+      const response = await call("GET", `/api/users/${userId}/checkPermissions?type=${type}&id=${encodeURIComponent(id)}`, orkes(userAdmin.token));
+      expect(response.status).toBe(200);
+      return (await response.json()) as Record<string, boolean>;
+    };
+    expect(await checkAs("WORKFLOW_SCHEDULE", scheduleName)).toEqual(await checkAs("WORKFLOW_SCHEDULE", `${flow}-no-such-schedule`));
+    expect(await checkAs("WORKFLOW", workflowId)).toEqual(await checkAs("WORKFLOW", crypto.randomUUID()));
+    expect(await check(userId, "WORKFLOW_SCHEDULE", scheduleName)).toEqual({ ...each(false), READ: true });
     await apiOk("DELETE", `/api/scheduler/schedules/${scheduleName}`);
     expect(await check(userId, "APPLICATION", "some-app")).toEqual(each(false));
     expect(await check("admin", "APPLICATION", "some-app")).toEqual(each(true));

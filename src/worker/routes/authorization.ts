@@ -141,20 +141,24 @@ function targetOf(fields: Record<string, unknown>): TargetRef {
  * removed; CREATE: its workflow started) with WORKFLOW_ADMIN, both at its workflow's name; a schedule (WORKFLOW_SCHEDULE)
  * as its workflow's (schedules/access.ts), EXECUTE being its management; applications and users (APPLICATION, USER) are
  * USER_ADMIN's on * for every access; a user form (USER_FORM_TEMPLATE) is read by anyone and written with TASK_WRITE on *
- * or METADATA_ADMIN. An execution or schedule that does not exist is answered as one of no workflow name (only a grant
- * on every workflow covers it), so the answer tells nothing of what exists. Every other type (TASK_ID, EVENT_HANDLER,
- * ENV_VARIABLE, DOMAIN, the integrations, prompts, schemas, webhooks, the API gateway's) is answered as a target nobody
- * holds access to: every kind false. The answer only describes: nothing here decides a request.
+ * or METADATA_ADMIN. The workflow an execution or schedule belongs to is used only when `callerGrants` (the asking
+ * USER_ADMIN's) may read that workflow; otherwise, and when it does not exist, it is answered as one of no workflow
+ * name (only a grant on every workflow covers it), so the answer tells the caller nothing of what exists or where it
+ * belongs that they could not read anyway. Every other type (TASK_ID, EVENT_HANDLER, ENV_VARIABLE, DOMAIN, the
+ * integrations, prompts, schemas, webhooks, the API gateway's) is answered as a target nobody holds access to: every
+ * kind false. The answer only describes: nothing here decides a request.
  */
-async function checkedOnly(env: Env, grants: readonly Grant[], type: CheckedOnlyTargetType, id: string): Promise<Record<Access, boolean>> {
+async function checkedOnly(env: Env, callerGrants: readonly Grant[], grants: readonly Grant[], type: CheckedOnlyTargetType, id: string): Promise<Record<Access, boolean>> {
   const each = (allowed: (kind: Access) => boolean) => Object.fromEntries(ACCESS.map((kind) => [kind, allowed(kind)])) as Record<Access, boolean>;
   switch (type) {
     case "WORKFLOW": {
-      const scope = `workflow:${(await executionName(env, id)) ?? ""}`;
+      const name = await executionName(env, id);
+      const scope = `workflow:${name !== undefined && grantsAllow(callerGrants, "WORKFLOW_READ", `workflow:${name}`) ? name : ""}`;
       return each((kind) => grantsAllow(grants, kind === "READ" ? "WORKFLOW_READ" : START_PERMISSION, scope));
     }
     case "WORKFLOW_SCHEDULE": {
-      const workflowName = (await new ScheduleRepository(env.DB).get(id))?.workflowName;
+      const found = (await new ScheduleRepository(env.DB).get(id))?.workflowName;
+      const workflowName = found !== undefined && mayOnSchedule(callerGrants, "read", found) ? found : undefined;
       return each((kind) => mayOnSchedule(grants, kind === "READ" ? "read" : "manage", workflowName));
     }
     case "APPLICATION":
@@ -222,7 +226,7 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
     if (type !== undefined && (CHECKED_ONLY_TARGET_TYPES as readonly string[]).includes(type)) {
       const target = parseOrThrow(CheckedOnlyTargetSchema, { type, id: query["id"] }, "target");
       const grants = await grantsFor(env, pathName(request, "userId"));
-      return Response.json(await checkedOnly(env, grants, target.type, target.id));
+      return Response.json(await checkedOnly(env, principalOf(request).grants, grants, target.type, target.id));
     }
     const target = targetOf(query);
     const grants = await grantsFor(env, pathName(request, "userId"));
