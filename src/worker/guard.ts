@@ -10,6 +10,7 @@ import { SecurityStore } from "./security/store";
 import { taskResultMaxBytes, WEBHOOK_CALLBACK_PATH } from "./routes/tasks";
 import { WEBHOOK_EVENT_PATH } from "./routes/webhooks";
 import { findTask, type FoundTask } from "./task-lookup";
+import type { Grant } from "./auth/permissions";
 import { isUuid } from "../engine/task-id";
 
 /** Token endpoints: they take credentials in their body instead of a header. */
@@ -300,4 +301,19 @@ async function permitted(check: Promise<unknown>): Promise<boolean> {
     if (error instanceof ApiError && error.status === 403) return false;
     throw error;
   }
+}
+
+/** Whether a request of `method` to `path`, aimed at `target`, would pass the access rules: see {@link routeCheckFor}. */
+export type RouteCheck = (method: string, path: string, target?: RequestTarget) => Promise<boolean>;
+
+/**
+ * Whether the holder of `grants` (another user's, as `GET /api/users/{id}/checkPermissions` asks about them) would pass
+ * the access rules in force (stored ones included, read once here) with a request of `method` to `path`, its scopes'
+ * workflow and task names being `target`'s (none given: a target not found, which only rights on every one meet).
+ * Only the rules: a route that checks more itself (schedules, a webhook's workflows) is not asked.
+ */
+export async function routeCheckFor(env: Env, grants: readonly Grant[]): Promise<RouteCheck> {
+  const rules = await accessRules(env);
+  const holder: Principal = { userId: "", grants: [...grants], method: "api-key" };
+  return (method, path, target = {}) => permitted(authorize(holder, method, path, rules, async () => target));
 }

@@ -47,8 +47,23 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(await check(userId, "USER", "someone")).toEqual(each(false));
     expect(await check(userId, "USER_FORM_TEMPLATE", "any form")).toEqual({ ...each(false), READ: true });
     expect(await check("admin", "USER_FORM_TEMPLATE", "any form")).toEqual({ ...each(true), EXECUTE: false });
-    // No equivalent here: nobody's, even the admin's.
-    for (const type of ["EVENT_HANDLER", "TASK_ID", "DOMAIN", "PROMPT", "API_GATEWAY_SERVICE_ROUTE"]) expect(await check("admin", type, "x"), type).toEqual(each(false));
+    for (const type of ["GROUP", "ROLE"]) {
+      expect(await check(userId, type, "x"), type).toEqual(each(false));
+      expect(await check("admin", type, "x"), type).toEqual(each(true));
+    }
+    // As their routes' access rules decide: read, save, delete; nothing executes one.
+    for (const type of ["EVENT_HANDLER", "ENV_VARIABLE", "SCHEMA", "WEBHOOK"]) expect(await check("admin", type, "x"), type).toEqual({ ...each(true), EXECUTE: false });
+    // Environment variables are read with WORKFLOW_READ at any scope; the rest take rights on every workflow or on metadata.
+    expect(await check(userId, "ENV_VARIABLE", "x")).toEqual({ ...each(false), READ: true });
+    for (const type of ["EVENT_HANDLER", "SCHEMA", "WEBHOOK"]) expect(await check(userId, type, "x"), type).toEqual(each(false));
+    // A task by id: read as GET /api/tasks/{taskId}, updated and executed as its result is reported.
+    const taskId = (await apiOk<{ tasks: Array<{ taskId: string }> }>("GET", `/api/workflow/${workflowId}`)).tasks[0]!.taskId;
+    expect(await check(userId, "TASK_ID", taskId)).toEqual({ ...each(false), READ: true });
+    expect(await check("admin", "TASK_ID", taskId)).toEqual({ ...each(true), CREATE: false, DELETE: false });
+    expect(await check(userId, "TASK_ID", crypto.randomUUID())).toEqual(each(false));
+    expect(await checkAs("TASK_ID", taskId)).toEqual(await checkAs("TASK_ID", crypto.randomUUID()));
+    // Nothing of the kind here: nobody's, even the admin's.
+    for (const type of ["DOMAIN", "PROMPT", "API_GATEWAY_SERVICE_ROUTE", "CLUSTER_CONFIG", "AUTH_CONFIG", "SERVICE_REGISTRY"]) expect(await check("admin", type, "x"), type).toEqual(each(false));
     // Still refused: a type Orkes has not, or no id.
     expect((await api("GET", `/api/users/${userId}/checkPermissions?type=NOT_A_TYPE&id=x`)).status).toBe(400);
     const noId = await api("GET", `/api/users/${userId}/checkPermissions?type=WORKFLOW`);

@@ -5,7 +5,9 @@ import { addedGrants, authorizeHandingOut } from "../auth/delegation";
 import { grantsFor, isOutsideApplicationName } from "../auth/grants";
 import { grantsAllow, type Grant } from "../auth/permissions";
 import { BOOTSTRAP_ADMIN_USER } from "../auth/principal";
-import { executionName, principalOf } from "../guard";
+import { executionName, principalOf, routeCheckFor } from "../guard";
+import { lookUpTask } from "../task-lookup";
+import { isUuid } from "../../engine/task-id";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { decodedPathParam, queryParams } from "../http/params";
 import { parseOrThrow } from "../schemas";
@@ -135,21 +137,50 @@ function targetOf(fields: Record<string, unknown>): TargetRef {
   return parseOrThrow(TargetRefSchema, { type: fields["type"], id: fields["id"] }, "target");
 }
 
+/** The requests standing for each access to a target (`[method, path]`), where a route of this service serves it. */
+type AccessRequests = Partial<Record<Access, readonly [method: string, path: string]>>;
+
+/** The requests of {@link checkedOnly}'s types whose routes the access rules decide alone, for target `id`. */
+function ruledRequests(type: CheckedOnlyTargetType, id: string): AccessRequests | undefined {
+  const at = encodeURIComponent(id);
+  switch (type) {
+    case "EVENT_HANDLER":
+      return { READ: ["GET", `/api/event/handler/${at}`], CREATE: ["POST", "/api/event"], UPDATE: ["PUT", "/api/event"], DELETE: ["DELETE", `/api/event/${at}`] };
+    case "ENV_VARIABLE":
+      return { READ: ["GET", `/api/environment/${at}`], CREATE: ["PUT", `/api/environment/${at}`], UPDATE: ["PUT", `/api/environment/${at}`], DELETE: ["DELETE", `/api/environment/${at}`] };
+    case "SCHEMA":
+      return { READ: ["GET", `/api/schema/${at}`], CREATE: ["POST", "/api/schema"], UPDATE: ["POST", "/api/schema"], DELETE: ["DELETE", `/api/schema/${at}`] };
+    case "WEBHOOK":
+      return { READ: ["GET", `/api/metadata/webhook/${at}`], CREATE: ["POST", "/api/metadata/webhook"], UPDATE: ["PUT", `/api/metadata/webhook/${at}`], DELETE: ["DELETE", `/api/metadata/webhook/${at}`] };
+    default:
+      return undefined;
+  }
+}
+
 /**
  * What `grants` let their holder do on a target of a type access is not given on here, as the routes of this service's
  * equivalent decide it: an execution (WORKFLOW) is read with WORKFLOW_READ and acted on (paused, rerun, terminated,
  * removed; CREATE: its workflow started) with WORKFLOW_ADMIN, both at its workflow's name; a schedule (WORKFLOW_SCHEDULE)
- * as its workflow's (schedules/access.ts), EXECUTE being its management; applications and users (APPLICATION, USER) are
- * USER_ADMIN's on * for every access; a user form (USER_FORM_TEMPLATE) is read by anyone and written with TASK_WRITE on *
- * or METADATA_ADMIN. The workflow an execution or schedule belongs to is used only when `callerGrants` (the asking
- * USER_ADMIN's) may read that workflow; otherwise, and when it does not exist, it is answered as one of no workflow
- * name (only a grant on every workflow covers it), so the answer tells the caller nothing of what exists or where it
- * belongs that they could not read anyway. Every other type (TASK_ID, EVENT_HANDLER, ENV_VARIABLE, DOMAIN, the
- * integrations, prompts, schemas, webhooks, the API gateway's) is answered as a target nobody holds access to: every
+ * as its workflow's (schedules/access.ts), EXECUTE being its management; a task by id (TASK_ID) READ as
+ * `GET /api/tasks/{taskId}` and UPDATE and EXECUTE as reporting its result are authorized; applications, users, groups
+ * and roles are USER_ADMIN's on * for every access; a user form (USER_FORM_TEMPLATE) is read by anyone and written
+ * with TASK_WRITE on * or METADATA_ADMIN; an event handler, an environment variable, a schema or a webhook as the access
+ * rules decide its routes (read, save, delete: {@link ruledRequests}), EXECUTE never (no request executes one). The
+ * workflow an execution, schedule or task belongs to is used only when `callerGrants` (the asking USER_ADMIN's) may
+ * read it; otherwise, and when it does not exist, it is answered as one of no workflow name (only a grant on every
+ * workflow covers it), so the answer tells the caller nothing of what exists or where it belongs that they could not
+ * read anyway. The other types (DOMAIN, the integrations, prompts, the API gateway's, cluster and auth configuration,
+ * the service registry), of which this service has nothing, are answered as a target nobody holds access to: every
  * kind false. The answer only describes: nothing here decides a request.
  */
 async function checkedOnly(env: Env, callerGrants: readonly Grant[], grants: readonly Grant[], type: CheckedOnlyTargetType, id: string): Promise<Record<Access, boolean>> {
   const each = (allowed: (kind: Access) => boolean) => Object.fromEntries(ACCESS.map((kind) => [kind, allowed(kind)])) as Record<Access, boolean>;
+  const eachAsync = async (allowed: (kind: Access) => Promise<boolean>) => Object.fromEntries(await Promise.all(ACCESS.map(async (kind) => [kind, await allowed(kind)]))) as Record<Access, boolean>;
+  const ruled = ruledRequests(type, id);
+  if (ruled !== undefined) {
+    const allows = await routeCheckFor(env, grants);
+    return eachAsync(async (kind) => ruled[kind] !== undefined && (await allows(...ruled[kind])));
+  }
   switch (type) {
     case "WORKFLOW": {
       const name = await executionName(env, id);
@@ -161,8 +192,20 @@ async function checkedOnly(env: Env, callerGrants: readonly Grant[], grants: rea
       const workflowName = found !== undefined && mayOnSchedule(callerGrants, "read", found) ? found : undefined;
       return each((kind) => mayOnSchedule(grants, kind === "READ" ? "read" : "manage", workflowName));
     }
+    case "TASK_ID": {
+      const path = `/api/tasks/${encodeURIComponent(id)}`;
+      const found = isUuid(id) ? await lookUpTask(env, id.toLowerCase()) : undefined;
+      const named = found && { workflowName: found.workflowName, taskRefName: found.taskRefName, taskName: found.taskName };
+      const target = named !== undefined && (await (await routeCheckFor(env, callerGrants))("GET", path, named)) ? named : {};
+      const allows = await routeCheckFor(env, grants);
+      const read = await allows("GET", path, target);
+      const complete = await allows("POST", "/api/tasks", target);
+      return each((kind) => (kind === "READ" ? read : (kind === "UPDATE" || kind === "EXECUTE") && complete));
+    }
     case "APPLICATION":
     case "USER":
+    case "GROUP":
+    case "ROLE":
       return each(() => grantsAllow(grants, "USER_ADMIN", "*"));
     case "USER_FORM_TEMPLATE":
       return each((kind) => kind === "READ" || (kind !== "EXECUTE" && (grantsAllow(grants, "TASK_WRITE", "*") || grantsAllow(grants, "METADATA_ADMIN", "*"))));

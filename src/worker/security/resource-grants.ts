@@ -176,6 +176,11 @@ export const CHECKED_ONLY_TARGET_TYPES = [
   "WEBHOOK",
   "API_GATEWAY_SERVICE",
   "API_GATEWAY_SERVICE_ROUTE",
+  "CLUSTER_CONFIG",
+  "AUTH_CONFIG",
+  "GROUP",
+  "ROLE",
+  "SERVICE_REGISTRY",
 ] as const;
 /** One of {@link CHECKED_ONLY_TARGET_TYPES}. */
 export type CheckedOnlyTargetType = (typeof CHECKED_ONLY_TARGET_TYPES)[number];
