@@ -46,6 +46,8 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(await check("admin", "APPLICATION", "some-app")).toEqual(each(true));
     expect(await check(userId, "USER", "someone")).toEqual(each(false));
     expect(await check(userId, "USER_FORM_TEMPLATE", "any form")).toEqual({ ...each(false), READ: true });
+    // A user id naming nobody holds nothing, on a form as on every other type.
+    expect(await check(`nobody-${crypto.randomUUID().slice(0, 8)}`, "USER_FORM_TEMPLATE", "any form")).toEqual(each(false));
     expect(await check("admin", "USER_FORM_TEMPLATE", "any form")).toEqual({ ...each(true), EXECUTE: false });
     for (const type of ["GROUP", "ROLE"]) {
       expect(await check(userId, type, "x"), type).toEqual(each(false));

@@ -36,7 +36,7 @@ import {
 } from "../security/resource-grants";
 import { NAME_PATTERN } from "../security/schemas";
 import { SecurityStore } from "../security/store";
-import { assignmentRefused, authorizeAssignment, changedMeanwhile } from "../security/users";
+import { assignmentRefused, authorizeAssignment, changedMeanwhile, userKnown } from "../security/users";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
 
@@ -163,9 +163,10 @@ function ruledRequests(type: CheckedOnlyTargetType, id: string): AccessRequests 
  * removed; CREATE: its workflow started) with WORKFLOW_ADMIN, both at its workflow's name; a schedule (WORKFLOW_SCHEDULE)
  * as its workflow's (schedules/access.ts), EXECUTE being its management; a task by id (TASK_ID) READ as
  * `GET /api/tasks/{taskId}` and UPDATE and EXECUTE as reporting its result are authorized; applications, users, groups
- * and roles are USER_ADMIN's on * for every access; a user form (USER_FORM_TEMPLATE) is read by anyone and written
- * with TASK_WRITE on * or METADATA_ADMIN; an event handler, an environment variable, a schema or a webhook as the access
- * rules decide its routes (read, save, delete: {@link ruledRequests}), EXECUTE never (no request executes one). The
+ * and roles are USER_ADMIN's on * for every access; a user form (USER_FORM_TEMPLATE) is read by anyone (any user this
+ * service knows: `userId` naming nobody holds nothing, as for every type) and written with TASK_WRITE on * or
+ * METADATA_ADMIN; an event handler, an environment variable, a schema or a webhook as the access rules decide its
+ * routes (read, save, delete: {@link ruledRequests}), EXECUTE never (no request executes one). The
  * workflow an execution, schedule or task belongs to is used only when `callerGrants` (the asking USER_ADMIN's) may
  * read it; otherwise, and when it does not exist, it is answered as one of no workflow name (only a grant on every
  * workflow covers it), so the answer tells the caller nothing of what exists or where it belongs that they could not
@@ -173,7 +174,7 @@ function ruledRequests(type: CheckedOnlyTargetType, id: string): AccessRequests 
  * the service registry), of which this service has nothing, are answered as a target nobody holds access to: every
  * kind false. The answer only describes: nothing here decides a request.
  */
-async function checkedOnly(env: Env, callerGrants: readonly Grant[], grants: readonly Grant[], type: CheckedOnlyTargetType, id: string): Promise<Record<Access, boolean>> {
+async function checkedOnly(env: Env, callerGrants: readonly Grant[], userId: string, grants: readonly Grant[], type: CheckedOnlyTargetType, id: string): Promise<Record<Access, boolean>> {
   const each = (allowed: (kind: Access) => boolean) => Object.fromEntries(ACCESS.map((kind) => [kind, allowed(kind)])) as Record<Access, boolean>;
   const eachAsync = async (allowed: (kind: Access) => Promise<boolean>) => Object.fromEntries(await Promise.all(ACCESS.map(async (kind) => [kind, await allowed(kind)]))) as Record<Access, boolean>;
   const ruled = ruledRequests(type, id);
@@ -207,8 +208,11 @@ async function checkedOnly(env: Env, callerGrants: readonly Grant[], grants: rea
     case "GROUP":
     case "ROLE":
       return each(() => grantsAllow(grants, "USER_ADMIN", "*"));
-    case "USER_FORM_TEMPLATE":
-      return each((kind) => kind === "READ" || (kind !== "EXECUTE" && (grantsAllow(grants, "TASK_WRITE", "*") || grantsAllow(grants, "METADATA_ADMIN", "*"))));
+    case "USER_FORM_TEMPLATE": {
+      // Anyone reads forms, but a user id naming nobody holds nothing here, as for every other type.
+      const reads = grants.length > 0 || (await userKnown(env.DB, new SecurityStore(env.DB), userId));
+      return each((kind) => (kind === "READ" ? reads : kind !== "EXECUTE" && (grantsAllow(grants, "TASK_WRITE", "*") || grantsAllow(grants, "METADATA_ADMIN", "*"))));
+    }
     default:
       return each(() => false);
   }
@@ -268,8 +272,9 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
     const type = typeof query["type"] === "string" ? targetTypeName(query["type"]) : undefined;
     if (type !== undefined && (CHECKED_ONLY_TARGET_TYPES as readonly string[]).includes(type)) {
       const target = parseOrThrow(CheckedOnlyTargetSchema, { type, id: query["id"] }, "target");
-      const grants = await grantsFor(env, pathName(request, "userId"));
-      return Response.json(await checkedOnly(env, principalOf(request).grants, grants, target.type, target.id));
+      const userId = pathName(request, "userId");
+      const grants = await grantsFor(env, userId);
+      return Response.json(await checkedOnly(env, principalOf(request).grants, userId, grants, target.type, target.id));
     }
     const target = targetOf(query);
     const grants = await grantsFor(env, pathName(request, "userId"));

@@ -7,6 +7,16 @@ import { GroupRepository, type Group } from "./groups";
 import { ALWAYS, allHold, rolesUnchanged, type Role, type SecurityStore, type UserAssignment, type WriteCondition } from "./store";
 
 /**
+ * Whether `userId` is a user this service knows (as `GET /api/users/{id}` finds one): one with roles or permissions
+ * assigned, in a group, or holding an API key.
+ */
+export async function userKnown(db: D1Database, store: SecurityStore, userId: string): Promise<boolean> {
+  if ((await store.getAssignment(userId)) !== null) return true;
+  if ((await new GroupRepository(db).groupsOf(userId)).length > 0) return true;
+  return (await store.listApiKeys(userId)).length > 0;
+}
+
+/**
  * Throws 403 unless the caller holds every grant an assignment gives anew: direct permissions and the
  * permissions of roles the user did not have before. Keeping what a user already has is not handing it out. Returns
  * the condition for the write (see `SecurityStore.putAssignment`): the roles added still grant what was checked, and,
