@@ -141,6 +141,8 @@ export class HumanTemplateRepository {
    * is changed or none, whatever else writes meanwhile.
    */
   async addTags(name: string, tags: HumanTemplate["tags"], by: string): Promise<boolean> {
+    // Nothing given changes nothing: no version is written, so none shows a new updater or update time.
+    if (tags.length === 0) return (await this.tagsOf(name)) !== undefined;
     const added = JSON.stringify([...new Map(tags.map((tag) => [tag.key, tag])).values()]);
     // The tags of `held` kept: those of keys not given.
     const kept = (held: string) => `FROM json_each(${held}) WHERE json_extract(value, '$.key') NOT IN (SELECT json_extract(value, '$.key') FROM json_each(?2))`;
@@ -158,19 +160,23 @@ export class HumanTemplateRepository {
     throw validationError("Invalid tags", [{ path: "", message: `would give user form ${name} more than ${MAX_TEMPLATE_TAGS} tags (a version of it holds too many others): remove some first` }]);
   }
 
-  /** Removes `tags` (each by key and value) from every version of form `name`; false when no version is saved. */
+  /**
+   * Removes `tags` (each by key and value) from every version of form `name`; false when no version is saved. Only the
+   * versions holding one of them are written, so one that loses nothing keeps its updater and update time.
+   */
   async removeTags(name: string, tags: HumanTemplate["tags"], by: string): Promise<boolean> {
+    const gone = (held: string) =>
+      `EXISTS (SELECT 1 FROM json_each(?2) AS gone WHERE json_extract(gone.value, '$.key') = json_extract(${held}.value, '$.key') AND json_extract(gone.value, '$.value') = json_extract(${held}.value, '$.value'))`;
     const result = await this.#db
       .prepare(
         `UPDATE human_templates SET tags = (
-           SELECT json_group_array(json(held.value)) FROM json_each(human_templates.tags) AS held
-           WHERE NOT EXISTS (SELECT 1 FROM json_each(?2) AS gone WHERE json_extract(gone.value, '$.key') = json_extract(held.value, '$.key') AND json_extract(gone.value, '$.value') = json_extract(held.value, '$.value'))),
+           SELECT json_group_array(json(held.value)) FROM json_each(human_templates.tags) AS held WHERE NOT ${gone("held")}),
            updated_by = ?3, update_time = ?4
-         WHERE name = ?1`,
+         WHERE name = ?1 AND EXISTS (SELECT 1 FROM json_each(human_templates.tags) AS had WHERE ${gone("had")})`,
       )
       .bind(name, JSON.stringify(tags), by, Date.now())
       .run();
-    return result.meta.changes > 0;
+    return result.meta.changes > 0 || (await this.tagsOf(name)) !== undefined;
   }
 
   /** Deletes every version of form `name`; false when there was none. */

@@ -606,6 +606,11 @@ describe("user forms (/api/human/template)", () => {
     expect(await (await call("GET", path, orkes(reader.token))).json()).toEqual([{ key: "tier", value: "gold" }]);
     expect((await call("PUT", path, orkes(reader.token), [{ key: "team", value: "mine" }])).status).toBe(403);
     expect((await call("DELETE", path, orkes(reader.token), [{ key: "tier", value: "gold" }])).status).toBe(403);
+    // A change that changes nothing (no tags given, a tag not held removed) writes nothing: not who updated it, nor when.
+    const writer = await createUser(unique("form-writer"), { directPermissions: [{ action: "TASK_WRITE", scope: "*" }] });
+    expect((await call("PUT", path, orkes(writer.token), [])).status).toBe(200);
+    expect((await call("DELETE", path, orkes(writer.token), [])).status).toBe(200);
+    expect((await call("DELETE", path, orkes(writer.token), [{ key: "tier", value: "silver" }])).status).toBe(200);
     expect(await snapshot()).toEqual(before);
   });
 
