@@ -8,6 +8,7 @@ import type { JsonObject } from "../engine/model";
 import { listedEntry } from "../engine/tasks/human/entry";
 import { isAssignee, type HumanCaller } from "../engine/tasks/human/progress";
 import type { HumanUser } from "../engine/tasks/human/settings";
+import { isOutsideReservedName } from "./auth/grants";
 import { namesGranted } from "./auth/permissions";
 import { executionStub, retryingExecutionCall } from "./executions";
 import { principalOf, taskChecks } from "./guard";
@@ -43,13 +44,16 @@ export interface HumanCallerContext {
   userId: string;
   groups: string[];
   checks: Awaited<ReturnType<typeof taskChecks>>;
+  /** An outside sign-in named like this service's own user (see `isOutsideReservedName`): that user's tasks and groups are not its. */
+  impostor: boolean;
 }
 
 /** The {@link HumanCallerContext} of `request`'s caller. */
 export async function humanCallerContext(request: IRequest, env: Env): Promise<HumanCallerContext> {
-  const userId = principalOf(request).userId;
-  const [groups, checks] = await Promise.all([groupIdsOf(env, userId), taskChecks(request, env)]);
-  return { userId, groups, checks };
+  const principal = principalOf(request);
+  const impostor = isOutsideReservedName(principal);
+  const [groups, checks] = await Promise.all([impostor ? [] : groupIdsOf(env, principal.userId), taskChecks(request, env)]);
+  return { userId: principal.userId, groups, checks, impostor };
 }
 
 /**
@@ -78,7 +82,7 @@ export async function humanTaskAtHand(
   const entry = JSON.parse(entryJson) as JsonObject;
   // Claiming an open task stays with readers of its workflow; one who may read only the task (TASK_READ on its name)
   // sees it, as at GET /api/tasks/{taskId}, and acts on it only as its assignee or claimant.
-  const caller: HumanCaller = { userId: known.userId, groups: known.groups, manager, reader: workflowReader };
+  const caller: HumanCaller = { userId: known.userId, groups: known.groups, manager, reader: workflowReader, ...(known.impostor ? { impostor: true } : {}) };
   if (!taskReader && !mayView(entry, caller)) throw humanTaskForbidden(taskId);
   return { found, entry, caller };
 }
@@ -86,6 +90,7 @@ export async function humanTaskAtHand(
 /** Whether `caller` may see human task `entry`: its assignee or claimant (a group's member too), or one who may read its workflow or complete it. */
 export function mayView(entry: JsonObject, caller: HumanCaller): boolean {
   if (caller.reader || caller.manager) return true;
+  if (caller.impostor === true) return false;
   return [entry["assignee"], entry["claimant"]].some((user) => isAssignee(user as HumanUser | undefined, caller.userId, caller.groups));
 }
 
@@ -148,11 +153,19 @@ async function applyVisibility(filter: Filter, request: IRequest, env: Env, sear
     filter.bindings.push(...readable.bindings);
     return;
   }
+  const open = `(state = 'ASSIGNED' AND assignee IS NULL AND claimant IS NULL AND ${mayRead})`;
+  // An outside sign-in named like this service's own user is not that user: nothing assigned to or claimed in that
+  // name, nor to that user's groups, is in its inbox; only the open tasks of the workflows it may read.
+  if (isOutsideReservedName(principal)) {
+    filter.clauses.push(`state <> 'DELETED' AND ${open}`);
+    filter.bindings.push(...readable.bindings);
+    return;
+  }
   const groups = await groupIdsOf(env, principal.userId);
   // A deleted task is out of the inboxes (it keeps its assignee and claimant, for the record).
   filter.clauses.push(
     `state <> 'DELETED' AND ((assignee_type = 'CONDUCTOR_USER' AND assignee = ?) OR (assignee_type = 'CONDUCTOR_GROUP' AND assignee IN (SELECT value FROM json_each(?)))` +
-      ` OR (claimant_type = 'CONDUCTOR_USER' AND claimant = ?) OR (state = 'ASSIGNED' AND assignee IS NULL AND claimant IS NULL AND ${mayRead}))`,
+      ` OR (claimant_type = 'CONDUCTOR_USER' AND claimant = ?) OR ${open})`,
   );
   filter.bindings.push(principal.userId, JSON.stringify(groups), principal.userId, ...readable.bindings);
 }

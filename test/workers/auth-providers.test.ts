@@ -1,9 +1,9 @@
 import { SELF, env } from "cloudflare:test";
 import { SignJWT, generateKeyPair, importJWK, type JWK } from "jose";
 import { describe, expect, it, vi } from "vitest";
-import { apiOk } from "./helpers";
+import { apiOk, register, startWorkflow, waitFor, waitForIndexRow } from "./helpers";
 import { customProvider } from "../../src/worker/auth/custom";
-import { isOutsideApplicationName } from "../../src/worker/auth/grants";
+import { isOutsideApplicationName, isOutsideReservedName } from "../../src/worker/auth/grants";
 import { MAX_KEYS_TRIED_WITHOUT_KID, OAUTH_CLOCK_SKEW_SECONDS, oauthProvider } from "../../src/worker/auth/oauth";
 
 /** Signs an access token as the local OAuth issuer of the tests (its JWKS is served by the target). */
@@ -54,6 +54,53 @@ describe("external OAuth 2.0 / OIDC access tokens", () => {
     expect(await info.json()).toEqual({ id: appUser, name: appUser, uuid: appUser, applicationUser: false, roles: [], groups: [], permissions: [] });
     expect(isOutsideApplicationName({ userId: appUser, method: "custom" })).toBe(true);
     expect(isOutsideApplicationName({ userId: appUser, method: "api-key" })).toBe(false);
+  });
+
+  it("never lets an external identity named app:<id> or admin take the human tasks of that application, its groups, or the bootstrap admin", async () => {
+    const application = await apiOk<{ id: string }>("POST", "/api/applications", { name: "approver-app" });
+    const appUser = `app:${application.id}`;
+    const groupId = `app-approvers-${crypto.randomUUID().slice(0, 8)}`;
+    await apiOk("PUT", `/api/groups/${groupId}`, { description: "the application approves", roles: [] });
+    await apiOk("POST", `/api/groups/${groupId}/users/${encodeURIComponent(appUser)}`);
+    // The last two the impostor may see, reading their workflows (a role its provider vouches for): one open to such a
+    // reader, which it is still refused (the claim would be recorded in the application's name), one the application's.
+    const tasks: Array<{ assignee?: { user: string; userType: string }; impostor: string; roles?: string[] }> = [
+      { assignee: { user: appUser, userType: "CONDUCTOR_USER" }, impostor: appUser },
+      { assignee: { user: groupId, userType: "CONDUCTOR_GROUP" }, impostor: appUser },
+      { assignee: { user: "admin", userType: "CONDUCTOR_USER" }, impostor: "admin" },
+      { impostor: appUser, roles: ["USER_READ_ONLY"] },
+      { assignee: { user: appUser, userType: "CONDUCTOR_USER" }, impostor: appUser, roles: ["USER_READ_ONLY"] },
+    ];
+    const started = await Promise.all(
+      tasks.map(async ({ assignee }) => {
+        const name = `app-approval-${crypto.randomUUID().slice(0, 8)}`;
+        const assignments = assignee === undefined ? [] : [{ assignee, slaMinutes: 0 }];
+        await register({ name, tasks: [{ name: "approve", taskReferenceName: "approve", type: "HUMAN", inputParameters: { __humanTaskDefinition: { assignments } } }] });
+        const workflowId = await startWorkflow(name);
+        const workflow = await waitFor(workflowId, (wf) => wf.tasks.some((task) => task.referenceTaskName === "approve" && task.status === "IN_PROGRESS"));
+        await waitForIndexRow(workflowId, "RUNNING");
+        return { workflowId, taskId: workflow.tasks.find((task) => task.referenceTaskName === "approve")!.taskId };
+      }),
+    );
+    for (const [index, { assignee, impostor, roles }] of tasks.entries()) {
+      const { workflowId, taskId } = started[index]!;
+      const what = assignee?.user ?? "open";
+      const token = { authorization: `Bearer ${await issuerToken({ sub: impostor, ...(roles ? { groups: roles } : {}) })}` };
+      const post = (path: string, body?: unknown) => SELF.fetch(`https://conductor.test${path}`, { method: "POST", headers: { ...token, "content-type": "application/json" }, body: JSON.stringify(body ?? {}) });
+      if (roles === undefined) {
+        expect(await get(`/api/human/tasks/${taskId}`, token), `${what} read`).toMatchObject({ status: 403, body: { error: "PERMISSION_DENIED" } });
+        const inbox = (await (await post("/api/human/tasks/search", { searchType: "INBOX", workflowIds: [workflowId] })).json()) as { results: unknown[] };
+        expect(inbox.results, `${what} inbox`).toEqual([]);
+      }
+      expect((await post(`/api/human/tasks/${taskId}/claim`)).status, `${what} claim`).toBe(403);
+      expect((await post(`/api/human/tasks/${taskId}/skip`)).status, `${what} skip`).toBe(403);
+      expect((await post(`/api/human/tasks/${taskId}/update?complete=true`, { approved: true })).status, `${what} complete`).not.toBe(200);
+      // Refused, it is still the application's (or the admin's) to take: unclaimed, assigned.
+      const after = await apiOk<{ state: string; claimant?: unknown }>("GET", `/api/human/tasks/${taskId}`);
+      expect([after.state, after.claimant], `${what} untouched`).toEqual(["ASSIGNED", undefined]);
+    }
+    expect(isOutsideReservedName({ userId: "admin", method: "oauth" })).toBe(true);
+    expect(isOutsideReservedName({ userId: "admin", method: "api-key" })).toBe(false);
   });
 
   it("lists an outside user's own grants whatever the provider names them (Auth0's auth0|abc): none given here, []", async () => {

@@ -31,3 +31,12 @@ const namesApplication = (userId: string): boolean => userId.startsWith(APPLICAT
 export function isOutsideApplicationName(principal: Pick<Principal, "userId" | "method">): boolean {
   return (principal.method === "oauth" || principal.method === "custom") && namesApplication(principal.userId);
 }
+
+/**
+ * Whether `principal` is an outside identity named like one of this service's own users: an application's
+ * (`app:<id>`, see {@link isOutsideApplicationName}) or the bootstrap admin (`admin`). It is neither, so nothing given
+ * to that user by name is its: not a human task assigned to or claimed by that user, nor one of that user's groups.
+ */
+export function isOutsideReservedName(principal: Pick<Principal, "userId" | "method">): boolean {
+  return isOutsideApplicationName(principal) || ((principal.method === "oauth" || principal.method === "custom") && principal.userId === BOOTSTRAP_ADMIN_USER);
+}

@@ -137,6 +137,11 @@ export interface HumanCaller {
   manager: boolean;
   /** May read the task's workflow: enough to claim a task assigned to no one. */
   reader: boolean;
+  /**
+   * True for an outside sign-in named like one of this service's own users (an application's `app:<id>`, the bootstrap
+   * admin): it is not that user, so no assignment or claim in that name is its, and it claims nothing in that name.
+   */
+  impostor?: boolean;
 }
 
 /** An action on a human task (Orkes' human task API). */
@@ -166,7 +171,12 @@ export function isAssignee(assignee: HumanUser | undefined, userId: string, grou
 
 /** True when `user` is the caller as a user of this service (a claim is one person's: never a group's). */
 function isCaller(user: HumanUser | undefined, caller: HumanCaller): boolean {
-  return user !== undefined && user.userType === "CONDUCTOR_USER" && user.user === caller.userId;
+  return caller.impostor !== true && user !== undefined && user.userType === "CONDUCTOR_USER" && user.user === caller.userId;
+}
+
+/** True when `assignee` names the caller or a group of theirs (never for an {@link HumanCaller.impostor}). */
+function assignedToCaller(assignee: HumanUser | undefined, caller: HumanCaller): boolean {
+  return caller.impostor !== true && isAssignee(assignee, caller.userId, caller.groups);
 }
 
 function forbidden(message: string): EngineError {
@@ -195,6 +205,11 @@ export function humanActionFields(task: TaskExecution, caller: HumanCaller, acti
   const stamped = (human: HumanProgress, fields: Partial<TaskExecution> = {}): Partial<TaskExecution> => ({ ...fields, human: { ...human, updatedBy: actedBy }, updateTime: now });
   switch (action.kind) {
     case "claim": {
+      // A claim is recorded by name, and the name is another's (an application's user, the bootstrap admin): it would
+      // be theirs, not the caller's.
+      if (action.forUser === undefined && caller.impostor === true) {
+        throw forbidden(`Human task ${task.taskId} cannot be claimed in the name ${caller.userId}: you sign in from outside under a name this service keeps for its own user`);
+      }
       const claimant: HumanUser = action.forUser === undefined ? { user: caller.userId, userType: "CONDUCTOR_USER" } : { user: action.forUser.userId, userType: "EXTERNAL_USER" };
       if (action.forUser !== undefined && !caller.manager) throw forbidden("Claiming a human task for another user needs the permission to complete the task (TASK_EXECUTE on it or its workflow)");
       const fits =
@@ -231,7 +246,7 @@ export function humanActionFields(task: TaskExecution, caller: HumanCaller, acti
     }
     case "reassign": {
       // The right first: one who may not reassign the task learns nothing of its claim.
-      if (!caller.manager && !isAssignee(progress.assignee, caller.userId, caller.groups)) {
+      if (!caller.manager && !assignedToCaller(progress.assignee, caller)) {
         throw forbidden(`Human task ${task.taskId} can be reassigned only by its assignee or by one who may complete it`);
       }
       if (claimedBy !== undefined) throw new EngineError("CONFLICT", `Human task ${task.taskId} cannot be reassigned: ${claimedBy} (it must be released first)`);
@@ -241,7 +256,7 @@ export function humanActionFields(task: TaskExecution, caller: HumanCaller, acti
     case "skip": {
       // The right first: one who may not skip the task learns nothing of its claim (an unassigned task's assignee is
       // no one, so only a manager may skip it, and learns it has no assignment to skip).
-      if (!caller.manager && !isAssignee(progress.assignee, caller.userId, caller.groups)) {
+      if (!caller.manager && !assignedToCaller(progress.assignee, caller)) {
         throw forbidden(`Human task ${task.taskId} can be skipped only by its assignee or by one who may complete it`);
       }
       if (claimedBy !== undefined) throw new EngineError("CONFLICT", `Human task ${task.taskId} cannot be skipped: ${claimedBy} (it must be released first)`);
@@ -267,7 +282,7 @@ function whyNotOpen(progress: HumanProgress): string {
 
 /** True when `caller`'s claim for themselves fits the task's assignment: its assignee, or, unassigned, a reader of its workflow. */
 function fitsAssignment(progress: HumanProgress, caller: HumanCaller): boolean {
-  return progress.assignee === undefined ? caller.reader || caller.manager : isAssignee(progress.assignee, caller.userId, caller.groups);
+  return progress.assignee === undefined ? caller.reader || caller.manager : assignedToCaller(progress.assignee, caller);
 }
 
 /** True when a user claimed for by a manager's call on their behalf fits `assignee`. */
