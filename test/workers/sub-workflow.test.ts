@@ -662,10 +662,12 @@ describe("child starts within Cloudflare's calls per invocation", () => {
     expect(parent!.status, String(parent!["reasonForIncompletion"])).toBe("COMPLETED");
     expect(parent!.tasks.filter((task) => task["taskType"] === "SUB_WORKFLOW" && task.status === "COMPLETED")).toHaveLength(30);
     expect(counts.children.size).toBe(30);
-    // All 30 in the fork's invocation before (no alarm came until the children had finished).
-    const firstShare = counts.firstShare ?? counts.starts;
-    expect(firstShare).toBeGreaterThan(0);
-    expect(firstShare).toBeLessThanOrEqual(20);
+    // The last 10 waited for an alarm: one came (with all 30 sent at once, none need have, and the count is all 30).
+    const seen = JSON.stringify({ firstShare: counts.firstShare, starts: counts.starts, children: counts.children.size });
+    expect(counts.firstShare, seen).toBeDefined();
+    // Starts are sent without waiting for them, so under load the alarm may begin before any of the first share has
+    // reached its child (a loaded run saw a failure when this asked for at least one): the count is at most the share.
+    expect(counts.firstShare ?? counts.starts, seen).toBeLessThanOrEqual(20);
   });
 
   it("the starts left for the alarm survive an eviction before the alarm: the fresh object starts them, and each child runs once", async () => {
