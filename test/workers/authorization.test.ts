@@ -146,6 +146,10 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     // A task reference name's grant is a task definition's scope, shown as one; a type given nothing here lists nothing.
     expect(await apiOk("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=TASK_REF_NAME`)).toEqual([{ target: { type: "TASK_DEF", id: `ref_${suffix}` }, access: ["EXECUTE"] }]);
     expect(await apiOk("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=APPLICATION`)).toEqual([]);
+    // Every type checkPermissions takes is one Orkes names: a filter on it lists nothing given here, never a 400.
+    for (const resourceType of ["GROUP", "ROLE", "API_GATEWAY_SERVICE", "API_GATEWAY_SERVICE_ROUTE", "AUTH_CONFIG", "SERVICE_REGISTRY"]) {
+      expect(await apiOk("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=${resourceType}`), resourceType).toEqual([]);
+    }
     expect(await apiOk("GET", `/api/auth/subjects/USER/never-seen-${suffix}/grants`)).toEqual([]);
 
     await apiOk("PUT", `/api/groups/grants-of-${suffix}`, { description: "g", roles: [] });
@@ -234,6 +238,10 @@ describe("per-resource grants (/api/auth/authorization)", () => {
       const refused = await api("DELETE", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=${resourceType}`);
       expect(refused.status, resourceType).toBe(400);
       expect(await refused.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "resourceType" }] });
+    }
+    // A type checkPermissions takes (GROUP, AUTH_CONFIG…) revokes what it names: nothing given here, the grant kept.
+    for (const resourceType of ["GROUP", "AUTH_CONFIG"]) {
+      expect(await apiOk("DELETE", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants?resourceType=${resourceType}`), resourceType).toEqual({ message: "Revoked grants" });
     }
     expect(await apiOk("GET", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants`)).toEqual([{ target: { type: "WORKFLOW_DEF", id: `flow_${suffix}` }, access: ["READ"] }]);
   });

@@ -27,15 +27,6 @@ export const TARGET_TYPES = ["WORKFLOW_DEF", "TASK_DEF", "TASK_REF_NAME", "SECRE
 /** One of {@link TARGET_TYPES}. */
 export type TargetType = (typeof TARGET_TYPES)[number];
 
-/**
- * Every target type Orkes names (its clients' TargetRef types): those of {@link TARGET_TYPES} and the others, on which
- * no access is given per target here.
- */
-export const ORKES_TARGET_TYPES: readonly string[] = [
-  ...TARGET_TYPES,
-  ...["WORKFLOW", "WORKFLOW_SCHEDULE", "EVENT_HANDLER", "TASK_ID", "APPLICATION", "USER", "ENV_VARIABLE", "DOMAIN", "INTEGRATION_PROVIDER", "INTEGRATION", "PROMPT", "USER_FORM_TEMPLATE", "SCHEMA", "CLUSTER_CONFIG", "WEBHOOK"],
-];
-
 /** Orkes' TargetRef, of a type this service maps. */
 export interface TargetRef {
   type: TargetType;
@@ -182,6 +173,13 @@ export const CHECKED_ONLY_TARGET_TYPES = [
   "ROLE",
   "SERVICE_REGISTRY",
 ] as const;
+/**
+ * Every target type Orkes names (its clients' TargetRef types): those of {@link TARGET_TYPES} and those of
+ * {@link CHECKED_ONLY_TARGET_TYPES}, on which no access is given per target here. One list, so a type checkPermissions
+ * answers is never refused as unknown elsewhere (a `resourceType` filter).
+ */
+export const ORKES_TARGET_TYPES: readonly string[] = [...new Set<string>([...TARGET_TYPES, ...CHECKED_ONLY_TARGET_TYPES])];
+
 /** One of {@link CHECKED_ONLY_TARGET_TYPES}. */
 export type CheckedOnlyTargetType = (typeof CHECKED_ONLY_TARGET_TYPES)[number];
 
