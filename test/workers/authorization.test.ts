@@ -67,7 +67,13 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     // Nothing of the kind here: nobody's, even the admin's.
     for (const type of ["DOMAIN", "PROMPT", "API_GATEWAY_SERVICE_ROUTE", "CLUSTER_CONFIG", "AUTH_CONFIG", "SERVICE_REGISTRY"]) expect(await check("admin", type, "x"), type).toEqual(each(false));
     // Still refused: a type Orkes has not, or no id.
-    expect((await api("GET", `/api/users/${userId}/checkPermissions?type=NOT_A_TYPE&id=x`)).status).toBe(400);
+    const notAType = await api("GET", `/api/users/${userId}/checkPermissions?type=NOT_A_TYPE&id=x`);
+    expect(notAType.status).toBe(400);
+    // Its message names every type this route takes (those answered here included), not the five grantable ones alone.
+    const [typeError] = ((await notAType.json()) as { validationErrors: Array<{ path: string; message: string }> }).validationErrors;
+    expect(typeError?.path).toBe("type");
+    for (const type of ["WORKFLOW_DEF", "TAG", "WORKFLOW", "USER_FORM_TEMPLATE", "SERVICE_REGISTRY"]) expect(typeError?.message).toContain(type);
+    expect(typeError?.message).not.toContain("no scope here");
     const noId = await api("GET", `/api/users/${userId}/checkPermissions?type=WORKFLOW`);
     expect(noId.status).toBe(400);
     expect(await noId.json()).toMatchObject({ error: "VALIDATION_ERROR", validationErrors: [{ path: "id" }] });

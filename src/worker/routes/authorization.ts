@@ -276,6 +276,8 @@ export function registerAuthorizationRoutes(router: RouterType<IRequest, Args>):
       const grants = await grantsFor(env, userId);
       return Response.json(await checkedOnly(env, principalOf(request).grants, userId, grants, target.type, target.id));
     }
+    // Refused with the types this route takes: targetOf's message lists only the grantable ones.
+    if (type === undefined || !ORKES_TARGET_TYPES.includes(type)) throw validationError("Invalid target", [{ path: "type", message: `must be one of ${ORKES_TARGET_TYPES.join(", ")}` }]);
     const target = targetOf(query);
     const grants = await grantsFor(env, pathName(request, "userId"));
     const allows = (required: Grant) => grantsAllow(grants, required.action, required.scope);
