@@ -66,6 +66,17 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(await checkAs("TASK_ID", taskId)).toEqual(await checkAs("TASK_ID", crypto.randomUUID()));
     // Nothing of the kind here: nobody's, even the admin's.
     for (const type of ["DOMAIN", "PROMPT", "API_GATEWAY_SERVICE_ROUTE", "CLUSTER_CONFIG", "AUTH_CONFIG", "SERVICE_REGISTRY"]) expect(await check("admin", type, "x"), type).toEqual(each(false));
+    // A user id naming nobody holds nothing, whatever the type (the rules' or a form's openness to anyone included).
+    const nobody = `nobody-${crypto.randomUUID().slice(0, 8)}`;
+    for (const type of ["WORKFLOW", "WORKFLOW_SCHEDULE", "EVENT_HANDLER", "TASK_ID", "APPLICATION", "USER", "ENV_VARIABLE", "USER_FORM_TEMPLATE", "SCHEMA", "WEBHOOK", "GROUP", "ROLE"]) {
+      expect(await check(nobody, type, type === "WORKFLOW" ? workflowId : type === "TASK_ID" ? taskId : "x"), type).toEqual(each(false));
+    }
+    // A stored rule opening a route to every caller opens it to a user this service knows, not to an id naming nobody.
+    const openVariable = `open_${crypto.randomUUID().slice(0, 8)}`;
+    const openRule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: `/api/environment/${openVariable}`, methods: ["GET"], requiredPermissions: [] }, 201);
+    expect(await check(userId, "ENV_VARIABLE", openVariable)).toEqual({ ...each(false), READ: true });
+    expect(await check(nobody, "ENV_VARIABLE", openVariable)).toEqual(each(false));
+    await apiOk("DELETE", `/api/security/rules/${openRule.id}`);
     // Still refused: a type Orkes has not, or no id.
     const notAType = await api("GET", `/api/users/${userId}/checkPermissions?type=NOT_A_TYPE&id=x`);
     expect(notAType.status).toBe(400);

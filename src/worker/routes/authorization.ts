@@ -164,7 +164,7 @@ function ruledRequests(type: CheckedOnlyTargetType, id: string): AccessRequests 
  * as its workflow's (schedules/access.ts), EXECUTE being its management; a task by id (TASK_ID) READ as
  * `GET /api/tasks/{taskId}` and UPDATE and EXECUTE as reporting its result are authorized; applications, users, groups
  * and roles are USER_ADMIN's on * for every access; a user form (USER_FORM_TEMPLATE) is read by anyone (any user this
- * service knows: `userId` naming nobody holds nothing, as for every type) and written with TASK_WRITE on * or
+ * service knows: `userId` naming nobody, with no grants, holds nothing on any type) and written with TASK_WRITE on * or
  * METADATA_ADMIN; an event handler, an environment variable, a schema or a webhook as the access rules decide its
  * routes (read, save, delete: {@link ruledRequests}), EXECUTE never (no request executes one). The
  * workflow an execution, schedule or task belongs to is used only when `callerGrants` (the asking USER_ADMIN's) may
@@ -177,6 +177,8 @@ function ruledRequests(type: CheckedOnlyTargetType, id: string): AccessRequests 
 async function checkedOnly(env: Env, callerGrants: readonly Grant[], userId: string, grants: readonly Grant[], type: CheckedOnlyTargetType, id: string): Promise<Record<Access, boolean>> {
   const each = (allowed: (kind: Access) => boolean) => Object.fromEntries(ACCESS.map((kind) => [kind, allowed(kind)])) as Record<Access, boolean>;
   const eachAsync = async (allowed: (kind: Access) => Promise<boolean>) => Object.fromEntries(await Promise.all(ACCESS.map(async (kind) => [kind, await allowed(kind)]))) as Record<Access, boolean>;
+  // A user id naming nobody holds nothing, whatever a type's routes let any caller do (a rule open to all, forms).
+  if (grants.length === 0 && !(await userKnown(env.DB, new SecurityStore(env.DB), userId))) return each(() => false);
   const ruled = ruledRequests(type, id);
   if (ruled !== undefined) {
     const allows = await routeCheckFor(env, grants);
@@ -208,11 +210,9 @@ async function checkedOnly(env: Env, callerGrants: readonly Grant[], userId: str
     case "GROUP":
     case "ROLE":
       return each(() => grantsAllow(grants, "USER_ADMIN", "*"));
-    case "USER_FORM_TEMPLATE": {
-      // Anyone reads forms, but a user id naming nobody holds nothing here, as for every other type.
-      const reads = grants.length > 0 || (await userKnown(env.DB, new SecurityStore(env.DB), userId));
-      return each((kind) => (kind === "READ" ? reads : kind !== "EXECUTE" && (grantsAllow(grants, "TASK_WRITE", "*") || grantsAllow(grants, "METADATA_ADMIN", "*"))));
-    }
+    case "USER_FORM_TEMPLATE":
+      // Anyone (this service knows: see above) reads forms.
+      return each((kind) => kind === "READ" || (kind !== "EXECUTE" && (grantsAllow(grants, "TASK_WRITE", "*") || grantsAllow(grants, "METADATA_ADMIN", "*"))));
     default:
       return each(() => false);
   }
