@@ -137,7 +137,8 @@ export class HumanTemplateRepository {
   /**
    * Adds `tags` to every version of form `name` (Orkes keeps a form's tags by name): a key a version holds takes the
    * value given, as Orkes' PUT does, the last one given when a key is named twice. False when no version is saved; a
-   * 400 when a version would hold more than {@link MAX_TEMPLATE_TAGS}, changing none. One statement, so every version
+   * 400 when a version would hold more than {@link MAX_TEMPLATE_TAGS}, changing none. A version already holding every
+   * tag given is not written (it keeps its updater and update time). One statement, so every version
    * is changed or none, whatever else writes meanwhile.
    */
   async addTags(name: string, tags: HumanTemplate["tags"], by: string): Promise<boolean> {
@@ -146,17 +147,22 @@ export class HumanTemplateRepository {
     const added = JSON.stringify([...new Map(tags.map((tag) => [tag.key, tag])).values()]);
     // The tags of `held` kept: those of keys not given.
     const kept = (held: string) => `FROM json_each(${held}) WHERE json_extract(value, '$.key') NOT IN (SELECT json_extract(value, '$.key') FROM json_each(?2))`;
+    // Whether the version holds every given tag already: then adding them changes nothing, and it is not written.
+    const holdsAll = (held: string) =>
+      `NOT EXISTS (SELECT 1 FROM json_each(?2) AS given WHERE NOT EXISTS (SELECT 1 FROM json_each(${held}) AS had WHERE json_extract(had.value, '$.key') = json_extract(given.value, '$.key') AND json_extract(had.value, '$.value') = json_extract(given.value, '$.value')))`;
     const result = await this.#db
       .prepare(
         `UPDATE human_templates SET tags = (SELECT json_group_array(json(value)) FROM (SELECT value ${kept("human_templates.tags")} UNION ALL SELECT value FROM json_each(?2))),
            updated_by = ?3, update_time = ?4
-         WHERE name = ?1 AND NOT EXISTS (
+         WHERE name = ?1 AND NOT ${holdsAll("human_templates.tags")} AND NOT EXISTS (
            SELECT 1 FROM human_templates AS other WHERE other.name = ?1 AND (SELECT count(*) ${kept("other.tags")}) + json_array_length(?2) > ${MAX_TEMPLATE_TAGS})`,
       )
       .bind(name, added, by, Date.now())
       .run();
     if (result.meta.changes > 0) return true;
     if ((await this.tagsOf(name)) === undefined) return false;
+    const lacking = await this.#db.prepare(`SELECT 1 FROM human_templates WHERE name = ?1 AND NOT ${holdsAll("human_templates.tags")} LIMIT 1`).bind(name, added).first();
+    if (lacking === null) return true;
     throw validationError("Invalid tags", [{ path: "", message: `would give user form ${name} more than ${MAX_TEMPLATE_TAGS} tags (a version of it holds too many others): remove some first` }]);
   }
 

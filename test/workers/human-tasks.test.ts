@@ -611,6 +611,8 @@ describe("user forms (/api/human/template)", () => {
     expect((await call("PUT", path, orkes(writer.token), [])).status).toBe(200);
     expect((await call("DELETE", path, orkes(writer.token), [])).status).toBe(200);
     expect((await call("DELETE", path, orkes(writer.token), [{ key: "tier", value: "silver" }])).status).toBe(200);
+    // Nor does adding a tag every version already holds.
+    expect((await call("PUT", path, orkes(writer.token), [{ key: "tier", value: "gold" }])).status).toBe(200);
     expect(await snapshot()).toEqual(before);
   });
 
