@@ -1,3 +1,4 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, createUser, orkes } from "./auth-helpers";
 import { api, apiOk, httpTask, register, startWorkflow, target } from "./helpers";
@@ -212,6 +213,10 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     // Without a type every per-target grant goes, the use of the tag's secrets with its READ; roles and grants at * or a prefix stay.
     await apiOk("DELETE", `/api/auth/subjects/user/${encodeURIComponent(jane)}/grants`);
     expect(await apiOk("GET", `/api/security/users/${encodeURIComponent(jane)}`)).toMatchObject({ roles: ["USER_READ_ONLY"], directPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:prefix_*" }] });
+    // Revoking again takes nothing, so writes nothing: the user's stored row keeps its update time.
+    await env.DB.prepare(`UPDATE user_assignments SET update_time = 0 WHERE user_id = ?`).bind(jane).run();
+    await apiOk("DELETE", `/api/auth/subjects/USER/${encodeURIComponent(jane)}/grants`);
+    expect(await env.DB.prepare(`SELECT update_time FROM user_assignments WHERE user_id = ?`).bind(jane).first("update_time")).toBe(0);
 
     await apiOk("PUT", `/api/groups/revoked-${suffix}`, { description: "g", roles: ["USER_READ_ONLY"] });
     await apiOk("POST", "/api/auth/authorization", grant({ type: "GROUP", id: `revoked-${suffix}` }, { type: "SECRET_NAME", id: `secret_${suffix}` }, ["READ"]));

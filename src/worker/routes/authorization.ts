@@ -52,6 +52,9 @@ const adding = (grants: readonly Grant[]): GrantChange => (held) => [...held, ..
 // What is held and not among `grants`: addedGrants read the other way round.
 const removing = (grants: readonly Grant[]): GrantChange => (held) => addedGrants(grants, held);
 
+/** Whether a change left `held` as it was (a change only adds or takes away). */
+const sameGrants = (held: readonly Grant[], changed: readonly Grant[]): boolean => held.length === changed.length && addedGrants(held, changed).length === 0;
+
 /** Refuses (400) a change that would leave a subject holding more grants than it may. */
 function bounded(grants: Grant[], subject: SubjectRef): Grant[] {
   if (grants.length > MAX_GRANTS) throw validationError("Too many grants", [{ path: "subject", message: `${subject.type} ${subject.id} would hold ${grants.length} grants; at most ${MAX_GRANTS}` }]);
@@ -63,7 +66,8 @@ function bounded(grants: Grant[], subject: SubjectRef): Grant[] {
  * permissions. What is added is handed out, so the caller must hold it (403); each write goes through only while what
  * it was checked against is still stored (409 otherwise). Giving access to a role or group that does not exist is a
  * 404; giving a user access creates their assignment, as `PUT /api/security/users/{userId}/roles` does. Taking access
- * (`taking`) from a subject that does not exist takes nothing and creates nothing.
+ * (`taking`) from a subject that does not exist takes nothing and creates nothing; a change leaving what the subject
+ * holds the same writes nothing.
  */
 async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, change: GrantChange, taking = false): Promise<void> {
   if (!NAME_PATTERN.test(subject.id)) throw validationError("Invalid subject", [{ path: "subject.id", message: "must be 1 to 128 letters, digits or _ . @ + : -" }]);
@@ -76,6 +80,8 @@ async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, c
     const directPermissions = bounded(change(previous?.directPermissions ?? []), subject);
     // Taking access from a user holding none directly takes nothing: writing their (empty) assignment would create them.
     if (!previous && directPermissions.length === 0) return;
+    // Nor is a change leaving what they hold the same written (a new update time, every caller's grants re-read).
+    if (previous && sameGrants(previous.directPermissions, directPermissions)) return;
     const assignment = { userId: subject.id, roles: previous?.roles ?? [], directPermissions };
     const unchanged = await authorizeAssignment(holder, store, assignment, previous);
     if (!(await store.putAssignment(assignment, previous, [], unchanged))) throw await assignmentRefused(env.DB, subject.id, `the assignment of ${subject.id}`);
@@ -87,6 +93,7 @@ async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, c
     if (!role && taking) return;
     if (!role) throw notFound(`No role ${subject.id}`);
     const permissions = bounded(change(role.permissions), subject);
+    if (sameGrants(role.permissions, permissions)) return;
     authorizeHandingOut(holder, addedGrants(role.permissions, permissions), `giving role ${role.name} access`);
     if (!(await store.updateRole({ ...role, permissions }, role))) throw changedMeanwhile(`role ${role.name}`);
     return;
@@ -96,6 +103,7 @@ async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, c
   if (!group && taking) return;
   if (!group) throw notFound(`No group ${subject.id}`);
   const permissions = bounded(change(group.permissions), subject);
+  if (sameGrants(group.permissions, permissions)) return;
   authorizeHandingOut(holder, addedGrants(group.permissions, permissions), `giving ${what} access`);
   if (!(await groups.setPermissions(group.id, permissions, group.permissions))) throw changedMeanwhile(`group ${group.id}`);
 }
