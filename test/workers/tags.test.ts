@@ -332,7 +332,15 @@ describe("metadata tags (Orkes' /api/metadata/workflow/{name}/tags, /api/metadat
       // on any; neither lets in a reader of one task.
       expect(await (await asNarrow("ENV_VARIABLE")).json()).toEqual([{ id: "restag_env", displayName: "restag_env" }]);
       expect(await (await asTasker("TASK_DEF")).json()).toEqual([{ id: "restag_task", displayName: "restag_task" }]);
-      for (const [who, type, listing] of [[asNarrow, "WEBHOOK", "/api/metadata/webhook"], [asTasker, "WEBHOOK", "/api/metadata/webhook"], [asTasker, "ENV_VARIABLE", "/api/environment"]] as const) {
+      // Event handlers and applications likewise, as GET /api/event and GET /api/applications decide (stored rules included).
+      const listings = await Promise.all(["/api/event", "/api/applications"].map((apiPath) => apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath, methods: ["GET"], requiredPermissions: [{ action: "WORKFLOW_READ", scope: "workflow:restag_other_flow" }] }, 201)));
+      try {
+        expect(await (await asNarrow("EVENT_HANDLER")).json()).toEqual([{ id: "restag_handler", displayName: "restag_handler" }]);
+        expect(await (await asNarrow("APPLICATION")).json()).toEqual([{ id: application.id, displayName: "restag-app" }]);
+      } finally {
+        for (const listing of listings) await apiOk("DELETE", `/api/security/rules/${listing.id}`);
+      }
+      for (const [who, type, listing] of [[asNarrow, "WEBHOOK", "/api/metadata/webhook"], [asTasker, "WEBHOOK", "/api/metadata/webhook"], [asTasker, "ENV_VARIABLE", "/api/environment"], [asTasker, "EVENT_HANDLER", "/api/event"], [asTasker, "APPLICATION", "/api/applications"]] as const) {
         const refused = await who(type);
         expect(refused.status, type).toBe(403);
         expect(await refused.json(), type).toMatchObject({ message: expect.stringContaining(`GET ${listing} needs`) });

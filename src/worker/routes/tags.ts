@@ -85,22 +85,22 @@ async function removeOne(repository: TagRepository, target: TagTarget, body: unk
   return removed !== undefined;
 }
 
-/** What reading each kind of resource needs beyond the metadata reads of the route's access rule (at `*`). */
+/** What reading each kind of resource needs beyond the metadata reads of the route's access rule (at `*`): a secret's names are SYSTEM_ADMIN's, whatever any rule says. */
 const RESOURCE_READ_PERMISSION: Partial<Record<TaggedResourceType, Permission>> = {
-  EVENT_HANDLER: "SYSTEM_ADMIN",
   SECRET_NAME: "SYSTEM_ADMIN",
-  APPLICATION: "USER_ADMIN",
 };
 
 /**
  * The listing of each kind whose ids show as much as it does (a webhook's id is its inbound URL's path, an environment
- * variable's name tells what the workflows read): the caller must be let in there too, by the same rules, stored ones
+ * variable's name tells what the workflows read, event handlers' and applications' names as their listings show them): the caller must be let in there too, by the same rules, stored ones
  * included. A stored rule opening this route wider than the defaults (`WORKFLOW_READ` at `*`, or `METADATA_ADMIN`) would
  * otherwise show them to callers their own listings refuse.
  */
 const RESOURCE_LISTING: Partial<Record<TaggedResourceType, string>> = {
   WEBHOOK: "/api/metadata/webhook",
   ENV_VARIABLE: "/api/environment",
+  EVENT_HANDLER: "/api/event",
+  APPLICATION: "/api/applications",
 };
 
 /** The query of `GET /api/metadata/tags/resources`: `tagKey`, `tagValue` and `resourceType`, each required. */
