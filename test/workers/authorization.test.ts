@@ -78,6 +78,10 @@ describe("per-resource grants (/api/auth/authorization)", () => {
     expect(await check(userId, "ENV_VARIABLE", openVariable)).toEqual({ ...each(false), READ: true });
     expect(await check(nobody, "ENV_VARIABLE", openVariable)).toEqual(each(false));
     await apiOk("DELETE", `/api/security/rules/${openRule.id}`);
+    // Applications, users, groups, roles and forms likewise follow the rules in force for their routes.
+    const userRule = await apiOk<{ id: string }>("POST", "/api/security/rules", { apiPath: `/api/users/seen-${openVariable}`, methods: ["GET"], requiredPermissions: [{ action: "WORKFLOW_READ", scope: `workflow:${flow}` }] }, 201);
+    expect(await check(userId, "USER", `seen-${openVariable}`)).toEqual({ ...each(false), READ: true });
+    await apiOk("DELETE", `/api/security/rules/${userRule.id}`);
     // Still refused: a type Orkes has not, or no id.
     const notAType = await api("GET", `/api/users/${userId}/checkPermissions?type=NOT_A_TYPE&id=x`);
     expect(notAType.status).toBe(400);

@@ -160,6 +160,18 @@ function ruledRequests(type: CheckedOnlyTargetType, id: string): AccessRequests 
       return { READ: ["GET", `/api/schema/${at}`], CREATE: ["POST", "/api/schema"], UPDATE: ["POST", "/api/schema"], DELETE: ["DELETE", `/api/schema/${at}`] };
     case "WEBHOOK":
       return { READ: ["GET", `/api/metadata/webhook/${at}`], CREATE: ["POST", "/api/metadata/webhook"], UPDATE: ["PUT", `/api/metadata/webhook/${at}`], DELETE: ["DELETE", `/api/metadata/webhook/${at}`] };
+    // Applications, users, groups and roles: EXECUTE (Orkes' management of one) as their update.
+    case "APPLICATION":
+      return { READ: ["GET", `/api/applications/${at}`], CREATE: ["POST", "/api/applications"], UPDATE: ["PUT", `/api/applications/${at}`], EXECUTE: ["PUT", `/api/applications/${at}`], DELETE: ["DELETE", `/api/applications/${at}`] };
+    case "USER":
+      return { READ: ["GET", `/api/users/${at}`], CREATE: ["PUT", `/api/users/${at}`], UPDATE: ["PUT", `/api/users/${at}`], EXECUTE: ["PUT", `/api/users/${at}`], DELETE: ["DELETE", `/api/users/${at}`] };
+    case "GROUP":
+      return { READ: ["GET", `/api/groups/${at}`], CREATE: ["PUT", `/api/groups/${at}`], UPDATE: ["PUT", `/api/groups/${at}`], EXECUTE: ["PUT", `/api/groups/${at}`], DELETE: ["DELETE", `/api/groups/${at}`] };
+    case "ROLE":
+      return { READ: ["GET", `/api/security/roles/${at}`], CREATE: ["POST", "/api/security/roles"], UPDATE: ["PUT", `/api/security/roles/${at}`], EXECUTE: ["PUT", `/api/security/roles/${at}`], DELETE: ["DELETE", `/api/security/roles/${at}`] };
+    // A form is read by name at GET /api/human/template?name=, saved by POST, never executed.
+    case "USER_FORM_TEMPLATE":
+      return { READ: ["GET", "/api/human/template"], CREATE: ["POST", "/api/human/template"], UPDATE: ["POST", "/api/human/template"], DELETE: ["DELETE", `/api/human/template/${at}`] };
     default:
       return undefined;
   }
@@ -170,11 +182,12 @@ function ruledRequests(type: CheckedOnlyTargetType, id: string): AccessRequests 
  * equivalent decide it: an execution (WORKFLOW) is read with WORKFLOW_READ and acted on (paused, rerun, terminated,
  * removed; CREATE: its workflow started) with WORKFLOW_ADMIN, both at its workflow's name; a schedule (WORKFLOW_SCHEDULE)
  * as its workflow's (schedules/access.ts), EXECUTE being its management; a task by id (TASK_ID) READ as
- * `GET /api/tasks/{taskId}` and UPDATE and EXECUTE as reporting its result are authorized; applications, users, groups
- * and roles are USER_ADMIN's on * for every access; a user form (USER_FORM_TEMPLATE) is read by anyone (any user this
- * service knows: `userId` naming nobody, with no grants, holds nothing on any type) and written with TASK_WRITE on * or
- * METADATA_ADMIN; an event handler, an environment variable, a schema or a webhook as the access rules decide its
- * routes (read, save, delete: {@link ruledRequests}), EXECUTE never (no request executes one). The
+ * `GET /api/tasks/{taskId}` and UPDATE and EXECUTE as reporting its result are authorized; an event handler, an
+ * environment variable, a schema, a webhook, an application, a user, a group, a role or a user form as the access rules
+ * in force decide its routes (read, save, delete: {@link ruledRequests}; by default applications, users, groups and
+ * roles USER_ADMIN's, EXECUTE being their update; forms read by anyone and written with TASK_WRITE on * or
+ * METADATA_ADMIN), EXECUTE otherwise never (no request executes one). `userId` naming nobody, with no grants, holds
+ * nothing on any type. The
  * workflow an execution, schedule or task belongs to is used only when `callerGrants` (the asking USER_ADMIN's) may
  * read it; otherwise, and when it does not exist, it is answered as one of no workflow name (only a grant on every
  * workflow covers it), so the answer tells the caller nothing of what exists or where it belongs that they could not
@@ -213,14 +226,6 @@ async function checkedOnly(env: Env, callerGrants: readonly Grant[], userId: str
       const complete = await allows("POST", "/api/tasks", target);
       return each((kind) => (kind === "READ" ? read : (kind === "UPDATE" || kind === "EXECUTE") && complete));
     }
-    case "APPLICATION":
-    case "USER":
-    case "GROUP":
-    case "ROLE":
-      return each(() => grantsAllow(grants, "USER_ADMIN", "*"));
-    case "USER_FORM_TEMPLATE":
-      // Anyone (this service knows: see above) reads forms.
-      return each((kind) => kind === "READ" || (kind !== "EXECUTE" && (grantsAllow(grants, "TASK_WRITE", "*") || grantsAllow(grants, "METADATA_ADMIN", "*"))));
     default:
       return each(() => false);
   }
