@@ -187,9 +187,8 @@ function ruledRequests(type: CheckedOnlyTargetType, id: string): AccessRequests 
  * in force decide its routes (read, save, delete: {@link ruledRequests}; by default applications, users, groups and
  * roles USER_ADMIN's, EXECUTE being their update; forms read by anyone and written with TASK_WRITE on * or
  * METADATA_ADMIN), EXECUTE otherwise never (no request executes one). `userId` naming nobody, with no grants, holds
- * nothing on any type. The
- * workflow an execution, schedule or task belongs to is used only when `callerGrants` (the asking USER_ADMIN's) may
- * read it; otherwise, and when it does not exist, it is answered as one of no workflow name (only a grant on every
+ * nothing on any type. The workflow an execution, schedule or task belongs to is used only when `callerGrants` (the
+ * asking USER_ADMIN's) may read it; otherwise, and when it does not exist, it is answered as one of no workflow name (only a grant on every
  * workflow covers it), so the answer tells the caller nothing of what exists or where it belongs that they could not
  * read anyway. The other types (DOMAIN, the integrations, prompts, the API gateway's, cluster and auth configuration,
  * the service registry), of which this service has nothing, are answered as a target nobody holds access to: every
