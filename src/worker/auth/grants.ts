@@ -23,13 +23,16 @@ export async function grantsFor(env: Env, userId: string, extraRoles: string[] =
 
 const namesApplication = (userId: string): boolean => userId.startsWith(APPLICATION_USER_PREFIX);
 
+/** Whether `principal` signed in from outside: the identity provider's token or the custom auth Worker's answer. */
+const signedInFromOutside = (principal: Pick<Principal, "method">): boolean => principal.method === "oauth" || principal.method === "custom";
+
 /**
  * Whether `principal` is an outside identity (the identity provider's token, the custom auth Worker's answer) named like
  * an application's user (`app:<id>`): never that application (it holds none of its grants, see {@link grantsFor}), so
  * nothing stored for the application is "its own" either: not its grants, roles, groups or name.
  */
 export function isOutsideApplicationName(principal: Pick<Principal, "userId" | "method">): boolean {
-  return (principal.method === "oauth" || principal.method === "custom") && namesApplication(principal.userId);
+  return signedInFromOutside(principal) && namesApplication(principal.userId);
 }
 
 /**
@@ -38,5 +41,5 @@ export function isOutsideApplicationName(principal: Pick<Principal, "userId" | "
  * to that user by name is its: not a human task assigned to or claimed by that user, nor one of that user's groups.
  */
 export function isOutsideReservedName(principal: Pick<Principal, "userId" | "method">): boolean {
-  return isOutsideApplicationName(principal) || ((principal.method === "oauth" || principal.method === "custom") && principal.userId === BOOTSTRAP_ADMIN_USER);
+  return signedInFromOutside(principal) && (namesApplication(principal.userId) || principal.userId === BOOTSTRAP_ADMIN_USER);
 }
