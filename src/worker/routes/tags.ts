@@ -92,9 +92,10 @@ const RESOURCE_READ_PERMISSION: Partial<Record<TaggedResourceType, Permission>> 
 
 /**
  * The listing of each kind whose ids show as much as it does (a webhook's id is its inbound URL's path, an environment
- * variable's name tells what the workflows read, event handlers' and applications' names as their listings show them): the caller must be let in there too, by the same rules, stored ones
- * included. A stored rule opening this route wider than the defaults (`WORKFLOW_READ` at `*`, or `METADATA_ADMIN`) would
- * otherwise show them to callers their own listings refuse.
+ * variable's name tells what the workflows read, event handlers' and applications' names as their listings show them):
+ * the caller must be let in there too, by the same rules, stored ones included. A stored rule opening this route wider
+ * than the defaults (`WORKFLOW_READ` at `*`, or `METADATA_ADMIN`) would otherwise show them to callers their own
+ * listings refuse.
  */
 const RESOURCE_LISTING: Partial<Record<TaggedResourceType, string>> = {
   WEBHOOK: "/api/metadata/webhook",
@@ -174,8 +175,8 @@ export function registerTagRoutes(router: RouterType<IRequest, Args>): void {
   router.get("/api/metadata/tags/resources", async (request, env) => {
     const { resourceType, tag } = resourcesQuery(request);
     const grants = principalOf(request).grants;
-    // The route's access rule (metadata reads) covers the definitions, variables, webhooks and forms; the rest are
-    // read as their own routes read them.
+    // The route's access rule (metadata reads) lets the caller in; secrets need more, and the kinds with a listing of
+    // their own are read as that listing is.
     const needed = RESOURCE_READ_PERMISSION[resourceType];
     if (needed !== undefined && !grantsAllow(grants, needed, "*")) {
       throw new ApiError(403, "PERMISSION_DENIED", `Permission denied: the resources of type ${resourceType} by tag need ${needed} on *, as reading them does`);
