@@ -404,16 +404,10 @@ const PARENT_REOPEN_WAIT_MS = 3_000;
 /** How long {@link PARENT_REOPEN_WAIT_MS}'s wait pauses before telling again a parent that refused at once. */
 const PARENT_REOPEN_RETRY_MS = 50;
 
-/** What a finished child tells each execution waiting for it. */
-export interface ChildFinishedNotice {
+/** What a finished child tells each execution waiting for it: how it ended (a child that tells is never lost). */
+export interface ChildFinishedNotice extends Omit<ChildEnding, "lost"> {
   taskId: string;
   subWorkflowId: string;
-  status: WorkflowStatus;
-  output: JsonObject;
-  reason?: string;
-  /** The child's workflow name and version, which its parent's task names when the child did not complete. */
-  workflowName?: string;
-  workflowVersion?: number;
 }
 
 /**
@@ -520,9 +514,6 @@ interface ChildView {
    */
   retryable?: boolean;
 }
-
-/** How a child ended, as its parent's task takes it. */
-type ChildState = ChildEnding;
 
 /**
  * A child asked to run again in place (a retry with `resumeSubworkflowTasks`, a rerun from one of its tasks) whose
@@ -3614,7 +3605,7 @@ export class WorkflowExecution extends DurableObject<Env> {
       this.#reopenForChild(pending);
       // Finished again already: its notice was turned away while the reopen was owed.
       if (TERMINAL_WORKFLOW_STATUSES.has(child.status)) {
-        const state: ChildState = { status: child.status, output: child.output, workflowName: child.workflowName };
+        const state: ChildEnding = { status: child.status, output: child.output, workflowName: child.workflowName };
         if (child.workflowVersion !== undefined) state.workflowVersion = child.workflowVersion;
         if (child.reasonForIncompletion !== undefined) state.reason = child.reasonForIncompletion;
         this.#takeChildState(pending.taskId, pending.subWorkflowId, state);
@@ -3720,7 +3711,7 @@ export class WorkflowExecution extends DurableObject<Env> {
   }
 
   /** Feeds a child's terminal state to the task waiting for it. */
-  #takeChildState(taskId: string, subWorkflowId: string, child: ChildState): void {
+  #takeChildState(taskId: string, subWorkflowId: string, child: ChildEnding): void {
     const { status, output, reason, workflowName, workflowVersion, lost } = child;
     // Only what a child's ending holds: a notice is an RPC argument, which may carry more than its type says.
     const event: ExecutionEvent = { type: "childFinished", taskId, subWorkflowId, status, output };
