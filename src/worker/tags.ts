@@ -260,7 +260,7 @@ export class TagRepository {
       const readable = whereEvery([{ sql: "target_type = ? AND tag_key = ? AND tag_value = ?", binds: [type, tag.key, tag.value] }, ...namesLetThrough("target_name", visible)]);
       select = { sql: `SELECT target_name AS id, target_name AS displayName FROM metadata_tags ${readable.sql} ORDER BY target_name`, binds: readable.binds };
     } else {
-      const table = resourceType === "WEBHOOK" ? { id: "id", tags: "webhooks.config, '$.tags'", from: "webhooks", order: "name" }
+      const table = resourceType === "WEBHOOK" ? { id: "id", tags: "webhooks.config, '$.tags'", from: "webhooks", order: "name, id" }
         : resourceType === "APPLICATION" ? { id: "id", tags: "applications.tags", from: "applications", order: "name, id" }
         : resourceType === "USER_FORM_TEMPLATE" ? { id: "name || '/' || version", tags: "human_templates.tags", from: "human_templates", order: "name, version" }
         : undefined;
