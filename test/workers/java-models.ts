@@ -22,7 +22,11 @@
  *   Subject.java, GrantedAccessResponse.java, GrantedAccess.java, TargetRef.java; conductor-client/.../common/model/BulkResponse.java
  */
 
-/** A Java type: a primitive or boxed scalar, a model of {@link JAVA_MODELS}, an enum's constants, a List or a Map. */
+/**
+ * A Java type: a primitive or boxed scalar, a model of {@link JAVA_MODELS}, an enum's constants, a List or a Map. The
+ * C# client's models (test/workers/csharp-models.ts) are written in the same terms: `int?` as "Integer", `int` as
+ * "int", `Dictionary<string, Object>` as "Map", a non-nullable enum with `notNull`.
+ */
 export type JavaType =
   | "String"
   | "int"
@@ -34,9 +38,26 @@ export type JavaType =
   | "Object"
   | "Map"
   | { model: string }
-  | { enum: readonly string[] }
+  | { enum: readonly string[]; notNull?: true }
   | { list: JavaType }
   | { map: JavaType };
+
+/**
+ * How a client's JSON library reads a model: its models, and where it is stricter than Jackson as the Java client
+ * configures it (see {@link JACKSON}). Newtonsoft.Json (the C# client) throws on a fraction read into an integer and
+ * on a null read into a non-nullable value type; Jackson truncates the one and skips the other.
+ */
+export interface ModelReader {
+  /** The library, named in what it reports. */
+  readonly name: string;
+  readonly models: Record<string, Record<string, JavaType>>;
+  /** A fraction read into an integer fails (Jackson truncates it). */
+  readonly fractionsFail: boolean;
+  /** A null read into a primitive ("int", "long", "boolean") or a `notNull` enum fails (Jackson leaves the default). */
+  readonly nullPrimitivesFail: boolean;
+  /** The checks past the field types that a model's own code adds (the Java client's setters and getters). */
+  readonly extraChecks?: (model: string, object: Record<string, unknown>, path: string) => string[];
+}
 
 const TASK_STATUS = { enum: ["IN_PROGRESS", "CANCELED", "FAILED", "FAILED_WITH_TERMINAL_ERROR", "COMPLETED", "COMPLETED_WITH_ERRORS", "SCHEDULED", "TIMED_OUT", "SKIPPED"] } as const;
 const WORKFLOW_STATUS = { enum: ["RUNNING", "COMPLETED", "FAILED", "TIMED_OUT", "TERMINATED", "PAUSED"] } as const;
@@ -203,11 +224,16 @@ function kind(value: unknown): string {
   return typeof value === "object" ? "an object" : `the ${typeof value} ${JSON.stringify(value)}`;
 }
 
-/** Why Jackson cannot read `value` as a number of `range`, or undefined when it can (a float truncated, digits as text). */
-function numberProblem(value: unknown, range: readonly [number, number], java: string): string | undefined {
+/**
+ * Why Jackson cannot read `value` as a number of `range`, or undefined when it can (a float truncated, digits as text);
+ * with `fractionsFail`, as Newtonsoft.Json, a fraction is refused instead of truncated.
+ */
+function numberProblem(value: unknown, range: readonly [number, number], java: string, fractionsFail = false): string | undefined {
   let number: number;
-  if (typeof value === "number") number = Math.trunc(value);
-  else if (typeof value === "string") {
+  if (typeof value === "number") {
+    if (fractionsFail && !Number.isInteger(value)) return `Input string '${String(value)}' is not a valid integer (${java})`;
+    number = Math.trunc(value);
+  } else if (typeof value === "string") {
     if (value.trim() === "") return undefined;
     if (!/^\s*[+-]?\d+\s*$/.test(value)) return `Cannot deserialize value of type \`${java}\` from String ${JSON.stringify(value)}: not a valid \`${java}\` value`;
     number = Number(value.trim());
@@ -217,11 +243,16 @@ function numberProblem(value: unknown, range: readonly [number, number], java: s
 }
 
 /**
- * What the Java client's Jackson would throw reading `value` as `type` at `path`, each as `path: message`; none when
- * it reads. Unknown properties are skipped, as the client's mapper skips them.
+ * What the Java client's Jackson (or, given `reader`, another client's JSON library) would throw reading `value` as
+ * `type` at `path`, each as `path: message`; none when it reads. Unknown properties are skipped, as the clients'
+ * mappers skip them.
  */
-export function readAs(type: JavaType, value: unknown, path = "$"): string[] {
-  if (value === null || value === undefined) return [];
+export function readAs(type: JavaType, value: unknown, path = "$", reader: ModelReader = JACKSON): string[] {
+  if (value === undefined) return [];
+  if (value === null) {
+    const primitive = type === "int" || type === "long" || type === "boolean" || (typeof type === "object" && "enum" in type && type.notNull === true);
+    return reader.nullPrimitivesFail && primitive ? [`${path}: Error converting value {null} to a non-nullable type (${reader.name})`] : [];
+  }
   if (typeof type === "string") {
     switch (type) {
       case "Object":
@@ -230,12 +261,12 @@ export function readAs(type: JavaType, value: unknown, path = "$"): string[] {
         return typeof value === "object" ? [`${path}: Cannot deserialize value of type \`java.lang.String\` from ${kind(value)}`] : [];
       case "int":
       case "Integer": {
-        const problem = numberProblem(value, INT_RANGE, "int");
+        const problem = numberProblem(value, INT_RANGE, "int", reader.fractionsFail);
         return problem === undefined ? [] : [`${path}: ${problem}`];
       }
       case "long":
       case "Long": {
-        const problem = numberProblem(value, LONG_RANGE, "long");
+        const problem = numberProblem(value, LONG_RANGE, "long", reader.fractionsFail);
         return problem === undefined ? [] : [`${path}: ${problem}`];
       }
       case "boolean":
@@ -254,24 +285,34 @@ export function readAs(type: JavaType, value: unknown, path = "$"): string[] {
   }
   if ("list" in type) {
     if (!Array.isArray(value)) return [`${path}: Cannot deserialize value of type \`java.util.List\` from ${kind(value)}`];
-    return value.flatMap((item, index) => readAs(type.list, item, `${path}[${index}]`));
+    return value.flatMap((item, index) => readAs(type.list, item, `${path}[${index}]`, reader));
   }
   if ("map" in type) {
     if (typeof value !== "object" || Array.isArray(value)) return [`${path}: Cannot deserialize value of type \`java.util.Map\` from ${kind(value)}`];
-    return Object.entries(value).flatMap(([key, item]) => readAs(type.map, item, `${path}.${key}`));
+    return Object.entries(value).flatMap(([key, item]) => readAs(type.map, item, `${path}.${key}`, reader));
   }
-  const fields = JAVA_MODELS[type.model];
-  if (fields === undefined) throw new Error(`no Java model ${type.model}`);
+  const fields = reader.models[type.model];
+  if (fields === undefined) throw new Error(`no ${reader.name} model ${type.model}`);
   if (typeof value !== "object" || Array.isArray(value)) return [`${path}: Cannot construct instance of \`${type.model}\` from ${kind(value)}`];
   const object = value as Record<string, unknown>;
-  const problems = Object.entries(fields).flatMap(([field, fieldType]) => readAs(fieldType, object[field], `${path}.${field}`));
-  if (type.model === "Workflow" && typeof object["priority"] === "number" && (object["priority"] < 0 || object["priority"] > 99)) {
-    problems.push(`${path}.priority: IllegalArgumentException: priority MUST be between 0 and 99 (inclusive)`);
-  }
-  if (type.model === "SignalResponse") problems.push(...signalResponseProblems(object, path));
-  if (type.model === "SubWorkflowParams") problems.push(...inlineDefinitionProblems(object["workflowDefinition"], `${path}.workflowDefinition`));
+  const problems = Object.entries(fields).flatMap(([field, fieldType]) => readAs(fieldType, object[field], `${path}.${field}`, reader));
+  problems.push(...(reader.extraChecks?.(type.model, object, path) ?? []));
   return problems;
 }
+
+/** What the Java client's models throw on past their fields' types: their setters' and getters' own checks. */
+function javaModelChecks(model: string, object: Record<string, unknown>, path: string): string[] {
+  const problems: string[] = [];
+  if (model === "Workflow" && typeof object["priority"] === "number" && (object["priority"] < 0 || object["priority"] > 99)) {
+    problems.push(`${path}.priority: IllegalArgumentException: priority MUST be between 0 and 99 (inclusive)`);
+  }
+  if (model === "SignalResponse") problems.push(...signalResponseProblems(object, path));
+  if (model === "SubWorkflowParams") problems.push(...inlineDefinitionProblems(object["workflowDefinition"], `${path}.workflowDefinition`));
+  return problems;
+}
+
+/** Jackson as the Java client's ObjectMapperProvider configures it, reading {@link JAVA_MODELS}. */
+export const JACKSON: ModelReader = { name: "Jackson", models: JAVA_MODELS, fractionsFail: false, nullPrimitivesFail: false, extraChecks: javaModelChecks };
 
 /**
  * What SignalResponse's getWorkflow() and getBlockingTask() throw on: Workflow.WorkflowStatus.valueOf(status) and
@@ -310,5 +351,5 @@ function inlineDefinitionProblems(definition: unknown, path: string): string[] {
  * {@link readAs} for a model by name, as an answer holding one: an answer of none (null, or no body) is a problem, as
  * readAs would pass it with nothing checked (Jackson reads null into any model).
  */
-export const readAsModel = (model: string, value: unknown, path = model): string[] =>
-  value === null || value === undefined ? [`${path}: no ${model} in the answer (${String(value)}), so nothing of it was checked`] : readAs({ model }, value, path);
+export const readAsModel = (model: string, value: unknown, path = model, reader: ModelReader = JACKSON): string[] =>
+  value === null || value === undefined ? [`${path}: no ${model} in the answer (${String(value)}), so nothing of it was checked`] : readAs({ model }, value, path, reader);
