@@ -9,12 +9,17 @@
  * test/e2e/conductor-client.test.ts does the same for the JavaScript client, through the client itself.
  *
  * The Go client (conductor-sdk/conductor-go, conductor-oss/go-sdk) has its own section below: its calls as its
- * APIClient sends them, and its answers read as Go's encoding/json reads them into the Go SDK's structs.
+ * APIClient sends them, and its answers read as Go's encoding/json reads them into the Go SDK's structs. So has the C#
+ * client (conductor-oss/csharp-sdk): its calls as its ApiClient sends them (`True`/`False`, a string body as a JSON
+ * string, no body and no Content-Type on a call without one), and its answers read as its Newtonsoft.Json reads them
+ * (test/workers/csharp-models.ts); the Java client's model check reads the same answers into the C# models too.
  */
 import { SELF } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ADMIN_KEY, apiOk, eventually, getWorkflow, httpTask, register, startWorkflow, statusByRef, target, api, waitFor, waitTask } from "./helpers";
-import { readAs, readAsModel } from "./java-models";
+import type { JsonObject } from "../../src/engine/model";
+import { CSHARP_MODELS, NEWTONSOFT } from "./csharp-models";
+import { type JavaType, readAs, readAsModel } from "./java-models";
 import { poll, pollOne, report } from "./task-worker-helpers";
 
 /** [client method(s), HTTP method, path after /api, body (a string is sent as it is), extra headers]. */
@@ -231,6 +236,18 @@ describe("the Java and Python clients' calls", () => {
   });
 });
 
+/**
+ * The C# client's model for an answer the Java client reads as `model` (test/workers/csharp-models.ts), or undefined
+ * where the C# client reads that call as an Object or a Dictionary, or makes no such call (conductor-oss/csharp-sdk
+ * Conductor/Api/*ResourceApi.cs): GetUser, the token's and a group's reads, GetAllPollData (a Dictionary), the
+ * latest versions, all tags, one schedule.
+ */
+function csharpModel(model: string, call: string): string | undefined {
+  if (call === "GET /workflow/search") return "ScrollableSearchResultWorkflowSummary";
+  if (/^GET \/(users\/|token\/|groups\/|tasks\/queue\/polldata\/all|metadata\/workflow\/latest-versions|metadata\/tags|scheduler\/schedules\/)/.test(call)) return undefined;
+  return model in CSHARP_MODELS ? model : undefined;
+}
+
 describe("the Java client's response models (test/workers/java-models.ts)", () => {
   it("the checker reads as the client's Jackson does: it flags what would fail the call and passes what Jackson coerces", () => {
     const task = { taskId: "t", status: "COMPLETED", retryCount: "2", startTime: 1.5, retried: "true", workflowTask: { name: "n", optional: 0 } };
@@ -386,19 +403,36 @@ describe("the Java client's response models (test/workers/java-models.ts)", () =
     read.push(["ConductorUser", "GET /token/userInfo", "/api/token/userInfo"]);
     read.push(["Group", "GET /groups/{id}", "/api/groups/jm_group"]);
     const mismatches: string[] = [...polled, ...readAsModel("BulkResponse", bulk, "PUT /workflow/bulk/resume")];
+    // The C# client's reads of the same answers, each into its own model where it reads that call into one.
+    const csharp: string[] = [...readAsModel("Task", first, "GET /tasks/poll/batch", NEWTONSOFT), ...readAsModel("BulkResponse", bulk, "PUT /workflow/bulk/resume", NEWTONSOFT)];
+    const readAsCsharp = (model: string, call: string, answer: unknown, list = false): void => {
+      const csModel = csharpModel(model, call);
+      if (csModel !== undefined) csharp.push(...(list ? readAs({ list: { model: csModel } }, answer, call, NEWTONSOFT) : readAsModel(csModel, answer, call, NEWTONSOFT)));
+    };
     answers.push(["WebhookConfig", "POST /metadata/webhook", hook]);
     const versions = await apiOk("GET", "/api/metadata/workflow/names-and-versions");
     mismatches.push(...readAs({ map: { list: { model: "WorkflowDefSummary" } } }, versions, "GET /metadata/workflow/names-and-versions"));
     mismatches.push(...readAs({ map: { list: { model: "Subject" } } }, await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/jm_main"), "GET /auth/authorization/{type}/{id}"));
-    for (const [model, call, answer] of answers) mismatches.push(...readAsModel(model, answer, call));
-    for (const [model, call, path] of read) mismatches.push(...readAsModel(model, await apiOk("GET", path), call));
+    for (const [model, call, answer] of answers) {
+      mismatches.push(...readAsModel(model, answer, call));
+      readAsCsharp(model, call, answer);
+    }
+    for (const [model, call, path] of read) {
+      const answer = await apiOk("GET", path);
+      mismatches.push(...readAsModel(model, answer, call));
+      readAsCsharp(model, call, answer);
+    }
     const empty: string[] = [];
     for (const [model, call, path] of lists) {
       const items = await apiOk<unknown[]>("GET", path);
       if (items.length === 0) empty.push(call);
       mismatches.push(...readAs({ list: { model } }, items, call));
+      readAsCsharp(model, call, items, true);
     }
+    // The C# client's own: WorkflowResourceApi.GetExecutionStatusTaskList.
+    csharp.push(...readAsModel("TaskListSearchResultSummary", await apiOk("GET", `/api/workflow/${main}/tasks?start=0&count=15`), "GET /workflow/{id}/tasks", NEWTONSOFT));
     expect(mismatches).toEqual([]);
+    expect(csharp).toEqual([]);
     // Nothing passed for want of content.
     expect(empty).toEqual([]);
 
@@ -428,6 +462,222 @@ describe("the Java client's response models (test/workers/java-models.ts)", () =
     // The whole expression is kept, and read back as the client reads it.
     await register(parent("jm_inline_kept", "${workflow.input.def}"));
     expect(readAsModel("WorkflowDef", await apiOk("GET", "/api/metadata/workflow/jm_inline_kept"))).toEqual([]);
+  });
+});
+
+/*
+ * The C# client (conductor-oss/csharp-sdk, formerly conductor-sdk/conductor-csharp): Conductor/Api/*ResourceApi.cs as
+ * Conductor/Client/ApiClient.cs sends and reads them (RestSharp, Newtonsoft.Json). A query value is
+ * ParameterToString's: Convert.ToString, so a bool is `True`/`False`, an enum its C# member name (IN_PROGRESS is
+ * `INPROGRESS`), a model its ToString() (SkipTaskFromWorkflow sends its SkipTaskRequest so), a list joined with commas
+ * unless the parameter is `multi` (Size's taskType repeats); each escaped as Uri.EscapeDataString escapes it. A body is
+ * JsonConvert.SerializeObject's: a string is written as a JSON string (Log's line), a model without its null fields,
+ * StartWorkflowRequest with `"idempotencyStrategy": "FAIL"` always (a non-nullable enum, EmitDefaultValue = true). A
+ * call without a body sends neither a body nor a Content-Type. An unreplaced path placeholder is sent as it is
+ * (JumpToTask names taskReferenceName in the query, so `{taskReferenceName}` stays in the path, escaped). The answer is
+ * read by ApiClient.Deserialize: a `string` result is the body as it is (Convert.ChangeType), so a JSON-quoted id would
+ * reach the caller with its quotes; a void call is read as `Object` through JsonConvert, so a body that is not JSON
+ * fails it; a model as csharp-models.ts says.
+ */
+
+/** What the C# client reads an answer into: a model type (checked), the body as a string, or an Object (void calls). */
+type CsResult = { type: JavaType } | "string" | "none";
+
+/** [C# method(s), HTTP method, path after /api, body (a string is JSON-serialized, as JsonConvert writes it), result]. */
+type CsCall = readonly [string, string, string, unknown, CsResult];
+
+const CS_TASK = "census_cs_work";
+const CS_FLOW = "census_cs_flow";
+const CS_QUICK = "census_cs_quick";
+const CS_TAG = { key: "team", type: "METADATA", value: "census-cs" };
+const csModel = (model: string): CsResult => ({ type: { model } });
+const csList = (model: string): CsResult => ({ type: { list: { model } } });
+const csDefinition: JsonObject = {
+  name: CS_FLOW, version: 1, ownerEmail: "census@example.com", schemaVersion: 2, timeoutSeconds: 0, timeoutPolicy: "ALERT_ONLY",
+  // The DSL's WorkflowTask sets workflowTaskType beside type.
+  tasks: [{ name: CS_TASK, taskReferenceName: "work", type: "SIMPLE", workflowTaskType: "SIMPLE", inputParameters: {} }, { name: "hold", taskReferenceName: "hold", type: "WAIT" }],
+};
+const csQuick: JsonObject = { name: CS_QUICK, version: 1, ownerEmail: "census@example.com", timeoutSeconds: 0, tasks: [{ name: "note", taskReferenceName: "note", type: "SET_VARIABLE", inputParameters: { done: true } }] };
+/** StartWorkflowRequest as JsonConvert writes it: idempotencyStrategy always, null fields left out. */
+const csStart = { idempotencyStrategy: "FAIL", correlationId: "census-cs-c1", input: { order: 1 }, name: CS_FLOW, version: 1 };
+/** SkipTaskRequest.ToString(), the query value SkipTaskFromWorkflow sends in place of a body. */
+const CS_SKIP_REQUEST = encodeURIComponent("class SkipTaskRequest {\n  TaskInput: \n  TaskOutput: \n}\n");
+
+/** The C# client's calls on one running workflow (`wf`), a second one the calls end (`other`), and `wf`'s polled task. */
+function csCalls(wf: string, other: string, taskId: string): CsCall[] {
+  return [
+    // WorkflowResourceApi
+    ["StartWorkflow(StartWorkflowRequest)", "POST", "/workflow", csStart, "string"],
+    ["StartWorkflow(name, input, ...)", "POST", `/workflow/${CS_FLOW}?version=1&correlationId=census-cs-c1&priority=0`, { order: 2 }, "string"],
+    ["GetExecutionStatus / GetWorkflow", "GET", `/workflow/${wf}?includeTasks=True&summarize=False`, undefined, csModel("Workflow")],
+    ["GetExecutionStatusTaskList", "GET", `/workflow/${wf}/tasks?start=0&count=15&status=IN_PROGRESS`, undefined, csModel("TaskListSearchResultSummary")],
+    ["GetWorkflowStatusSummary", "GET", `/workflow/${wf}/status?includeOutput=True&includeVariables=True`, undefined, csModel("WorkflowStatus")],
+    ["GetWorkflows (list body)", "POST", `/workflow/${CS_FLOW}/correlated?includeClosed=False&includeTasks=True`, ["census-cs-c1"], { type: { map: { list: { model: "Workflow" } } } }],
+    ["GetWorkflows (CorrelationIdsSearchRequest)", "POST", "/workflow/correlated/batch?includeClosed=True&includeTasks=False", { correlationIds: ["census-cs-c1"], workflowNames: [CS_FLOW] }, { type: { map: { list: { model: "Workflow" } } } }],
+    ["GetWorkflows (name, correlationId)", "GET", `/workflow/${CS_FLOW}/correlated/census-cs-c1?includeClosed=True&includeTasks=True`, undefined, csList("Workflow")],
+    ["GetRunningWorkflow", "GET", `/workflow/running/${CS_FLOW}?version=1&startTime=0&endTime=4102444800000`, undefined, { type: { list: "String" } }],
+    ["Decide", "PUT", `/workflow/decide/${wf}`, undefined, "none"],
+    ["ResetWorkflow", "POST", `/workflow/${wf}/resetcallbacks`, undefined, "none"],
+    ["UpdateWorkflowVariables", "POST", `/workflow/${wf}/variables`, { census: true }, csModel("Workflow")],
+    ["PauseWorkflow", "PUT", `/workflow/${other}/pause`, undefined, "none"],
+    ["ResumeWorkflow", "PUT", `/workflow/${other}/resume`, undefined, "none"],
+    ["SkipTaskFromWorkflow (its request in the query, no body)", "PUT", `/workflow/${other}/skiptask/hold?skipTaskRequest=${CS_SKIP_REQUEST}`, undefined, "none"],
+    ["JumpToTask ({taskReferenceName} left in the path)", "POST", `/workflow/${wf}/jump/%7BtaskReferenceName%7D?taskReferenceName=work`, {}, "none"],
+    // UpdateWorkflow joins its waitUntilTaskRefs with ", ".
+    ["UpdateWorkflow", "POST", `/workflow/${wf}/state?requestId=census-cs-r1&waitUntilTaskRef=${encodeURIComponent("work, hold")}&waitForSeconds=0`, { variables: { step: 1 } }, csModel("WorkflowRun")],
+    ["ExecuteWorkflow", "POST", `/workflow/execute/${CS_QUICK}/1?requestId=census-cs-e1&waitUntilTaskRef=note`, { idempotencyStrategy: "FAIL", input: {}, name: CS_QUICK, version: 1 }, csModel("WorkflowRun")],
+    ["TestWorkflow", "POST", "/workflow/test", { name: CS_QUICK, version: 1, input: {}, taskRefToMockOutput: {}, workflowDef: csQuick }, csModel("Workflow")],
+    ["Search", "GET", "/workflow/search?start=0&size=10&sort=startTime%3ADESC&freeText=%2A&query=&skipCache=False", undefined, csModel("ScrollableSearchResultWorkflowSummary")],
+    ["SearchV2", "GET", "/workflow/search-v2?start=0&size=10&freeText=%2A", undefined, csModel("SearchResult<Workflow>")],
+    ["SearchWorkflowsByTasks", "GET", "/workflow/search-by-tasks?start=0&size=10&freeText=%2A", undefined, csModel("SearchResult<WorkflowSummary>")],
+    ["SearchWorkflowsByTasksV2", "GET", "/workflow/search-by-tasks-v2?start=0&size=10&freeText=%2A", undefined, csModel("SearchResult<Workflow>")],
+    // WorkflowBulkResourceApi
+    ["PauseWorkflow (bulk)", "PUT", "/workflow/bulk/pause", [other], csModel("BulkResponse")],
+    ["ResumeWorkflow (bulk)", "PUT", "/workflow/bulk/resume", [other], csModel("BulkResponse")],
+    ["Restart (bulk)", "POST", "/workflow/bulk/restart?useLatestDefinitions=False", [other], csModel("BulkResponse")],
+    ["Retry (bulk)", "POST", "/workflow/bulk/retry", [other], csModel("BulkResponse")],
+    ["Terminate (bulk)", "POST", "/workflow/bulk/terminate?reason=census%20cs&triggerFailureWorkflow=False", [other], csModel("BulkResponse")],
+    ["Retry", "POST", `/workflow/${other}/retry?resumeSubworkflowTasks=False`, undefined, "none"],
+    ["Terminate", "DELETE", `/workflow/${other}?reason=census%20cs&triggerFailureWorkflow=False`, undefined, "none"],
+    ["Rerun", "POST", `/workflow/${other}/rerun`, { reRunFromWorkflowId: other }, "string"],
+    ["Terminate (the rerun)", "DELETE", `/workflow/${other}?reason=census%20cs`, undefined, "none"],
+    ["Restart", "POST", `/workflow/${other}/restart?useLatestDefinitions=False`, undefined, "none"],
+    ["Delete", "DELETE", `/workflow/${other}/remove?archiveWorkflow=True`, undefined, "none"],
+    // TaskResourceApi (the worker's WorkflowTaskHttpClient polls in batches and updates with a TaskResult)
+    ["BatchPoll", "GET", `/tasks/poll/batch/${CS_TASK}?workerid=census-cs-host&count=1&timeout=100`, undefined, csList("Task")],
+    ["Poll", "GET", `/tasks/poll/${CS_TASK}?workerid=census-cs-host`, undefined, csModel("Task")],
+    ["Log (a JSON string)", "POST", `/tasks/${taskId}/log`, "a log line", "none"],
+    ["GetTaskLogs", "GET", `/tasks/${taskId}/log`, undefined, csList("TaskExecLog")],
+    ["GetTask", "GET", `/tasks/${taskId}`, undefined, csModel("Task")],
+    ["GetPollData", "GET", `/tasks/queue/polldata?taskType=${CS_TASK}`, undefined, csList("PollData")],
+    ["All", "GET", "/tasks/queue/all", undefined, { type: { map: "Long" } }],
+    ["AllVerbose", "GET", "/tasks/queue/all/verbose", undefined, { type: { map: { map: { map: "Long" } } } }],
+    ["Size (taskType multi)", "GET", `/tasks/queue/sizes?taskType=${CS_TASK}&taskType=census_cs_other`, undefined, { type: { map: "Integer" } }],
+    ["Search (tasks)", "GET", "/tasks/search?start=0&size=5&freeText=%2A", undefined, csModel("SearchResult<TaskSummary>")],
+    ["SearchV2 (tasks)", "GET", "/tasks/search-v2?start=0&size=5&freeText=%2A", undefined, csModel("SearchResult<Task>")],
+    ["UpdateTask(TaskResult)", "POST", "/tasks", { callbackAfterSeconds: 0, outputData: { step: 1 }, status: "IN_PROGRESS", taskId, workerId: "census-cs-host", workflowInstanceId: wf }, "string"],
+    ["UpdateTask (by reference name)", "POST", `/tasks/${wf}/work/IN_PROGRESS?workerid=census-cs-host`, { step: 2 }, "string"],
+    ["UpdateTaskSync", "POST", `/tasks/${wf}/work/COMPLETED/sync?workerid=census-cs-host`, { step: 3 }, csModel("Workflow")],
+    // MetadataResourceApi, TagsApi, EventResourceApi
+    ["Create", "POST", "/metadata/workflow?overwrite=True", { ...csDefinition, name: "census_cs_flow2" }, "none"],
+    ["UpdateWorkflowDefinitions", "PUT", "/metadata/workflow?overwrite=True", [{ ...csDefinition, name: "census_cs_flow2" }], "none"],
+    ["Get", "GET", `/metadata/workflow/${CS_FLOW}?version=1&metadata=False`, undefined, csModel("WorkflowDef")],
+    ["UnregisterWorkflowDef", "DELETE", "/metadata/workflow/census_cs_flow2/1", undefined, "none"],
+    ["RegisterTaskDef", "POST", "/metadata/taskdefs", [{ name: "census_cs_gone", ownerEmail: "census@example.com", retryCount: 0, timeoutSeconds: 0, responseTimeoutSeconds: 60 }], "none"],
+    ["UpdateTaskDef", "PUT", "/metadata/taskdefs", { name: "census_cs_gone", ownerEmail: "census@example.com", retryCount: 1, timeoutSeconds: 0, responseTimeoutSeconds: 60 }, "none"],
+    ["GetTaskDef", "GET", `/metadata/taskdefs/${CS_TASK}?metadata=False`, undefined, csModel("TaskDef")],
+    ["GetTaskDefs", "GET", "/metadata/taskdefs?access=READ&metadata=False", undefined, csList("TaskDef")],
+    ["UnregisterTaskDef", "DELETE", "/metadata/taskdefs/census_cs_gone", undefined, "none"],
+    ["AddWorkflowTag", "POST", `/metadata/workflow/${CS_FLOW}/tags`, CS_TAG, "none"],
+    ["GetWorkflowTags", "GET", `/metadata/workflow/${CS_FLOW}/tags`, undefined, csList("TagObject")],
+    // Its own definitions only: the C# WorkflowDef cannot read another test's SUB_WORKFLOW whose workflowDefinition is
+    // a "${...}" expression (SubWorkflowParams.workflowDefinition is a WorkflowDef), from this service or Conductor.
+    ["GetAllWorkflows", "GET", "/metadata/workflow?access=READ&metadata=False&tagKey=team&tagValue=census-cs&short=False", undefined, csList("WorkflowDef")],
+    ["AddEventHandler", "POST", "/event", { actions: [{ action: "start_workflow", start_workflow: { name: CS_QUICK } }], active: true, event: `conductor:${CS_FLOW}:done`, name: "census_cs_handler" }, "none"],
+    ["UpdateEventHandler", "PUT", "/event", { actions: [{ action: "start_workflow", start_workflow: { name: CS_QUICK } }], active: false, event: `conductor:${CS_FLOW}:done`, name: "census_cs_handler" }, "none"],
+    ["GetEventHandlers", "GET", "/event", undefined, csList("EventHandler")],
+    ["GetEventHandlersForEvent", "GET", `/event/conductor:${CS_FLOW}:done?activeOnly=False`, undefined, csList("EventHandler")],
+    ["RemoveEventHandlerStatus", "DELETE", "/event/census_cs_handler", undefined, "none"],
+    // SecretResourceApi: its results Objects (its value a JSON string, as JsonConvert writes a string)
+    ["PutSecret", "PUT", "/secrets/census_cs_key", "a secret value", "none"],
+    ["SecretExists", "GET", "/secrets/census_cs_key/exists", undefined, "none"],
+    ["ListAllSecretNames", "GET", "/secrets", undefined, "none"],
+    ["PutTagForSecret", "PUT", "/secrets/census_cs_key/tags", [tag], "none"],
+    ["DeleteTagForSecret", "DELETE", "/secrets/census_cs_key/tags", [tag], "none"],
+    ["DeleteSecret", "DELETE", "/secrets/census_cs_key", undefined, "none"],
+    // SchedulerResourceApi, UserResourceApi, GroupResourceApi
+    ["SaveSchedule", "POST", "/scheduler/schedules", { cronExpression: "0 0 * * * ?", name: "census_cs_schedule", paused: true, startWorkflowRequest: { idempotencyStrategy: "FAIL", input: {}, name: CS_QUICK, version: 1 } }, "none"],
+    ["GetAllSchedules", "GET", `/scheduler/schedules?workflowName=${CS_QUICK}`, undefined, csList("WorkflowSchedule")],
+    ["DeleteSchedule", "DELETE", "/scheduler/schedules/census_cs_schedule", undefined, "none"],
+    ["UpsertUser", "PUT", "/users/census_cs_user", { groups: [], name: "Census", roles: ["USER"] }, "none"],
+    ["ListUsers", "GET", "/users?apps=False", undefined, csList("ConductorUser")],
+    ["UpsertGroup", "PUT", "/groups/census_cs_group", { defaultAccess: { WORKFLOW_DEF: ["READ"] }, description: "census", roles: ["USER"] }, "none"],
+    ["ListGroups", "GET", "/groups", undefined, csList("Group")],
+  ];
+}
+
+/** Sends `call` as the C# client's ApiClient does; answers the status and the body's text. */
+async function sendAsCsharp([, method, path, body, result]: CsCall): Promise<{ status: number; text: string }> {
+  const headers: Record<string, string> = { "x-api-key": ADMIN_KEY, accept: result === "string" ? "text/plain" : "*/*" };
+  let payload: string | undefined;
+  if (body !== undefined) {
+    payload = JSON.stringify(body);
+    headers["content-type"] = "application/json";
+  }
+  const response = await SELF.fetch(`https://conductor.test/api${path}`, { method, headers, body: payload });
+  return { status: response.status, text: await response.text() };
+}
+
+/** What goes wrong reading a 2xx `answer` as ApiClient.Deserialize reads it into `result` (empty when nothing does). */
+function csReadProblems(text: string, result: CsResult): string[] {
+  if (result === "string") {
+    // The body as it is: a JSON-quoted or JSON-structured answer reaches the caller as that text.
+    return /^\s*["{[]/.test(text) ? [`a string result answered as JSON (${text.slice(0, 60)}): the caller gets the quotes and braces`] : [];
+  }
+  if (text.trim() === "") return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return [`JsonConvert: not JSON (${JSON.stringify(text.slice(0, 60))})`];
+  }
+  return result === "none" ? [] : readAs(result.type, value, "answer", NEWTONSOFT);
+}
+
+describe("the C# client's calls", () => {
+  it("each is served, and its answer reads into the C# client's model", async () => {
+    await apiOk("POST", "/api/metadata/taskdefs", [{ name: CS_TASK, ownerEmail: "census@example.com", retryCount: 0, timeoutSeconds: 0, responseTimeoutSeconds: 60 }]);
+    await register(csDefinition);
+    await register(csQuick);
+    const wf = await startWorkflow(CS_FLOW, {}, "?correlationId=census-cs-c1");
+    const polled = await eventually(async () => (await api("GET", `/api/tasks/poll/${CS_TASK}?workerid=census-cs-host`)).text(), (text) => text.length > 0, "a task to poll");
+    const taskId = (JSON.parse(polled) as { taskId: string }).taskId;
+    const other = await startWorkflow(CS_FLOW, {});
+    const problems: string[] = [];
+    const empty: string[] = [];
+    for (const call of csCalls(wf, other, taskId)) {
+      const answer = await sendAsCsharp(call);
+      // Each is made where it succeeds: a refusal is a C# user's error too.
+      if (answer.status >= 400 || answer.text.includes("No route")) problems.push(`${call[0]}: ${call[1]} ${call[2]} → ${answer.status} ${answer.text.slice(0, 200)}`);
+      else problems.push(...csReadProblems(answer.text, call[4]).map((problem) => `${call[0]}: ${problem}`));
+      if (typeof call[4] === "object" && answer.status < 300 && /^\s*(|\[\]|\{\}|null)\s*$/.test(answer.text)) empty.push(call[0]);
+    }
+    expect(problems).toEqual([]);
+    // Nothing passed for want of content (a poll that found no task would leave the Task unchecked).
+    expect(empty).toEqual([]);
+  });
+
+  it("UpdateTaskSync's status as the client spells it (INPROGRESS, FAILEDWITHTERMINALERROR) is refused, as Conductor refuses it, and changes nothing", async () => {
+    // TaskResourceApi.UpdateTaskSync puts its TaskResult.StatusEnum in the path through Convert.ToString: the C#
+    // member name, not the EnumMember value. Conductor's TaskResult.Status.valueOf refuses it too (a 400); COMPLETED
+    // and FAILED, spelled alike in both, pass (above).
+    await register({ name: "census_cs_sync", ownerEmail: "census@example.com", tasks: [waitTask("gate")] });
+    const id = await startWorkflow("census_cs_sync");
+    await waitFor(id, (workflow) => workflow.tasks[0]?.status === "IN_PROGRESS");
+    for (const status of ["INPROGRESS", "FAILEDWITHTERMINALERROR"]) {
+      const answer = await sendAsCsharp(["UpdateTaskSync", "POST", `/tasks/${id}/gate/${status}/sync?workerid=census-cs-host`, { step: 1 }, csModel("Workflow")]);
+      const body = JSON.parse(answer.text) as { error?: string; message?: string };
+      expect({ status: answer.status, error: body.error }).toEqual({ status: 400, error: "VALIDATION_ERROR" });
+      expect(body.message).toContain("COMPLETED, FAILED, FAILED_WITH_TERMINAL_ERROR, IN_PROGRESS");
+    }
+    const after = await getWorkflow(id);
+    expect({ status: after.status, task: after.tasks[0]?.status, output: after.tasks[0]?.outputData }).toEqual({ status: "RUNNING", task: "IN_PROGRESS", output: {} });
+  });
+
+  it("the checker reads as Newtonsoft.Json does where it is stricter than Jackson", () => {
+    // A fraction into an int?, a null into the non-nullable IdempotencyStrategy, a constant it lacks, an inline
+    // definition given as an expression (SubWorkflowParams.workflowDefinition is a WorkflowDef): each fails the call.
+    expect(readAsModel("Task", { retryCount: 1.5 }, "Task")).toEqual([]);
+    expect(readAsModel("Task", { retryCount: 1.5 }, "Task", NEWTONSOFT)).toEqual(["Task.retryCount: Input string '1.5' is not a valid integer (int)"]);
+    expect(readAsModel("StartWorkflowRequest", { name: "x", idempotencyStrategy: null }, "S", NEWTONSOFT)).toEqual(["S.idempotencyStrategy: Error converting value {null} to a non-nullable type (Newtonsoft.Json)"]);
+    expect(readAsModel("StartWorkflowRequest", { name: "x", idempotencyStrategy: "FAIL_ON_RUNNING" }, "S", NEWTONSOFT)).toHaveLength(1);
+    expect(readAsModel("WorkflowTask", { subWorkflowParam: { name: "c", workflowDefinition: "${workflow.input.def}" } }, "T", NEWTONSOFT)).toHaveLength(1);
+    // What it skips: unknown fields, nulls into nullable ones, numbers as text, a number into a string.
+    expect(readAsModel("Task", { retryCount: "2", endTime: null, taskId: 7, unknown: { a: 1 } }, "Task", NEWTONSOFT)).toEqual([]);
+    expect(csReadProblems('"abc-123"', "string")).toHaveLength(1);
+    expect(csReadProblems("abc-123", "string")).toEqual([]);
+    expect(csReadProblems("abc-123", "none")).toHaveLength(1);
+    expect(csReadProblems("", "none")).toEqual([]);
   });
 });
 
