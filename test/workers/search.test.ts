@@ -903,6 +903,29 @@ describe("lookups by correlation id (served from the search index)", () => {
     expect(await refused.json()).toMatchObject({ message: expect.stringContaining("ask for fewer correlation ids") });
   });
 
+  it("answers an id's running execution however many finished ones share the id: more than a lookup's bound of newer finished ones neither push it out nor make a 413", async () => {
+    const name = "corr_reused";
+    await register({ name, tasks: [httpTask("gate", { uri: target("/echo/corr-reused"), method: "GET" }, { asyncComplete: true })] });
+    const open = await startWorkflow(name, {}, "?correlationId=corr-reused-customer");
+    await waitForIndexRow(open, "RUNNING", 10_000);
+    // A customer's id reused for years: more finished executions of it than a lookup answers with, all started after the
+    // running one (made-up rows: none of them is read from an execution object by a lookup of running ones).
+    await env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
+       INSERT INTO executions (workflow_id, workflow_name, workflow_version, status, correlation_id, create_time, start_time, end_time, update_time)
+       SELECT printf('corr-reused-%05d', i), ?1, 1, 'COMPLETED', 'corr-reused-customer', ?3 + i, ?3 + i, ?3 + i + 1, ?3 + i + 1 FROM n`,
+    )
+      .bind(name, MAX_CORRELATED_WORKFLOWS + 5, Date.now() + 60_000)
+      .run();
+    expect(idsOf(await apiOk<WorkflowJson[]>("GET", `/api/workflow/${name}/correlated/corr-reused-customer`))).toEqual([open]);
+    const byName = await apiOk<CorrelatedMap>("POST", `/api/workflow/${name}/correlated`, ["corr-reused-customer", "corr-reused-none"]);
+    expect(idsOf(byName["corr-reused-customer"]!)).toEqual([open]);
+    expect(byName["corr-reused-none"]).toEqual([]);
+    const batch = await apiOk<CorrelatedMap>("POST", "/api/workflow/correlated/batch?includeTasks=true", { workflowNames: [name], correlationIds: ["corr-reused-customer"] });
+    expect(idsOf(batch["corr-reused-customer"]!)).toEqual([open]);
+    expect(batch["corr-reused-customer"]![0]!.tasks.map((task) => task.referenceTaskName)).toEqual(["gate"]);
+  });
+
   it("POST /api/workflow/correlated/batch maps each correlation id to the executions of any of the names; POST /api/workflow/{name}/correlated does it for one name", async () => {
     const { main, other, c1, c2, open, closed, second, foreign } = await correlatedFixture("corr_batch");
     const batch = await apiOk<CorrelatedMap>("POST", "/api/workflow/correlated/batch?includeClosed=true", { workflowNames: [main, other], correlationIds: [c1, c2, "corr-batch-none", c1] });
