@@ -47,16 +47,21 @@ interface FoundWorkflow {
 /**
  * At most `limit` index rows of the executions of the lookup's names with one of `correlationIds`, among the workflows the
  * caller may read: one id's rows after another's (ids in SQLite's order), each id's newest first. In that order SQLite
- * walks `executions_by_correlation_start` (0049), each id's rows in turn, and stops at the limit: it reads the rows it
- * answers with and those the name, status and grant filters pass over, where a sort by start time across the ids would
- * read every execution of every id first (a customer's id used as the correlation id of a million runs).
+ * walks `executions_by_correlation_start` (0049), or `executions_running_by_correlation` (0050) for running ones only,
+ * each id's rows in turn, and stops at the limit: it reads the rows it answers with and those the name and grant filters
+ * pass over, where a sort by start time across the ids would read every execution of every id first (a customer's id
+ * used as the correlation id of a million runs).
  */
 async function correlatedRows(db: D1Database, lookup: CorrelatedLookup, correlationIds: readonly string[], readable: NameFilter, limit: number): Promise<IndexedExecution[]> {
   const filter: Filter = { clauses: [], bindings: [] };
   applyReadable(filter, readable);
   addIn(filter, "workflow_name", lookup.workflowNames);
   addIn(filter, "correlation_id", correlationIds);
-  if (!lookup.includeClosed) addIn(filter, "status", ["RUNNING"]);
+  // Written as executions_running_by_correlation's condition (0050) is, a literal with `+`, for SQLite to walk that
+  // index: it holds an id's running executions alone, where the id's index holds its finished ones too, each read and
+  // passed over. `status = ?`, or `status = 'RUNNING'`, has SQLite walk the status index (every running execution of
+  // every name) for a lookup of several ids.
+  if (!lookup.includeClosed) filter.clauses.push("+status = 'RUNNING'");
   const { results } = await db
     .prepare(
       `SELECT correlation_id AS correlationId, workflow_id AS workflowId, workflow_name AS workflowName FROM executions ${whereOf(filter)} ` +
