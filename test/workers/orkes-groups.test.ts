@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { call, createUser, orkes, whileGroupReadsWithoutRoles } from "./auth-helpers";
-import { api, apiOk } from "./helpers";
+import { api, apiOk, waitTask } from "./helpers";
 
 interface ConductorGroup {
   id: string;
@@ -112,7 +112,7 @@ describe("Orkes' groups", () => {
     expect(await apiOk("GET", "/api/groups/admins/permissions")).toEqual({ grantedAccess: [] });
   });
 
-  it("keeps and shows a group's defaultAccess, as the Java client's requests always send one (not applied: it gives nothing)", async () => {
+  it("keeps and shows a group's defaultAccess, as the Java client's requests always send one (set alone, it gives the group nothing)", async () => {
     const defaultAccess = { WORKFLOW_DEF: ["CREATE", "READ", "UPDATE", "EXECUTE", "DELETE"], TASK_DEF: ["READ", "READ"] };
     const saved = await apiOk("PUT", "/api/groups/java-defaults", { description: "from the Java client", roles: [], defaultAccess });
     expect(saved["defaultAccess"]).toEqual({ ...defaultAccess, TASK_DEF: ["READ"] });
@@ -120,6 +120,95 @@ describe("Orkes' groups", () => {
     // Saved again without it: none.
     expect((await apiOk("PUT", "/api/groups/java-defaults", { description: "again", roles: [], defaultAccess: null }))["defaultAccess"]).toEqual({});
     expect(await apiOk("GET", "/api/groups/java-defaults/permissions")).toEqual({ grantedAccess: [] });
+  });
+
+  it("gives the group defaultAccess to the definitions its members create, as Orkes does: exactly that, to members only, from the creation on", async () => {
+    const writer = [{ action: "WORKFLOW_WRITE", scope: "workflow:da_*" }, { action: "TASK_WRITE", scope: "task:da_*" }];
+    const creator = await createUser("da-creator", { directPermissions: writer });
+    const peer = await createUser("da-peer");
+    const outsider = await createUser("da-outsider", { directPermissions: writer });
+    const as = (user: { token: string }) => (method: string, path: string, body?: unknown) => call(method, path, orkes(user.token), body);
+    const workflow = (name: string) => ({ name, version: 1, schemaVersion: 2, ownerEmail: "da@example.com", tasks: [waitTask("w")] });
+    const create = async (user: { token: string }, name: string) => {
+      expect((await as(user)("POST", "/api/metadata/workflow", workflow(name))).status).toBe(200);
+      expect((await as(user)("POST", "/api/metadata/taskdefs", [{ name, ownerEmail: "da@example.com" }])).status).toBe(200);
+    };
+    const checked = async (user: string, type: string, id: string) => apiOk<Record<string, boolean>>("GET", `/api/users/${user}/checkPermissions?type=${type}&id=${id}`);
+    const none = { CREATE: false, READ: false, UPDATE: false, EXECUTE: false, DELETE: false };
+
+    await apiOk("PUT", "/api/groups/da-team", { description: "shares", roles: [], defaultAccess: { WORKFLOW_DEF: ["READ", "EXECUTE"], TASK_DEF: ["READ"] } });
+    // Created before its creator joined: not the group's.
+    await create(creator, "da_before");
+    await apiOk("POST", "/api/groups/da-team/users", ["da-creator", "da-peer"]);
+    await create(creator, "da_flow");
+    // By a non-member: not the group's either.
+    await create(outsider, "da_solo");
+
+    // The other member: READ and EXECUTE on the workflow, READ on the task definition, nothing else.
+    expect((await as(peer)("GET", "/api/metadata/workflow/da_flow")).status).toBe(200);
+    expect((await as(peer)("POST", "/api/workflow/da_flow", {})).status).toBe(200);
+    expect((await as(peer)("PUT", "/api/metadata/workflow", [{ ...workflow("da_flow"), description: "changed" }])).status).toBe(403);
+    expect((await as(peer)("DELETE", "/api/metadata/workflow/da_flow/1")).status).toBe(403);
+    expect((await as(peer)("GET", "/api/metadata/taskdefs/da_flow")).status).toBe(200);
+    expect((await as(peer)("PUT", "/api/metadata/taskdefs", { name: "da_flow", ownerEmail: "da@example.com", description: "changed" })).status).toBe(403);
+    for (const name of ["da_before", "da_solo"]) expect((await as(peer)("GET", `/api/metadata/workflow/${name}`)).status, name).toBe(403);
+    // A non-member: nothing.
+    expect((await as(outsider)("GET", "/api/metadata/workflow/da_flow")).status).toBe(403);
+    expect((await as(outsider)("POST", "/api/workflow/da_flow", {})).status).toBe(403);
+
+    // Shown as the group's grants, wherever grants are shown and checked.
+    expect(await checked("da-peer", "WORKFLOW_DEF", "da_flow")).toEqual({ ...none, READ: true, EXECUTE: true });
+    expect(await checked("da-peer", "TASK_DEF", "da_flow")).toEqual({ ...none, READ: true });
+    expect(await checked("da-peer", "WORKFLOW_DEF", "da_before")).toEqual(none);
+    expect(await checked("da-outsider", "WORKFLOW_DEF", "da_flow")).toEqual({ ...none, CREATE: true, UPDATE: true, DELETE: true });
+    expect(await apiOk("GET", "/api/groups/da-team/permissions")).toEqual({
+      grantedAccess: [
+        { target: { type: "TASK_DEF", id: "da_flow" }, access: ["READ"] },
+        { target: { type: "WORKFLOW_DEF", id: "da_flow" }, access: ["READ", "EXECUTE"] },
+      ],
+    });
+    expect(await apiOk("GET", "/api/auth/authorization/WORKFLOW_DEF/da_flow?groupBy=subject")).toEqual({ "GROUP:da-team": ["READ", "EXECUTE"] });
+    // A new version, or a definition saved again, is no creation: one created before its creator joined stays unshared.
+    expect((await as(creator)("POST", "/api/metadata/workflow?newVersion=true", workflow("da_before"))).status).toBe(200);
+    expect((await as(creator)("PUT", "/api/metadata/taskdefs", { name: "da_before", ownerEmail: "da@example.com", description: "again" })).status).toBe(200);
+    expect(await checked("da-peer", "WORKFLOW_DEF", "da_before")).toEqual(none);
+    expect(await checked("da-peer", "TASK_DEF", "da_before")).toEqual(none);
+
+    // Changed, the group's defaultAccess applies to what is created after; what it gave stays the group's grant.
+    await apiOk("PUT", "/api/groups/da-team", { description: "shares", roles: [], defaultAccess: { WORKFLOW_DEF: ["READ"] } });
+    await create(creator, "da_after");
+    expect(await checked("da-peer", "WORKFLOW_DEF", "da_after")).toEqual({ ...none, READ: true });
+    expect(await checked("da-peer", "TASK_DEF", "da_after")).toEqual(none);
+    expect(await checked("da-peer", "WORKFLOW_DEF", "da_flow")).toEqual({ ...none, READ: true, EXECUTE: true });
+
+    // Leaving the group, the member loses it; the group deleted, every member does.
+    await apiOk("DELETE", "/api/groups/da-team/users/da-peer");
+    expect((await as(peer)("GET", "/api/metadata/workflow/da_flow")).status).toBe(403);
+    expect(await checked("da-peer", "WORKFLOW_DEF", "da_flow")).toEqual(none);
+    // The creator held its writes of its own; its READ was the group's.
+    const written = { ...none, CREATE: true, UPDATE: true, DELETE: true };
+    expect(await checked("da-creator", "WORKFLOW_DEF", "da_after")).toEqual({ ...written, READ: true });
+    await apiOk("DELETE", "/api/groups/da-team");
+    expect(await checked("da-creator", "WORKFLOW_DEF", "da_after")).toEqual(written);
+  });
+
+  it("refuses a defaultAccess of unknown target types or access kinds, or one giving what the caller does not hold, changing nothing", async () => {
+    const saved = await apiOk("PUT", "/api/groups/da-strict", { description: "s", roles: [], defaultAccess: { TASK_DEF: ["READ"] } });
+    const refused = async (defaultAccess: unknown, token?: string) => {
+      const body = { description: "changed", roles: [], defaultAccess };
+      const response = token === undefined ? await api("PUT", "/api/groups/da-strict", body) : await call("PUT", "/api/groups/da-strict", orkes(token), body);
+      const answer = (await response.json()) as { status: number; validationErrors?: Array<{ path: string }> };
+      expect(await apiOk("GET", "/api/groups/da-strict")).toEqual(saved);
+      return [response.status, answer.validationErrors?.map((issue) => issue.path)];
+    };
+    expect(await refused({ WORKFLOW_DEFS: ["READ"] })).toEqual([400, ["defaultAccess.WORKFLOW_DEFS"]]);
+    expect(await refused({ WORKFLOW_SCHEDULE: ["READ"] })).toEqual([400, ["defaultAccess.WORKFLOW_SCHEDULE"]]);
+    expect(await refused({ TASK_DEF: ["READ", "ADMIN"] })).toEqual([400, ["defaultAccess.TASK_DEF[1]"]]);
+    // Setting it hands that access out on every definition members create: a USER_ADMIN not holding it is refused.
+    const userAdmin = await createUser("da-user-admin", { directPermissions: [{ action: "USER_ADMIN", scope: "*" }, { action: "WORKFLOW_READ", scope: "workflow:*" }] });
+    expect(await refused({ TASK_DEF: ["READ"], WORKFLOW_DEF: ["EXECUTE"] }, userAdmin.token)).toEqual([403, undefined]);
+    // What it holds, and what the group already had, it may set.
+    expect((await call("PUT", "/api/groups/da-strict", orkes(userAdmin.token), { description: "s", roles: [], defaultAccess: { TASK_DEF: ["READ"], WORKFLOW_DEF: ["READ"] } })).status).toBe(200);
   });
 
   it("changes no member when the group changed while the change was checked (409): not even a removal", async () => {

@@ -14,24 +14,30 @@ import { MAX_LISTING_CHARS, refuseOverListing } from "../bounded-listing";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
 import { ACCESS } from "../security/resource-grants";
+import { DEFAULT_ACCESS_TYPES, defaultAccessHandedOut } from "../security/default-access";
 
 type Args = [Env, ExecutionContext];
 
 /**
- * Orkes' UpsertGroupRequest: a description and roles; `defaultAccess` (per-resource grants) must be empty here. Null is
- * absent: Orkes' Gson-based Java client sends every field it was not given as null.
+ * Orkes' UpsertGroupRequest: a description, roles and `defaultAccess` (the access the group is given to the definitions
+ * its members create, see `security/default-access.ts`). Null is absent: Orkes' Gson-based Java client sends every
+ * field it was not given as null.
  */
 const UpsertGroupBody = requestObject({
   description: v.optional(v.pipe(v.nullable(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters"), wellFormedText)), v.transform((description) => description ?? "")), ""),
   roles: v.optional(v.pipe(v.nullable(OrkesRolesSchema), v.transform((roles) => roles ?? [])), []),
-  // Orkes' Map<TargetType, Set<Access>> (the Java client's own requests always send one); null is none.
+  // Orkes' Map<TargetType, Set<Access>>; null is none.
   defaultAccess: v.nullish(
     v.pipe(
-      v.custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value), "must map target types (WORKFLOW_DEF, TASK_DEF, …) to lists of access kinds"),
+      v.custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value), `must map target types (${DEFAULT_ACCESS_TYPES.join(", ")}) to lists of access kinds`),
       v.record(
-      v.pipe(v.string(), v.regex(/^[A-Z][A-Z_]{0,63}$/, "must map target types (WORKFLOW_DEF, TASK_DEF, …) to access kinds")),
-      v.pipe(v.array(v.picklist(ACCESS, `must list access kinds: ${ACCESS.join(", ")}`)), v.maxLength(ACCESS.length * 4, "is too long")),
-        "must map target types (WORKFLOW_DEF, TASK_DEF, …) to lists of access kinds",
+        v.pipe(
+          v.string(),
+          v.check((type) => type !== "WORKFLOW_SCHEDULE", "WORKFLOW_SCHEDULE is not given per schedule here: a schedule's access is its workflow's (give it on WORKFLOW_DEF)"),
+          v.picklist(DEFAULT_ACCESS_TYPES, `must be one of ${DEFAULT_ACCESS_TYPES.join(", ")}`),
+        ),
+        v.array(v.picklist(ACCESS, `must list access kinds: ${ACCESS.join(", ")}`), "must be a list of access kinds"),
+        `must map target types (${DEFAULT_ACCESS_TYPES.join(", ")}) to lists of access kinds`,
       ),
     ),
   ),
@@ -87,8 +93,8 @@ async function membersRefused(db: D1Database, group: Group, added: readonly stri
  * Orkes' groups (the clients' AuthorizationClient: `upsertGroup`, `getGroup`, `listGroups`, `deleteGroup`,
  * `addUserToGroup`, `addUsersToGroup`, `getUsersInGroup`, …): users sharing roles, each member holding the group's roles
  * as if assigned them. A group's roles reach its members, so changing them hands them out as assigning them would.
- * Per-resource grants given to a group (`routes/authorization.ts`) reach its members too; `defaultAccess` is kept and
- * shown, not applied.
+ * Per-resource grants given to a group (`routes/authorization.ts`) reach its members too, those its `defaultAccess` gives
+ * on what they create among them (`security/default-access.ts`).
  * Needs `USER_ADMIN`.
  */
 export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
@@ -110,9 +116,8 @@ export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
   router.put("/api/groups/:id", async (request, env) => {
     const id = pathName(request, "id");
     const body = parseOrThrow(UpsertGroupBody, await requiredBody(request, env), "group");
-    if (Object.keys(body.defaultAccess ?? {}).length > 16) throw validationError("Invalid group", [{ path: "defaultAccess", message: "may name at most 16 target types" }]);
-    // Kept as given, each list without repeats, and shown; not applied (docs/api.md, Groups): it never gives anything.
-    const defaultAccess = Object.fromEntries(Object.entries(body.defaultAccess ?? {}).map(([type, kinds]) => [type, [...new Set(kinds)]]));
+    // Each list without repeats; applied as members create definitions (security/default-access.ts).
+    const defaultAccess: Record<string, string[]> = Object.fromEntries(Object.entries(body.defaultAccess ?? {}).map(([type, kinds]) => [type, [...new Set(kinds)]]));
     const store = new SecurityStore(env.DB);
     const roles = [...new Set(body.roles)];
     const unknown = await store.unknownRoles(roles);
@@ -122,6 +127,8 @@ export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
     // Every member gets the roles added: handing them out.
     const added = roles.filter((role) => !(previous?.roles ?? []).includes(role));
     const rolesChecked = await authorizeRoles(principalOf(request).grants, store, added, `giving group ${id} ${added.join(", ")}`);
+    // What its members create is shared with every member: handing that access out on every such definition.
+    authorizeHandingOut(principalOf(request).grants, defaultAccessHandedOut(previous?.defaultAccess ?? {}, defaultAccess), `giving group ${id} defaultAccess on what its members create`);
     const group = { id, description: body.description, roles, permissions: previous?.permissions ?? [], defaultAccess };
     if (!(await repository.put(group, previous, rolesChecked))) throw changedMeanwhile(`group ${id} (or a role it gives)`);
     return Response.json(await conductorGroup(store, group));

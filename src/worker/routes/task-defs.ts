@@ -15,6 +15,7 @@ import { TagRepository, registeredTags, withTagOptions } from "../tags";
 import { handOutLimits } from "../../engine/tasks/simple";
 import { taskLimitAt } from "../../actors/task-limit";
 import { TaskOutputCache } from "../task-output-cache";
+import { defaultAccessGiven, defaultAccessStatements } from "../security/default-access";
 
 type Args = [Env, ExecutionContext];
 
@@ -104,7 +105,9 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     requireTemplateWriter(principalOf(request).grants, taskDefs);
     await checkSchemasRegistered(env, taskDefs, true);
     const tags = await registrationTagStatements(env, "TASK_DEF", body, taskDefs);
-    await saveAndTellLimits(env, taskDefs, (repository) => repository.save(taskDefs, tags, principalOf(request).userId));
+    const given = await defaultAccessStatements(env.DB, principalOf(request), "TASK_DEF", taskDefs.map((taskDef) => taskDef.name), (names) => new TaskDefRepository(env.DB).findMany(names));
+    await saveAndTellLimits(env, taskDefs, (repository) => repository.save(taskDefs, [...tags, ...given], principalOf(request).userId));
+    defaultAccessGiven(given);
     return new Response(null, { status: 200 });
   });
 
@@ -116,7 +119,9 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     requireTemplateWriter(principalOf(request).grants, taskDefs);
     await checkSchemasRegistered(env, taskDefs, false);
     const tags = await new TagRepository(env.DB).registrationStatements({ type: "TASK_DEF", name: taskDefs[0]!.name }, registeredTags(body, ""));
-    await saveAndTellLimits(env, taskDefs, (repository) => repository.save(taskDefs, tags, principalOf(request).userId));
+    const given = await defaultAccessStatements(env.DB, principalOf(request), "TASK_DEF", taskDefs.map((taskDef) => taskDef.name), (names) => new TaskDefRepository(env.DB).findMany(names));
+    await saveAndTellLimits(env, taskDefs, (repository) => repository.save(taskDefs, [...tags, ...given], principalOf(request).userId));
+    defaultAccessGiven(given);
     return new Response(null, { status: 200 });
   });
 

@@ -10,7 +10,7 @@ export interface Group {
   description: string;
   roles: string[];
   permissions: Grant[];
-  /** Orkes' `defaultAccess` (access kinds by target type), kept and shown as given, not applied. */
+  /** Orkes' `defaultAccess` (access kinds by target type): what the group is given on what its members create (`default-access.ts`). */
   defaultAccess: Record<string, string[]>;
 }
 
@@ -44,16 +44,16 @@ export class GroupRepository {
   }
 
   /**
-   * Stores a group's description and roles (a new one's permissions too), only while the stored one is still
-   * `previous` (null: none), the one the caller's right to make the change was checked against, and while `unchanged`
-   * holds (the roles added still grant what was checked); false when either changed meanwhile.
+   * Stores a group's description, roles and defaultAccess (a new one's permissions too), only while the stored one is
+   * still `previous` (null: none; its roles and defaultAccess), the one the caller's right to make the change was checked
+   * against, and while `unchanged` holds (the roles added still grant what was checked); false when either changed meanwhile.
    */
   async put(group: Group, previous: Group | null, unchanged: WriteCondition = ALWAYS): Promise<boolean> {
     const now = Date.now();
     const statement = previous
       ? this.#db
-          .prepare(`UPDATE groups SET description = ?, roles = ?, default_access = ?, update_time = ? WHERE id = ? AND roles = ? AND ${unchanged.sql}`)
-          .bind(group.description, JSON.stringify(group.roles), JSON.stringify(group.defaultAccess), now, group.id, JSON.stringify(previous.roles), ...unchanged.binds)
+          .prepare(`UPDATE groups SET description = ?, roles = ?, default_access = ?, update_time = ? WHERE id = ? AND roles = ? AND default_access = ? AND ${unchanged.sql}`)
+          .bind(group.description, JSON.stringify(group.roles), JSON.stringify(group.defaultAccess), now, group.id, JSON.stringify(previous.roles), JSON.stringify(previous.defaultAccess), ...unchanged.binds)
       : this.#db
           .prepare(`INSERT INTO groups (id, description, roles, permissions, default_access, create_time, update_time) SELECT ?, ?, ?, ?, ?, ?, ? WHERE ${unchanged.sql} ON CONFLICT (id) DO NOTHING`)
           .bind(group.id, group.description, JSON.stringify(group.roles), JSON.stringify(group.permissions), JSON.stringify(group.defaultAccess), now, now, ...unchanged.binds);

@@ -83,7 +83,7 @@ export interface ConductorUserJson {
   groups: ConductorGroupJson[];
 }
 
-/** Orkes' Group: its id, description and roles (with what each grants); `defaultAccess` is always empty here. */
+/** Orkes' Group: its id, description, roles (with what each grants) and `defaultAccess` (see `default-access.ts`). */
 export interface ConductorGroupJson {
   id: string;
   description: string;
