@@ -2,6 +2,7 @@
  * Orkes' groups (the clients' AuthorizationClient): users sharing roles, each member holding the group's roles as if
  * assigned them. Through the real router and D1.
  */
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, createUser, orkes, whileGroupReadsWithoutRoles } from "./auth-helpers";
 import { api, apiOk, waitTask } from "./helpers";
@@ -190,6 +191,18 @@ describe("Orkes' groups", () => {
     expect(await checked("da-creator", "WORKFLOW_DEF", "da_after")).toEqual({ ...written, READ: true });
     await apiOk("DELETE", "/api/groups/da-team");
     expect(await checked("da-creator", "WORKFLOW_DEF", "da_after")).toEqual(written);
+  });
+
+  it("takes grants from a group its members' creations took past the 200 a subject may be given (not refused as too many)", async () => {
+    await apiOk("PUT", "/api/groups/da-many", { description: "many", roles: [], defaultAccess: { WORKFLOW_DEF: ["READ"] } });
+    const many = Array.from({ length: 202 }, (_, index) => ({ action: "WORKFLOW_READ", scope: `workflow:da_many_${index}` }));
+    // As 202 creations by members would have left it.
+    await env.DB.prepare(`UPDATE groups SET permissions = ? WHERE id = 'da-many'`).bind(JSON.stringify(many)).run();
+    const revoke = { subject: { type: "GROUP", id: "da-many" }, target: { type: "WORKFLOW_DEF", id: "da_many_0" }, access: ["READ"] };
+    expect(await apiOk("DELETE", "/api/auth/authorization", revoke)).toEqual({ message: "Removed permission" });
+    expect((await apiOk<{ grantedAccess: unknown[] }>("GET", "/api/groups/da-many/permissions")).grantedAccess).toHaveLength(201);
+    // Giving one more is still refused.
+    expect((await api("POST", "/api/auth/authorization", { ...revoke, target: { type: "WORKFLOW_DEF", id: "da_many_x" } })).status).toBe(400);
   });
 
   it("refuses a defaultAccess of unknown target types or access kinds, or one giving what the caller does not hold, changing nothing", async () => {
