@@ -6,6 +6,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, createUser, orkes, whileGroupReadsWithoutRoles } from "./auth-helpers";
 import { api, apiOk, waitTask } from "./helpers";
+import { defaultAccessStatements, MAX_DEFAULT_GIVEN_CHARS } from "../../src/worker/security/default-access";
 
 interface ConductorGroup {
   id: string;
@@ -215,13 +216,99 @@ describe("Orkes' groups", () => {
       return [response.status, answer.validationErrors?.map((issue) => issue.path)];
     };
     expect(await refused({ WORKFLOW_DEFS: ["READ"] })).toEqual([400, ["defaultAccess.WORKFLOW_DEFS"]]);
-    expect(await refused({ WORKFLOW_SCHEDULE: ["READ"] })).toEqual([400, ["defaultAccess.WORKFLOW_SCHEDULE"]]);
+    expect(await refused({ WORKFLOW_SCHEDULE: ["READ", "ADMIN"] })).toEqual([400, ["defaultAccess.WORKFLOW_SCHEDULE[1]"]]);
     expect(await refused({ TASK_DEF: ["READ", "ADMIN"] })).toEqual([400, ["defaultAccess.TASK_DEF[1]"]]);
     // Setting it hands that access out on every definition members create: a USER_ADMIN not holding it is refused.
     const userAdmin = await createUser("da-user-admin", { directPermissions: [{ action: "USER_ADMIN", scope: "*" }, { action: "WORKFLOW_READ", scope: "workflow:*" }] });
     expect(await refused({ TASK_DEF: ["READ"], WORKFLOW_DEF: ["EXECUTE"] }, userAdmin.token)).toEqual([403, undefined]);
     // What it holds, and what the group already had, it may set.
     expect((await call("PUT", "/api/groups/da-strict", orkes(userAdmin.token), { description: "s", roles: [], defaultAccess: { TASK_DEF: ["READ"], WORKFLOW_DEF: ["READ"] } })).status).toBe(200);
+  });
+
+  it("accepts Orkes' WORKFLOW_SCHEDULE in defaultAccess (as a UI sends all three types), kept and answered back, giving nothing", async () => {
+    const defaultAccess = { WORKFLOW_DEF: [], TASK_DEF: [], WORKFLOW_SCHEDULE: [] };
+    expect((await apiOk("PUT", "/api/groups/da-ui", { description: "ui", roles: [], defaultAccess }))["defaultAccess"]).toEqual(defaultAccess);
+    const scheduled = { WORKFLOW_SCHEDULE: ["READ", "EXECUTE"] };
+    expect((await apiOk("PUT", "/api/groups/da-ui", { description: "ui", roles: [], defaultAccess: scheduled }))["defaultAccess"]).toEqual(scheduled);
+    expect((await apiOk("GET", "/api/groups/da-ui"))["defaultAccess"]).toEqual(scheduled);
+    // Not applied: a member's workflow gives the group nothing through it.
+    const creator = await createUser("da-ui-creator", { directPermissions: [{ action: "WORKFLOW_WRITE", scope: "workflow:da_ui_*" }] });
+    await apiOk("POST", "/api/groups/da-ui/users/da-ui-creator");
+    const workflow = { name: "da_ui_flow", version: 1, schemaVersion: 2, ownerEmail: "da@example.com", tasks: [waitTask("w")] };
+    expect((await call("POST", "/api/metadata/workflow", orkes(creator.token), workflow)).status).toBe(200);
+    expect(await apiOk("GET", "/api/groups/da-ui/permissions")).toEqual({ grantedAccess: [] });
+  });
+
+  it("gives nothing on a definition named with a * (its grant would be a wildcard over every definition it matches)", async () => {
+    const creator = await createUser("dw-creator", { directPermissions: [{ action: "WORKFLOW_WRITE", scope: "workflow:*" }, { action: "TASK_WRITE", scope: "task:*" }] });
+    const peer = await createUser("dw-peer");
+    await apiOk("PUT", "/api/groups/dw-team", { description: "s", roles: [], defaultAccess: { WORKFLOW_DEF: ["READ", "EXECUTE"], TASK_DEF: ["READ"] } });
+    await apiOk("POST", "/api/groups/dw-team/users", ["dw-creator", "dw-peer"]);
+    const workflow = (name: string) => ({ name, version: 1, schemaVersion: 2, ownerEmail: "dw@example.com", tasks: [waitTask("w")] });
+    await apiOk("POST", "/api/metadata/workflow", workflow("dw_admins_only"));
+    for (const name of ["*", "dw_*"]) {
+      expect((await call("POST", "/api/metadata/workflow", orkes(creator.token), workflow(name))).status, name).toBe(200);
+      expect((await call("POST", "/api/metadata/taskdefs", orkes(creator.token), [{ name, ownerEmail: "dw@example.com" }])).status, name).toBe(200);
+    }
+    const stored = await env.DB.prepare("SELECT permissions FROM groups WHERE id = 'dw-team'").first<{ permissions: string }>();
+    expect(JSON.parse(stored!.permissions)).toEqual([]);
+    expect((await call("POST", "/api/workflow/dw_admins_only", orkes(peer.token), {})).status).toBe(403);
+    expect((await call("GET", "/api/metadata/workflow/dw_admins_only", orkes(peer.token))).status).toBe(403);
+    // A plain name still gives.
+    expect((await call("POST", "/api/metadata/workflow", orkes(creator.token), workflow("dw_plain"))).status).toBe(200);
+    expect(await apiOk("GET", "/api/groups/dw-team/permissions")).toEqual({ grantedAccess: [{ target: { type: "WORKFLOW_DEF", id: "dw_plain" }, access: ["READ", "EXECUTE"] }] });
+  });
+
+  it("refuses adding a member to a group whose defaultAccess gives what the caller does not hold (403, nobody added)", async () => {
+    const userAdmin = await createUser("dj-ua", { directPermissions: [{ action: "USER_ADMIN", scope: "*" }] });
+    await createUser("dj-dev", { directPermissions: [{ action: "WORKFLOW_WRITE", scope: "workflow:dj_*" }] });
+    await apiOk("PUT", "/api/groups/dj-team", { description: "s", roles: [], defaultAccess: { WORKFLOW_DEF: ["EXECUTE"] } });
+    expect((await call("POST", "/api/groups/dj-team/users/dj-dev", orkes(userAdmin.token))).status).toBe(403);
+    expect((await call("POST", "/api/groups/dj-team/users", orkes(userAdmin.token), ["dj-dev"])).status).toBe(403);
+    expect((await call("PUT", "/api/users/dj-dev", orkes(userAdmin.token), { name: "dev", roles: [], groups: ["dj-team"] })).status).toBe(403);
+    expect(await apiOk("GET", "/api/groups/dj-team/users")).toEqual([]);
+    // One holding it may.
+    const holder = await createUser("dj-holder", { directPermissions: [{ action: "USER_ADMIN", scope: "*" }, { action: "WORKFLOW_ADMIN", scope: "workflow:*" }, { action: "WORKFLOW_READ", scope: "workflow:*" }] });
+    expect((await call("POST", "/api/groups/dj-team/users/dj-dev", orkes(holder.token))).status).toBe(200);
+  });
+
+  it("gives what the group's defaultAccess lists when the write runs, to a member only (a change meanwhile is not lost)", async () => {
+    await createUser("dr-creator");
+    await apiOk("PUT", "/api/groups/dr-team", { description: "s", roles: [], defaultAccess: { WORKFLOW_DEF: ["READ"] } });
+    await apiOk("POST", "/api/groups/dr-team/users/dr-creator");
+    const creator = { userId: "dr-creator", grants: [], method: "api-key" as const };
+    const statements = (name: string) => defaultAccessStatements(env.DB, creator, "WORKFLOW_DEF", [name], async () => new Map());
+    const permissions = async () => JSON.parse((await env.DB.prepare("SELECT permissions FROM groups WHERE id = 'dr-team'").first<{ permissions: string }>())!.permissions) as unknown[];
+    // Read with READ listed; EXECUTE is listed by the time the batch runs: both are given.
+    const read = await statements("dr_a");
+    await env.DB.prepare(`UPDATE groups SET default_access = '{"WORKFLOW_DEF":["READ","EXECUTE"]}' WHERE id = 'dr-team'`).run();
+    await env.DB.batch(read);
+    expect(await apiOk("GET", "/api/groups/dr-team/permissions")).toEqual({ grantedAccess: [{ target: { type: "WORKFLOW_DEF", id: "dr_a" }, access: ["READ", "EXECUTE"] }] });
+    // Emptied meanwhile: nothing.
+    const emptied = await statements("dr_b");
+    await env.DB.prepare(`UPDATE groups SET default_access = '{}' WHERE id = 'dr-team'`).run();
+    await env.DB.batch(emptied);
+    expect(await permissions()).toHaveLength(2);
+    // The creator left meanwhile: nothing.
+    await env.DB.prepare(`UPDATE groups SET default_access = '{"WORKFLOW_DEF":["READ"]}' WHERE id = 'dr-team'`).run();
+    const left = await statements("dr_c");
+    await apiOk("DELETE", "/api/groups/dr-team/users/dr-creator");
+    await env.DB.batch(left);
+    expect(await permissions()).toHaveLength(2);
+  });
+
+  it("stops giving a group defaultAccess grants at its bound, the member's registration still succeeding", async () => {
+    const creator = await createUser("dc-creator", { directPermissions: [{ action: "WORKFLOW_WRITE", scope: "workflow:dc_*" }] });
+    await apiOk("PUT", "/api/groups/dc-team", { description: "s", roles: [], defaultAccess: { WORKFLOW_DEF: ["READ"] } });
+    await apiOk("POST", "/api/groups/dc-team/users/dc-creator");
+    const grant = (index: number) => ({ action: "WORKFLOW_READ", scope: `workflow:dc_given_${String(index).padStart(200, "0")}` });
+    const full = Array.from({ length: Math.ceil(MAX_DEFAULT_GIVEN_CHARS / JSON.stringify(grant(0)).length) }, (_, index) => grant(index));
+    await env.DB.prepare("UPDATE groups SET permissions = ? WHERE id = 'dc-team'").bind(JSON.stringify(full)).run();
+    const workflow = { name: "dc_more", version: 1, schemaVersion: 2, ownerEmail: "dc@example.com", tasks: [waitTask("w")] };
+    expect((await call("POST", "/api/metadata/workflow", orkes(creator.token), workflow)).status).toBe(200);
+    const stored = await env.DB.prepare("SELECT permissions FROM groups WHERE id = 'dc-team'").first<{ permissions: string }>();
+    expect(JSON.parse(stored!.permissions)).toHaveLength(full.length);
+    expect((await apiOk("GET", "/api/metadata/workflow/dc_more"))["name"]).toBe("dc_more");
   });
 
   it("changes no member when the group changed while the change was checked (409): not even a removal", async () => {

@@ -14,7 +14,7 @@ import { MAX_LISTING_CHARS, refuseOverListing } from "../bounded-listing";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
 import { ACCESS } from "../security/resource-grants";
-import { DEFAULT_ACCESS_TYPES, defaultAccessHandedOut } from "../security/default-access";
+import { DEFAULT_ACCESS_KEYS, defaultAccessHandedOut } from "../security/default-access";
 
 type Args = [Env, ExecutionContext];
 
@@ -29,15 +29,12 @@ const UpsertGroupBody = requestObject({
   // Orkes' Map<TargetType, Set<Access>>; null is none.
   defaultAccess: v.nullish(
     v.pipe(
-      v.custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value), `must map target types (${DEFAULT_ACCESS_TYPES.join(", ")}) to lists of access kinds`),
+      v.custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value), `must map target types (${DEFAULT_ACCESS_KEYS.join(", ")}) to lists of access kinds`),
       v.record(
-        v.pipe(
-          v.string(),
-          v.check((type) => type !== "WORKFLOW_SCHEDULE", "WORKFLOW_SCHEDULE is not given per schedule here: a schedule's access is its workflow's (give it on WORKFLOW_DEF)"),
-          v.picklist(DEFAULT_ACCESS_TYPES, `must be one of ${DEFAULT_ACCESS_TYPES.join(", ")}`),
-        ),
+        // WORKFLOW_SCHEDULE is kept and answered back, not applied: a schedule's access is its workflow's here.
+        v.pipe(v.string(), v.picklist(DEFAULT_ACCESS_KEYS, `must be one of ${DEFAULT_ACCESS_KEYS.join(", ")}`)),
         v.array(v.picklist(ACCESS, `must list access kinds: ${ACCESS.join(", ")}`), "must be a list of access kinds"),
-        `must map target types (${DEFAULT_ACCESS_TYPES.join(", ")}) to lists of access kinds`,
+        `must map target types (${DEFAULT_ACCESS_KEYS.join(", ")}) to lists of access kinds`,
       ),
     ),
   ),
@@ -59,6 +56,8 @@ async function groupAt(env: Env, id: string): Promise<Group> {
 export async function authorizeJoining(request: IRequest, env: Env, groups: readonly Group[], what: string): Promise<WriteCondition> {
   const holder = principalOf(request).grants;
   authorizeHandingOut(holder, groups.flatMap((group) => group.permissions), what);
+  // A new member's creations give the group its defaultAccess, which then reaches them: handed out as setting it is.
+  authorizeHandingOut(holder, groups.flatMap((group) => defaultAccessHandedOut({}, group.defaultAccess)), `${what} (its defaultAccess)`);
   return authorizeRoles(holder, new SecurityStore(env.DB), [...new Set(groups.flatMap((group) => group.roles))], what);
 }
 

@@ -16,7 +16,8 @@ import { ACCESS, grantsOf, type Access } from "./resource-grants";
  * definition created before its creator joined (or by a non-member) gets nothing.
  *
  * What it gives is handed out by whoever sets it: the caller setting a group's `defaultAccess` must hold that access on
- * every definition of the type (see {@link defaultAccessHandedOut}), as they could have given it to the group directly.
+ * every definition of the type (see {@link defaultAccessHandedOut}), as they could have given it to the group directly;
+ * so must whoever adds a member (`routes/groups.ts` `authorizeJoining`).
  */
 
 /**
@@ -24,6 +25,11 @@ import { ACCESS, grantsOf, type Access } from "./resource-grants";
  * its own here (it is its workflow's, `schedules/access.ts`), so there is nothing per schedule to give.
  */
 export const DEFAULT_ACCESS_TYPES = ["WORKFLOW_DEF", "TASK_DEF"] as const;
+/**
+ * The target types a `defaultAccess` may name: those applied, and WORKFLOW_SCHEDULE, which Orkes' models list (a UI
+ * sends all three), kept and answered back but giving nothing here (a schedule's access is its workflow's).
+ */
+export const DEFAULT_ACCESS_KEYS = [...DEFAULT_ACCESS_TYPES, "WORKFLOW_SCHEDULE"] as const;
 /** One of {@link DEFAULT_ACCESS_TYPES}. */
 export type DefaultAccessType = (typeof DEFAULT_ACCESS_TYPES)[number];
 
@@ -45,8 +51,18 @@ export function defaultAccessHandedOut(previous: Readonly<Record<string, readonl
 }
 
 /**
- * Appends the grants of `?2` (a JSON array of grants) that group `?1` does not hold yet to its permissions, while its
- * `defaultAccess` is still `?4` (what they were computed from) and user `?5` is still a member: one statement, so a
+ * How long (in characters, as stored) a group's grants may grow through `defaultAccess`: past it, members' creations give
+ * the group nothing more (logged), so the group's row never grows past what D1 stores and a member's registration never
+ * fails for it. Grants given through the API are bounded to 200 anyway; this bounds the ones creations add.
+ */
+export const MAX_DEFAULT_GIVEN_CHARS = 500_000;
+
+/**
+ * Appends to group `?1`'s permissions the grants of `?2` (a JSON array of `{kind, action, scope}`: every access kind's
+ * grants on each definition created) whose kind the group's `defaultAccess` lists for the type (`?6`, a JSON path such
+ * as `$.WORKFLOW_DEF`) as stored when the statement runs, not as read before: a change of `defaultAccess` meanwhile
+ * gives what is in force at the write. Only those it does not hold yet, only while user `?5` is still a member, and only
+ * while its grants with `?2` stay within `?4` characters ({@link MAX_DEFAULT_GIVEN_CHARS}). One statement, so a
  * concurrent change of the group's permissions is neither lost nor overwritten.
  */
 const APPEND_GRANTS = `
@@ -54,18 +70,24 @@ const APPEND_GRANTS = `
     SELECT json_group_array(json(given)) FROM (
       SELECT held.value AS given FROM json_each(groups.permissions) AS held
       UNION ALL
-      SELECT added.value AS given FROM json_each(?2) AS added WHERE NOT EXISTS (
+      SELECT json_object('action', fresh.action, 'scope', fresh.scope) AS given FROM (
+        SELECT DISTINCT json_extract(added.value, '$.action') AS action, json_extract(added.value, '$.scope') AS scope
+        FROM json_each(?2) AS added
+        WHERE json_extract(added.value, '$.kind') IN (SELECT listed.value FROM json_each(groups.default_access, ?6) AS listed)
+      ) AS fresh WHERE NOT EXISTS (
         SELECT 1 FROM json_each(groups.permissions) AS held
-        WHERE json_extract(held.value, '$.action') = json_extract(added.value, '$.action') AND json_extract(held.value, '$.scope') = json_extract(added.value, '$.scope')
+        WHERE json_extract(held.value, '$.action') = fresh.action AND json_extract(held.value, '$.scope') = fresh.scope
       )
     )
   ), update_time = ?3
-  WHERE id = ?1 AND default_access = ?4 AND EXISTS (SELECT 1 FROM group_members WHERE group_id = ?1 AND user_id = ?5)`;
+  WHERE id = ?1 AND length(permissions) + length(?2) <= ?4 AND EXISTS (SELECT 1 FROM group_members WHERE group_id = ?1 AND user_id = ?5)`;
 
-/** The grants group `group` is given on the definitions `names` of `type` a member created. */
-function givenOn(group: Group, type: DefaultAccessType, names: readonly string[]): Grant[] {
-  const access = listedAccess(group.defaultAccess, type);
-  return access.length === 0 ? [] : names.flatMap((name) => grantsOf({ type, id: name }, access));
+/**
+ * Every access kind's grants on each of `names` of `type`, marked with its kind, for {@link APPEND_GRANTS} to keep those
+ * the group's `defaultAccess` lists when it runs.
+ */
+function offeredOn(type: DefaultAccessType, names: readonly string[]): Array<{ kind: Access } & Grant> {
+  return names.flatMap((name) => ACCESS.flatMap((kind) => grantsOf({ type, id: name }, [kind]).map((grant) => ({ kind, ...grant }))));
 }
 
 /**
@@ -74,6 +96,9 @@ function givenOn(group: Group, type: DefaultAccessType, names: readonly string[]
  * replaced, is no creation), for the batch that stores them: given with the definitions or not at all. `stored` is read
  * only when one of the creator's groups lists `type`. None for a creator who is no member of anything (the bootstrap
  * admin, an outside identity named like one of this service's own users).
+ *
+ * A name holding `*` gets nothing: its grant's scope (`workflow:*`, `workflow:pz_*`) would be a wildcard, giving the
+ * group every definition matching it (the rule per-resource grants follow, `resource-grants.ts` `targetId`).
  */
 export async function defaultAccessStatements(
   db: D1Database,
@@ -82,15 +107,25 @@ export async function defaultAccessStatements(
   names: readonly string[],
   stored: (names: string[]) => Promise<ReadonlyMap<string, unknown>>,
 ): Promise<D1PreparedStatement[]> {
-  if (names.length === 0 || creator.userId === BOOTSTRAP_ADMIN_USER || isOutsideReservedName(creator)) return [];
-  const groups = (await new GroupRepository(db).groupsOf(creator.userId)).filter((group) => listedAccess(group.defaultAccess, type).length > 0);
-  if (groups.length === 0) return [];
-  const unique = [...new Set(names)];
-  const existing = await stored(unique);
-  const created = unique.filter((name) => !existing.has(name));
+  const named = [...new Set(names)].filter((name) => !name.includes("*"));
+  if (named.length === 0 || creator.userId === BOOTSTRAP_ADMIN_USER || isOutsideReservedName(creator)) return [];
+  const groups = await new GroupRepository(db).groupsOf(creator.userId);
+  // Every group of the creator gets the statement, which gives what its defaultAccess lists when it runs; none listing
+  // the type as read, the definitions are not read (one listing it only meanwhile gives nothing, as if set after).
+  if (!groups.some((group) => listedAccess(group.defaultAccess, type).length > 0)) return [];
+  const existing = await stored(named);
+  const created = named.filter((name) => !existing.has(name));
   if (created.length === 0) return [];
+  const offered = JSON.stringify(offeredOn(type, created));
   const now = Date.now();
-  return groups.map((group) => db.prepare(APPEND_GRANTS).bind(group.id, JSON.stringify(givenOn(group, type, created)), now, JSON.stringify(group.defaultAccess), creator.userId));
+  const within = groups.filter((group) => {
+    const fits = JSON.stringify(group.permissions).length + offered.length <= MAX_DEFAULT_GIVEN_CHARS;
+    if (!fits && listedAccess(group.defaultAccess, type).length > 0) {
+      console.warn(JSON.stringify({ msg: "group defaultAccess not given: the group's grants are at their bound", group: group.id, type, definitions: created.length }));
+    }
+    return fits;
+  });
+  return within.map((group) => db.prepare(APPEND_GRANTS).bind(group.id, offered, now, MAX_DEFAULT_GIVEN_CHARS, creator.userId, `$.${type}`));
 }
 
 /** After a batch holding {@link defaultAccessStatements}: the members' grants cached in this isolate are read again. */

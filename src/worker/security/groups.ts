@@ -118,24 +118,24 @@ export class GroupRepository {
    */
   async changeMembers(group: Group, added: readonly string[], removed: readonly string[], rolesChecked: WriteCondition = ALWAYS): Promise<boolean> {
     // Numbered parameters first; the condition's own `?`s take the numbers after them.
-    const unchanged = `EXISTS (SELECT 1 FROM groups WHERE id = ?1 AND roles = ?2 AND permissions = ?3) AND ${rolesChecked.sql}`;
-    const held = [group.id, JSON.stringify(group.roles), JSON.stringify(group.permissions)];
+    const unchanged = `EXISTS (SELECT 1 FROM groups WHERE id = ?1 AND roles = ?2 AND permissions = ?3 AND default_access = ?4) AND ${rolesChecked.sql}`;
+    const held = [group.id, JSON.stringify(group.roles), JSON.stringify(group.permissions), JSON.stringify(group.defaultAccess)];
     const results = await this.#db.batch([
       this.#db.prepare(`SELECT 1 AS found WHERE ${unchanged}`).bind(...held, ...rolesChecked.binds),
-      ...added.map((userId) => this.#db.prepare(`INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?1, ?4 WHERE ${unchanged}`).bind(...held, userId, ...rolesChecked.binds)),
+      ...added.map((userId) => this.#db.prepare(`INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?1, ?5 WHERE ${unchanged}`).bind(...held, userId, ...rolesChecked.binds)),
       // Removals too: a refused change (false) changes nothing.
-      ...removed.map((userId) => this.#db.prepare(`DELETE FROM group_members WHERE group_id = ?1 AND user_id = ?4 AND ${unchanged}`).bind(...held, userId, ...rolesChecked.binds)),
+      ...removed.map((userId) => this.#db.prepare(`DELETE FROM group_members WHERE group_id = ?1 AND user_id = ?5 AND ${unchanged}`).bind(...held, userId, ...rolesChecked.binds)),
     ]);
     forgetAllGrants();
     return results[0]!.results.length > 0;
   }
 
   /**
-   * The condition that `groups` are still as read (roles and permissions), for a write that hands out what they give
+   * The condition that `groups` are still as read (roles, permissions and defaultAccess), for a write that hands out what they give
    * (see `SecurityStore.putAssignment`): a group changed meanwhile refuses the write rather than hand out what was not checked.
    */
   static unchangedCondition(groups: readonly Group[]): { sql: string; binds: string[] } {
-    const condition = rowsUnchanged("groups", ["id", "roles", "permissions"], groups.map((group) => [group.id, JSON.stringify(group.roles), JSON.stringify(group.permissions)]));
+    const condition = rowsUnchanged("groups", ["id", "roles", "permissions", "default_access"], groups.map((group) => [group.id, JSON.stringify(group.roles), JSON.stringify(group.permissions), JSON.stringify(group.defaultAccess)]));
     return { sql: condition.sql, binds: [...condition.binds] };
   }
 
