@@ -239,14 +239,16 @@ describe("Orkes' groups", () => {
     expect(await apiOk("GET", "/api/groups/da-ui/permissions")).toEqual({ grantedAccess: [] });
   });
 
-  it("gives nothing on a definition named with a * (its grant would be a wildcard over every definition it matches)", async () => {
+  it("gives nothing on a definition named with a * (its grant would be a wildcard over every definition it matches) or too long to name in a grant", async () => {
     const creator = await createUser("dw-creator", { directPermissions: [{ action: "WORKFLOW_WRITE", scope: "workflow:*" }, { action: "TASK_WRITE", scope: "task:*" }] });
     const peer = await createUser("dw-peer");
     await apiOk("PUT", "/api/groups/dw-team", { description: "s", roles: [], defaultAccess: { WORKFLOW_DEF: ["READ", "EXECUTE"], TASK_DEF: ["READ"] } });
     await apiOk("POST", "/api/groups/dw-team/users", ["dw-creator", "dw-peer"]);
     const workflow = (name: string) => ({ name, version: 1, schemaVersion: 2, ownerEmail: "dw@example.com", tasks: [waitTask("w")] });
     await apiOk("POST", "/api/metadata/workflow", workflow("dw_admins_only"));
-    for (const name of ["*", "dw_*"]) {
+    // And one longer than the 250 characters the authorization routes take as a target id (a name may have 255): its
+    // grant could be neither looked up nor taken away.
+    for (const name of ["*", "dw_*", `dw_${"x".repeat(250)}`]) {
       expect((await call("POST", "/api/metadata/workflow", orkes(creator.token), workflow(name))).status, name).toBe(200);
       expect((await call("POST", "/api/metadata/taskdefs", orkes(creator.token), [{ name, ownerEmail: "dw@example.com" }])).status, name).toBe(200);
     }

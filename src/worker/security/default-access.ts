@@ -4,7 +4,8 @@ import type { Grant } from "../auth/permissions";
 import { BOOTSTRAP_ADMIN_USER, type Principal } from "../auth/principal";
 import { forgetAllGrants } from "./store";
 import { GroupRepository, type Group } from "./groups";
-import { ACCESS, grantsOf, type Access } from "./resource-grants";
+import * as v from "valibot";
+import { ACCESS, grantsOf, targetId, type Access } from "./resource-grants";
 
 /**
  * Orkes' group `defaultAccess` (UpsertGroupRequest: "the default permissions automatically granted to the group when a
@@ -58,12 +59,14 @@ export function defaultAccessHandedOut(previous: Readonly<Record<string, readonl
 export const MAX_DEFAULT_GIVEN_CHARS = 500_000;
 
 /**
- * Appends to group `?1`'s permissions the grants of `?2` (a JSON array of `{kind, action, scope}`: every access kind's
- * grants on each definition created) whose kind the group's `defaultAccess` lists for the type (`?6`, a JSON path such
- * as `$.WORKFLOW_DEF`) as stored when the statement runs, not as read before: a change of `defaultAccess` meanwhile
- * gives what is in force at the write. Only those it does not hold yet, only while user `?5` is still a member, and only
- * while its grants with `?2` stay within `?4` characters ({@link MAX_DEFAULT_GIVEN_CHARS}). One statement, so a
- * concurrent change of the group's permissions is neither lost nor overwritten.
+ * Appends to the permissions of each group user `?1` is a member of when the statement runs, and whose `defaultAccess`
+ * then lists the type (`?5`, a JSON path such as `$.WORKFLOW_DEF`), the grants of `?2` (a JSON array of `{kind, action,
+ * scope}`: every access kind's grants on each definition created) of the kinds it lists: as stored at the write, not as
+ * read before, so a change of `defaultAccess` or of membership meanwhile gives what is in force then. Only those a group
+ * does not hold yet, and only while its grants with `?2` stay within `?4` characters ({@link MAX_DEFAULT_GIVEN_CHARS}).
+ * One statement for all the creator's groups (a member of fifty would otherwise pass the 50 D1 statements Workers Free
+ * allows an invocation), each row's change in it, so a concurrent change of a group's permissions is neither lost nor
+ * overwritten.
  */
 const APPEND_GRANTS = `
   UPDATE groups SET permissions = (
@@ -73,14 +76,15 @@ const APPEND_GRANTS = `
       SELECT json_object('action', fresh.action, 'scope', fresh.scope) AS given FROM (
         SELECT DISTINCT json_extract(added.value, '$.action') AS action, json_extract(added.value, '$.scope') AS scope
         FROM json_each(?2) AS added
-        WHERE json_extract(added.value, '$.kind') IN (SELECT listed.value FROM json_each(groups.default_access, ?6) AS listed)
+        WHERE json_extract(added.value, '$.kind') IN (SELECT listed.value FROM json_each(groups.default_access, ?5) AS listed)
       ) AS fresh WHERE NOT EXISTS (
         SELECT 1 FROM json_each(groups.permissions) AS held
         WHERE json_extract(held.value, '$.action') = fresh.action AND json_extract(held.value, '$.scope') = fresh.scope
       )
     )
   ), update_time = ?3
-  WHERE id = ?1 AND length(permissions) + length(?2) <= ?4 AND EXISTS (SELECT 1 FROM group_members WHERE group_id = ?1 AND user_id = ?5)`;
+  WHERE id IN (SELECT group_id FROM group_members WHERE user_id = ?1) AND EXISTS (SELECT 1 FROM json_each(groups.default_access, ?5))
+    AND length(permissions) + length(?2) <= ?4`;
 
 /**
  * Every access kind's grants on each of `names` of `type`, marked with its kind, for {@link APPEND_GRANTS} to keep those
@@ -97,8 +101,9 @@ function offeredOn(type: DefaultAccessType, names: readonly string[]): Array<{ k
  * only when one of the creator's groups lists `type`. None for a creator who is no member of anything (the bootstrap
  * admin, an outside identity named like one of this service's own users).
  *
- * A name holding `*` gets nothing: its grant's scope (`workflow:*`, `workflow:pz_*`) would be a wildcard, giving the
- * group every definition matching it (the rule per-resource grants follow, `resource-grants.ts` `targetId`).
+ * A name the authorization routes cannot name as one resource (`resource-grants.ts` `targetId`) gets nothing: one
+ * holding `*` would be a wildcard scope (`workflow:*`, `workflow:pz_*`) giving the group every definition matching it,
+ * and one over 250 characters (a definition's may have 255) a grant nobody could look up or take away.
  */
 export async function defaultAccessStatements(
   db: D1Database,
@@ -107,7 +112,7 @@ export async function defaultAccessStatements(
   names: readonly string[],
   stored: (names: string[]) => Promise<ReadonlyMap<string, unknown>>,
 ): Promise<D1PreparedStatement[]> {
-  const named = [...new Set(names)].filter((name) => !name.includes("*"));
+  const named = [...new Set(names)].filter((name) => v.is(targetId, name));
   if (named.length === 0 || creator.userId === BOOTSTRAP_ADMIN_USER || isOutsideReservedName(creator)) return [];
   const groups = await new GroupRepository(db).groupsOf(creator.userId);
   // Every group of the creator gets the statement, which gives what its defaultAccess lists when it runs; none listing
@@ -117,15 +122,13 @@ export async function defaultAccessStatements(
   const created = named.filter((name) => !existing.has(name));
   if (created.length === 0) return [];
   const offered = JSON.stringify(offeredOn(type, created));
-  const now = Date.now();
-  const within = groups.filter((group) => {
-    const fits = JSON.stringify(group.permissions).length + offered.length <= MAX_DEFAULT_GIVEN_CHARS;
-    if (!fits && listedAccess(group.defaultAccess, type).length > 0) {
+  // The statement passes such a group over by itself; said here, as read, for the operator to see why.
+  for (const group of groups) {
+    if (listedAccess(group.defaultAccess, type).length > 0 && JSON.stringify(group.permissions).length + offered.length > MAX_DEFAULT_GIVEN_CHARS) {
       console.warn(JSON.stringify({ msg: "group defaultAccess not given: the group's grants are at their bound", group: group.id, type, definitions: created.length }));
     }
-    return fits;
-  });
-  return within.map((group) => db.prepare(APPEND_GRANTS).bind(group.id, offered, now, MAX_DEFAULT_GIVEN_CHARS, creator.userId, `$.${type}`));
+  }
+  return [db.prepare(APPEND_GRANTS).bind(creator.userId, offered, Date.now(), MAX_DEFAULT_GIVEN_CHARS, `$.${type}`)];
 }
 
 /** After a batch holding {@link defaultAccessStatements}: the members' grants cached in this isolate are read again. */
