@@ -55,12 +55,9 @@ const removing = (grants: readonly Grant[]): GrantChange => (held) => addedGrant
 /** Whether a change left `held` as it was (a change only adds or takes away). */
 const sameGrants = (held: readonly Grant[], changed: readonly Grant[]): boolean => held.length === changed.length && addedGrants(held, changed).length === 0;
 
-/**
- * Refuses (400) a change that would leave a subject holding more grants than it may, having held `held`. A group's
- * `defaultAccess` gives it grants past the bound as its members create definitions: taking some away is not refused.
- */
-function bounded(grants: Grant[], subject: SubjectRef, held: readonly Grant[]): Grant[] {
-  if (grants.length > MAX_GRANTS && grants.length > held.length) throw validationError("Too many grants", [{ path: "subject", message: `${subject.type} ${subject.id} would hold ${grants.length} grants; at most ${MAX_GRANTS}` }]);
+/** Refuses (400) a change that would leave a subject holding more grants than it may. */
+function bounded(grants: Grant[], subject: SubjectRef): Grant[] {
+  if (grants.length > MAX_GRANTS) throw validationError("Too many grants", [{ path: "subject", message: `${subject.type} ${subject.id} would hold ${grants.length} grants; at most ${MAX_GRANTS}` }]);
   return grants;
 }
 
@@ -80,7 +77,7 @@ async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, c
   if (subject.type === "USER") {
     if (subject.id === BOOTSTRAP_ADMIN_USER) throw validationError("Reserved user id", [{ path: "subject.id", message: `${BOOTSTRAP_ADMIN_USER} is the bootstrap admin of BOOTSTRAP_ADMIN_KEY, which holds everything` }]);
     const previous = await store.getAssignment(subject.id);
-    const directPermissions = bounded(change(previous?.directPermissions ?? []), subject, previous?.directPermissions ?? []);
+    const directPermissions = bounded(change(previous?.directPermissions ?? []), subject);
     // Taking access from a user holding none directly takes nothing: writing their (empty) assignment would create them.
     if (!previous && directPermissions.length === 0) return;
     // Nor is a change leaving what they hold the same written (a new update time, every caller's grants re-read).
@@ -95,7 +92,7 @@ async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, c
     // Taking access from a role that does not exist takes nothing, as for a user holding none.
     if (!role && taking) return;
     if (!role) throw notFound(`No role ${subject.id}`);
-    const permissions = bounded(change(role.permissions), subject, role.permissions);
+    const permissions = bounded(change(role.permissions), subject);
     if (sameGrants(role.permissions, permissions)) return;
     authorizeHandingOut(holder, addedGrants(role.permissions, permissions), `giving role ${role.name} access`);
     if (!(await store.updateRole({ ...role, permissions }, role))) throw changedMeanwhile(`role ${role.name}`);
@@ -105,7 +102,7 @@ async function changeSubject(request: IRequest, env: Env, subject: SubjectRef, c
   const group = await groups.get(subject.id);
   if (!group && taking) return;
   if (!group) throw notFound(`No group ${subject.id}`);
-  const permissions = bounded(change(group.permissions), subject, group.permissions);
+  const permissions = bounded(change(group.permissions), subject);
   if (sameGrants(group.permissions, permissions)) return;
   authorizeHandingOut(holder, addedGrants(group.permissions, permissions), `giving ${what} access`);
   if (!(await groups.setPermissions(group.id, permissions, group.permissions))) throw changedMeanwhile(`group ${group.id}`);

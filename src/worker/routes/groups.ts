@@ -14,27 +14,24 @@ import { MAX_LISTING_CHARS, refuseOverListing } from "../bounded-listing";
 import { requiredBody } from "./metadata";
 import { pathName } from "./security";
 import { ACCESS } from "../security/resource-grants";
-import { DEFAULT_ACCESS_KEYS, defaultAccessHandedOut } from "../security/default-access";
 
 type Args = [Env, ExecutionContext];
 
 /**
- * Orkes' UpsertGroupRequest: a description, roles and `defaultAccess` (the access the group is given to the definitions
- * its members create, see `security/default-access.ts`). Null is absent: Orkes' Gson-based Java client sends every
- * field it was not given as null.
+ * Orkes' UpsertGroupRequest: a description and roles; `defaultAccess` (per-resource grants) must be empty here. Null is
+ * absent: Orkes' Gson-based Java client sends every field it was not given as null.
  */
 const UpsertGroupBody = requestObject({
   description: v.optional(v.pipe(v.nullable(v.pipe(v.string("must be a string"), v.maxLength(1024, "must be at most 1024 characters"), wellFormedText)), v.transform((description) => description ?? "")), ""),
   roles: v.optional(v.pipe(v.nullable(OrkesRolesSchema), v.transform((roles) => roles ?? [])), []),
-  // Orkes' Map<TargetType, Set<Access>>; null is none.
+  // Orkes' Map<TargetType, Set<Access>> (the Java client's own requests always send one); null is none.
   defaultAccess: v.nullish(
     v.pipe(
-      v.custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value), `must map target types (${DEFAULT_ACCESS_KEYS.join(", ")}) to lists of access kinds`),
+      v.custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value), "must map target types (WORKFLOW_DEF, TASK_DEF, …) to lists of access kinds"),
       v.record(
-        // WORKFLOW_SCHEDULE is kept and answered back, not applied: a schedule's access is its workflow's here.
-        v.pipe(v.string(), v.picklist(DEFAULT_ACCESS_KEYS, `must be one of ${DEFAULT_ACCESS_KEYS.join(", ")}`)),
-        v.array(v.picklist(ACCESS, `must list access kinds: ${ACCESS.join(", ")}`), "must be a list of access kinds"),
-        `must map target types (${DEFAULT_ACCESS_KEYS.join(", ")}) to lists of access kinds`,
+      v.pipe(v.string(), v.regex(/^[A-Z][A-Z_]{0,63}$/, "must map target types (WORKFLOW_DEF, TASK_DEF, …) to access kinds")),
+      v.pipe(v.array(v.picklist(ACCESS, `must list access kinds: ${ACCESS.join(", ")}`)), v.maxLength(ACCESS.length * 4, "is too long")),
+        "must map target types (WORKFLOW_DEF, TASK_DEF, …) to lists of access kinds",
       ),
     ),
   ),
@@ -56,8 +53,6 @@ async function groupAt(env: Env, id: string): Promise<Group> {
 export async function authorizeJoining(request: IRequest, env: Env, groups: readonly Group[], what: string): Promise<WriteCondition> {
   const holder = principalOf(request).grants;
   authorizeHandingOut(holder, groups.flatMap((group) => group.permissions), what);
-  // A new member's creations give the group its defaultAccess, which then reaches them: handed out as setting it is.
-  authorizeHandingOut(holder, groups.flatMap((group) => defaultAccessHandedOut({}, group.defaultAccess)), `${what} (its defaultAccess)`);
   return authorizeRoles(holder, new SecurityStore(env.DB), [...new Set(groups.flatMap((group) => group.roles))], what);
 }
 
@@ -92,8 +87,8 @@ async function membersRefused(db: D1Database, group: Group, added: readonly stri
  * Orkes' groups (the clients' AuthorizationClient: `upsertGroup`, `getGroup`, `listGroups`, `deleteGroup`,
  * `addUserToGroup`, `addUsersToGroup`, `getUsersInGroup`, …): users sharing roles, each member holding the group's roles
  * as if assigned them. A group's roles reach its members, so changing them hands them out as assigning them would.
- * Per-resource grants given to a group (`routes/authorization.ts`) reach its members too, those its `defaultAccess` gives
- * on what they create among them (`security/default-access.ts`).
+ * Per-resource grants given to a group (`routes/authorization.ts`) reach its members too; `defaultAccess` is kept and
+ * shown, not applied.
  * Needs `USER_ADMIN`.
  */
 export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
@@ -115,8 +110,9 @@ export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
   router.put("/api/groups/:id", async (request, env) => {
     const id = pathName(request, "id");
     const body = parseOrThrow(UpsertGroupBody, await requiredBody(request, env), "group");
-    // Each list without repeats; applied as members create definitions (security/default-access.ts).
-    const defaultAccess: Record<string, string[]> = Object.fromEntries(Object.entries(body.defaultAccess ?? {}).map(([type, kinds]) => [type, [...new Set(kinds)]]));
+    if (Object.keys(body.defaultAccess ?? {}).length > 16) throw validationError("Invalid group", [{ path: "defaultAccess", message: "may name at most 16 target types" }]);
+    // Kept as given, each list without repeats, and shown; not applied (docs/api.md, Groups): it never gives anything.
+    const defaultAccess = Object.fromEntries(Object.entries(body.defaultAccess ?? {}).map(([type, kinds]) => [type, [...new Set(kinds)]]));
     const store = new SecurityStore(env.DB);
     const roles = [...new Set(body.roles)];
     const unknown = await store.unknownRoles(roles);
@@ -126,8 +122,6 @@ export function registerGroupRoutes(router: RouterType<IRequest, Args>): void {
     // Every member gets the roles added: handing them out.
     const added = roles.filter((role) => !(previous?.roles ?? []).includes(role));
     const rolesChecked = await authorizeRoles(principalOf(request).grants, store, added, `giving group ${id} ${added.join(", ")}`);
-    // What its members create is shared with every member: handing that access out on every such definition.
-    authorizeHandingOut(principalOf(request).grants, defaultAccessHandedOut(previous?.defaultAccess ?? {}, defaultAccess), `giving group ${id} defaultAccess on what its members create`);
     const group = { id, description: body.description, roles, permissions: previous?.permissions ?? [], defaultAccess };
     if (!(await repository.put(group, previous, rolesChecked))) throw changedMeanwhile(`group ${id} (or a role it gives)`);
     return Response.json(await conductorGroup(store, group));

@@ -18,7 +18,6 @@ import { principalOf } from "../guard";
 import { notFound, validationError } from "../http/errors";
 import { booleanQuery, decodedPathParam, integerQuery, queryValue } from "../http/params";
 import { bulkResponse } from "./bulk";
-import { defaultAccessGiven, defaultAccessStatements } from "../security/default-access";
 
 type Args = [Env, ExecutionContext];
 
@@ -144,15 +143,6 @@ function name(request: IRequest): string {
   return decodedPathParam(request, "name");
 }
 
-/**
- * What the groups of the request's caller are given on the workflow definitions of `definitions` it creates (their
- * `defaultAccess`, see `security/default-access.ts`), for the batch storing them.
- */
-async function defaultAccessOf(request: IRequest, env: Env, definitions: readonly WorkflowDef[]): Promise<D1PreparedStatement[]> {
-  const repository = new DefinitionRepository(env.DB);
-  return defaultAccessStatements(env.DB, principalOf(request), "WORKFLOW_DEF", definitions.map((definition) => definition.name), (names) => repository.latestVersionNumbers(names));
-}
-
 /** Routes of workflow definitions (Conductor's metadata API). */
 export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void {
   router.post("/api/metadata/workflow", async (request, env) => {
@@ -164,9 +154,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
     const [definition] = newVersion ? await asNewVersions(env, validated, true) : validated;
     authorizeSecretUse(principalOf(request).grants, [definition!]);
     const tags = await new TagRepository(env.DB).registrationStatements({ type: "WORKFLOW_DEF", name: definition!.name }, registeredTags(body, ""));
-    const given = await defaultAccessOf(request, env, [definition!]);
-    const stored = await new DefinitionRepository(env.DB).save([definition!], overwrite, [...tags, ...given], principalOf(request).userId);
-    defaultAccessGiven(given);
+    const stored = await new DefinitionRepository(env.DB).save([definition!], overwrite, tags, principalOf(request).userId);
     await tellLimitChanges(env, limitChanges([definition!], stored));
     return new Response(null, { status: 200 });
   });
@@ -197,9 +185,7 @@ export function registerMetadataRoutes(router: RouterType<IRequest, Args>): void
       names.add(key);
     }
     authorizeSecretUse(principalOf(request).grants, definitions);
-    const given = await defaultAccessOf(request, env, definitions);
-    const stored = await new DefinitionRepository(env.DB).save(definitions, overwrite, [...(await registrationTagStatements(env, "WORKFLOW_DEF", body, definitions)), ...given], principalOf(request).userId);
-    defaultAccessGiven(given);
+    const stored = await new DefinitionRepository(env.DB).save(definitions, overwrite, await registrationTagStatements(env, "WORKFLOW_DEF", body, definitions), principalOf(request).userId);
     await tellLimitChanges(env, limitChanges(definitions, stored));
     // Conductor's update answers a BulkResponse naming each definition updated, in the order given (MetadataResource's
     // `BulkResponse update`, MetadataServiceImpl.updateWorkflowDef); all or nothing here, so every one succeeded.

@@ -15,7 +15,6 @@ import { TagRepository, registeredTags, withTagOptions } from "../tags";
 import { handOutLimits } from "../../engine/tasks/simple";
 import { taskLimitAt } from "../../actors/task-limit";
 import { TaskOutputCache } from "../task-output-cache";
-import { defaultAccessGiven, defaultAccessStatements } from "../security/default-access";
 
 type Args = [Env, ExecutionContext];
 
@@ -105,9 +104,7 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     requireTemplateWriter(principalOf(request).grants, taskDefs);
     await checkSchemasRegistered(env, taskDefs, true);
     const tags = await registrationTagStatements(env, "TASK_DEF", body, taskDefs);
-    const given = await defaultAccessStatements(env.DB, principalOf(request), "TASK_DEF", taskDefs.map((taskDef) => taskDef.name), (names) => new TaskDefRepository(env.DB).findMany(names));
-    await saveAndTellLimits(env, taskDefs, (repository) => repository.save(taskDefs, [...tags, ...given], principalOf(request).userId));
-    defaultAccessGiven(given);
+    await saveAndTellLimits(env, taskDefs, (repository) => repository.save(taskDefs, tags, principalOf(request).userId));
     return new Response(null, { status: 200 });
   });
 
@@ -119,9 +116,7 @@ export function registerTaskDefRoutes(router: RouterType<IRequest, Args>): void 
     requireTemplateWriter(principalOf(request).grants, taskDefs);
     await checkSchemasRegistered(env, taskDefs, false);
     const tags = await new TagRepository(env.DB).registrationStatements({ type: "TASK_DEF", name: taskDefs[0]!.name }, registeredTags(body, ""));
-    const given = await defaultAccessStatements(env.DB, principalOf(request), "TASK_DEF", taskDefs.map((taskDef) => taskDef.name), (names) => new TaskDefRepository(env.DB).findMany(names));
-    await saveAndTellLimits(env, taskDefs, (repository) => repository.save(taskDefs, [...tags, ...given], principalOf(request).userId));
-    defaultAccessGiven(given);
+    await saveAndTellLimits(env, taskDefs, (repository) => repository.save(taskDefs, tags, principalOf(request).userId));
     return new Response(null, { status: 200 });
   });
 

@@ -10,7 +10,7 @@ export interface Group {
   description: string;
   roles: string[];
   permissions: Grant[];
-  /** Orkes' `defaultAccess` (access kinds by target type): what the group is given on what its members create (`default-access.ts`). */
+  /** Orkes' `defaultAccess` (access kinds by target type), kept and shown as given, not applied. */
   defaultAccess: Record<string, string[]>;
 }
 
@@ -44,16 +44,16 @@ export class GroupRepository {
   }
 
   /**
-   * Stores a group's description, roles and defaultAccess (a new one's permissions too), only while the stored one is
-   * still `previous` (null: none; its roles and defaultAccess), the one the caller's right to make the change was checked
-   * against, and while `unchanged` holds (the roles added still grant what was checked); false when either changed meanwhile.
+   * Stores a group's description and roles (a new one's permissions too), only while the stored one is still
+   * `previous` (null: none), the one the caller's right to make the change was checked against, and while `unchanged`
+   * holds (the roles added still grant what was checked); false when either changed meanwhile.
    */
   async put(group: Group, previous: Group | null, unchanged: WriteCondition = ALWAYS): Promise<boolean> {
     const now = Date.now();
     const statement = previous
       ? this.#db
-          .prepare(`UPDATE groups SET description = ?, roles = ?, default_access = ?, update_time = ? WHERE id = ? AND roles = ? AND default_access = ? AND ${unchanged.sql}`)
-          .bind(group.description, JSON.stringify(group.roles), JSON.stringify(group.defaultAccess), now, group.id, JSON.stringify(previous.roles), JSON.stringify(previous.defaultAccess), ...unchanged.binds)
+          .prepare(`UPDATE groups SET description = ?, roles = ?, default_access = ?, update_time = ? WHERE id = ? AND roles = ? AND ${unchanged.sql}`)
+          .bind(group.description, JSON.stringify(group.roles), JSON.stringify(group.defaultAccess), now, group.id, JSON.stringify(previous.roles), ...unchanged.binds)
       : this.#db
           .prepare(`INSERT INTO groups (id, description, roles, permissions, default_access, create_time, update_time) SELECT ?, ?, ?, ?, ?, ?, ? WHERE ${unchanged.sql} ON CONFLICT (id) DO NOTHING`)
           .bind(group.id, group.description, JSON.stringify(group.roles), JSON.stringify(group.permissions), JSON.stringify(group.defaultAccess), now, now, ...unchanged.binds);
@@ -118,24 +118,24 @@ export class GroupRepository {
    */
   async changeMembers(group: Group, added: readonly string[], removed: readonly string[], rolesChecked: WriteCondition = ALWAYS): Promise<boolean> {
     // Numbered parameters first; the condition's own `?`s take the numbers after them.
-    const unchanged = `EXISTS (SELECT 1 FROM groups WHERE id = ?1 AND roles = ?2 AND permissions = ?3 AND default_access = ?4) AND ${rolesChecked.sql}`;
-    const held = [group.id, JSON.stringify(group.roles), JSON.stringify(group.permissions), JSON.stringify(group.defaultAccess)];
+    const unchanged = `EXISTS (SELECT 1 FROM groups WHERE id = ?1 AND roles = ?2 AND permissions = ?3) AND ${rolesChecked.sql}`;
+    const held = [group.id, JSON.stringify(group.roles), JSON.stringify(group.permissions)];
     const results = await this.#db.batch([
       this.#db.prepare(`SELECT 1 AS found WHERE ${unchanged}`).bind(...held, ...rolesChecked.binds),
-      ...added.map((userId) => this.#db.prepare(`INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?1, ?5 WHERE ${unchanged}`).bind(...held, userId, ...rolesChecked.binds)),
+      ...added.map((userId) => this.#db.prepare(`INSERT OR IGNORE INTO group_members (group_id, user_id) SELECT ?1, ?4 WHERE ${unchanged}`).bind(...held, userId, ...rolesChecked.binds)),
       // Removals too: a refused change (false) changes nothing.
-      ...removed.map((userId) => this.#db.prepare(`DELETE FROM group_members WHERE group_id = ?1 AND user_id = ?5 AND ${unchanged}`).bind(...held, userId, ...rolesChecked.binds)),
+      ...removed.map((userId) => this.#db.prepare(`DELETE FROM group_members WHERE group_id = ?1 AND user_id = ?4 AND ${unchanged}`).bind(...held, userId, ...rolesChecked.binds)),
     ]);
     forgetAllGrants();
     return results[0]!.results.length > 0;
   }
 
   /**
-   * The condition that `groups` are still as read (roles, permissions and defaultAccess), for a write that hands out what they give
+   * The condition that `groups` are still as read (roles and permissions), for a write that hands out what they give
    * (see `SecurityStore.putAssignment`): a group changed meanwhile refuses the write rather than hand out what was not checked.
    */
   static unchangedCondition(groups: readonly Group[]): { sql: string; binds: string[] } {
-    const condition = rowsUnchanged("groups", ["id", "roles", "permissions", "default_access"], groups.map((group) => [group.id, JSON.stringify(group.roles), JSON.stringify(group.permissions), JSON.stringify(group.defaultAccess)]));
+    const condition = rowsUnchanged("groups", ["id", "roles", "permissions"], groups.map((group) => [group.id, JSON.stringify(group.roles), JSON.stringify(group.permissions)]));
     return { sql: condition.sql, binds: [...condition.binds] };
   }
 

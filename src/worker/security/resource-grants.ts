@@ -135,8 +135,7 @@ export function shownGrants(grants: readonly Grant[], type?: string): Grant[] {
 }
 
 const unsupportedTarget = `must be one of ${TARGET_TYPES.join(", ")} (other targets have no scope here: give roles and direct permissions instead)`;
-/** The id of one resource a grant names: what the authorization routes take, and what a group's defaultAccess gives on. */
-export const targetId = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(250, "must be at most 250 characters"), v.check((id) => !id.includes("*"), "must name one resource (no *)"));
+const targetId = v.pipe(v.string("must be a string"), v.minLength(1, "must not be empty"), v.maxLength(250, "must be at most 250 characters"), v.check((id) => !id.includes("*"), "must name one resource (no *)"));
 
 /**
  * A target type as a client names it: Orkes' Gson-based Java client writes its `TargetRef.TypeEnum.SECRET` by the

@@ -83,7 +83,7 @@ export interface ConductorUserJson {
   groups: ConductorGroupJson[];
 }
 
-/** Orkes' Group: its id, description, roles (with what each grants) and `defaultAccess` (see `default-access.ts`). */
+/** Orkes' Group: its id, description and roles (with what each grants); `defaultAccess` is always empty here. */
 export interface ConductorGroupJson {
   id: string;
   description: string;
