@@ -37,7 +37,7 @@ export default defineConfig({
           testTimeout: 180_000,
           hookTimeout: 180_000,
           // No `fileParallelism: false`: vitest runs such a project's files after every other project's, one at a
-          // time, leaving the second worker idle for minutes. Each file starts its own servers on free ports (each
+          // time, leaving the other workers idle for minutes. Each file starts its own servers on free ports (each
           // worker's from a range of its own, below the kernel's ephemeral ports: test/e2e/ports.ts), in its own copy
           // of the project, so they run beside the workerd files (and beside each other). The default
           // sequencer starts them first (projects in name order; with no cached durations, the larger files first),

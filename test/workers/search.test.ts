@@ -917,13 +917,18 @@ describe("lookups by correlation id (served from the search index)", () => {
     )
       .bind(name, MAX_CORRELATED_WORKFLOWS + 5, Date.now() + 60_000)
       .run();
-    expect(idsOf(await apiOk<WorkflowJson[]>("GET", `/api/workflow/${name}/correlated/corr-reused-customer`))).toEqual([open]);
-    const byName = await apiOk<CorrelatedMap>("POST", `/api/workflow/${name}/correlated`, ["corr-reused-customer", "corr-reused-none"]);
-    expect(idsOf(byName["corr-reused-customer"]!)).toEqual([open]);
-    expect(byName["corr-reused-none"]).toEqual([]);
-    const batch = await apiOk<CorrelatedMap>("POST", "/api/workflow/correlated/batch?includeTasks=true", { workflowNames: [name], correlationIds: ["corr-reused-customer"] });
-    expect(idsOf(batch["corr-reused-customer"]!)).toEqual([open]);
-    expect(batch["corr-reused-customer"]![0]!.tasks.map((task) => task.referenceTaskName)).toEqual(["gate"]);
+    // Taken away after, as the large-tenant tests take theirs: later searches of the file would meet them first by start.
+    try {
+      expect(idsOf(await apiOk<WorkflowJson[]>("GET", `/api/workflow/${name}/correlated/corr-reused-customer`))).toEqual([open]);
+      const byName = await apiOk<CorrelatedMap>("POST", `/api/workflow/${name}/correlated`, ["corr-reused-customer", "corr-reused-none"]);
+      expect(idsOf(byName["corr-reused-customer"]!)).toEqual([open]);
+      expect(byName["corr-reused-none"]).toEqual([]);
+      const batch = await apiOk<CorrelatedMap>("POST", "/api/workflow/correlated/batch?includeTasks=true", { workflowNames: [name], correlationIds: ["corr-reused-customer"] });
+      expect(idsOf(batch["corr-reused-customer"]!)).toEqual([open]);
+      expect(batch["corr-reused-customer"]![0]!.tasks.map((task) => task.referenceTaskName)).toEqual(["gate"]);
+    } finally {
+      await env.DB.prepare("DELETE FROM executions WHERE workflow_name = ?1 AND workflow_id LIKE 'corr-reused-%'").bind(name).run();
+    }
   });
 
   it("POST /api/workflow/correlated/batch maps each correlation id to the executions of any of the names; POST /api/workflow/{name}/correlated does it for one name", async () => {
